@@ -1,0 +1,298 @@
+package release
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// specNodes maps a document's Source to its spec node, so that problems found
+// after decoding still point at the line of the offending field.
+type specNodes map[Source]*yaml.Node
+
+// at returns a Problem located at the field path below the document's spec.
+func (sn specNodes) at(doc Source, path ...any) Problem {
+	p := Problem{File: doc.File, Line: doc.Line, Field: fieldPath(path)}
+	if n := find(sn[doc], path...); n != nil {
+		p.Line = n.Line
+	}
+	return p
+}
+
+func fieldPath(path []any) string {
+	var b strings.Builder
+	b.WriteString("spec")
+	for _, p := range path {
+		switch p := p.(type) {
+		case string:
+			b.WriteByte('.')
+			b.WriteString(p)
+		case int:
+			fmt.Fprintf(&b, "[%d]", p)
+		}
+	}
+	return b.String()
+}
+
+func (p Problem) with(msg, fix string) Problem {
+	p.Message, p.Fix = msg, fix
+	return p
+}
+
+// validate checks every cross-document rule, reports through ps, and indexes
+// c. It never follows dependencies transitively, so cycles cannot hang it
+// (the dag package reports them).
+func validate(c *Catalog, sn specNodes, ps *problems) {
+	for i := range c.Components {
+		validateComponent(&c.Components[i], sn, ps)
+	}
+	// Duplicates, before index() keeps the first of each.
+	seenCV := map[compKey]*ComponentVersion{}
+	for i := range c.Components {
+		cv := &c.Components[i]
+		k := compKey{cv.Name, cv.Version.Canonical()}
+		if first, dup := seenCV[k]; dup && !cv.Version.IsZero() {
+			ps.add(sn.at(cv.Source, "version").with(
+				fmt.Sprintf("component %s version %s is declared twice%s (first at %s)", cv.Name, cv.Version, sameSpelling(first.Version, cv.Version), first.Source),
+				"remove one of the two ComponentVersion documents"))
+			continue
+		}
+		seenCV[k] = cv
+	}
+	seenRel := map[trackKey]*Release{}
+	for i := range c.Releases {
+		r := &c.Releases[i]
+		if r.Version.IsZero() {
+			ps.add(sn.at(r.Source).with("release has no version", "set spec.version, e.g. v26.06"))
+			continue
+		}
+		k := trackKey{r.Track, r.Version.Canonical()}
+		if first, dup := seenRel[k]; dup {
+			ps.add(sn.at(r.Source, "version").with(
+				fmt.Sprintf("release %s%s is declared twice%s (first at %s)", r.Version, onTrack(r.Track), sameSpelling(first.Version, r.Version), first.Source),
+				"remove one of the two Release documents"))
+			continue
+		}
+		seenRel[k] = r
+	}
+	c.index()
+	tracks := map[string]bool{}
+	for _, t := range c.Tracks() {
+		tracks[t] = true
+	}
+	for i := range c.Releases {
+		validateRelease(c, &c.Releases[i], tracks, sn, ps)
+	}
+	for i := range c.Paths {
+		validatePath(c, &c.Paths[i], sn, ps)
+	}
+}
+
+func sameSpelling(a, b Version) string {
+	if a.Original() == b.Original() {
+		return ""
+	}
+	return fmt.Sprintf(" (%s and %s are the same version)", a, b)
+}
+
+func onTrack(track string) string {
+	if track == "" {
+		return ""
+	}
+	return " on track " + track
+}
+
+func validateComponent(cv *ComponentVersion, sn specNodes, ps *problems) {
+	at := func(path ...any) Problem { return sn.at(cv.Source, path...) }
+	if cv.Name == "" {
+		ps.add(at().with("component version has no name", "set spec.name, e.g. etcd"))
+	}
+	if cv.Version.IsZero() {
+		ps.add(at().with("component version has no version", "set spec.version, e.g. v3.5.21"))
+	}
+	if cv.Type == "" {
+		switch {
+		case cv.Handler != "" && cv.Command == nil && len(cv.Manifests) == 0:
+			cv.Type = TypeInline
+		case cv.Handler == "" && cv.Command != nil && len(cv.Manifests) == 0:
+			cv.Type = TypeExec
+		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) > 0:
+			cv.Type = TypeManifest
+		default:
+			ps.add(at().with("component version has no type", "set spec.type to inline, manifest, exec or a registered type"))
+		}
+	}
+	switch cv.Type {
+	case TypeInline:
+		if cv.Handler == "" {
+			ps.add(at("type").with("an inline component needs a handler", "set spec.handler to the name of a registered handler"))
+		}
+	case TypeExec:
+		if cv.Command == nil || len(cv.Command.Args) == 0 || cv.Command.Args[0] == "" {
+			ps.add(at("command").with("an exec component needs a command", "set spec.command.args to an argv list, e.g. [/usr/bin/upgrade, --to, \"{{.Component.Version}}\"]"))
+		}
+	case TypeManifest:
+		if len(cv.Manifests) == 0 {
+			ps.add(at("type").with("a manifest component needs manifests", "add spec.manifests entries with file or template"))
+		}
+	}
+	if cv.Before != "" && cv.Before != BeforeAll {
+		ps.add(at("before").with(fmt.Sprintf("before must be %q, got %q", BeforeAll, cv.Before), "write before: all, or remove the field"))
+	}
+	seen := map[string]bool{}
+	for i, d := range cv.Dependencies {
+		switch {
+		case d == cv.Name:
+			ps.add(at("dependencies", i).with(fmt.Sprintf("component %s depends on itself", cv.Name), "remove it from spec.dependencies"))
+		case d == "":
+			ps.add(at("dependencies", i).with("empty dependency name", "remove the entry"))
+		case seen[d]:
+			ps.add(at("dependencies", i).with(fmt.Sprintf("dependency %s is listed twice", d), "remove one of them"))
+		}
+		seen[d] = true
+	}
+	if cv.Retries != nil && cv.Retries.Attempts < 0 {
+		ps.add(at("retries", "attempts").with(fmt.Sprintf("attempts must be at least 1, got %d", cv.Retries.Attempts), "set the total number of attempts, e.g. 3"))
+	}
+	for i, h := range cv.HealthChecks {
+		if h.Name == "" {
+			ps.add(at("healthChecks", i).with("health check has no name", "set name to a check the applier knows, e.g. deployment-ready"))
+		}
+	}
+	for i, m := range cv.Manifests {
+		if m.File == "" && m.Template == "" {
+			ps.add(at("manifests", i).with("a manifest needs file or template", "set file (relative to the catalog root) or template (inline YAML)"))
+		}
+	}
+}
+
+func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNodes, ps *problems) {
+	at := func(path ...any) Problem { return sn.at(r.Source, path...) }
+	shipped := map[string]int{}
+	for i, ref := range r.Components {
+		if first, dup := shipped[ref.Name]; dup {
+			ps.add(at("components", i, "name").with(fmt.Sprintf("release %s ships component %s twice (also at components[%d])", r.Version, ref.Name, first), "keep one entry per component"))
+			continue
+		}
+		shipped[ref.Name] = i
+		if _, ok := c.Component(ref.Name, ref.Version); !ok {
+			ps.add(at("components", i, "version").with(
+				fmt.Sprintf("release %s ships %s %s, but no ComponentVersion %s %s exists", r.Version, ref.Name, ref.Version, ref.Name, ref.Version),
+				knownVersions(c, ref.Name)))
+		}
+	}
+	for i, ref := range r.Components {
+		cv, ok := c.Component(ref.Name, ref.Version)
+		if !ok || shipped[ref.Name] != i {
+			continue
+		}
+		for _, d := range cv.Dependencies {
+			if _, ok := shipped[d]; !ok && d != cv.Name && d != "" {
+				ps.add(at("components", i).with(
+					fmt.Sprintf("component %s %s depends on %s, which release %s does not ship", cv.Name, cv.Version, d, r.Version),
+					fmt.Sprintf("add %s to the release's components, or remove the dependency at %s", d, cv.Source)))
+			}
+		}
+	}
+	for i, cc := range r.Compatibility {
+		if _, ok := shipped[cc.Component]; !ok {
+			if cc.Component == "" {
+				ps.add(at("compatibility", i, "component").with("compatibility rule has no component", "name the component the rule applies to"))
+			}
+			continue
+		}
+		j, ok := shipped[cc.Requires]
+		switch {
+		case !ok:
+			ps.add(at("compatibility", i, "requires").with(
+				fmt.Sprintf("%s requires %s %s, which release %s does not ship", cc.Component, cc.Requires, cc.Versions, r.Version),
+				fmt.Sprintf("add %s to the release's components", cc.Requires)))
+		case cc.Versions.IsZero():
+			ps.add(at("compatibility", i).with("compatibility rule has no versions", "set versions to a range, e.g. \">= v1.34.0, < v1.35.0\""))
+		case !cc.Versions.Check(r.Components[j].Version):
+			ps.add(at("compatibility", i, "versions").with(
+				fmt.Sprintf("%s requires %s %s, but release %s ships %s %s", cc.Component, cc.Requires, cc.Versions, r.Version, cc.Requires, r.Components[j].Version),
+				fmt.Sprintf("ship a version of %s that satisfies %s, or change the rule", cc.Requires, cc.Versions)))
+		}
+	}
+	for _, t := range sortedKeys(r.Supports) {
+		if !tracks[t] {
+			ps.add(at("supports", t).with(fmt.Sprintf("track %q has no releases in the catalog", t), "name an existing track, or add its releases"))
+		}
+	}
+}
+
+func validatePath(c *Catalog, p *UpgradePath, sn specNodes, ps *problems) {
+	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
+	for i, r := range p.Rules {
+		if r.From.IsZero() {
+			ps.add(at("rules", i).with("rule has no from", "set from to a version or a range, e.g. \">= v26.06-rc.1, < v26.06\""))
+		}
+		if r.To.IsZero() {
+			ps.add(at("rules", i).with("rule has no to", "set to to the version the rule upgrades to"))
+		} else if _, ok := c.ReleaseOn(p.Track, r.To); !ok {
+			ps.add(at("rules", i, "to").with(fmt.Sprintf("rule upgrades to %s, which has no release%s", r.To, onTrack(p.Track)), knownReleases(c, p.Track)))
+		}
+		names := map[string]bool{}
+		for j, risk := range r.Risks {
+			if risk.Name == "" {
+				ps.add(at("rules", i, "risks", j).with("risk has no name", "name it: callers accept risks by name"))
+			} else if names[risk.Name] {
+				ps.add(at("rules", i, "risks", j, "name").with(fmt.Sprintf("risk %s is listed twice", risk.Name), "remove one of them"))
+			}
+			names[risk.Name] = true
+		}
+		for _, list := range []struct {
+			key    string
+			checks []Check
+		}{{"preChecks", r.PreChecks}, {"postChecks", r.PostChecks}} {
+			for j, ch := range list.checks {
+				if ch.Name == "" {
+					ps.add(at("rules", i, list.key, j).with("check has no name", "name the registered check to run"))
+				}
+			}
+		}
+	}
+	for i, vi := range p.Versions {
+		if vi.Version.IsZero() {
+			ps.add(at("versions", i).with("entry has no version", "set version"))
+		} else if _, ok := c.ReleaseOn(p.Track, vi.Version); !ok {
+			ps.add(at("versions", i, "version").with(fmt.Sprintf("version %s has no release%s", vi.Version, onTrack(p.Track)), knownReleases(c, p.Track)))
+		}
+	}
+}
+
+func knownVersions(c *Catalog, name string) string {
+	var vs []string
+	for i := range c.Components {
+		if c.Components[i].Name == name {
+			vs = append(vs, c.Components[i].Version.Original())
+		}
+	}
+	if len(vs) == 0 {
+		return fmt.Sprintf("the catalog has no ComponentVersion named %s; add one", name)
+	}
+	return fmt.Sprintf("known versions of %s: %s", name, strings.Join(vs, ", "))
+}
+
+func knownReleases(c *Catalog, track string) string {
+	var vs []string
+	for _, v := range c.TrackVersions(track) {
+		vs = append(vs, v.Original())
+	}
+	if len(vs) == 0 {
+		return "add a Release document for it"
+	}
+	return "known releases: " + strings.Join(vs, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,324 @@
+package release
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Version is a release or component version as users write it: `v26.06`,
+// `v26.06-rc.2`, `26.06.01`, `13.01.2`, `v1.34.1`.
+//
+// Grammar: an optional "v", two or three dot-separated decimal numbers
+// (leading zeros allowed), an optional "-" prerelease of dot-separated
+// identifiers [0-9A-Za-z-]+, and an optional "+" build suffix that is kept in
+// the spelling but ignored by ordering and equality.
+//
+// Ordering is semantic (SemVer 2.0 precedence) with one deliberate change: an
+// identifier made of letters followed by digits compares as text then number,
+// so rc9 < rc10 (SemVer, and Masterminds/semver, compare them as text and put
+// rc10 first). Dotted forms (rc.9 < rc.10) order numerically either way.
+//
+//	v26.06-rc.2 < v26.06-rc.3 < v26.06-rc.10 < v26.06 < v26.06.1 < v26.09-rc.1
+//
+// Versions equal after normalisation (v26.06, 26.6.0, 26.06.00) are the same
+// version: [Version.Equal] and [Version.Compare] say so, [Version.Canonical]
+// gives the same key. [Version.Original] keeps the spelling for output.
+//
+// The zero Version is invalid and prints as "". Version is a small immutable
+// value; copy it freely.
+type Version struct {
+	orig                string
+	major, minor, patch uint64
+	pre                 string // prerelease without the leading "-"
+}
+
+// ParseVersion parses s. The error says what part of s is wrong.
+func ParseVersion(s string) (Version, error) {
+	v := Version{orig: s}
+	rest := strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V")
+	if i := strings.IndexByte(rest, '+'); i >= 0 {
+		if err := checkIdents(rest[i+1:]); err != nil {
+			return Version{}, fmt.Errorf("release: invalid version %q: build metadata: %w", s, err)
+		}
+		rest = rest[:i]
+	}
+	if i := strings.IndexByte(rest, '-'); i >= 0 {
+		v.pre = rest[i+1:]
+		if err := checkIdents(v.pre); err != nil {
+			return Version{}, fmt.Errorf("release: invalid version %q: prerelease: %w", s, err)
+		}
+		rest = rest[:i]
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return Version{}, fmt.Errorf("release: invalid version %q: want MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. v26.06 or v1.34.1", s)
+	}
+	nums := [3]uint64{}
+	for i, p := range parts {
+		if p == "" || strings.TrimLeft(p, "0123456789") != "" {
+			return Version{}, fmt.Errorf("release: invalid version %q: %q is not a decimal number", s, p)
+		}
+		n, err := strconv.ParseUint(p, 10, 64)
+		if err != nil {
+			return Version{}, fmt.Errorf("release: invalid version %q: %q is too large", s, p)
+		}
+		nums[i] = n
+	}
+	v.major, v.minor, v.patch = nums[0], nums[1], nums[2]
+	return v, nil
+}
+
+// checkIdents validates dot-separated identifiers. Numeric prerelease
+// identifiers keep their spelling (01 is accepted and compares as 1).
+func checkIdents(s string) error {
+	if s == "" {
+		return fmt.Errorf("empty")
+	}
+	for _, id := range strings.Split(s, ".") {
+		if id == "" {
+			return fmt.Errorf("empty identifier in %q", s)
+		}
+		for _, r := range id {
+			if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+				return fmt.Errorf("identifier %q may hold only [0-9A-Za-z-]", id)
+			}
+		}
+	}
+	return nil
+}
+
+// MustParseVersion is ParseVersion for constants in tests and examples; it
+// panics on a malformed version.
+func MustParseVersion(s string) Version {
+	v, err := ParseVersion(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Original is the version exactly as it was written.
+func (v Version) Original() string { return v.orig }
+
+// String is the original spelling.
+func (v Version) String() string { return v.orig }
+
+// IsZero reports whether v is the zero Version (never parsed).
+func (v Version) IsZero() bool { return v.orig == "" }
+
+// Major, Minor and Patch are the numeric parts (Patch is 0 in a two-part version).
+func (v Version) Major() uint64 { return v.major }
+
+// Minor is the second numeric part.
+func (v Version) Minor() uint64 { return v.minor }
+
+// Patch is the third numeric part, 0 when the version has two parts.
+func (v Version) Patch() uint64 { return v.patch }
+
+// Prerelease is the part after "-", without the "-" ("" for a release).
+func (v Version) Prerelease() string { return v.pre }
+
+// Canonical is the normalised form, the same for equal versions:
+// "26.6.0-rc.2" for v26.06-rc.2. It drops build metadata.
+func (v Version) Canonical() string {
+	var b strings.Builder
+	b.WriteString(strconv.FormatUint(v.major, 10))
+	b.WriteByte('.')
+	b.WriteString(strconv.FormatUint(v.minor, 10))
+	b.WriteByte('.')
+	b.WriteString(strconv.FormatUint(v.patch, 10))
+	if v.pre != "" {
+		b.WriteByte('-')
+		b.WriteString(canonicalPre(v.pre))
+	}
+	return b.String()
+}
+
+// canonicalPre strips leading zeros from numeric identifiers, because they
+// compare as numbers.
+func canonicalPre(pre string) string {
+	ids := strings.Split(pre, ".")
+	for i, id := range ids {
+		if isDigits(id) {
+			t := strings.TrimLeft(id, "0")
+			if t == "" {
+				t = "0"
+			}
+			ids[i] = t
+		}
+	}
+	return strings.Join(ids, ".")
+}
+
+// Compare returns -1, 0 or +1 as v sorts before, equal to, or after w.
+func (v Version) Compare(w Version) int {
+	if c := cmpUint(v.major, w.major); c != 0 {
+		return c
+	}
+	if c := cmpUint(v.minor, w.minor); c != 0 {
+		return c
+	}
+	if c := cmpUint(v.patch, w.patch); c != 0 {
+		return c
+	}
+	switch {
+	case v.pre == "" && w.pre == "":
+		return 0
+	case v.pre == "":
+		return 1 // a release sorts after its prereleases
+	case w.pre == "":
+		return -1
+	}
+	return comparePre(v.pre, w.pre)
+}
+
+// Less reports whether v sorts before w.
+func (v Version) Less(w Version) bool { return v.Compare(w) < 0 }
+
+// Equal reports whether v and w are the same version after normalisation.
+func (v Version) Equal(w Version) bool { return v.Compare(w) == 0 }
+
+// SameCore reports whether v and w share major, minor and patch (v26.06-rc.2
+// and v26.06 do).
+func (v Version) SameCore(w Version) bool {
+	return v.major == w.major && v.minor == w.minor && v.patch == w.patch
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// comparePre compares dot-separated prerelease identifiers without allocating.
+func comparePre(a, b string) int {
+	for {
+		var x, y string
+		x, a, _ = strings.Cut(a, ".")
+		y, b, _ = strings.Cut(b, ".")
+		if c := compareIdent(x, y); c != 0 {
+			return c
+		}
+		switch {
+		case a == "" && b == "":
+			return 0
+		case a == "":
+			return -1 // fewer identifiers sort first
+		case b == "":
+			return 1
+		}
+	}
+}
+
+// compareIdent orders numeric identifiers numerically and before
+// alphanumeric ones; alphanumeric identifiers compare by runs: letters as
+// text, digits as numbers, so rc9 < rc10.
+func compareIdent(x, y string) int {
+	xd, yd := isDigits(x), isDigits(y)
+	switch {
+	case xd && yd:
+		return compareDigits(x, y)
+	case xd:
+		return -1
+	case yd:
+		return 1
+	}
+	for x != "" && y != "" {
+		xr, xnum := run(x)
+		yr, ynum := run(y)
+		var c int
+		switch {
+		case xnum && ynum:
+			c = compareDigits(xr, yr)
+		case xnum != ynum:
+			c = strings.Compare(xr[:1], yr[:1])
+		default:
+			c = strings.Compare(xr, yr)
+		}
+		if c != 0 {
+			return c
+		}
+		x, y = x[len(xr):], y[len(yr):]
+	}
+	return cmpUint(uint64(len(x)), uint64(len(y)))
+}
+
+// run returns the leading run of digits or of non-digits of s.
+func run(s string) (string, bool) {
+	digit := s[0] >= '0' && s[0] <= '9'
+	i := 1
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9') == digit {
+		i++
+	}
+	return s[:i], digit
+}
+
+// compareDigits compares decimal strings of any length as numbers.
+func compareDigits(x, y string) int {
+	x, y = strings.TrimLeft(x, "0"), strings.TrimLeft(y, "0")
+	if c := cmpUint(uint64(len(x)), uint64(len(y))); c != 0 {
+		return c
+	}
+	return strings.Compare(x, y)
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// MarshalText writes the original spelling; it serves JSON and YAML.
+func (v Version) MarshalText() ([]byte, error) { return []byte(v.orig), nil }
+
+// UnmarshalText parses a version.
+func (v *Version) UnmarshalText(b []byte) error {
+	p, err := ParseVersion(string(b))
+	if err != nil {
+		return err
+	}
+	*v = p
+	return nil
+}
+
+// MarshalJSON writes the original spelling as a JSON string ("" for the zero Version).
+func (v Version) MarshalJSON() ([]byte, error) { return json.Marshal(v.orig) }
+
+// UnmarshalJSON reads a JSON string; "" leaves the zero Version.
+func (v *Version) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("release: version must be a JSON string: %w", err)
+	}
+	if s == "" {
+		*v = Version{}
+		return nil
+	}
+	return v.UnmarshalText([]byte(s))
+}
+
+// MarshalYAML writes the original spelling.
+func (v Version) MarshalYAML() (any, error) { return v.orig, nil }
+
+// UnmarshalYAML reads the scalar as written, so an unquoted 26.10 stays
+// "26.10" rather than becoming the float 26.1.
+func (v *Version) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: release: version must be a scalar such as v26.06", n.Line)
+	}
+	return v.UnmarshalText([]byte(n.Value))
+}
