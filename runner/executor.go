@@ -1,0 +1,417 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// Mode chooses how a hop's components are scheduled.
+type Mode int
+
+const (
+	// Eager starts a component the moment all its dependencies have
+	// succeeded: a ready queue, no barrier. The default.
+	Eager Mode = iota
+	// Batch runs the graph level by level with a barrier between levels
+	// (openFuyao's semantics): nothing of level N+1 starts before every
+	// component of level N has finished.
+	Batch
+)
+
+func (m Mode) String() string {
+	if m == Batch {
+		return "batch"
+	}
+	return "eager"
+}
+
+// FailurePolicy says what a component failure does to the rest of the run.
+// Whatever the policy, a hop with a failed component fails, and later hops
+// do not start.
+type FailurePolicy struct {
+	maxFailures int // 0: never stop early
+}
+
+var (
+	// ContinueIndependent (the default): a failed component's dependents are
+	// Skipped with a reason naming the failed dependency; independent
+	// branches run to the end.
+	ContinueIndependent = FailurePolicy{}
+	// FailFast: at the first failure, running components are cancelled
+	// through their ctx and nothing new starts.
+	FailFast = FailurePolicy{maxFailures: 1}
+)
+
+// MaxFailures behaves as ContinueIndependent until n components have
+// failed in the run, then as FailFast. MaxFailures(1) is FailFast; n < 1
+// means ContinueIndependent.
+func MaxFailures(n int) FailurePolicy { return FailurePolicy{maxFailures: max(n, 0)} }
+
+func (p FailurePolicy) String() string {
+	switch p.maxFailures {
+	case 0:
+		return "continue-independent"
+	case 1:
+		return "fail-fast"
+	}
+	return fmt.Sprintf("max-failures(%d)", p.maxFailures)
+}
+
+// CheckFunc runs one pre- or post-check of a hop.
+type CheckFunc func(ctx context.Context, c CheckTask) error
+
+// CheckTask is one run of a hop check.
+type CheckTask struct {
+	Hop      *HopPlan
+	HopIndex int
+	Name     string
+	Stage    string // "pre" or "post"
+	Required bool
+	Logger   *slog.Logger
+}
+
+// Checkpointer records the status durably. Execute calls it on every
+// transition, from one goroutine, with a status that is valid only during
+// the call (copy or serialise it). A component's Running state is
+// checkpointed before its runner is invoked, so a crash never loses a
+// success or hides a start. An error stops the run: nothing new starts,
+// and the status says CHECKPOINT_FAILED.
+type Checkpointer interface {
+	Checkpoint(ctx context.Context, s *Status) error
+}
+
+// CheckpointFunc adapts a function to Checkpointer.
+type CheckpointFunc func(ctx context.Context, s *Status) error
+
+// Checkpoint calls f(ctx, s).
+func (f CheckpointFunc) Checkpoint(ctx context.Context, s *Status) error { return f(ctx, s) }
+
+// Executor runs plans. Build one with New; it is safe to call Execute from
+// several goroutines on different plans.
+type Executor struct {
+	runner       Runner
+	mode         Mode
+	maxParallel  int
+	groupLimits  map[string]int
+	timeout      time.Duration
+	retries      release.Retries
+	jitter       float64
+	seed         uint64
+	policy       FailurePolicy
+	checks       map[string]CheckFunc
+	checkpointer Checkpointer
+	observers    []Observer
+	drain        time.Duration
+	clock        Clock
+	logger       *slog.Logger
+}
+
+// Option configures an Executor.
+type Option func(*Executor)
+
+// New returns an executor that runs every component through r (use a
+// components.Router to dispatch by type). Defaults: Eager, unlimited
+// parallelism, no timeout, one attempt, ContinueIndependent, the real
+// clock, a discarding logger.
+func New(r Runner, opts ...Option) *Executor {
+	e := &Executor{
+		runner:  r,
+		checks:  map[string]CheckFunc{},
+		retries: release.Retries{Attempts: 1},
+		jitter:  0.2,
+		seed:    uint64(time.Now().UnixNano()),
+		drain:   5 * time.Second,
+		clock:   RealClock{},
+		logger:  slog.New(slog.DiscardHandler),
+	}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// WithMode sets Eager (default) or Batch scheduling.
+func WithMode(m Mode) Option { return func(e *Executor) { e.mode = m } }
+
+// WithMaxParallel caps how many components run at once on a hop; n < 1
+// means unlimited.
+func WithMaxParallel(n int) Option { return func(e *Executor) { e.maxParallel = max(n, 0) } }
+
+// WithGroupLimit caps how many components of a group (ComponentVersion.Group)
+// run at once, e.g. WithGroupLimit("workers", 2).
+func WithGroupLimit(group string, n int) Option {
+	return func(e *Executor) {
+		if e.groupLimits == nil {
+			e.groupLimits = map[string]int{}
+		}
+		e.groupLimits[group] = max(n, 1)
+	}
+}
+
+// WithDefaultTimeout bounds each attempt of a component that sets no
+// timeout; 0 means none.
+func WithDefaultTimeout(d time.Duration) Option { return func(e *Executor) { e.timeout = d } }
+
+// WithDefaultRetries is the retry setting of components that set none.
+func WithDefaultRetries(r release.Retries) Option { return func(e *Executor) { e.retries = r } }
+
+// WithJitter sets the fraction (0..1, default 0.2) by which a backoff is
+// randomly shortened, and the seed of that randomness.
+func WithJitter(fraction float64, seed uint64) Option {
+	return func(e *Executor) { e.jitter, e.seed = min(max(fraction, 0), 1), seed }
+}
+
+// WithFailurePolicy sets ContinueIndependent (default), FailFast or MaxFailures(n).
+func WithFailurePolicy(p FailurePolicy) Option { return func(e *Executor) { e.policy = p } }
+
+// WithCheck registers the function that runs hop checks of that name.
+func WithCheck(name string, fn CheckFunc) Option { return func(e *Executor) { e.checks[name] = fn } }
+
+// WithCheckpointer records the status on every transition.
+func WithCheckpointer(c Checkpointer) Option { return func(e *Executor) { e.checkpointer = c } }
+
+// WithObserver adds an observer of events (see Observer for delivery rules).
+func WithObserver(o Observer) Option {
+	return func(e *Executor) { e.observers = append(e.observers, o) }
+}
+
+// WithObserverDrain sets how long Execute waits, at its end, for observers to
+// take the remaining events (default 5s).
+func WithObserverDrain(d time.Duration) Option { return func(e *Executor) { e.drain = d } }
+
+// WithClock sets the clock (tests use runnertest.Clock).
+func WithClock(c Clock) Option { return func(e *Executor) { e.clock = c } }
+
+// WithLogger sets the logger given to runners and checks (with hop,
+// component and attempt attributes) and used for the executor's own notes.
+func WithLogger(l *slog.Logger) Option { return func(e *Executor) { e.logger = l } }
+
+// NewStatus returns the Pending status of a plan, as Execute starts it.
+func NewStatus(p *Plan) *Status {
+	s := &Status{Phase: Pending, Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original()}
+	for _, h := range p.Hops {
+		hs := HopStatus{From: h.From.Original(), To: h.To.Original(), Phase: Pending}
+		for i := 0; i < h.Graph.Len(); i++ {
+			n := h.Graph.Node(i)
+			cs := ComponentStatus{Name: n.Name, Phase: Pending}
+			if n.From != nil {
+				cs.FromVersion = n.From.Version.Original()
+			}
+			if n.To != nil {
+				cs.ToVersion = n.To.Version.Original()
+			}
+			hs.Components = append(hs.Components, cs)
+		}
+		s.Hops = append(s.Hops, hs)
+	}
+	s.Progress.Total = p.Total()
+	return s
+}
+
+// checkResume returns why prev cannot be resumed with p, or nil.
+func checkResume(p *Plan, prev *Status) error {
+	if prev.Phase == Abandoned {
+		return fmt.Errorf("%w: %s -> %s was abandoned (%s); start a new run with an empty status", ErrAbandoned, prev.From, prev.To, prev.Message)
+	}
+	fresh := NewStatus(p)
+	var diffs []string
+	if prev.Track != fresh.Track || prev.From != fresh.From || prev.To != fresh.To {
+		diffs = append(diffs, fmt.Sprintf("status is for %s -> %s, plan is %s -> %s", prev.From, prev.To, fresh.From, fresh.To))
+	} else if len(prev.Hops) != len(fresh.Hops) {
+		diffs = append(diffs, fmt.Sprintf("status has %d hops, plan has %d", len(prev.Hops), len(fresh.Hops)))
+	} else {
+		for i := range fresh.Hops {
+			ph, fh := prev.Hops[i], fresh.Hops[i]
+			if ph.From != fh.From || ph.To != fh.To {
+				diffs = append(diffs, fmt.Sprintf("hop %d is %s -> %s in the status, %s -> %s in the plan", i+1, ph.From, ph.To, fh.From, fh.To))
+				continue
+			}
+			names := func(cs []ComponentStatus) []string {
+				out := make([]string, len(cs))
+				for j, c := range cs {
+					out[j] = c.Name + "@" + c.ToVersion
+				}
+				return out
+			}
+			if a, b := names(ph.Components), names(fh.Components); !slices.Equal(a, b) {
+				diffs = append(diffs, fmt.Sprintf("hop %d components differ: status has %s, plan has %s", i+1, strings.Join(a, " "), strings.Join(b, " ")))
+			}
+		}
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("%w: %s", ErrPlanMismatch, strings.Join(diffs, "; "))
+	}
+	return nil
+}
+
+// Execute runs the plan's hops in order, and each hop's components in
+// parallel as the mode, limits and failure policy allow.
+//
+// prev, when not nil, is the status of an earlier Execute of the same plan
+// (from a Checkpointer, after a crash or a failure): components that
+// Succeeded or were Skipped by their runner are not run again, a component
+// that was Running is run again with its attempts counting on, and hops
+// that Succeeded are skipped. Hop checks of a hop that did not succeed run
+// again. An Abandoned status is refused (ErrAbandoned), a status of another
+// plan too (ErrPlanMismatch). prev is not modified.
+//
+// Execute returns the final status and nil when every hop succeeded. When a
+// component or a required check failed, the error matches ErrRunFailed and
+// joins each failure (*ComponentError). When ctx is cancelled, nothing new
+// starts, running runners see ctx done, Execute returns promptly with an
+// error matching ctx.Err(), and what did not finish is Cancelled in the
+// status. Plan problems (see Validate) return a nil status.
+func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status, error) {
+	if err := e.Validate(p); err != nil {
+		return nil, err
+	}
+	var s *Status
+	if prev != nil {
+		if err := checkResume(p, prev); err != nil {
+			return prev.DeepCopy(), err
+		}
+		s = prev.DeepCopy()
+		if s.Phase == Succeeded {
+			return s, nil
+		}
+	} else {
+		s = NewStatus(p)
+	}
+	r := &run{e: e, plan: p, s: s, events: newDispatcher(e.observers, e.logger)}
+	return r.execute(ctx)
+}
+
+// run is the state of one Execute call. Its fields are touched only by the
+// goroutine that called Execute (the coordinator); runner goroutines talk
+// to it through channels.
+type run struct {
+	e      *Executor
+	plan   *Plan
+	s      *Status
+	events *dispatcher
+	rnd    *rand.Rand
+	// failures counts component failures in this call, for the policy.
+	failures int
+	// errs collects the failures to return.
+	errs []error
+	// checkpointErr is the first Checkpointer error; it stops the run.
+	checkpointErr error
+}
+
+func (r *run) execute(ctx context.Context) (*Status, error) {
+	now := r.e.clock.Now()
+	r.rnd = rand.New(rand.NewPCG(r.e.seed, uint64(r.s.Runs)))
+	r.s.Runs++
+	r.s.Phase, r.s.Code, r.s.Message, r.s.FinishedAt = Running, "", "", time.Time{}
+	if r.s.StartedAt.IsZero() {
+		r.s.StartedAt = now
+	}
+	r.s.Progress = progressOf(r.s)
+	r.checkpoint(ctx)
+	r.emit(Event{Type: PlanStarted, Hop: -1})
+
+	for i, h := range r.plan.Hops {
+		if r.s.Hops[i].Phase == Succeeded {
+			continue
+		}
+		if r.checkpointErr != nil || ctx.Err() != nil {
+			break
+		}
+		r.s.CurrentHop = i
+		if !r.runHop(ctx, i, h) {
+			break
+		}
+	}
+	return r.finish(ctx)
+}
+
+// finish sets the final phase, checkpoints it and emits PlanFinished.
+func (r *run) finish(ctx context.Context) (*Status, error) {
+	s := r.s
+	s.FinishedAt = r.e.clock.Now()
+	var err error
+	allDone := true
+	for _, h := range s.Hops {
+		allDone = allDone && h.Phase == Succeeded
+	}
+	switch {
+	case allDone:
+		s.Phase, s.Code, s.Message = Succeeded, "", ""
+	case r.checkpointErr != nil:
+		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
+		err = fmt.Errorf("runner: checkpoint failed, run stopped: %w", r.checkpointErr)
+	case len(r.errs) > 0:
+		s.Phase = Failed
+		if s.LastFailure != nil {
+			s.Code, s.Message = s.LastFailure.Code, s.LastFailure.Error
+		}
+		err = fmt.Errorf("%w: %w", ErrRunFailed, errors.Join(r.errs...))
+	case ctx.Err() != nil:
+		s.Phase, s.Code, s.Message = Cancelled, CodeCancelled, context.Cause(ctx).Error()
+		err = fmt.Errorf("runner: run cancelled: %w", ctx.Err())
+	default:
+		s.Phase = Failed
+		err = fmt.Errorf("%w: hop %d did not succeed", ErrRunFailed, s.CurrentHop+1)
+	}
+	s.Progress = progressOf(s)
+	if r.checkpointErr == nil {
+		r.checkpoint(ctx)
+		if r.checkpointErr != nil && err == nil {
+			s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
+			err = fmt.Errorf("runner: final checkpoint failed: %w", r.checkpointErr)
+		}
+	}
+	r.emit(Event{Type: PlanFinished, Hop: -1, Phase: s.Phase, Code: s.Code, Err: err, Duration: s.FinishedAt.Sub(s.StartedAt)})
+	if !r.events.close(r.e.drain) {
+		r.e.logger.Warn("runner: observers did not take every event before the drain timeout", "timeout", r.e.drain)
+	}
+	return s, err
+}
+
+// checkpoint records the status; the first error is kept and stops the run.
+// It runs even when ctx is cancelled, so a cancelled run is recorded.
+func (r *run) checkpoint(ctx context.Context) {
+	if r.e.checkpointer == nil || r.checkpointErr != nil {
+		return
+	}
+	if err := r.e.checkpointer.Checkpoint(context.WithoutCancel(ctx), r.s); err != nil {
+		r.checkpointErr = err
+	}
+}
+
+func (r *run) emit(ev Event) {
+	if len(r.e.observers) == 0 {
+		return
+	}
+	ev.Time = r.e.clock.Now()
+	ev.Progress = r.s.Progress
+	if ev.Hop >= 0 && ev.HopName == "" {
+		ev.HopName = r.plan.Hops[ev.Hop].Name()
+	}
+	r.events.emit(ev)
+}
+
+func progressOf(s *Status) Progress {
+	var p Progress
+	for _, h := range s.Hops {
+		for _, c := range h.Components {
+			p.Total++
+			if c.Phase == Succeeded || (c.Phase == Skipped && c.Code == "") {
+				p.Done++
+			}
+		}
+	}
+	return p
+}
+
+func errorf(format string, args ...any) error {
+	return fmt.Errorf("runner: "+format, args...)
+}

@@ -1,0 +1,158 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// CheckError is a required hop check that failed.
+type CheckError struct {
+	Hop   int
+	Check string
+	Stage string // "pre" or "post"
+	Err   error
+}
+
+func (e *CheckError) Error() string {
+	return fmt.Sprintf("runner: hop %d: required %s-check %s failed: %v", e.Hop+1, e.Stage, e.Check, e.Err)
+}
+
+// Unwrap returns the check's error.
+func (e *CheckError) Unwrap() error { return e.Err }
+
+// runHop runs hop i: pre-checks, the components, post-checks. It reports
+// whether the hop succeeded.
+func (r *run) runHop(ctx context.Context, i int, h *HopPlan) bool {
+	hs := &r.s.Hops[i]
+	start := r.e.clock.Now()
+	if hs.StartedAt.IsZero() {
+		hs.StartedAt = start
+	}
+	hs.Phase, hs.Code, hs.Message, hs.FinishedAt, hs.Checks, hs.Warnings = Running, "", "", time.Time{}, nil, nil
+	r.checkpoint(ctx)
+	r.emit(Event{Type: HopStarted, Hop: i})
+
+	complete := r.runChecks(ctx, i, h, "pre")
+	if complete {
+		r.schedule(ctx, i, h)
+		complete = allSatisfied(hs.Components) && r.runChecks(ctx, i, h, "post")
+	}
+	return r.endHop(ctx, i, start, complete)
+}
+
+func allSatisfied(cs []ComponentStatus) bool {
+	for i := range cs {
+		if !satisfied(&cs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// endHop sets the hop's final phase from its checks and components, records
+// it and emits HopSucceeded or HopFailed. complete says every stage ran to
+// its end. It reports success.
+func (r *run) endHop(ctx context.Context, i int, start time.Time, complete bool) bool {
+	hs := &r.s.Hops[i]
+	now := r.e.clock.Now()
+	hs.FinishedAt, hs.Duration = now, durationOf(hs.StartedAt, now)
+	phase, code, msg := Succeeded, Code(""), ""
+	for _, c := range hs.Checks {
+		if c.Phase == Failed && c.Required {
+			phase, code, msg = Failed, CodeCheckFailed, fmt.Sprintf("required %s-check %s failed: %s", c.Stage, c.Name, c.Error)
+		}
+	}
+	if phase == Succeeded {
+		for _, c := range hs.Components {
+			switch {
+			case c.Phase == Failed:
+				phase, code, msg = Failed, c.Code, fmt.Sprintf("component %s failed: %s", c.Name, c.Error)
+			case !satisfied(&c) && phase == Succeeded:
+				phase, code, msg = Cancelled, CodeCancelled, fmt.Sprintf("component %s did not finish: %s", c.Name, c.Reason)
+			}
+			if phase == Failed {
+				break
+			}
+		}
+	}
+	switch {
+	case phase != Succeeded || complete:
+	case r.checkpointErr != nil:
+		phase, code, msg = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
+	default:
+		phase, code, msg = Cancelled, CodeCancelled, "cancelled during checks"
+	}
+	hs.Phase, hs.Code, hs.Message = phase, code, msg
+	r.s.Progress = progressOf(r.s)
+	r.checkpoint(ctx)
+	ev := Event{Type: HopSucceeded, Hop: i, Phase: phase, Code: code, Reason: msg, Duration: now.Sub(start)}
+	if phase != Succeeded {
+		ev.Type = HopFailed
+	}
+	r.emit(ev)
+	return phase == Succeeded
+}
+
+// runChecks runs the hop's checks of one stage in declared order. A failed
+// required check stops there; a failed optional check becomes a warning.
+// It reports whether the stage passed.
+func (r *run) runChecks(ctx context.Context, i int, h *HopPlan, stage string) bool {
+	checks := h.PreChecks
+	if stage == "post" {
+		checks = h.PostChecks
+	}
+	hs := &r.s.Hops[i]
+	for _, c := range checks {
+		if ctx.Err() != nil || r.checkpointErr != nil {
+			return false
+		}
+		task := CheckTask{Hop: h, HopIndex: i, Name: c.Name, Stage: stage, Required: c.Required,
+			Logger: r.e.logger.With("hop", h.Name(), "check", c.Name, "stage", stage)}
+		err := callCheck(ctx, r.e.checks[c.Name], task)
+		cs := CheckStatus{Name: c.Name, Stage: stage, Required: c.Required, Phase: Succeeded}
+		if err != nil {
+			cs.Phase, cs.Error = Failed, err.Error()
+			r.emit(Event{Type: CheckFailed, Hop: i, Check: c.Name, Err: err, Code: CodeCheckFailed, Reason: map[bool]string{true: "required", false: "not required: recorded as a warning"}[c.Required]})
+			if c.Required {
+				r.s.LastFailure = &Failure{Hop: i, Check: c.Name, Code: CodeCheckFailed, Error: err.Error(), Time: r.e.clock.Now()}
+				r.errs = append(r.errs, &CheckError{Hop: i, Check: c.Name, Stage: stage, Err: err})
+			} else {
+				hs.Warnings = append(hs.Warnings, fmt.Sprintf("%s-check %s failed: %v", stage, c.Name, err))
+			}
+		}
+		hs.Checks = append(hs.Checks, cs)
+		r.checkpoint(ctx)
+		if err != nil && c.Required {
+			return false
+		}
+	}
+	return ctx.Err() == nil
+}
+
+// callCheck runs a check function, turning a panic into an error.
+func callCheck(ctx context.Context, fn CheckFunc, t CheckTask) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: string(debug.Stack())}
+		}
+	}()
+	return fn(ctx, t)
+}
+
+// satisfied reports whether a component no longer blocks its dependents:
+// it succeeded, or its runner said it had nothing to do.
+func satisfied(c *ComponentStatus) bool {
+	return c.Phase == Succeeded || (c.Phase == Skipped && c.Code == "")
+}
+
+// durationOf is to - from, or 0 when from is unset or later than to.
+func durationOf(from, to time.Time) release.Duration {
+	if from.IsZero() || to.Before(from) {
+		return release.Duration{}
+	}
+	return release.D(to.Sub(from))
+}

@@ -1,0 +1,309 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hopdag/hopdag/dag"
+	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/release"
+)
+
+// Plan is what Execute runs: the route's hops in order and, per hop, the
+// graph of the components that change. A plan is data: String, MarshalJSON
+// and MarshalYAML show it before anything runs (the dry run).
+type Plan struct {
+	Route *path.Route
+	Hops  []*HopPlan
+}
+
+// HopPlan is one hop of a plan.
+type HopPlan struct {
+	path.Hop
+	// Graph holds the components that change on this hop.
+	Graph *dag.Graph
+}
+
+// PlanOption configures NewPlan.
+type PlanOption func(*planOptions)
+
+type planOptions struct {
+	path []path.Option
+	dag  []dag.Option
+	exec *Executor
+}
+
+// PathOptions passes options (accepted risks, guards, track) to path.Resolve.
+func PathOptions(opts ...path.Option) PlanOption {
+	return func(o *planOptions) { o.path = append(o.path, opts...) }
+}
+
+// DAGOptions passes options (e.g. dag.IncludeUnchanged) to dag.Build.
+func DAGOptions(opts ...dag.Option) PlanOption {
+	return func(o *planOptions) { o.dag = append(o.dag, opts...) }
+}
+
+// ForExecutor makes NewPlan fail unless e can run the plan: its runner
+// accepts every component (when it implements Validator) and every hop
+// check is registered with WithCheck.
+func ForExecutor(e *Executor) PlanOption {
+	return func(o *planOptions) { o.exec = e }
+}
+
+// NewPlan resolves the route from current to target and builds each hop's
+// graph. Everything knowable before running fails here: no route (path's
+// errors), a cycle or a missing dependency (dag's errors), and with
+// ForExecutor a component or check nothing can run.
+func NewPlan(c *release.Catalog, current, target release.Version, opts ...PlanOption) (*Plan, error) {
+	var o planOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	route, err := path.Resolve(c, current, target, o.path...)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Route: route}
+	for i, h := range route.Hops {
+		from, ok1 := c.ReleaseOn(route.Track, h.From)
+		to, ok2 := c.ReleaseOn(route.Track, h.To)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%w: hop %d %s -> %s: release missing from catalog", ErrInvalidPlan, i+1, h.From, h.To)
+		}
+		g, err := dag.Build(c, from, to, o.dag...)
+		if err != nil {
+			return nil, fmt.Errorf("runner: hop %d %s -> %s: %w", i+1, h.From, h.To, err)
+		}
+		p.Hops = append(p.Hops, &HopPlan{Hop: h, Graph: g})
+	}
+	if o.exec != nil {
+		if err := o.exec.Validate(p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Total is the number of component upgrades over all hops.
+func (p *Plan) Total() int {
+	n := 0
+	for _, h := range p.Hops {
+		n += h.Graph.Len()
+	}
+	return n
+}
+
+// Name is "from -> to" of the hop.
+func (h *HopPlan) Name() string { return h.From.Original() + " -> " + h.To.Original() }
+
+// Batches are the graph's Kahn levels by component name.
+func (h *HopPlan) Batches() [][]string {
+	var out [][]string
+	for _, level := range h.Graph.Levels() {
+		names := make([]string, len(level))
+		for i, n := range level {
+			names[i] = h.Graph.Node(n).Name
+		}
+		out = append(out, names)
+	}
+	return out
+}
+
+// CriticalPath is the longest chain by expected duration and its length:
+// the hop cannot finish sooner with any parallelism.
+func (h *HopPlan) CriticalPath() ([]string, time.Duration) {
+	idx, d := h.Graph.CriticalPath()
+	names := make([]string, len(idx))
+	for i, n := range idx {
+		names[i] = h.Graph.Node(n).Name
+	}
+	return names, d
+}
+
+// Work is the sum of the expected durations: the hop's length run serially.
+func (h *HopPlan) Work() time.Duration {
+	var d time.Duration
+	for i := 0; i < h.Graph.Len(); i++ {
+		d += h.Graph.Node(i).Duration
+	}
+	return d
+}
+
+// planView is the serialised dry run.
+type planView struct {
+	Track            string           `json:"track,omitempty" yaml:"track,omitempty"`
+	From             string           `json:"from" yaml:"from"`
+	To               string           `json:"to" yaml:"to"`
+	Components       int              `json:"components" yaml:"components"`
+	ExpectedDuration release.Duration `json:"expectedDuration" yaml:"expectedDuration"`
+	Hops             []hopView        `json:"hops" yaml:"hops"`
+}
+
+type hopView struct {
+	From             string           `json:"from" yaml:"from"`
+	To               string           `json:"to" yaml:"to"`
+	Deprecated       string           `json:"deprecated,omitempty" yaml:"deprecated,omitempty"`
+	Risks            []release.Risk   `json:"risks,omitempty" yaml:"risks,omitempty"`
+	Overrides        []string         `json:"overrides,omitempty" yaml:"overrides,omitempty"`
+	PreChecks        []release.Check  `json:"preChecks,omitempty" yaml:"preChecks,omitempty"`
+	PostChecks       []release.Check  `json:"postChecks,omitempty" yaml:"postChecks,omitempty"`
+	Batches          [][]string       `json:"batches" yaml:"batches"`
+	CriticalPath     []string         `json:"criticalPath" yaml:"criticalPath"`
+	ExpectedDuration release.Duration `json:"expectedDuration" yaml:"expectedDuration"`
+	Work             release.Duration `json:"work" yaml:"work"`
+	Components       []componentView  `json:"components" yaml:"components"`
+	Removed          []string         `json:"removed,omitempty" yaml:"removed,omitempty"`
+}
+
+type componentView struct {
+	Name         string   `json:"name" yaml:"name"`
+	Type         string   `json:"type,omitempty" yaml:"type,omitempty"`
+	From         string   `json:"from,omitempty" yaml:"from,omitempty"`
+	To           string   `json:"to,omitempty" yaml:"to,omitempty"`
+	Dependencies []string `json:"dependencies,omitempty" yaml:"dependencies,omitempty"`
+	Group        string   `json:"group,omitempty" yaml:"group,omitempty"`
+}
+
+func (p *Plan) view() planView {
+	v := planView{Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original(), Components: p.Total()}
+	var total time.Duration
+	for _, h := range p.Hops {
+		cp, d := h.CriticalPath()
+		total += d
+		hv := hopView{
+			From: h.From.Original(), To: h.To.Original(), Deprecated: h.Deprecated, Risks: h.Risks,
+			Overrides: h.Overrides, PreChecks: h.PreChecks, PostChecks: h.PostChecks,
+			Batches: h.Batches(), CriticalPath: cp, ExpectedDuration: release.D(d), Work: release.D(h.Work()),
+		}
+		for i := 0; i < h.Graph.Len(); i++ {
+			n := h.Graph.Node(i)
+			cv := componentView{Name: n.Name, Dependencies: n.Deps}
+			if n.From != nil {
+				cv.From = n.From.Version.Original()
+			}
+			if n.To != nil {
+				cv.To, cv.Type, cv.Group = n.To.Version.Original(), n.To.Type, n.To.Group
+			}
+			hv.Components = append(hv.Components, cv)
+		}
+		for _, r := range h.Graph.Removed() {
+			hv.Removed = append(hv.Removed, r.Name+" "+r.Version.Original())
+		}
+		v.Hops = append(v.Hops, hv)
+	}
+	v.ExpectedDuration = release.D(total)
+	return v
+}
+
+// MarshalJSON writes the dry run: hops, batches, critical paths, expected
+// durations, risks and checks.
+func (p *Plan) MarshalJSON() ([]byte, error) { return json.Marshal(p.view()) }
+
+// MarshalYAML writes the same dry run as MarshalJSON.
+func (p *Plan) MarshalYAML() (any, error) { return p.view(), nil }
+
+// String is the dry run as text, one line per fact, deterministic.
+func (p *Plan) String() string {
+	v := p.view()
+	var b strings.Builder
+	fmt.Fprintf(&b, "plan %s -> %s: %d %s, %d components, expected %s\n", v.From, v.To, len(v.Hops), plural(len(v.Hops), "hop"), v.Components, v.ExpectedDuration)
+	for i, h := range v.Hops {
+		fmt.Fprintf(&b, "hop %d/%d %s -> %s: %d components, expected %s (serial %s)\n", i+1, len(v.Hops), h.From, h.To, len(h.Components), h.ExpectedDuration, h.Work)
+		if h.Deprecated != "" {
+			fmt.Fprintf(&b, "  deprecated: %s\n", h.Deprecated)
+		}
+		for _, r := range h.Risks {
+			fmt.Fprintf(&b, "  risk %s (accepted): %s%s\n", r.Name, r.Message, urlSuffix(r.URL))
+		}
+		for _, o := range h.Overrides {
+			fmt.Fprintf(&b, "  guard overridden: %s\n", o)
+		}
+		writeChecks(&b, "pre-checks", h.PreChecks)
+		for j, batch := range h.Batches {
+			fmt.Fprintf(&b, "  batch %d: %s\n", j+1, strings.Join(batch, ", "))
+		}
+		fmt.Fprintf(&b, "  critical path: %s (%s)\n", strings.Join(h.CriticalPath, " -> "), h.ExpectedDuration)
+		writeChecks(&b, "post-checks", h.PostChecks)
+		if len(h.Removed) > 0 {
+			fmt.Fprintf(&b, "  removed: %s\n", strings.Join(h.Removed, ", "))
+		}
+	}
+	return b.String()
+}
+
+func writeChecks(b *strings.Builder, label string, checks []release.Check) {
+	if len(checks) == 0 {
+		return
+	}
+	parts := make([]string, len(checks))
+	for i, c := range checks {
+		parts[i] = c.Name
+		if c.Required {
+			parts[i] += " (required)"
+		}
+	}
+	fmt.Fprintf(b, "  %s: %s\n", label, strings.Join(parts, ", "))
+}
+
+func urlSuffix(u string) string {
+	if u == "" {
+		return ""
+	}
+	return " <" + u + ">"
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// Validate reports, all at once and sorted, every component of p that e's
+// runner refuses (when it implements Validator) and every hop check that has
+// no function registered with WithCheck. Execute calls it before running.
+func (e *Executor) Validate(p *Plan) error {
+	var problems []string
+	v, _ := e.runner.(Validator)
+	for i, h := range p.Hops {
+		for j := 0; j < h.Graph.Len(); j++ {
+			n := h.Graph.Node(j)
+			if v != nil && n.To != nil {
+				if err := v.Validate(n.To); err != nil {
+					problems = append(problems, fmt.Sprintf("hop %d %s: component %s: %v", i+1, h.Name(), n.Name, err))
+				}
+			}
+		}
+		for _, c := range slices.Concat(h.PreChecks, h.PostChecks) {
+			if _, ok := e.checks[c.Name]; !ok {
+				problems = append(problems, fmt.Sprintf("hop %d %s: check %s has no function registered (registered: %s)", i+1, h.Name(), c.Name, e.checkNames()))
+			}
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	slices.Sort(problems)
+	problems = slices.Compact(problems)
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = errors.New(p)
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidPlan, errors.Join(errs...))
+}
+
+func (e *Executor) checkNames() string {
+	names := make([]string, 0, len(e.checks))
+	for n := range e.checks {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,54 @@
+package runner
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// retryPolicy is the resolved retry setting of one component.
+type retryPolicy struct {
+	attempts int
+	backoff  time.Duration
+	max      time.Duration
+}
+
+// retriesFor merges the component's Retries over the executor's default.
+// Attempts below 1 mean 1.
+func (e *Executor) retriesFor(cv *release.ComponentVersion) retryPolicy {
+	r := e.retries
+	if cv != nil && cv.Retries != nil {
+		if cv.Retries.Attempts > 0 {
+			r.Attempts = cv.Retries.Attempts
+		}
+		if cv.Retries.Backoff.Duration > 0 {
+			r.Backoff = cv.Retries.Backoff
+		}
+		if cv.Retries.MaxBackoff.Duration > 0 {
+			r.MaxBackoff = cv.Retries.MaxBackoff
+		}
+	}
+	return retryPolicy{attempts: max(r.Attempts, 1), backoff: r.Backoff.Duration, max: r.MaxBackoff.Duration}
+}
+
+// delay is the wait before try number next (2 for the first retry):
+// backoff doubled per earlier retry, capped, then reduced by up to jitter
+// (a fraction in [0, 1]) so that retries of many components spread out. The
+// cap holds after jitter.
+func (p retryPolicy) delay(next int, jitter float64, rnd *rand.Rand) time.Duration {
+	d := p.backoff
+	for i := 2; i < next && (p.max == 0 || d < p.max); i++ {
+		if d > time.Duration(1<<62) {
+			break
+		}
+		d *= 2
+	}
+	if p.max > 0 && d > p.max {
+		d = p.max
+	}
+	if jitter > 0 && d > 0 {
+		d -= time.Duration(float64(d) * jitter * rnd.Float64())
+	}
+	return d
+}

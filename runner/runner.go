@@ -1,0 +1,128 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// Runner upgrades one component. Run must return when ctx is done (the
+// component's timeout, a fail-fast stop or the caller's cancellation) and
+// should return an error that wraps ctx.Err() then.
+//
+// Return nil on success, Skip(reason) when nothing needed doing, and
+// Permanent(err) for a failure that retrying cannot fix. Any other error is
+// retried as the component's Retries allow. A panic is recovered and
+// recorded as the component's failure (code PANIC) with its stack.
+//
+// The executor calls Run from many goroutines at once, one call per task.
+type Runner interface {
+	Run(ctx context.Context, t Task) error
+}
+
+// RunnerFunc adapts a function to Runner.
+type RunnerFunc func(ctx context.Context, t Task) error
+
+// Run calls f(ctx, t).
+func (f RunnerFunc) Run(ctx context.Context, t Task) error { return f(ctx, t) }
+
+// Validator is an optional ability of a Runner: it says at plan time whether
+// it can run a component (a registered type, a known handler). NewPlan with
+// ForExecutor calls it for every component of every hop.
+type Validator interface {
+	Validate(cv *release.ComponentVersion) error
+}
+
+// Task is one attempt at upgrading one component on one hop.
+type Task struct {
+	// Hop is the hop being run (read-only).
+	Hop *HopPlan
+	// HopIndex is the hop's position in the plan, from 0.
+	HopIndex int
+	// Component is the component's name.
+	Component string
+	// From is the version before the hop; nil when the component is new.
+	From *release.ComponentVersion
+	// To is the version to upgrade to.
+	To *release.ComponentVersion
+	// Attempt counts attempts from 1, across retries and resumed runs.
+	Attempt int
+	// Logger carries hop, component and attempt attributes.
+	Logger *slog.Logger
+}
+
+// Sentinel errors of the package.
+var (
+	// ErrSkipped is matched by the errors Skip returns.
+	ErrSkipped = errors.New("runner: skipped")
+	// ErrAbandoned is returned by Execute for a status marked Abandoned.
+	ErrAbandoned = errors.New("runner: run was abandoned")
+	// ErrPlanMismatch is returned by Execute when a previous status does not
+	// belong to the plan it is asked to resume.
+	ErrPlanMismatch = errors.New("runner: status does not match plan")
+	// ErrRunFailed is matched by the error Execute returns when a component
+	// or a required check failed.
+	ErrRunFailed = errors.New("runner: run failed")
+	// ErrInvalidPlan is matched by plan-time validation errors.
+	ErrInvalidPlan = errors.New("runner: invalid plan")
+)
+
+// Skip returns an error that records the component as Skipped with the
+// given reason instead of Failed (e.g. "already at target"). Its dependents
+// run as if it had succeeded.
+func Skip(reason string) error { return &skipError{reason} }
+
+type skipError struct{ reason string }
+
+func (e *skipError) Error() string { return "runner: skipped: " + e.reason }
+func (e *skipError) Is(target error) bool {
+	return target == ErrSkipped
+}
+
+// Permanent marks err as not worth retrying. errors.Is and errors.As see
+// through it to err.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err}
+}
+
+// IsPermanent reports whether err, or an error it wraps, was marked Permanent.
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// PanicError is a recovered runner panic.
+type PanicError struct {
+	Value any
+	Stack string
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("runner: panic: %v", e.Value) }
+
+// ComponentError is a component's final failure on a hop.
+type ComponentError struct {
+	Hop       int
+	Component string
+	Version   string
+	Attempt   int
+	Code      Code
+	Err       error
+}
+
+func (e *ComponentError) Error() string {
+	return fmt.Sprintf("runner: hop %d: %s %s failed on attempt %d (%s): %v", e.Hop+1, e.Component, e.Version, e.Attempt, e.Code, e.Err)
+}
+
+// Unwrap returns the runner's error.
+func (e *ComponentError) Unwrap() error { return e.Err }

@@ -1,0 +1,202 @@
+package runner
+
+import (
+	"slices"
+	"time"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// Phase is the state of a run, a hop or a component.
+type Phase string
+
+// Phases. A run and a hop are Pending, Running, Succeeded, Failed,
+// Cancelled; a run may also be Abandoned. A component is Pending, Running,
+// Succeeded, Failed, Skipped or Cancelled.
+const (
+	Pending   Phase = "Pending"
+	Running   Phase = "Running"
+	Succeeded Phase = "Succeeded"
+	Failed    Phase = "Failed"
+	Skipped   Phase = "Skipped"
+	Cancelled Phase = "Cancelled"
+	// Abandoned is terminal: Execute refuses to resume an abandoned run
+	// (Sunbeam's abandon). Set it with Status.Abandon.
+	Abandoned Phase = "Abandoned"
+)
+
+// Terminal reports whether p is a final phase for a component.
+func (p Phase) Terminal() bool {
+	return p == Succeeded || p == Failed || p == Skipped || p == Cancelled || p == Abandoned
+}
+
+// Code classifies why a component, a hop or a run did not succeed. The set
+// is closed: these are all the codes the executor writes.
+type Code string
+
+const (
+	// CodeComponentFailed: the runner returned an error on its last attempt.
+	CodeComponentFailed Code = "COMPONENT_FAILED"
+	// CodeComponentTimeout: the last attempt ran past the component's timeout.
+	CodeComponentTimeout Code = "COMPONENT_TIMEOUT"
+	// CodeDependencyFailed: not run because a dependency failed (Skipped).
+	CodeDependencyFailed Code = "DEPENDENCY_FAILED"
+	// CodeCheckFailed: a required pre- or post-check of the hop failed.
+	CodeCheckFailed Code = "CHECK_FAILED"
+	// CodePanic: the runner panicked; Stack holds the stack.
+	CodePanic Code = "PANIC"
+	// CodeCancelled: stopped or never started because the caller cancelled
+	// or a fail-fast policy stopped the run.
+	CodeCancelled Code = "CANCELLED"
+	// CodeCheckpointFailed: the Checkpointer could not record a transition,
+	// so the run stopped rather than act without a record.
+	CodeCheckpointFailed Code = "CHECKPOINT_FAILED"
+	// CodeAbandoned: an operator abandoned the run.
+	CodeAbandoned Code = "ABANDONED"
+)
+
+// Codes lists every Code, for documentation and exhaustive tests.
+func Codes() []Code {
+	return []Code{CodeComponentFailed, CodeComponentTimeout, CodeDependencyFailed, CodeCheckFailed,
+		CodePanic, CodeCancelled, CodeCheckpointFailed, CodeAbandoned}
+}
+
+// Status is the durable record of a run. It has json and yaml tags and
+// DeepCopy methods so an operator can keep it in a CRD's status.
+type Status struct {
+	Phase Phase  `json:"phase" yaml:"phase"`
+	Track string `json:"track,omitempty" yaml:"track,omitempty"`
+	From  string `json:"from" yaml:"from"`
+	To    string `json:"to" yaml:"to"`
+	// CurrentHop is the index of the hop running or last run.
+	CurrentHop int         `json:"currentHop" yaml:"currentHop"`
+	Hops       []HopStatus `json:"hops" yaml:"hops"`
+	Progress   Progress    `json:"progress" yaml:"progress"`
+	// LastFailure is the most recent component or check failure.
+	LastFailure *Failure  `json:"lastFailure,omitempty" yaml:"lastFailure,omitempty"`
+	Code        Code      `json:"code,omitempty" yaml:"code,omitempty"`
+	Message     string    `json:"message,omitempty" yaml:"message,omitempty"`
+	StartedAt   time.Time `json:"startedAt,omitzero" yaml:"startedAt,omitempty"`
+	FinishedAt  time.Time `json:"finishedAt,omitzero" yaml:"finishedAt,omitempty"`
+	// Runs counts Execute calls on this status (1 for a run never resumed).
+	Runs int `json:"runs" yaml:"runs"`
+}
+
+// Progress counts components across all hops. Done counts Succeeded and
+// Skipped ones.
+type Progress struct {
+	Done  int `json:"done" yaml:"done"`
+	Total int `json:"total" yaml:"total"`
+}
+
+// HopStatus is the record of one hop.
+type HopStatus struct {
+	From       string            `json:"from" yaml:"from"`
+	To         string            `json:"to" yaml:"to"`
+	Phase      Phase             `json:"phase" yaml:"phase"`
+	Code       Code              `json:"code,omitempty" yaml:"code,omitempty"`
+	Message    string            `json:"message,omitempty" yaml:"message,omitempty"`
+	StartedAt  time.Time         `json:"startedAt,omitzero" yaml:"startedAt,omitempty"`
+	FinishedAt time.Time         `json:"finishedAt,omitzero" yaml:"finishedAt,omitempty"`
+	Duration   release.Duration  `json:"duration,omitzero" yaml:"duration,omitempty"`
+	Checks     []CheckStatus     `json:"checks,omitempty" yaml:"checks,omitempty"`
+	Components []ComponentStatus `json:"components" yaml:"components"`
+	// Warnings lists failed checks that were not required.
+	Warnings []string `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+}
+
+// CheckStatus is the record of one pre- or post-check of a hop.
+type CheckStatus struct {
+	Name     string `json:"name" yaml:"name"`
+	Stage    string `json:"stage" yaml:"stage"` // "pre" or "post"
+	Required bool   `json:"required,omitempty" yaml:"required,omitempty"`
+	Phase    Phase  `json:"phase" yaml:"phase"`
+	Error    string `json:"error,omitempty" yaml:"error,omitempty"`
+}
+
+// ComponentStatus is the record of one component on one hop.
+type ComponentStatus struct {
+	Name        string           `json:"name" yaml:"name"`
+	FromVersion string           `json:"fromVersion,omitempty" yaml:"fromVersion,omitempty"`
+	ToVersion   string           `json:"toVersion" yaml:"toVersion"`
+	Phase       Phase            `json:"phase" yaml:"phase"`
+	Attempts    int              `json:"attempts" yaml:"attempts"`
+	StartedAt   time.Time        `json:"startedAt,omitzero" yaml:"startedAt,omitempty"`
+	FinishedAt  time.Time        `json:"finishedAt,omitzero" yaml:"finishedAt,omitempty"`
+	Duration    release.Duration `json:"duration,omitzero" yaml:"duration,omitempty"`
+	Code        Code             `json:"code,omitempty" yaml:"code,omitempty"`
+	// Reason says why a component was Skipped or Cancelled.
+	Reason string `json:"reason,omitempty" yaml:"reason,omitempty"`
+	// Error is the last attempt's error message.
+	Error string `json:"error,omitempty" yaml:"error,omitempty"`
+	// Stack is the goroutine stack of a recovered panic.
+	Stack string `json:"stack,omitempty" yaml:"stack,omitempty"`
+}
+
+// Failure names the most recent failure of a run.
+type Failure struct {
+	Hop       int       `json:"hop" yaml:"hop"`
+	Component string    `json:"component,omitempty" yaml:"component,omitempty"`
+	Check     string    `json:"check,omitempty" yaml:"check,omitempty"`
+	Version   string    `json:"version,omitempty" yaml:"version,omitempty"`
+	Attempt   int       `json:"attempt,omitempty" yaml:"attempt,omitempty"`
+	Code      Code      `json:"code" yaml:"code"`
+	Error     string    `json:"error" yaml:"error"`
+	Time      time.Time `json:"time" yaml:"time"`
+}
+
+// Abandon marks the run Abandoned with a reason: terminal, Execute refuses
+// to resume it. It returns an error when the run already succeeded.
+func (s *Status) Abandon(reason string, now time.Time) error {
+	if s.Phase == Succeeded {
+		return errorf("cannot abandon a run that succeeded")
+	}
+	s.Phase, s.Code, s.Message, s.FinishedAt = Abandoned, CodeAbandoned, reason, now
+	return nil
+}
+
+// Component returns the status of a component on hop h.
+func (s *Status) Component(h int, name string) (*ComponentStatus, bool) {
+	if h < 0 || h >= len(s.Hops) {
+		return nil, false
+	}
+	for i := range s.Hops[h].Components {
+		if s.Hops[h].Components[i].Name == name {
+			return &s.Hops[h].Components[i], true
+		}
+	}
+	return nil, false
+}
+
+// DeepCopyInto copies s into out.
+func (s *Status) DeepCopyInto(out *Status) {
+	*out = *s
+	if s.Hops != nil {
+		out.Hops = make([]HopStatus, len(s.Hops))
+		for i := range s.Hops {
+			s.Hops[i].DeepCopyInto(&out.Hops[i])
+		}
+	}
+	if s.LastFailure != nil {
+		f := *s.LastFailure
+		out.LastFailure = &f
+	}
+}
+
+// DeepCopy returns a copy of s that shares no memory with it.
+func (s *Status) DeepCopy() *Status {
+	if s == nil {
+		return nil
+	}
+	out := new(Status)
+	s.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyInto copies h into out.
+func (h *HopStatus) DeepCopyInto(out *HopStatus) {
+	*out = *h
+	out.Checks = slices.Clone(h.Checks)
+	out.Components = slices.Clone(h.Components)
+	out.Warnings = slices.Clone(h.Warnings)
+}
