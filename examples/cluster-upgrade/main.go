@@ -1,30 +1,117 @@
-// Command cluster-upgrade is hopdag's demo. For now it loads the embedded
-// sample catalog (testdata/catalog) and prints its releases and what each
-// ships; the full plan-and-run demo builds on the path, dag and runner
-// packages.
+// Command cluster-upgrade is hopdag's demo: it loads the sample catalog
+// (embedded; --catalog DIR for another), resolves v26.06-rc.2 -> v26.09
+// over the UpgradePath rules (three hops), prints the plan, and runs it with
+// simulated inline and manifest runners whose durations are the components'
+// expectedDurations scaled down (--speed), showing progress and a final
+// status table.
+//
+//	go run ./examples/cluster-upgrade
+//	go run ./examples/cluster-upgrade --fail etcd --state /tmp/run.json   # fails: dependents skipped
+//	go run ./examples/cluster-upgrade --state /tmp/run.json              # resumes, re-runs nothing that succeeded
+//
+// Exit status: 0 when the upgrade succeeded, 1 when it failed or the input
+// is invalid, 2 for bad flags.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
+	"strings"
 
+	"github.com/hopdag/hopdag"
+	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
 )
 
 func main() {
-	dir := flag.String("catalog", "testdata/catalog", "catalog directory")
-	flag.Parse()
-	c, err := release.LoadDir(*dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cluster-upgrade", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	catalog := fs.String("catalog", "", "catalog directory (default: the embedded sample catalog)")
+	from := fs.String("from", "v26.06-rc.2", "version the cluster runs")
+	to := fs.String("to", "v26.09", "version to upgrade to")
+	mode := fs.String("mode", "eager", "scheduling: eager or batch")
+	fail := fs.String("fail", "", "comma-separated components that fail on purpose")
+	state := fs.String("state", "", "status file: written as the run goes, resumed from when it exists")
+	speed := fs.Float64("speed", simulate.DefaultSpeed, "simulated seconds per real second")
+	accept := fs.String("accept", "", "comma-separated risks to accept")
+	if err := fs.Parse(args); err != nil {
+		return 2
 	}
-	for _, v := range c.Versions() {
-		r, _ := c.Release(v)
-		fmt.Printf("%-12s %d components\n", v, len(r.Components))
-		for _, cv := range c.ComponentsOf(r) {
-			fmt.Printf("  %-22s %-12s %s\n", cv.Name, cv.Version, cv.Type)
+	var m runner.Mode
+	switch *mode {
+	case "eager":
+	case "batch":
+		m = runner.Batch
+	default:
+		fmt.Fprintf(stderr, "cluster-upgrade: --mode must be eager or batch, got %q\n", *mode)
+		return 2
+	}
+	var c *release.Catalog
+	var err error
+	if *catalog == "" {
+		c, err = release.Load(hopdag.SampleCatalog())
+	} else {
+		c, err = release.LoadDir(*catalog)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	fv, err1 := release.ParseVersion(*from)
+	tv, err2 := release.ParseVersion(*to)
+	if err1 != nil || err2 != nil {
+		fmt.Fprintln(stderr, "cluster-upgrade:", firstErr(err1, err2))
+		return 2
+	}
+	st, err := simulate.Run(ctx, simulate.Upgrade{
+		Catalog: c, From: fv, To: tv, Accept: split(*accept), StatePath: *state,
+		Config: simulate.Config{Speed: *speed, Fail: split(*fail), Mode: m, Terminal: isTerminal(stdout)},
+	}, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if st.Phase != runner.Succeeded {
+		return 1
+	}
+	return 0
+}
+
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
 		}
 	}
+	return out
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const catalog = "../../testdata/catalog"
+
+func invoke(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(p, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(p)
+	require.NoError(t, err, "golden file missing: run go test ./cmd/hopdag -update")
+	assert.Equal(t, string(want), got, "output differs from %s (-want +got); rerun with -update if the change is intended", p)
+}
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"validate.golden", []string{"validate", catalog}},
+		{"targets.golden", []string{"targets", catalog, "--from", "v26.06-rc.2"}},
+		{"targets-accept.golden", []string{"targets", "--from", "v26.06", "--accept", "containerd-v2-config", catalog}},
+		{"plan.golden", []string{"plan", catalog, "--from", "v26.06-rc.2", "--to", "v26.09"}},
+		{"plan-json.golden", []string{"plan", catalog, "--from", "v26.06-rc.2", "--to", "v26.09", "-o", "json"}},
+		{"plan-yaml.golden", []string{"plan", catalog, "--from", "v26.06-rc.2", "--to", "v26.09", "-o", "yaml"}},
+		{"graph-mermaid.golden", []string{"graph", catalog, "--from", "v26.06-rc.2", "--to", "v26.09", "--hop", "3"}},
+		{"graph-dot.golden", []string{"graph", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "-o", "dot"}},
+		{"validate-invalid.golden", []string{"validate", "testdata/bad-catalog"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, out, _ := invoke(tt.args...)
+			golden(t, tt.name, out)
+		})
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		inStderr string
+	}{
+		{"no command", nil, 2, "Usage"},
+		{"help", []string{"help"}, 0, "Usage"},
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"bad flag", []string{"plan", catalog, "--frm", "v26.06"}, 2, "flag provided but not defined: -frm"},
+		{"missing from", []string{"targets", catalog}, 2, "--from is required"},
+		{"missing dir", []string{"validate"}, 2, "want exactly one catalog directory"},
+		{"bad output", []string{"plan", catalog, "--from", "v26.06", "--to", "v26.09", "-o", "xml"}, 2, "-o must be text, json or yaml"},
+		{"run without simulate", []string{"run", catalog, "--from", "v26.06", "--to", "v26.09"}, 2, "pass --simulate"},
+		{"invalid catalog", []string{"validate", "testdata/bad-catalog"}, 1, "problems"},
+		{"no such dir", []string{"validate", "testdata/nope"}, 1, "no such file or directory"},
+		{"unknown version", []string{"plan", catalog, "--from", "v26.07", "--to", "v26.09"}, 1, "v26.07"},
+		{"bad version", []string{"plan", catalog, "--from", "banana", "--to", "v26.09"}, 1, `invalid version "banana"`},
+		{"risky without accept", []string{"plan", catalog, "--from", "v26.06", "--to", "v26.09-rc.1"}, 1, "containerd-v2-config"},
+		{"hop out of range", []string{"graph", catalog, "--from", "v26.06", "--to", "v26.09", "--hop", "4"}, 1, "the plan has 1 hop"},
+		{"ok", []string{"validate", catalog}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := invoke(tt.args...)
+			assert.Equal(t, tt.code, code, "hopdag %s exit code; stderr:\n%s", strings.Join(tt.args, " "), stderr)
+			assert.Contains(t, stderr, tt.inStderr)
+		})
+	}
+}
+
+func TestRunSimulated(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "status.json")
+	code, out, stderr := invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state, "--fail", "kubernetes-master")
+	assert.Equal(t, 1, code, "a run with --fail kubernetes-master fails; stderr:\n%s", stderr)
+	assert.Contains(t, out, "DEPENDENCY_FAILED: dependency kubernetes-master failed")
+
+	code, out, stderr = invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state)
+	assert.Equal(t, 0, code, "the resumed run succeeds; stderr:\n%s\nstdout:\n%s", stderr, out)
+	assert.Contains(t, out, "resuming from "+state)
+	assert.Contains(t, out, "status v26.06-rc.2 -> v26.09: Succeeded")
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/hopdag/hopdag"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+func main() {
+	catalog, err := release.Load(hopdag.SampleCatalog()) // or release.LoadDir("my-catalog")
+	if err != nil {
+		log.Fatal(err)
+	}
+	upgrade := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
+		t.Logger.Info("upgrading") // do the work here, and stop when ctx is done
+		fmt.Printf("hop %s: %s -> %s\n", t.Hop.Name(), t.Component, t.To.Version)
+		return nil
+	})
+	healthy := func(ctx context.Context, c runner.CheckTask) error { return nil }
+	exec := runner.New(upgrade, runner.WithMaxParallel(4), runner.WithFailurePolicy(runner.FailFast),
+		runner.WithCheck("cluster-healthy", healthy), runner.WithCheck("nodes-ready", healthy))
+
+	from, to := release.MustParseVersion("v26.06-rc.2"), release.MustParseVersion("v26.06")
+	plan, err := runner.NewPlan(catalog, from, to, runner.ForExecutor(exec))
+	if err != nil {
+		log.Fatal(err) // no route, a cycle, a check nothing runs: all known before running
+	}
+	fmt.Print(plan)
+	status, err := exec.Execute(context.Background(), plan, nil)
+	fmt.Println(status.Phase, err)
+}

@@ -1,0 +1,162 @@
+// Package simulate runs a plan with simulated runners, for the demo and for
+// `hopdag run --simulate`: inline handlers and manifest applies take the
+// component's expectedDuration scaled down by a speed factor, manifests are
+// really rendered and recorded (components.Recorder), hop checks pass, and
+// chosen components fail on purpose to show skips and resume.
+package simulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// DefaultSpeed is how many simulated seconds pass per real second: the
+// sample route v26.06-rc.2 -> v26.09 (about 25 simulated minutes on its
+// critical paths) then takes about ten seconds.
+const DefaultSpeed = 150
+
+// Config says how to simulate.
+type Config struct {
+	// Speed is simulated time per real time (DefaultSpeed when 0).
+	Speed float64
+	// Fail names components that fail (permanently) on every hop.
+	Fail []string
+	// Mode, MaxParallel and Policy configure the executor.
+	Mode        runner.Mode
+	MaxParallel int
+	Policy      runner.FailurePolicy
+	// Values are the manifest template values (a registry mirror by default).
+	Values map[string]any
+	// Out receives progress lines; Terminal adds a progress bar.
+	Out      io.Writer
+	Terminal bool
+}
+
+// ErrScripted is the failure of a component named in Config.Fail.
+var ErrScripted = errors.New("simulate: scripted failure")
+
+// Executor returns an executor with simulated inline and manifest runners
+// for every handler and check the catalog names, and the progress observer.
+// extra options come last and win.
+func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) (*runner.Executor, *components.Recorder) {
+	speed := cfg.Speed
+	if speed <= 0 {
+		speed = DefaultSpeed
+	}
+	clock := scaledClock{speed}
+	values := cfg.Values
+	if values == nil {
+		values = map[string]any{"registry": "registry.local:5000/openfuyao"}
+	}
+	recorder := components.NewRecorder()
+	inline := components.NewInline()
+	handlers := map[string]bool{}
+	checks := map[string]bool{}
+	for i := range c.Components {
+		if h := c.Components[i].Handler; h != "" {
+			handlers[h] = true
+		}
+	}
+	for i := range c.Paths {
+		for _, r := range c.Paths[i].Rules {
+			for _, ch := range slices.Concat(r.PreChecks, r.PostChecks) {
+				checks[ch.Name] = true
+			}
+		}
+	}
+	work := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
+		return clock.sleep(ctx, t.To.ExpectedDuration.Duration)
+	})
+	for _, h := range sortedKeys(handlers) {
+		inline.Register(h, work)
+	}
+	manifest := components.NewManifest(recorder, components.WithValues(values))
+	router := components.NewRouter().
+		Register(release.TypeInline, inline).
+		Register(release.TypeManifest, runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
+			if err := clock.sleep(ctx, t.To.ExpectedDuration.Duration); err != nil {
+				return err
+			}
+			return manifest.Run(ctx, t)
+		}))
+	fail := cfg.Fail
+	sim := validatingRunner{router, runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
+		if slices.Contains(fail, t.Component) {
+			if err := clock.sleep(ctx, t.To.ExpectedDuration.Duration/2); err != nil {
+				return err
+			}
+			return runner.Permanent(fmt.Errorf("%s %s: %w (--fail)", t.Component, t.To.Version, ErrScripted))
+		}
+		return router.Run(ctx, t)
+	})}
+	opts := []runner.Option{
+		runner.WithClock(clock), runner.WithMode(cfg.Mode), runner.WithMaxParallel(cfg.MaxParallel),
+		runner.WithFailurePolicy(cfg.Policy), runner.WithGroupLimit("workers", 2),
+	}
+	for _, name := range sortedKeys(checks) {
+		opts = append(opts, runner.WithCheck(name, func(ctx context.Context, _ runner.CheckTask) error {
+			return clock.sleep(ctx, 5*time.Second)
+		}))
+	}
+	if cfg.Out != nil {
+		opts = append(opts, runner.WithObserver(NewProgress(cfg.Out, cfg.Terminal)))
+	}
+	return runner.New(sim, append(opts, extra...)...), recorder
+}
+
+// validatingRunner runs through run and validates through the router, so
+// plan-time checks see the real registrations.
+type validatingRunner struct {
+	router *components.Router
+	run    runner.Runner
+}
+
+func (v validatingRunner) Run(ctx context.Context, t runner.Task) error { return v.run.Run(ctx, t) }
+func (v validatingRunner) Validate(cv *release.ComponentVersion) error {
+	return v.router.Validate(cv)
+}
+
+// scaledClock runs simulated time speed times faster than real time: the
+// executor's timeouts and backoffs shrink with the simulated work.
+type scaledClock struct{ speed float64 }
+
+func (s scaledClock) real(d time.Duration) time.Duration { return time.Duration(float64(d) / s.speed) }
+func (s scaledClock) Now() time.Time                      { return time.Now() }
+func (s scaledClock) After(d time.Duration) <-chan time.Time {
+	return time.After(s.real(d))
+}
+// WithTimeout scales d too, but never below minTimeout of real time: the
+// manifest runner renders and records for real, which no speed shortens.
+func (s scaledClock) WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, max(s.real(d), minTimeout))
+}
+
+const minTimeout = 2 * time.Second
+
+func (s scaledClock) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(s.real(d))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
