@@ -210,9 +210,9 @@ func (p *Plan) MarshalYAML() (any, error) { return p.view(), nil }
 func (p *Plan) String() string {
 	v := p.view()
 	var b strings.Builder
-	fmt.Fprintf(&b, "plan %s -> %s: %d %s, %d components, expected %s\n", v.From, v.To, len(v.Hops), plural(len(v.Hops), "hop"), v.Components, v.ExpectedDuration)
+	fmt.Fprintf(&b, "plan %s -> %s: %d %s, %d %s, expected %s\n", v.From, v.To, len(v.Hops), plural(len(v.Hops), "hop"), v.Components, plural(v.Components, "component"), v.ExpectedDuration)
 	for i, h := range v.Hops {
-		fmt.Fprintf(&b, "hop %d/%d %s -> %s: %d components, expected %s (serial %s)\n", i+1, len(v.Hops), h.From, h.To, len(h.Components), h.ExpectedDuration, h.Work)
+		fmt.Fprintf(&b, "hop %d/%d %s -> %s: %d %s, expected %s (serial %s)\n", i+1, len(v.Hops), h.From, h.To, len(h.Components), plural(len(h.Components), "component"), h.ExpectedDuration, h.Work)
 		if h.Deprecated != "" {
 			fmt.Fprintf(&b, "  deprecated: %s\n", h.Deprecated)
 		}
