@@ -1,0 +1,583 @@
+package path_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/release"
+)
+
+// Catalogs built in code with release.NewCatalog.
+
+func resolve(t *testing.T, s spec, from, to string, opts ...path.Option) ([]string, error) {
+	t.Helper()
+	r, err := path.Resolve(s.catalog(t), v(from), v(to), opts...)
+	return hopsOf(r), err
+}
+
+func TestBlockedEdge(t *testing.T) {
+	base := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v1.3"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.3"),
+			rule("v1.0", "v1.1"),
+			rule("v1.1", "v1.3"),
+		},
+	}
+	got, err := resolve(t, base, "v1.0", "v1.3")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.3"}, got)
+
+	// A blocked rule for the same edge wins, before or after the allowing rule.
+	for _, at := range []int{0, 3} {
+		s := base
+		s.Rules = append(append(append([]release.Rule{}, base.Rules[:at]...), rule("v1.0", "v1.3", blocked("broken"))), base.Rules[at:]...)
+		got, err := resolve(t, s, "v1.0", "v1.3")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"v1.0", "v1.1", "v1.3"}, got, "blocked rule at %d", at)
+	}
+
+	// A blocked exact rule closes one edge of a range.
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v1.3"},
+		Rules: []release.Rule{
+			rule(">= v1.0, < v1.3", "v1.3"),
+			rule("v1.1", "v1.3", blocked("v1.1 corrupts the store")),
+			rule("v1.1", "v1.2"),
+		},
+	}
+	got, err = resolve(t, s, "v1.1", "v1.3")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.1", "v1.2", "v1.3"}, got)
+	got, err = resolve(t, s, "v1.0", "v1.3")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.3"}, got)
+
+	// When only the blocked edge joins, the error says so.
+	s.Rules = s.Rules[:2]
+	_, err = resolve(t, s, "v1.1", "v1.3")
+	nr := noRoute(t, err)
+	require.Len(t, nr.Closed, 1)
+	assert.Equal(t, "v1.1 corrupts the store", nr.Closed[0].Blocked)
+	assert.Equal(t, "v1.1", nr.Closed[0].Rule.From.String(), "the blocking rule is reported")
+	assert.Contains(t, err.Error(), "v1.1 -> v1.3: blocked: v1.1 corrupts the store")
+	assert.Nil(t, nr.Relaxed)
+	assert.Empty(t, nr.Risks)
+}
+
+func TestDuplicateEdgeRecordsFirstRule(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.1", pre("first")),
+			rule(">= v1.0, < v1.1", "v1.1", pre("second")),
+		},
+	}
+	r, err := path.Resolve(s.catalog(t), v("v1.0"), v("v1.1"))
+	require.NoError(t, err)
+	assert.Equal(t, "first", r.Hops[0].PreChecks[0].Name)
+
+	s.Rules[0], s.Rules[1] = s.Rules[1], s.Rules[0]
+	r, err = path.Resolve(s.catalog(t), v("v1.0"), v("v1.1"))
+	require.NoError(t, err)
+	assert.Equal(t, "second", r.Hops[0].PreChecks[0].Name)
+
+	// Catalog order is UpgradePath name, then declared order.
+	c, err := release.NewCatalog(
+		[]release.Release{{Name: "a", Version: v("v1.0")}, {Name: "b", Version: v("v1.1")}}, nil,
+		[]release.UpgradePath{
+			{Name: "zz", Rules: []release.Rule{rule("v1.0", "v1.1", pre("from-zz"))}},
+			{Name: "aa", Rules: []release.Rule{rule("v1.0", "v1.1", pre("from-aa"))}},
+		})
+	require.NoError(t, err)
+	r, err = path.Resolve(c, v("v1.0"), v("v1.1"))
+	require.NoError(t, err)
+	assert.Equal(t, "from-aa", r.Hops[0].PreChecks[0].Name)
+}
+
+func TestRiskyEdge(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.2", risks("cni-reset", "api-removal")),
+			rule("v1.0", "v1.1"),
+			rule("v1.1", "v1.2"),
+		},
+	}
+	// The safe route is longer; accepting the risks shortens it.
+	got, err := resolve(t, s, "v1.0", "v1.2")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.2"}, got)
+	got, err = resolve(t, s, "v1.0", "v1.2", path.AcceptRisks("cni-reset"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.2"}, got, "every risk of the edge must be accepted")
+	got, err = resolve(t, s, "v1.0", "v1.2", path.AcceptRisks("cni-reset"), path.AcceptRisks("api-removal"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.2"}, got)
+
+	// Only the risky edge: the error names the risks still to accept.
+	s.Rules = s.Rules[:1]
+	_, err = resolve(t, s, "v1.0", "v1.2")
+	nr := noRoute(t, err)
+	assert.Equal(t, []string{"cni-reset", "api-removal"}, nr.Risks)
+	assert.Contains(t, err.Error(), "accepting risks cni-reset, api-removal gives a route")
+	_, err = resolve(t, s, "v1.0", "v1.2", path.AcceptRisks("api-removal"))
+	nr = noRoute(t, err)
+	assert.Equal(t, []string{"cni-reset"}, nr.Risks)
+	require.Len(t, nr.Closed, 1)
+	assert.Equal(t, "cni-reset", nr.Closed[0].Risks[0].Name)
+	assert.Len(t, nr.Closed[0].Risks, 1)
+
+	// Two risky edges in a row: the error names both risks.
+	s = spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.1", risks("r1")),
+			rule("v1.1", "v1.2", risks("r2")),
+		},
+	}
+	_, err = resolve(t, s, "v1.0", "v1.2")
+	nr = noRoute(t, err)
+	assert.Equal(t, []string{"r1", "r2"}, nr.Risks)
+	assert.Empty(t, nr.Closed, "no single closed edge joins the two sides")
+	assert.Contains(t, err.Error(), "accepting risks r1, r2 gives a route")
+	got, err = resolve(t, s, "v1.0", "v1.2", path.AcceptRisks(nr.Risks...))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.2"}, got)
+
+	// Targets with nothing but a risky edge out explains the empty list.
+	ts, err := path.Targets(s.catalog(t), v("v1.0"))
+	assert.Empty(t, ts)
+	nr = noRoute(t, err)
+	assert.Equal(t, []string{"r1"}, nr.Risks)
+	assert.Contains(t, err.Error(), "risk r1 not accepted")
+}
+
+func TestGuards(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v1.3"},
+		K8s:      map[string]string{"v1.0": "v1.30.2", "v1.1": "v1.31.0", "v1.2": "v1.32.1", "v1.3": "v1.32.4"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.2"),
+			rule("v1.0", "v1.1"),
+			rule("v1.1", "v1.2"),
+			rule("v1.2", "v1.3"),
+		},
+	}
+	kube := path.KubernetesSkewGuard()
+	got, err := resolve(t, s, "v1.0", "v1.2")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.2"}, got, "no guard unless asked")
+	got, err = resolve(t, s, "v1.0", "v1.2", path.WithGuards(kube))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.2"}, got, "kubernetes may move one minor per hop")
+	got, err = resolve(t, s, "v1.0", "v1.3", path.WithGuards(kube))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.2", "v1.3"}, got)
+
+	// Mandatory guard, only the skewed edge: no route, no override offered.
+	only := s
+	only.Rules = s.Rules[:1]
+	_, err = resolve(t, only, "v1.0", "v1.2", path.WithGuards(kube))
+	nr := noRoute(t, err)
+	require.Len(t, nr.Closed, 1)
+	require.Len(t, nr.Closed[0].Guards, 1)
+	gv := nr.Closed[0].Guards[0]
+	assert.Equal(t, path.KubernetesSkewGuardName, gv.Guard)
+	assert.False(t, gv.Overridable)
+	assert.Equal(t, "v1.30.2", gv.From.String())
+	assert.Equal(t, "v1.32.1", gv.To.String())
+	assert.Contains(t, err.Error(), "mandatory guard kubernetes-minor-skew: kubernetes-master moves from v1.30.2 to v1.32.1, 2 minor versions; at most 1 per hop")
+	assert.Empty(t, nr.Overrides)
+	assert.Nil(t, nr.Relaxed)
+	_, err = resolve(t, only, "v1.0", "v1.2", path.WithGuards(kube), path.OverrideGuards(kube.Name))
+	require.ErrorIs(t, err, path.ErrInvalidOption, "a mandatory guard cannot be overridden")
+
+	// Overridable guard: the error offers the override, the route records it.
+	soft := kube
+	soft.Overridable = true
+	_, err = resolve(t, only, "v1.0", "v1.2", path.WithGuards(soft))
+	nr = noRoute(t, err)
+	assert.Equal(t, []string{soft.Name}, nr.Overrides)
+	assert.Contains(t, err.Error(), "overriding guard kubernetes-minor-skew gives a route (OverrideGuards)")
+	r, err := path.Resolve(only.catalog(t), v("v1.0"), v("v1.2"), path.WithGuards(soft), path.OverrideGuards(soft.Name))
+	require.NoError(t, err)
+	assert.Equal(t, []string{soft.Name}, r.Hops[0].Overrides)
+	assert.Contains(t, r.String(), "overrides: kubernetes-minor-skew")
+	// Overriding does not make the route prefer the overridden edge when a
+	// route of as many hops exists; here the skewed edge is shorter.
+	got, err = resolve(t, s, "v1.0", "v1.2", path.WithGuards(soft), path.OverrideGuards(soft.Name))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.2"}, got)
+	got, err = resolve(t, s, "v1.0", "v1.2", path.WithGuards(soft))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.2"}, got)
+
+	// Unknown guard names are refused.
+	_, err = resolve(t, s, "v1.0", "v1.2", path.OverrideGuards("nope"))
+	require.ErrorIs(t, err, path.ErrInvalidOption)
+}
+
+func TestGuardRules(t *testing.T) {
+	g := path.Guard{Name: "g", Component: "c", MaxMinorSkew: 1}
+	rel := func(cv string) *release.Release {
+		r := &release.Release{Version: v("v1.0")}
+		if cv != "" {
+			r.Components = []release.ComponentRef{{Name: "c", Version: v(cv)}}
+		}
+		return r
+	}
+	tests := []struct {
+		from, to string
+		max      int
+		bad      bool
+	}{
+		{"v1.30.0", "v1.31.9", 1, false},
+		{"v1.30.0", "v1.32.0", 1, true},
+		{"v1.32.0", "v1.30.0", 1, true}, // a downgrade moves too
+		{"v1.32.0", "v1.31.0", 1, false},
+		{"v1.30.0", "v1.30.5", 0, false},
+		{"v1.30.0", "v1.31.0", 0, true},
+		{"v1.30.0", "v2.30.0", 5, true}, // a major change always violates
+		{"v1.30.0", "v1.33.0-rc.1", 3, false},
+		{"", "v1.40.0", 1, false}, // the component is added: no check
+		{"v1.30.0", "", 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s->%s/%d", tt.from, tt.to, tt.max), func(t *testing.T) {
+			g.MaxMinorSkew = tt.max
+			viol, bad := g.Check(rel(tt.from), rel(tt.to))
+			assert.Equal(t, tt.bad, bad)
+			if bad {
+				assert.Equal(t, "g", viol.Guard)
+				assert.NotEmpty(t, viol.Message)
+			}
+		})
+	}
+	_, bad := g.Check(nil, rel("v1.0.0"))
+	assert.False(t, bad)
+
+	c := spec{Versions: []string{"v1.0"}}.catalog(t)
+	for _, bad := range []path.Guard{{Component: "c"}, {Name: "g"}, {Name: "g", Component: "c", MaxMinorSkew: -1}} {
+		_, err := path.NewIndex(c, path.WithGuards(bad))
+		require.ErrorIs(t, err, path.ErrInvalidOption, "%+v", bad)
+	}
+	_, err := path.NewIndex(c, path.WithGuards(g, g))
+	require.ErrorIs(t, err, path.ErrInvalidOption)
+	_, err = path.NewIndex(c, path.WithGuards(g), path.OverrideGuards("g"))
+	require.ErrorIs(t, err, path.ErrInvalidOption, "g is mandatory")
+}
+
+func TestDowngrades(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v1.3"},
+		Rules: []release.Rule{
+			rule("*", "v1.0"),       // never a downgrade edge
+			rule(">= v1.0", "v1.1"), // only from v1.0
+			rule("v1.3", "v1.1"),    // an explicit downgrade
+			rule("= v1.2", "v1.1"),  // exact, with an operator
+			rule(">= v1.0, < v1.3", "v1.3"),
+		},
+	}
+	got, err := resolve(t, s, "v1.3", "v1.1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.3", "v1.1"}, got)
+	got, err = resolve(t, s, "v1.2", "v1.1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.2", "v1.1"}, got)
+	_, err = resolve(t, s, "v1.3", "v1.0")
+	nr := noRoute(t, err)
+	assert.True(t, nr.Downgrade)
+	assert.Equal(t, []string{"v1.1"}, strs(nr.Reachable), "v1.3 -> v1.1 -> v1.3 is a cycle")
+	assert.Empty(t, nr.Reaching)
+	assert.Contains(t, err.Error(), "downgrade")
+
+	ts, err := path.Targets(s.catalog(t), v("v1.3"))
+	require.NoError(t, err)
+	require.Len(t, ts, 1)
+	assert.Equal(t, "v1.1", ts[0].Version.String())
+
+	// An explicit downgrade edge is used inside an upgrade route when shorter.
+	s = spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v2.0"},
+		Rules: []release.Rule{
+			rule("v1.2", "v1.1"),
+			rule("v1.1", "v2.0"),
+		},
+	}
+	got, err = resolve(t, s, "v1.2", "v2.0")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.2", "v1.1", "v2.0"}, got)
+}
+
+func TestRangePrereleases(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1-rc.1", "v1.1-rc.2", "v1.1", "v1.2-rc.1", "v1.2"},
+		Rules: []release.Rule{
+			rule(">= v1.1-rc.1, < v1.1", "v1.1"),
+			rule(">= v1.0, < v1.2", "v1.2"),
+		},
+	}
+	c := s.catalog(t)
+	ts, err := path.Targets(c, v("v1.1-rc.2"))
+	require.NoError(t, err)
+	var got []string
+	for _, x := range ts {
+		got = append(got, x.Version.String())
+	}
+	assert.Equal(t, []string{"v1.1", "v1.2"}, got, "rc.2 is named by the first range only")
+	_, err = path.Targets(c, v("v1.2-rc.1"))
+	require.ErrorIs(t, err, path.ErrNoRoute, "no range names a v1.2 prerelease")
+	r, err := path.Resolve(c, v("v1.1-rc.1"), v("v1.2"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.1-rc.1", "v1.1", "v1.2"}, hopsOf(r))
+
+	// Several alternatives, !=, and a constraint that no version matches.
+	s = spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v1.3", "v2.0"},
+		Rules: []release.Rule{
+			rule("v1.0 || >= v1.2, != v1.3, < v2.0 || v1.2", "v2.0"),
+			rule("> v5.0", "v1.1"),
+			rule(">= v1.1, <= v1.1", "v1.2"),
+		},
+	}
+	c = s.catalog(t)
+	for from, want := range map[string]int{"v1.0": 1, "v1.1": 2, "v1.2": 1, "v1.3": -1} {
+		r, err := path.Resolve(c, v(from), v("v2.0"))
+		if want < 0 {
+			require.ErrorIs(t, err, path.ErrNoRoute, from)
+			continue
+		}
+		require.NoError(t, err, from)
+		assert.Len(t, r.Hops, want, from)
+	}
+}
+
+func TestNotInstallableIntermediate(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v1.3", "v1.4"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.3"),
+			rule("v1.3", "v1.4"),
+			rule("v1.0", "v1.1"),
+			rule("v1.1", "v1.2"),
+			rule("v1.2", "v1.4"),
+		},
+		Infos: []release.VersionInfo{notInstallable("v1.3")},
+	}
+	got, err := resolve(t, s, "v1.0", "v1.4")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.2", "v1.4"}, got)
+	got, err = resolve(t, s, "v1.3", "v1.4")
+	require.NoError(t, err, "the current version need not be installable")
+	assert.Equal(t, []string{"v1.3", "v1.4"}, got)
+	_, err = resolve(t, s, "v1.0", "v1.3")
+	nr := noRoute(t, err)
+	assert.True(t, nr.NotInstallable)
+	require.Len(t, nr.Closed, 1)
+	assert.True(t, nr.Closed[0].NotInstallable)
+}
+
+func TestTieBreak(t *testing.T) {
+	tests := []struct {
+		name  string
+		rules []release.Rule
+		want  []string
+	}{
+		{"highest intermediate", []release.Rule{
+			rule("v1.0", "v1.1"), rule("v1.0", "v1.2"), rule("v1.1", "v2.0"), rule("v1.2", "v2.0"),
+		}, []string{"v1.0", "v1.2", "v2.0"}},
+		{"compared hop by hop, first hop first", []release.Rule{
+			rule("v1.0", "v1.1"), rule("v1.0", "v1.2"),
+			rule("v1.1", "v1.4"), rule("v1.2", "v1.3"),
+			rule("v1.3", "v2.0"), rule("v1.4", "v2.0"),
+		}, []string{"v1.0", "v1.2", "v1.3", "v2.0"}},
+		{"then the second hop", []release.Rule{
+			rule("v1.0", "v1.1"),
+			rule("v1.1", "v1.3"), rule("v1.1", "v1.4"),
+			rule("v1.3", "v2.0"), rule("v1.4", "v2.0"),
+		}, []string{"v1.0", "v1.1", "v1.4", "v2.0"}},
+		{"deprecated edge avoided before highest", []release.Rule{
+			rule("v1.0", "v1.1"), rule("v1.0", "v1.2", deprecated("old")), rule("v1.1", "v2.0"), rule("v1.2", "v2.0"),
+		}, []string{"v1.0", "v1.1", "v2.0"}},
+		{"fewest deprecated edges, wherever they are", []release.Rule{
+			rule("v1.0", "v1.1", deprecated("a")), rule("v1.1", "v2.0", deprecated("b")),
+			rule("v1.0", "v1.2", deprecated("c")), rule("v1.2", "v2.0"),
+			rule("v1.0", "v1.3"), rule("v1.3", "v2.0", deprecated("d")),
+		}, []string{"v1.0", "v1.3", "v2.0"}},
+		{"fewest hops before deprecated", []release.Rule{
+			rule("v1.0", "v2.0", deprecated("old")), rule("v1.0", "v1.1"), rule("v1.1", "v2.0"),
+		}, []string{"v1.0", "v2.0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spec{Versions: []string{"v1.0", "v1.1", "v1.2", "v1.3", "v1.4", "v2.0"}, Rules: tt.rules}
+			got, err := resolve(t, s, "v1.0", "v2.0")
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			// Rule order does not change the choice.
+			for i, j := 0, len(s.Rules)-1; i < j; i, j = i+1, j-1 {
+				s.Rules[i], s.Rules[j] = s.Rules[j], s.Rules[i]
+			}
+			got, err = resolve(t, s, "v1.0", "v2.0")
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got, "rules reversed")
+		})
+	}
+}
+
+func TestTracks(t *testing.T) {
+	rels := []release.Release{
+		{Name: "a", Version: v("v1.0")}, {Name: "b", Version: v("v1.1")},
+		{Name: "c", Version: v("v1.0"), Track: "lts"}, {Name: "d", Version: v("v1.5"), Track: "lts"},
+	}
+	paths := []release.UpgradePath{
+		{Name: "default", Rules: []release.Rule{rule("v1.0", "v1.1")}},
+		{Name: "lts", Track: "lts", Rules: []release.Rule{rule("v1.0", "v1.5")}},
+	}
+	c, err := release.NewCatalog(rels, nil, paths)
+	require.NoError(t, err)
+	r, err := path.Resolve(c, v("v1.0"), v("v1.5"), path.WithTrack("lts"))
+	require.NoError(t, err)
+	assert.Equal(t, "lts", r.Track)
+	assert.Equal(t, []string{"v1.0", "v1.5"}, hopsOf(r))
+	assert.Contains(t, r.String(), "on track lts")
+	_, err = path.Resolve(c, v("v1.0"), v("v1.5"))
+	require.ErrorIs(t, err, path.ErrUnknownVersion)
+	_, err = path.Resolve(c, v("v1.0"), v("v1.1"), path.WithTrack("lts"))
+	require.ErrorIs(t, err, path.ErrUnknownVersion)
+}
+
+func TestIndex(t *testing.T) {
+	c := loadTestdata(t)
+	_, err := path.NewIndex(nil)
+	require.Error(t, err)
+
+	ix, err := path.NewIndex(c)
+	require.NoError(t, err)
+	assert.Equal(t, "", ix.Track())
+	assert.Len(t, ix.Versions(), 8)
+	assert.Empty(t, ix.Guards())
+	open, closed := ix.Edges()
+	assert.Equal(t, 10, open, "each range gives 2 edges")
+	assert.Equal(t, 1, closed)
+
+	_, err = ix.Resolve(v("v26.06"), v("v26.09-rc.1"))
+	require.ErrorIs(t, err, path.ErrNoRoute)
+	r, err := ix.Resolve(v("v26.06"), v("v26.09-rc.1"), path.AcceptRisks("containerd-v2-config"))
+	require.NoError(t, err)
+	assert.Len(t, r.Hops, 1)
+	_, err = ix.Resolve(v("v26.06"), v("v26.09-rc.1"))
+	require.ErrorIs(t, err, path.ErrNoRoute, "per-query options do not stick")
+	_, err = ix.Resolve(v("v26.06"), v("v26.09"), path.WithTrack(""))
+	require.NoError(t, err, "repeating the index's track is fine")
+	_, err = ix.Resolve(v("v26.06"), v("v26.09"), path.WithTrack("lts"))
+	require.ErrorIs(t, err, path.ErrInvalidOption)
+	_, err = ix.Targets(v("v26.06"), path.WithGuards(path.KubernetesSkewGuard()))
+	require.ErrorIs(t, err, path.ErrInvalidOption)
+
+	// Options given to NewIndex apply to every query.
+	ix, err = path.NewIndex(c, path.AcceptRisks("containerd-v2-config"), path.WithGuards(path.KubernetesSkewGuard()))
+	require.NoError(t, err)
+	assert.Len(t, ix.Guards(), 1)
+	r, err = ix.Resolve(v("v26.06"), v("v26.09-rc.1"))
+	require.NoError(t, err)
+	assert.Len(t, r.Hops, 1)
+	ts, err := ix.Targets(v("v26.06"))
+	require.NoError(t, err)
+	assert.Len(t, ts, 3)
+}
+
+func TestIndexConcurrent(t *testing.T) {
+	c := loadTestdata(t)
+	ix, err := path.NewIndex(c)
+	require.NoError(t, err)
+	want := map[string]string{}
+	for _, a := range c.Versions() {
+		for _, b := range c.Versions() {
+			r, err := ix.Resolve(a, b, path.AcceptRisks("containerd-v2-config"))
+			want[a.String()+b.String()] = fmt.Sprint(r, err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
+				for _, a := range c.Versions() {
+					for _, b := range c.Versions() {
+						r, err := ix.Resolve(a, b, path.AcceptRisks("containerd-v2-config"))
+						if got := fmt.Sprint(r, err); got != want[a.String()+b.String()] {
+							errs <- errors.New(got)
+							return
+						}
+					}
+					if _, err := ix.Targets(a); err != nil && !errors.Is(err, path.ErrNoRoute) {
+						errs <- err
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestNoRouteDiagnostics(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v1.3", "v1.4", "v2.0"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.1"),
+			rule("v1.1", "v1.2"),
+			rule("v1.3", "v1.4"),
+			rule("v1.4", "v2.0"),
+			rule("v1.2", "v1.4", blocked("no")),
+			rule("v1.1", "v1.3", risks("r")),
+			rule("v1.0", "v2.0", blocked("too far")),
+			rule("v1.2", "v1.3", blocked("not joining")), // v1.3 reaches v2.0, so it does join
+		},
+	}
+	_, err := resolve(t, s, "v1.0", "v2.0")
+	nr := noRoute(t, err)
+	assert.Equal(t, []string{"v1.1", "v1.2"}, strs(nr.Reachable))
+	assert.Equal(t, []string{"v1.3", "v1.4"}, strs(nr.Reaching))
+	var closed []string
+	for _, ce := range nr.Closed {
+		closed = append(closed, ce.From.String()+">"+ce.To.String())
+	}
+	assert.Equal(t, []string{"v1.0>v2.0", "v1.1>v1.3", "v1.2>v1.3", "v1.2>v1.4"}, closed)
+	assert.Equal(t, []string{"r"}, nr.Risks)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.3", "v1.4", "v2.0"}, hopsOf(nr.Relaxed))
+
+	// Nothing closed joins them: the message lists both sides.
+	s.Rules = s.Rules[:4]
+	_, err = resolve(t, s, "v1.0", "v2.0")
+	nr = noRoute(t, err)
+	assert.Empty(t, nr.Closed)
+	assert.Equal(t, "path: no route from v1.0 to v2.0: reachable from v1.0: v1.1, v1.2; v2.0 is reachable from: v1.3, v1.4", err.Error())
+}
+
+func TestSpellings(t *testing.T) {
+	s := spec{
+		Versions: []string{"v26.03", "v26.06-rc.1", "v26.06"},
+		Rules: []release.Rule{
+			rule("26.3.0", "26.6.0-rc.01"),
+			rule(">= 26.6.0-rc.1, < 26.06", "26.6"),
+		},
+	}
+	c := s.catalog(t)
+	r, err := path.Resolve(c, v("26.03.00"), v("v26.6"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v26.03", "v26.06-rc.1", "v26.06"}, hopsOf(r), "routes use the catalog's spelling")
+	assert.Equal(t, "26.6.0-rc.01", r.Hops[0].Rule.To.String(), "the rule keeps its own")
+}

@@ -1,0 +1,80 @@
+// Package path finds the chain of hops from the version a system runs to the
+// version a user declares, from a catalog's UpgradePath rules; explains why
+// when there is none; and lists what a system can upgrade to.
+//
+// # Graph
+//
+// The versions of a track (the Releases of that track in the catalog) are the
+// nodes. Every rule of the track's UpgradePaths gives an edge from each known
+// version its From constraint matches to its To version. A range
+// (`>= v26.06-rc.1, < v26.06`) is expanded against the track's known versions
+// with [release.Constraint.Check], so its prerelease rules apply: the range
+// gives an edge from v26.06-rc.1 and v26.06-rc.2, never from v26.09-rc.1.
+//
+// Edges are then filtered:
+//
+//   - A blocked rule closes its edge: when several rules give the same edge
+//     and any of them is blocked, the edge is unusable whatever the others say.
+//   - Otherwise, when several rules give the same edge, the first of them in
+//     catalog order ([release.Catalog.Rules]: UpgradePath name, then declared
+//     order) is the one recorded: its checks, risks and deprecation apply, and
+//     the later rules are ignored for that edge.
+//   - Downgrades (To sorts before From) are refused unless a rule allows that
+//     edge explicitly, with an exact From version. A range or `*` never gives
+//     a downgrade edge, and no rule gives an edge from a version to itself.
+//   - Only versions with a Release on the track, and not marked
+//     `installable: false` in the track's UpgradePath versions list, are hop
+//     targets. The current version may be any known version, installable or
+//     not.
+//   - An edge with risks is used only when the caller accepts every one of its
+//     risks by name ([AcceptRisks]).
+//   - [Guard]s check each edge against the component versions its two releases
+//     ship. A violated mandatory guard removes the edge; a violated overridable
+//     guard closes it unless the caller overrides the guard by name
+//     ([OverrideGuards]), and the override is recorded on the hop
+//     ([Hop.Overrides]). No guard applies unless passed with [WithGuards];
+//     [KubernetesSkewGuard] is the Kubernetes version skew rule.
+//
+// # Choosing a route
+//
+// Among the usable routes from current to target, the one returned is, in
+// order of precedence:
+//
+//  1. the one with the fewest hops;
+//  2. among those, the one with the fewest deprecated edges (edges whose rule
+//     has a deprecation reason);
+//  3. among those, the one whose intermediate versions are highest, compared
+//     hop by hop from the first: the route whose first intermediate version is
+//     highest wins, on a tie the second decides, and so on (later versions
+//     carry more fixes).
+//
+// Two distinct routes of equal length always differ in some intermediate
+// version, so this order is total and the result is deterministic: the same
+// catalog and options give the same route on every run, whatever the order of
+// map iteration or goroutine scheduling. Accepted risks and overridden guards
+// do not weigh in the choice.
+//
+// # Errors
+//
+// An unknown current or target version gives an [*UnknownVersionError]
+// (errors.Is [ErrUnknownVersion]) listing the nearest known versions. A target
+// that cannot be reached gives an [*NoRouteError] (errors.Is [ErrNoRoute])
+// with diagnostics: the versions reachable from current, the versions from
+// which target is reachable, the blocked, risky, guarded or not-installable
+// edges that would have joined them, and the risks to accept or guards to
+// override that would give a route. [Targets] returns the same error when no
+// version at all is reachable, which answers "why is the upgrade list empty?".
+//
+// # Index
+//
+// [Resolve] and [Targets] build an [Index] of the track's edges on each call.
+// To answer many questions on one catalog, build it once with [NewIndex]: its
+// build time is linear in the number of rules plus the edges they give.
+// [Index.Resolve] costs one breadth-first search that stops at the target,
+// then a walk over the shortest routes only to apply the tie-break;
+// [Index.Targets] a full breadth-first search that ranks each layer, plus
+// building one Route per target. An Index is read-only after construction
+// and safe for concurrent use.
+//
+// This package imports only the release package of hopdag.
+package path

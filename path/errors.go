@@ -1,0 +1,233 @@
+package path
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// ErrNoRoute is matched (errors.Is) by every *NoRouteError.
+var ErrNoRoute = errors.New("path: no route")
+
+// ErrUnknownVersion is matched (errors.Is) by every *UnknownVersionError.
+var ErrUnknownVersion = errors.New("path: unknown version")
+
+// UnknownVersionError says a version has no Release on the track.
+type UnknownVersionError struct {
+	// Version is the version asked for.
+	Version release.Version `json:"version" yaml:"version"`
+	// Nearest are the known versions closest to Version, ascending: up to two
+	// below it and up to two above it.
+	Nearest []release.Version `json:"nearest,omitempty" yaml:"nearest,omitempty"`
+	// Track is the track searched.
+	Track string `json:"track,omitempty" yaml:"track,omitempty"`
+	// Role is "current" or "target".
+	Role string `json:"role,omitempty" yaml:"role,omitempty"`
+}
+
+// Error is "path: unknown target version v26.07: nearest known versions: v26.06, ...".
+func (e *UnknownVersionError) Error() string {
+	var b strings.Builder
+	b.WriteString("path: unknown ")
+	if e.Role != "" {
+		b.WriteString(e.Role)
+		b.WriteString(" ")
+	}
+	b.WriteString("version ")
+	b.WriteString(quoteVersion(e.Version))
+	b.WriteString(onTrack(e.Track))
+	if len(e.Nearest) == 0 {
+		b.WriteString(": the track has no releases")
+		return b.String()
+	}
+	b.WriteString(": no release has it; nearest known versions: ")
+	b.WriteString(joinVersions(e.Nearest, 0))
+	return b.String()
+}
+
+// Is reports whether target is ErrUnknownVersion.
+func (e *UnknownVersionError) Is(target error) bool { return target == ErrUnknownVersion }
+
+// ClosedEdge is an edge some rule gives that the search could not use.
+type ClosedEdge struct {
+	From release.Version `json:"from" yaml:"from"`
+	To   release.Version `json:"to" yaml:"to"`
+	// Rule is the blocking rule when Blocked is set, else the rule recorded
+	// for the edge (a copy).
+	Rule release.Rule `json:"rule" yaml:"rule"`
+	// Blocked is the reason of the blocking rule, when a rule blocks the edge.
+	Blocked string `json:"blocked,omitempty" yaml:"blocked,omitempty"`
+	// NotInstallable is set when To is marked installable: false.
+	NotInstallable bool `json:"notInstallable,omitempty" yaml:"notInstallable,omitempty"`
+	// Risks are the risks of the edge the caller did not accept.
+	Risks []release.Risk `json:"risks,omitempty" yaml:"risks,omitempty"`
+	// Guards are the guards the edge violates: mandatory ones, and
+	// overridable ones the caller did not override.
+	Guards []GuardViolation `json:"guards,omitempty" yaml:"guards,omitempty"`
+}
+
+// Reason says in words why the edge is closed.
+func (e ClosedEdge) Reason() string {
+	switch {
+	case e.Blocked != "":
+		return "blocked: " + e.Blocked
+	case e.NotInstallable:
+		return e.To.String() + " is not installable"
+	}
+	var parts []string
+	for _, r := range e.Risks {
+		s := "risk " + r.Name + " not accepted"
+		if r.Message != "" {
+			s += fmt.Sprintf(" (%s)", r.Message)
+		}
+		parts = append(parts, s)
+	}
+	for _, g := range e.Guards {
+		kind := "mandatory guard "
+		if g.Overridable {
+			kind = "guard "
+		}
+		parts = append(parts, kind+g.Guard+": "+g.Message)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// String is "from -> to: reason".
+func (e ClosedEdge) String() string {
+	return e.From.String() + " -> " + e.To.String() + ": " + e.Reason()
+}
+
+// NoRouteError says why no route joins From to To, or, from Targets (To is
+// then the zero Version), why no version is reachable from From.
+type NoRouteError struct {
+	Track string          `json:"track,omitempty" yaml:"track,omitempty"`
+	From  release.Version `json:"from" yaml:"from"`
+	To    release.Version `json:"to" yaml:"to"`
+	// Reachable are the versions reachable from From, ascending (From excluded).
+	Reachable []release.Version `json:"reachable" yaml:"reachable"`
+	// Reaching are the versions from which To is reachable, ascending (To
+	// excluded). Empty for Targets.
+	Reaching []release.Version `json:"reaching" yaml:"reaching"`
+	// Closed are the closed edges that would have joined them: from From or a
+	// Reachable version, to To or a Reaching version (for Targets: to any
+	// version). Sorted by From then To.
+	Closed []ClosedEdge `json:"closed,omitempty" yaml:"closed,omitempty"`
+	// Risks are the risks whose acceptance (with Overrides) gives a route:
+	// those of Relaxed that the caller did not accept, in route order.
+	Risks []string `json:"risks,omitempty" yaml:"risks,omitempty"`
+	// Overrides are the overridable guards whose override (with Risks) gives
+	// a route: those Relaxed violates that the caller did not override.
+	Overrides []string `json:"overrides,omitempty" yaml:"overrides,omitempty"`
+	// Relaxed is the route the search finds when every risk is accepted and
+	// every overridable guard overridden; nil when there is none either.
+	Relaxed *Route `json:"relaxed,omitempty" yaml:"relaxed,omitempty"`
+	// Downgrade is set when To sorts before From.
+	Downgrade bool `json:"downgrade,omitempty" yaml:"downgrade,omitempty"`
+	// NotInstallable is set when To is marked installable: false.
+	NotInstallable bool `json:"notInstallable,omitempty" yaml:"notInstallable,omitempty"`
+	// NotInstallableReason is the deprecation reason the versions list gives
+	// for To, if any.
+	NotInstallableReason string `json:"notInstallableReason,omitempty" yaml:"notInstallableReason,omitempty"`
+}
+
+// Is reports whether target is ErrNoRoute.
+func (e *NoRouteError) Is(target error) bool { return target == ErrNoRoute }
+
+const listMax = 8 // versions or edges an error message lists before "and N more"
+
+// Error explains on one line what would give a route, or what stands in the
+// way.
+func (e *NoRouteError) Error() string {
+	var b strings.Builder
+	var parts []string
+	if e.To.IsZero() {
+		fmt.Fprintf(&b, "path: no version is reachable from %s%s", e.From, onTrack(e.Track))
+	} else {
+		fmt.Fprintf(&b, "path: no route from %s to %s%s", e.From, e.To, onTrack(e.Track))
+	}
+	switch {
+	case e.NotInstallable:
+		s := e.To.String() + " is marked installable: false"
+		if e.NotInstallableReason != "" {
+			s += " (" + e.NotInstallableReason + ")"
+		}
+		parts = append(parts, s)
+	case e.Downgrade && e.Relaxed == nil:
+		parts = append(parts, "it is a downgrade, and downgrades are refused unless a rule with an exact from allows them")
+	}
+	if len(e.Risks) > 0 {
+		parts = append(parts, fmt.Sprintf("accepting %s %s gives a route (AcceptRisks)", plural(len(e.Risks), "risk"), strings.Join(e.Risks, ", ")))
+	}
+	if len(e.Overrides) > 0 {
+		parts = append(parts, fmt.Sprintf("overriding %s %s gives a route (OverrideGuards)", plural(len(e.Overrides), "guard"), strings.Join(e.Overrides, ", ")))
+	}
+	if len(e.Closed) > 0 {
+		var es []string
+		for i, c := range e.Closed {
+			if i == listMax {
+				es = append(es, fmt.Sprintf("and %d more", len(e.Closed)-listMax))
+				break
+			}
+			es = append(es, c.String())
+		}
+		parts = append(parts, "closed edges: "+strings.Join(es, "; "))
+	}
+	if len(parts) == 0 {
+		if len(e.Reachable) == 0 {
+			parts = append(parts, "no usable rule leads out of "+e.From.String())
+		} else {
+			parts = append(parts, "reachable from "+e.From.String()+": "+joinVersions(e.Reachable, listMax))
+		}
+		if !e.To.IsZero() {
+			if len(e.Reaching) == 0 {
+				parts = append(parts, "no usable rule leads to "+e.To.String())
+			} else {
+				parts = append(parts, e.To.String()+" is reachable from: "+joinVersions(e.Reaching, listMax))
+			}
+		}
+	}
+	if len(parts) > 0 {
+		b.WriteString(": ")
+		b.WriteString(strings.Join(parts, "; "))
+	}
+	return b.String()
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+func onTrack(track string) string {
+	if track == "" {
+		return ""
+	}
+	return " on track " + track
+}
+
+func quoteVersion(v release.Version) string {
+	if v.IsZero() {
+		return `""`
+	}
+	return v.String()
+}
+
+// joinVersions joins vs with ", ", listing at most max (0: all).
+func joinVersions(vs []release.Version, max int) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if max > 0 && i == max {
+			fmt.Fprintf(&b, " and %d more", len(vs)-max)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(v.String())
+	}
+	return b.String()
+}

@@ -1,0 +1,396 @@
+package path_test
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/release"
+)
+
+var v = release.MustParseVersion
+
+func strs(xs []release.Version) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
+	}
+	return out
+}
+
+func loadTestdata(t testing.TB) *release.Catalog {
+	t.Helper()
+	c, err := release.LoadDir("../testdata/catalog")
+	require.NoError(t, err)
+	return c
+}
+
+// spec describes a catalog built in code: releases (optionally shipping a
+// kubernetes-master version), rules and version flags on one track.
+type spec struct {
+	Track    string
+	Versions []string
+	K8s      map[string]string // release version -> kubernetes-master version
+	Rules    []release.Rule
+	Infos    []release.VersionInfo
+}
+
+const k8s = "kubernetes-master"
+
+func (s spec) catalog(t testing.TB) *release.Catalog {
+	t.Helper()
+	c, err := s.build()
+	require.NoError(t, err)
+	return c
+}
+
+func (s spec) build() (*release.Catalog, error) {
+	var rels []release.Release
+	var comps []release.ComponentVersion
+	seen := map[string]bool{}
+	for _, ver := range s.Versions {
+		r := release.Release{Name: "r-" + ver, Version: v(ver), Track: s.Track}
+		if kv, ok := s.K8s[ver]; ok {
+			r.Components = []release.ComponentRef{{Name: k8s, Version: v(kv)}}
+			if !seen[kv] {
+				seen[kv] = true
+				comps = append(comps, release.ComponentVersion{Name: k8s, Version: v(kv), Type: release.TypeInline, Handler: k8s})
+			}
+		}
+		rels = append(rels, r)
+	}
+	paths := []release.UpgradePath{{Name: "paths", Track: s.Track, Rules: s.Rules, Versions: s.Infos}}
+	return release.NewCatalog(rels, comps, paths)
+}
+
+type ruleOpt func(*release.Rule)
+
+func rule(from, to string, opts ...ruleOpt) release.Rule {
+	r := release.Rule{From: release.MustParseConstraint(from), To: v(to)}
+	for _, o := range opts {
+		o(&r)
+	}
+	return r
+}
+
+func blocked(why string) ruleOpt    { return func(r *release.Rule) { r.Blocked = why } }
+func deprecated(why string) ruleOpt { return func(r *release.Rule) { r.Deprecated = why } }
+func risks(names ...string) ruleOpt {
+	return func(r *release.Rule) {
+		for _, n := range names {
+			r.Risks = append(r.Risks, release.Risk{Name: n, Message: "beware of " + n})
+		}
+	}
+}
+func pre(names ...string) ruleOpt {
+	return func(r *release.Rule) {
+		for _, n := range names {
+			r.PreChecks = append(r.PreChecks, release.Check{Name: n, Required: true})
+		}
+	}
+}
+
+func notInstallable(ver string) release.VersionInfo {
+	f := false
+	return release.VersionInfo{Version: v(ver), Installable: &f}
+}
+
+// hopsOf returns the versions a route passes through, From first.
+func hopsOf(r *path.Route) []string {
+	if r == nil {
+		return nil
+	}
+	return strs(r.Versions())
+}
+
+func noRoute(t testing.TB, err error) *path.NoRouteError {
+	t.Helper()
+	require.ErrorIs(t, err, path.ErrNoRoute)
+	var nr *path.NoRouteError
+	require.True(t, errors.As(err, &nr), "error %T is not a *NoRouteError", err)
+	return nr
+}
+
+// ---------------------------------------------------------------------------
+// An independent reference model of the graph, written from the package
+// documentation without the Index: rules expanded by checking every version,
+// and the routes found by other algorithms (plain BFS, backward dynamic
+// programming, brute-force enumeration).
+
+type refEdge struct {
+	rule      release.Rule // first non-blocked rule in catalog order
+	blocked   bool
+	usable    bool
+	overrides []string
+}
+
+type refGraph struct {
+	versions []release.Version
+	edges    map[[2]int]*refEdge
+	adj      [][]int // usable edges, targets ascending
+	radj     [][]int
+}
+
+type refOpts struct {
+	track     string
+	accept    map[string]bool
+	guards    []path.Guard
+	overrides map[string]bool
+}
+
+func (o refOpts) options() []path.Option {
+	var out []path.Option
+	if o.track != "" {
+		out = append(out, path.WithTrack(o.track))
+	}
+	var acc, ovr []string
+	for k := range o.accept {
+		acc = append(acc, k)
+	}
+	for k := range o.overrides {
+		ovr = append(ovr, k)
+	}
+	slices.Sort(acc)
+	slices.Sort(ovr)
+	if len(acc) > 0 {
+		out = append(out, path.AcceptRisks(acc...))
+	}
+	if len(o.guards) > 0 {
+		out = append(out, path.WithGuards(o.guards...))
+	}
+	if len(ovr) > 0 {
+		out = append(out, path.OverrideGuards(ovr...))
+	}
+	return out
+}
+
+func newRefGraph(c *release.Catalog, o refOpts) *refGraph {
+	g := &refGraph{versions: c.TrackVersions(o.track), edges: map[[2]int]*refEdge{}}
+	n := len(g.versions)
+	idx := func(x release.Version) int {
+		return slices.IndexFunc(g.versions, func(y release.Version) bool { return y.Equal(x) })
+	}
+	for _, r := range c.Rules(o.track) {
+		to := idx(r.To)
+		_, exact := r.From.Exact()
+		for f := range g.versions {
+			if f == to || !r.From.Check(g.versions[f]) {
+				continue
+			}
+			if g.versions[to].Less(g.versions[f]) && !exact {
+				continue // only an exact from allows a downgrade
+			}
+			e := g.edges[[2]int{f, to}]
+			if e == nil {
+				e = &refEdge{rule: r}
+				g.edges[[2]int{f, to}] = e
+			}
+			if r.Blocked != "" {
+				e.blocked = true
+			}
+		}
+	}
+	g.adj = make([][]int, n)
+	g.radj = make([][]int, n)
+	for k, e := range g.edges {
+		f, to := k[0], k[1]
+		e.usable = !e.blocked
+		if vi, ok := c.VersionInfo(o.track, g.versions[to]); ok && !vi.IsInstallable() {
+			e.usable = false
+		}
+		for _, r := range e.rule.Risks {
+			if !o.accept[r.Name] {
+				e.usable = false
+			}
+		}
+		rf, _ := c.ReleaseOn(o.track, g.versions[f])
+		rt, _ := c.ReleaseOn(o.track, g.versions[to])
+		for _, gd := range o.guards {
+			a, ok1 := rf.Ships(gd.Component)
+			b, ok2 := rt.Ships(gd.Component)
+			if !ok1 || !ok2 {
+				continue
+			}
+			d := int(a.Minor()) - int(b.Minor())
+			if d < 0 {
+				d = -d
+			}
+			if a.Major() == b.Major() && d <= gd.MaxMinorSkew {
+				continue
+			}
+			if !gd.Overridable || !o.overrides[gd.Name] {
+				e.usable = false
+			} else {
+				e.overrides = append(e.overrides, gd.Name)
+			}
+		}
+		if e.usable {
+			g.adj[f] = append(g.adj[f], to)
+			g.radj[to] = append(g.radj[to], f)
+		}
+	}
+	for i := range g.adj {
+		slices.Sort(g.adj[i])
+		slices.Sort(g.radj[i])
+	}
+	return g
+}
+
+func (g *refGraph) index(x release.Version) int {
+	return slices.IndexFunc(g.versions, func(y release.Version) bool { return y.Equal(x) })
+}
+
+// bfs returns hop distances from src over adj (-1: unreachable).
+func bfs(adj [][]int, src int) []int {
+	dist := make([]int, len(adj))
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[src] = 0
+	q := []int{src}
+	for len(q) > 0 {
+		x := q[0]
+		q = q[1:]
+		for _, y := range adj[x] {
+			if dist[y] < 0 {
+				dist[y] = dist[x] + 1
+				q = append(q, y)
+			}
+		}
+	}
+	return dist
+}
+
+func (g *refGraph) dep(f, t int) int {
+	if g.edges[[2]int{f, t}].rule.Deprecated != "" {
+		return 1
+	}
+	return 0
+}
+
+// best returns the best route from src to dst by the documented order,
+// computed backwards: distance and fewest deprecated edges to dst, then
+// greedily the highest next version that keeps both optimal. nil: no route.
+func (g *refGraph) best(src, dst int) []int {
+	dT := bfs(g.radj, dst)
+	if dT[src] < 0 {
+		return nil
+	}
+	n := len(g.versions)
+	order := make([]int, 0, n)
+	for v := range n {
+		if dT[v] >= 0 {
+			order = append(order, v)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(dT[a], dT[b]) })
+	depT := make([]int, n)
+	for _, x := range order {
+		if x == dst {
+			continue
+		}
+		depT[x] = 1 << 30
+		for _, y := range g.adj[x] {
+			if dT[y] == dT[x]-1 {
+				depT[x] = min(depT[x], g.dep(x, y)+depT[y])
+			}
+		}
+	}
+	route := []int{src}
+	for x := src; x != dst; {
+		next := -1
+		for _, y := range g.adj[x] { // ascending: the last fit is the highest
+			if dT[y] == dT[x]-1 && g.dep(x, y)+depT[y] == depT[x] {
+				next = y
+			}
+		}
+		route = append(route, next)
+		x = next
+	}
+	return route
+}
+
+// bruteBest enumerates every shortest route and picks the best one by the
+// documented order. Only for small graphs.
+func (g *refGraph) bruteBest(src, dst int) []int {
+	dist := bfs(g.adj, src)
+	if dist[dst] < 0 {
+		return nil
+	}
+	var best []int
+	bestDep := 0
+	var walk func(route []int, deps int)
+	walk = func(route []int, deps int) {
+		x := route[len(route)-1]
+		if x == dst {
+			if best == nil || deps < bestDep || deps == bestDep && slices.CompareFunc(route, best, func(a, b int) int {
+				return g.versions[b].Compare(g.versions[a]) // higher first
+			}) < 0 {
+				best, bestDep = slices.Clone(route), deps
+			}
+			return
+		}
+		if len(route)-1 == dist[dst] {
+			return
+		}
+		for _, y := range g.adj[x] {
+			if dist[y] == len(route) {
+				walk(append(route, y), deps+g.dep(x, y))
+			}
+		}
+	}
+	walk([]int{src}, 0)
+	return best
+}
+
+// checkRoute verifies a route edge by edge against the reference model.
+func (g *refGraph) checkRoute(t testing.TB, r *path.Route, track string, from, to release.Version) {
+	t.Helper()
+	require.NotNil(t, r)
+	require.True(t, r.From.Equal(from), "route starts at %s, want %s", r.From, from)
+	require.True(t, r.To.Equal(to), "route ends at %s, want %s", r.To, to)
+	require.Equal(t, track, r.Track)
+	at := r.From
+	for i, h := range r.Hops {
+		require.True(t, h.From.Equal(at), "hop %d starts at %s, want %s", i, h.From, at)
+		f, tt := g.index(h.From), g.index(h.To)
+		require.True(t, f >= 0 && tt >= 0, "hop %d: unknown version", i)
+		e := g.edges[[2]int{f, tt}]
+		require.NotNil(t, e, "hop %d: no rule gives %s -> %s", i, h.From, h.To)
+		require.True(t, e.usable, "hop %d: edge %s -> %s is not usable", i, h.From, h.To)
+		require.Equal(t, e.rule.From.String(), h.Rule.From.String(), "hop %d records another rule", i)
+		require.Equal(t, e.rule.Deprecated, h.Deprecated)
+		require.Equal(t, e.rule.Risks, h.Risks)
+		require.Equal(t, e.rule.PreChecks, h.PreChecks)
+		require.Equal(t, e.rule.PostChecks, h.PostChecks)
+		require.Equal(t, e.overrides, h.Overrides)
+		at = h.To
+	}
+	require.True(t, at.Equal(to), "route ends at %s, want %s", at, to)
+}
+
+func (g *refGraph) names(route []int) []string {
+	out := make([]string, len(route))
+	for i, x := range route {
+		out[i] = g.versions[x].String()
+	}
+	return out
+}
+
+func describe(c *release.Catalog, track string) string {
+	s := fmt.Sprintf("versions: %v\n", strs(c.TrackVersions(track)))
+	for _, r := range c.Rules(track) {
+		s += fmt.Sprintf("  %q -> %s blocked=%q deprecated=%q risks=%v\n", r.From, r.To, r.Blocked, r.Deprecated, r.Risks)
+	}
+	for _, p := range c.Paths {
+		for _, vi := range p.Versions {
+			s += fmt.Sprintf("  version %s installable=%v\n", vi.Version, vi.IsInstallable())
+		}
+	}
+	return s
+}

@@ -1,0 +1,325 @@
+package path_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/release"
+)
+
+// Property tests on generated version graphs: every route is valid edge by
+// edge, no shorter route exists (plain BFS), the route is the best by the
+// documented order (backward dynamic programming, and brute force on small
+// graphs), Targets agrees with Resolve, and the same input gives the same
+// answer on every run.
+
+var riskNames = []string{"r1", "r2", "r3"}
+
+// genSpec generates a catalog of n versions (releases, prereleases, patch
+// releases, a kubernetes-master version each) with random rules and flags,
+// and random options.
+func genSpec(rng *rand.Rand, n, maxRules int) (spec, refOpts) {
+	var pool []string
+	for m := 0; len(pool) < 3*n; m++ {
+		maj := 1 + m/20
+		pool = append(pool, fmt.Sprintf("v%d.%d", maj, m%20))
+		if rng.IntN(3) == 0 {
+			pool = append(pool, fmt.Sprintf("v%d.%d-rc.1", maj, m%20), fmt.Sprintf("v%d.%d-rc.2", maj, m%20))
+		}
+		if rng.IntN(3) == 0 {
+			pool = append(pool, fmt.Sprintf("v%d.%d.1", maj, m%20))
+		}
+	}
+	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	s := spec{Versions: pool[:n], K8s: map[string]string{}}
+	for _, ver := range s.Versions {
+		if rng.IntN(10) > 0 {
+			s.K8s[ver] = fmt.Sprintf("v1.%d.%d", 30+rng.IntN(5), rng.IntN(3))
+		}
+	}
+	pick := func() string { return s.Versions[rng.IntN(n)] }
+	for range rng.IntN(maxRules + 1) {
+		var from string
+		switch k := rng.IntN(20); {
+		case k < 10:
+			from = pick()
+		case k < 15:
+			from = ">= " + pick() + ", < " + pick()
+		case k < 16:
+			from = "*"
+		case k < 18:
+			from = "> " + pick()
+		case k < 19:
+			from = pick() + " || " + pick()
+		default:
+			from = "<= " + pick() + ", != " + pick()
+		}
+		r := rule(from, pick())
+		if rng.IntN(10) == 0 {
+			r.Blocked = "blocked"
+		}
+		if rng.IntN(5) == 0 {
+			r.Deprecated = "deprecated"
+		}
+		if rng.IntN(6) == 0 {
+			for _, name := range riskNames {
+				if rng.IntN(2) == 0 {
+					r.Risks = append(r.Risks, release.Risk{Name: name})
+				}
+			}
+		}
+		if rng.IntN(3) == 0 {
+			r.PreChecks = []release.Check{{Name: fmt.Sprintf("check-%d", rng.IntN(100)), Required: true}}
+		}
+		s.Rules = append(s.Rules, r)
+	}
+	for _, ver := range s.Versions {
+		if rng.IntN(10) == 0 {
+			s.Infos = append(s.Infos, notInstallable(ver))
+		}
+	}
+	o := refOpts{accept: map[string]bool{}, overrides: map[string]bool{}}
+	for _, name := range riskNames {
+		if rng.IntN(2) == 0 {
+			o.accept[name] = true
+		}
+	}
+	switch rng.IntN(3) {
+	case 1:
+		g := path.KubernetesSkewGuard()
+		g.MaxMinorSkew = rng.IntN(3)
+		o.guards = []path.Guard{g}
+	case 2:
+		g := path.Guard{Name: "soft", Component: k8s, MaxMinorSkew: rng.IntN(2), Overridable: true}
+		o.guards = []path.Guard{g}
+		if rng.IntN(2) == 0 {
+			o.overrides[g.Name] = true
+		}
+	}
+	return s, o
+}
+
+func iterations(t *testing.T, full, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return full
+}
+
+func TestPropertyRoutes(t *testing.T) {
+	for seed := range uint64(iterations(t, 400, 60)) {
+		rng := rand.New(rand.NewPCG(seed, 0x5eed))
+		n := 2 + rng.IntN(11)
+		s, o := genSpec(rng, n, 4*n)
+		c, err := s.build()
+		require.NoError(t, err, "seed %d", seed)
+		checkGraph(t, c, o, n <= 9, fmt.Sprintf("seed %d\n%s", seed, describe(c, "")))
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+func TestPropertyRoutesLarger(t *testing.T) {
+	for seed := range uint64(iterations(t, 10, 4)) {
+		rng := rand.New(rand.NewPCG(seed, 0x1a76e))
+		n := 20 + rng.IntN(40)
+		s, o := genSpec(rng, n, 5*n)
+		c, err := s.build()
+		require.NoError(t, err, "seed %d", seed)
+		checkGraph(t, c, o, false, fmt.Sprintf("larger seed %d", seed))
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// checkGraph checks every pair of versions of c against the reference model.
+func checkGraph(t *testing.T, c *release.Catalog, o refOpts, brute bool, msg string) {
+	t.Helper()
+	g := newRefGraph(c, o)
+	ix, err := path.NewIndex(c, o.options()...)
+	require.NoError(t, err, msg)
+	for src := range g.versions {
+		fwd := bfs(g.adj, src)
+		for dst := range g.versions {
+			from, to := g.versions[src], g.versions[dst]
+			r, err := ix.Resolve(from, to)
+			if src == dst {
+				require.NoError(t, err, msg)
+				require.Empty(t, r.Hops, msg)
+				continue
+			}
+			want := g.best(src, dst)
+			if want == nil {
+				require.Equal(t, -1, fwd[dst], msg)
+				nr := noRoute(t, err)
+				checkNoRoute(t, g, ix, nr, src, dst, msg)
+				continue
+			}
+			require.NoError(t, err, "%s -> %s\n%s", from, to, msg)
+			g.checkRoute(t, r, o.track, from, to)
+			require.Len(t, r.Hops, fwd[dst], "a shorter route exists: %s -> %s\n%s", from, to, msg)
+			require.Equal(t, g.names(want), hopsOf(r), "%s -> %s\n%s", from, to, msg)
+			if brute {
+				require.Equal(t, g.names(g.bruteBest(src, dst)), hopsOf(r), "brute force: %s -> %s\n%s", from, to, msg)
+			}
+		}
+		checkTargets(t, g, ix, src, fwd, msg)
+	}
+}
+
+func checkNoRoute(t *testing.T, g *refGraph, ix *path.Index, nr *path.NoRouteError, src, dst int, msg string) {
+	t.Helper()
+	fwd, bwd := bfs(g.adj, src), bfs(g.radj, dst)
+	var reach, reaching []string
+	for x := range g.versions {
+		if fwd[x] > 0 {
+			reach = append(reach, g.versions[x].String())
+		}
+		if bwd[x] > 0 {
+			reaching = append(reaching, g.versions[x].String())
+		}
+	}
+	require.Equal(t, reach, nilIfEmpty(strs(nr.Reachable)), msg)
+	require.Equal(t, reaching, nilIfEmpty(strs(nr.Reaching)), msg)
+	require.Equal(t, g.versions[dst].Less(g.versions[src]), nr.Downgrade, msg)
+	for _, ce := range nr.Closed {
+		f, to := g.index(ce.From), g.index(ce.To)
+		require.True(t, fwd[f] >= 0 && bwd[to] >= 0, "closed edge %s does not join the two sides\n%s", ce, msg)
+		e := g.edges[[2]int{f, to}]
+		require.NotNil(t, e, msg)
+		require.False(t, e.usable, msg)
+	}
+	if nr.Relaxed == nil {
+		require.Empty(t, nr.Risks, msg)
+		require.Empty(t, nr.Overrides, msg)
+		return
+	}
+	// Accepting the named risks and overriding the named guards gives a route.
+	r, err := ix.Resolve(g.versions[src], g.versions[dst], path.AcceptRisks(nr.Risks...), path.OverrideGuards(nr.Overrides...))
+	require.NoError(t, err, "%v %v\n%s", nr.Risks, nr.Overrides, msg)
+	require.Len(t, r.Hops, len(nr.Relaxed.Hops), msg)
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+func checkTargets(t *testing.T, g *refGraph, ix *path.Index, src int, fwd []int, msg string) {
+	t.Helper()
+	ts, err := ix.Targets(g.versions[src])
+	var want []string
+	for x := range g.versions {
+		if fwd[x] > 0 {
+			want = append(want, g.versions[x].String())
+		}
+	}
+	if want == nil {
+		noRoute(t, err)
+		require.Empty(t, ts)
+		return
+	}
+	require.NoError(t, err, msg)
+	var got []string
+	for _, tg := range ts {
+		got = append(got, tg.Version.String())
+		require.Equal(t, fwd[g.index(tg.Version)], tg.Hops, msg)
+		r, err := ix.Resolve(g.versions[src], tg.Version)
+		require.NoError(t, err, msg)
+		require.Equal(t, r, tg.Route, "Targets and Resolve disagree on %s -> %s\n%s", g.versions[src], tg.Version, msg)
+	}
+	require.Equal(t, want, got, msg)
+}
+
+// answers records every answer a catalog gives, as text.
+func answers(t *testing.T, c *release.Catalog, o refOpts) []string {
+	t.Helper()
+	ix, err := path.NewIndex(c, o.options()...)
+	require.NoError(t, err)
+	var out []string
+	for _, a := range c.Versions() {
+		for _, b := range c.Versions() {
+			r, err := ix.Resolve(a, b)
+			js, _ := json.Marshal(r)
+			out = append(out, fmt.Sprintf("%s %s\n%s%v", a, b, js, err))
+		}
+		ts, err := ix.Targets(a)
+		js, _ := json.Marshal(ts)
+		out = append(out, fmt.Sprintf("targets %s\n%s%v", a, js, err))
+	}
+	return out
+}
+
+func TestPropertyDeterministic(t *testing.T) {
+	for seed := range uint64(iterations(t, 30, 10)) {
+		rng := rand.New(rand.NewPCG(seed, 0xde7))
+		n := 2 + rng.IntN(20)
+		s, o := genSpec(rng, n, 4*n)
+		c, err := s.build()
+		require.NoError(t, err)
+		want := answers(t, c, o)
+
+		// The same catalog, its releases given in another order.
+		rng.Shuffle(len(s.Versions), func(i, j int) { s.Versions[i], s.Versions[j] = s.Versions[j], s.Versions[i] })
+		c2, err := s.build()
+		require.NoError(t, err)
+		require.Equal(t, want, answers(t, c2, o), "seed %d", seed)
+
+		// And concurrently, on fresh indexes.
+		var wg sync.WaitGroup
+		got := make([][]string, 4)
+		for i := range got {
+			wg.Go(func() { got[i] = answers(t, c, o) })
+		}
+		wg.Wait()
+		for i := range got {
+			require.Equal(t, want, got[i], "seed %d run %d", seed, i)
+		}
+	}
+}
+
+// TestPropertyRiskAcceptanceMonotone: accepting more risks never lengthens a
+// route nor removes a target.
+func TestPropertyRiskAcceptanceMonotone(t *testing.T) {
+	for seed := range uint64(iterations(t, 100, 20)) {
+		rng := rand.New(rand.NewPCG(seed, 0x4157))
+		n := 2 + rng.IntN(15)
+		s, _ := genSpec(rng, n, 3*n)
+		c, err := s.build()
+		require.NoError(t, err)
+		ix, err := path.NewIndex(c)
+		require.NoError(t, err)
+		for _, a := range c.Versions() {
+			for _, b := range c.Versions() {
+				r1, err1 := ix.Resolve(a, b)
+				r2, err2 := ix.Resolve(a, b, path.AcceptRisks(riskNames...))
+				if err1 == nil {
+					require.NoError(t, err2)
+					require.LessOrEqual(t, len(r2.Hops), len(r1.Hops))
+				}
+				if err2 != nil {
+					var nr *path.NoRouteError
+					require.True(t, errors.As(err2, &nr))
+					require.Empty(t, nr.Risks)
+				}
+			}
+			t1, _ := ix.Targets(a)
+			t2, _ := ix.Targets(a, path.AcceptRisks(riskNames...))
+			for _, x := range t1 {
+				require.True(t, slices.ContainsFunc(t2, func(y path.Target) bool { return y.Version.Equal(x.Version) && y.Hops <= x.Hops }))
+			}
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package path
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// Hop is one step of a Route: an upgrade from one release to the next.
+//
+// Rule is a copy of the rule that allowed the edge; PreChecks, PostChecks and
+// Risks are the same slices as Rule's.
+type Hop struct {
+	From release.Version `json:"from" yaml:"from"`
+	To   release.Version `json:"to" yaml:"to"`
+	// Rule is the rule that allowed the edge (a copy).
+	Rule release.Rule `json:"rule" yaml:"rule"`
+	// PreChecks run before the hop's components, PostChecks after.
+	PreChecks  []release.Check `json:"preChecks,omitempty" yaml:"preChecks,omitempty"`
+	PostChecks []release.Check `json:"postChecks,omitempty" yaml:"postChecks,omitempty"`
+	// Risks are the risks of the edge, all accepted by the caller.
+	Risks []release.Risk `json:"risks,omitempty" yaml:"risks,omitempty"`
+	// Deprecated is the rule's deprecation reason, "" if none.
+	Deprecated string `json:"deprecated,omitempty" yaml:"deprecated,omitempty"`
+	// Overrides names the overridable guards the caller overrode on this hop.
+	Overrides []string `json:"overrides,omitempty" yaml:"overrides,omitempty"`
+	// ToDeprecated is the deprecation reason the track's UpgradePath versions
+	// list gives for To, "" if none.
+	ToDeprecated string `json:"toDeprecated,omitempty" yaml:"toDeprecated,omitempty"`
+}
+
+// Route is the chain of hops from Route.From to Route.To on Route.Track. An
+// empty Hops means From is To. Versions are spelled as the catalog's
+// Releases spell them.
+type Route struct {
+	Track string          `json:"track,omitempty" yaml:"track,omitempty"`
+	From  release.Version `json:"from" yaml:"from"`
+	To    release.Version `json:"to" yaml:"to"`
+	Hops  []Hop           `json:"hops" yaml:"hops"`
+}
+
+// Versions returns From followed by the To of every hop.
+func (r *Route) Versions() []release.Version {
+	out := make([]release.Version, 0, len(r.Hops)+1)
+	out = append(out, r.From)
+	for _, h := range r.Hops {
+		out = append(out, h.To)
+	}
+	return out
+}
+
+// Clone returns a deep copy of r. The Routes of one Targets result share the
+// slices of the hops they have in common; Clone one before changing it.
+func (r *Route) Clone() *Route {
+	if r == nil {
+		return nil
+	}
+	out := *r
+	out.Hops = make([]Hop, len(r.Hops))
+	for i, h := range r.Hops {
+		h.Rule = *h.Rule.DeepCopy()
+		h.PreChecks, h.PostChecks, h.Risks = h.Rule.PreChecks, h.Rule.PostChecks, h.Rule.Risks
+		h.Overrides = append([]string(nil), h.Overrides...)
+		out.Hops[i] = h
+	}
+	return &out
+}
+
+// String prints a header line, then one line per hop with its checks,
+// risks, deprecation and overrides. The output is deterministic:
+//
+//	v26.03 -> v26.09: 2 hops
+//	  1. v26.03 -> v26.06  pre: cluster-healthy, etcd-backup  post: nodes-ready
+//	  2. v26.06 -> v26.09  pre: cluster-healthy, registry-mirror-reachable (optional)  post: nodes-ready
+//
+// Optional checks (required: false) are marked "(optional)".
+func (r *Route) String() string {
+	if r == nil {
+		return "<nil route>"
+	}
+	var b strings.Builder
+	b.WriteString(r.From.String())
+	b.WriteString(" -> ")
+	b.WriteString(r.To.String())
+	if r.Track != "" {
+		b.WriteString(" on track ")
+		b.WriteString(r.Track)
+	}
+	switch len(r.Hops) {
+	case 0:
+		b.WriteString(": no hops, already there\n")
+		return b.String()
+	case 1:
+		b.WriteString(": 1 hop\n")
+	default:
+		fmt.Fprintf(&b, ": %d hops\n", len(r.Hops))
+	}
+	for i, h := range r.Hops {
+		b.WriteString("  ")
+		b.WriteString(strconv.Itoa(i + 1))
+		b.WriteString(". ")
+		b.WriteString(h.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// String prints the hop on one line: "v26.03 -> v26.06  pre: ...  post: ...
+// risks: ...  deprecated: ...  overrides: ...", each part only when not empty.
+func (h Hop) String() string {
+	var b strings.Builder
+	b.WriteString(h.From.String())
+	b.WriteString(" -> ")
+	b.WriteString(h.To.String())
+	if h.ToDeprecated != "" {
+		fmt.Fprintf(&b, " (deprecated version: %q)", h.ToDeprecated)
+	}
+	checks := func(label string, cs []release.Check) {
+		if len(cs) == 0 {
+			return
+		}
+		b.WriteString("  ")
+		b.WriteString(label)
+		b.WriteString(": ")
+		for i, c := range cs {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(c.Name)
+			if !c.Required {
+				b.WriteString(" (optional)")
+			}
+		}
+	}
+	checks("pre", h.PreChecks)
+	checks("post", h.PostChecks)
+	if len(h.Risks) > 0 {
+		b.WriteString("  risks: ")
+		for i, r := range h.Risks {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(r.Name)
+			if r.Message != "" {
+				fmt.Fprintf(&b, " (%q)", r.Message)
+			}
+		}
+	}
+	if h.Deprecated != "" {
+		fmt.Fprintf(&b, "  deprecated: %q", h.Deprecated)
+	}
+	if len(h.Overrides) > 0 {
+		b.WriteString("  overrides: ")
+		b.WriteString(strings.Join(h.Overrides, ", "))
+	}
+	return b.String()
+}
+
+// Target is a version reachable from the current one.
+type Target struct {
+	Version release.Version `json:"version" yaml:"version"`
+	// Hops is the number of hops of Route.
+	Hops  int    `json:"hops" yaml:"hops"`
+	Route *Route `json:"route" yaml:"route"`
+}
