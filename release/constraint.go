@@ -47,6 +47,25 @@ const (
 
 var opNames = [...]string{"=", "!=", ">", ">=", "<", "<="}
 
+// parseOp returns the operator a comparison starts with ("" is =).
+func parseOp(s string) (op, bool) {
+	switch s {
+	case "", "=", "==":
+		return opEQ, true
+	case "!=":
+		return opNE, true
+	case ">":
+		return opGT, true
+	case ">=":
+		return opGE, true
+	case "<":
+		return opLT, true
+	case "<=":
+		return opLE, true
+	}
+	return 0, false
+}
+
 type comparison struct {
 	op op
 	v  Version
@@ -69,19 +88,18 @@ func ParseConstraint(s string) (Constraint, error) {
 			if part == "" {
 				return Constraint{}, fmt.Errorf("release: invalid constraint %q: empty comparison (a stray \",\" or \"||\"?)", s)
 			}
-			o, rest := opEQ, part
-			for _, cand := range []struct {
-				s string
-				o op
-			}{{">=", opGE}, {"<=", opLE}, {"!=", opNE}, {"==", opEQ}, {">", opGT}, {"<", opLT}, {"=", opEQ}} {
-				if strings.HasPrefix(part, cand.s) {
-					o, rest = cand.o, strings.TrimSpace(part[len(cand.s):])
-					break
-				}
+			rest := strings.TrimLeft(part, "<>=!~^ ")
+			name := strings.TrimSpace(part[:len(part)-len(rest)])
+			o, ok := parseOp(name)
+			if !ok {
+				return Constraint{}, fmt.Errorf("release: invalid constraint %q: comparison %q: unknown operator %q; use =, !=, >, >=, < or <= (a range is two comparisons: >= v1.2, < v1.3)", s, part, name)
+			}
+			if strings.ContainsAny(rest, " <>=!") {
+				return Constraint{}, fmt.Errorf("release: invalid constraint %q: comparison %q holds more than one version; separate comparisons with \",\" (>= v26.06, < v26.09) and alternatives with \"||\"", s, part)
 			}
 			v, err := ParseVersion(rest)
 			if err != nil {
-				return Constraint{}, fmt.Errorf("release: invalid constraint %q: comparison %q: %w", s, part, err)
+				return Constraint{}, fmt.Errorf("release: invalid constraint %q: comparison %q: %s", s, part, strings.TrimPrefix(err.Error(), "release: "))
 			}
 			cmps = append(cmps, comparison{o, v})
 		}

@@ -90,7 +90,8 @@ func Load(fsys fs.FS) (*Catalog, error) {
 		}
 		data, err := fs.ReadFile(fsys, p)
 		if err != nil {
-			ps.add(Problem{File: p, Message: err.Error()})
+			// Reported below unless the file is a manifest (reported where it is named).
+			files = append(files, parsed{p, nil, &Problem{File: p, Message: err.Error()}})
 			return nil
 		}
 		docs, perr := parseFile(p, data)
@@ -188,21 +189,41 @@ func (l *loader) decode(d document) {
 	report := func(line int, field, msg, fix string) {
 		ps.add(Problem{File: d.src.File, Line: line, Field: field, Message: msg, Fix: fix})
 	}
-	var env envelope
-	if !decodeStrict(d.node, &env, "", report) {
+	if d.node.Kind != yaml.MappingNode {
+		report(d.src.Line, "", fmt.Sprintf("a catalog document must be a mapping, got %s", kindWord(d.node)),
+			"start it with apiVersion: "+APIVersion+" and kind: Release, ComponentVersion or UpgradePath")
 		return
 	}
-	switch {
-	case env.APIVersion == "":
-		report(d.src.Line, "apiVersion", "missing apiVersion", "add apiVersion: "+APIVersion)
+	// Another apiVersion is another schema: say so, and nothing about its
+	// fields. A Kubernetes manifest that no ComponentVersion names lands here.
+	if n := find(d.node, "apiVersion"); n != nil && n.Kind == yaml.ScalarNode && n.Value != "" && n.Value != APIVersion {
+		fix := "use apiVersion: " + APIVersion
+		if !strings.HasPrefix(n.Value, "hopdag.io/") {
+			fix = "catalog documents have apiVersion: " + APIVersion + "; if this file is a manifest, name it in a ComponentVersion's spec.manifests[].file"
+		}
+		report(n.Line, "apiVersion", fmt.Sprintf("unknown apiVersion %q", n.Value), fix)
 		return
-	case env.APIVersion != APIVersion:
-		report(find(d.node, "apiVersion").Line, "apiVersion", fmt.Sprintf("unknown apiVersion %q", env.APIVersion), "use apiVersion: "+APIVersion)
+	}
+	var env envelope
+	if !decodeStrict(d.node, &env, "", report) {
+		// The envelope's problems are reported. If it still decodes (say,
+		// an unknown metadata field), go on and check the spec too, so that
+		// one run reports every problem of the document.
+		if d.node.Decode(&env) != nil {
+			return
+		}
+	}
+	if env.APIVersion == "" {
+		report(d.src.Line, "apiVersion", "missing apiVersion", "add apiVersion: "+APIVersion)
 		return
 	}
 	if env.Metadata.Name == "" {
 		report(d.src.Line, "metadata.name", "missing metadata.name", "name the document, e.g. metadata: {name: etcd-v3.5.21}")
 	}
+	// A spec whose only problems are unknown fields (reported by
+	// decodeStrict) still decodes leniently and joins the catalog, so that a
+	// typo in one document does not also make every reference to it look
+	// dangling. The load fails either way.
 	spec := &env.Spec
 	if spec.Kind == 0 {
 		report(d.src.Line, "spec", "missing spec", "add the "+env.Kind+" spec")
@@ -211,21 +232,21 @@ func (l *loader) decode(d document) {
 	switch env.Kind {
 	case KindRelease:
 		var r Release
-		if decodeStrict(spec, &r, "spec", report) {
+		if decodeStrict(spec, &r, "spec", report) || spec.Decode(&r) == nil {
 			r.Name, r.Source = env.Metadata.Name, d.src
 			c.Releases = append(c.Releases, r)
 			sn[d.src] = spec
 		}
 	case KindComponentVersion:
 		var cv ComponentVersion
-		if decodeStrict(spec, &cv, "spec", report) {
+		if decodeStrict(spec, &cv, "spec", report) || spec.Decode(&cv) == nil {
 			cv.Source = d.src
 			c.Components = append(c.Components, cv)
 			sn[d.src] = spec
 		}
 	case KindUpgradePath:
 		var p UpgradePath
-		if decodeStrict(spec, &p, "spec", report) {
+		if decodeStrict(spec, &p, "spec", report) || spec.Decode(&p) == nil {
 			p.Name, p.Source = env.Metadata.Name, d.src
 			for i := range p.Rules {
 				p.Rules[i].Source = Source{File: d.src.File, Line: find(spec, "rules", i).Line}
@@ -253,8 +274,14 @@ func (l *loader) decode(d document) {
 
 type kindName struct{ kind, name string }
 
-// loadManifests reads each manifest file into its Template.
+// loadManifests reads each manifest file into its Template. Each file is read
+// once: versions that share a file share its text (strings are immutable).
 func loadManifests(fsys fs.FS, c *Catalog, sn specNodes, ps *problems) {
+	type read struct {
+		data string
+		err  error
+	}
+	files := map[string]read{}
 	for i := range c.Components {
 		cv := &c.Components[i]
 		for j := range cv.Manifests {
@@ -273,8 +300,14 @@ func loadManifests(fsys fs.FS, c *Catalog, sn specNodes, ps *problems) {
 				ps.add(sn.at(cv.Source, "manifests", j).with("a manifest needs exactly one of file and template", "remove template to read the file, or remove file to use the inline template"))
 				continue
 			}
-			data, err := fs.ReadFile(fsys, path.Clean(m.File))
-			if err != nil {
+			name := path.Clean(m.File)
+			f, ok := files[name]
+			if !ok {
+				data, err := fs.ReadFile(fsys, name)
+				f = read{string(data), err}
+				files[name] = f
+			}
+			if err := f.err; err != nil {
 				msg := fmt.Sprintf("manifest file %s: %v", m.File, err)
 				if errors.Is(err, fs.ErrNotExist) {
 					msg = fmt.Sprintf("manifest file %s does not exist", m.File)
@@ -282,7 +315,7 @@ func loadManifests(fsys fs.FS, c *Catalog, sn specNodes, ps *problems) {
 				ps.add(sn.at(cv.Source, "manifests", j, "file").with(msg, "write the path relative to the catalog root, or use template for inline YAML"))
 				continue
 			}
-			m.Template = string(data)
+			m.Template = f.data
 		}
 	}
 }

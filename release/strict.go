@@ -28,7 +28,7 @@ var (
 func decodeStrict(n *yaml.Node, out any, field string, report func(line int, field, msg, fix string)) bool {
 	before := 0
 	count := func(line int, f, msg, fix string) { before++; report(line, f, msg, fix) }
-	checkNode(n, reflect.TypeOf(out).Elem(), field, count)
+	checkNode(n, reflect.TypeOf(out).Elem(), field, map[anchorUse]bool{}, count)
 	if before > 0 {
 		return false
 	}
@@ -44,9 +44,24 @@ func decodeStrict(n *yaml.Node, out any, field string, report func(line int, fie
 	return true
 }
 
-func checkNode(n *yaml.Node, t reflect.Type, field string, report func(line int, field, msg, fix string)) {
+// anchorUse is an anchored node checked against a Go type.
+type anchorUse struct {
+	n *yaml.Node
+	t reflect.Type
+}
+
+// checkNode walks n against t. An anchored node is checked once per Go type
+// (anchors): walking it again for every alias that names it would let a small
+// file of aliases to lists of aliases cost N^2 or more.
+func checkNode(n *yaml.Node, t reflect.Type, field string, anchors map[anchorUse]bool, report func(line int, field, msg, fix string)) {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
+	}
+	if n.Anchor != "" {
+		if anchors[anchorUse{n, t}] {
+			return
+		}
+		anchors[anchorUse{n, t}] = true
 	}
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 		n = n.Content[0]
@@ -92,7 +107,7 @@ func checkNode(n *yaml.Node, t reflect.Type, field string, report func(line int,
 				report(k.Line, sub, "unknown field", fixUnknown(k.Value, fields))
 				continue
 			}
-			checkNode(v, f.Type, sub, report)
+			checkNode(v, f.Type, sub, anchors, report)
 		}
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
@@ -108,7 +123,7 @@ func checkNode(n *yaml.Node, t reflect.Type, field string, report func(line int,
 				continue
 			}
 			seen[k.Value] = true
-			checkNode(v, t.Elem(), sub, report)
+			checkNode(v, t.Elem(), sub, anchors, report)
 		}
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
@@ -116,7 +131,7 @@ func checkNode(n *yaml.Node, t reflect.Type, field string, report func(line int,
 			return
 		}
 		for i, item := range n.Content {
-			checkNode(item, t.Elem(), fmt.Sprintf("%s[%d]", field, i), report)
+			checkNode(item, t.Elem(), fmt.Sprintf("%s[%d]", field, i), anchors, report)
 		}
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
@@ -162,7 +177,39 @@ func fixUnknown(key string, fields map[string]reflect.StructField) string {
 			return fmt.Sprintf("did you mean %q?", name)
 		}
 	}
+	// A typo: the closest name at most two edits away ("handlr", "timout").
+	best, bestDist := "", 3
+	for _, name := range names {
+		if d := editDistance(strings.ToLower(key), strings.ToLower(name)); d < bestDist && d < len(name)/2 {
+			best, bestDist = name, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
 	return "known fields: " + strings.Join(names, ", ")
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes. It
+// allocates two rows of len(b)+1: pass the short string as b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func join(field, key string) string {

@@ -55,7 +55,7 @@ func validate(c *Catalog, sn specNodes, ps *problems) {
 		k := compKey{cv.Name, cv.Version.Canonical()}
 		if first, dup := seenCV[k]; dup && !cv.Version.IsZero() {
 			ps.add(sn.at(cv.Source, "version").with(
-				fmt.Sprintf("component %s version %s is declared twice%s (first at %s)", cv.Name, cv.Version, sameSpelling(first.Version, cv.Version), first.Source),
+				fmt.Sprintf("component %s version %s is declared twice%s%s", cv.Name, cv.Version, sameSpelling(first.Version, cv.Version), firstAt(first.Source)),
 				"remove one of the two ComponentVersion documents"))
 			continue
 		}
@@ -71,7 +71,7 @@ func validate(c *Catalog, sn specNodes, ps *problems) {
 		k := trackKey{r.Track, r.Version.Canonical()}
 		if first, dup := seenRel[k]; dup {
 			ps.add(sn.at(r.Source, "version").with(
-				fmt.Sprintf("release %s%s is declared twice%s (first at %s)", r.Version, onTrack(r.Track), sameSpelling(first.Version, r.Version), first.Source),
+				fmt.Sprintf("release %s%s is declared twice%s%s", r.Version, onTrack(r.Track), sameSpelling(first.Version, r.Version), firstAt(first.Source)),
 				"remove one of the two Release documents"))
 			continue
 		}
@@ -95,6 +95,14 @@ func sameSpelling(a, b Version) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%s and %s are the same version)", a, b)
+}
+
+// firstAt is " (first at file:line)", or "" for values built in code.
+func firstAt(src Source) string {
+	if src.File == "" {
+		return ""
+	}
+	return " (first at " + src.String() + ")"
 }
 
 func onTrack(track string) string {
@@ -188,11 +196,15 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNode
 		if !ok || shipped[ref.Name] != i {
 			continue
 		}
-		for _, d := range cv.Dependencies {
+		for k, d := range cv.Dependencies {
 			if _, ok := shipped[d]; !ok && d != cv.Name && d != "" {
+				where := ""
+				if dep := sn.at(cv.Source, "dependencies", k); dep.File != "" {
+					where = " (" + Source{dep.File, dep.Line}.String() + ")"
+				}
 				ps.add(at("components", i).with(
 					fmt.Sprintf("component %s %s depends on %s, which release %s does not ship", cv.Name, cv.Version, d, r.Version),
-					fmt.Sprintf("add %s to the release's components, or remove the dependency at %s", d, cv.Source)))
+					fmt.Sprintf("add %s to the release's components, or remove it from the dependencies of %s %s%s", d, cv.Name, cv.Version, where)))
 			}
 		}
 	}

@@ -39,7 +39,10 @@ type Version struct {
 // ParseVersion parses s. The error says what part of s is wrong.
 func ParseVersion(s string) (Version, error) {
 	v := Version{orig: s}
-	rest := strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V")
+	rest := s
+	if rest != "" && (rest[0] == 'v' || rest[0] == 'V') {
+		rest = rest[1:] // one optional "v": "vv1.2" and "vV1.2" are errors
+	}
 	if i := strings.IndexByte(rest, '+'); i >= 0 {
 		if err := checkIdents(rest[i+1:]); err != nil {
 			return Version{}, fmt.Errorf("release: invalid version %q: build metadata: %w", s, err)
@@ -138,20 +141,21 @@ func (v Version) Canonical() string {
 	return b.String()
 }
 
-// canonicalPre strips leading zeros from numeric identifiers, because they
-// compare as numbers.
+// canonicalPre strips leading zeros from every run of digits, because runs
+// of digits compare as numbers (rc.01 == rc.1 and rc01 == rc1).
 func canonicalPre(pre string) string {
-	ids := strings.Split(pre, ".")
-	for i, id := range ids {
-		if isDigits(id) {
-			t := strings.TrimLeft(id, "0")
-			if t == "" {
-				t = "0"
+	var b strings.Builder
+	for pre != "" {
+		r, digits := run(pre)
+		pre = pre[len(r):]
+		if digits {
+			if r = strings.TrimLeft(r, "0"); r == "" {
+				r = "0"
 			}
-			ids[i] = t
 		}
+		b.WriteString(r)
 	}
-	return strings.Join(ids, ".")
+	return b.String()
 }
 
 // Compare returns -1, 0 or +1 as v sorts before, equal to, or after w.

@@ -1,0 +1,161 @@
+package release_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+const (
+	benchReleases   = 2000
+	benchComponents = 50
+)
+
+// benchCatalog generates a catalog of benchReleases releases, each shipping
+// benchComponents components. Component j gets a new version every j%5+1
+// releases (not everything changes every release), depends on the one or
+// two components before it, and is inline, exec or manifest. One
+// UpgradePath links each release to the next, plus a range rule per 100.
+//
+// It returns the file system and the number of ComponentVersion documents.
+func benchCatalog() (fstest.MapFS, int) {
+	fsys := fstest.MapFS{}
+	relVersion := func(i int) string {
+		s := fmt.Sprintf("v%d.%02d", 20+i/100, i%100)
+		if i%10 == 9 {
+			s += "-rc.1"
+		}
+		return s
+	}
+	compName := func(j int) string { return fmt.Sprintf("component-%02d", j) }
+	compVersion := func(j, k int) string { return fmt.Sprintf("v%d.%d.%d", 1+j%3, k/10, k%10) }
+	step := func(j int) int { return j%5 + 1 }
+
+	docs := 0
+	for j := range benchComponents {
+		var b strings.Builder
+		for k := 0; k*step(j) < benchReleases; k++ {
+			if k > 0 {
+				b.WriteString("---\n")
+			}
+			fmt.Fprintf(&b, "apiVersion: hopdag.io/v1alpha1\nkind: ComponentVersion\nmetadata:\n  name: %s-%s\nspec:\n  name: %s\n  version: %s\n",
+				compName(j), compVersion(j, k), compName(j), compVersion(j, k))
+			switch {
+			case j >= 2:
+				fmt.Fprintf(&b, "  dependencies: [%s, %s]\n", compName(j-1), compName(j-2))
+			case j == 1:
+				fmt.Fprintf(&b, "  dependencies: [%s]\n", compName(0))
+			}
+			switch j % 3 {
+			case 0:
+				fmt.Fprintf(&b, "  handler: %s\n", compName(j))
+			case 1:
+				fmt.Fprintf(&b, "  command: {args: [/usr/bin/upgrade-%s, --to, %s]}\n", compName(j), compVersion(j, k))
+			case 2:
+				fmt.Fprintf(&b, "  manifests:\n    - template: |\n        apiVersion: v1\n        kind: ConfigMap\n        metadata: {name: %s}\n", compName(j))
+			}
+			b.WriteString("  timeout: 10m\n  expectedDuration: 90s\n  retries: {attempts: 3, backoff: 10s}\n  healthChecks: [{name: ready, timeout: 5m, interval: 10s}]\n  params: {image: \"registry.example/" + compName(j) + ":" + compVersion(j, k) + "\"}\n")
+			docs++
+		}
+		fsys["components/"+compName(j)+".yaml"] = &fstest.MapFile{Data: []byte(b.String())}
+	}
+
+	for f := 0; f < benchReleases/100; f++ {
+		var b strings.Builder
+		for i := f * 100; i < (f+1)*100; i++ {
+			if i > f*100 {
+				b.WriteString("---\n")
+			}
+			fmt.Fprintf(&b, "apiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata:\n  name: r-%s\nspec:\n  version: %s\n  components:\n", relVersion(i), relVersion(i))
+			for j := range benchComponents {
+				fmt.Fprintf(&b, "    - {name: %s, version: %s}\n", compName(j), compVersion(j, i/step(j)))
+			}
+			fmt.Fprintf(&b, "  compatibility:\n    - {component: %s, requires: %s, versions: \">= %s\"}\n", compName(1), compName(0), compVersion(0, 0))
+		}
+		fsys[fmt.Sprintf("releases/%02d.yaml", f)] = &fstest.MapFile{Data: []byte(b.String())}
+	}
+
+	var b strings.Builder
+	b.WriteString("apiVersion: hopdag.io/v1alpha1\nkind: UpgradePath\nmetadata:\n  name: paths\nspec:\n  rules:\n")
+	for i := 1; i < benchReleases; i++ {
+		fmt.Fprintf(&b, "    - {from: %s, to: %s}\n", relVersion(i-1), relVersion(i))
+		if i%100 == 0 {
+			fmt.Fprintf(&b, "    - from: \">= %s, < %s\"\n      to: %s\n      preChecks: [{name: healthy, required: true}]\n",
+				relVersion(i-100), relVersion(i), relVersion(i))
+		}
+	}
+	fsys["upgradepath.yaml"] = &fstest.MapFile{Data: []byte(b.String())}
+	return fsys, docs
+}
+
+// BenchmarkLoad loads a generated catalog of 2,000 releases x 50 components.
+func BenchmarkLoad(b *testing.B) {
+	fsys, docs := benchCatalog()
+	size := 0
+	for _, f := range fsys {
+		size += len(f.Data)
+	}
+	c, err := release.Load(fsys)
+	if err != nil {
+		b.Fatalf("Load of the generated catalog: %v", err)
+	}
+	if len(c.Releases) != benchReleases || len(c.Components) != docs {
+		b.Fatalf("loaded %d releases and %d component versions, want %d and %d", len(c.Releases), len(c.Components), benchReleases, docs)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := release.Load(fsys); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(docs), "componentversions")
+}
+
+func BenchmarkParseVersion(b *testing.B) {
+	in := []string{"v26.06", "v26.06-rc.2", "26.06.01", "13.01.2", "v1.34.1", "v26.06-rc.10+build.5"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := release.ParseVersion(in[i%len(in)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+func BenchmarkVersionCompare(b *testing.B) {
+	var vs []release.Version
+	for _, s := range []string{"v26.06", "v26.06-rc.2", "v26.06-rc.10", "26.6.0", "v26.06.1", "v26.09-rc.1", "v26.06-rc9", "v26.06-rc10"} {
+		vs = append(vs, release.MustParseVersion(s))
+	}
+	b.ReportAllocs()
+	i, sum := 0, 0
+	for b.Loop() {
+		sum += vs[i%len(vs)].Compare(vs[(i+3)%len(vs)])
+		i++
+	}
+	if sum == 1<<62 {
+		b.Log(sum) // keep sum alive
+	}
+}
+
+func BenchmarkConstraintCheck(b *testing.B) {
+	c := release.MustParseConstraint(">= v26.06-rc.2, < v26.09 || v26.10")
+	vs := []release.Version{release.MustParseVersion("v26.06-rc.3"), release.MustParseVersion("v26.07-rc.1"), release.MustParseVersion("v26.08")}
+	b.ReportAllocs()
+	i, n := 0, 0
+	for b.Loop() {
+		if c.Check(vs[i%len(vs)]) {
+			n++
+		}
+		i++
+	}
+	if n == 0 {
+		b.Fatal("Check admitted nothing")
+	}
+}

@@ -1,0 +1,151 @@
+package release_test
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// TestLoadStrict: one document per case, the exact problems it gives.
+// testdata/invalid holds the cases the issue lists; these are the rest of
+// the strict checker's rules.
+func TestLoadStrict(t *testing.T) {
+	cv := func(spec string) string {
+		return header + "kind: ComponentVersion\nmetadata: {name: a}\nspec:\n  name: a\n  version: v1.0\n" + spec
+	}
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{
+			"field given twice",
+			cv("  handler: a\n  handler: b\n"),
+			[]string{"c.yaml:8: spec.handler: field given twice; remove one of them"},
+		},
+		{
+			"map key given twice",
+			cv("  handler: a\n  params:\n    x: 1\n    x: 2\n"),
+			[]string{"c.yaml:10: spec.params.x: key given twice; remove one of them"},
+		},
+		{
+			"bool that is not true or false",
+			header + "kind: UpgradePath\nmetadata: {name: p}\nspec:\n  rules:\n    - {from: v1.0, to: v1.0, preChecks: [{name: a, required: yes}]}\n",
+			[]string{
+				`c.yaml:6: spec.rules[0].preChecks[0].required: want true or false, got "yes"`,
+				"c.yaml:6: spec.rules[0].to: rule upgrades to v1.0, which has no release; add a Release document for it",
+			},
+		},
+		{
+			"version as a mapping",
+			header + "kind: Release\nmetadata: {name: r}\nspec:\n  version: {major: 26}\n",
+			[]string{"c.yaml:5: spec.version: want a single value (a version such as v26.06), got a mapping"},
+		},
+		{
+			"constraint as a list",
+			header + "kind: UpgradePath\nmetadata: {name: p}\nspec:\n  rules:\n    - {from: [v1.0, v1.1], to: v1.0}\n",
+			[]string{`c.yaml:6: spec.rules[0].from: want a single value (a version or range such as ">= v26.06, < v26.09"), got a list`},
+		},
+		{
+			"spec as a scalar",
+			header + "kind: Release\nmetadata: {name: r}\nspec: v26.06\n",
+			[]string{`c.yaml:4: spec: want a mapping, got "v26.06"`},
+		},
+		{
+			"null spec",
+			header + "kind: Release\nmetadata: {name: r}\nspec:\n",
+			[]string{"c.yaml:4: spec: release has no version; set spec.version, e.g. v26.06"},
+		},
+		{
+			"missing spec",
+			header + "kind: Release\nmetadata: {name: r}\n",
+			[]string{"c.yaml:1: spec: missing spec; add the Release spec"},
+		},
+		{
+			"missing metadata.name",
+			header + "kind: UpgradePath\nmetadata: {labels: {a: b}, annotations: {c: d}}\nspec: {rules: []}\n",
+			[]string{"c.yaml:1: metadata.name: missing metadata.name; name the document, e.g. metadata: {name: etcd-v3.5.21}"},
+		},
+		{
+			"metadata of the wrong shape",
+			header + "kind: Release\nmetadata: [r]\nspec: {version: v1.0}\n",
+			[]string{"c.yaml:3: metadata: want a mapping, got a list"},
+		},
+		{
+			"document that is not a mapping",
+			"- a\n- b\n",
+			[]string{"c.yaml:1: a catalog document must be a mapping, got a list; start it with apiVersion: hopdag.io/v1alpha1 and kind: Release, ComponentVersion or UpgradePath"},
+		},
+		{
+			"Kubernetes manifest that no component names",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: y}\n",
+			[]string{`c.yaml:1: apiVersion: unknown apiVersion "v1"; catalog documents have apiVersion: hopdag.io/v1alpha1; if this file is a manifest, name it in a ComponentVersion's spec.manifests[].file`},
+		},
+		{
+			"manifest with file and template",
+			cv("  manifests:\n    - {file: m.yaml, template: 'kind: ConfigMap'}\n"),
+			[]string{"c.yaml:8: spec.manifests[0]: a manifest needs exactly one of file and template; remove template to read the file, or remove file to use the inline template"},
+		},
+		{
+			"negative duration",
+			cv("  handler: a\n  timeout: -5m\n"),
+			[]string{`c.yaml:8: spec.timeout: invalid duration "-5m": must not be negative`},
+		},
+		{
+			"case of a field name",
+			cv("  Handler: a\n"),
+			[]string{
+				"c.yaml:5: spec: component version has no type; set spec.type to inline, manifest, exec or a registered type",
+				`c.yaml:7: spec.Handler: unknown field; did you mean "handler"?`,
+			},
+		},
+		{
+			"null values are unset",
+			cv("  handler: a\n  group: ~\n  retries: null\n  dependencies:\n"),
+			nil,
+		},
+		{
+			"alias to a mapping",
+			cv("  handler: a\n  params: &p {a: b}\n  healthChecks: [{name: h, params: *p}]\n"),
+			nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := release.Load(fstest.MapFS{"c.yaml": {Data: []byte(tt.yaml)}})
+			if tt.want == nil {
+				require.NoError(t, err)
+				require.NotNil(t, c)
+				return
+			}
+			require.Error(t, err)
+			var le *release.LoadError
+			require.ErrorAs(t, err, &le)
+			got := make([]string, len(le.Problems))
+			for i, p := range le.Problems {
+				got[i] = p.Error()
+			}
+			assert.Equal(t, tt.want, got, "problems of\n%s", tt.yaml)
+		})
+	}
+}
+
+// TestLoadReportsEveryDocument: one file, problems in several documents,
+// all reported, in line order.
+func TestLoadReportsEveryDocument(t *testing.T) {
+	docs := []string{
+		header + "kind: Nope\nmetadata: {name: a}\nspec: {}\n",
+		header + "kind: Release\nmetadata: {name: r}\nspec: {version: v1, components: []}\n",
+		header + "kind: ComponentVersion\nmetadata: {name: c}\nspec: {name: c, version: v1.0, handler: c, dependencies: [c]}\n",
+	}
+	_, err := release.Load(fstest.MapFS{"c.yaml": {Data: []byte(strings.Join(docs, "---\n"))}})
+	require.Error(t, err)
+	assert.Equal(t, `release: invalid catalog: 3 problems
+  c.yaml:2: kind: unknown kind "Nope"; use Release, ComponentVersion or UpgradePath
+  c.yaml:9: spec.version: invalid version "v1": want MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. v26.06 or v1.34.1
+  c.yaml:14: spec.dependencies[0]: component c depends on itself; remove it from spec.dependencies`, err.Error())
+}
