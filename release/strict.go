@@ -26,10 +26,9 @@ var (
 // decodeStrict checks n against the type of out, then decodes it. It reports
 // problems through report and returns false when there were any.
 func decodeStrict(n *yaml.Node, out any, field string, report func(line int, field, msg, fix string)) bool {
-	before := 0
-	count := func(line int, f, msg, fix string) { before++; report(line, f, msg, fix) }
-	checkNode(n, reflect.TypeOf(out).Elem(), field, map[anchorUse]bool{}, count)
-	if before > 0 {
+	w := &walker{anchors: map[anchorUse]bool{}, fields: map[reflect.Type]map[string]reflect.StructField{}, report: report}
+	w.check(n, reflect.TypeOf(out).Elem(), field)
+	if w.problems > 0 {
 		return false
 	}
 	if err := n.Decode(out); err != nil {
@@ -50,10 +49,25 @@ type anchorUse struct {
 	t reflect.Type
 }
 
-// checkNode walks n against t. An anchored node is checked once per Go type
+// walker checks one document. An anchored node is checked once per Go type
 // (anchors): walking it again for every alias that names it would let a small
-// file of aliases to lists of aliases cost N^2 or more.
-func checkNode(n *yaml.Node, t reflect.Type, field string, anchors map[anchorUse]bool, report func(line int, field, msg, fix string)) {
+// file of aliases to lists of aliases cost N^2 or more. fields caches each
+// struct type's YAML keys.
+type walker struct {
+	anchors  map[anchorUse]bool
+	fields   map[reflect.Type]map[string]reflect.StructField
+	report   func(line int, field, msg, fix string)
+	problems int
+}
+
+func (w *walker) problem(line int, field, msg, fix string) {
+	w.problems++
+	w.report(line, field, msg, fix)
+}
+
+// check walks n against t.
+func (w *walker) check(n *yaml.Node, t reflect.Type, field string) {
+	anchors := w.anchors
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
@@ -77,41 +91,45 @@ func checkNode(n *yaml.Node, t reflect.Type, field string, anchors map[anchorUse
 	}
 	if reflect.PointerTo(t).Implements(textUnmarshaler) {
 		if n.Kind != yaml.ScalarNode {
-			report(n.Line, field, fmt.Sprintf("want a single value (%s), got %s", typeWord(t), kindWord(n)), "")
+			w.problem(n.Line, field, fmt.Sprintf("want a single value (%s), got %s", typeWord(t), kindWord(n)), "")
 			return
 		}
 		u := reflect.New(t).Interface().(encoding.TextUnmarshaler)
 		if err := u.UnmarshalText([]byte(n.Value)); err != nil {
-			report(n.Line, field, strings.TrimPrefix(err.Error(), "release: "), "")
+			w.problem(n.Line, field, strings.TrimPrefix(err.Error(), "release: "), "")
 		}
 		return
 	}
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
-			report(n.Line, field, fmt.Sprintf("want a mapping, got %s", kindWord(n)), "")
+			w.problem(n.Line, field, fmt.Sprintf("want a mapping, got %s", kindWord(n)), "")
 			return
 		}
-		fields := yamlFields(t)
+		fields, ok := w.fields[t]
+		if !ok {
+			fields = yamlFields(t)
+			w.fields[t] = fields
+		}
 		seen := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			sub := join(field, k.Value)
 			if seen[k.Value] {
-				report(k.Line, sub, "field given twice", "remove one of them")
+				w.problem(k.Line, sub, "field given twice", "remove one of them")
 				continue
 			}
 			seen[k.Value] = true
 			f, ok := fields[k.Value]
 			if !ok {
-				report(k.Line, sub, "unknown field", fixUnknown(k.Value, fields))
+				w.problem(k.Line, sub, "unknown field", fixUnknown(k.Value, fields))
 				continue
 			}
-			checkNode(v, f.Type, sub, anchors, report)
+			w.check(v, f.Type, sub)
 		}
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
-			report(n.Line, field, fmt.Sprintf("want a mapping, got %s", kindWord(n)), "")
+			w.problem(n.Line, field, fmt.Sprintf("want a mapping, got %s", kindWord(n)), "")
 			return
 		}
 		seen := map[string]bool{}
@@ -119,31 +137,31 @@ func checkNode(n *yaml.Node, t reflect.Type, field string, anchors map[anchorUse
 			k, v := n.Content[i], n.Content[i+1]
 			sub := join(field, k.Value)
 			if seen[k.Value] {
-				report(k.Line, sub, "key given twice", "remove one of them")
+				w.problem(k.Line, sub, "key given twice", "remove one of them")
 				continue
 			}
 			seen[k.Value] = true
-			checkNode(v, t.Elem(), sub, anchors, report)
+			w.check(v, t.Elem(), sub)
 		}
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			report(n.Line, field, fmt.Sprintf("want a list, got %s", kindWord(n)), "write it as a YAML list (- item)")
+			w.problem(n.Line, field, fmt.Sprintf("want a list, got %s", kindWord(n)), "write it as a YAML list (- item)")
 			return
 		}
 		for i, item := range n.Content {
-			checkNode(item, t.Elem(), fmt.Sprintf("%s[%d]", field, i), anchors, report)
+			w.check(item, t.Elem(), fmt.Sprintf("%s[%d]", field, i))
 		}
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
-			report(n.Line, field, fmt.Sprintf("want a string, got %s", kindWord(n)), "")
+			w.problem(n.Line, field, fmt.Sprintf("want a string, got %s", kindWord(n)), "")
 		}
 	case reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			report(n.Line, field, fmt.Sprintf("want true or false, got %s", kindWord(n)), "")
+			w.problem(n.Line, field, fmt.Sprintf("want true or false, got %s", kindWord(n)), "")
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			report(n.Line, field, fmt.Sprintf("want a whole number, got %s", kindWord(n)), "")
+			w.problem(n.Line, field, fmt.Sprintf("want a whole number, got %s", kindWord(n)), "")
 		}
 	}
 }
