@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/hopdag/hopdag/release"
@@ -210,50 +209,30 @@ func (ix *Index) upperBound(v release.Version) int32 {
 type span struct{ lo, hi int32 }
 
 // spans returns node ranges [lo, hi) that hold every version c may match
-// (a superset: Check decides). It reads c's comparisons from its normalized
-// form; ok is false when that form is not understood, and the caller then
-// scans every version.
-func (ix *Index) spans(c release.Constraint, buf []span) ([]span, bool) {
+// (a superset: Check decides), one per alternative of c.
+func (ix *Index) spans(c release.Constraint, buf []span) []span {
 	n := int32(len(ix.versions))
-	s := c.Normalized()
-	switch s {
-	case "*":
-		return append(buf, span{0, n}), true
-	case "":
-		return buf, true // the zero constraint matches nothing
-	}
-	for alt := range strings.SplitSeq(s, " || ") {
+	for _, alt := range c.Alternatives() {
 		lo, hi := int32(0), n
-		for cmp := range strings.SplitSeq(alt, ", ") {
-			op, vs, ok := strings.Cut(cmp, " ")
-			if !ok {
-				return buf, false
-			}
-			v, err := release.ParseVersion(vs)
-			if err != nil {
-				return buf, false
-			}
-			switch op {
+		for _, cm := range alt {
+			switch cm.Op {
 			case "=":
-				lo, hi = max(lo, ix.lowerBound(v)), min(hi, ix.upperBound(v))
+				lo, hi = max(lo, ix.lowerBound(cm.Version)), min(hi, ix.upperBound(cm.Version))
 			case ">=":
-				lo = max(lo, ix.lowerBound(v))
+				lo = max(lo, ix.lowerBound(cm.Version))
 			case ">":
-				lo = max(lo, ix.upperBound(v))
+				lo = max(lo, ix.upperBound(cm.Version))
 			case "<":
-				hi = min(hi, ix.lowerBound(v))
+				hi = min(hi, ix.lowerBound(cm.Version))
 			case "<=":
-				hi = min(hi, ix.upperBound(v))
-			case "!=":
-			default:
-				return buf, false
+				hi = min(hi, ix.upperBound(cm.Version))
 			}
 		}
 		if lo < hi {
 			buf = append(buf, span{lo, hi})
 		}
 	}
-	return buf, true
+	return buf
 }
 
 type cand struct{ from, to, rule int32 }
@@ -277,11 +256,7 @@ func (ix *Index) build(c *release.Catalog) {
 			}
 			continue
 		}
-		var ok bool
-		sp, ok = ix.spans(r.From, sp[:0])
-		if !ok {
-			sp = append(sp[:0], span{0, n})
-		}
+		sp = ix.spans(r.From, sp[:0])
 		for _, s := range sp {
 			// A range never gives a downgrade or an edge to itself: stop
 			// below To.

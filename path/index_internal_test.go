@@ -10,11 +10,9 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-// The range expansion reads a constraint's comparisons from its normalized
-// form to narrow the versions it checks. If that form ever changes, spans
-// falls back to checking every version: still correct, but no longer
-// linear in the rules. This test notices.
-func TestSpansUnderstandsNormalizedForm(t *testing.T) {
+// The range expansion narrows the versions it checks to the spans a
+// constraint's comparisons allow.
+func TestSpans(t *testing.T) {
 	var rels []release.Release
 	for _, v := range []string{"v1.0", "v1.1-rc.1", "v1.1", "v1.2", "v2.0"} {
 		rels = append(rels, release.Release{Name: v, Version: release.MustParseVersion(v)})
@@ -39,16 +37,13 @@ func TestSpansUnderstandsNormalizedForm(t *testing.T) {
 		{">= v1.1.5, < v3.0", []span{{3, 5}}},
 	}
 	for _, tt := range tests {
-		got, ok := ix.spans(release.MustParseConstraint(tt.c), nil)
-		require.True(t, ok, tt.c)
+		got := ix.spans(release.MustParseConstraint(tt.c), nil)
 		assert.Equal(t, len(tt.want), len(got), tt.c)
 		if len(tt.want) > 0 {
 			assert.Equal(t, tt.want, got, tt.c)
 		}
 	}
-	got, ok := ix.spans(release.Constraint{}, nil)
-	assert.True(t, ok)
-	assert.Empty(t, got)
+	assert.Empty(t, ix.spans(release.Constraint{}, nil))
 }
 
 // When a pooled scratch's stamp wraps, its old marks must not count.

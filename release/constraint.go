@@ -201,6 +201,28 @@ func (c Constraint) Normalized() string {
 	return strings.Join(alts, " || ")
 }
 
+// Comparison is one term of a Constraint: an operator ("=", "!=", ">",
+// ">=", "<", "<=") and a version.
+type Comparison struct {
+	Op      string
+	Version Version
+}
+
+// Alternatives returns c's alternatives (the parts joined by "||"), each
+// the comparisons that must all hold. "*" is one empty alternative; the zero
+// Constraint has none. The prerelease rules of Check still apply on top of
+// the comparisons. The result is a copy.
+func (c Constraint) Alternatives() [][]Comparison {
+	out := make([][]Comparison, len(c.alts))
+	for i, alt := range c.alts {
+		out[i] = make([]Comparison, len(alt))
+		for j, cm := range alt {
+			out[i][j] = Comparison{Op: opNames[cm.op], Version: cm.v}
+		}
+	}
+	return out
+}
+
 // MarshalText writes the constraint as written.
 func (c Constraint) MarshalText() ([]byte, error) { return []byte(c.orig), nil }
 

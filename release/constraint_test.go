@@ -274,3 +274,27 @@ func TestConstraintYAML(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "v26.06", string(b))
 }
+
+func TestConstraintAlternatives(t *testing.T) {
+	type cmp = Comparison
+	v := MustParseVersion
+	tests := []struct {
+		in   string
+		want [][]cmp
+	}{
+		{"v26.06", [][]cmp{{{Op: "=", Version: v("v26.06")}}}},
+		{">= v26.06-rc.1, < v26.06", [][]cmp{{{Op: ">=", Version: v("v26.06-rc.1")}, {Op: "<", Version: v("v26.06")}}}},
+		{"v1.0 || > v2.0, != v2.1", [][]cmp{{{Op: "=", Version: v("v1.0")}}, {{Op: ">", Version: v("v2.0")}, {Op: "!=", Version: v("v2.1")}}}},
+		{"*", [][]cmp{{}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got := MustParseConstraint(tt.in).Alternatives()
+			assert.Equal(t, tt.want, got, "Alternatives(%q)", tt.in)
+		})
+	}
+	assert.Empty(t, Constraint{}.Alternatives(), "the zero Constraint has no alternatives")
+	c := MustParseConstraint(">= v1.0")
+	c.Alternatives()[0][0].Op = "<"
+	assert.True(t, c.Check(v("v1.1")), "Alternatives must return a copy")
+}
