@@ -28,7 +28,7 @@ type ComponentVersion struct {
 	// its release (openFuyao's pre-upgrade-resources).
 	Before string `json:"before,omitempty" yaml:"before,omitempty"`
 	// Timeout bounds one attempt; zero means the executor's default.
-	Timeout Duration `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+	Timeout Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
 	// Retries sets how failed attempts are retried; nil means the executor's default.
 	Retries *Retries `json:"retries,omitempty" yaml:"retries,omitempty"`
 	// HealthChecks are polled after the upgrade until ready or timed out.
@@ -37,7 +37,7 @@ type ComponentVersion struct {
 	// many components of a group run at once.
 	Group string `json:"group,omitempty" yaml:"group,omitempty"`
 	// ExpectedDuration is the planning estimate used for critical paths.
-	ExpectedDuration Duration `json:"expectedDuration,omitempty" yaml:"expectedDuration,omitempty"`
+	ExpectedDuration Duration `json:"expectedDuration,omitzero" yaml:"expectedDuration,omitempty"`
 	// Params are free-form values for the runner and for manifest templates.
 	Params map[string]string `json:"params,omitempty" yaml:"params,omitempty"`
 	// Handler names the inline handler (type inline).
@@ -62,16 +62,16 @@ type Retries struct {
 	// Attempts is the total number of attempts, including the first (>= 1).
 	Attempts int `json:"attempts,omitempty" yaml:"attempts,omitempty"`
 	// Backoff is the wait before the second attempt; it doubles per attempt.
-	Backoff Duration `json:"backoff,omitempty" yaml:"backoff,omitempty"`
+	Backoff Duration `json:"backoff,omitzero" yaml:"backoff,omitempty"`
 	// MaxBackoff caps the wait between attempts; zero means no cap.
-	MaxBackoff Duration `json:"maxBackoff,omitempty" yaml:"maxBackoff,omitempty"`
+	MaxBackoff Duration `json:"maxBackoff,omitzero" yaml:"maxBackoff,omitempty"`
 }
 
 // HealthCheck is a readiness probe polled after a component is upgraded.
 type HealthCheck struct {
 	Name     string            `json:"name" yaml:"name"`
-	Timeout  Duration          `json:"timeout,omitempty" yaml:"timeout,omitempty"`
-	Interval Duration          `json:"interval,omitempty" yaml:"interval,omitempty"`
+	Timeout  Duration          `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+	Interval Duration          `json:"interval,omitzero" yaml:"interval,omitempty"`
 	Params   map[string]string `json:"params,omitempty" yaml:"params,omitempty"`
 }
 

@@ -7,7 +7,9 @@ import (
 
 // DeepCopy methods in the shape controller-gen writes, so an operator can
 // embed these types in its own CRD types. Version, Constraint and Duration
-// are immutable values and are copied by assignment.
+// are immutable values, and Retries, Manifest, Source, ComponentRef,
+// Compatibility, Risk and Check hold no references: all are copied by
+// assignment.
 
 // DeepCopyInto copies c into out.
 func (c *ComponentVersion) DeepCopyInto(out *ComponentVersion) {
@@ -101,12 +103,8 @@ func (p *UpgradePath) DeepCopyInto(out *UpgradePath) {
 	}
 	if p.Versions != nil {
 		out.Versions = make([]VersionInfo, len(p.Versions))
-		for i, vi := range p.Versions {
-			out.Versions[i] = vi
-			if vi.Installable != nil {
-				b := *vi.Installable
-				out.Versions[i].Installable = &b
-			}
+		for i := range p.Versions {
+			p.Versions[i].DeepCopyInto(&out.Versions[i])
 		}
 	}
 }
@@ -118,5 +116,57 @@ func (p *UpgradePath) DeepCopy() *UpgradePath {
 	}
 	out := new(UpgradePath)
 	p.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopy returns a copy of h that shares no memory with it.
+func (h *HealthCheck) DeepCopy() *HealthCheck {
+	if h == nil {
+		return nil
+	}
+	out := new(HealthCheck)
+	h.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyInto copies c into out.
+func (c *Command) DeepCopyInto(out *Command) { *out = *c.DeepCopy() }
+
+// DeepCopyInto copies vi into out.
+func (vi *VersionInfo) DeepCopyInto(out *VersionInfo) {
+	*out = *vi
+	if vi.Installable != nil {
+		b := *vi.Installable
+		out.Installable = &b
+	}
+}
+
+// DeepCopy returns a copy of vi that shares no memory with it.
+func (vi *VersionInfo) DeepCopy() *VersionInfo {
+	if vi == nil {
+		return nil
+	}
+	out := new(VersionInfo)
+	vi.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopy returns a copy of c that shares no memory with it: a catalog an
+// operator may change without touching the one it was loaded as.
+func (c *Catalog) DeepCopy() *Catalog {
+	if c == nil {
+		return nil
+	}
+	out := &Catalog{}
+	for i := range c.Releases {
+		out.Releases = append(out.Releases, *c.Releases[i].DeepCopy())
+	}
+	for i := range c.Components {
+		out.Components = append(out.Components, *c.Components[i].DeepCopy())
+	}
+	for i := range c.Paths {
+		out.Paths = append(out.Paths, *c.Paths[i].DeepCopy())
+	}
+	out.index()
 	return out
 }

@@ -1,6 +1,7 @@
 package release_test
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -299,4 +300,25 @@ func TestDeepCopyLoaded(t *testing.T) {
 		assert.Equal(t, p, cp)
 		assertNoSharedMemory(t, p.Name, reflect.ValueOf(p), reflect.ValueOf(cp))
 	}
+}
+
+func TestCatalogDeepCopy(t *testing.T) {
+	c, err := release.LoadDir("../testdata/catalog")
+	require.NoError(t, err)
+	cp := c.DeepCopy()
+	require.Equal(t, c.Versions(), cp.Versions())
+	r, ok := cp.Release(release.MustParseVersion("v26.06"))
+	require.True(t, ok, "the copy is indexed")
+	r.Components[0].Name = "changed"
+	cp.Components[0].Dependencies = append(cp.Components[0].Dependencies, "changed")
+	orig, _ := c.Release(release.MustParseVersion("v26.06"))
+	assert.NotEqual(t, "changed", orig.Components[0].Name, "changing the copy changed the original release")
+	assert.NotContains(t, c.Components[0].Dependencies, "changed", "changing the copy changed the original component")
+	assert.Nil(t, (*release.Catalog)(nil).DeepCopy())
+}
+
+func TestZeroDurationsAreOmittedFromJSON(t *testing.T) {
+	data, err := json.Marshal(release.ComponentVersion{Name: "etcd", Version: release.MustParseVersion("v3.5.0"), Retries: &release.Retries{Attempts: 2}})
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "0s", "unset durations must not appear in JSON: %s", data)
 }
