@@ -1,0 +1,146 @@
+package components
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// clusterDir holds the files of cluster-scoped objects; "_" cannot start a
+// namespace name, so it never clashes with one.
+const clusterDir = "_cluster"
+
+// Dir is an Applier that writes rendered objects to a directory, for GitOps
+// review and offline sites: one file per object, holding its rendered YAML,
+// at
+//
+//	<path>/<namespace>/<kind>_<name>.yaml   a namespaced object
+//	<path>/_cluster/<kind>_<name>.yaml      an object without a namespace
+//
+// with the kind in lower case ("kube-system/deployment_coredns.yaml"). The
+// name depends only on the object's identity, so a later version of the
+// object replaces the file and a diff of the directory is a diff of the
+// cluster's desired state.
+//
+// Every write is atomic: the content goes to a temporary file in the same
+// directory, is synced, and is renamed over the target, so a reader (or a
+// crash) sees the old file or the new one, never a part. A file whose
+// content would not change is not rewritten. Delete removes the file, and
+// the namespace directory when it becomes empty.
+//
+// Dir is a ReadyChecker whose checks are ready at once: a directory has
+// nothing to wait for.
+//
+// Dir is safe for concurrent use; its operations run one at a time.
+type Dir struct {
+	path string
+	mu   sync.Mutex
+}
+
+// NewDir returns a Dir that writes under path; Apply creates it when
+// missing.
+func NewDir(path string) *Dir { return &Dir{path: path} }
+
+// Apply writes each object's file, in order. It stops at the first error.
+func (d *Dir) Apply(ctx context.Context, objs []Object, _ ApplyOptions) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, o := range objs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, err := fileOf(o)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(d.path, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("%s%s: %w", prefix, o, err)
+		}
+		if err := writeFileAtomic(path, []byte(o.YAML)); err != nil {
+			return fmt.Errorf("%s%s: %w", prefix, o, err)
+		}
+	}
+	return nil
+}
+
+// Delete removes each object's file; a missing file is not an error.
+func (d *Dir) Delete(ctx context.Context, objs []Object) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, o := range objs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, err := fileOf(o)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(d.path, rel)
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s%s: %w", prefix, o, err)
+		}
+		// Remove fails on a directory that still holds files: that is the
+		// check that it became empty.
+		_ = os.Remove(filepath.Dir(path))
+	}
+	return nil
+}
+
+// Ready reports true: written files have nothing to wait for.
+func (d *Dir) Ready(ctx context.Context, _ release.HealthCheck, _ []Object) (bool, error) {
+	return ctx.Err() == nil, ctx.Err()
+}
+
+// fileOf is the path of an object's file relative to the directory.
+func fileOf(o Object) (string, error) {
+	ns := o.Namespace
+	if ns == "" {
+		ns = clusterDir
+	}
+	for _, part := range []string{o.Namespace, o.Kind, o.Name} {
+		if strings.ContainsAny(part, `/\`+"\x00") || part == "." || part == ".." {
+			return "", fmt.Errorf("%s%s: cannot be written to a file: %q is not a safe file name part", prefix, o, part)
+		}
+	}
+	return filepath.Join(ns, strings.ToLower(o.Kind)+"_"+o.Name+".yaml"), nil
+}
+
+// writeFileAtomic replaces path with data through a synced temporary file
+// in the same directory and a rename. It leaves no temporary file behind.
+func writeFileAtomic(path string, data []byte) (err error) {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

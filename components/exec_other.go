@@ -1,0 +1,22 @@
+//go:build !unix
+
+package components
+
+import (
+	"os"
+	"os/exec"
+)
+
+// Without process groups, only the child itself is stopped.
+
+func newProcessGroup(*exec.Cmd) {}
+
+type group struct{ leader *os.Process }
+
+func (g group) terminate() { _ = g.leader.Kill() }
+
+func (g group) kill() { _ = g.leader.Kill() }
+
+func (g group) alive() bool { return false }
+
+func signalOf(*os.ProcessState) string { return "" }

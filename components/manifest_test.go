@@ -1,0 +1,328 @@
+package components_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// plainApplier is an Applier that is not a ReadyChecker; it fails as told.
+type plainApplier struct {
+	applyErr, deleteErr error
+	rec                 components.Recorder
+}
+
+func (p *plainApplier) Apply(ctx context.Context, objs []components.Object, o components.ApplyOptions) error {
+	if p.applyErr != nil {
+		return p.applyErr
+	}
+	return p.rec.Apply(ctx, objs, o)
+}
+
+func (p *plainApplier) Delete(ctx context.Context, objs []components.Object) error {
+	if p.deleteErr != nil {
+		return p.deleteErr
+	}
+	return p.rec.Delete(ctx, objs)
+}
+
+// checkingApplier is a Recorder whose Ready is replaced.
+type checkingApplier struct {
+	*components.Recorder
+	ready func(ctx context.Context, hc release.HealthCheck) (bool, error)
+}
+
+func (c checkingApplier) Ready(ctx context.Context, hc release.HealthCheck, _ []components.Object) (bool, error) {
+	return c.ready(ctx, hc)
+}
+
+func TestManifestPruneCatalog(t *testing.T) {
+	c := loadCatalog(t)
+	from, to := cvOf(t, c, "metrics-server", "v0.7.2"), cvOf(t, c, "metrics-server", "v0.8.0")
+	rec := components.NewRecorder()
+	m := components.NewManifest(rec, components.WithValues(testValues))
+
+	// The cluster before the hop runs v0.7.2.
+	require.NoError(t, m.Run(context.Background(), task(nil, from, hop("v26.03", "v26.06"))))
+	assert.Contains(t, names(rec.Live()), "ConfigMap kube-system/metrics-server-config")
+
+	require.NoError(t, m.Run(context.Background(), task(from, to, hop("v26.06", "v26.09"))))
+	assert.Equal(t, []string{
+		"metrics-server v0.7.2: apply ServiceAccount kube-system/metrics-server",
+		"metrics-server v0.7.2: apply ConfigMap kube-system/metrics-server-config",
+		"metrics-server v0.7.2: apply Deployment kube-system/metrics-server",
+		"metrics-server v0.8.0: apply ServiceAccount kube-system/metrics-server",
+		"metrics-server v0.8.0: apply Deployment kube-system/metrics-server",
+		"metrics-server v0.7.2: delete ConfigMap kube-system/metrics-server-config",
+	}, actions(rec))
+	assert.Equal(t, []string{"Deployment kube-system/metrics-server", "ServiceAccount kube-system/metrics-server"}, names(rec.Live()))
+	assert.Equal(t, 2, rec.Polls("deployment-ready"), "one poll per run: the Recorder is ready at once")
+}
+
+func TestManifestPrune(t *testing.T) {
+	obj := func(kind, ns, name string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: %s\nmetadata:\n  name: %s\n  namespace: %s\n---\n", kind, name, ns)
+	}
+	tests := []struct {
+		name string
+		from *release.ComponentVersion
+		to   *release.ComponentVersion
+		want []string
+	}{
+		{
+			name: "deleted in reverse apply order, by kind, namespace and name",
+			from: manifestCV("app", "v1.0", obj("Namespace", "", "old")+obj("ConfigMap", "a", "x")+obj("Secret", "a", "x")+obj("ConfigMap", "b", "x")+obj("Service", "a", "s")),
+			to:   manifestCV("app", "v2.0", obj("ConfigMap", "a", "x")+obj("Service", "a", "s")),
+			want: []string{"apply ConfigMap a/x", "apply Service a/s", "delete ConfigMap b/x", "delete Secret a/x", "delete Namespace old"},
+		},
+		{
+			name: "a new apiVersion of the same object is no prune",
+			from: manifestCV("app", "v1.0", "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: i, namespace: a}\n"),
+			to:   manifestCV("app", "v2.0", "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: i, namespace: a}\n"),
+			want: []string{"apply Ingress a/i"},
+		},
+		{
+			name: "a new component prunes nothing",
+			to:   manifestCV("app", "v2.0", obj("ConfigMap", "a", "x")),
+			want: []string{"apply ConfigMap a/x"},
+		},
+		{
+			name: "a previous version without manifests prunes nothing",
+			from: execCV("app", "v1.0", "/bin/true"),
+			to:   manifestCV("app", "v2.0", obj("ConfigMap", "a", "x")),
+			want: []string{"apply ConfigMap a/x"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := components.NewRecorder()
+			require.NoError(t, components.NewManifest(rec).Run(context.Background(), task(tt.from, tt.to, nil)))
+			var got []string
+			for _, a := range rec.Actions() {
+				got = append(got, a.Verb+" "+a.Object.String())
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestManifestPrunePreviousFailsToRender(t *testing.T) {
+	from := manifestCV("app", "v1.0.0", "image: {{ .Values.gone }}\n")
+	to := manifestCV("app", "v1.1.0", configMap)
+	rec := components.NewRecorder()
+	err := components.NewManifest(rec).Run(context.Background(), task(from, to, nil))
+	require.ErrorIs(t, err, components.ErrTemplate)
+	assert.True(t, runner.IsPermanent(err))
+	assert.EqualError(t, err, `components: app v1.1.0: prune: render previous version v1.0.0: bad template: template: m1.yaml:1:17: executing "m1.yaml" at <.Values.gone>: map has no entry for key "gone"`)
+	assert.Empty(t, rec.Actions(), "nothing is applied when the previous version does not render")
+}
+
+// withChecks returns a manifest component that has ConfigMap ns/a (and
+// ns/old in v1.0.0) and the given health checks.
+func withChecks(version string, checks ...release.HealthCheck) *release.ComponentVersion {
+	tpl := configMap
+	if version == "v1.0.0" {
+		tpl += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: old, namespace: ns}\n"
+	}
+	cv := manifestCV("app", version, tpl)
+	cv.HealthChecks = checks
+	return cv
+}
+
+func check(name string, timeout, interval time.Duration) release.HealthCheck {
+	return release.HealthCheck{Name: name, Timeout: release.D(timeout), Interval: release.D(interval)}
+}
+
+func TestManifestReadiness(t *testing.T) {
+	t.Run("polled until ready, then pruned", func(t *testing.T) {
+		rec := components.NewRecorder().ReadyAfter("pods", 3)
+		from := withChecks("v1.0.0")
+		to := withChecks("v1.1.0", check("pods", time.Second, 2*time.Millisecond), check("svc", 0, 0))
+		require.NoError(t, components.NewManifest(rec).Run(context.Background(), task(from, to, nil)))
+		assert.Equal(t, 4, rec.Polls("pods"), "three polls not ready, the fourth ready")
+		assert.Equal(t, 1, rec.Polls("svc"), "a check with no timeout or interval is polled at once")
+		assert.Equal(t, []string{"app v1.1.0: apply ConfigMap ns/a", "app v1.0.0: delete ConfigMap ns/old"}, actions(rec))
+	})
+
+	t.Run("not ready before the check's timeout", func(t *testing.T) {
+		rec := components.NewRecorder().ReadyAfter("pods", -1)
+		from := withChecks("v1.0.0")
+		to := withChecks("v1.1.0", check("pods", 30*time.Millisecond, 2*time.Millisecond))
+		m := components.NewManifest(rec)
+		require.NoError(t, m.Run(context.Background(), task(nil, from, nil)))
+		start := time.Now()
+		err := m.Run(context.Background(), task(from, to, nil))
+		assert.Less(t, time.Since(start), 2*time.Second)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorIs(t, err, components.ErrNotReady)
+		assert.NotErrorIs(t, err, context.Canceled)
+		assert.False(t, runner.IsPermanent(err), "a component that did not get ready may be retried")
+		nr, ok := errors.AsType[*components.NotReadyError](err)
+		require.True(t, ok)
+		assert.Equal(t, "pods", nr.Check)
+		assert.Equal(t, 30*time.Millisecond, nr.Timeout)
+		assert.Greater(t, nr.Polls, 1)
+		assert.Regexp(t, `^components: app v1\.1\.0: ready: health check pods not ready after 30ms \(\d+ polls\)$`, err.Error())
+		assert.Contains(t, names(rec.Live()), "ConfigMap ns/old", "nothing is pruned before the new version is ready")
+	})
+
+	t.Run("the component's timeout ends the wait", func(t *testing.T) {
+		rec := components.NewRecorder().ReadyAfter("pods", -1)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		err := components.NewManifest(rec).Run(ctx, task(nil, withChecks("v1.1.0", check("pods", time.Minute, 2*time.Millisecond)), nil))
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.NotErrorIs(t, err, components.ErrNotReady)
+		assert.EqualError(t, err, "components: app v1.1.0: ready: health check pods: context deadline exceeded")
+	})
+
+	t.Run("cancellation ends the wait", func(t *testing.T) {
+		rec := components.NewRecorder().ReadyAfter("pods", -1)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		err := components.NewManifest(rec).Run(ctx, task(nil, withChecks("v1.1.0", check("pods", time.Minute, 2*time.Millisecond)), nil))
+		require.ErrorIs(t, err, context.Canceled)
+		assert.NotErrorIs(t, err, context.DeadlineExceeded)
+	})
+
+	t.Run("checks run in order; a Ready error stops", func(t *testing.T) {
+		var mu sync.Mutex
+		var asked []string
+		errAPI := errors.New("forbidden")
+		a := checkingApplier{components.NewRecorder(), func(_ context.Context, hc release.HealthCheck) (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, hc.Name)
+			if hc.Name == "second" {
+				return false, errAPI
+			}
+			return true, nil
+		}}
+		err := components.NewManifest(a).Run(context.Background(),
+			task(nil, withChecks("v1.1.0", check("first", time.Second, time.Millisecond), check("second", time.Second, time.Millisecond), check("third", 0, 0)), nil))
+		require.ErrorIs(t, err, errAPI)
+		assert.EqualError(t, err, "components: app v1.1.0: ready: health check second: forbidden")
+		assert.Equal(t, []string{"first", "second"}, asked)
+	})
+
+	t.Run("an applier that cannot check", func(t *testing.T) {
+		a := &plainApplier{}
+		cv := withChecks("v1.1.0", check("pods", 0, 0))
+		m := components.NewManifest(a)
+		err := m.Run(context.Background(), task(nil, cv, nil))
+		require.ErrorIs(t, err, components.ErrNoReadyChecker)
+		assert.True(t, runner.IsPermanent(err))
+		assert.Empty(t, a.rec.Actions(), "nothing is applied")
+		assert.EqualError(t, m.Validate(cv), "components: app v1.1.0: validate: applier cannot check readiness (*components_test.plainApplier); the component has health checks")
+		assert.NoError(t, m.Validate(withChecks("v1.1.0")), "without health checks any Applier will do")
+		assert.NoError(t, m.Run(context.Background(), task(nil, withChecks("v1.1.0"), nil)))
+	})
+}
+
+func TestManifestApplierErrors(t *testing.T) {
+	errDown := errors.New("api server down")
+	from, to := withChecks("v1.0.0"), withChecks("v1.1.0")
+
+	err := components.NewManifest(&plainApplier{applyErr: errDown}).Run(context.Background(), task(from, to, nil))
+	require.ErrorIs(t, err, errDown)
+	assert.False(t, runner.IsPermanent(err), "an apply failure is retried")
+	assert.EqualError(t, err, "components: app v1.1.0: apply: api server down")
+
+	err = components.NewManifest(&plainApplier{deleteErr: errDown}).Run(context.Background(), task(from, to, nil))
+	require.ErrorIs(t, err, errDown)
+	assert.EqualError(t, err, "components: app v1.1.0: prune: api server down")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := components.NewRecorder()
+	err = components.NewManifest(rec).Run(ctx, task(from, to, nil))
+	require.ErrorIs(t, err, context.Canceled)
+	assert.EqualError(t, err, "components: app v1.1.0: apply: context canceled")
+	assert.Empty(t, rec.Actions())
+
+	assert.True(t, runner.IsPermanent(components.NewManifest(rec).Run(context.Background(), runner.Task{Component: "x"})))
+	assert.Panics(t, func() { components.NewManifest(nil) })
+}
+
+func TestManifestApplyOptions(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts []components.ManifestOption
+		want components.ApplyOptions
+	}{
+		{"default field manager", nil, components.ApplyOptions{FieldManager: "hopdag"}},
+		{"set", []components.ManifestOption{components.WithApplyOptions(components.ApplyOptions{FieldManager: "ops", Force: true})}, components.ApplyOptions{FieldManager: "ops", Force: true}},
+		{"force alone", []components.ManifestOption{components.WithApplyOptions(components.ApplyOptions{Force: true})}, components.ApplyOptions{FieldManager: "hopdag", Force: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := components.NewRecorder()
+			require.NoError(t, components.NewManifest(rec, tt.opts...).Run(context.Background(), task(nil, withChecks("v1.1.0"), nil)))
+			require.Len(t, rec.Actions(), 1)
+			assert.Equal(t, tt.want, rec.Actions()[0].Options)
+		})
+	}
+}
+
+func TestManifestValidateCatalog(t *testing.T) {
+	c := loadCatalog(t)
+	with := components.NewManifest(components.NewRecorder(), components.WithValues(testValues))
+	without := components.NewManifest(components.NewRecorder())
+	n := 0
+	for _, cv := range c.Components {
+		if cv.Type != release.TypeManifest {
+			continue
+		}
+		n++
+		assert.NoError(t, with.Validate(&cv), cv.Key())
+		err := without.Validate(&cv)
+		if cv.Name == "provider" || cv.Name == "calico" {
+			require.ErrorIs(t, err, components.ErrTemplate, cv.Key())
+			assert.Contains(t, err.Error(), `map has no entry for key "registry"`, "a missing value is a plan-time error")
+		}
+	}
+	assert.Greater(t, n, 20)
+	assert.EqualError(t, with.Validate(nil), "components: validate: nil component version")
+}
+
+// Many components through one Manifest and one Recorder at once: run with
+// -race. Each component's actions keep their order.
+func TestManifestConcurrent(t *testing.T) {
+	rec := components.NewRecorder().ReadyAfter("ready", 5)
+	m := components.NewManifest(rec)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 20 {
+		wg.Go(func() {
+			name := fmt.Sprintf("app%02d", i)
+			tpl := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: %s}\n", name, name)
+			cv := manifestCV(name, "v1.0.0", tpl)
+			cv.HealthChecks = []release.HealthCheck{check("ready", time.Second, time.Millisecond)}
+			errs <- m.Run(context.Background(), task(nil, cv, nil))
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	assert.Len(t, rec.Live(), 40)
+	first := map[string]string{}
+	for _, a := range rec.Actions() {
+		if _, seen := first[a.Object.Component]; !seen {
+			first[a.Object.Component] = a.Object.Kind
+		}
+	}
+	for comp, kind := range first {
+		assert.Equal(t, "Namespace", kind, "%s applied its Namespace first", comp)
+	}
+}

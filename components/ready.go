@@ -1,0 +1,64 @@
+package components
+
+import (
+	"context"
+	"time"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// Defaults of a health check that sets no timeout or interval.
+const (
+	defaultReadyTimeout  = 5 * time.Minute
+	defaultReadyInterval = 5 * time.Second
+)
+
+// waitReady polls each health check in turn until it reports ready. A check
+// that is not ready within its timeout fails with a *NotReadyError (it
+// matches context.DeadlineExceeded); when ctx ends first, the error wraps
+// ctx.Err().
+func waitReady(ctx context.Context, rc ReadyChecker, checks []release.HealthCheck, objs []Object) error {
+	for _, hc := range checks {
+		if err := pollReady(ctx, rc, hc, objs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pollReady(ctx context.Context, rc ReadyChecker, hc release.HealthCheck, objs []Object) error {
+	timeout := hc.Timeout.Duration
+	if timeout <= 0 {
+		timeout = defaultReadyTimeout
+	}
+	interval := hc.Interval.Duration
+	if interval <= 0 {
+		interval = defaultReadyInterval
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// The first poll is immediate; later ones wait interval after the
+	// previous poll returned, so a slow check is never asked twice at once.
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	polls := 0
+	for {
+		select {
+		case <-pctx.Done():
+			if err := ctx.Err(); err != nil {
+				return annotate(err, "health check %s", hc.Name)
+			}
+			return &NotReadyError{Check: hc.Name, Timeout: timeout, Polls: polls}
+		case <-timer.C:
+		}
+		polls++
+		ok, err := rc.Ready(pctx, hc, objs)
+		switch {
+		case ok && err == nil:
+			return nil
+		case err != nil && pctx.Err() == nil:
+			return annotate(err, "health check %s", hc.Name)
+		}
+		timer.Reset(interval)
+	}
+}

@@ -1,0 +1,143 @@
+package components
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// Recorder is an in-memory Applier for tests and dry runs: it records every
+// apply and delete, object by object, in the order they happen, and keeps
+// the set of objects that are live (applied and not deleted since).
+//
+// It is also a ReadyChecker: a health check is ready at once, unless
+// ReadyAfter scripts it.
+//
+// The zero Recorder is ready to use. It is safe for concurrent use; when
+// components run in parallel, the order of their actions in the log is the
+// order the calls happened.
+type Recorder struct {
+	mu      sync.Mutex
+	actions []Action
+	live    map[objectKey]Object
+	script  map[string]int
+	polls   map[string]int
+}
+
+// Action is one recorded apply or delete of one object.
+type Action struct {
+	// Verb is "apply" or "delete".
+	Verb    string
+	Object  Object
+	Options ApplyOptions // zero for a delete
+}
+
+// String is "component version: verb Kind namespace/name".
+func (a Action) String() string {
+	s := a.Verb + " " + a.Object.String()
+	if a.Object.Component != "" {
+		s = a.Object.Component + " " + a.Object.Version + ": " + s
+	}
+	return s
+}
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder() *Recorder { return &Recorder{} }
+
+// Apply records an apply of each object and makes it live.
+func (r *Recorder) Apply(ctx context.Context, objs []Object, opts ApplyOptions) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live == nil {
+		r.live = map[objectKey]Object{}
+	}
+	for _, o := range objs {
+		r.actions = append(r.actions, Action{Verb: "apply", Object: o, Options: opts})
+		r.live[o.key()] = o
+	}
+	return nil
+}
+
+// Delete records a delete of each object and removes it from the live set.
+func (r *Recorder) Delete(ctx context.Context, objs []Object) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, o := range objs {
+		r.actions = append(r.actions, Action{Verb: "delete", Object: o})
+		delete(r.live, o.key())
+	}
+	return nil
+}
+
+// Actions returns a copy of the log.
+func (r *Recorder) Actions() []Action {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.actions)
+}
+
+// Live returns the objects applied and not deleted since, sorted by kind,
+// namespace and name.
+func (r *Recorder) Live() []Object {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Object, 0, len(r.live))
+	for _, o := range r.live {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b Object) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// ReadyAfter scripts the health check named check: its first n polls
+// report not ready, later ones ready; n < 0 never reports ready. Polls are
+// counted per check name, over every component. It returns r, so that
+// calls chain.
+func (r *Recorder) ReadyAfter(check string, n int) *Recorder {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.script == nil {
+		r.script = map[string]int{}
+	}
+	r.script[check] = n
+	return r
+}
+
+// Ready reports whether the health check is ready (see ReadyAfter).
+func (r *Recorder) Ready(ctx context.Context, check release.HealthCheck, objs []Object) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.polls == nil {
+		r.polls = map[string]int{}
+	}
+	r.polls[check.Name]++
+	n, scripted := r.script[check.Name]
+	switch {
+	case !scripted:
+		return true, nil
+	case n < 0:
+		return false, nil
+	}
+	return r.polls[check.Name] > n, nil
+}
+
+// Polls returns how many times the health check named check was polled.
+func (r *Recorder) Polls(check string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.polls[check]
+}
