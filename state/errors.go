@@ -1,0 +1,135 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Sentinel errors of the package, matched with errors.Is. Each is matched
+// by a typed error that says more (errors.As).
+var (
+	// ErrLocked is matched by the *LockedError of an Acquire that found
+	// the lock held by an unexpired lease.
+	ErrLocked = errors.New("state: locked")
+	// ErrFenced is matched by the *FencedError of a Save, Refresh or
+	// Release that presented a token that is no longer the current lease's:
+	// another holder acquired the lock since, or the lease expired or was
+	// released. The call changed nothing.
+	ErrFenced = errors.New("state: fenced")
+	// ErrLost is matched by the *LostError a Keeper gives as the cause of
+	// its context's cancellation: the lease expired before a refresh
+	// succeeded, or a refresh was fenced.
+	ErrLost = errors.New("state: lease lost")
+	// ErrCorrupt is matched by the *CorruptError of a stored record (a
+	// file, a key) that does not parse: torn, truncated or garbage. The
+	// record is left as it is for an operator to inspect.
+	ErrCorrupt = errors.New("state: corrupt record")
+)
+
+// LockedError is an Acquire that found the lock held.
+type LockedError struct {
+	// Holder is the name the current holder acquired the lock with.
+	Holder string
+	// Token is the current lease's fencing token.
+	Token uint64
+	// Expires is when the current lease expires unless refreshed, as the
+	// backend sees it (zero when unknown).
+	Expires time.Time
+}
+
+// Error is like "state: locked by node-a (lease 7) until
+// 2026-09-01T10:00:00Z; wait for the lease to expire or for node-a to
+// release it".
+func (e *LockedError) Error() string {
+	until := ""
+	if !e.Expires.IsZero() {
+		until = " until " + e.Expires.UTC().Format(time.RFC3339Nano)
+	}
+	return fmt.Sprintf("state: locked by %s (lease %d)%s; wait for the lease to expire or for %s to release it",
+		quoteHolder(e.Holder), e.Token, until, quoteHolder(e.Holder))
+}
+
+// Unwrap returns ErrLocked.
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// FencedError is a call that presented a stale fencing token.
+type FencedError struct {
+	// Token is the token the caller presented.
+	Token uint64
+	// Holder is the current holder of the lock, "" when the lock is free.
+	Holder string
+	// Current is the current lease's token, 0 when the lock is free.
+	Current uint64
+}
+
+// Error is like "state: fenced: lease 7 is not current; the lock is held by
+// node-b (lease 8)".
+func (e *FencedError) Error() string {
+	if e.Holder == "" && e.Current == 0 {
+		return "state: fenced: lease " + strconv.FormatUint(e.Token, 10) +
+			" is not current; the lock is free (the lease expired or was released): acquire it again"
+	}
+	return fmt.Sprintf("state: fenced: lease %d is not current; the lock is held by %s (lease %d)",
+		e.Token, quoteHolder(e.Holder), e.Current)
+}
+
+// Unwrap returns ErrFenced.
+func (e *FencedError) Unwrap() error { return ErrFenced }
+
+// LostError is the cause a Keeper gives when it cancels its context.
+type LostError struct {
+	// Lease is the lease that was lost, as last refreshed.
+	Lease Lease
+	// Err is why: a *FencedError from a refresh, or nil when the lease
+	// expired before any refresh succeeded.
+	Err error
+}
+
+// Error is like "state: lease 7 of node-a lost: it expired at ... before a
+// refresh succeeded".
+func (e *LostError) Error() string {
+	head := fmt.Sprintf("state: lease %d of %s lost", e.Lease.Token, quoteHolder(e.Lease.Holder))
+	if e.Err != nil {
+		return head + ": " + e.Err.Error()
+	}
+	return head + ": it expired at " + e.Lease.Expires.UTC().Format(time.RFC3339Nano) + " before a refresh succeeded"
+}
+
+// Unwrap returns ErrLost and Err, so errors.Is matches both ErrLost and,
+// for a fenced refresh, ErrFenced.
+func (e *LostError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrLost}
+	}
+	return []error{ErrLost, e.Err}
+}
+
+// CorruptError is a stored record that does not parse.
+type CorruptError struct {
+	// Path names the record: a file's path, or a key.
+	Path string
+	// Err says what is wrong with it.
+	Err error
+}
+
+// Error is like "state: /var/lib/x/status.json is corrupt: unexpected end
+// of JSON input; restore it from a backup, or remove it to start over".
+func (e *CorruptError) Error() string {
+	return "state: " + e.Path + " is corrupt: " + e.Err.Error() + "; restore it from a backup, or remove it to start over"
+}
+
+// Unwrap returns ErrCorrupt and Err.
+func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+
+func quoteHolder(h string) string {
+	if h == "" {
+		return `""`
+	}
+	return h
+}
+
+func errorf(format string, args ...any) error {
+	return fmt.Errorf("state: "+format, args...)
+}

@@ -1,0 +1,99 @@
+package etcdstore_test
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/hopdag/hopdag/state"
+	"github.com/hopdag/hopdag/state/etcdstore"
+	"github.com/hopdag/hopdag/state/statetest"
+)
+
+var prefixes atomic.Int64
+
+// prefix is a key prefix no other test of this server uses: fresh,
+// empty storage.
+func prefix() string { return fmt.Sprintf("/hopdag-test/%d/", prefixes.Add(1)) }
+
+func TestConformance(t *testing.T) {
+	statetest.Run(t, func(t *testing.T) statetest.Env {
+		cli := client(t)
+		p := prefix()
+		return statetest.Env{
+			Open: func() statetest.Backend { return etcdstore.New(client(t), p) },
+			// etcd expires a lease by revoking it; do that now.
+			Expire: func(l state.Lease) {
+				resp, err := cli.Get(t.Context(), p+"lock")
+				require.NoError(t, err)
+				if len(resp.Kvs) > 0 && resp.Kvs[0].CreateRevision == int64(l.Token) {
+					_, err := cli.Revoke(t.Context(), clientv3.LeaseID(resp.Kvs[0].Lease))
+					require.NoError(t, err)
+				}
+			},
+			// Long enough that no lease expires by itself on a slow
+			// machine; the Fencing case waits at most a third of it for
+			// the paused keeper's next refresh.
+			TTL: 6 * time.Second,
+		}
+	})
+}
+
+func TestCorruptStatus(t *testing.T) {
+	cli := client(t)
+	p := prefix()
+	_, err := cli.Put(t.Context(), p+"status", `{"phase": "Runn`)
+	require.NoError(t, err)
+	_, err = etcdstore.New(cli, p).Load(t.Context())
+	require.ErrorIs(t, err, state.ErrCorrupt)
+	var ce *state.CorruptError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, p+"status", ce.Path)
+	assert.Contains(t, err.Error(), p+"status", "the error names the key")
+}
+
+// The lock key lives as long as its etcd lease: a holder that stops
+// refreshing loses it when etcd says so.
+func TestLeaseExpiresOnServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for etcd to expire a lease")
+	}
+	cli := client(t)
+	p := prefix()
+	s := etcdstore.New(cli, p)
+	l, err := s.Acquire(t.Context(), "a", time.Second)
+	require.NoError(t, err)
+	resp, err := cli.Get(t.Context(), p+"lock")
+	require.NoError(t, err)
+	require.Len(t, resp.Kvs, 1)
+	assert.Equal(t, "a", string(resp.Kvs[0].Value))
+	assert.Equal(t, int64(l.Token), resp.Kvs[0].CreateRevision, "the token is the lock key's create revision")
+	ttl, err := cli.TimeToLive(t.Context(), clientv3.LeaseID(resp.Kvs[0].Lease))
+	require.NoError(t, err)
+	require.Positive(t, ttl.GrantedTTL)
+
+	// Wait, with a generous bound, for the server to delete the key.
+	w := cli.Watch(t.Context(), p+"lock", clientv3.WithRev(resp.Header.Revision+1))
+	select {
+	case ev := <-w:
+		require.NoError(t, ev.Err())
+		require.NotEmpty(t, ev.Events)
+		assert.Equal(t, clientv3.EventTypeDelete, ev.Events[0].Type)
+	case <-time.After(time.Minute):
+		t.Fatalf("etcd kept a lease of %ds for a minute", ttl.GrantedTTL)
+	}
+	err = s.Save(t.Context(), l.Token, statetest.Sample(1))
+	require.ErrorIs(t, err, state.ErrFenced)
+	l2, err := s.Acquire(t.Context(), "b", time.Minute)
+	require.NoError(t, err)
+	assert.Greater(t, l2.Token, l.Token)
+}
+
+func BenchmarkSave(b *testing.B) {
+	statetest.BenchSave(b, etcdstore.New(client(b), prefix()))
+}

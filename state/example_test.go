@@ -1,0 +1,160 @@
+package state_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/runner/runnertest"
+	"github.com/hopdag/hopdag/state"
+)
+
+// A coordinator takes the lock, keeps it while the run lasts, resumes
+// from whatever status the store holds, and checkpoints every transition
+// under its lease.
+func Example() {
+	ctx := context.Background()
+	store := state.NewMemory()
+
+	lease, err := store.Acquire(ctx, "coordinator-a", time.Minute)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	runCtx, keeper := state.Keep(ctx, store, lease)
+	prev, err := store.Load(runCtx) // nil: nothing saved yet
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	upgrade := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error { return nil })
+	exec := runner.New(upgrade, runner.WithCheckpointer(state.Checkpointer(store, lease)))
+	_, err = exec.Execute(runCtx, examplePlan(), prev)
+	keeper.Stop()
+	fmt.Println("run:", err)
+	fmt.Println("release:", store.Release(ctx, keeper.Lease()))
+
+	saved, err := store.Load(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("saved:", saved.From, "->", saved.To, saved.Phase, saved.Progress.Done, "of", saved.Progress.Total)
+	// Output:
+	// run: <nil>
+	// release: <nil>
+	// saved: v1.0 -> v1.1 Succeeded 2 of 2
+}
+
+// A coordinator paused past its lease wakes up fenced off: its successor
+// holds a greater token, and the store refuses the stale one.
+func ExampleFencedError() {
+	ctx := context.Background()
+	clock := runnertest.NewClock(time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC))
+	store := state.NewMemory(state.WithClock(clock))
+
+	a, _ := store.Acquire(ctx, "node-a", 15*time.Second)
+	_, err := store.Acquire(ctx, "node-b", 15*time.Second)
+	fmt.Println(err)
+
+	clock.Advance(20 * time.Second) // node-a stalls for 20s
+	b, _ := store.Acquire(ctx, "node-b", 15*time.Second)
+	fmt.Println("node-b holds lease", b.Token)
+
+	err = store.Save(ctx, a.Token, runner.NewStatus(examplePlan()))
+	fmt.Println(err)
+	var fenced *state.FencedError
+	fmt.Println(errors.Is(err, state.ErrFenced), errors.As(err, &fenced) && fenced.Holder == "node-b")
+	// Output:
+	// state: locked by node-a (lease 1) until 2026-09-01T10:00:15Z; wait for the lease to expire or for node-a to release it
+	// node-b holds lease 2
+	// state: fenced: lease 1 is not current; the lock is held by node-b (lease 2)
+	// true true
+}
+
+// The keeper cancels the run's context as soon as a refresh finds the
+// lease gone, here released behind the holder's back.
+func ExampleKeep() {
+	ctx := context.Background()
+	clock := runnertest.NewClock(time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC))
+	store := state.NewMemory(state.WithClock(clock))
+	lease, _ := store.Acquire(ctx, "node-a", 15*time.Second)
+
+	runCtx, keeper := state.Keep(ctx, store, lease, state.WithClock(clock))
+	defer keeper.Stop()
+	_ = store.Release(ctx, lease)  // an operator frees the lock
+	clock.Advance(5 * time.Second) // the keeper refreshes a third of the TTL in
+
+	<-runCtx.Done()
+	fmt.Println(context.Cause(runCtx))
+	fmt.Println(errors.Is(context.Cause(runCtx), state.ErrLost))
+	// Output:
+	// state: lease 1 of node-a lost: state: fenced: lease 1 is not current; the lock is free (the lease expired or was released): acquire it again
+	// true
+}
+
+// A File store is one directory. A record that does not parse is an error
+// that names the file; the file is left for an operator to look at.
+func ExampleOpenFile() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "hopdag-state-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+
+	store, err := state.OpenFile(dir)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+	lease, _ := store.Acquire(ctx, "node-a", time.Minute)
+	fmt.Println("save:", store.Save(ctx, lease.Token, runner.NewStatus(examplePlan())))
+	saved, _ := store.Load(ctx)
+	fmt.Println("load:", saved.Phase, saved.From, "->", saved.To)
+
+	_ = os.WriteFile(filepath.Join(dir, state.StatusFile), []byte(`{"phase": "Runn`), 0o644)
+	_, err = store.Load(ctx)
+	fmt.Println(strings.ReplaceAll(err.Error(), dir, "DIR"))
+	fmt.Println(errors.Is(err, state.ErrCorrupt))
+	// Output:
+	// save: <nil>
+	// load: Pending v1.0 -> v1.1
+	// state: DIR/status.json is corrupt: unexpected end of JSON input; restore it from a backup, or remove it to start over
+	// true
+}
+
+// examplePlan is a one-hop plan upgrading etcd, then the control plane.
+func examplePlan() *runner.Plan {
+	comp := func(name, version string, deps ...string) release.ComponentVersion {
+		return release.ComponentVersion{Name: name, Version: release.MustParseVersion(version), Type: release.TypeInline, Handler: name, Dependencies: deps}
+	}
+	rel := func(v, etcd, k8s string) release.Release {
+		return release.Release{Version: release.MustParseVersion(v), Components: []release.ComponentRef{
+			{Name: "etcd", Version: release.MustParseVersion(etcd)},
+			{Name: "control-plane", Version: release.MustParseVersion(k8s)},
+		}}
+	}
+	c, err := release.NewCatalog(
+		[]release.Release{rel("v1.0", "v3.5.0", "v1.33.0"), rel("v1.1", "v3.6.0", "v1.34.0")},
+		[]release.ComponentVersion{comp("etcd", "v3.5.0"), comp("etcd", "v3.6.0"),
+			comp("control-plane", "v1.33.0", "etcd"), comp("control-plane", "v1.34.0", "etcd")},
+		[]release.UpgradePath{{Rules: []release.Rule{{From: release.MustParseConstraint("v1.0"), To: release.MustParseVersion("v1.1")}}}},
+	)
+	if err != nil {
+		panic(err)
+	}
+	p, err := runner.NewPlan(c, release.MustParseVersion("v1.0"), release.MustParseVersion("v1.1"))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}

@@ -1,0 +1,71 @@
+// Package codec encodes a runner.Status for the state backends and checks
+// what it decodes, so that a torn or foreign record is an error rather
+// than an empty status.
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/hopdag/hopdag/runner"
+)
+
+// Marshal encodes s as indented JSON ending in a newline: readable with
+// cat and jq.
+func Marshal(s *runner.Status) ([]byte, error) {
+	if s == nil {
+		return nil, errors.New("nil status")
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Unmarshal decodes a status written by Marshal. It fails on anything
+// else: empty or truncated input, trailing bytes, a JSON value that is not
+// a status (no valid phase on the run, a hop or a component).
+func Unmarshal(data []byte) (*runner.Status, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("empty record")
+	}
+	s := new(runner.Status)
+	if err := json.Unmarshal(data, s); err != nil {
+		return nil, err
+	}
+	if err := validate(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func validate(s *runner.Status) error {
+	if !valid(s.Phase) {
+		return fmt.Errorf("run phase %q is not a phase", s.Phase)
+	}
+	for i, h := range s.Hops {
+		if !valid(h.Phase) {
+			return fmt.Errorf("hop %d phase %q is not a phase", i+1, h.Phase)
+		}
+		for _, c := range h.Components {
+			if c.Name == "" {
+				return fmt.Errorf("hop %d has a component without a name", i+1)
+			}
+			if !valid(c.Phase) {
+				return fmt.Errorf("hop %d component %s phase %q is not a phase", i+1, c.Name, c.Phase)
+			}
+		}
+	}
+	return nil
+}
+
+func valid(p runner.Phase) bool {
+	switch p {
+	case runner.Pending, runner.Running, runner.Succeeded, runner.Failed, runner.Skipped, runner.Cancelled, runner.Abandoned:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,116 @@
+// Package crashtest is the program the crash test kills: an upgrade of the
+// sample catalog with the File store as checkpointer and a simulated
+// runner that logs every attempt. The test binary runs it in a child
+// process (see crash_test.go).
+package crashtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
+)
+
+// The route the program upgrades along: three hops, 19 component
+// upgrades.
+const (
+	From = "v26.06-rc.2"
+	To   = "v26.09"
+)
+
+// Config says where the program works.
+type Config struct {
+	// Catalog is the catalog directory.
+	Catalog string
+	// Dir is the File store's directory.
+	Dir string
+	// Log is the attempt log: one line per attempt, "hop component
+	// attempt", appended and fsynced before the attempt does anything.
+	Log string
+	// Delay is how long each attempt takes.
+	Delay time.Duration
+	// TTL is the lease's; the program takes over a dead holder's lease at
+	// once, so a long TTL does not slow restarts.
+	TTL time.Duration
+}
+
+// Plan is the plan the program runs.
+func Plan(catalog string) (*runner.Plan, error) {
+	c, err := release.LoadDir(catalog)
+	if err != nil {
+		return nil, err
+	}
+	return runner.NewPlan(c, release.MustParseVersion(From), release.MustParseVersion(To))
+}
+
+// Upgrade runs (or resumes) the upgrade. It writes "ready" to ready once
+// it holds the lock and has loaded the status, before any component runs.
+func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
+	plan, err := Plan(cfg.Catalog)
+	if err != nil {
+		return err
+	}
+	store, err := state.OpenFile(cfg.Dir)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+	lease, err := store.Acquire(ctx, fmt.Sprintf("crashtest/%d", os.Getpid()), cfg.TTL)
+	if err != nil {
+		return err
+	}
+	runCtx, keeper := state.Keep(ctx, store, lease)
+	defer keeper.Stop()
+	prev, err := store.Load(runCtx)
+	if err != nil {
+		return err
+	}
+	log, err := os.OpenFile(cfg.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, log.Close()) }()
+
+	var mu sync.Mutex
+	upgrade := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
+		mu.Lock()
+		_, err := fmt.Fprintf(log, "%d %s %d\n", t.HopIndex, t.Component, t.Attempt)
+		if err == nil {
+			err = log.Sync()
+		}
+		mu.Unlock()
+		if err != nil {
+			return runner.Permanent(err)
+		}
+		tm := time.NewTimer(cfg.Delay)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	opts := []runner.Option{runner.WithCheckpointer(state.Checkpointer(store, lease))}
+	ok := func(context.Context, runner.CheckTask) error { return nil }
+	for _, h := range plan.Hops {
+		for _, c := range append(h.PreChecks, h.PostChecks...) {
+			opts = append(opts, runner.WithCheck(c.Name, ok))
+		}
+	}
+	if _, err := fmt.Fprintln(ready, "ready"); err != nil {
+		return err
+	}
+	if _, err := runner.New(upgrade, opts...).Execute(runCtx, plan, prev); err != nil {
+		return err
+	}
+	keeper.Stop()
+	return store.Release(ctx, keeper.Lease())
+}

@@ -1,0 +1,158 @@
+package state_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/runner/runnertest"
+	"github.com/hopdag/hopdag/state"
+)
+
+// wait is how long a keeper test waits for the keeper goroutine to set
+// its next timers: a bound on a hang, never reached when the test passes.
+const wait = time.Minute
+
+// scriptedLock is a Lock whose Refresh does what the test says: pass
+// through to the Memory lock, fail, or hang until its ctx is done. Each
+// Refresh is announced on calls.
+type scriptedLock struct {
+	*state.Memory
+	calls chan string
+	mode  atomic.Value // string: "", "fail", "fence", "hang"
+}
+
+func newScriptedLock(m *state.Memory) *scriptedLock {
+	l := &scriptedLock{Memory: m, calls: make(chan string, 100)}
+	l.mode.Store("")
+	return l
+}
+
+func (l *scriptedLock) Refresh(ctx context.Context, lease state.Lease) (state.Lease, error) {
+	mode := l.mode.Load().(string)
+	l.calls <- mode
+	switch mode {
+	case "fail":
+		return state.Lease{}, errors.New("connection refused")
+	case "fence":
+		return state.Lease{}, &state.FencedError{Token: lease.Token, Holder: "b", Current: lease.Token + 1}
+	case "hang":
+		<-ctx.Done()
+		return state.Lease{}, ctx.Err()
+	}
+	return l.Memory.Refresh(ctx, lease)
+}
+
+func startKeeper(t *testing.T, ttl time.Duration) (*runnertest.Clock, *scriptedLock, context.Context, *state.Keeper) {
+	t.Helper()
+	clock := runnertest.NewClock(epoch)
+	lock := newScriptedLock(state.NewMemory(state.WithClock(clock)))
+	lease, err := lock.Acquire(t.Context(), "a", ttl)
+	require.NoError(t, err)
+	ctx, k := state.Keep(t.Context(), lock, lease, state.WithClock(clock))
+	t.Cleanup(k.Stop)
+	return clock, lock, ctx, k
+}
+
+func TestKeeperRefreshes(t *testing.T) {
+	clock, lock, ctx, k := startKeeper(t, 30*time.Second)
+	first := k.Lease()
+	for i := range 5 {
+		// Keep set two timers (expiry, next refresh); each refresh sets
+		// two more, and an old expiry timer fires unread every 10s. After
+		// the first refresh 3 are pending, after the others 4: waiting
+		// for exactly that many waits for both of the refresh's timers.
+		clock.Advance(10 * time.Second)
+		assert.Equal(t, "", <-lock.calls, "refresh %d", i+1)
+		require.True(t, clock.WaitForTimers(min(3+i, 4), wait), "keeper set no timers after refresh %d", i+1)
+	}
+	// 50s have passed, beyond the first lease's 30s: refreshes kept it.
+	got := k.Lease()
+	assert.Equal(t, first.Token, got.Token)
+	assert.Equal(t, epoch.Add(80*time.Second), got.Expires, "Lease().Expires after 5 refreshes, 10s apart, with a TTL of 30s")
+	assert.NoError(t, ctx.Err(), "the keeper cancelled a lease it kept")
+}
+
+func TestKeeperLosesLease(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		mode    string
+		advance time.Duration
+		fenced  bool
+	}{
+		// The refresh hangs: the lease is lost at its expiry, while the
+		// refresh still hangs.
+		{"refresh hangs", "hang", 30 * time.Second, false},
+		// Refreshes fail and are retried until the lease expires.
+		{"refresh fails", "fail", 30 * time.Second, false},
+		// A fenced refresh loses the lease at once, before its expiry.
+		{"refresh fenced", "fence", 10 * time.Second, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock, lock, ctx, k := startKeeper(t, 30*time.Second)
+			lock.mode.Store(tc.mode)
+			require.True(t, clock.WaitForTimers(2, wait))
+			clock.Advance(tc.advance)
+			<-ctx.Done()
+			cause := context.Cause(ctx)
+			require.ErrorIs(t, cause, state.ErrLost)
+			var lost *state.LostError
+			require.ErrorAs(t, cause, &lost)
+			assert.Equal(t, k.Lease(), lost.Lease)
+			assert.Equal(t, tc.fenced, errors.Is(cause, state.ErrFenced), "cause %v matches ErrFenced", cause)
+			assert.ErrorIs(t, ctx.Err(), context.Canceled)
+		})
+	}
+}
+
+func TestKeeperRetriesFailedRefresh(t *testing.T) {
+	clock, lock, ctx, k := startKeeper(t, 30*time.Second)
+	lock.mode.Store("fail")
+	require.True(t, clock.WaitForTimers(2, wait))
+	clock.Advance(10 * time.Second)
+	assert.Equal(t, "fail", <-lock.calls)
+	// The retry comes a tenth of the TTL later, and succeeds.
+	lock.mode.Store("")
+	require.True(t, clock.WaitForTimers(2, wait))
+	clock.Advance(3 * time.Second)
+	assert.Equal(t, "", <-lock.calls)
+	require.True(t, clock.WaitForTimers(3, wait))
+	assert.Equal(t, epoch.Add(43*time.Second), k.Lease().Expires)
+	clock.Advance(25 * time.Second) // past the first lease's expiry
+	assert.NoError(t, ctx.Err(), "the keeper cancelled a lease it refreshed")
+}
+
+func TestKeeperStop(t *testing.T) {
+	_, _, ctx, k := startKeeper(t, 30*time.Second)
+	k.Stop()
+	k.Stop()
+	assert.ErrorIs(t, context.Cause(ctx), context.Canceled)
+	assert.NotErrorIs(t, context.Cause(ctx), state.ErrLost)
+}
+
+func TestKeeperStopsWithParent(t *testing.T) {
+	clock := runnertest.NewClock(epoch)
+	m := state.NewMemory(state.WithClock(clock))
+	lease, err := m.Acquire(t.Context(), "a", time.Minute)
+	require.NoError(t, err)
+	parent, cancel := context.WithCancel(t.Context())
+	ctx, k := state.Keep(parent, m, lease, state.WithClock(clock))
+	cancel()
+	<-ctx.Done()
+	k.Stop() // returns: the keeper's goroutine ended with its parent
+	assert.NotErrorIs(t, context.Cause(ctx), state.ErrLost)
+}
+
+func TestKeeperStopCancelsHungRefresh(t *testing.T) {
+	clock, lock, _, k := startKeeper(t, 30*time.Second)
+	lock.mode.Store("hang")
+	require.True(t, clock.WaitForTimers(2, wait))
+	clock.Advance(10 * time.Second)
+	assert.Equal(t, "hang", <-lock.calls)
+	k.Stop() // returns: the hung refresh saw its ctx cancelled
+}

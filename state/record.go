@@ -1,0 +1,68 @@
+package state
+
+import (
+	"time"
+)
+
+// record is the lock's state as Memory keeps it and File persists it
+// (lease.json). Its methods are the lock's rules, shared by both; callers
+// serialise access to it.
+type record struct {
+	// Last is the last token handed out; the next acquisition gets Last+1.
+	Last uint64 `json:"last"`
+	// Token is the current lease's token, 0 when the lock was released.
+	Token  uint64 `json:"token,omitempty"`
+	Holder string `json:"holder,omitempty"`
+	// TTL is in nanoseconds.
+	TTL     time.Duration `json:"ttl,omitempty"`
+	Expires time.Time     `json:"expires,omitzero"`
+}
+
+// held reports whether a lease holds the lock at now.
+func (r *record) held(now time.Time) bool {
+	return r.Token != 0 && now.Before(r.Expires)
+}
+
+// acquire takes the lock for holder. gone reports that the current holder
+// is known to be dead (File: its process exited), which frees the lock
+// before its lease expires.
+func (r *record) acquire(now time.Time, holder string, ttl time.Duration, gone bool) (Lease, error) {
+	if r.held(now) && !gone {
+		return Lease{}, &LockedError{Holder: r.Holder, Token: r.Token, Expires: r.Expires}
+	}
+	r.Last++
+	r.Token, r.Holder, r.TTL, r.Expires = r.Last, holder, ttl, now.Add(ttl)
+	return r.lease(), nil
+}
+
+func (r *record) lease() Lease {
+	return Lease{Holder: r.Holder, Token: r.Token, TTL: r.TTL, Expires: r.Expires}
+}
+
+// check returns a *FencedError unless token is the current lease's.
+func (r *record) check(now time.Time, token uint64) error {
+	if r.held(now) && r.Token == token {
+		return nil
+	}
+	e := &FencedError{Token: token}
+	if r.held(now) {
+		e.Holder, e.Current = r.Holder, r.Token
+	}
+	return e
+}
+
+func (r *record) refresh(now time.Time, l Lease) (Lease, error) {
+	if err := r.check(now, l.Token); err != nil {
+		return Lease{}, err
+	}
+	r.Expires = now.Add(r.TTL)
+	return r.lease(), nil
+}
+
+func (r *record) release(now time.Time, l Lease) error {
+	if err := r.check(now, l.Token); err != nil {
+		return err
+	}
+	r.Token, r.Holder, r.TTL, r.Expires = 0, "", 0, time.Time{}
+	return nil
+}

@@ -1,0 +1,51 @@
+// Package statetest is the conformance suite of state backends: one set
+// of tests that every Store and Lock (Memory, File, etcd, yours) must pass,
+// so that they are interchangeable under a runner.
+//
+// It is for tests; production code never imports it.
+package statetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
+)
+
+// Backend is what the suite tests: a Store that is also the Lock that
+// fences it.
+type Backend interface {
+	state.Store
+	state.Lock
+}
+
+// Env is one test's view of a backend's storage.
+type Env struct {
+	// Open returns a new handle on the test's storage, as another process
+	// or coordinator would open it. Register its cleanup with t.Cleanup.
+	Open func() Backend
+	// Expire ends the lease now, as if its TTL had passed without a
+	// refresh: advance a fake clock, revoke an etcd lease.
+	Expire func(l state.Lease)
+	// Clock is the clock leases are timed on, given to Keepers; nil is the
+	// wall clock.
+	Clock runner.Clock
+	// TTL is the lease TTL the suite uses (a backend may have a minimum);
+	// 0 means a minute.
+	TTL time.Duration
+}
+
+// Run runs the suite. newEnv is called once per subtest and must return
+// fresh, empty storage.
+func Run(t *testing.T, newEnv func(t *testing.T) Env) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t)
+			if env.TTL == 0 {
+				env.TTL = time.Minute
+			}
+			tc.run(t, env)
+		})
+	}
+}
