@@ -5,7 +5,7 @@
 //	hopdag targets  DIR --from V
 //	hopdag plan     DIR --from V --to W [-o text|json|yaml] [--accept RISK,...]
 //	hopdag graph    DIR --from V --to W [--hop N] [-o mermaid|dot]
-//	hopdag run      DIR --from V --to W --simulate [--state FILE] [--speed N] [--fail C,...] [--mode eager|batch]
+//	hopdag run      DIR --from V --to W --simulate [--state DIR] [--speed N] [--fail C,...] [--mode eager|batch]
 //
 // DIR is a catalog directory; "-" means the embedded sample catalog.
 //
@@ -128,7 +128,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		c.hop = c.fs.Int("hop", 1, "which hop to draw, from 1")
 	case "run":
 		c.simulate = c.fs.Bool("simulate", false, "simulate the runners (required: real runners are wired by embedding the library)")
-		c.state = c.fs.String("state", "", "status file: written as the run goes, resumed from when it exists")
+		c.state = c.fs.String("state", "", "state directory (a state.File store): the status is saved there as the run goes, and a run resumes from it")
 		c.speed = c.fs.Float64("speed", simulate.DefaultSpeed, "simulated seconds per real second")
 		c.fail = c.fs.String("fail", "", "comma-separated components that fail on purpose")
 		c.mode = c.fs.String("mode", "eager", "scheduling: eager or batch")
@@ -330,7 +330,7 @@ func (c *cli) run(ctx context.Context) int {
 		return c.fail1(err)
 	}
 	st, err := simulate.Run(ctx, simulate.Upgrade{
-		Catalog: cat, From: from, To: to, Accept: split(*c.accept), StatePath: *c.state,
+		Catalog: cat, From: from, To: to, Accept: split(*c.accept), StateDir: *c.state,
 		Config: simulate.Config{Speed: *c.speed, Fail: split(*c.fail), Mode: mode},
 	}, c.stdout)
 	if err != nil {

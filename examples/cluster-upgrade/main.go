@@ -6,8 +6,8 @@
 // status table.
 //
 //	go run ./examples/cluster-upgrade
-//	go run ./examples/cluster-upgrade --fail etcd --state /tmp/run.json   # fails: dependents skipped
-//	go run ./examples/cluster-upgrade --state /tmp/run.json              # resumes, re-runs nothing that succeeded
+//	go run ./examples/cluster-upgrade --fail etcd --state /tmp/upgrade   # fails: dependents skipped
+//	go run ./examples/cluster-upgrade --state /tmp/upgrade              # resumes, re-runs nothing that succeeded
 //
 // Exit status: 0 when the upgrade succeeded, 1 when it failed or the input
 // is invalid, 2 for bad flags.
@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	to := fs.String("to", "v26.09", "version to upgrade to")
 	mode := fs.String("mode", "eager", "scheduling: eager or batch")
 	fail := fs.String("fail", "", "comma-separated components that fail on purpose")
-	state := fs.String("state", "", "status file: written as the run goes, resumed from when it exists")
+	state := fs.String("state", "", "state directory (a state.File store): the status is saved there as the run goes, and a run resumes from it")
 	speed := fs.Float64("speed", simulate.DefaultSpeed, "simulated seconds per real second")
 	accept := fs.String("accept", "", "comma-separated risks to accept")
 	if err := fs.Parse(args); err != nil {
@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	st, err := simulate.Run(ctx, simulate.Upgrade{
-		Catalog: c, From: fv, To: tv, Accept: split(*accept), StatePath: *state,
+		Catalog: c, From: fv, To: tv, Accept: split(*accept), StateDir: *state,
 		Config: simulate.Config{Speed: *speed, Fail: split(*fail), Mode: m, Terminal: isTerminal(stdout)},
 	}, stdout)
 	if err != nil {

@@ -44,10 +44,10 @@ func TestDemoSucceeds(t *testing.T) {
 // A --fail run followed by a resume with --state completes without
 // re-running what succeeded.
 func TestDemoFailThenResume(t *testing.T) {
-	state := filepath.Join(t.TempDir(), "status.json")
+	state := t.TempDir()
 	code, out := demo(t, "--fail", "etcd", "--state", state)
 	require.Equal(t, 1, code, out)
-	first := readStatus(t, state)
+	first := readStatus(t, filepath.Join(state, "status.json"))
 	assert.Equal(t, runner.Failed, first.Phase)
 	etcd, ok := first.Component(2, "etcd")
 	require.True(t, ok)
@@ -58,7 +58,7 @@ func TestDemoFailThenResume(t *testing.T) {
 
 	code, out = demo(t, "--state", state)
 	require.Equal(t, 0, code, out)
-	second := readStatus(t, state)
+	second := readStatus(t, filepath.Join(state, "status.json"))
 	assert.Equal(t, runner.Succeeded, second.Phase)
 	assert.Equal(t, 2, second.Runs)
 	for h, hop := range first.Hops {

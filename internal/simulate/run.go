@@ -2,17 +2,16 @@ package simulate
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
 )
 
 // Upgrade is one simulated upgrade: what to run and where to keep its status.
@@ -21,13 +20,14 @@ type Upgrade struct {
 	From, To release.Version
 	// Accept names the risks the caller accepts.
 	Accept []string
-	// StatePath, when set, is the JSON status file written on every
-	// transition; if it exists, the run resumes from it.
-	StatePath string
-	Config    Config
+	// StateDir, when set, is the directory of a state.File store: the run
+	// takes its lock, resumes from the status saved there, and saves every
+	// transition under its lease.
+	StateDir string
+	Config   Config
 }
 
-// Run prints the plan, executes it (resuming from StatePath), prints the
+// Run prints the plan, executes it (resuming from StateDir), prints the
 // status table to out, and returns the final status.
 func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) {
 	u.Config.Out = out
@@ -38,15 +38,30 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 	}
 	fmt.Fprint(out, plan.String())
 	var prev *runner.Status
-	if u.StatePath != "" {
-		prev, err = loadStatus(u.StatePath)
+	if u.StateDir != "" {
+		store, err := state.OpenFile(u.StateDir)
 		if err != nil {
 			return nil, err
 		}
-		if prev != nil {
-			fmt.Fprintf(out, "resuming from %s (%s, %d/%d done)\n", u.StatePath, prev.Phase, prev.Progress.Done, prev.Progress.Total)
+		defer store.Close()
+		host, _ := os.Hostname()
+		lease, err := store.Acquire(ctx, fmt.Sprintf("%s/%d", host, os.Getpid()), time.Minute)
+		if err != nil {
+			return nil, err
 		}
-		e, _ = Executor(u.Catalog, u.Config, runner.WithCheckpointer(fileCheckpointer(u.StatePath)))
+		runCtx, keeper := state.Keep(ctx, store, lease)
+		defer func() {
+			keeper.Stop()
+			_ = store.Release(context.WithoutCancel(ctx), keeper.Lease())
+		}()
+		ctx = runCtx
+		if prev, err = store.Load(ctx); err != nil {
+			return nil, err
+		}
+		if prev != nil {
+			fmt.Fprintf(out, "resuming from %s (%s, %d/%d done)\n", filepath.Join(u.StateDir, state.StatusFile), prev.Phase, prev.Progress.Done, prev.Progress.Total)
+		}
+		e, _ = Executor(u.Catalog, u.Config, runner.WithCheckpointer(state.Checkpointer(store, lease)))
 	}
 	fmt.Fprintln(out)
 	st, err := e.Execute(ctx, plan, prev)
@@ -55,46 +70,4 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 		StatusTable(out, st)
 	}
 	return st, err
-}
-
-func loadStatus(p string) (*runner.Status, error) {
-	data, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var s runner.Status
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("simulate: status file %s is not a valid status: %w (delete it to start over)", p, err)
-	}
-	return &s, nil
-}
-
-// fileCheckpointer writes the status as JSON: temp file, fsync, rename.
-func fileCheckpointer(p string) runner.Checkpointer {
-	return runner.CheckpointFunc(func(_ context.Context, s *runner.Status) error {
-		data, err := json.MarshalIndent(s, "", "  ")
-		if err != nil {
-			return err
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(p), ".status-*")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(tmp.Name())
-		if _, err := tmp.Write(data); err != nil {
-			tmp.Close()
-			return err
-		}
-		if err := tmp.Sync(); err != nil {
-			tmp.Close()
-			return err
-		}
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		return os.Rename(tmp.Name(), p)
-	})
 }

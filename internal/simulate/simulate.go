@@ -72,21 +72,13 @@ func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) (*runner.E
 			}
 		}
 	}
-	work := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
-		return clock.sleep(ctx, t.To.ExpectedDuration.Duration)
-	})
+	work := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
 	for _, h := range sortedKeys(handlers) {
 		inline.Register(h, work)
 	}
-	manifest := components.NewManifest(recorder, components.WithValues(values))
 	router := components.NewRouter().
-		Register(release.TypeInline, inline).
-		Register(release.TypeManifest, runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
-			if err := clock.sleep(ctx, t.To.ExpectedDuration.Duration); err != nil {
-				return err
-			}
-			return manifest.Run(ctx, t)
-		}))
+		Register(release.TypeInline, slow{clock, inline}).
+		Register(release.TypeManifest, slow{clock, components.NewManifest(recorder, components.WithValues(values))})
 	fail := cfg.Fail
 	sim := validatingRunner{router, runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
 		if slices.Contains(fail, t.Component) {
@@ -123,6 +115,25 @@ func (v validatingRunner) Run(ctx context.Context, t runner.Task) error { return
 func (v validatingRunner) Validate(cv *release.ComponentVersion) error {
 	return v.router.Validate(cv)
 }
+
+// slow spends the component's scaled expectedDuration, then runs the real
+// runner (which keeps its plan-time Validate).
+type slow struct {
+	clock scaledClock
+	next  interface {
+		runner.Runner
+		runner.Validator
+	}
+}
+
+func (s slow) Run(ctx context.Context, t runner.Task) error {
+	if err := s.clock.sleep(ctx, t.To.ExpectedDuration.Duration); err != nil {
+		return err
+	}
+	return s.next.Run(ctx, t)
+}
+
+func (s slow) Validate(cv *release.ComponentVersion) error { return s.next.Validate(cv) }
 
 // scaledClock runs simulated time speed times faster than real time: the
 // executor's timeouts and backoffs shrink with the simulated work.
