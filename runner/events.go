@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -124,6 +125,9 @@ type dispatcher struct {
 	closed bool
 	wake   chan struct{} // capacity 1: "the queue may be non-empty"
 	done   chan struct{} // closed when the goroutine has delivered everything
+	// dropped is set when close gave up waiting: the goroutine delivers
+	// nothing more and exits once the observer that blocked returns.
+	dropped atomic.Bool
 }
 
 func newDispatcher(observers []Observer, logger *slog.Logger) *dispatcher {
@@ -158,10 +162,13 @@ func (d *dispatcher) loop() {
 		d.mu.Unlock()
 		for _, ev := range batch {
 			for _, o := range d.observers {
+				if d.dropped.Load() {
+					return
+				}
 				d.deliver(o, ev)
 			}
 		}
-		if closed && len(batch) == 0 {
+		if d.dropped.Load() || (closed && len(batch) == 0) {
 			return
 		}
 		if len(batch) == 0 {
@@ -198,6 +205,7 @@ func (d *dispatcher) close(drain time.Duration) bool {
 	case <-d.done:
 		return true
 	case <-t.C:
+		d.dropped.Store(true)
 		return false
 	}
 }

@@ -198,17 +198,17 @@ func WithLogger(l *slog.Logger) Option { return func(e *Executor) { e.logger = l
 func NewStatus(p *Plan) *Status {
 	s := &Status{Phase: Pending, Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original()}
 	for _, h := range p.Hops {
-		hs := HopStatus{From: h.From.Original(), To: h.To.Original(), Phase: Pending}
-		for i := 0; i < h.Graph.Len(); i++ {
+		hs := HopStatus{From: h.From.Original(), To: h.To.Original(), Phase: Pending, Components: make([]ComponentStatus, h.Graph.Len())}
+		for i := range hs.Components {
 			n := h.Graph.Node(i)
-			cs := ComponentStatus{Name: n.Name, Phase: Pending}
+			cs := &hs.Components[i]
+			cs.Name, cs.Phase = n.Name, Pending
 			if n.From != nil {
 				cs.FromVersion = n.From.Version.Original()
 			}
 			if n.To != nil {
 				cs.ToVersion = n.To.Version.Original()
 			}
-			hs.Components = append(hs.Components, cs)
 		}
 		s.Hops = append(s.Hops, hs)
 	}
@@ -379,9 +379,12 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 // checkpoint records the status; the first error is kept and stops the run.
 // It runs even when ctx is cancelled, so a cancelled run is recorded.
 func (r *run) checkpoint(ctx context.Context) {
-	if r.e.checkpointer == nil || r.checkpointErr != nil {
-		return
+	if r.e.checkpointer != nil && r.checkpointErr == nil { // small enough to inline
+		r.record(ctx)
 	}
+}
+
+func (r *run) record(ctx context.Context) {
 	if err := r.e.checkpointer.Checkpoint(context.WithoutCancel(ctx), r.s); err != nil {
 		r.checkpointErr = err
 	}

@@ -62,8 +62,11 @@ func (r *run) endHop(ctx context.Context, i int, start time.Time, complete bool)
 	hs.FinishedAt, hs.Duration = now, durationOf(hs.StartedAt, now)
 	phase, code, msg := Succeeded, Code(""), ""
 	for _, c := range hs.Checks {
-		if c.Phase == Failed && c.Required {
+		switch {
+		case c.Phase == Failed && c.Required:
 			phase, code, msg = Failed, CodeCheckFailed, fmt.Sprintf("required %s-check %s failed: %s", c.Stage, c.Name, c.Error)
+		case c.Phase == Cancelled:
+			phase, code, msg = Cancelled, CodeCancelled, fmt.Sprintf("cancelled during %s-check %s: %s", c.Stage, c.Name, c.Error)
 		}
 	}
 	if phase == Succeeded {
@@ -114,6 +117,14 @@ func (r *run) runChecks(ctx context.Context, i int, h *HopPlan, stage string) bo
 			Logger: r.e.logger.With("hop", h.Name(), "check", c.Name, "stage", stage)}
 		err := callCheck(ctx, r.e.checks[c.Name], task)
 		cs := CheckStatus{Name: c.Name, Stage: stage, Required: c.Required, Phase: Succeeded}
+		if err != nil && ctx.Err() != nil {
+			// The caller cancelled while the check ran: the check did not
+			// fail, the run stops.
+			cs.Phase, cs.Error = Cancelled, err.Error()
+			hs.Checks = append(hs.Checks, cs)
+			r.checkpoint(ctx)
+			return false
+		}
 		if err != nil {
 			cs.Phase, cs.Error = Failed, err.Error()
 			r.emit(Event{Type: CheckFailed, Hop: i, Check: c.Name, Err: err, Code: CodeCheckFailed, Reason: map[bool]string{true: "required", false: "not required: recorded as a warning"}[c.Required]})

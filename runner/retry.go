@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -39,7 +40,7 @@ func (e *Executor) retriesFor(cv *release.ComponentVersion) retryPolicy {
 func (p retryPolicy) delay(next int, jitter float64, rnd *rand.Rand) time.Duration {
 	d := p.backoff
 	for i := 2; i < next && (p.max == 0 || d < p.max); i++ {
-		if d > time.Duration(1<<62) {
+		if d > math.MaxInt64/2 { // doubling would overflow
 			break
 		}
 		d *= 2

@@ -16,7 +16,8 @@ import (
 // Return nil on success, Skip(reason) when nothing needed doing, and
 // Permanent(err) for a failure that retrying cannot fix. Any other error is
 // retried as the component's Retries allow. A panic is recovered and
-// recorded as the component's failure (code PANIC) with its stack.
+// recorded as the component's failure (code PANIC) with its stack; a call
+// of runtime.Goexit (t.FailNow in a test) fails the attempt.
 //
 // The executor calls Run from many goroutines at once, one call per task.
 type Runner interface {

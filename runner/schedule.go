@@ -1,45 +1,91 @@
 package runner
 
 import (
-	"container/heap"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"runtime/debug"
+	"slices"
+	"sync"
 	"time"
+
+	"github.com/hopdag/hopdag/release"
 )
 
 // The scheduler of one hop. One coordinator goroutine (the caller of
-// Execute) owns every piece of state below and the status; each attempt
-// runs on its own goroutine and reports through the results channel, which
-// has room for one message per component, so a runner goroutine never
-// blocks on the coordinator and none outlives the hop: the coordinator
-// returns only when no component is active.
+// Execute) owns the status and every field of the scheduler but the
+// mailbox.
+//
+// Attempts run on a pool of worker goroutines that share the mailbox (a
+// mutex, a queue of jobs, a list of outcomes): the coordinator queues
+// attempts; a worker takes one, runs it, reports its outcome and takes the
+// next without parking while there is one. The coordinator starts a
+// worker whenever more attempts are in flight (queued, running, or
+// reported and not yet handled) than there are workers, so an attempt
+// never waits for a worker (a hanging runner holds its worker, not the
+// others), and a hop runs on as many goroutines as it ever had attempts at
+// once, reused instead of one per attempt.
+//
+// Outcomes (of attempts and of backoff waits) go into the mailbox's list;
+// the one that makes the list non-empty wakes the coordinator through a
+// one-slot channel, and the coordinator takes the whole list at once.
+// Reporting never blocks, and a burst of outcomes costs the coordinator
+// one wake-up. (A wake-up may find the list already taken: the coordinator
+// then waits again.)
+//
+// The coordinator returns only when no component is active (no attempt or
+// backoff wait is outstanding), then closes the mailbox and waits for the
+// workers and backoff waits to exit: no goroutine outlives the hop.
 
-// outcome is what a runner goroutine or a backoff wait reports.
+// job is one attempt handed to a worker: the worker builds the Task from
+// the hop's read-only graph, off the coordinator's path.
+type job struct {
+	node    int
+	attempt int
+}
+
+// outcome is what a worker or a backoff wait reports.
 type outcome struct {
 	node     int
+	attempt  bool // from a worker (else from a backoff wait)
+	exited   bool // the worker exited (runtime.Goexit in the runner)
 	err      error
 	backoff  bool // a backoff wait ended (err is set if it was cut short)
 	timedOut bool // the attempt ran past its timeout
 }
 
 type scheduler struct {
-	r      *run
-	hop    int
-	h      *HopPlan
-	ctx    context.Context // the hop's context: cancelled to stop runners
-	stop   context.CancelCauseFunc
-	result chan outcome
+	r        *run
+	hop      int
+	h        *HopPlan
+	ctx      context.Context // the hop's context: cancelled to stop runners
+	stop     context.CancelCauseFunc
+	wg       sync.WaitGroup // the workers and backoff waits
+	workers  int            // workers started
+	inflight int            // attempts queued and not yet handled
+	batch    []job          // attempts launched, not yet queued (see flush)
+
+	// The mailbox, guarded by mu.
+	mu      sync.Mutex
+	jobs    []job      // queued attempts: jobs[head:]
+	head    int        // first queued job
+	idle    int        // workers waiting on hasJob, not yet signalled
+	hasJob  *sync.Cond // on mu: a job was queued or the mailbox closed
+	closed  bool       // the hop is over: workers exit
+	results []outcome  // reported, not yet handled
+
+	spare []outcome     // the coordinator's other results buffer
+	wake  chan struct{} // one slot: results may be non-empty
 
 	remaining []int // dependencies not yet satisfied
-	prio      []time.Duration
 	tries     []int // attempts in this Execute call
-	ready     readyQueue
+	ready     readySet
 	waiting   map[string][]int // ready, held back by their group's limit
-	groupRun  map[string]int
-	active    int // started and not yet terminal (includes backoff waits)
+	groupRun  map[string]int   // running components of limited groups
+	active    int              // started and not yet terminal (includes backoff waits)
 
 	level     []int
 	levelLeft []int   // non-terminal components per level (Batch)
@@ -48,6 +94,10 @@ type scheduler struct {
 
 	stopping   bool
 	stopReason string
+
+	// now is the clock's time when the coordinator last woke: one reading
+	// per batch of outcomes rather than two per component.
+	now time.Time
 }
 
 func (r *run) schedule(ctx context.Context, hop int, h *HopPlan) {
@@ -56,11 +106,10 @@ func (r *run) schedule(ctx context.Context, hop int, h *HopPlan) {
 	hctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	sc := &scheduler{
-		r: r, hop: hop, h: h, ctx: hctx, stop: stop, result: make(chan outcome, n),
-		remaining: make([]int, n), prio: make([]time.Duration, n), tries: make([]int, n),
-		level: make([]int, n), ready: readyQueue{},
+		r: r, hop: hop, h: h, ctx: hctx, stop: stop, wake: make(chan struct{}, 1),
+		remaining: make([]int, n), tries: make([]int, n), level: make([]int, n),
 	}
-	sc.ready.prio = sc.prio
+	sc.hasJob = sync.NewCond(&sc.mu)
 	levels := g.Levels()
 	for l, nodes := range levels {
 		for _, i := range nodes {
@@ -69,15 +118,17 @@ func (r *run) schedule(ctx context.Context, hop int, h *HopPlan) {
 	}
 	// Longest remaining path first: with limited slots this starts the
 	// components that hold up the most work.
+	prio := make([]time.Duration, n)
 	for l := len(levels) - 1; l >= 0; l-- {
 		for _, i := range levels[l] {
 			var tail time.Duration
 			for _, d := range g.Dependents(i) {
-				tail = max(tail, sc.prio[d])
+				tail = max(tail, prio[d])
 			}
-			sc.prio[i] = g.Node(i).Duration + tail
+			prio[i] = g.Node(i).Duration + tail
 		}
 	}
+	sc.ready.init(prio)
 	sc.levelLeft = make([]int, len(levels))
 	sc.deferred = make([][]int, len(levels))
 	cs := r.s.Hops[hop].Components
@@ -94,30 +145,61 @@ func (r *run) schedule(ctx context.Context, hop int, h *HopPlan) {
 		}
 	}
 	sc.advanceLevel()
+	sc.now = r.e.clock.Now()
 	for i := 0; i < n; i++ {
 		if !satisfied(&cs[i]) && sc.remaining[i] == 0 {
 			sc.push(i)
 		}
 	}
 	sc.loop(ctx)
+	sc.mu.Lock()
+	sc.closed = true
+	sc.mu.Unlock()
+	sc.hasJob.Broadcast()
+	sc.wg.Wait()
 }
 
 func (sc *scheduler) loop(ctx context.Context) {
 	done := ctx.Done()
+	cancelled := func() {
+		done = nil
+		sc.now = sc.r.e.clock.Now()
+		sc.halt("the run was cancelled: " + context.Cause(ctx).Error())
+	}
 	for {
+		// Look at ctx before starting more, and not only when waiting:
+		// outcomes of a busy hop may never leave the coordinator idle.
+		select {
+		case <-done:
+			cancelled()
+		default:
+		}
 		if !sc.stopping {
 			sc.startReady()
 		}
+		sc.flush()
 		if sc.active == 0 {
 			break
 		}
-		select {
-		case o := <-sc.result:
-			sc.handle(o)
-		case <-done:
-			done = nil
-			sc.halt("the run was cancelled: " + context.Cause(ctx).Error())
+		sc.mu.Lock()
+		batch := sc.results
+		sc.results = sc.spare[:0]
+		sc.mu.Unlock()
+		if len(batch) == 0 {
+			sc.spare = batch
+			select {
+			case <-sc.wake:
+			case <-done:
+				cancelled()
+			}
+			continue
 		}
+		sc.now = sc.r.e.clock.Now()
+		for _, o := range batch {
+			sc.handle(o)
+		}
+		clear(batch) // drop the errors it holds
+		sc.spare = batch
 	}
 	// Whatever never started: cancelled if the run stopped. (Without a stop
 	// every component either ran or was skipped behind a failure.)
@@ -145,7 +227,7 @@ func (sc *scheduler) push(i int) {
 		sc.deferred[sc.level[i]] = append(sc.deferred[sc.level[i]], i)
 		return
 	}
-	heap.Push(&sc.ready, i)
+	sc.ready.push(i)
 }
 
 // advanceLevel moves the Batch barrier past every finished level.
@@ -153,7 +235,7 @@ func (sc *scheduler) advanceLevel() {
 	for sc.curLevel < len(sc.levelLeft)-1 && sc.levelLeft[sc.curLevel] == 0 {
 		sc.curLevel++
 		for _, i := range sc.deferred[sc.curLevel] {
-			heap.Push(&sc.ready, i)
+			sc.ready.push(i)
 		}
 		sc.deferred[sc.curLevel] = nil
 	}
@@ -162,69 +244,176 @@ func (sc *scheduler) advanceLevel() {
 func (sc *scheduler) startReady() {
 	limit := sc.r.e.maxParallel
 	for sc.ready.Len() > 0 && (limit == 0 || sc.active < limit) && !sc.stopping {
-		i := heap.Pop(&sc.ready).(int)
-		group := sc.group(i)
-		if gl, ok := sc.r.e.groupLimits[group]; ok && group != "" && sc.groupRun[group] >= gl {
-			if sc.waiting == nil {
-				sc.waiting = map[string][]int{}
+		i := sc.ready.pop()
+		if group, gl := sc.limitOf(i); gl > 0 {
+			if sc.groupRun[group] >= gl {
+				if sc.waiting == nil {
+					sc.waiting = map[string][]int{}
+				}
+				sc.waiting[group] = append(sc.waiting[group], i)
+				continue
 			}
-			sc.waiting[group] = append(sc.waiting[group], i)
-			continue
+			if sc.groupRun == nil {
+				sc.groupRun = map[string]int{}
+			}
+			sc.groupRun[group]++
 		}
-		if sc.groupRun == nil {
-			sc.groupRun = map[string]int{}
-		}
-		sc.groupRun[group]++
 		sc.active++
 		sc.launch(i)
 	}
 }
 
-func (sc *scheduler) group(i int) string {
-	if to := sc.h.Graph.Node(i).To; to != nil {
-		return to.Group
+// limitOf returns the group of component i and its limit, 0 when the
+// group has none.
+func (sc *scheduler) limitOf(i int) (string, int) {
+	if len(sc.r.e.groupLimits) == 0 {
+		return "", 0
 	}
-	return ""
+	to := sc.h.Graph.Node(i).To
+	if to == nil || to.Group == "" {
+		return "", 0
+	}
+	return to.Group, sc.r.e.groupLimits[to.Group]
 }
 
 // launch starts attempt i after recording it as Running (write-ahead).
 func (sc *scheduler) launch(i int) {
 	r := sc.r
-	node := sc.h.Graph.Node(i)
 	cs := &r.s.Hops[sc.hop].Components[i]
-	now := r.e.clock.Now()
+	now := sc.now
 	sc.tries[i]++
 	cs.Attempts++
 	if sc.tries[i] == 1 {
-		cs.StartedAt, cs.FinishedAt, cs.Duration = now, time.Time{}, durationOf(now, now)
+		cs.StartedAt, cs.FinishedAt, cs.Duration = now, time.Time{}, release.Duration{}
 	}
 	cs.Phase, cs.Code, cs.Reason, cs.Error, cs.Stack = Running, "", "", "", ""
 	r.checkpoint(sc.ctx)
 	if r.checkpointErr != nil {
+		// The start could not be recorded, so it does not happen: the
+		// status says what ran.
+		sc.tries[i]--
+		cs.Attempts--
 		sc.halt("checkpoint failed: " + r.checkpointErr.Error())
 		sc.terminal(i, Cancelled, CodeCheckpointFailed, "not started: checkpoint failed", nil)
 		return
 	}
-	r.emit(Event{Type: ComponentStarted, Hop: sc.hop, Component: node.Name, Version: cs.ToVersion, Attempt: cs.Attempts})
-
-	task := Task{Hop: sc.h, HopIndex: sc.hop, Component: node.Name, From: node.From, To: node.To, Attempt: cs.Attempts, Logger: r.e.logger}
-	if r.e.logger.Enabled(sc.ctx, slog.LevelError) {
-		task.Logger = r.e.logger.With("hop", sc.h.Name(), "component", node.Name, "attempt", cs.Attempts)
+	if len(r.e.observers) > 0 {
+		r.emit(Event{Type: ComponentStarted, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts})
 	}
-	timeout := r.e.timeout
+	sc.inflight++
+	sc.batch = append(sc.batch, job{node: i, attempt: cs.Attempts})
+}
+
+// flush queues the attempts launched since the last flush, in one go, and
+// gets workers for them: idle ones woken, new ones started.
+func (sc *scheduler) flush() {
+	if len(sc.batch) == 0 {
+		return
+	}
+	sc.mu.Lock()
+	if sc.head == len(sc.jobs) {
+		sc.jobs, sc.head = sc.jobs[:0], 0
+	}
+	sc.jobs = append(sc.jobs, sc.batch...)
+	// Wake as many waiting workers as there are queued jobs. idle counts
+	// the workers that wait and have not been signalled, so each Signal
+	// below wakes a distinct one.
+	wake := min(sc.idle, len(sc.jobs)-sc.head)
+	sc.idle -= wake
+	sc.mu.Unlock()
+	sc.batch = sc.batch[:0]
+	for ; sc.inflight > sc.workers; sc.workers++ {
+		sc.wg.Add(1)
+		go sc.work()
+	}
+	for range wake {
+		sc.hasJob.Signal()
+	}
+}
+
+// errGoexit is the error of an attempt whose runner called runtime.Goexit
+// (t.FailNow from a runner in a test, say).
+var errGoexit = errors.New("runner: the runner called runtime.Goexit")
+
+// work runs queued attempts until the hop closes the mailbox.
+func (sc *scheduler) work() {
+	var (
+		j    job  // the attempt taken last
+		busy bool // j is in progress
+	)
+	defer func() {
+		// Only runtime.Goexit in a runner ends the loop with an attempt
+		// in progress (a panic is recovered in callRunner): report the
+		// attempt failed, and that this worker is gone.
+		if busy {
+			sc.report(outcome{node: j.node, attempt: true, exited: true, err: errGoexit})
+		}
+		sc.wg.Done()
+	}()
+	sc.mu.Lock()
+	for {
+		for sc.head == len(sc.jobs) && !sc.closed {
+			sc.idle++ // the coordinator takes it back when it signals
+			sc.hasJob.Wait()
+		}
+		if sc.head == len(sc.jobs) {
+			sc.mu.Unlock()
+			return
+		}
+		j = sc.jobs[sc.head]
+		sc.head++
+		sc.mu.Unlock()
+		busy = true
+		o := sc.attempt(j)
+		busy = false
+		o.attempt = true
+		sc.mu.Lock()
+		sc.post(o)
+	}
+}
+
+// report hands the outcome of a backoff wait to the coordinator.
+func (sc *scheduler) report(o outcome) {
+	sc.mu.Lock()
+	sc.post(o)
+	sc.mu.Unlock()
+}
+
+// post adds o to the results and wakes the coordinator if they were
+// empty. The caller holds mu; post never blocks.
+func (sc *scheduler) post(o outcome) {
+	sc.results = append(sc.results, o)
+	if len(sc.results) == 1 {
+		select {
+		case sc.wake <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+}
+
+// attempt runs one attempt with its timeout. It reads only what does not
+// change during the hop: the graph, the executor's settings and sc.ctx.
+func (sc *scheduler) attempt(j job) outcome {
+	e := sc.r.e
+	node := sc.h.Graph.Node(j.node)
+	task := Task{Hop: sc.h, HopIndex: sc.hop, Component: node.Name, From: node.From, To: node.To, Attempt: j.attempt, Logger: e.logger}
+	if e.logger.Enabled(sc.ctx, slog.LevelError) {
+		task.Logger = e.logger.With("hop", sc.h.Name(), "component", node.Name, "attempt", j.attempt)
+	}
+	timeout := e.timeout
 	if node.To != nil && node.To.Timeout.Duration > 0 {
 		timeout = node.To.Timeout.Duration
 	}
-	go func() {
-		actx, cancel := sc.ctx, context.CancelFunc(func() {})
-		if timeout > 0 {
-			actx, cancel = r.e.clock.WithTimeout(sc.ctx, timeout)
-		}
-		err := callRunner(actx, r.e.runner, task)
-		timedOut := err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && sc.ctx.Err() == nil
+	actx, cancel := sc.ctx, context.CancelFunc(nil)
+	if timeout > 0 {
+		actx, cancel = e.clock.WithTimeout(sc.ctx, timeout)
+	}
+	err := callRunner(actx, e.runner, task)
+	timedOut := err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && sc.ctx.Err() == nil
+	if cancel != nil {
 		cancel()
-		sc.result <- outcome{node: i, err: err, timedOut: timedOut}
-	}()
+	}
+	return outcome{node: j.node, err: err, timedOut: timedOut}
 }
 
 func callRunner(ctx context.Context, rn Runner, t Task) (err error) {
@@ -238,6 +427,17 @@ func callRunner(ctx context.Context, rn Runner, t Task) (err error) {
 
 func (sc *scheduler) handle(o outcome) {
 	i := o.node
+	if o.attempt {
+		sc.inflight--
+	}
+	if o.exited {
+		sc.workers--
+	}
+	if o.err != nil && !sc.stopping && sc.ctx.Err() != nil {
+		// The caller's ctx is done but the loop has not seen it yet: an
+		// error now is the cancellation's doing, not the component's.
+		sc.halt("the run was cancelled: " + context.Cause(sc.ctx).Error())
+	}
 	if o.backoff {
 		if o.err != nil || sc.stopping {
 			sc.terminal(i, Cancelled, CodeCancelled, "cancelled while waiting to retry: "+sc.stopReason, nil)
@@ -246,7 +446,6 @@ func (sc *scheduler) handle(o outcome) {
 		sc.launch(i)
 		return
 	}
-	var panicErr *PanicError
 	switch err := o.err; {
 	case err == nil:
 		sc.terminal(i, Succeeded, "", "", nil)
@@ -259,8 +458,8 @@ func (sc *scheduler) handle(o outcome) {
 		sc.terminal(i, Skipped, "", reason, nil)
 	case sc.stopping:
 		sc.terminal(i, Cancelled, CodeCancelled, "cancelled: "+sc.stopReason, err)
-	case errors.As(err, &panicErr):
-		sc.r.s.Hops[sc.hop].Components[i].Stack = panicErr.Stack
+	case panicOf(err) != nil:
+		sc.r.s.Hops[sc.hop].Components[i].Stack = panicOf(err).Stack
 		sc.terminal(i, Failed, CodePanic, "", err)
 	default:
 		code := CodeComponentFailed
@@ -276,6 +475,17 @@ func (sc *scheduler) handle(o outcome) {
 	}
 }
 
+// panicOf returns the recovered panic err holds, or nil. (A function of
+// its own, so that the variable errors.As needs escapes only when there is
+// an error to look at.)
+func panicOf(err error) *PanicError {
+	var p *PanicError
+	if errors.As(err, &p) {
+		return p
+	}
+	return nil
+}
+
 // retry records the failed attempt and waits out the backoff; the
 // component keeps its slot meanwhile.
 func (sc *scheduler) retry(i int, pol retryPolicy, err error) {
@@ -286,12 +496,14 @@ func (sc *scheduler) retry(i int, pol retryPolicy, err error) {
 	r.checkpoint(sc.ctx)
 	r.emit(Event{Type: ComponentRetrying, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Err: err, Backoff: wait})
 	ctx, after := sc.ctx, r.e.clock.After(wait)
+	sc.wg.Add(1) // waited for with the workers
 	go func() {
+		defer sc.wg.Done()
 		select {
 		case <-after:
-			sc.result <- outcome{node: i, backoff: true}
+			sc.report(outcome{node: i, backoff: true})
 		case <-ctx.Done():
-			sc.result <- outcome{node: i, backoff: true, err: ctx.Err()}
+			sc.report(outcome{node: i, backoff: true, err: ctx.Err()})
 		}
 	}()
 }
@@ -302,7 +514,7 @@ func (sc *scheduler) retry(i int, pol retryPolicy, err error) {
 func (sc *scheduler) terminal(i int, phase Phase, code Code, reason string, err error) {
 	r := sc.r
 	cs := &r.s.Hops[sc.hop].Components[i]
-	now := r.e.clock.Now()
+	now := sc.now
 	wasStarted := cs.Phase == Running
 	cs.Phase, cs.Code, cs.Reason = phase, code, reason
 	if err != nil {
@@ -311,40 +523,48 @@ func (sc *scheduler) terminal(i int, phase Phase, code Code, reason string, err 
 	if wasStarted {
 		cs.FinishedAt, cs.Duration = now, durationOf(cs.StartedAt, now)
 		sc.active--
-		sc.groupRun[sc.group(i)]--
-		if g := sc.group(i); len(sc.waiting[g]) > 0 {
-			for _, w := range sc.waiting[g] {
-				heap.Push(&sc.ready, w)
+		if g, gl := sc.limitOf(i); gl > 0 {
+			sc.groupRun[g]--
+			if ws := sc.waiting[g]; len(ws) > 0 {
+				for _, w := range ws {
+					sc.ready.push(w)
+				}
+				sc.waiting[g] = ws[:0]
 			}
-			sc.waiting[g] = nil
 		}
 	}
 	sc.levelLeft[sc.level[i]]--
-	r.s.Progress = progressOf(r.s)
-	ev := Event{Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Code: code, Reason: reason, Err: err, Duration: cs.Duration.Duration}
+	// Only components that are not yet satisfied reach terminal, so the
+	// progress moves by one at most (counting it again would cost O(n) per
+	// component).
+	if satisfied(cs) {
+		r.s.Progress.Done++
+	}
+	evType := ComponentCancelled
 	switch phase {
 	case Succeeded, Skipped:
 		if satisfied(cs) {
+			all := r.s.Hops[sc.hop].Components
 			for _, d := range sc.h.Graph.Dependents(i) {
-				if sc.remaining[d]--; sc.remaining[d] == 0 && r.s.Hops[sc.hop].Components[d].Phase == Pending {
+				if sc.remaining[d]--; sc.remaining[d] == 0 && all[d].Phase == Pending {
 					sc.push(d)
 				}
 			}
 		}
-		ev.Type = ComponentSucceeded
+		evType = ComponentSucceeded
 		if phase == Skipped {
-			ev.Type = ComponentSkipped
+			evType = ComponentSkipped
 		}
 	case Failed:
-		ev.Type = ComponentFailed
+		evType = ComponentFailed
 		r.failures++
 		r.s.LastFailure = &Failure{Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Code: code, Error: cs.Error, Time: now}
 		r.errs = append(r.errs, &ComponentError{Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Code: code, Err: err})
-	case Cancelled:
-		ev.Type = ComponentCancelled
 	}
 	r.checkpoint(sc.ctx)
-	r.emit(ev)
+	if len(r.e.observers) > 0 {
+		r.emit(Event{Type: evType, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Code: code, Reason: reason, Err: err, Duration: cs.Duration.Duration})
+	}
 	if phase == Failed {
 		sc.skipDependents(i)
 		if m := r.e.policy.maxFailures; m > 0 && r.failures >= m {
@@ -367,26 +587,64 @@ func (sc *scheduler) skipDependents(i int) {
 	}
 }
 
-// readyQueue is a max-heap of component indexes by remaining critical path,
-// then by index (name order), so that the start order is deterministic.
-type readyQueue struct {
-	items []int
-	prio  []time.Duration
+// readySet holds the components ready to start and pops them in start
+// order: longest remaining critical path first, then by index (name
+// order), so that the order is deterministic. That order is fixed for the
+// hop, so each component gets its rank once, and the set is a bitmap over
+// ranks with one summary bit per word: push and pop cost a few word
+// operations where a heap would cost log n comparisons.
+type readySet struct {
+	rank    []int32 // component -> rank
+	byRank  []int32 // rank -> component
+	words   []uint64
+	summary []uint64 // bit w: words[w] != 0
+	n       int
 }
 
-func (q readyQueue) Len() int { return len(q.items) }
-func (q readyQueue) Less(a, b int) bool {
-	x, y := q.items[a], q.items[b]
-	if q.prio[x] != q.prio[y] {
-		return q.prio[x] > q.prio[y]
+// init ranks the components by prio, descending, then by index.
+func (q *readySet) init(prio []time.Duration) {
+	n := len(prio)
+	q.rank, q.byRank = make([]int32, n), make([]int32, n)
+	for i := range q.byRank {
+		q.byRank[i] = int32(i)
 	}
-	return x < y
+	if slices.ContainsFunc(prio, func(p time.Duration) bool { return p != prio[0] }) {
+		slices.SortStableFunc(q.byRank, func(a, b int32) int { return cmp.Compare(prio[b], prio[a]) })
+	}
+	for r, i := range q.byRank {
+		q.rank[i] = int32(r)
+	}
+	q.words = make([]uint64, (n+63)/64)
+	q.summary = make([]uint64, (len(q.words)+63)/64)
 }
-func (q readyQueue) Swap(a, b int) { q.items[a], q.items[b] = q.items[b], q.items[a] }
-func (q *readyQueue) Push(x any)   { q.items = append(q.items, x.(int)) }
-func (q *readyQueue) Pop() any {
-	n := len(q.items) - 1
-	x := q.items[n]
-	q.items = q.items[:n]
-	return x
+
+func (q *readySet) Len() int { return q.n }
+
+func (q *readySet) push(i int) {
+	r := q.rank[i]
+	w := r >> 6
+	if q.words[w] == 0 {
+		q.summary[w>>6] |= 1 << (w & 63)
+	}
+	q.words[w] |= 1 << (r & 63)
+	q.n++
+}
+
+// pop removes and returns the first component in start order; the set
+// must not be empty.
+func (q *readySet) pop() int {
+	for s, sw := range q.summary {
+		if sw == 0 {
+			continue
+		}
+		w := s<<6 + bits.TrailingZeros64(sw)
+		b := bits.TrailingZeros64(q.words[w])
+		q.words[w] &^= 1 << b
+		if q.words[w] == 0 {
+			q.summary[s] &^= 1 << (w & 63)
+		}
+		q.n--
+		return int(q.byRank[w<<6+b])
+	}
+	panic("runner: pop of an empty ready set")
 }

@@ -8,14 +8,22 @@ import (
 	"slices"
 
 	"github.com/hopdag/hopdag/dag"
+	"github.com/hopdag/hopdag/runner"
 )
 
+// satisfied reports whether the attempt ended so that its dependents may
+// run: it succeeded, or its runner skipped it (runner.Skip).
+func (r Record) satisfied() bool {
+	return r.End > 0 && (r.Err == nil || errors.Is(r.Err, runner.ErrSkipped))
+}
+
 // CheckOrder reports every attempt on hop that started before a dependency
-// of its component had ended successfully.
+// of its component had ended successfully (or been skipped by its runner,
+// which lets dependents run).
 func CheckOrder(g *dag.Graph, hop int, recs []Record) error {
-	okEnd := map[string]int{} // component -> end of its successful attempt
+	okEnd := map[string]int{} // component -> end of its first satisfying attempt
 	for _, r := range recs {
-		if r.Hop == hop && r.Err == nil && r.End > 0 {
+		if _, seen := okEnd[r.Component]; !seen && r.Hop == hop && r.satisfied() {
 			okEnd[r.Component] = r.End
 		}
 	}
@@ -68,12 +76,13 @@ func CheckParallelism(recs []Record, limit int, match func(Record) bool) error {
 	return nil
 }
 
-// CheckSucceededOnce reports every component of hop that succeeded more
-// than once in the records.
+// CheckSucceededOnce reports every component of hop that succeeded (or was
+// skipped by its runner) more than once in the records: one that ran
+// again after it was done.
 func CheckSucceededOnce(hop int, recs []Record) error {
 	n := map[string]int{}
 	for _, r := range recs {
-		if r.Hop == hop && r.Err == nil && r.End > 0 {
+		if r.Hop == hop && r.satisfied() {
 			n[r.Component]++
 		}
 	}

@@ -97,11 +97,20 @@ func (r *Runner) Run(ctx context.Context, t runner.Task) error {
 
 	var err error
 	defer func() {
+		// A scripted panic is recorded as a failure, then goes on up to
+		// the executor.
+		v := recover()
+		if v != nil {
+			err = fmt.Errorf("%v", v)
+		}
 		r.mu.Lock()
 		r.seq++
 		r.running--
 		r.records[idx].End, r.records[idx].EndTime, r.records[idx].Err = r.seq, time.Now(), err
 		r.mu.Unlock()
+		if v != nil {
+			panic(v)
+		}
 	}()
 	if onStart != nil {
 		onStart(t)

@@ -1,0 +1,151 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/runner/runnertest"
+)
+
+// Running is checkpointed before the runner is invoked: inside the runner,
+// the last checkpoint already shows the attempt Running.
+func TestCheckpointWriteAhead(t *testing.T) {
+	p := plan1(t, c("a"), c("b", "a"), c("c", "b"), c("d").with(retries(2, 0, 0)))
+	snaps := &snapshots{}
+	fake := runnertest.New().Script("d", runnertest.Script{FailFirst: 1})
+	var mu sync.Mutex
+	var problems []string
+	fake.OnStart = func(task runner.Task) {
+		last := snaps.last()
+		cs := compStatus(t, last, 0, task.Component)
+		if cs.Phase != runner.Running || cs.Attempts != task.Attempt {
+			mu.Lock()
+			problems = append(problems, task.Component)
+			mu.Unlock()
+			t.Errorf("%s attempt %d started; last checkpoint shows %s attempt %d, want Running attempt %d",
+				task.Component, task.Attempt, cs.Phase, cs.Attempts, task.Attempt)
+		}
+	}
+	st, err := runner.New(fake, runner.WithCheckpointer(snaps)).Execute(context.Background(), p, nil)
+	require.NoError(t, err)
+	assert.Empty(t, problems, "attempts started without a Running checkpoint")
+	assert.Equal(t, st, snaps.last(), "the last checkpoint is the final status")
+
+	all := snaps.list()
+	assert.Equal(t, runner.Running, all[0].Phase, "first checkpoint: the run started")
+	for _, cs := range all[0].Hops[0].Components {
+		assert.Equal(t, runner.Pending, cs.Phase, "first checkpoint: %s", cs.Name)
+	}
+	// Every component's record moves forward one transition at a time,
+	// and every transition is checkpointed.
+	for _, name := range []string{"a", "b", "c", "d"} {
+		type state struct {
+			phase    runner.Phase
+			attempts int
+		}
+		var seen []state
+		for _, s := range all {
+			cs := compStatus(t, s, 0, name)
+			x := state{cs.Phase, cs.Attempts}
+			if len(seen) == 0 || seen[len(seen)-1] != x {
+				seen = append(seen, x)
+			}
+		}
+		want := []state{{runner.Pending, 0}, {runner.Running, 1}, {runner.Succeeded, 1}}
+		if name == "d" {
+			want = []state{{runner.Pending, 0}, {runner.Running, 1}, {runner.Running, 2}, {runner.Succeeded, 2}}
+		}
+		assert.Equal(t, want, seen, "checkpointed states of %s", name)
+	}
+	// The failed attempt of d is checkpointed with its error before the retry.
+	var sawRetry bool
+	for _, s := range all {
+		if cs := compStatus(t, s, 0, "d"); cs.Phase == runner.Running && cs.Attempts == 1 && cs.Error != "" {
+			sawRetry = true
+		}
+	}
+	assert.True(t, sawRetry, "no checkpoint of d's failed first attempt")
+}
+
+func TestCheckpointFailure(t *testing.T) {
+	errDisk := errors.New("disk full")
+	tests := []struct {
+		name       string
+		failWhen   func(s *runner.Status) bool
+		wantPhases map[string]runner.Phase
+		wantCalls  []string
+	}{
+		{
+			name:       "at the start",
+			failWhen:   func(*runner.Status) bool { return true },
+			wantPhases: map[string]runner.Phase{"a": runner.Pending, "b": runner.Pending, "c": runner.Pending},
+		},
+		{
+			name: "recording a start",
+			failWhen: func(s *runner.Status) bool {
+				cs, _ := s.Component(0, "b")
+				return cs.Phase == runner.Running
+			},
+			wantPhases: map[string]runner.Phase{"a": runner.Succeeded, "b": runner.Cancelled, "c": runner.Cancelled},
+			wantCalls:  []string{"a"},
+		},
+		{
+			name:       "the final record",
+			failWhen:   func(s *runner.Status) bool { return s.Phase == runner.Succeeded },
+			wantPhases: map[string]runner.Phase{"a": runner.Succeeded, "b": runner.Succeeded, "c": runner.Succeeded},
+			wantCalls:  []string{"a", "b", "c"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			failed := 0
+			snaps := &snapshots{fail: func(_ int, s *runner.Status) error {
+				if failed > 0 {
+					t.Errorf("Checkpoint called again after it failed")
+				}
+				if tt.failWhen(s) {
+					failed++
+					return errDisk
+				}
+				return nil
+			}}
+			fake := runnertest.New()
+			st, err := runner.New(fake, runner.WithCheckpointer(snaps), runner.WithMaxParallel(1)).
+				Execute(context.Background(), plan1(t, c("a"), c("b", "a"), c("c", "b")), nil)
+			require.ErrorIs(t, err, errDisk, "Execute error wraps the checkpointer's")
+			assert.Contains(t, err.Error(), "checkpoint failed")
+			assert.Equal(t, runner.Failed, st.Phase, "Status.Phase")
+			assert.Equal(t, runner.CodeCheckpointFailed, st.Code, "Status.Code")
+			assert.Equal(t, "disk full", st.Message, "Status.Message")
+			assert.Equal(t, tt.wantPhases, phases(st, 0), "phases")
+			var calls []string
+			for _, r := range fake.Records() {
+				calls = append(calls, r.Component)
+			}
+			assert.Equal(t, tt.wantCalls, calls, "runner calls")
+			if tt.wantPhases["b"] == runner.Cancelled {
+				b := compStatus(t, st, 0, "b")
+				assert.Equal(t, runner.CodeCheckpointFailed, b.Code, "b: its start could not be recorded")
+				assert.Zero(t, b.Attempts, "b attempts: it never ran")
+			}
+		})
+	}
+}
+
+func TestCheckpointFunc(t *testing.T) {
+	n := 0
+	cp := runner.CheckpointFunc(func(_ context.Context, s *runner.Status) error {
+		n++
+		return nil
+	})
+	_, err := runner.New(runnertest.New(), runner.WithCheckpointer(cp)).Execute(context.Background(), plan1(t, c("a")), nil)
+	require.NoError(t, err)
+	// Start, hop start, a Running, a Succeeded, hop's components done, hop end, run end.
+	assert.Equal(t, 7, n, "checkpoints of a one-component run")
+}

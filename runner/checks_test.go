@@ -1,0 +1,150 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/runner/runnertest"
+)
+
+// journal records the order in which checks and components ran.
+type journal struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (j *journal) add(s string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.lines = append(j.lines, s)
+}
+
+func (j *journal) all() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]string(nil), j.lines...)
+}
+
+func TestHopChecks(t *testing.T) {
+	errCheck := errors.New("not healthy")
+	tests := []struct {
+		name         string
+		pre, post    []release.Check
+		fail         string // the check that fails
+		panics       bool
+		wantErr      bool
+		wantHop      runner.Phase
+		wantJournal  []string
+		wantWarnings []string
+		wantChecks   []runner.CheckStatus
+	}{
+		{
+			name: "all pass", pre: []release.Check{{Name: "healthy", Required: true}, {Name: "mirror"}}, post: []release.Check{{Name: "ready", Required: true}},
+			wantHop:     runner.Succeeded,
+			wantJournal: []string{"pre healthy", "pre mirror", "run a", "run b", "post ready", "run later"},
+			wantChecks: []runner.CheckStatus{
+				{Name: "healthy", Stage: "pre", Required: true, Phase: runner.Succeeded},
+				{Name: "mirror", Stage: "pre", Phase: runner.Succeeded},
+				{Name: "ready", Stage: "post", Required: true, Phase: runner.Succeeded},
+			},
+		},
+		{
+			name: "required pre-check fails", pre: []release.Check{{Name: "healthy", Required: true}, {Name: "mirror"}}, fail: "healthy",
+			wantErr: true, wantHop: runner.Failed,
+			wantJournal: []string{"pre healthy"},
+			wantChecks:  []runner.CheckStatus{{Name: "healthy", Stage: "pre", Required: true, Phase: runner.Failed, Error: "not healthy"}},
+		},
+		{
+			name: "optional pre-check fails", pre: []release.Check{{Name: "mirror"}, {Name: "healthy", Required: true}}, fail: "mirror",
+			wantHop:      runner.Succeeded,
+			wantJournal:  []string{"pre mirror", "pre healthy", "run a", "run b", "run later"},
+			wantWarnings: []string{"pre-check mirror failed: not healthy"},
+			wantChecks: []runner.CheckStatus{
+				{Name: "mirror", Stage: "pre", Phase: runner.Failed, Error: "not healthy"},
+				{Name: "healthy", Stage: "pre", Required: true, Phase: runner.Succeeded},
+			},
+		},
+		{
+			name: "required post-check fails", post: []release.Check{{Name: "ready", Required: true}}, fail: "ready",
+			wantErr: true, wantHop: runner.Failed,
+			wantJournal: []string{"run a", "run b", "post ready"},
+			wantChecks:  []runner.CheckStatus{{Name: "ready", Stage: "post", Required: true, Phase: runner.Failed, Error: "not healthy"}},
+		},
+		{
+			name: "optional post-check fails", post: []release.Check{{Name: "smoke"}}, fail: "smoke",
+			wantHop:      runner.Succeeded,
+			wantJournal:  []string{"run a", "run b", "post smoke", "run later"},
+			wantWarnings: []string{"post-check smoke failed: not healthy"},
+			wantChecks:   []runner.CheckStatus{{Name: "smoke", Stage: "post", Phase: runner.Failed, Error: "not healthy"}},
+		},
+		{
+			name: "required check panics", pre: []release.Check{{Name: "healthy", Required: true}}, fail: "healthy", panics: true,
+			wantErr: true, wantHop: runner.Failed,
+			wantJournal: []string{"pre healthy"},
+			wantChecks:  []runner.CheckStatus{{Name: "healthy", Stage: "pre", Required: true, Phase: runner.Failed, Error: "runner: panic: check exploded"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := &journal{}
+			var tasks []runner.CheckTask
+			check := func(_ context.Context, ct runner.CheckTask) error {
+				j.add(ct.Stage + " " + ct.Name)
+				tasks = append(tasks, ct) // checks run one at a time
+				if ct.Name != tt.fail {
+					return nil
+				}
+				if tt.panics {
+					panic("check exploded")
+				}
+				return errCheck
+			}
+			fake := runnertest.New()
+			fake.OnStart = func(task runner.Task) { j.add("run " + task.Component) }
+			opts := []runner.Option{runner.WithMaxParallel(1)}
+			for _, n := range []string{"healthy", "mirror", "ready", "smoke"} {
+				opts = append(opts, runner.WithCheck(n, check))
+			}
+			p := planOf(hop{g: graphOf(t, c("a"), c("b", "a")), pre: tt.pre, post: tt.post}, hop{g: graphOf(t, c("later"))})
+			st, err := runner.New(fake, opts...).Execute(context.Background(), p, nil)
+
+			assert.Equal(t, tt.wantJournal, j.all(), "what ran, in order")
+			assert.Equal(t, tt.wantHop, st.Hops[0].Phase, "hop 1 phase")
+			assert.Equal(t, tt.wantChecks, st.Hops[0].Checks, "hop 1 checks")
+			assert.Equal(t, tt.wantWarnings, st.Hops[0].Warnings, "hop 1 warnings")
+			for _, ct := range tasks {
+				assert.Equal(t, 0, ct.HopIndex, "CheckTask.HopIndex")
+				assert.Same(t, p.Hops[0], ct.Hop, "CheckTask.Hop")
+				assert.NotNil(t, ct.Logger, "CheckTask.Logger")
+			}
+			if !tt.wantErr {
+				require.NoError(t, err)
+				assert.Equal(t, runner.Succeeded, st.Phase)
+				return
+			}
+			require.ErrorIs(t, err, runner.ErrRunFailed)
+			var ce *runner.CheckError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tt.fail, ce.Check, "CheckError.Check")
+			assert.Equal(t, 0, ce.Hop, "CheckError.Hop")
+			if !tt.panics {
+				assert.ErrorIs(t, err, errCheck)
+			}
+			assert.Equal(t, runner.CodeCheckFailed, st.Hops[0].Code, "hop 1 code")
+			assert.Contains(t, st.Hops[0].Message, fmt.Sprintf("required %s-check %s failed", ce.Stage, tt.fail), "hop 1 message")
+			assert.Equal(t, runner.Failed, st.Phase, "Status.Phase")
+			assert.Equal(t, runner.CodeCheckFailed, st.Code, "Status.Code")
+			require.NotNil(t, st.LastFailure)
+			assert.Equal(t, tt.fail, st.LastFailure.Check, "LastFailure.Check")
+			assert.Equal(t, runner.Pending, st.Hops[1].Phase, "hop 2 does not start")
+		})
+	}
+}

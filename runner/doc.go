@@ -1,0 +1,41 @@
+// Package runner executes upgrade plans: the hops of a path.Route in order
+// and, per hop, the components of its dag.Graph in parallel, through a
+// pluggable Runner (package components routes by component type).
+//
+// NewPlan resolves the route and builds each hop's graph, failing before
+// anything runs for whatever is knowable then: no route, a cycle, a missing
+// dependency, and with ForExecutor a component type or hop check that
+// nothing can run. A Plan prints as a dry run (String, JSON, YAML).
+//
+// An Executor runs a plan:
+//
+//   - Scheduling: Eager (default) starts a component the moment its
+//     dependencies have succeeded, longest remaining path first; Batch runs
+//     level by level with a barrier (openFuyao's semantics).
+//   - Limits: WithMaxParallel for the hop, WithGroupLimit per
+//     ComponentVersion.Group.
+//   - Timeouts and retries: per component (ComponentVersion.Timeout and
+//     Retries) or executor defaults; exponential backoff with a cap and
+//     jitter; Permanent errors are not retried; a timeout reaches the
+//     runner through its ctx.
+//   - Failure policy: ContinueIndependent (default; dependents of a failed
+//     component are Skipped with a reason naming it), FailFast, or
+//     MaxFailures(n).
+//   - Hop checks: pre-checks before a hop's components, post-checks after;
+//     a failed required check stops the run, an optional one is a warning.
+//   - Safety: a runner panic is that component's failure (code PANIC, with
+//     the stack), never a crash; the caller's ctx cancelled stops the run
+//     promptly and leaves what did not finish Cancelled.
+//
+// The Status is the durable record: phases per run, hop and component,
+// attempts, times, the last error and a Code from a closed catalog (Codes).
+// A Checkpointer is called on every transition, Running before the runner
+// is invoked, so a crash never loses a success or hides a start; Execute
+// resumes from a previous Status without re-running what succeeded.
+// Observers receive Events off the scheduler's goroutine. The Clock is
+// injectable (runnertest.Clock) so retry and timeout tests do not sleep.
+//
+// Concurrency: one goroutine, the caller of Execute, owns the status;
+// attempts run on a pool of workers and report back through a mailbox; no
+// goroutine outlives Execute. An Executor may run several plans at once.
+package runner

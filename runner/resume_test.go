@@ -1,0 +1,173 @@
+package runner_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/runner/runnertest"
+)
+
+// attemptsOf lists Task.Attempt of each call for component.
+func attemptsOf(recs []runnertest.Record, component string) []int {
+	var out []int
+	for _, r := range recs {
+		if r.Component == component {
+			out = append(out, r.Attempt)
+		}
+	}
+	return out
+}
+
+// Resuming a failed run: what succeeded (or was skipped by its runner) is
+// not run again; the failed component runs again, its attempts counting
+// on; its dependents run.
+func TestResumeAfterFailure(t *testing.T) {
+	p := plan1(t, c("a"), c("b", "a"), c("c", "b"), c("s"))
+	fake := runnertest.New().
+		Script("b", runnertest.Script{FailFirst: 1}).
+		Script("s", runnertest.Script{Skip: "nothing to do"})
+	e := runner.New(fake)
+	st1, err := e.Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrRunFailed)
+	require.Equal(t, map[string]runner.Phase{"a": runner.Succeeded, "b": runner.Failed, "c": runner.Skipped, "s": runner.Skipped}, phases(st1, 0))
+	kept := st1.DeepCopy()
+
+	st2, err := e.Execute(context.Background(), p, st1)
+	require.NoError(t, err, "Execute(resume)")
+	assert.Equal(t, kept, st1, "Execute does not change prev")
+	assert.Equal(t, runner.Succeeded, st2.Phase, "Status.Phase")
+	assert.Equal(t, 2, st2.Runs, "Status.Runs")
+	assert.Empty(t, st2.Code, "Status.Code after a successful resume")
+	assert.Equal(t, map[string]runner.Phase{"a": runner.Succeeded, "b": runner.Succeeded, "c": runner.Succeeded, "s": runner.Skipped}, phases(st2, 0))
+	assert.Equal(t, runner.Progress{Done: 4, Total: 4}, st2.Progress)
+
+	recs := fake.Records()
+	assert.Equal(t, []int{1}, attemptsOf(recs, "a"), "a: not run again")
+	assert.Equal(t, []int{1}, attemptsOf(recs, "s"), "s (skipped by its runner): not run again")
+	assert.Equal(t, []int{1, 2}, attemptsOf(recs, "b"), "b: attempts count on")
+	assert.Equal(t, []int{1}, attemptsOf(recs, "c"), "c: runs once its dependency succeeded")
+	assert.Equal(t, 2, compStatus(t, st2, 0, "b").Attempts, "b attempts in the status")
+	assert.Equal(t, kept.StartedAt, st2.StartedAt, "StartedAt is the first run's")
+	assert.NoError(t, runnertest.CheckSucceededOnce(0, recs))
+	assert.NoError(t, runnertest.CheckOrder(p.Hops[0].Graph, 0, recs))
+}
+
+// Resuming after a crash, from the checkpoint taken while b was Running:
+// b runs again (attempt 2), a does not.
+func TestResumeRunningComponent(t *testing.T) {
+	p := plan1(t, c("a"), c("b", "a"), c("c", "b"))
+	snaps := &snapshots{}
+	var crashed *runner.Status
+	first := runnertest.New()
+	first.OnStart = func(task runner.Task) {
+		if task.Component == "b" {
+			crashed = snaps.last() // what a crash now would leave
+		}
+	}
+	_, err := runner.New(first, runner.WithCheckpointer(snaps)).Execute(context.Background(), p, nil)
+	require.NoError(t, err)
+	require.NotNil(t, crashed)
+	require.Equal(t, runner.Running, compStatus(t, crashed, 0, "b").Phase, "b in the crash checkpoint")
+	require.Equal(t, runner.Running, crashed.Phase, "run in the crash checkpoint")
+
+	second := runnertest.New()
+	st, err := runner.New(second).Execute(context.Background(), p, crashed)
+	require.NoError(t, err, "Execute(resume after crash)")
+	recs := second.Records()
+	assert.Empty(t, attemptsOf(recs, "a"), "a succeeded before the crash: not run again")
+	assert.Equal(t, []int{2}, attemptsOf(recs, "b"), "b was Running: run again as attempt 2")
+	assert.Equal(t, []int{1}, attemptsOf(recs, "c"))
+	assert.Equal(t, 2, compStatus(t, st, 0, "b").Attempts, "b attempts")
+	assert.Equal(t, 1, compStatus(t, st, 0, "a").Attempts, "a attempts")
+	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, 2, st.Runs)
+}
+
+// A hop that succeeded is skipped on resume: its checks and components do
+// not run again and it emits no events.
+func TestResumeSkipsCompletedHops(t *testing.T) {
+	p := planOf(hop{g: graphOf(t, c("a1"), c("a2", "a1"))}, hop{g: graphOf(t, c("b1"))})
+	fake := runnertest.New().Script("b1", runnertest.Script{FailFirst: 1})
+	st1, err := runner.New(fake).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrRunFailed)
+	require.Equal(t, runner.Succeeded, st1.Hops[0].Phase)
+	require.Equal(t, runner.Failed, st1.Hops[1].Phase)
+
+	rec := &recorder{}
+	st2, err := runner.New(fake, runner.WithObserver(rec)).Execute(context.Background(), p, st1)
+	require.NoError(t, err)
+	assert.Equal(t, st1.Hops[0], st2.Hops[0], "hop 1 status unchanged")
+	assert.Equal(t, 1, st2.CurrentHop, "CurrentHop")
+	recs := fake.Records()
+	assert.Equal(t, []int{1}, attemptsOf(recs, "a1"))
+	assert.Equal(t, []int{1}, attemptsOf(recs, "a2"))
+	assert.Equal(t, []int{1, 2}, attemptsOf(recs, "b1"))
+	for _, ev := range rec.all() {
+		assert.NotEqual(t, 0, ev.Hop, "event %s of the completed hop 1", ev.Type)
+	}
+}
+
+func TestResumePlanMismatch(t *testing.T) {
+	p := planOf(hop{g: graphOf(t, c("a"), c("b"))}, hop{g: graphOf(t, c("c"))})
+	st, err := runner.New(runnertest.New()).Execute(context.Background(), planOf(hop{g: graphOf(t, c("a"))}), nil)
+	require.NoError(t, err)
+	oneHop := st
+
+	other := runner.NewStatus(p)
+	other.From, other.To = "v9.0", "v9.1"
+
+	comps := runner.NewStatus(p)
+	comps.Hops[0].Components[1].Name = "z"
+
+	version := runner.NewStatus(p)
+	version.Hops[1].Components[0].ToVersion = "v0.0.1"
+
+	hops := runner.NewStatus(p)
+	hops.Hops[1].From = "v1.5"
+
+	tests := []struct {
+		name string
+		prev *runner.Status
+		want string
+	}{
+		{"another route", other, "status is for v9.0 -> v9.1, plan is v1.0 -> v3.0"},
+		{"another number of hops", oneHop, "status is for v1.0 -> v2.0, plan is v1.0 -> v3.0"},
+		{"other components", comps, "hop 1 components differ: status has a@v1.1.0 z@v1.1.0, plan has a@v1.1.0 b@v1.1.0"},
+		{"other versions", version, "hop 2 components differ: status has c@v0.0.1, plan has c@v1.1.0"},
+		{"another hop", hops, "hop 2 is v1.5 -> v3.0 in the status, v2.0 -> v3.0 in the plan"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := runnertest.New()
+			kept := tt.prev.DeepCopy()
+			got, err := runner.New(fake).Execute(context.Background(), p, tt.prev)
+			require.ErrorIs(t, err, runner.ErrPlanMismatch)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Equal(t, kept, got, "the status returned is prev, unchanged")
+			assert.Empty(t, fake.Records(), "nothing ran")
+		})
+	}
+	t.Run("hop count", func(t *testing.T) {
+		short := runner.NewStatus(p)
+		short.Hops = short.Hops[:1]
+		_, err := runner.New(runnertest.New()).Execute(context.Background(), p, short)
+		require.ErrorIs(t, err, runner.ErrPlanMismatch)
+		assert.Contains(t, err.Error(), "status has 1 hops, plan has 2")
+	})
+}
+
+func TestResumeSucceeded(t *testing.T) {
+	p := plan1(t, c("a"))
+	fake := runnertest.New()
+	st, err := runner.New(fake).Execute(context.Background(), p, nil)
+	require.NoError(t, err)
+	again, err := runner.New(fake).Execute(context.Background(), p, st)
+	require.NoError(t, err, "Execute of a succeeded status")
+	assert.Equal(t, st, again, "status of a succeeded run")
+	assert.NotSame(t, st, again, "a copy")
+	assert.Equal(t, 1, fake.Attempts("a"), "nothing ran again")
+}
