@@ -140,10 +140,11 @@ func (s slow) Validate(cv *release.ComponentVersion) error { return s.next.Valid
 type scaledClock struct{ speed float64 }
 
 func (s scaledClock) real(d time.Duration) time.Duration { return time.Duration(float64(d) / s.speed) }
-func (s scaledClock) Now() time.Time                      { return time.Now() }
+func (s scaledClock) Now() time.Time                     { return time.Now() }
 func (s scaledClock) After(d time.Duration) <-chan time.Time {
 	return time.After(s.real(d))
 }
+
 // WithTimeout scales d too, but never below minTimeout of real time: the
 // manifest runner renders and records for real, which no speed shortens.
 func (s scaledClock) WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
