@@ -193,7 +193,7 @@ func (c *cli) versions() (from, to release.Version, err error) {
 }
 
 func (c *cli) pathOptions() []path.Option {
-	return []path.Option{path.AcceptRisks(split(*c.accept)...)}
+	return []path.Option{path.AcceptRisks(simulate.List(*c.accept)...)}
 }
 
 func (c *cli) validate(context.Context) int {
@@ -313,13 +313,9 @@ func (c *cli) run(ctx context.Context) int {
 	if !*c.simulate {
 		return c.usageError("only simulated runs are built in: pass --simulate (real runners are wired by embedding the library, see README)")
 	}
-	var mode runner.Mode
-	switch *c.mode {
-	case "eager":
-	case "batch":
-		mode = runner.Batch
-	default:
-		return c.usageError(fmt.Sprintf("--mode must be eager or batch, got %q", *c.mode))
+	mode, err := simulate.ParseMode(*c.mode)
+	if err != nil {
+		return c.usageError(err.Error())
 	}
 	cat, err := c.catalog()
 	if err != nil {
@@ -330,8 +326,8 @@ func (c *cli) run(ctx context.Context) int {
 		return c.fail1(err)
 	}
 	st, err := simulate.Run(ctx, simulate.Upgrade{
-		Catalog: cat, From: from, To: to, Accept: split(*c.accept), StateDir: *c.state,
-		Config: simulate.Config{Speed: *c.speed, Fail: split(*c.fail), Mode: mode},
+		Catalog: cat, From: from, To: to, Accept: simulate.List(*c.accept), StateDir: *c.state,
+		Config: simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Terminal: simulate.IsTerminal(c.stdout)},
 	}, c.stdout)
 	if err != nil {
 		return c.fail1(err)
@@ -340,16 +336,6 @@ func (c *cli) run(ctx context.Context) int {
 		return exitInvalid
 	}
 	return exitOK
-}
-
-func split(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func plural(n int, word string) string {

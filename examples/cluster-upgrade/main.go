@@ -20,7 +20,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 
 	"github.com/hopdag/hopdag"
 	"github.com/hopdag/hopdag/internal/simulate"
@@ -48,17 +47,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	var m runner.Mode
-	switch *mode {
-	case "eager":
-	case "batch":
-		m = runner.Batch
-	default:
-		fmt.Fprintf(stderr, "cluster-upgrade: --mode must be eager or batch, got %q\n", *mode)
+	m, err := simulate.ParseMode(*mode)
+	if err != nil {
+		fmt.Fprintln(stderr, "cluster-upgrade:", err)
 		return 2
 	}
 	var c *release.Catalog
-	var err error
 	if *catalog == "" {
 		c, err = release.Load(hopdag.SampleCatalog())
 	} else {
@@ -68,15 +62,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	fv, err1 := release.ParseVersion(*from)
-	tv, err2 := release.ParseVersion(*to)
-	if err1 != nil || err2 != nil {
-		fmt.Fprintln(stderr, "cluster-upgrade:", firstErr(err1, err2))
-		return 2
+	fv, err := release.ParseVersion(*from)
+	if err != nil {
+		fmt.Fprintln(stderr, "cluster-upgrade: --from:", err)
+		return 1
+	}
+	tv, err := release.ParseVersion(*to)
+	if err != nil {
+		fmt.Fprintln(stderr, "cluster-upgrade: --to:", err)
+		return 1
 	}
 	st, err := simulate.Run(ctx, simulate.Upgrade{
-		Catalog: c, From: fv, To: tv, Accept: split(*accept), StateDir: *state,
-		Config: simulate.Config{Speed: *speed, Fail: split(*fail), Mode: m, Terminal: isTerminal(stdout)},
+		Catalog: c, From: fv, To: tv, Accept: simulate.List(*accept), StateDir: *state,
+		Config: simulate.Config{Speed: *speed, Fail: simulate.List(*fail), Mode: m, Terminal: simulate.IsTerminal(stdout)},
 	}, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -86,32 +84,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func split(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hopdag/hopdag/path"
@@ -70,4 +71,36 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 		StatusTable(out, st)
 	}
 	return st, err
+}
+
+// ParseMode reads a --mode flag: eager or batch.
+func ParseMode(s string) (runner.Mode, error) {
+	switch s {
+	case "eager":
+		return runner.Eager, nil
+	case "batch":
+		return runner.Batch, nil
+	}
+	return 0, fmt.Errorf("--mode must be eager or batch, got %q", s)
+}
+
+// List splits a comma-separated flag value, dropping empty items.
+func List(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// IsTerminal reports whether w is a terminal (for the progress bar).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,75 @@
+package simulate
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/runner"
+)
+
+func TestParseMode(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want runner.Mode
+		err  bool
+	}{{"eager", runner.Eager, false}, {"batch", runner.Batch, false}, {"Batch", 0, true}, {"", 0, true}} {
+		got, err := ParseMode(tt.in)
+		assert.Equal(t, tt.err, err != nil, "ParseMode(%q) error = %v", tt.in, err)
+		assert.Equal(t, tt.want, got, "ParseMode(%q)", tt.in)
+	}
+}
+
+func TestList(t *testing.T) {
+	assert.Equal(t, []string{"etcd", "calico"}, List(" etcd, ,calico,"))
+	assert.Nil(t, List(""))
+}
+
+func TestScaledClock(t *testing.T) {
+	c := scaledClock{speed: 1000}
+	assert.Equal(t, 60*time.Millisecond, c.real(time.Minute))
+	ctx, cancel := c.WithTimeout(t.Context(), time.Second) // 1 ms scaled: the floor applies
+	defer cancel()
+	deadline, ok := ctx.Deadline()
+	require.True(t, ok)
+	assert.Greater(t, time.Until(deadline), time.Second, "scaled timeouts keep a floor of %s", minTimeout)
+}
+
+func TestProgressLines(t *testing.T) {
+	var b bytes.Buffer
+	p := NewProgress(&b, false)
+	pr := runner.Progress{Done: 3, Total: 19}
+	p.Observe(runner.Event{Type: runner.ComponentSucceeded, Component: "etcd", Version: "v3.6.4", Duration: 1500 * time.Millisecond, Progress: pr})
+	p.Observe(runner.Event{Type: runner.ComponentFailed, Component: "calico", Version: "v3.30.2", Err: errors.New("boom"), Progress: pr})
+	p.Observe(runner.Event{Type: runner.ComponentSkipped, Component: "metrics-server", Version: "v0.8.0", Reason: "dependency calico failed", Progress: pr})
+	assert.Equal(t, "[  3/19]   done    etcd v3.6.4 (1.5s)\n[  3/19]   FAILED  calico v3.30.2: boom\n[  3/19]   skip    metrics-server v0.8.0: dependency calico failed\n", b.String())
+
+	b.Reset()
+	NewProgress(&b, true).Observe(runner.Event{Type: runner.HopStarted, Hop: 0, HopName: "a -> b", Progress: pr})
+	assert.True(t, strings.HasSuffix(b.String(), "[####..........................] 3/19"), "terminal output ends with the bar: %q", b.String())
+}
+
+func TestStatusTable(t *testing.T) {
+	s := &runner.Status{Phase: runner.Failed, Code: runner.CodeComponentFailed, From: "v1", To: "v2", Runs: 1,
+		Progress: runner.Progress{Done: 1, Total: 2},
+		Hops: []runner.HopStatus{{From: "v1", To: "v2", Components: []runner.ComponentStatus{
+			{Name: "a", ToVersion: "1.1", Phase: runner.Failed, Attempts: 2, Code: runner.CodeComponentFailed, Error: "boom"},
+			{Name: "b", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1},
+		}}},
+		LastFailure: &runner.Failure{Hop: 0, Component: "a", Version: "1.1", Code: runner.CodeComponentFailed, Error: "boom"},
+	}
+	var b bytes.Buffer
+	StatusTable(&b, s)
+	want := `status v1 -> v2: Failed (COMPONENT_FAILED), 1/2 components done, run 1
+HOP         COMPONENT  FROM  TO   PHASE      ATTEMPTS  NOTE
+1 v1 -> v2  a          -     1.1  Failed     2         COMPONENT_FAILED: boom
+1 v1 -> v2  b          1.0   1.1  Succeeded  1         
+last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
+`
+	assert.Equal(t, want, b.String())
+}
