@@ -15,7 +15,7 @@ import (
 //
 // heimdalr/dag maintains its ancestor and descendant sets on every AddEdge,
 // so the conversion costs what building that DAG costs, which follows the
-// transitive closure: about a second at 10,000 nodes in 6 layers, minutes
+// transitive closure: about a second at 10,000 nodes in 8 layers, minutes
 // in 40.
 func ToHeimdalr(g *Graph) (*hdag.DAG, error) {
 	if g == nil {
