@@ -66,6 +66,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"no command", nil, 2, "Usage"},
 		{"help", []string{"help"}, 0, "Usage"},
+		{"command help", []string{"plan", "-h"}, 0, "-o string"},
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{"bad flag", []string{"plan", catalog, "--frm", "v26.06"}, 2, "flag provided but not defined: -frm"},
 		{"missing from", []string{"targets", catalog}, 2, "--from is required"},
@@ -99,4 +100,15 @@ func TestRunSimulated(t *testing.T) {
 	assert.Equal(t, 0, code, "the resumed run succeeds; stderr:\n%s\nstdout:\n%s", stderr, out)
 	assert.Contains(t, out, "resuming from "+filepath.Join(state, "status.json"))
 	assert.Contains(t, out, "status v26.06-rc.2 -> v26.09: Succeeded")
+}
+
+// The README's picture is what `hopdag graph` draws for the first hop of the
+// sample upgrade (without the title block).
+func TestReadmePictureIsCurrent(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	code, out, stderr := invoke("graph", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--hop", "1")
+	require.Equal(t, 0, code, stderr)
+	body := out[strings.Index(out, "flowchart"):]
+	assert.Contains(t, string(readme), "```mermaid\n"+body+"```", "README.md's picture is stale: paste the output of hopdag graph - --from v26.06-rc.2 --to v26.09 --hop 1 (from the flowchart line)")
 }
