@@ -357,6 +357,7 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 	case ctx.Err() != nil:
 		s.Phase, s.Code, s.Message = Cancelled, CodeCancelled, context.Cause(ctx).Error()
 		err = fmt.Errorf("runner: run cancelled: %w", ctx.Err())
+		cancelUnstarted(s, "not started: the run was cancelled")
 	default:
 		s.Phase = Failed
 		err = fmt.Errorf("%w: hop %d did not succeed", ErrRunFailed, s.CurrentHop+1)
@@ -400,6 +401,24 @@ func (r *run) emit(ev Event) {
 		ev.HopName = r.plan.Hops[ev.Hop].Name()
 	}
 	r.events.emit(ev)
+}
+
+// cancelUnstarted marks the hops a cancelled run never reached, and their
+// components, Cancelled: they did not finish, and the status says so.
+// (After a failure they stay Pending: the run ended before them by design.)
+func cancelUnstarted(s *Status, reason string) {
+	for i := range s.Hops {
+		h := &s.Hops[i]
+		if h.Phase != Pending {
+			continue
+		}
+		h.Phase, h.Code, h.Message = Cancelled, CodeCancelled, reason
+		for j := range h.Components {
+			if c := &h.Components[j]; c.Phase == Pending {
+				c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, reason
+			}
+		}
+	}
 }
 
 func progressOf(s *Status) Progress {

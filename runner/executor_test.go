@@ -386,7 +386,12 @@ func TestExecuteCallerCancel(t *testing.T) {
 		assert.Equal(t, runner.Cancelled, st.Phase, "Status.Phase")
 		assert.Equal(t, runner.CodeCancelled, st.Code, "Status.Code")
 		assert.Equal(t, runner.Cancelled, st.Hops[0].Phase, "hop 1 phase")
-		assert.Equal(t, runner.Pending, st.Hops[1].Phase, "hop 2 never started")
+		assert.Equal(t, runner.Cancelled, st.Hops[1].Phase, "hop 2 never started: Cancelled, not left Pending")
+		for _, c := range st.Hops[1].Components {
+			assert.Equal(t, runner.Cancelled, c.Phase, "hop 2 %s phase", c.Name)
+			assert.Equal(t, "not started: the run was cancelled", c.Reason, "hop 2 %s reason", c.Name)
+			assert.Zero(t, c.Attempts, "hop 2 %s attempts", c.Name)
+		}
 		for _, n := range []string{"a", "b"} {
 			cs := compStatus(t, st, 0, n)
 			assert.Equal(t, runner.Cancelled, cs.Phase, "%s phase", n)

@@ -171,3 +171,32 @@ func TestResumeSucceeded(t *testing.T) {
 	assert.NotSame(t, st, again, "a copy")
 	assert.Equal(t, 1, fake.Attempts("a"), "nothing ran again")
 }
+
+// Resuming a cancelled run: the hops it never reached were recorded
+// Cancelled, and run now; what succeeded before the cancel does not run again.
+func TestResumeAfterCancel(t *testing.T) {
+	p := planOf(hop{g: graphOf(t, c("a1"), c("a2", "a1"))}, hop{g: graphOf(t, c("b1"))})
+	ctx, cancel := context.WithCancel(context.Background())
+	fake := runnertest.New().Script("a2", runnertest.Script{Hang: true})
+	fake.OnStart = func(t runner.Task) {
+		if t.Component == "a2" {
+			cancel()
+		}
+	}
+	st1, err := runner.New(fake).Execute(ctx, p, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, map[string]runner.Phase{"a1": runner.Succeeded, "a2": runner.Cancelled}, phases(st1, 0))
+	require.Equal(t, runner.Cancelled, st1.Hops[1].Phase, "hop 2 never started")
+	require.Equal(t, map[string]runner.Phase{"b1": runner.Cancelled}, phases(st1, 1))
+
+	fake.Script("a2", runnertest.Script{})
+	fake.OnStart = nil
+	st2, err := runner.New(fake).Execute(context.Background(), p, st1)
+	require.NoError(t, err, "Execute(resume)")
+	assert.Equal(t, runner.Succeeded, st2.Phase)
+	recs := fake.Records()
+	assert.Equal(t, []int{1}, attemptsOf(recs, "a1"), "a1 succeeded before the cancel")
+	assert.Equal(t, []int{1, 2}, attemptsOf(recs, "a2"), "a2 was cancelled while running: run again")
+	assert.Equal(t, []int{1}, attemptsOf(recs, "b1"), "b1 runs once its hop is reached")
+	assert.Equal(t, runner.Progress{Done: 3, Total: 3}, st2.Progress)
+}
