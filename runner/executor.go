@@ -343,11 +343,11 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 		allDone = allDone && h.Phase == Succeeded
 	}
 	switch {
-	case allDone:
-		s.Phase, s.Code, s.Message = Succeeded, "", ""
 	case r.checkpointErr != nil:
 		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
 		err = fmt.Errorf("runner: checkpoint failed, run stopped: %w", r.checkpointErr)
+	case allDone:
+		s.Phase, s.Code, s.Message = Succeeded, "", ""
 	case len(r.errs) > 0:
 		s.Phase = Failed
 		if s.LastFailure != nil {

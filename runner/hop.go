@@ -71,23 +71,30 @@ func (r *run) endHop(ctx context.Context, i int, start time.Time, complete bool)
 	}
 	if phase == Succeeded {
 		for _, c := range hs.Components {
-			switch {
-			case c.Phase == Failed:
+			if c.Phase == Failed {
 				phase, code, msg = Failed, c.Code, fmt.Sprintf("component %s failed: %s", c.Name, c.Error)
-			case !satisfied(&c) && phase == Succeeded:
-				phase, code, msg = Cancelled, CodeCancelled, fmt.Sprintf("component %s did not finish: %s", c.Name, c.Reason)
-			}
-			if phase == Failed {
 				break
 			}
 		}
 	}
-	switch {
-	case phase != Succeeded || complete:
-	case r.checkpointErr != nil:
-		phase, code, msg = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
-	default:
-		phase, code, msg = Cancelled, CodeCancelled, "cancelled during checks"
+	// A hop whose last transition could not be recorded did not succeed:
+	// the store may still say Running.
+	if phase != Failed && r.checkpointErr != nil {
+		phase, code, msg = Failed, CodeCheckpointFailed, "checkpoint failed: "+r.checkpointErr.Error()
+	}
+	if phase == Succeeded && (!complete || !allSatisfied(hs.Components)) {
+		phase, code, msg = Cancelled, CodeCancelled, "cancelled"
+		if ctx.Err() != nil {
+			msg = "cancelled: " + context.Cause(ctx).Error()
+		}
+	}
+	// What never started on a hop that did not succeed says why.
+	if phase != Succeeded {
+		for j := range hs.Components {
+			if c := &hs.Components[j]; c.Phase == Pending {
+				c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, "not started: "+msg
+			}
+		}
 	}
 	hs.Phase, hs.Code, hs.Message = phase, code, msg
 	r.s.Progress = progressOf(r.s)

@@ -10,8 +10,9 @@ import (
 )
 
 // Runner upgrades one component. Run must return when ctx is done (the
-// component's timeout, a fail-fast stop or the caller's cancellation) and
-// should return an error that wraps ctx.Err() then.
+// component's timeout, a fail-fast stop or the caller's cancellation) with
+// an error that wraps ctx.Err(): that is how the status tells a component
+// the stop interrupted (Cancelled) from one that failed by itself (Failed).
 //
 // Return nil on success, Skip(reason) when nothing needed doing, and
 // Permanent(err) for a failure that retrying cannot fix. Any other error is

@@ -55,6 +55,7 @@ type outcome struct {
 	err      error
 	backoff  bool // a backoff wait ended (err is set if it was cut short)
 	timedOut bool // the attempt ran past its timeout
+	stopped  bool // the runner returned the hop's ctx error (a stop, not a failure)
 }
 
 type scheduler struct {
@@ -281,6 +282,7 @@ func (sc *scheduler) launch(i int) {
 	r := sc.r
 	cs := &r.s.Hops[sc.hop].Components[i]
 	now := sc.now
+	before := *cs
 	sc.tries[i]++
 	cs.Attempts++
 	if sc.tries[i] == 1 {
@@ -290,11 +292,17 @@ func (sc *scheduler) launch(i int) {
 	r.checkpoint(sc.ctx)
 	if r.checkpointErr != nil {
 		// The start could not be recorded, so it does not happen: the
-		// status says what ran.
+		// status says what ran. Phase stays Running so that terminal
+		// releases the slot startReady took.
 		sc.tries[i]--
-		cs.Attempts--
+		*cs = before
+		cs.Phase = Running
+		reason := "not started: checkpoint failed"
+		if sc.tries[i] > 0 {
+			reason = "retry not started: checkpoint failed"
+		}
 		sc.halt("checkpoint failed: " + r.checkpointErr.Error())
-		sc.terminal(i, Cancelled, CodeCheckpointFailed, "not started: checkpoint failed", nil)
+		sc.terminal(i, Cancelled, CodeCheckpointFailed, reason, nil)
 		return
 	}
 	if len(r.e.observers) > 0 {
@@ -413,7 +421,12 @@ func (sc *scheduler) attempt(j job) outcome {
 	if cancel != nil {
 		cancel()
 	}
-	return outcome{node: j.node, err: err, timedOut: timedOut}
+	// Cancelled, not failed, only when the stop reached the runner: its ctx
+	// is done and its error says so. Judging by timing alone would call
+	// cancelled a runner that failed by itself a moment before the stop.
+	stopped := err != nil && sc.ctx.Err() != nil &&
+		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Cause(sc.ctx)))
+	return outcome{node: j.node, err: err, timedOut: timedOut, stopped: stopped}
 }
 
 func callRunner(ctx context.Context, rn Runner, t Task) (err error) {
@@ -433,7 +446,7 @@ func (sc *scheduler) handle(o outcome) {
 	if o.exited {
 		sc.workers--
 	}
-	if o.err != nil && !sc.stopping && sc.ctx.Err() != nil {
+	if o.err != nil && o.stopped && !sc.stopping {
 		// The caller's ctx is done but the loop has not seen it yet: an
 		// error now is the cancellation's doing, not the component's.
 		sc.halt("the run was cancelled: " + context.Cause(sc.ctx).Error())
@@ -456,7 +469,9 @@ func (sc *scheduler) handle(o outcome) {
 			reason = se.reason
 		}
 		sc.terminal(i, Skipped, "", reason, nil)
-	case sc.stopping:
+	case o.stopped:
+		// The runner returned after its ctx was done: the stop's doing.
+		// (One that failed by itself before is a failure, stop or not.)
 		sc.terminal(i, Cancelled, CodeCancelled, "cancelled: "+sc.stopReason, err)
 	case panicOf(err) != nil:
 		sc.r.s.Hops[sc.hop].Components[i].Stack = panicOf(err).Stack
@@ -467,7 +482,7 @@ func (sc *scheduler) handle(o outcome) {
 			code = CodeComponentTimeout
 		}
 		pol := sc.r.e.retriesFor(sc.h.Graph.Node(i).To)
-		if sc.tries[i] >= pol.attempts || IsPermanent(err) {
+		if sc.tries[i] >= pol.attempts || IsPermanent(err) || sc.stopping {
 			sc.terminal(i, Failed, code, "", err)
 			return
 		}
@@ -521,7 +536,9 @@ func (sc *scheduler) terminal(i int, phase Phase, code Code, reason string, err 
 		cs.Error = err.Error()
 	}
 	if wasStarted {
-		cs.FinishedAt, cs.Duration = now, durationOf(cs.StartedAt, now)
+		if !cs.StartedAt.IsZero() {
+			cs.FinishedAt, cs.Duration = now, durationOf(cs.StartedAt, now)
+		}
 		sc.active--
 		if g, gl := sc.limitOf(i); gl > 0 {
 			sc.groupRun[g]--
