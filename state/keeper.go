@@ -98,8 +98,7 @@ func (k *Keeper) loop(ctx context.Context, expiry, tick <-chan time.Time) {
 		next, expired, err := k.refresh(ctx, lease, expiry)
 		switch {
 		case expired:
-			k.lose(nil)
-			return
+			return // refresh has cancelled the run
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, ErrFenced):
@@ -139,6 +138,9 @@ func (k *Keeper) refresh(ctx context.Context, lease Lease, expiry <-chan time.Ti
 	case r := <-res:
 		return r.lease, false, r.err
 	case <-expiry:
+		// The lease is lost now, whether or not the refresh ever returns:
+		// cancel the run first, then wait for the refresh to give up.
+		k.lose(nil)
 		cancel()
 		<-res
 		return Lease{}, true, nil
