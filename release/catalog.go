@@ -38,7 +38,7 @@ func NewCatalog(releases []Release, components []ComponentVersion, paths []Upgra
 		c.Paths = append(c.Paths, *paths[i].DeepCopy())
 	}
 	var ps problems
-	validate(c, nil, &ps)
+	validate(c, nil, nil, &ps)
 	if err := ps.err(); err != nil {
 		return nil, err
 	}

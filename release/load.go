@@ -107,7 +107,7 @@ func Load(fsys fs.FS) (*Catalog, error) {
 		all = append(all, f.docs...)
 	}
 	manifests := manifestFiles(all)
-	l := &loader{c: &Catalog{}, sn: specNodes{}, ps: &ps, names: map[kindName]Source{}}
+	l := &loader{c: &Catalog{}, sn: specNodes{}, ps: &ps, names: map[kindName]Source{}, broken: map[brokenKey]Source{}}
 	for _, f := range files {
 		if manifests[f.name] {
 			continue
@@ -120,7 +120,7 @@ func Load(fsys fs.FS) (*Catalog, error) {
 		}
 	}
 	loadManifests(fsys, l.c, l.sn, &ps)
-	validate(l.c, l.sn, &ps)
+	validate(l.c, l.sn, l.broken, &ps)
 	if err := ps.err(); err != nil {
 		return nil, err
 	}
@@ -133,6 +133,27 @@ type loader struct {
 	sn    specNodes
 	ps    *problems
 	names map[kindName]Source // first document of each kind and name
+	// broken holds the Release and ComponentVersion documents that could
+	// not be decoded, by the version they declare.
+	broken map[brokenKey]Source
+}
+
+// noteBroken records a document that did not decode under the track or
+// component name and version it declares, when those can be read.
+func (l *loader) noteBroken(kind string, spec *yaml.Node, nameKey string, src Source) {
+	vn := find(spec, "version")
+	if vn == nil || vn.Kind != yaml.ScalarNode {
+		return
+	}
+	v, err := ParseVersion(vn.Value)
+	if err != nil {
+		return
+	}
+	name := ""
+	if n := find(spec, nameKey); n != nil && n.Kind == yaml.ScalarNode {
+		name = n.Value
+	}
+	l.broken[brokenKey{kind, name, v.Canonical()}] = src
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
@@ -236,6 +257,8 @@ func (l *loader) decode(d document) {
 			r.Name, r.Source = env.Metadata.Name, d.src
 			c.Releases = append(c.Releases, r)
 			sn[d.src] = spec
+		} else {
+			l.noteBroken(KindRelease, spec, "track", d.src)
 		}
 	case KindComponentVersion:
 		var cv ComponentVersion
@@ -243,6 +266,8 @@ func (l *loader) decode(d document) {
 			cv.Source = d.src
 			c.Components = append(c.Components, cv)
 			sn[d.src] = spec
+		} else {
+			l.noteBroken(KindComponentVersion, spec, "name", d.src)
 		}
 	case KindUpgradePath:
 		var p UpgradePath

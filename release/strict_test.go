@@ -149,3 +149,41 @@ func TestLoadReportsEveryDocument(t *testing.T) {
   c.yaml:9: spec.version: invalid version "v1": want MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. v26.06 or v1.34.1
   c.yaml:14: spec.dependencies[0]: component c depends on itself; remove it from spec.dependencies`, err.Error())
 }
+
+// A Release or ComponentVersion that does not decode is reported once;
+// references to it say it is invalid instead of calling it missing.
+func TestLoadBrokenDocumentsAreNotMissing(t *testing.T) {
+	fsys := fstest.MapFS{"a.yaml": {Data: []byte(`apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: etcd}
+spec: {name: etcd, version: v3.5.0, type: inline, handler: etcd, timeout: 30x}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: Release
+metadata: {name: r1}
+spec:
+  version: v1.0
+  components: [{name: etcd, version: v3.5.0}]
+  compatibility: [{component: etcd, requires: etcd, versions: "~1.0"}]
+---
+apiVersion: hopdag.io/v1alpha1
+kind: Release
+metadata: {name: r0}
+spec:
+  version: v0.9
+  components: [{name: etcd, version: v3.5.0}]
+---
+apiVersion: hopdag.io/v1alpha1
+kind: UpgradePath
+metadata: {name: p}
+spec:
+  rules: [{from: v0.9, to: v1.0}]
+`)}}
+	_, err := release.Load(fsys)
+	require.Error(t, err)
+	assert.Equal(t, `release: invalid catalog: 4 problems
+  a.yaml:4: spec.timeout: invalid duration "30x": write a number with a unit, e.g. 90s, 5m, 1h30m
+  a.yaml:12: spec.compatibility[0].versions: invalid constraint "~1.0": comparison "~1.0": unknown operator "~"; use =, !=, >, >=, < or <= (a range is two comparisons: >= v1.2, < v1.3)
+  a.yaml:19: spec.components[0].version: release v0.9 ships etcd v3.5.0, whose ComponentVersion (a.yaml:1) is invalid; fix the problems reported there
+  a.yaml:25: spec.rules[0].to: rule upgrades to v1.0, whose Release (a.yaml:6) is invalid; fix the problems reported there`, err.Error())
+}

@@ -12,6 +12,11 @@ import (
 // after decoding still point at the line of the offending field.
 type specNodes map[Source]*yaml.Node
 
+// brokenKey names a Release or ComponentVersion document that could not be
+// decoded, by what others refer to it with: kind, track or component name,
+// and canonical version.
+type brokenKey struct{ kind, name, version string }
+
 // at returns a Problem located at the field path below the document's spec.
 func (sn specNodes) at(doc Source, path ...any) Problem {
 	p := Problem{File: doc.File, Line: doc.Line, Field: fieldPath(path)}
@@ -44,7 +49,11 @@ func (p Problem) with(msg, fix string) Problem {
 // validate checks every cross-document rule, reports through ps, and indexes
 // c. It never follows dependencies transitively, so cycles cannot hang it
 // (the dag package reports them).
-func validate(c *Catalog, sn specNodes, ps *problems) {
+//
+// broken lists the documents Load could not decode (their problems are
+// reported already), so that a reference to one of them says so instead
+// of calling it missing.
+func validate(c *Catalog, sn specNodes, broken map[brokenKey]Source, ps *problems) {
 	for i := range c.Components {
 		validateComponent(&c.Components[i], sn, ps)
 	}
@@ -83,10 +92,10 @@ func validate(c *Catalog, sn specNodes, ps *problems) {
 		tracks[t] = true
 	}
 	for i := range c.Releases {
-		validateRelease(c, &c.Releases[i], tracks, sn, ps)
+		validateRelease(c, &c.Releases[i], tracks, sn, broken, ps)
 	}
 	for i := range c.Paths {
-		validatePath(c, &c.Paths[i], sn, ps)
+		validatePath(c, &c.Paths[i], sn, broken, ps)
 	}
 }
 
@@ -176,7 +185,7 @@ func validateComponent(cv *ComponentVersion, sn specNodes, ps *problems) {
 	}
 }
 
-func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNodes, ps *problems) {
+func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNodes, broken map[brokenKey]Source, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(r.Source, path...) }
 	shipped := map[string]int{}
 	for i, ref := range r.Components {
@@ -186,6 +195,12 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNode
 		}
 		shipped[ref.Name] = i
 		if _, ok := c.Component(ref.Name, ref.Version); !ok {
+			if src, ok := broken[brokenKey{KindComponentVersion, ref.Name, ref.Version.Canonical()}]; ok {
+				ps.add(at("components", i, "version").with(
+					fmt.Sprintf("release %s ships %s %s, whose ComponentVersion (%s) is invalid", r.Version, ref.Name, ref.Version, src),
+					"fix the problems reported there"))
+				continue
+			}
 			ps.add(at("components", i, "version").with(
 				fmt.Sprintf("release %s ships %s %s, but no ComponentVersion %s %s exists", r.Version, ref.Name, ref.Version, ref.Name, ref.Version),
 				knownVersions(c, ref.Name)))
@@ -236,7 +251,7 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNode
 	}
 }
 
-func validatePath(c *Catalog, p *UpgradePath, sn specNodes, ps *problems) {
+func validatePath(c *Catalog, p *UpgradePath, sn specNodes, broken map[brokenKey]Source, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
 	for i, r := range p.Rules {
 		if r.From.IsZero() {
@@ -244,6 +259,8 @@ func validatePath(c *Catalog, p *UpgradePath, sn specNodes, ps *problems) {
 		}
 		if r.To.IsZero() {
 			ps.add(at("rules", i).with("rule has no to", "set to to the version the rule upgrades to"))
+		} else if src, ok := broken[brokenKey{KindRelease, p.Track, r.To.Canonical()}]; ok {
+			ps.add(at("rules", i, "to").with(fmt.Sprintf("rule upgrades to %s, whose Release (%s) is invalid", r.To, src), "fix the problems reported there"))
 		} else if _, ok := c.ReleaseOn(p.Track, r.To); !ok {
 			ps.add(at("rules", i, "to").with(fmt.Sprintf("rule upgrades to %s, which has no release%s", r.To, onTrack(p.Track)), knownReleases(c, p.Track)))
 		}
@@ -279,8 +296,8 @@ func validatePath(c *Catalog, p *UpgradePath, sn specNodes, ps *problems) {
 func knownVersions(c *Catalog, name string) string {
 	var vs []string
 	for i := range c.Components {
-		if c.Components[i].Name == name {
-			vs = append(vs, c.Components[i].Version.Original())
+		if c.Components[i].Name == name && (len(vs) == 0 || vs[len(vs)-1] != c.Components[i].Version.Original()) {
+			vs = append(vs, c.Components[i].Version.Original()) // sorted, so duplicates are neighbours
 		}
 	}
 	if len(vs) == 0 {
