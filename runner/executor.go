@@ -247,7 +247,7 @@ func checkResume(p *Plan, prev *Status) error {
 		}
 	}
 	if len(diffs) > 0 {
-		return fmt.Errorf("%w: %s", ErrPlanMismatch, strings.Join(diffs, "; "))
+		return fmt.Errorf("%w: %s; resume with the plan this status was written for, or start over with no previous status (for a state store: a new one)", ErrPlanMismatch, strings.Join(diffs, "; "))
 	}
 	return nil
 }
