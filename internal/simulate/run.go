@@ -32,13 +32,11 @@ type Upgrade struct {
 // status table to out, and returns the final status.
 func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) {
 	u.Config.Out = out
-	e, _ := Executor(u.Catalog, u.Config)
-	plan, err := runner.NewPlan(u.Catalog, u.From, u.To, runner.ForExecutor(e), runner.PathOptions(path.AcceptRisks(u.Accept...)))
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprint(out, plan.String())
-	var prev *runner.Status
+	var (
+		prev   *runner.Status
+		resume string
+		opts   []runner.Option
+	)
 	if u.StateDir != "" {
 		store, err := state.OpenFile(u.StateDir)
 		if err != nil {
@@ -60,11 +58,16 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 			return nil, err
 		}
 		if prev != nil {
-			fmt.Fprintf(out, "resuming from %s (%s, %d/%d done)\n", filepath.Join(u.StateDir, state.StatusFile), prev.Phase, prev.Progress.Done, prev.Progress.Total)
+			resume = fmt.Sprintf("resuming from %s (%s, %d/%d done)\n", filepath.Join(u.StateDir, state.StatusFile), prev.Phase, prev.Progress.Done, prev.Progress.Total)
 		}
-		e, _ = Executor(u.Catalog, u.Config, runner.WithCheckpointer(state.Checkpointer(store, lease)))
+		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(store, lease)))
 	}
-	fmt.Fprintln(out)
+	e := Executor(u.Catalog, u.Config, opts...)
+	plan, err := runner.NewPlan(u.Catalog, u.From, u.To, runner.ForExecutor(e), runner.PathOptions(path.AcceptRisks(u.Accept...)))
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprint(out, plan.String(), resume, "\n")
 	st, err := e.Execute(ctx, plan, prev)
 	if st != nil {
 		fmt.Fprintln(out)

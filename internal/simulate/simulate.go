@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"time"
 
@@ -46,7 +47,7 @@ var ErrScripted = errors.New("simulate: scripted failure")
 // Executor returns an executor with simulated inline and manifest runners
 // for every handler and check the catalog names, and the progress observer.
 // extra options come last and win.
-func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) (*runner.Executor, *components.Recorder) {
+func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) *runner.Executor {
 	speed := cfg.Speed
 	if speed <= 0 {
 		speed = DefaultSpeed
@@ -73,7 +74,7 @@ func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) (*runner.E
 		}
 	}
 	work := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
-	for _, h := range sortedKeys(handlers) {
+	for _, h := range slices.Sorted(maps.Keys(handlers)) {
 		inline.Register(h, work)
 	}
 	router := components.NewRouter().
@@ -93,7 +94,7 @@ func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) (*runner.E
 		runner.WithClock(clock), runner.WithMode(cfg.Mode), runner.WithMaxParallel(cfg.MaxParallel),
 		runner.WithFailurePolicy(cfg.Policy), runner.WithGroupLimit("workers", 2),
 	}
-	for _, name := range sortedKeys(checks) {
+	for _, name := range slices.Sorted(maps.Keys(checks)) {
 		opts = append(opts, runner.WithCheck(name, func(ctx context.Context, _ runner.CheckTask) error {
 			return clock.sleep(ctx, 5*time.Second)
 		}))
@@ -101,7 +102,7 @@ func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) (*runner.E
 	if cfg.Out != nil {
 		opts = append(opts, runner.WithObserver(NewProgress(cfg.Out, cfg.Terminal)))
 	}
-	return runner.New(sim, append(opts, extra...)...), recorder
+	return runner.New(sim, append(opts, extra...)...)
 }
 
 // validatingRunner runs through run and validates through the router, so
@@ -162,13 +163,4 @@ func (s scaledClock) sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
