@@ -21,8 +21,8 @@ const etcdEnv = "HOPDAG_ETCD"
 
 // howToGet says how to get a server.
 const howToGet = etcdEnv + " is not set: the etcd tests need an etcd server binary. " +
-	"Build one with tools/etcd.sh (it prints its path; about 2 minutes the first time) and run " +
-	"HOPDAG_ETCD=$(tools/etcd.sh) go test ./state/etcdstore/, or point " + etcdEnv + " at an installed etcd (Debian: etcd-server)"
+	"Build one with tools/env.sh (about 2 minutes the first time): " +
+	"eval \"$(tools/env.sh etcd)\"; go test ./state/etcdstore/, or point " + etcdEnv + " at an installed etcd (Debian: etcd-server)"
 
 // server is the etcd the package's tests share, started on first use on
 // 127.0.0.1 with a temporary data dir and stopped by TestMain. Each test

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# tools/env.sh is the one entry point for the server binaries that hopdag's
+# integration tests run on 127.0.0.1. It prints `export NAME=value` lines,
+# building whatever is missing from the Go module proxy first:
+#
+#   eval "$(tools/env.sh)"          # every tool
+#   eval "$(tools/env.sh etcd)"     # only the named ones
+#
+# Binaries are cached under tools/bin/NAME/, keyed by the sha256 of the
+# go.mod and go.sum of the module that builds them; a changed module
+# rebuilds them. Build output goes to stderr, so the eval sees only exports.
+# Each tool is one `case` arm below: what it builds and what it exports.
+set -euo pipefail
+tools="$(cd "$(dirname "$0")" && pwd)"
+
+# key MODULE_DIR prints the cache key of the module at tools/MODULE_DIR.
+key() { cat "$tools/$1/go.mod" "$tools/$1/go.sum" | sha256sum | cut -c1-16; }
+
+# build NAME MODULE_DIR PACKAGE builds PACKAGE (a path inside the module at
+# tools/MODULE_DIR) into tools/bin/NAME/NAME unless the cached binary has the
+# module's current key, and prints the binary's path.
+build() {
+  local name=$1 mod=$2 pkg=$3 dir="$tools/bin/$1" k
+  k="$(key "$mod")"
+  if [ -x "$dir/$name" ] && [ "$(cat "$dir/.key" 2>/dev/null)" = "$k" ]; then
+    echo "$dir/$name"
+    return 0
+  fi
+  echo "tools/env.sh: building $name into $dir (module tools/$mod)" >&2
+  mkdir -p "$dir"
+  local start=$SECONDS
+  if ! (cd "$tools/$mod" && go build -trimpath -o "$dir/$name" "$pkg") >&2; then
+    echo "tools/env.sh: building $name failed" >&2
+    return 1
+  fi
+  echo "$k" >"$dir/.key"
+  echo "tools/env.sh: built $name in $((SECONDS - start)) s" >&2
+  echo "$dir/$name"
+}
+
+# etcd_bin prints an etcd server: built from tools/etcd, or, if that build
+# fails, one on PATH or Debian's etcd-server package (etcd 3.4, which the
+# v3.6 client speaks to) when apt-get is there and we are root.
+etcd_bin() {
+  build etcd . ./etcd && return 0
+  if ! command -v etcd >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y etcd-server >&2
+  fi
+  command -v etcd && return 0
+  echo "tools/env.sh: no etcd server: fix the build above, or install etcd" >&2
+  return 1
+}
+
+all=(etcd)
+[ $# -gt 0 ] || set -- "${all[@]}"
+for tool in "$@"; do
+  case "$tool" in
+  etcd)
+    p="$(etcd_bin)"
+    echo "export HOPDAG_ETCD=$p"
+    ;;
+  *)
+    echo "tools/env.sh: unknown tool $tool (known: ${all[*]})" >&2
+    exit 2
+    ;;
+  esac
+done
