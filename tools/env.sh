@@ -29,10 +29,14 @@ build() {
   echo "tools/env.sh: building $name into $dir (module tools/$mod)" >&2
   mkdir -p "$dir"
   local start=$SECONDS
-  if ! (cd "$tools/$mod" && go build -trimpath -o "$dir/$name" "$pkg") >&2; then
+  # Build to a temporary name and rename, so that a concurrent run never
+  # sees a half-written binary.
+  if ! (cd "$tools/$mod" && go build -trimpath -o "$dir/.$name.$$" "$pkg") >&2; then
     echo "tools/env.sh: building $name failed" >&2
+    rm -f "$dir/.$name.$$"
     return 1
   fi
+  mv -f "$dir/.$name.$$" "$dir/$name"
   echo "$k" >"$dir/.key"
   echo "tools/env.sh: built $name in $((SECONDS - start)) s" >&2
   echo "$dir/$name"
