@@ -196,7 +196,7 @@ func WithLogger(l *slog.Logger) Option { return func(e *Executor) { e.logger = l
 
 // NewStatus returns the Pending status of a plan, as Execute starts it.
 func NewStatus(p *Plan) *Status {
-	s := &Status{Phase: Pending, Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original()}
+	s := &Status{Phase: Pending, Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original(), Catalog: p.Catalog}
 	for _, h := range p.Hops {
 		hs := HopStatus{From: h.From.Original(), To: h.To.Original(), Phase: Pending, Components: make([]ComponentStatus, h.Graph.Len())}
 		for i := range hs.Components {
@@ -220,6 +220,9 @@ func NewStatus(p *Plan) *Status {
 func checkResume(p *Plan, prev *Status) error {
 	if prev.Phase == Abandoned {
 		return fmt.Errorf("%w: %s -> %s was abandoned (%s); start a new run with an empty status", ErrAbandoned, prev.From, prev.To, prev.Message)
+	}
+	if err := checkSource(prev.Catalog, p.Catalog); err != nil {
+		return err
 	}
 	fresh := NewStatus(p)
 	var diffs []string
@@ -279,6 +282,7 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status,
 			return prev.DeepCopy(), err
 		}
 		s = prev.DeepCopy()
+		s.Catalog.Cached, s.Catalog.Note = p.Catalog.Cached, p.Catalog.Note
 		if s.Phase == Succeeded {
 			return s, nil
 		}

@@ -19,6 +19,9 @@ import (
 type Plan struct {
 	Route *path.Route
 	Hops  []*HopPlan
+	// Catalog says which catalog bundle the plan was made from (set by the
+	// caller; empty for a directory). It is shown in the dry run.
+	Catalog CatalogSource
 }
 
 // HopPlan is one hop of a plan.
@@ -136,6 +139,7 @@ func (h *HopPlan) Work() time.Duration {
 // planView is the serialised dry run.
 type planView struct {
 	Track            string           `json:"track,omitempty" yaml:"track,omitempty"`
+	Catalog          *CatalogSource   `json:"catalog,omitempty" yaml:"catalog,omitempty"`
 	From             string           `json:"from" yaml:"from"`
 	To               string           `json:"to" yaml:"to"`
 	Components       int              `json:"components" yaml:"components"`
@@ -196,6 +200,9 @@ func (p *Plan) view() planView {
 		v.Hops = append(v.Hops, hv)
 	}
 	v.ExpectedDuration = release.D(total)
+	if p.Catalog != (CatalogSource{}) {
+		v.Catalog = &p.Catalog
+	}
 	return v
 }
 
@@ -211,6 +218,9 @@ func (p *Plan) String() string {
 	v := p.view()
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan %s -> %s: %d %s, %d %s, expected %s\n", v.From, v.To, len(v.Hops), plural(len(v.Hops), "hop"), v.Components, plural(v.Components, "component"), v.ExpectedDuration)
+	if v.Catalog != nil {
+		fmt.Fprintf(&b, "catalog: %s\n", v.Catalog)
+	}
 	for i, h := range v.Hops {
 		fmt.Fprintf(&b, "hop %d/%d %s -> %s: %d %s, expected %s (serial %s)\n", i+1, len(v.Hops), h.From, h.To, len(h.Components), plural(len(h.Components), "component"), h.ExpectedDuration, h.Work)
 		if h.Deprecated != "" {

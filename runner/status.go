@@ -80,6 +80,9 @@ type Status struct {
 	FinishedAt  time.Time `json:"finishedAt,omitzero" yaml:"finishedAt,omitempty"`
 	// Runs counts Execute calls on this status (1 for a run never resumed).
 	Runs int `json:"runs" yaml:"runs"`
+	// Catalog is the plan's catalog source (see CatalogSource); Cached
+	// tells whether the latest run's bundle came from the local cache.
+	Catalog CatalogSource `json:"catalog,omitzero" yaml:"catalog,omitempty"`
 }
 
 // Progress counts components across all hops. Done counts Succeeded and

@@ -55,13 +55,21 @@ etcd_bin() {
   return 1
 }
 
-all=(etcd)
+all=(etcd registry oras)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for tool in "$@"; do
   case "$tool" in
   etcd)
     p="$(etcd_bin)"
     echo "export HOPDAG_ETCD=$p"
+    ;;
+  registry)
+    p="$(build registry registry github.com/distribution/distribution/v3/cmd/registry)"
+    echo "export HOPDAG_REGISTRY=$p"
+    ;;
+  oras)
+    p="$(build oras oras oras.land/oras/cmd/oras)"
+    echo "export HOPDAG_ORAS=$p"
     ;;
   *)
     echo "tools/env.sh: unknown tool $tool (known: ${all[*]})" >&2
