@@ -1,0 +1,72 @@
+// Package bundle keeps hopdag catalogs in OCI registries and OCI image
+// layouts: push a catalog directory as an OCI artifact, pull it back by tag
+// or by digest into a release.Catalog, sign and verify it with Notary
+// Project signatures, export it (with its signatures) to an OCI image
+// layout directory or tarball for offline sites, copy it between
+// registries, and fall back to a local content-addressed cache when the
+// registry cannot be reached.
+//
+// # Format
+//
+// A bundle is one OCI image manifest (schema 2, image-spec v1.1) with
+//
+//   - artifactType ArtifactType (application/vnd.hopdag.catalog.v1),
+//   - the empty config (application/vnd.oci.empty.v1+json),
+//   - one layer of LayerMediaType (application/vnd.hopdag.catalog.v1.tar+gzip):
+//     a gzip-compressed tar of the catalog's files, the YAML files and the
+//     manifest templates they reference, at their paths relative to the
+//     catalog root, sorted, with zeroed times and owners so that the same
+//     directory always makes the same digest,
+//   - annotations AnnotationVersions (the catalog's release versions, sorted
+//     and comma-separated) and AnnotationReleases (how many).
+//
+// The layer also carries the annotations the oras CLI reads to unpack a
+// directory (org.opencontainers.image.title "catalog",
+// io.deis.oras.content.unpack and io.deis.oras.content.digest), so that
+// `oras pull REF` writes the catalog directory as it was pushed.
+//
+// Signatures are Notary Project signatures (COSE envelopes) attached to the
+// manifest as OCI referrers, the format `notation sign` and `notation
+// verify` use; signing takes the user's private key and X.509 certificate
+// (GenerateKey makes a self-signed pair), verification the certificate.
+// Verification is offline: no transparency log, no revocation lookup.
+//
+// # References
+//
+// Every function that takes a reference accepts
+//
+//	oci://REGISTRY/REPOSITORY[:TAG][@DIGEST]   (or the same without oci://)
+//	oci-layout://PATH[:TAG][@DIGEST]            an OCI image layout directory, or a .tar of one
+//
+// A reference pinned by digest is checked byte for byte; a tag is resolved
+// to a digest, which Bundle.Digest and Bundle.Source report, so that the
+// runner records it in the Plan and the Status (runner.CatalogSource).
+//
+// # Order of checks
+//
+// Pull copies the manifest, its layer and its signatures into the cache,
+// each verified against its digest, then verifies the signature (when a key
+// is configured), then reads the manifest and the layer (bounded in size,
+// paths checked), and only then loads the catalog: a tampered, unsigned or
+// wrongly signed bundle is refused before anything of it is parsed as a
+// catalog. Errors are *Error values naming the reference and matching the
+// sentinels below with errors.Is; catalog problems are a *release.LoadError
+// whose files read REF:file.
+//
+// # Cache and fallback
+//
+// WithCache keeps every pulled bundle in an OCI image layout directory
+// (content-addressed: blobs/sha256/...), with the digest each reference last
+// resolved to. With WithCacheFallback, a registry that cannot be reached
+// (connection refused, DNS, timeout) makes Pull use the cached bundle of the
+// same digest or, for a tag, the one it last resolved to; Bundle.Cached and
+// Bundle.Note say so. One Client may be used by several goroutines; two
+// processes should not share a cache directory while both write to it.
+//
+// # Registries, credentials and TLS
+//
+// Credentials come from the Docker config file (~/.docker/config.json and
+// its credential helpers), as `docker login` and `oras login` write it.
+// Plain HTTP is used only for localhost, 127.0.0.0/8 and [::1], or for
+// every registry with WithPlainHTTP.
+package bundle

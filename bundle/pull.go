@@ -1,0 +1,249 @@
+package bundle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// Bundle is a pulled catalog and where it came from.
+type Bundle struct {
+	// Ref is the reference as given to Pull.
+	Ref string
+	// Digest is the manifest digest the reference resolved to.
+	Digest digest.Digest
+	// Catalog is the loaded catalog.
+	Catalog *release.Catalog
+	// Files holds the catalog's files as pushed (read-only).
+	Files fs.FS
+	// Annotations are the manifest's annotations (AnnotationVersions, ...).
+	Annotations map[string]string
+	// Verified is true when a signature was verified.
+	Verified bool
+	// Cached is true when the registry was unreachable and the bundle came
+	// from the cache; Note says which digest was used and why.
+	Cached bool
+	Note   string
+}
+
+// Source is what the runner records in the Plan and the Status.
+func (b *Bundle) Source() runner.CatalogSource {
+	return runner.CatalogSource{Ref: b.Ref, Digest: b.Digest.String(), Cached: b.Cached, Note: b.Note}
+}
+
+// Pull fetches the bundle ref points to (see the package comment for the
+// reference forms), verifies it, and loads its catalog. Everything pulled
+// is checked against its digest; with WithVerifyKey its signature is
+// checked before anything is parsed. Catalog problems are a
+// *release.LoadError whose files read REF:file.
+func (c *Client) Pull(ctx context.Context, ref string) (*Bundle, error) {
+	b, fsys, _, err := c.fetch(ctx, "pull", ref)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := release.Load(fsys)
+	if err != nil {
+		return nil, &Error{Op: "pull", Ref: ref, Digest: b.Digest.String(), Err: prefixProblems(err, ref)}
+	}
+	b.Catalog = cat
+	return b, nil
+}
+
+// fetch resolves ref, copies the bundle with its signatures into the
+// cache (or a memory store), verifies it and unpacks its files. It returns
+// the store that holds the bundle.
+func (c *Client) fetch(ctx context.Context, op, ref string) (*Bundle, fs.FS, oras.GraphTarget, error) {
+	loc, err := ParseLocation(ref)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fail := func(d digest.Digest, err error) (*Bundle, fs.FS, oras.GraphTarget, error) {
+		return nil, nil, nil, &Error{Op: op, Ref: ref, Digest: string(d), Err: err}
+	}
+	dst, err := c.store(ctx)
+	if err != nil {
+		return fail("", err)
+	}
+	b := &Bundle{Ref: ref}
+	desc, err := c.resolveInto(ctx, loc, dst, b)
+	if err != nil {
+		return fail(b.Digest, err)
+	}
+	b.Digest = desc.Digest
+	if c.verification != VerifyOff {
+		v, err := newVerifier(c.verifyCerts)
+		if err != nil {
+			return fail(desc.Digest, fmt.Errorf("%w: %v", ErrSignature, err))
+		}
+		switch err := verify(ctx, v, dst, loc.artifact(desc.Digest)); {
+		case err == nil:
+			b.Verified = true
+		case errors.Is(err, ErrUnsigned) && c.verification == VerifyOptional:
+			c.logger.Info("bundle: unsigned, accepted (verification optional)", "ref", ref, "digest", desc.Digest)
+		default:
+			return fail(desc.Digest, err)
+		}
+	}
+	fsys, m, err := read(ctx, dst, desc)
+	if err != nil {
+		return fail(desc.Digest, err)
+	}
+	b.Files, b.Annotations = fsys, m.Annotations
+	return b, fsys, dst, nil
+}
+
+// resolveInto resolves loc, copies the bundle's graph and its referrers
+// from the source into dst (each node verified against its digest), and
+// records there the digest loc resolved to. When the registry is
+// unreachable and fallback is on, it resolves loc in the cache instead.
+func (c *Client) resolveInto(ctx context.Context, loc Location, dst oras.GraphTarget, b *Bundle) (ocispec.Descriptor, error) {
+	src, err := c.source(ctx, loc)
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	desc, err := resolve(ctx, src, loc)
+	b.Digest = desc.Digest
+	if err == nil {
+		err = oras.ExtendedCopyGraph(ctx, src, dst, desc, oras.ExtendedCopyGraphOptions{})
+	}
+	if err != nil {
+		if loc.Layout == "" && unreachable(err) {
+			return c.fallbackTo(ctx, loc, dst, b, err)
+		}
+		return desc, explain(err)
+	}
+	for _, tag := range []string{loc.key(), desc.Digest.String()} {
+		if err := dst.Tag(ctx, desc, tag); err != nil {
+			return desc, fmt.Errorf("recording %s in the cache: %w", tag, err)
+		}
+	}
+	return desc, nil
+}
+
+// resolve resolves loc in src; a digest pins the result.
+func resolve(ctx context.Context, src oras.ReadOnlyTarget, loc Location) (ocispec.Descriptor, error) {
+	ref := loc.reference()
+	if ref == "" {
+		// A layout with no tag: its only bundle.
+		return only(ctx, src, loc)
+	}
+	desc, err := src.Resolve(ctx, ref)
+	if err != nil {
+		return desc, err
+	}
+	if loc.Digest != "" && desc.Digest != loc.Digest {
+		return desc, fmt.Errorf("%w: %s resolved to %s", ErrDigest, loc.Digest, desc.Digest)
+	}
+	if loc.Digest != "" && loc.Tag != "" {
+		// REF:TAG@DIGEST: the tag must still point at the digest.
+		td, err := src.Resolve(ctx, loc.Tag)
+		if err == nil && td.Digest != loc.Digest {
+			return desc, fmt.Errorf("%w: tag %s is %s now, the reference pins %s", ErrDigest, loc.Tag, td.Digest, loc.Digest)
+		}
+	}
+	return desc, nil
+}
+
+// only resolves the single tagged bundle of a layout.
+func only(ctx context.Context, src oras.ReadOnlyTarget, loc Location) (ocispec.Descriptor, error) {
+	tl, ok := src.(interface {
+		Tags(ctx context.Context, last string, fn func([]string) error) error
+	})
+	if !ok {
+		return ocispec.Descriptor{}, fmt.Errorf("%w: no tag or digest", ErrReference)
+	}
+	var tags []string
+	if err := tl.Tags(ctx, "", func(ts []string) error {
+		for _, t := range ts {
+			if _, err := digest.Parse(t); err != nil {
+				tags = append(tags, t)
+			}
+		}
+		return nil
+	}); err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	slices.Sort(tags)
+	if len(tags) != 1 {
+		return ocispec.Descriptor{}, fmt.Errorf("%w: the layout has %d tags %v; write oci-layout://%s:TAG", ErrReference, len(tags), tags, loc.Layout)
+	}
+	return src.Resolve(ctx, tags[0])
+}
+
+// fallbackTo resolves loc in the cache after the registry failed with
+// cause.
+func (c *Client) fallbackTo(ctx context.Context, loc Location, dst oras.GraphTarget, b *Bundle, cause error) (ocispec.Descriptor, error) {
+	if !c.fallback || c.cacheDir == "" {
+		how := "allow the cache fallback (WithCache and WithCacheFallback; the CLI's --cache-fallback) to use a bundle pulled before"
+		return ocispec.Descriptor{}, fmt.Errorf("%w: %s: %v; check the registry address and that it is up, or %s", ErrUnreachable, loc.Registry, cause, how)
+	}
+	desc, err := dst.Resolve(ctx, loc.key())
+	if err != nil {
+		return desc, fmt.Errorf("%w: %s: %v; and %w: pull %s once while the registry is up", ErrUnreachable, loc.Registry, cause, ErrNotCached, loc.key())
+	}
+	b.Cached = true
+	if loc.Digest != "" {
+		b.Note = fmt.Sprintf("registry %s unreachable: using the cached bundle of the same digest", loc.Registry)
+	} else {
+		b.Note = fmt.Sprintf("registry %s unreachable: using the cached bundle tag %s last resolved to (%s)", loc.Registry, loc.Tag, desc.Digest)
+	}
+	c.logger.Warn("bundle: "+b.Note, "ref", loc.Raw, "digest", desc.Digest, "cause", cause)
+	return desc, nil
+}
+
+// read fetches the manifest and the layer from s (each verified against
+// its digest) and unpacks the layer.
+func read(ctx context.Context, s content.Fetcher, desc ocispec.Descriptor) (fs.FS, ocispec.Manifest, error) {
+	if desc.Size > maxManifestSize {
+		return nil, ocispec.Manifest{}, fmt.Errorf("%w: manifest is %d bytes, more than %d", ErrNotBundle, desc.Size, maxManifestSize)
+	}
+	data, err := content.FetchAll(ctx, s, desc)
+	if err != nil {
+		return nil, ocispec.Manifest{}, explain(err)
+	}
+	m, layer, err := parseManifest(data)
+	if err != nil {
+		return nil, m, err
+	}
+	blob, err := content.FetchAll(ctx, s, layer)
+	if err != nil {
+		return nil, m, explain(err)
+	}
+	fsys, err := unpack(blob)
+	return fsys, m, err
+}
+
+// explain maps oras-go's errors to this package's sentinels.
+func explain(err error) error {
+	switch {
+	case errors.Is(err, content.ErrMismatchedDigest), errors.Is(err, content.ErrTrailingData):
+		return fmt.Errorf("%w (tampered or corrupt): %v", ErrDigest, err)
+	case errors.Is(err, errdef.ErrNotFound):
+		return fmt.Errorf("not found: %v; check the repository and tag (hopdag bundle push makes them)", err)
+	}
+	return err
+}
+
+// prefixProblems makes a LoadError's files read REF:file.
+func prefixProblems(err error, ref string) error {
+	var le *release.LoadError
+	if !errors.As(err, &le) {
+		return err
+	}
+	out := &release.LoadError{Problems: slices.Clone(le.Problems)}
+	for i := range out.Problems {
+		out.Problems[i].File = ref + ":" + out.Problems[i].File
+	}
+	return out
+}

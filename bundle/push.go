@@ -1,0 +1,122 @@
+package bundle
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content/oci"
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// Pushed describes a pushed bundle.
+type Pushed struct {
+	Ref    string
+	Digest digest.Digest
+	// Size is the manifest's size in bytes.
+	Size int64
+	// Files lists the catalog files the bundle holds, sorted.
+	Files  []string
+	Signed bool
+}
+
+// Push validates the catalog in dir (an invalid catalog is never pushed),
+// packs its YAML files and the manifest files they reference into a
+// bundle, pushes it to ref (a registry repository with a tag, or an OCI
+// layout: oci-layout://PATH:TAG, created if missing), tags it, and signs it
+// when a signing key is configured. Pushing the same directory again makes
+// the same digest.
+func (c *Client) Push(ctx context.Context, dir, ref string) (*Pushed, error) {
+	loc, err := ParseLocation(ref)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Pushed, error) { return nil, &Error{Op: "push", Ref: ref, Err: err} }
+	if loc.Tag == "" {
+		return fail(fmt.Errorf("%w: push needs a tag (REF:TAG)", ErrReference))
+	}
+	cat, err := release.LoadDir(dir)
+	if err != nil {
+		return fail(fmt.Errorf("catalog %s is invalid, nothing was pushed: %w", dir, err))
+	}
+	fsys := os.DirFS(dir)
+	files, err := catalogFiles(fsys, cat)
+	if err != nil {
+		return fail(err)
+	}
+	layer, tarDigest, err := pack(fsys, files)
+	if err != nil {
+		return fail(err)
+	}
+	if len(layer) > maxLayerSize {
+		return fail(fmt.Errorf("the catalog packs to %d bytes, more than the %d a bundle may hold", len(layer), maxLayerSize))
+	}
+	manifest, err := newManifest(cat, layer, tarDigest)
+	if err != nil {
+		return fail(err)
+	}
+	var dst oras.GraphTarget
+	if loc.Layout != "" {
+		dst, err = oci.NewWithContext(ctx, loc.Layout)
+	} else {
+		dst, err = c.repository(loc)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	blobs := []struct {
+		mediaType string
+		data      []byte
+	}{{ocispec.MediaTypeEmptyJSON, ocispec.DescriptorEmptyJSON.Data}, {LayerMediaType, layer}}
+	for _, b := range blobs {
+		desc := ocispec.Descriptor{MediaType: b.mediaType, Digest: digest.FromBytes(b.data), Size: int64(len(b.data))}
+		if err := pushIfMissing(ctx, dst, desc, b.data); err != nil {
+			return fail(explainPush(err, loc))
+		}
+	}
+	mdesc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ArtifactType, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
+	if err := pushIfMissing(ctx, dst, mdesc, manifest); err != nil {
+		return fail(explainPush(err, loc))
+	}
+	if err := dst.Tag(ctx, mdesc, loc.Tag); err != nil {
+		return fail(explainPush(err, loc))
+	}
+	out := &Pushed{Ref: ref, Digest: mdesc.Digest, Size: mdesc.Size, Files: files}
+	s, err := c.signer()
+	if err != nil {
+		return nil, &Error{Op: "sign", Ref: ref, Digest: mdesc.Digest.String(), Err: err}
+	}
+	if s != nil {
+		if err := sign(ctx, s, dst, mdesc.Digest); err != nil {
+			return nil, &Error{Op: "sign", Ref: ref, Digest: mdesc.Digest.String(), Err: err}
+		}
+		out.Signed = true
+	}
+	return out, nil
+}
+
+func pushIfMissing(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, data []byte) error {
+	ok, err := dst.Exists(ctx, desc)
+	if err != nil || ok {
+		return err
+	}
+	err = dst.Push(ctx, desc, bytes.NewReader(data))
+	if errors.Is(err, errdef.ErrAlreadyExists) {
+		return nil
+	}
+	return err
+}
+
+func explainPush(err error, loc Location) error {
+	if loc.Layout == "" && unreachable(err) {
+		return fmt.Errorf("%w: %s: %v; check the registry address and that it is up", ErrUnreachable, loc.Registry, err)
+	}
+	return err
+}

@@ -1,0 +1,110 @@
+package bundle_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// testRegistry is a CNCF distribution registry on 127.0.0.1 with its own
+// storage directory, started by the test and stopped when it ends.
+type testRegistry struct {
+	Addr    string // host:port
+	Storage string // the filesystem driver's root directory
+	config  string
+	cmd     *exec.Cmd
+}
+
+// registryBinary returns $HOPDAG_REGISTRY, or skips (fails with CI=true)
+// saying how to build it.
+func registryBinary(t testing.TB) string {
+	t.Helper()
+	bin := os.Getenv("HOPDAG_REGISTRY")
+	if bin == "" {
+		msg := `HOPDAG_REGISTRY is not set: build the registry with eval "$(tools/env.sh registry)" from the repository root`
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
+}
+
+// startRegistry starts a registry on a free port of 127.0.0.1.
+func startRegistry(t testing.TB) *testRegistry {
+	t.Helper()
+	bin := registryBinary(t)
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	r := &testRegistry{Addr: addr, Storage: filepath.Join(dir, "storage"), config: filepath.Join(dir, "config.yml")}
+	cfg := fmt.Sprintf(`version: 0.1
+log:
+  level: error
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: %s
+  delete:
+    enabled: true
+http:
+  addr: %s
+`, r.Storage, addr)
+	if err := os.WriteFile(r.config, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.start(t, bin)
+	t.Cleanup(r.Stop)
+	return r
+}
+
+func (r *testRegistry) start(t testing.TB, bin string) {
+	t.Helper()
+	r.cmd = exec.Command(bin, "serve", r.config)
+	r.cmd.Stdout, r.cmd.Stderr = os.Stderr, os.Stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatalf("starting the registry %s: %v", bin, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.Addr+"/v2/", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			r.Stop()
+			t.Fatalf("the registry on %s did not answer within 30 s: %v", r.Addr, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Stop stops the registry (idempotent).
+func (r *testRegistry) Stop() {
+	if r.cmd == nil || r.cmd.Process == nil {
+		return
+	}
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
+	r.cmd = nil
+}
+
+// Ref is oci://ADDR/repo:tag.
+func (r *testRegistry) Ref(repoTag string) string { return "oci://" + r.Addr + "/" + repoTag }
