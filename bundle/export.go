@@ -70,7 +70,7 @@ func (c *Client) Copy(ctx context.Context, src, dst string) (*Bundle, error) {
 		return nil, &Error{Op: "copy", Ref: dst, Digest: b.Digest.String(), Err: err}
 	}
 	sloc, _ := ParseLocation(src)
-	dloc, err := ParseLocation(dst)
+	dloc, err := parseLocation(dst, true)
 	if err != nil {
 		return nil, err
 	}

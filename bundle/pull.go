@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -131,7 +132,9 @@ func (c *Client) resolveInto(ctx context.Context, loc Location, dst oras.GraphTa
 	return desc, nil
 }
 
-// resolve resolves loc in src; a digest pins the result.
+// resolve resolves loc in src. A digest pins the result; in
+// REPO:TAG@DIGEST the digest wins and the tag is not looked at (as docker
+// and oras do).
 func resolve(ctx context.Context, src oras.ReadOnlyTarget, loc Location) (ocispec.Descriptor, error) {
 	ref := loc.reference()
 	if ref == "" {
@@ -144,13 +147,6 @@ func resolve(ctx context.Context, src oras.ReadOnlyTarget, loc Location) (ocispe
 	}
 	if loc.Digest != "" && desc.Digest != loc.Digest {
 		return desc, fmt.Errorf("%w: %s resolved to %s", ErrDigest, loc.Digest, desc.Digest)
-	}
-	if loc.Digest != "" && loc.Tag != "" {
-		// REF:TAG@DIGEST: the tag must still point at the digest.
-		td, err := src.Resolve(ctx, loc.Tag)
-		if err == nil && td.Digest != loc.Digest {
-			return desc, fmt.Errorf("%w: tag %s is %s now, the reference pins %s", ErrDigest, loc.Tag, td.Digest, loc.Digest)
-		}
 	}
 	return desc, nil
 }
@@ -188,7 +184,11 @@ func (c *Client) fallbackTo(ctx context.Context, loc Location, dst oras.GraphTar
 		how := "allow the cache fallback (WithCache and WithCacheFallback; the CLI's --cache-fallback) to use a bundle pulled before"
 		return ocispec.Descriptor{}, fmt.Errorf("%w: %s: %v; check the registry address and that it is up, or %s", ErrUnreachable, loc.Registry, cause, how)
 	}
-	desc, err := dst.Resolve(ctx, loc.key())
+	key := loc.key()
+	if loc.Digest != "" {
+		key = loc.Digest.String()
+	}
+	desc, err := dst.Resolve(ctx, key)
 	if err != nil {
 		return desc, fmt.Errorf("%w: %s: %v; and %w: pull %s once while the registry is up", ErrUnreachable, loc.Registry, cause, ErrNotCached, loc.key())
 	}
@@ -227,7 +227,8 @@ func read(ctx context.Context, s content.Fetcher, desc ocispec.Descriptor) (fs.F
 // explain maps oras-go's errors to this package's sentinels.
 func explain(err error) error {
 	switch {
-	case errors.Is(err, content.ErrMismatchedDigest), errors.Is(err, content.ErrTrailingData):
+	case errors.Is(err, content.ErrMismatchedDigest), errors.Is(err, content.ErrTrailingData),
+		strings.Contains(err.Error(), "mismatch Content-Length"): // oras-go has no sentinel for this one
 		return fmt.Errorf("%w (tampered or corrupt): %v", ErrDigest, err)
 	case errors.Is(err, errdef.ErrNotFound):
 		return fmt.Errorf("not found: %v; check the repository and tag (hopdag bundle push makes them)", err)

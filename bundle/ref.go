@@ -35,8 +35,13 @@ func IsReference(s string) bool {
 }
 
 // ParseLocation parses oci://REGISTRY/REPO[:TAG][@DIGEST], the same without
-// oci://, or oci-layout://PATH[:TAG][@DIGEST].
-func ParseLocation(s string) (Location, error) {
+// oci://, or oci-layout://PATH[:TAG][@DIGEST]. A registry reference needs a
+// tag or a digest.
+func ParseLocation(s string) (Location, error) { return parseLocation(s, false) }
+
+// parseLocation parses s; bare allows a registry repository with no tag
+// or digest (a Copy destination).
+func parseLocation(s string, bare bool) (Location, error) {
 	loc := Location{Raw: s}
 	bad := func(why string) (Location, error) {
 		return Location{}, &Error{Op: "parse", Ref: s, Err: fmt.Errorf("%w: %s", ErrReference, why)}
@@ -64,6 +69,10 @@ func ParseLocation(s string) (Location, error) {
 	}
 	rest := strings.TrimPrefix(s, SchemeOCI)
 	r, err := registry.ParseReference(rest)
+	if err != nil && bare && !strings.ContainsAny(rest, ":@") {
+		r, err = registry.ParseReference(rest + ":_")
+		r.Reference = ""
+	}
 	if err != nil {
 		return bad(fmt.Sprintf("%v; write oci://REGISTRY/REPOSITORY:TAG or @sha256:DIGEST", err))
 	}
@@ -79,7 +88,7 @@ func ParseLocation(s string) (Location, error) {
 	} else {
 		loc.Tag = r.Reference
 	}
-	if loc.Tag == "" && loc.Digest == "" {
+	if loc.Tag == "" && loc.Digest == "" && !bare {
 		return bad("no tag or digest; add :TAG or @sha256:DIGEST")
 	}
 	return loc, nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -72,7 +73,21 @@ http:
 func (r *testRegistry) start(t testing.TB, bin string) {
 	t.Helper()
 	r.cmd = exec.Command(bin, "serve", r.config)
-	r.cmd.Stdout, r.cmd.Stderr = os.Stderr, os.Stderr
+	// The registry logs every 404 (oras-go probes for blobs before it
+	// pushes them) as an error: keep its log in a file, shown on failure.
+	logFile, err := os.OpenFile(r.config+".log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
+	t.Cleanup(func() {
+		if t.Failed() {
+			if data, err := os.ReadFile(r.config + ".log"); err == nil && len(data) > 0 {
+				t.Logf("registry log:\n%s", lastLines(string(data), 20))
+			}
+		}
+	})
 	if err := r.cmd.Start(); err != nil {
 		t.Fatalf("starting the registry %s: %v", bin, err)
 	}
@@ -104,6 +119,14 @@ func (r *testRegistry) Stop() {
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
 	r.cmd = nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Ref is oci://ADDR/repo:tag.

@@ -26,6 +26,9 @@ type Upgrade struct {
 	// transition under its lease.
 	StateDir string
 	Config   Config
+	// Source says which catalog bundle Catalog came from; it is recorded
+	// in the plan and the status (empty for a directory).
+	Source runner.CatalogSource
 }
 
 // Run prints the plan, executes it (resuming from StateDir), prints the
@@ -67,6 +70,7 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 	if err != nil {
 		return nil, err
 	}
+	plan.Catalog = u.Source
 	fmt.Fprint(out, plan.String(), resume, "\n")
 	st, err := e.Execute(ctx, plan, prev)
 	if st != nil {

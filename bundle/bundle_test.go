@@ -1,0 +1,368 @@
+package bundle_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/bundle"
+	"github.com/hopdag/hopdag/internal/simulate"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/runner/runnertest"
+)
+
+// Round trip through a real registry: push testdata/catalog, pull it by tag
+// and by digest, and plan v26.06-rc.2 -> v26.09 from it: the plan is the
+// one the directory gives, and names the digest.
+func TestRoundTrip(t *testing.T) {
+	r := startRegistry(t)
+	ctx := context.Background()
+	signer := newKey(t, "release team")
+	c := client(t, bundle.WithSigningKey(signer.key, signer.certs), bundle.WithVerifyKey(bundle.VerifyRequired, signer.certs...))
+	ref := r.Ref("hopdag/catalog:v26.09")
+	pushed, err := c.Push(ctx, catalogDir, ref)
+	require.NoError(t, err, "Push")
+	assert.True(t, pushed.Signed, "Pushed.Signed")
+	assert.Contains(t, pushed.Files, "releases.yaml")
+	assert.Contains(t, pushed.Files, "manifests/coredns.yaml", "manifest templates are in the bundle")
+
+	again, err := c.Push(ctx, catalogDir, r.Ref("hopdag/catalog:again"))
+	require.NoError(t, err, "Push again")
+	assert.Equal(t, pushed.Digest, again.Digest, "the same directory makes the same digest")
+
+	dirCat, err := release.LoadDir(catalogDir)
+	require.NoError(t, err)
+	want := planOf(t, dirCat)
+
+	byDigest := "oci://" + r.Addr + "/hopdag/catalog@" + pushed.Digest.String()
+	for _, pullRef := range []string{ref, byDigest, r.Ref("hopdag/catalog:v26.09@" + pushed.Digest.String())} {
+		t.Run(pullRef, func(t *testing.T) {
+			b, err := c.Pull(ctx, pullRef)
+			require.NoError(t, err, "Pull")
+			assert.Equal(t, pushed.Digest, b.Digest, "Bundle.Digest")
+			assert.True(t, b.Verified, "Bundle.Verified")
+			assert.False(t, b.Cached, "Bundle.Cached")
+			assert.Equal(t, "v26.03,v26.06-rc.1,v26.06-rc.2,v26.06-rc.3,v26.06,v26.06.1,v26.09-rc.1,v26.09", b.Annotations[bundle.AnnotationVersions])
+
+			got := planOf(t, b.Catalog)
+			assert.Equal(t, want.String(), got.String(), "plan from the bundle vs the directory")
+			wj, _ := json.Marshal(want)
+			gj, _ := json.Marshal(got)
+			assert.JSONEq(t, string(wj), string(gj), "plan JSON from the bundle vs the directory")
+
+			got.Catalog = b.Source()
+			assert.Contains(t, got.String(), "catalog: "+pullRef+" ("+pushed.Digest.String()+")\n", "the plan names the digest")
+			st, err := executor(got, runnertest.New()).Execute(ctx, got, nil)
+			require.NoError(t, err, "Execute")
+			assert.Equal(t, pushed.Digest.String(), st.Catalog.Digest, "Status.Catalog.Digest")
+		})
+	}
+}
+
+// An invalid catalog is never pushed.
+func TestPushRefusesInvalidCatalog(t *testing.T) {
+	dir := t.TempDir()
+	layout := filepath.Join(dir, "layout")
+	_, err := client(t).Push(context.Background(), "../testdata/invalid/unknown-field", "oci-layout://"+layout+":v1")
+	var le *release.LoadError
+	require.ErrorAs(t, err, &le)
+	assert.ErrorContains(t, err, "nothing was pushed")
+	_, statErr := os.Stat(layout)
+	assert.True(t, os.IsNotExist(statErr), "no layout was written: %v", statErr)
+}
+
+// The refusals: each names the reference and the reason, and nothing is
+// loaded.
+func TestPullRefusals(t *testing.T) {
+	ctx := context.Background()
+	good, other := newKey(t, "release team"), newKey(t, "someone else")
+	signing := client(t, bundle.WithSigningKey(good.key, good.certs))
+
+	// Blobs are shared by every repository of a registry: each case has
+	// its own registry, so that a tampered blob stays in its case.
+	var r *testRegistry
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, ref string, p *bundle.Pushed)
+		verify  []bundle.Option
+		wantIs  error
+		wantMsg string
+	}{
+		{
+			name: "tampered blob",
+			setup: func(t *testing.T, _ string, p *bundle.Pushed) {
+				// Same size, other bytes: the registry serves it as it is.
+				path := blobPath(r, layerDigest(t, r, p))
+				data, err := os.ReadFile(path)
+				require.NoError(t, err)
+				data[len(data)/2] ^= 0xff
+				require.NoError(t, os.WriteFile(path, data, 0o644))
+			},
+			wantIs: bundle.ErrDigest, wantMsg: "tampered or corrupt",
+		},
+		{
+			name: "tampered manifest",
+			setup: func(t *testing.T, _ string, p *bundle.Pushed) {
+				path := blobPath(r, p.Digest.String())
+				data, err := os.ReadFile(path)
+				require.NoError(t, err)
+				data = []byte(strings.Replace(string(data), "v26.09", "v99.99", 1)) // same size
+				require.NoError(t, os.WriteFile(path, data, 0o644))
+			},
+			wantIs: bundle.ErrDigest, wantMsg: "tampered or corrupt",
+		},
+		{
+			name:    "wrong key",
+			verify:  []bundle.Option{bundle.WithVerifyKey(bundle.VerifyRequired, other.certs...)},
+			wantIs:  bundle.ErrSignature,
+			wantMsg: "signature verification failed",
+		},
+		{
+			name:    "missing signature",
+			setup:   func(t *testing.T, ref string, _ *bundle.Pushed) { pushUnsigned(t, ref) },
+			verify:  []bundle.Option{bundle.WithVerifyKey(bundle.VerifyRequired, good.certs...)},
+			wantIs:  bundle.ErrUnsigned,
+			wantMsg: "no signature is attached",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r = startRegistry(t)
+			ref := r.Ref("hopdag/catalog:v1")
+			p, err := signing.Push(ctx, catalogDir, ref)
+			require.NoError(t, err)
+			if tc.setup != nil {
+				tc.setup(t, ref, p)
+			}
+			opts := tc.verify
+			if opts == nil {
+				opts = []bundle.Option{bundle.WithVerifyKey(bundle.VerifyRequired, good.certs...)}
+			}
+			b, err := client(t, opts...).Pull(ctx, ref)
+			require.Error(t, err, "Pull of a bundle with a %s", tc.name)
+			assert.Nil(t, b)
+			assert.ErrorIs(t, err, tc.wantIs)
+			assert.ErrorContains(t, err, tc.wantMsg)
+			assert.ErrorContains(t, err, "bundle: pull "+ref, "the error names the reference")
+			var be *bundle.Error
+			require.ErrorAs(t, err, &be)
+			assert.Equal(t, ref, be.Ref)
+			t.Logf("%s: %v", tc.name, err)
+		})
+	}
+
+	r = startRegistry(t)
+	t.Run("missing signature, verification optional", func(t *testing.T) {
+		ref := r.Ref("hopdag/optional:v1")
+		pushUnsigned(t, ref)
+		b, err := client(t, bundle.WithVerifyKey(bundle.VerifyOptional, good.certs...)).Pull(ctx, ref)
+		require.NoError(t, err, "an unsigned bundle is accepted when verification is optional")
+		assert.False(t, b.Verified)
+	})
+	t.Run("wrong key, verification optional", func(t *testing.T) {
+		ref := r.Ref("hopdag/optional-wrong:v1")
+		_, err := signing.Push(ctx, catalogDir, ref)
+		require.NoError(t, err)
+		_, err = client(t, bundle.WithVerifyKey(bundle.VerifyOptional, other.certs...)).Pull(ctx, ref)
+		assert.ErrorIs(t, err, bundle.ErrSignature, "a signature the key does not verify is refused even when verification is optional")
+	})
+}
+
+// pushUnsigned replaces ref with an unsigned push of a changed catalog.
+func pushUnsigned(t *testing.T, ref string) {
+	t.Helper()
+	dir := copyDir(t, catalogDir)
+	appendComment(t, filepath.Join(dir, "releases.yaml"), "unsigned")
+	_, err := client(t).Push(context.Background(), dir, ref)
+	require.NoError(t, err)
+}
+
+func appendComment(t *testing.T, file, text string) {
+	t.Helper()
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = io.WriteString(f, "\n# "+text+"\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+// layerDigest reads the pushed manifest from the registry's storage.
+func layerDigest(t *testing.T, r *testRegistry, p *bundle.Pushed) string {
+	t.Helper()
+	data, err := os.ReadFile(blobPath(r, p.Digest.String()))
+	require.NoError(t, err)
+	var m struct {
+		Layers []struct {
+			Digest string `json:"digest"`
+		} `json:"layers"`
+	}
+	require.NoError(t, json.Unmarshal(data, &m))
+	require.Len(t, m.Layers, 1)
+	return m.Layers[0].Digest
+}
+
+// A resumed run refuses a different bundle under the same tag, naming
+// both digests.
+func TestResumeRefusesOtherBundleUnderSameTag(t *testing.T) {
+	r := startRegistry(t)
+	ctx := context.Background()
+	c := client(t)
+	ref := r.Ref("hopdag/catalog:stable")
+	first, err := c.Push(ctx, catalogDir, ref)
+	require.NoError(t, err)
+	b1, err := c.Pull(ctx, ref)
+	require.NoError(t, err)
+	p1 := planOf(t, b1.Catalog)
+	p1.Catalog = b1.Source()
+	fake := runnertest.New().Script("etcd", runnertest.Script{FailFirst: 1, Permanent: true})
+	e := executor(p1, fake)
+	st1, err := e.Execute(ctx, p1, nil)
+	require.ErrorIs(t, err, runner.ErrRunFailed, "the first run fails on etcd")
+
+	dir := copyDir(t, catalogDir)
+	appendComment(t, filepath.Join(dir, "releases.yaml"), "a new build under the same tag")
+	second, err := c.Push(ctx, dir, ref)
+	require.NoError(t, err)
+	require.NotEqual(t, first.Digest, second.Digest)
+	b2, err := c.Pull(ctx, ref)
+	require.NoError(t, err)
+	p2 := planOf(t, b2.Catalog)
+	p2.Catalog = b2.Source()
+	_, err = e.Execute(ctx, p2, st1)
+	require.ErrorIs(t, err, runner.ErrPlanMismatch)
+	assert.ErrorContains(t, err, first.Digest.String())
+	assert.ErrorContains(t, err, second.Digest.String())
+	assert.ErrorContains(t, err, ref)
+
+	// Pinned by the first digest, the run resumes.
+	b3, err := c.Pull(ctx, strings.TrimSuffix(ref, ":stable")+":stable@"+first.Digest.String())
+	require.NoError(t, err)
+	p3 := planOf(t, b3.Catalog)
+	p3.Catalog = b3.Source()
+	st3, err := e.Execute(ctx, p3, st1)
+	require.NoError(t, err, "resume with the first bundle")
+	assert.Equal(t, runner.Succeeded, st3.Phase)
+}
+
+// Offline: export (with the signature) to a layout directory and a tarball,
+// stop the registry, load from the layout, plan and run (simulated).
+func TestOfflineExport(t *testing.T) {
+	r := startRegistry(t)
+	ctx := context.Background()
+	key := newKey(t, "release team")
+	ref := r.Ref("hopdag/catalog:v26.09")
+	pushed, err := client(t, bundle.WithSigningKey(key.key, key.certs)).Push(ctx, catalogDir, ref)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	verifying := client(t, bundle.WithVerifyKey(bundle.VerifyRequired, key.certs...))
+	layoutDir, tarball := filepath.Join(dir, "layout"), filepath.Join(dir, "bundle.tar")
+	for _, out := range []string{layoutDir, tarball} {
+		b, err := verifying.Export(ctx, ref, out)
+		require.NoError(t, err, "Export to %s", out)
+		assert.Equal(t, pushed.Digest, b.Digest)
+	}
+	r.Stop()
+
+	dirCat, err := release.LoadDir(catalogDir)
+	require.NoError(t, err)
+	want := planOf(t, dirCat).String()
+	for _, ref := range []string{
+		"oci-layout://" + layoutDir + ":v26.09",
+		"oci-layout://" + layoutDir,
+		"oci-layout://" + tarball + ":v26.09",
+		"oci-layout://" + layoutDir + "@" + pushed.Digest.String(),
+	} {
+		t.Run(ref, func(t *testing.T) {
+			// A fresh client: nothing cached, no registry.
+			c := client(t, bundle.WithVerifyKey(bundle.VerifyRequired, key.certs...))
+			b, err := c.Pull(ctx, ref)
+			require.NoError(t, err, "Pull from the layout")
+			assert.True(t, b.Verified, "the signature travelled with the export")
+			assert.Equal(t, pushed.Digest, b.Digest)
+			assert.Equal(t, want, planOf(t, b.Catalog).String())
+			st, err := simulate.Run(ctx, simulate.Upgrade{Catalog: b.Catalog, From: fromV, To: toV, Source: b.Source(), Config: simulate.Config{Speed: 1e6}}, io.Discard)
+			require.NoError(t, err, "simulated run")
+			assert.Equal(t, runner.Succeeded, st.Phase)
+			assert.Equal(t, pushed.Digest.String(), st.Catalog.Digest)
+		})
+	}
+
+	t.Run("wrong key offline", func(t *testing.T) {
+		_, err := client(t, bundle.WithVerifyKey(bundle.VerifyRequired, newKey(t, "x").certs...)).Pull(ctx, "oci-layout://"+tarball)
+		assert.ErrorIs(t, err, bundle.ErrSignature)
+	})
+}
+
+// Copy between registries carries the signature (prepare online, load into
+// the bootstrap node's registry).
+func TestCopyBetweenRegistries(t *testing.T) {
+	online, bootstrap := startRegistry(t), startRegistry(t)
+	ctx := context.Background()
+	key := newKey(t, "release team")
+	src := online.Ref("hopdag/catalog:v26.09")
+	pushed, err := client(t, bundle.WithSigningKey(key.key, key.certs)).Push(ctx, catalogDir, src)
+	require.NoError(t, err)
+	c := client(t, bundle.WithVerifyKey(bundle.VerifyRequired, key.certs...))
+	dst := bootstrap.Ref("mirror/catalog")
+	_, err = c.Copy(ctx, src, dst)
+	require.NoError(t, err, "Copy")
+	online.Stop()
+	b, err := client(t, bundle.WithVerifyKey(bundle.VerifyRequired, key.certs...)).Pull(ctx, dst+":v26.09")
+	require.NoError(t, err, "Pull from the bootstrap registry")
+	assert.Equal(t, pushed.Digest, b.Digest)
+	assert.True(t, b.Verified)
+}
+
+// Cache fallback: after one pull the registry stops; with fallback the run
+// proceeds and the status says the cache was used; without it, the error
+// says the registry is unreachable.
+func TestCacheFallback(t *testing.T) {
+	r := startRegistry(t)
+	ctx := context.Background()
+	cache := t.TempDir()
+	ref := r.Ref("hopdag/catalog:v26.09")
+	pushed, err := client(t).Push(ctx, catalogDir, ref)
+	require.NoError(t, err)
+	_, err = client(t, bundle.WithCache(cache)).Pull(ctx, ref)
+	require.NoError(t, err, "the first pull fills the cache")
+	r.Stop()
+
+	byDigest := "oci://" + r.Addr + "/hopdag/catalog@" + pushed.Digest.String()
+	for _, tc := range []struct{ ref, note string }{
+		{ref, "using the cached bundle tag v26.09 last resolved to (" + pushed.Digest.String() + ")"},
+		{byDigest, "using the cached bundle of the same digest"},
+	} {
+		t.Run("fallback "+tc.ref, func(t *testing.T) {
+			b, err := client(t, bundle.WithCache(cache), bundle.WithCacheFallback()).Pull(ctx, tc.ref)
+			require.NoError(t, err, "Pull with fallback")
+			assert.True(t, b.Cached, "Bundle.Cached")
+			assert.Equal(t, pushed.Digest, b.Digest)
+			assert.Contains(t, b.Note, "registry "+r.Addr+" unreachable")
+			assert.Contains(t, b.Note, tc.note)
+			st, err := simulate.Run(ctx, simulate.Upgrade{Catalog: b.Catalog, From: fromV, To: toV, Source: b.Source(), Config: simulate.Config{Speed: 1e6}}, io.Discard)
+			require.NoError(t, err)
+			assert.Equal(t, runner.Succeeded, st.Phase)
+			assert.True(t, st.Catalog.Cached, "Status.Catalog.Cached")
+			assert.Contains(t, st.Catalog.Note, "unreachable")
+		})
+	}
+	t.Run("no fallback", func(t *testing.T) {
+		_, err := client(t, bundle.WithCache(cache)).Pull(ctx, ref)
+		require.ErrorIs(t, err, bundle.ErrUnreachable)
+		assert.ErrorContains(t, err, "registry unreachable: "+r.Addr)
+		assert.ErrorContains(t, err, "allow the cache fallback")
+	})
+	t.Run("fallback, not cached", func(t *testing.T) {
+		_, err := client(t, bundle.WithCache(t.TempDir()), bundle.WithCacheFallback()).Pull(ctx, ref)
+		require.ErrorIs(t, err, bundle.ErrUnreachable)
+		assert.ErrorIs(t, err, bundle.ErrNotCached)
+	})
+}
