@@ -2,12 +2,12 @@ package bundle_test
 
 import (
 	"context"
-	"slices"
 	"crypto"
 	"crypto/x509"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
