@@ -1,0 +1,80 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"os"
+	"testing"
+
+	"github.com/opencontainers/go-digest"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+type tarEntry struct{ name, data, link string }
+
+func tarGz(t testing.TB, entries []tarEntry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, e := range entries {
+		hdr := &tar.Header{Name: e.name, Mode: 0o644, Size: int64(len(e.data)), Typeflag: tar.TypeReg}
+		if e.link != "" {
+			hdr.Typeflag, hdr.Linkname, hdr.Size = tar.TypeSymlink, e.link, 0
+		}
+		require.NoError(t, tw.WriteHeader(hdr))
+		_, err := tw.Write([]byte(e.data))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	require.NoError(t, zw.Close())
+	return buf.Bytes()
+}
+
+// FuzzManifest feeds arbitrary manifest JSON to the parser: no panic, and
+// an accepted manifest has exactly one catalog layer within the limits.
+func FuzzManifest(f *testing.F) {
+	layer := tarGz(f, []tarEntry{{name: "a.yaml", data: "x: 1"}})
+	m, err := newManifest(&release.Catalog{}, layer, digest.FromString("x"))
+	require.NoError(f, err)
+	f.Add(m)
+	f.Add([]byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.hopdag.catalog.v1","layers":[]}`))
+	f.Add([]byte(`{"schemaVersion":2,"layers":[{"mediaType":"application/vnd.hopdag.catalog.v1.tar+gzip","digest":"sha256:x","size":-1}]}`))
+	f.Add([]byte(`{} {}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, l, err := parseManifest(data)
+		if err != nil {
+			return
+		}
+		if l.MediaType != LayerMediaType || l.Size < 0 || l.Size > maxLayerSize || l.Digest.Validate() != nil {
+			t.Fatalf("parseManifest accepted layer %+v", l)
+		}
+	})
+}
+
+// FuzzLayer feeds arbitrary layer bytes to unpack and the loader: no
+// panic, and every unpacked path is valid.
+func FuzzLayer(f *testing.F) {
+	releases, err := os.ReadFile("../testdata/catalog/releases.yaml")
+	require.NoError(f, err)
+	f.Add(tarGz(f, []tarEntry{{name: "releases.yaml", data: string(releases)}}))
+	f.Add(tarGz(f, []tarEntry{{name: "a/b.yaml", data: "apiVersion: hopdag.io/v1alpha1\nkind: Release\n"}, {name: "../c", data: "x"}}))
+	f.Add(tarGz(f, []tarEntry{{name: "x.yaml", link: "y"}}))
+	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fsys, err := unpack(data)
+		if err != nil {
+			return
+		}
+		for name := range fsys {
+			if name == "" || name[0] == '/' {
+				t.Fatalf("unpack accepted path %q", name)
+			}
+		}
+		_, _ = release.Load(fsys)
+	})
+}
