@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"path"
 	"slices"
+	"strings"
 	"testing/fstest"
 	"time"
 
@@ -60,17 +61,35 @@ func catalogFiles(fsys fs.FS, c *release.Catalog) ([]string, error) {
 }
 
 // pack writes files of fsys as a reproducible tar (sorted, zero times and
-// owners, mode 0644) compressed with gzip (no name, no time). It returns
+// owners, mode 0644) compressed with gzip (no name, no time). Entries are
+// under catalog/, the layer's title, as the oras CLI unpacks directories. It returns
 // the compressed bytes and the digest of the uncompressed tar.
 func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
 	var tarBuf bytes.Buffer
 	tw := tar.NewWriter(&tarBuf)
+	dirs := map[string]bool{}
+	// dir writes the entries of d and its parents (the oras CLI needs them
+	// to unpack), each once.
+	var dir func(d string) error
+	dir = func(d string) error {
+		if d == "." || dirs[d] {
+			return nil
+		}
+		dirs[d] = true
+		if err := dir(path.Dir(d)); err != nil {
+			return err
+		}
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: time.Unix(0, 0), Format: tar.FormatPAX})
+	}
 	for _, f := range files {
+		if err := dir(path.Dir(layerTitle + "/" + f)); err != nil {
+			return nil, "", err
+		}
 		data, err := fs.ReadFile(fsys, f)
 		if err != nil {
 			return nil, "", err
 		}
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: f, Mode: 0o644, Size: int64(len(data)), ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: layerTitle + "/" + f, Mode: 0o644, Size: int64(len(data)), ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, "", err
 		}
@@ -96,9 +115,9 @@ func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
 }
 
 // unpack reads a layer written by pack (or by anyone: it is untrusted) into
-// an in-memory file system. Only regular files and directories are
-// accepted, at valid, clean, relative paths, each once, within the size
-// and count limits.
+// an in-memory file system rooted at its catalog/ directory. Only regular
+// files and directories are accepted, at valid, clean, relative paths under
+// catalog/, each once, within the size and count limits.
 func unpack(layer []byte) (fstest.MapFS, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(layer))
 	if err != nil {
@@ -121,6 +140,13 @@ func unpack(layer []byte) (fstest.MapFS, error) {
 		}
 		if !fs.ValidPath(name) || name == "." || path.Clean(name) != name {
 			return nil, fmt.Errorf("%w: layer entry %q: not a clean relative path", ErrNotBundle, hdr.Name)
+		}
+		if name == layerTitle && hdr.Typeflag == tar.TypeDir {
+			continue
+		}
+		name, ok := strings.CutPrefix(name, layerTitle+"/")
+		if !ok {
+			return nil, fmt.Errorf("%w: layer entry %q is not under %s/", ErrNotBundle, hdr.Name, layerTitle)
 		}
 		switch hdr.Typeflag {
 		case tar.TypeDir:

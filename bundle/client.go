@@ -43,6 +43,8 @@ type Client struct {
 	credsErr error
 	cacheMu  sync.Mutex
 	cache    *oci.Store
+	memoMu   sync.Mutex
+	memo     []memoEntry // the catalogs loaded last, oldest first
 }
 
 // Option configures New.

@@ -61,9 +61,9 @@ func FuzzManifest(f *testing.F) {
 func FuzzLayer(f *testing.F) {
 	releases, err := os.ReadFile("../testdata/catalog/releases.yaml")
 	require.NoError(f, err)
-	f.Add(tarGz(f, []tarEntry{{name: "releases.yaml", data: string(releases)}}))
-	f.Add(tarGz(f, []tarEntry{{name: "a/b.yaml", data: "apiVersion: hopdag.io/v1alpha1\nkind: Release\n"}, {name: "../c", data: "x"}}))
-	f.Add(tarGz(f, []tarEntry{{name: "x.yaml", link: "y"}}))
+	f.Add(tarGz(f, []tarEntry{{name: "catalog/releases.yaml", data: string(releases)}}))
+	f.Add(tarGz(f, []tarEntry{{name: "catalog/a/b.yaml", data: "apiVersion: hopdag.io/v1alpha1\nkind: Release\n"}, {name: "../c", data: "x"}}))
+	f.Add(tarGz(f, []tarEntry{{name: "catalog/x.yaml", link: "y"}}))
 	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys, err := unpack(data)

@@ -111,12 +111,13 @@ func TestUnpackRefuses(t *testing.T) {
 		entries []tarEntry
 		want    string
 	}{
-		{"absolute path", []tarEntry{{name: "/etc/passwd", data: "x"}}, "not a clean relative path"},
-		{"parent path", []tarEntry{{name: "../x.yaml", data: "x"}}, "not a clean relative path"},
-		{"unclean path", []tarEntry{{name: "a//x.yaml", data: "x"}}, "not a clean relative path"},
-		{"symlink", []tarEntry{{name: "x.yaml", link: "/etc/passwd"}}, "only regular files"},
-		{"duplicate", []tarEntry{{name: "x.yaml", data: "a"}, {name: "x.yaml", data: "b"}}, "appears twice"},
-		{"file and directory", []tarEntry{{name: "a", data: "a"}, {name: "a/b.yaml", data: "b"}}, "is a file and the directory"},
+		{"absolute path", []tarEntry{{name: "/catalog/x", data: "x"}}, "not a clean relative path"},
+		{"parent path", []tarEntry{{name: "catalog/../x.yaml", data: "x"}}, "not a clean relative path"},
+		{"unclean path", []tarEntry{{name: "catalog/a//x.yaml", data: "x"}}, "not a clean relative path"},
+		{"symlink", []tarEntry{{name: "catalog/x.yaml", link: "/etc/passwd"}}, "only regular files"},
+		{"duplicate", []tarEntry{{name: "catalog/x.yaml", data: "a"}, {name: "catalog/x.yaml", data: "b"}}, "appears twice"},
+		{"file and directory", []tarEntry{{name: "catalog/a", data: "a"}, {name: "catalog/a/b.yaml", data: "b"}}, "is a file and the directory"},
+		{"outside catalog/", []tarEntry{{name: "x.yaml", data: "a"}}, "not under catalog/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := unpack(tarGz(t, tc.entries))

@@ -48,17 +48,64 @@ func (b *Bundle) Source() runner.CatalogSource {
 // is checked against its digest; with WithVerifyKey its signature is
 // checked before anything is parsed. Catalog problems are a
 // *release.LoadError whose files read REF:file.
+//
+// A Client remembers the catalogs it loaded last, by digest: pulling a
+// digest again (a controller resolving its tag on every reconcile) still
+// resolves, copies, verifies and reads the bundle, but does not parse its
+// YAML again. Catalogs are read-only, so the same *release.Catalog may be
+// returned to several callers.
 func (c *Client) Pull(ctx context.Context, ref string) (*Bundle, error) {
 	b, fsys, _, err := c.fetch(ctx, "pull", ref)
 	if err != nil {
 		return nil, err
 	}
+	if cat := c.loaded(b.Digest); cat != nil {
+		b.Catalog = cat
+		return b, nil
+	}
 	cat, err := release.Load(fsys)
 	if err != nil {
 		return nil, &Error{Op: "pull", Ref: ref, Digest: b.Digest.String(), Err: prefixProblems(err, ref)}
 	}
+	c.remember(b.Digest, cat)
 	b.Catalog = cat
 	return b, nil
+}
+
+// Fetch is Pull without loading the catalog: the bundle is resolved,
+// copied into the cache, checked against its digests and its signature,
+// and its files unpacked (Bundle.Files); Bundle.Catalog is nil.
+func (c *Client) Fetch(ctx context.Context, ref string) (*Bundle, error) {
+	b, _, _, err := c.fetch(ctx, "pull", ref)
+	return b, err
+}
+
+// memoSize is how many loaded catalogs a Client remembers.
+const memoSize = 4
+
+func (c *Client) loaded(d digest.Digest) *release.Catalog {
+	c.memoMu.Lock()
+	defer c.memoMu.Unlock()
+	for _, m := range c.memo {
+		if m.digest == d {
+			return m.catalog
+		}
+	}
+	return nil
+}
+
+func (c *Client) remember(d digest.Digest, cat *release.Catalog) {
+	c.memoMu.Lock()
+	defer c.memoMu.Unlock()
+	c.memo = append(c.memo, memoEntry{d, cat})
+	if len(c.memo) > memoSize {
+		c.memo = c.memo[1:]
+	}
+}
+
+type memoEntry struct {
+	digest  digest.Digest
+	catalog *release.Catalog
 }
 
 // fetch resolves ref, copies the bundle with its signatures into the
@@ -77,7 +124,10 @@ func (c *Client) fetch(ctx context.Context, op, ref string) (*Bundle, fs.FS, ora
 		return fail("", err)
 	}
 	b := &Bundle{Ref: ref}
-	desc, err := c.resolveInto(ctx, loc, dst, b)
+	// Signatures are copied along when they are checked, or kept (Export,
+	// Copy); a plain pull copies the bundle alone (no referrers query).
+	withReferrers := c.verification != VerifyOff || op != "pull"
+	desc, err := c.resolveInto(ctx, loc, dst, b, withReferrers)
 	if err != nil {
 		return fail(b.Digest, err)
 	}
@@ -104,19 +154,22 @@ func (c *Client) fetch(ctx context.Context, op, ref string) (*Bundle, fs.FS, ora
 	return b, fsys, dst, nil
 }
 
-// resolveInto resolves loc, copies the bundle's graph and its referrers
-// from the source into dst (each node verified against its digest), and
+// resolveInto resolves loc, copies the bundle's graph (and its referrers,
+// if asked) from the source into dst (each node verified against its digest), and
 // records there the digest loc resolved to. When the registry is
 // unreachable and fallback is on, it resolves loc in the cache instead.
-func (c *Client) resolveInto(ctx context.Context, loc Location, dst oras.GraphTarget, b *Bundle) (ocispec.Descriptor, error) {
+func (c *Client) resolveInto(ctx context.Context, loc Location, dst oras.GraphTarget, b *Bundle, withReferrers bool) (ocispec.Descriptor, error) {
 	src, err := c.source(ctx, loc)
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
 	desc, err := resolve(ctx, src, loc)
 	b.Digest = desc.Digest
-	if err == nil {
+	switch {
+	case err == nil && withReferrers:
 		err = oras.ExtendedCopyGraph(ctx, src, dst, desc, oras.ExtendedCopyGraphOptions{})
+	case err == nil:
+		err = oras.CopyGraph(ctx, src, dst, desc, oras.CopyGraphOptions{})
 	}
 	if err != nil {
 		if loc.Layout == "" && unreachable(err) {
