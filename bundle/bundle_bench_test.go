@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hopdag/hopdag/bundle"
+	"github.com/hopdag/hopdag/bundle/bundletest"
 )
 
 const (
@@ -131,7 +132,7 @@ func BenchmarkFetch(b *testing.B) {
 
 func benchPull(b *testing.B, pull func(b *testing.B, c *bundle.Client, ref string)) {
 	orasBin := orasBinary(b)
-	r := startRegistry(b)
+	r := bundletest.Start(b)
 	ctx := context.Background()
 	dir := writeBenchCatalog(b)
 	ref := r.Ref("hopdag/big:v1")

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/bundle"
+	"github.com/hopdag/hopdag/bundle/bundletest"
 	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -23,7 +24,7 @@ import (
 // and by digest, and plan v26.06-rc.2 -> v26.09 from it: the plan is the
 // one the directory gives, and names the digest.
 func TestRoundTrip(t *testing.T) {
-	r := startRegistry(t)
+	r := bundletest.Start(t)
 	ctx := context.Background()
 	signer := newKey(t, "release team")
 	c := client(t, bundle.WithSigningKey(signer.key, signer.certs), bundle.WithVerifyKey(bundle.VerifyRequired, signer.certs...))
@@ -88,7 +89,7 @@ func TestPullRefusals(t *testing.T) {
 
 	// Blobs are shared by every repository of a registry: each case has
 	// its own registry, so that a tampered blob stays in its case.
-	var r *testRegistry
+	var r *bundletest.Registry
 	tests := []struct {
 		name    string
 		setup   func(t *testing.T, ref string, p *bundle.Pushed)
@@ -100,7 +101,7 @@ func TestPullRefusals(t *testing.T) {
 			name: "tampered blob",
 			setup: func(t *testing.T, _ string, p *bundle.Pushed) {
 				// Same size, other bytes: the registry serves it as it is.
-				path := blobPath(r, layerDigest(t, r, p))
+				path := r.BlobPath(layerDigest(t, r, p))
 				data, err := os.ReadFile(path)
 				require.NoError(t, err)
 				data[len(data)/2] ^= 0xff
@@ -111,7 +112,7 @@ func TestPullRefusals(t *testing.T) {
 		{
 			name: "tampered manifest",
 			setup: func(t *testing.T, _ string, p *bundle.Pushed) {
-				path := blobPath(r, p.Digest.String())
+				path := r.BlobPath(p.Digest.String())
 				data, err := os.ReadFile(path)
 				require.NoError(t, err)
 				data = []byte(strings.Replace(string(data), "v26.09", "v99.99", 1)) // same size
@@ -135,7 +136,7 @@ func TestPullRefusals(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r = startRegistry(t)
+			r = bundletest.Start(t)
 			ref := r.Ref("hopdag/catalog:v1")
 			p, err := signing.Push(ctx, catalogDir, ref)
 			require.NoError(t, err)
@@ -159,7 +160,7 @@ func TestPullRefusals(t *testing.T) {
 		})
 	}
 
-	r = startRegistry(t)
+	r = bundletest.Start(t)
 	t.Run("missing signature, verification optional", func(t *testing.T) {
 		ref := r.Ref("hopdag/optional:v1")
 		pushUnsigned(t, ref)
@@ -195,9 +196,9 @@ func appendComment(t *testing.T, file, text string) {
 }
 
 // layerDigest reads the pushed manifest from the registry's storage.
-func layerDigest(t *testing.T, r *testRegistry, p *bundle.Pushed) string {
+func layerDigest(t *testing.T, r *bundletest.Registry, p *bundle.Pushed) string {
 	t.Helper()
-	data, err := os.ReadFile(blobPath(r, p.Digest.String()))
+	data, err := os.ReadFile(r.BlobPath(p.Digest.String()))
 	require.NoError(t, err)
 	var m struct {
 		Layers []struct {
@@ -212,7 +213,7 @@ func layerDigest(t *testing.T, r *testRegistry, p *bundle.Pushed) string {
 // A resumed run refuses a different bundle under the same tag, naming
 // both digests.
 func TestResumeRefusesOtherBundleUnderSameTag(t *testing.T) {
-	r := startRegistry(t)
+	r := bundletest.Start(t)
 	ctx := context.Background()
 	c := client(t)
 	ref := r.Ref("hopdag/catalog:stable")
@@ -255,7 +256,7 @@ func TestResumeRefusesOtherBundleUnderSameTag(t *testing.T) {
 // Offline: export (with the signature) to a layout directory and a tarball,
 // stop the registry, load from the layout, plan and run (simulated).
 func TestOfflineExport(t *testing.T) {
-	r := startRegistry(t)
+	r := bundletest.Start(t)
 	ctx := context.Background()
 	key := newKey(t, "release team")
 	ref := r.Ref("hopdag/catalog:v26.09")
@@ -304,7 +305,7 @@ func TestOfflineExport(t *testing.T) {
 // Copy between registries carries the signature (prepare online, load into
 // the bootstrap node's registry).
 func TestCopyBetweenRegistries(t *testing.T) {
-	online, bootstrap := startRegistry(t), startRegistry(t)
+	online, bootstrap := bundletest.Start(t), bundletest.Start(t)
 	ctx := context.Background()
 	key := newKey(t, "release team")
 	src := online.Ref("hopdag/catalog:v26.09")
@@ -325,7 +326,7 @@ func TestCopyBetweenRegistries(t *testing.T) {
 // proceeds and the status says the cache was used; without it, the error
 // says the registry is unreachable.
 func TestCacheFallback(t *testing.T) {
-	r := startRegistry(t)
+	r := bundletest.Start(t)
 	ctx := context.Background()
 	cache := t.TempDir()
 	ref := r.Ref("hopdag/catalog:v26.09")

@@ -68,12 +68,6 @@ func copyDir(t testing.TB, src string) string {
 	return dst
 }
 
-// blobPath is where the registry's filesystem driver keeps a blob.
-func blobPath(r *testRegistry, dgst string) string {
-	hex := dgst[len("sha256:"):]
-	return filepath.Join(r.Storage, "docker", "registry", "v2", "blobs", "sha256", hex[:2], hex, "data")
-}
-
 // executor runs fake with every hop check of p registered as passing.
 func executor(p *runner.Plan, fake runner.Runner) *runner.Executor {
 	var opts []runner.Option

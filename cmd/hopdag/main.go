@@ -7,7 +7,9 @@
 //	hopdag graph    DIR --from V --to W [--hop N] [-o mermaid|dot]
 //	hopdag run      DIR --from V --to W --simulate [--state DIR] [--speed N] [--fail C,...] [--mode eager|batch]
 //
-// DIR is a catalog directory; "-" means the embedded sample catalog.
+// DIR is a catalog directory; "-" means the embedded sample catalog; a
+// bundle reference (oci://REF, oci-layout://PATH[:TAG]) pulls it. See
+// "hopdag bundle" (bundle.go) for push, pull, export and copy.
 //
 // Exit status: 0 ok; 1 invalid input (a catalog problem, no route, an
 // unknown version) or a failed run; 2 usage (unknown command, bad flags).
@@ -28,6 +30,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hopdag/hopdag"
+	"github.com/hopdag/hopdag/bundle"
 	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
@@ -50,7 +53,10 @@ Usage:
   hopdag graph    DIR --from V --to W          a hop's component graph as Mermaid or DOT
   hopdag run      DIR --from V --to W --simulate   run the plan with simulated runners
 
-DIR is a catalog directory; "-" is the embedded sample catalog.
+  hopdag bundle   push|pull|export|copy|keygen   catalogs as OCI artifacts (hopdag bundle -h)
+
+DIR is a catalog directory; "-" is the embedded sample catalog; oci://REF or
+oci-layout://PATH[:TAG] is a catalog bundle (with --verify-key CERT).
 Run "hopdag COMMAND -h" for a command's flags.
 
 Exit status: 0 ok, 1 invalid input or failed run, 2 usage.
@@ -89,6 +95,7 @@ type cli struct {
 	state          *string
 	speed          *float64
 	fail, mode     *string
+	bundle         *bundleFlags // bundle.go
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -99,6 +106,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
+	if args[0] == "bundle" {
+		return runBundle(ctx, args[1:], stdout, stderr)
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "hopdag: unknown command %q\n\n%s", args[0], usage)
@@ -107,6 +117,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := &cli{name: args[0], stdout: stdout, stderr: stderr}
 	c.fs = flag.NewFlagSet("hopdag "+args[0], flag.ContinueOnError)
 	c.fs.SetOutput(stderr)
+	c.bundle = addBundleFlags(c.fs)
 	c.fs.Usage = func() {
 		fmt.Fprintf(stderr, "hopdag %s DIR: %s\n\nFlags:\n", c.name, cmd.summary)
 		c.fs.PrintDefaults()
@@ -176,6 +187,9 @@ func (c *cli) fail1(err error) int {
 }
 
 func (c *cli) catalog() (*release.Catalog, error) {
+	if bundle.IsReference(c.dir) {
+		return c.bundle.catalog(context.Background(), c.dir, c.stderr)
+	}
 	if c.dir == "-" {
 		return release.Load(hopdag.SampleCatalog())
 	}
@@ -256,7 +270,11 @@ func (c *cli) newPlan() (*runner.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runner.NewPlan(cat, from, to, runner.PathOptions(c.pathOptions()...))
+	p, err := runner.NewPlan(cat, from, to, runner.PathOptions(c.pathOptions()...))
+	if p != nil {
+		p.Catalog = c.bundle.source
+	}
+	return p, err
 }
 
 func (c *cli) plan(context.Context) int {
@@ -326,7 +344,7 @@ func (c *cli) run(ctx context.Context) int {
 		return c.fail1(err)
 	}
 	st, err := simulate.Run(ctx, simulate.Upgrade{
-		Catalog: cat, From: from, To: to, Accept: simulate.List(*c.accept), StateDir: *c.state,
+		Catalog: cat, From: from, To: to, Accept: simulate.List(*c.accept), StateDir: *c.state, Source: c.bundle.source,
 		Config: simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Terminal: simulate.IsTerminal(c.stdout)},
 	}, c.stdout)
 	if err != nil {

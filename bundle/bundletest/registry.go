@@ -1,4 +1,7 @@
-package bundle_test
+// Package bundletest starts a real OCI registry (the CNCF distribution
+// registry that tools/env.sh builds) on 127.0.0.1 for tests of the bundle
+// package and of the hopdag CLI.
+package bundletest
 
 import (
 	"context"
@@ -13,18 +16,18 @@ import (
 	"time"
 )
 
-// testRegistry is a CNCF distribution registry on 127.0.0.1 with its own
+// Registry is a CNCF distribution registry on 127.0.0.1 with its own
 // storage directory, started by the test and stopped when it ends.
-type testRegistry struct {
+type Registry struct {
 	Addr    string // host:port
 	Storage string // the filesystem driver's root directory
 	config  string
 	cmd     *exec.Cmd
 }
 
-// registryBinary returns $HOPDAG_REGISTRY, or skips (fails with CI=true)
+// Binary returns $HOPDAG_REGISTRY, or skips (fails with CI=true)
 // saying how to build it.
-func registryBinary(t testing.TB) string {
+func Binary(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv("HOPDAG_REGISTRY")
 	if bin == "" {
@@ -37,10 +40,10 @@ func registryBinary(t testing.TB) string {
 	return bin
 }
 
-// startRegistry starts a registry on a free port of 127.0.0.1.
-func startRegistry(t testing.TB) *testRegistry {
+// Start starts a registry on a free port of 127.0.0.1.
+func Start(t testing.TB) *Registry {
 	t.Helper()
-	bin := registryBinary(t)
+	bin := Binary(t)
 	dir := t.TempDir()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,7 +51,7 @@ func startRegistry(t testing.TB) *testRegistry {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	r := &testRegistry{Addr: addr, Storage: filepath.Join(dir, "storage"), config: filepath.Join(dir, "config.yml")}
+	r := &Registry{Addr: addr, Storage: filepath.Join(dir, "storage"), config: filepath.Join(dir, "config.yml")}
 	cfg := fmt.Sprintf(`version: 0.1
 log:
   level: error
@@ -70,7 +73,7 @@ http:
 	return r
 }
 
-func (r *testRegistry) start(t testing.TB, bin string) {
+func (r *Registry) start(t testing.TB, bin string) {
 	t.Helper()
 	r.cmd = exec.Command(bin, "serve", r.config)
 	// The registry logs every 404 (oras-go probes for blobs before it
@@ -112,7 +115,7 @@ func (r *testRegistry) start(t testing.TB, bin string) {
 }
 
 // Stop stops the registry (idempotent).
-func (r *testRegistry) Stop() {
+func (r *Registry) Stop() {
 	if r.cmd == nil || r.cmd.Process == nil {
 		return
 	}
@@ -130,4 +133,11 @@ func lastLines(s string, n int) string {
 }
 
 // Ref is oci://ADDR/repo:tag.
-func (r *testRegistry) Ref(repoTag string) string { return "oci://" + r.Addr + "/" + repoTag }
+func (r *Registry) Ref(repoTag string) string { return "oci://" + r.Addr + "/" + repoTag }
+
+// BlobPath is where the registry's filesystem driver keeps a blob (to
+// tamper with it).
+func (r *Registry) BlobPath(dgst string) string {
+	hex := dgst[len("sha256:"):]
+	return filepath.Join(r.Storage, "docker", "registry", "v2", "blobs", "sha256", hex[:2], hex, "data")
+}

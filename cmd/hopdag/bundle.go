@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hopdag/hopdag/bundle"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+const bundleUsage = `Usage:
+  hopdag bundle push   DIR REF [--sign-key KEY --sign-cert CERT]    push a catalog directory (validated first); prints the digest
+  hopdag bundle pull   REF DIR [--verify-key CERT]                  pull, verify and validate a bundle into DIR
+  hopdag bundle export REF FILE [--verify-key CERT]                 write the bundle and its signatures to an OCI layout (FILE.tar: a tarball)
+  hopdag bundle copy   SRC DST [--verify-key CERT]                  copy a bundle and its signatures to another registry or layout
+  hopdag bundle keygen NAME                                         write NAME.key and NAME.crt, a self-signed signing key
+
+REF is oci://REGISTRY/REPOSITORY:TAG (or @sha256:DIGEST), or oci-layout://PATH[:TAG].
+Every command that takes a catalog DIR also takes such a REF, with the flags below.
+`
+
+// bundleFlags are the flags of every command that reads a bundle.
+type bundleFlags struct {
+	verifyKey, verify, cache, dockerConfig *string
+	fallback, plainHTTP                    *bool
+	// source is where the catalog came from, once loaded from a bundle.
+	source runner.CatalogSource
+}
+
+func addBundleFlags(fs *flag.FlagSet) *bundleFlags {
+	cache := ""
+	if d, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(d, "hopdag", "bundles")
+	}
+	return &bundleFlags{
+		verifyKey:    fs.String("verify-key", "", "for a bundle REF: PEM certificate whose Notary Project signature the bundle must carry"),
+		verify:       fs.String("verify", "", "required (the default with --verify-key) or optional (an unsigned bundle is accepted)"),
+		cache:        fs.String("cache", cache, "for a bundle REF: local bundle cache (an OCI layout); empty for none"),
+		fallback:     fs.Bool("cache-fallback", false, "use the cached bundle when the registry is unreachable"),
+		plainHTTP:    fs.Bool("plain-http", false, "talk plain HTTP to the registry (always for localhost)"),
+		dockerConfig: fs.String("docker-config", "", "Docker config file with registry credentials (default ~/.docker/config.json)"),
+	}
+}
+
+// client builds a bundle client from the flags.
+func (f *bundleFlags) client(extra ...bundle.Option) (*bundle.Client, error) {
+	var opts []bundle.Option
+	if *f.verifyKey != "" {
+		certs, err := bundle.ReadCertificates(*f.verifyKey)
+		if err != nil {
+			return nil, err
+		}
+		mode := bundle.VerifyRequired
+		switch *f.verify {
+		case "", "required":
+		case "optional":
+			mode = bundle.VerifyOptional
+		default:
+			return nil, fmt.Errorf("--verify must be required or optional, got %q", *f.verify)
+		}
+		opts = append(opts, bundle.WithVerifyKey(mode, certs...))
+	} else if *f.verify != "" {
+		return nil, errors.New("--verify needs --verify-key")
+	}
+	if *f.cache != "" {
+		opts = append(opts, bundle.WithCache(*f.cache))
+	}
+	if *f.fallback {
+		if *f.cache == "" {
+			return nil, errors.New("--cache-fallback needs --cache")
+		}
+		opts = append(opts, bundle.WithCacheFallback())
+	}
+	if *f.plainHTTP {
+		opts = append(opts, bundle.WithPlainHTTP())
+	}
+	if *f.dockerConfig != "" {
+		opts = append(opts, bundle.WithDockerConfig(*f.dockerConfig))
+	}
+	return bundle.New(append(opts, extra...)...), nil
+}
+
+// catalog pulls the catalog of a bundle reference and records its source.
+func (f *bundleFlags) catalog(ctx context.Context, ref string, stderr io.Writer) (*release.Catalog, error) {
+	c, err := f.client()
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.Pull(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if b.Cached {
+		fmt.Fprintf(stderr, "hopdag: %s\n", b.Note)
+	}
+	f.source = b.Source()
+	return b.Catalog, nil
+}
+
+// runBundle runs `hopdag bundle SUBCOMMAND ...`.
+func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, bundleUsage)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	sub, rest := args[0], args[1:]
+	nargs := map[string]int{"push": 2, "pull": 2, "export": 2, "copy": 2, "keygen": 1}[sub]
+	if nargs == 0 {
+		fmt.Fprintf(stderr, "hopdag bundle: unknown command %q\n\n%s", sub, bundleUsage)
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("hopdag bundle "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bf := addBundleFlags(fs)
+	signKey := fs.String("sign-key", "", "push: PEM private key to sign the bundle with (Notary Project signature)")
+	signCert := fs.String("sign-cert", "", "push: PEM certificate (chain) of --sign-key")
+	// Positional arguments may come before, between or after the flags.
+	var pos []string
+	for {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			return exitUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos, rest = append(pos, fs.Arg(0)), fs.Args()[1:]
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "hopdag bundle %s: %v\n", sub, err)
+		return exitInvalid
+	}
+	if len(pos) != nargs {
+		fmt.Fprintf(stderr, "hopdag bundle %s: want %d arguments, got %d\n\n%s", sub, nargs, len(pos), bundleUsage)
+		return exitUsage
+	}
+	var extra []bundle.Option
+	if *signKey != "" || *signCert != "" {
+		if sub != "push" || *signKey == "" || *signCert == "" {
+			fmt.Fprintf(stderr, "hopdag bundle %s: --sign-key and --sign-cert go together, with push\n", sub)
+			return exitUsage
+		}
+		key, certs, err := bundle.ReadKeyFiles(*signKey, *signCert)
+		if err != nil {
+			return fail(err)
+		}
+		extra = append(extra, bundle.WithSigningKey(key, certs))
+	}
+	if sub == "keygen" {
+		return bundleKeygen(pos[0], stdout, fail)
+	}
+	c, err := bf.client(extra...)
+	if err != nil {
+		return fail(err)
+	}
+	switch sub {
+	case "push":
+		p, err := c.Push(ctx, pos[0], pos[1])
+		if err != nil {
+			return fail(err)
+		}
+		signed := ""
+		if p.Signed {
+			signed = ", signed"
+		}
+		fmt.Fprintf(stdout, "pushed %s: %s (%d files%s)\n", p.Ref, p.Digest, len(p.Files), signed)
+	case "pull":
+		b, err := c.Pull(ctx, pos[0])
+		if err != nil {
+			return fail(err)
+		}
+		if err := os.MkdirAll(pos[1], 0o755); err != nil {
+			return fail(err)
+		}
+		if err := os.CopyFS(pos[1], b.Files); err != nil {
+			return fail(fmt.Errorf("writing %s: %w (pull into a new or empty directory)", pos[1], err))
+		}
+		fmt.Fprintf(stdout, "pulled %s: %s into %s (%d releases%s)\n", b.Ref, b.Digest, pos[1], len(b.Catalog.Releases), bundleNote(b))
+	case "export", "copy":
+		run := c.Export
+		if sub == "copy" {
+			run = c.Copy
+		}
+		b, err := run(ctx, pos[0], pos[1])
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "%sed %s: %s to %s%s\n", sub, b.Ref, b.Digest, pos[1], bundleNote(b))
+	}
+	return exitOK
+}
+
+func bundleNote(b *bundle.Bundle) string {
+	s := ""
+	if b.Verified {
+		s += ", signature verified"
+	}
+	if b.Cached {
+		s += "; " + b.Note
+	}
+	return s
+}
+
+func bundleKeygen(name string, stdout io.Writer, fail func(error) int) int {
+	key, cert, err := bundle.GenerateKey(filepath.Base(name), 365*24*time.Hour)
+	if err != nil {
+		return fail(err)
+	}
+	if err := os.WriteFile(name+".key", key, 0o600); err != nil {
+		return fail(err)
+	}
+	if err := os.WriteFile(name+".crt", cert, 0o644); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "wrote %s.key (keep it secret) and %s.crt (give it to --verify-key)\n", name, name)
+	return exitOK
+}
