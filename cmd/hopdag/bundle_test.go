@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/bundle/bundletest"
+	"github.com/hopdag/hopdag/state"
+)
+
+var digestRE = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+
+// The CLI round trip through a real registry: keygen, push signed, plan
+// and run from oci://REF with --verify-key (the plan names the digest),
+// pull into a directory, export to a tarball, then plan and run from the
+// tarball with the registry stopped.
+func TestBundleCLI(t *testing.T) {
+	r := bundletest.Start(t)
+	dir := t.TempDir()
+	key := filepath.Join(dir, "release")
+	cache := "--cache=" + filepath.Join(dir, "cache")
+	code, out, errOut := invoke("bundle", "keygen", key)
+	require.Equal(t, exitOK, code, "keygen: %s", errOut)
+	assert.Contains(t, out, "release.crt")
+
+	ref := r.Ref("hopdag/catalog:v26.09")
+	code, out, errOut = invoke("bundle", "push", catalog, ref, "--sign-key", key+".key", "--sign-cert", key+".crt")
+	require.Equal(t, exitOK, code, "push: %s", errOut)
+	digest := digestRE.FindString(out)
+	require.NotEmpty(t, digest, "push prints the digest: %q", out)
+	assert.Contains(t, out, "signed")
+
+	_, want, _ := invoke("plan", catalog, "--from", "v26.06-rc.2", "--to", "v26.09")
+	code, out, errOut = invoke("plan", ref, "--from", "v26.06-rc.2", "--to", "v26.09", "--verify-key", key+".crt", cache)
+	require.Equal(t, exitOK, code, "plan from the bundle: %s", errOut)
+	assert.Contains(t, out, "catalog: "+ref+" ("+digest+")\n", "the plan names the digest")
+	lines := strings.SplitN(out, "\n", 3)
+	wantLines := strings.SplitN(want, "\n", 2)
+	assert.Equal(t, wantLines[0], lines[0])
+	assert.Equal(t, wantLines[1], lines[2], "the rest of the plan is the directory's")
+
+	other := filepath.Join(dir, "other")
+	invoke("bundle", "keygen", other)
+	code, _, errOut = invoke("validate", ref, "--verify-key", other+".crt", cache)
+	assert.Equal(t, exitInvalid, code)
+	assert.Contains(t, errOut, "signature verification failed", "a wrong key is refused")
+
+	pulled := filepath.Join(dir, "pulled")
+	code, out, errOut = invoke("bundle", "pull", ref, pulled, "--verify-key", key+".crt", cache)
+	require.Equal(t, exitOK, code, "pull: %s", errOut)
+	assert.Contains(t, out, "signature verified")
+	code, _, errOut = invoke("validate", pulled)
+	assert.Equal(t, exitOK, code, "the pulled directory is a valid catalog: %s", errOut)
+
+	tarball := filepath.Join(dir, "offline.tar")
+	code, out, errOut = invoke("bundle", "export", ref, tarball, "--verify-key", key+".crt", cache)
+	require.Equal(t, exitOK, code, "export: %s", errOut)
+	assert.Contains(t, out, digest)
+
+	r.Stop()
+	layout := "oci-layout://" + tarball + ":v26.09"
+	code, out, errOut = invoke("run", layout, "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "100000", "--verify-key", key+".crt", "--cache=", "--state", filepath.Join(dir, "state"))
+	require.Equal(t, exitOK, code, "run from the exported tarball with no registry: %s", errOut)
+	assert.Contains(t, out, "catalog: "+layout+" ("+digest+")")
+	store, err := state.OpenFile(filepath.Join(dir, "state"))
+	require.NoError(t, err)
+	st, err := store.Load(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, store.Close())
+	assert.Equal(t, digest, st.Catalog.Digest, "the saved status names the digest")
+	assert.Equal(t, layout, st.Catalog.Ref)
+
+	code, _, errOut = invoke("plan", ref, "--from", "v26.06-rc.2", "--to", "v26.09", cache)
+	assert.Equal(t, exitInvalid, code)
+	assert.Contains(t, errOut, "registry unreachable")
+	code, out, errOut = invoke("plan", ref, "--from", "v26.06-rc.2", "--to", "v26.09", cache, "--cache-fallback")
+	require.Equal(t, exitOK, code, "plan with the cache fallback: %s", errOut)
+	assert.Contains(t, errOut, "using the cached bundle")
+	assert.Contains(t, out, digest)
+}
+
+func TestBundleUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"bundle"}, exitUsage, "hopdag bundle push"},
+		{[]string{"bundle", "nope"}, exitUsage, `unknown command "nope"`},
+		{[]string{"bundle", "push", catalog}, exitUsage, "want 2 arguments, got 1"},
+		{[]string{"bundle", "pull", "oci://x/y:z", "d", "--sign-key", "k"}, exitUsage, "go together, with push"},
+		{[]string{"plan", "oci://x/y", "--from", "a", "--to", "b"}, exitInvalid, "no tag or digest"},
+		{[]string{"validate", "oci-layout://" + t.TempDir() + "/missing:v1"}, exitInvalid, "no such file"},
+		{[]string{"validate", "oci-layout://x:v1", "--verify", "optional"}, exitInvalid, "--verify needs --verify-key"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, errOut := invoke(tc.args...)
+			assert.Equal(t, tc.code, code, "exit code; stderr: %s", errOut)
+			assert.Contains(t, errOut, tc.want)
+		})
+	}
+}
