@@ -204,7 +204,7 @@ func verify(ctx context.Context, v notation.Verifier, target oras.GraphTarget, a
 	if err == nil {
 		return nil
 	}
-	var none notation.ErrorSignatureRetrievalFailed
+	var none notation.SignatureRetrievalFailedError
 	if errors.As(err, &none) && strings.Contains(none.Msg, "no signature is associated") {
 		return unsignedError{"no signature is attached to the bundle; sign it when pushing (hopdag bundle push --sign-key KEY --sign-cert CERT), or verify optionally"}
 	}
