@@ -44,6 +44,7 @@ func TestRoundTrip(t *testing.T) {
 	want := planOf(t, dirCat)
 
 	byDigest := "oci://" + r.Addr + "/hopdag/catalog@" + pushed.Digest.String()
+	var first *release.Catalog
 	for _, pullRef := range []string{ref, byDigest, r.Ref("hopdag/catalog:v26.09@" + pushed.Digest.String())} {
 		t.Run(pullRef, func(t *testing.T) {
 			b, err := c.Pull(ctx, pullRef)
@@ -51,6 +52,10 @@ func TestRoundTrip(t *testing.T) {
 			assert.Equal(t, pushed.Digest, b.Digest, "Bundle.Digest")
 			assert.True(t, b.Verified, "Bundle.Verified")
 			assert.False(t, b.Cached, "Bundle.Cached")
+			if first == nil {
+				first = b.Catalog
+			}
+			assert.Same(t, first, b.Catalog, "a digest loaded before is not parsed again")
 			assert.Equal(t, "v26.03,v26.06-rc.1,v26.06-rc.2,v26.06-rc.3,v26.06,v26.06.1,v26.09-rc.1,v26.09", b.Annotations[bundle.AnnotationVersions])
 
 			got := planOf(t, b.Catalog)
