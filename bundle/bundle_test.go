@@ -112,7 +112,7 @@ func TestPullRefusals(t *testing.T) {
 				data[len(data)/2] ^= 0xff
 				require.NoError(t, os.WriteFile(path, data, 0o644))
 			},
-			wantIs: bundle.ErrDigest, wantMsg: "tampered or corrupt",
+			wantIs: bundle.ErrDigest, wantMsg: "tampered or corrupt): failed to perform \"Push\" on destination: catalog layer sha256:",
 		},
 		{
 			name: "tampered manifest",
@@ -123,7 +123,7 @@ func TestPullRefusals(t *testing.T) {
 				data = []byte(strings.Replace(string(data), "v26.09", "v99.99", 1)) // same size
 				require.NoError(t, os.WriteFile(path, data, 0o644))
 			},
-			wantIs: bundle.ErrDigest, wantMsg: "tampered or corrupt",
+			wantIs: bundle.ErrDigest, wantMsg: "tampered or corrupt): reading the manifest sha256:",
 		},
 		{
 			name:    "wrong key",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -165,11 +166,16 @@ func (c *Client) resolveInto(ctx context.Context, loc Location, dst oras.GraphTa
 	}
 	desc, err := resolve(ctx, src, loc)
 	b.Digest = desc.Digest
+	named := namingStorage{dst}
 	switch {
 	case err == nil && withReferrers:
-		err = oras.ExtendedCopyGraph(ctx, src, dst, desc, oras.ExtendedCopyGraphOptions{})
+		err = oras.ExtendedCopyGraph(ctx, src, named, desc, oras.ExtendedCopyGraphOptions{})
 	case err == nil:
-		err = oras.CopyGraph(ctx, src, dst, desc, oras.CopyGraphOptions{})
+		err = oras.CopyGraph(ctx, src, named, desc, oras.CopyGraphOptions{})
+	}
+	var ce *oras.CopyError
+	if errors.As(err, &ce) && ce.Op == "FindSuccessors" && ce.Origin == oras.CopyErrorOriginSource {
+		err = fmt.Errorf("reading the manifest %s: %w", desc.Digest, ce.Err)
 	}
 	if err != nil {
 		if loc.Layout == "" && unreachable(err) {
@@ -183,6 +189,26 @@ func (c *Client) resolveInto(ctx context.Context, loc Location, dst oras.GraphTa
 		}
 	}
 	return desc, nil
+}
+
+// namingStorage names the descriptor in the errors of Push: which blob
+// did not match its digest.
+type namingStorage struct{ content.Storage }
+
+func (s namingStorage) Push(ctx context.Context, d ocispec.Descriptor, r io.Reader) error {
+	if err := s.Storage.Push(ctx, d, r); err != nil {
+		what := "blob"
+		switch {
+		case d.MediaType == LayerMediaType:
+			what = "catalog layer"
+		case d.ArtifactType == SignatureArtifactType, d.MediaType == "application/cose", d.MediaType == "application/jose+json":
+			what = "signature"
+		case d.MediaType == ocispec.MediaTypeImageManifest:
+			what = "manifest"
+		}
+		return fmt.Errorf("%s %s: %w", what, d.Digest, err)
+	}
+	return nil
 }
 
 // resolve resolves loc in src. A digest pins the result; in
