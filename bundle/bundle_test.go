@@ -2,6 +2,7 @@ package bundle_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"os"
@@ -371,4 +372,36 @@ func TestCacheFallback(t *testing.T) {
 		require.ErrorIs(t, err, bundle.ErrUnreachable)
 		assert.ErrorIs(t, err, bundle.ErrNotCached)
 	})
+}
+
+// Credentials come from the Docker config file: with the user's entry the
+// push and the pull go through; without it the registry's refusal is
+// reported.
+func TestDockerConfigCredentials(t *testing.T) {
+	r := bundletest.StartAuth(t, "hopdag", "s3cret")
+	ctx := context.Background()
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	auth := base64.StdEncoding.EncodeToString([]byte("hopdag:s3cret"))
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"auths":{"`+r.Addr+`":{"auth":"`+auth+`"}}}`), 0o600))
+	ref := r.Ref("hopdag/catalog:v1")
+
+	c := bundle.New(bundle.WithDockerConfig(cfg))
+	pushed, err := c.Push(ctx, catalogDir, ref)
+	require.NoError(t, err, "Push with the Docker config's credentials")
+	b, err := c.Pull(ctx, ref)
+	require.NoError(t, err, "Pull with the Docker config's credentials")
+	assert.Equal(t, pushed.Digest, b.Digest)
+
+	wrong := filepath.Join(t.TempDir(), "config.json")
+	bad := base64.StdEncoding.EncodeToString([]byte("hopdag:wrong"))
+	require.NoError(t, os.WriteFile(wrong, []byte(`{"auths":{"`+r.Addr+`":{"auth":"`+bad+`"}}}`), 0o600))
+	_, err = bundle.New(bundle.WithDockerConfig(wrong)).Pull(ctx, ref)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "401")
+	assert.ErrorContains(t, err, "check the credentials")
+
+	_, err = client(t).Pull(ctx, ref) // an empty Docker config
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "the Docker config has none for it; run docker login")
+	assert.NotErrorIs(t, err, bundle.ErrUnreachable)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -14,6 +15,8 @@ import (
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -305,10 +308,15 @@ func read(ctx context.Context, s content.Fetcher, desc ocispec.Descriptor) (fs.F
 
 // explain maps oras-go's errors to this package's sentinels.
 func explain(err error) error {
+	var er *errcode.ErrorResponse
 	switch {
 	case errors.Is(err, content.ErrMismatchedDigest), errors.Is(err, content.ErrTrailingData),
 		strings.Contains(err.Error(), "mismatch Content-Length"): // oras-go has no sentinel for this one
 		return fmt.Errorf("%w (tampered or corrupt): %v", ErrDigest, err)
+	case errors.Is(err, auth.ErrBasicCredentialNotFound):
+		return fmt.Errorf("%w: the registry asks for credentials and the Docker config has none for it; run docker login (or oras login) for the registry", err)
+	case errors.As(err, &er) && (er.StatusCode == http.StatusUnauthorized || er.StatusCode == http.StatusForbidden):
+		return fmt.Errorf("%w; check the credentials the Docker config holds for the registry (docker login)", err)
 	case errors.Is(err, errdef.ErrNotFound):
 		return fmt.Errorf("not found: %v; check the repository and tag (hopdag bundle push makes them)", err)
 	}

@@ -118,5 +118,5 @@ func explainPush(err error, loc Location) error {
 	if loc.Layout == "" && unreachable(err) {
 		return fmt.Errorf("%w: %s: %v; check the registry address and that it is up", ErrUnreachable, loc.Registry, err)
 	}
-	return err
+	return explain(err)
 }

@@ -22,7 +22,7 @@ type CatalogSource struct {
 	Note string `json:"note,omitempty" yaml:"note,omitempty"`
 }
 
-// String is "REF@DIGEST", with the note when there is one.
+// String is "REF (DIGEST)", then "; NOTE" when there is a note.
 func (s CatalogSource) String() string {
 	out := s.Ref
 	if s.Digest != "" {

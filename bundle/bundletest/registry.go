@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Registry is a CNCF distribution registry on 127.0.0.1 with its own
@@ -41,7 +43,13 @@ func Binary(t testing.TB) string {
 }
 
 // Start starts a registry on a free port of 127.0.0.1.
-func Start(t testing.TB) *Registry {
+func Start(t testing.TB) *Registry { return start(t, "", "") }
+
+// StartAuth starts a registry that asks for HTTP basic authentication as
+// user with password (an htpasswd file with a bcrypt hash).
+func StartAuth(t testing.TB, user, password string) *Registry { return start(t, user, password) }
+
+func start(t testing.TB, user, password string) *Registry {
 	t.Helper()
 	bin := Binary(t)
 	dir := t.TempDir()
@@ -65,6 +73,17 @@ storage:
 http:
   addr: %s
 `, r.Storage, addr)
+	if user != "" {
+		hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		htpasswd := filepath.Join(dir, "htpasswd")
+		if err := os.WriteFile(htpasswd, []byte(user+":"+string(hash)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg += fmt.Sprintf("auth:\n  htpasswd:\n    realm: hopdag-test\n    path: %s\n", htpasswd)
+	}
 	if err := os.WriteFile(r.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +120,7 @@ func (r *Registry) start(t testing.TB, bin string) {
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
 				return
 			}
 		}

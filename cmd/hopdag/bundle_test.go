@@ -96,8 +96,8 @@ func TestBundleUsage(t *testing.T) {
 		{[]string{"bundle", "push", catalog}, exitUsage, "want 2 arguments, got 1"},
 		{[]string{"bundle", "pull", "oci://x/y:z", "d", "--sign-key", "k"}, exitUsage, "go together, with push"},
 		{[]string{"plan", "oci://x/y", "--from", "a", "--to", "b"}, exitInvalid, "no tag or digest"},
-		{[]string{"validate", "oci-layout://" + t.TempDir() + "/missing:v1"}, exitInvalid, "no such file"},
-		{[]string{"validate", "oci-layout://x:v1", "--verify", "optional"}, exitInvalid, "--verify needs --verify-key"},
+		{[]string{"validate", "oci-layout://" + t.TempDir() + "/missing:v1", "--cache="}, exitInvalid, "no such file"},
+		{[]string{"validate", "oci-layout://x:v1", "--verify", "optional", "--cache="}, exitInvalid, "--verify needs --verify-key"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, errOut := invoke(tc.args...)
