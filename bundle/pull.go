@@ -136,6 +136,10 @@ func (c *Client) fetch(ctx context.Context, op, ref string) (*Bundle, fs.FS, ora
 		return fail(b.Digest, err)
 	}
 	b.Digest = desc.Digest
+	// The digest names itself in the store (notation resolves it there).
+	if err := dst.Tag(ctx, desc, desc.Digest.String()); err != nil {
+		return fail(desc.Digest, fmt.Errorf("recording %s in the cache: %w", desc.Digest, err))
+	}
 	if c.verification != VerifyOff {
 		v, err := newVerifier(c.verifyCerts)
 		if err != nil {
@@ -154,14 +158,19 @@ func (c *Client) fetch(ctx context.Context, op, ref string) (*Bundle, fs.FS, ora
 	if err != nil {
 		return fail(desc.Digest, err)
 	}
+	// Only a bundle that passed every check becomes what its reference
+	// last resolved to (what the fallback uses).
+	if err := dst.Tag(ctx, desc, loc.key()); err != nil {
+		return fail(desc.Digest, fmt.Errorf("recording %s in the cache: %w", loc.key(), err))
+	}
 	b.Files, b.Annotations = fsys, m.Annotations
 	return b, fsys, dst, nil
 }
 
-// resolveInto resolves loc, copies the bundle's graph (and its referrers,
-// if asked) from the source into dst (each node verified against its digest), and
-// records there the digest loc resolved to. When the registry is
-// unreachable and fallback is on, it resolves loc in the cache instead.
+// resolveInto resolves loc and copies the bundle's graph (and its
+// referrers, if asked) from the source into dst, each node verified against
+// its digest. When the registry is unreachable and fallback is on, it
+// resolves loc in the cache instead.
 func (c *Client) resolveInto(ctx context.Context, loc Location, dst oras.GraphTarget, b *Bundle, withReferrers bool) (ocispec.Descriptor, error) {
 	src, err := c.source(ctx, loc)
 	if err != nil {
@@ -185,11 +194,6 @@ func (c *Client) resolveInto(ctx context.Context, loc Location, dst oras.GraphTa
 			return c.fallbackTo(ctx, loc, dst, b, err)
 		}
 		return desc, explain(err)
-	}
-	for _, tag := range []string{loc.key(), desc.Digest.String()} {
-		if err := dst.Tag(ctx, desc, tag); err != nil {
-			return desc, fmt.Errorf("recording %s in the cache: %w", tag, err)
-		}
 	}
 	return desc, nil
 }
