@@ -14,9 +14,10 @@
 //   - the empty config (application/vnd.oci.empty.v1+json),
 //   - one layer of LayerMediaType (application/vnd.hopdag.catalog.v1.tar+gzip):
 //     a gzip-compressed tar of the catalog's files, the YAML files and the
-//     manifest templates they reference, at their paths relative to the
-//     catalog root, sorted, with zeroed times and owners so that the same
-//     directory always makes the same digest,
+//     manifest templates they reference, under catalog/ at their paths
+//     relative to the catalog root (with their directories), sorted, with
+//     zeroed times and owners so that the same directory always makes the
+//     same digest,
 //   - annotations AnnotationVersions (the catalog's release versions, sorted
 //     and comma-separated) and AnnotationReleases (how many).
 //
@@ -44,10 +45,11 @@
 //
 // # Order of checks
 //
-// Pull copies the manifest, its layer and its signatures into the cache,
-// each verified against its digest, then verifies the signature (when a key
-// is configured), then reads the manifest and the layer (bounded in size,
-// paths checked), and only then loads the catalog: a tampered, unsigned or
+// Pull copies the manifest and its layer (and, when it verifies or exports,
+// its signatures) into the cache, each verified against its digest, then
+// verifies the signature (when a key is configured), then reads the
+// manifest and the layer (bounded in size, paths checked), and only then
+// loads the catalog: a tampered, unsigned or
 // wrongly signed bundle is refused before anything of it is parsed as a
 // catalog. Errors are *Error values naming the reference and matching the
 // sentinels below with errors.Is; catalog problems are a *release.LoadError
@@ -57,7 +59,8 @@
 //
 // WithCache keeps every pulled bundle in an OCI image layout directory
 // (content-addressed: blobs/sha256/...), with the digest each reference last
-// resolved to. With WithCacheFallback, a registry that cannot be reached
+// resolved to (recorded only once a bundle passed every check). With
+// WithCacheFallback, a registry that cannot be reached
 // (connection refused, DNS, timeout) makes Pull use the cached bundle of the
 // same digest or, for a tag, the one it last resolved to; Bundle.Cached and
 // Bundle.Note say so. One Client may be used by several goroutines; two
