@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -404,4 +405,24 @@ func TestDockerConfigCredentials(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "the Docker config has none for it; run docker login")
 	assert.NotErrorIs(t, err, bundle.ErrUnreachable)
+}
+
+// Interop: `oras pull` of a bundle writes the catalog directory as it was
+// pushed (the layer carries oras's directory annotations).
+func TestOrasPullWritesTheCatalog(t *testing.T) {
+	orasBin := orasBinary(t)
+	r := bundletest.Start(t)
+	ref := r.Ref("hopdag/catalog:v26.09")
+	_, err := client(t).Push(context.Background(), catalogDir, ref)
+	require.NoError(t, err)
+	out := t.TempDir()
+	cmd := exec.Command(orasBin, "pull", "--plain-http", "--no-tty", "-o", out, strings.TrimPrefix(ref, "oci://"))
+	cmd.Env = append(os.Environ(), "DOCKER_CONFIG="+t.TempDir())
+	data, err := cmd.CombinedOutput()
+	require.NoError(t, err, "oras pull: %s", data)
+	got, err := release.LoadDir(filepath.Join(out, "catalog"))
+	require.NoError(t, err, "the directory oras wrote is a valid catalog")
+	want, err := release.LoadDir(catalogDir)
+	require.NoError(t, err)
+	assert.Equal(t, planOf(t, want).String(), planOf(t, got).String())
 }
