@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"time"
 
@@ -88,7 +89,11 @@ func (f *bundleFlags) client(extra ...bundle.Option) (*bundle.Client, error) {
 }
 
 // catalog pulls the catalog of a bundle reference and records its source.
-func (f *bundleFlags) catalog(ctx context.Context, ref string, stderr io.Writer) (*release.Catalog, error) {
+// main.go's catalog() has no context: an interrupt cancels the pull here,
+// as main's context would.
+func (f *bundleFlags) catalog(ref string, stderr io.Writer) (*release.Catalog, error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
 	c, err := f.client()
 	if err != nil {
 		return nil, err

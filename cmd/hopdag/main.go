@@ -188,7 +188,7 @@ func (c *cli) fail1(err error) int {
 
 func (c *cli) catalog() (*release.Catalog, error) {
 	if bundle.IsReference(c.dir) {
-		return c.bundle.catalog(context.Background(), c.dir, c.stderr)
+		return c.bundle.catalog(c.dir, c.stderr)
 	}
 	if c.dir == "-" {
 		return release.Load(hopdag.SampleCatalog())
