@@ -29,9 +29,11 @@ func TestMemoryConformance(t *testing.T) {
 		clock := runnertest.NewClock(epoch)
 		m := state.NewMemory(state.WithClock(clock))
 		return statetest.Env{
-			Open:   func() statetest.Backend { return m },
-			Expire: expireOn(clock),
-			Clock:  clock,
+			Open:    func() statetest.Backend { return m },
+			Expire:  expireOn(clock),
+			Clock:   clock,
+			Raw:     state.MemoryRaw(m),
+			Journal: state.JournalFile,
 		}
 	})
 }

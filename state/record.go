@@ -23,13 +23,15 @@ func (r *record) held(now time.Time) bool {
 	return r.Token != 0 && now.Before(r.Expires)
 }
 
-// acquire takes the lock for holder. gone reports that the current holder
-// is known to be dead (File: its process exited), which frees the lock
-// before its lease expires.
-func (r *record) acquire(now time.Time, holder string, ttl time.Duration, gone bool) (Lease, error) {
-	if r.held(now) && !gone {
+// acquire takes the lock for holder once the current lease, if any, has
+// expired. written is the greatest token the status was written under:
+// the new token is above it too, so that a lost or restored lease record
+// never issues a token twice.
+func (r *record) acquire(now time.Time, holder string, ttl time.Duration, written uint64) (Lease, error) {
+	if r.held(now) {
 		return Lease{}, &LockedError{Holder: r.Holder, Token: r.Token, Expires: r.Expires}
 	}
+	r.Last = max(r.Last, r.Token, written)
 	r.Last++
 	r.Token, r.Holder, r.TTL, r.Expires = r.Last, holder, ttl, now.Add(ttl)
 	return r.lease(), nil

@@ -110,9 +110,8 @@ type kill struct {
 // while it ran, never after it was recorded Succeeded, and with a status
 // file that parses at every kill and at every moment a reader looked.
 //
-// The lease's TTL is a minute and every restart takes the lock at once:
-// the File store sees that the killed holder is gone (its flock went
-// with it). A restart that found the lock held would fail the test.
+// The lease's TTL is 300ms: a restart waits for the killed holder's lease
+// to expire before it takes the lock (a lease is never taken over early).
 func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash test starts dozens of processes; run it without -short")
@@ -129,7 +128,7 @@ func TestCrash(t *testing.T) {
 	total, running, window, restarts, reads := 0, 0, 0, 0, 0
 	for r := 0; total < *kills; r++ {
 		rd := newRound(t)
-		cfg := Config{Catalog: catalog, Dir: rd.dir, Log: rd.log, Delay: 5 * time.Millisecond, TTL: time.Minute}
+		cfg := Config{Catalog: catalog, Dir: rd.dir, Log: rd.log, Delay: 5 * time.Millisecond, TTL: 300 * time.Millisecond}
 		for {
 			restarts++
 			// One kill in five lands in the first 30ms from the start (the
@@ -260,23 +259,21 @@ func (rd *round) lines(t *testing.T) int {
 // read reads the status file in a loop until stop, as an operator's
 // status command would, and records the first read that does not parse.
 func (rd *round) read(stop <-chan struct{}, n *atomic.Int64, bad *atomic.Value) {
-	path := filepath.Join(rd.dir, state.StatusFile)
+	store, err := state.OpenFile(rd.dir)
+	if err != nil {
+		bad.CompareAndSwap(nil, err)
+		return
+	}
+	defer store.Close()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-time.After(time.Millisecond):
 		}
-		b, err := os.ReadFile(path)
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err == nil {
-			var s runner.Status
-			err = json.Unmarshal(b, &s)
-			if err == nil && s.Phase == "" {
-				err = fmt.Errorf("no phase in %q", b)
-			}
+		s, err := store.Load(context.Background())
+		if err == nil && s != nil && s.Phase == "" {
+			err = fmt.Errorf("no phase in the status %+v", s)
 		}
 		if err != nil {
 			bad.CompareAndSwap(nil, err)

@@ -36,8 +36,8 @@ type Config struct {
 	Log string
 	// Delay is how long each attempt takes.
 	Delay time.Duration
-	// TTL is the lease's; the program takes over a dead holder's lease at
-	// once, so a long TTL does not slow restarts.
+	// TTL is the lease's; a restart waits for a killed holder's lease to
+	// expire, so a short one keeps restarts quick.
 	TTL time.Duration
 }
 
@@ -62,7 +62,17 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	lease, err := store.Acquire(ctx, fmt.Sprintf("crashtest/%d", os.Getpid()), cfg.TTL)
+	// A killed holder's lease is taken over only once it expired: wait
+	// for that, as a restarted coordinator does.
+	var lease state.Lease
+	for {
+		lease, err = store.Acquire(ctx, fmt.Sprintf("crashtest/%d", os.Getpid()), cfg.TTL)
+		var locked *state.LockedError
+		if !errors.As(err, &locked) {
+			break
+		}
+		time.Sleep(max(time.Until(locked.Expires), time.Millisecond))
+	}
 	if err != nil {
 		return err
 	}
