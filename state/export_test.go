@@ -48,3 +48,18 @@ func (r memoryRaw) Remove(name string) {
 	delete(r.m.files, strings.TrimSpace(name))
 	r.m.gen++
 }
+
+// Written is the status bytes a Memory or File wrote.
+func Written(b any) int64 {
+	switch s := b.(type) {
+	case *Memory:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.j.written
+	case *File:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.j.written
+	}
+	return 0
+}

@@ -54,6 +54,8 @@ type journal struct {
 	snapBytes  int64
 	exists     bool // a status is stored
 	counts     int  // components of the stored status
+	// written counts the status bytes this handle wrote.
+	written int64
 }
 
 // corrupt is a *CorruptError of record name at offset.
@@ -203,6 +205,7 @@ func (j *journal) commit(token uint64, s *runner.Status, changed []runner.Ref, a
 				return 0, errorf("save %s: %w", j.v.where(JournalFile), err)
 			}
 			j.end += int64(len(data))
+			j.written += int64(len(data))
 			j.seq += uint64(len(lines))
 			j.token = token
 			j.at, err = j.v.stamp()
@@ -223,6 +226,7 @@ func (j *journal) commit(token uint64, s *runner.Status, changed []runner.Ref, a
 		return 0, errorf("save %s: %w", j.v.where(JournalFile), err)
 	}
 	j.seq++
+	j.written += int64(len(data))
 	j.token, j.end, j.snapBytes, j.exists, j.counts = token, 0, int64(len(data)), true, total
 	j.at, err = j.v.stamp()
 	return len(data), err

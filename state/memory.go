@@ -176,7 +176,9 @@ func (v memVolume) appendAt(name string, off int64, data []byte) error {
 	if int64(len(b)) < off {
 		return fmt.Errorf("%s is %d bytes, shorter than %d", v.where(name), len(b), off)
 	}
-	v.m.files[name] = append(b[:off:off], data...)
+	// In place: nothing outside the store keeps the slice (reads copy
+	// what they keep), so appends cost what they add.
+	v.m.files[name] = append(b[:off], data...)
 	v.m.gen++
 	return nil
 }

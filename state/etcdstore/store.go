@@ -37,6 +37,7 @@ type Store struct {
 	snapLen int64  // bytes of the snapshot
 	counts  int    // components of the stored status
 	exists  bool
+	written int64 // status bytes this handle wrote
 }
 
 // Limits of one write. etcd refuses requests over --max-request-bytes
@@ -308,6 +309,9 @@ func (s *Store) txnRev(ctx context.Context, token uint64, rev *int64, cmps []cli
 		return false, errorf("save %s: %w", s.prefix, err)
 	}
 	if resp.Succeeded {
+		for _, op := range ops {
+			s.written += int64(len(op.ValueBytes()))
+		}
 		if rev != nil {
 			*rev = resp.Header.Revision
 		}

@@ -88,6 +88,27 @@ func BenchmarkSave(b *testing.B) {
 	statetest.BenchSave(b, etcdstore.New(client(b), prefix()))
 }
 
+// BenchmarkDurableRun is statetest.BenchDurableRun on the shared etcd
+// server, reporting also db-MiB: the server's database size after the
+// runs (run one sub-benchmark at a time, -benchtime 1x, on a fresh server
+// for the figure of one run):
+//
+//	go test -run '^$' -bench 'DurableRun/n=10000' -benchtime 1x ./state/etcdstore
+//
+// Target: n=10000 succeeds with db-MiB at most 64.
+func BenchmarkDurableRun(b *testing.B) {
+	cli := client(b)
+	statetest.BenchDurableRun(b, statetest.DurableRun{
+		Open:    func(b *testing.B) statetest.Backend { return etcdstore.New(cli, prefix()) },
+		Written: func(be statetest.Backend) int64 { return etcdstore.Written(be.(*etcdstore.Store)) },
+		Report: func(b *testing.B) {
+			st, err := cli.Status(b.Context(), cli.Endpoints()[0])
+			require.NoError(b, err)
+			b.ReportMetric(float64(st.DbSize)/(1<<20), "db-MiB")
+		},
+	})
+}
+
 // keysRaw is the keys of a store's prefix as a statetest.Raw: every key
 // but the lock's (its value is only the holder's name).
 type keysRaw struct {
