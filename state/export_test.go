@@ -36,7 +36,7 @@ func (r memoryRaw) Write(name string, data []byte) {
 	defer r.m.mu.Unlock()
 	if r.m.files == nil {
 		r.m.files = map[string][]byte{}
-		r.m.j.v = memVolume{r.m}
+		r.m.j.v = memVolume(r)
 	}
 	r.m.files[name] = slices.Clone(data)
 	r.m.gen++
