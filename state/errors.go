@@ -104,7 +104,7 @@ func (e *LostError) Error() string {
 	if e.Err != nil {
 		return head + ": " + e.Err.Error()
 	}
-	return head + ": it expired at " + e.Lease.Expires.UTC().Format(time.RFC3339Nano) + " before a refresh succeeded"
+	return head + ": no refresh succeeded before its expiry at " + e.Lease.Expires.UTC().Format(time.RFC3339Nano) + " (less the keeper's margin)"
 }
 
 // Unwrap returns ErrLost and Err, so errors.Is matches both ErrLost and,

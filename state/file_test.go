@@ -130,8 +130,16 @@ func TestFileHolderDeadOnlyAtExpiry(t *testing.T) {
 	require.ErrorIs(t, err, state.ErrLocked, "a closed holder's unexpired lease")
 
 	clock.Advance(time.Hour)
+	err = b.Save(t.Context(), la.Token, statetest.Sample(2))
+	require.ErrorIs(t, err, state.ErrFenced, "a write at the lease's expiry")
+	// Nobody holds the lock now, but it is not free before the clock-skew
+	// allowance has passed too.
+	clock.Advance(state.Skew(time.Hour) - time.Nanosecond)
+	_, err = b.Acquire(t.Context(), "b", time.Hour)
+	require.ErrorIs(t, err, state.ErrLocked, "an acquisition within the clock-skew allowance after the expiry")
+	clock.Advance(time.Nanosecond)
 	lb, err := b.Acquire(t.Context(), "b", time.Hour)
-	require.NoError(t, err, "the lease expired")
+	require.NoError(t, err, "the lease expired and the skew allowance passed")
 	assert.Greater(t, lb.Token, la.Token)
 	err = openFile(t, dir, state.WithClock(clock)).Save(t.Context(), la.Token, statetest.Sample(2))
 	require.ErrorIs(t, err, state.ErrFenced)
@@ -148,7 +156,7 @@ func TestFileLeavesNoDebris(t *testing.T) {
 	for i := range 4 {
 		require.NoError(t, a.Save(t.Context(), l.Token, statetest.Sample(i)))
 	}
-	clock.Advance(time.Minute) // a is paused past its lease
+	clock.Advance(time.Minute + state.Skew(time.Minute)) // a is paused past its lease
 	l, err = b.Acquire(t.Context(), "b", time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, b.Save(t.Context(), l.Token, statetest.Sample(3)))

@@ -71,7 +71,7 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 		if !errors.As(err, &locked) {
 			break
 		}
-		time.Sleep(max(time.Until(locked.Expires), time.Millisecond))
+		time.Sleep(max(time.Until(locked.Expires.Add(state.Skew(cfg.TTL))), time.Millisecond))
 	}
 	if err != nil {
 		return err
