@@ -41,6 +41,18 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(execChildEnv); cfg != "" {
+		var c ExecConfig
+		if err := json.Unmarshal([]byte(cfg), &c); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		if err := ExecUpgrade(context.Background(), c); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if cfg := os.Getenv(childEnv); cfg != "" {
 		var c Config
 		if err := json.Unmarshal([]byte(cfg), &c); err != nil {

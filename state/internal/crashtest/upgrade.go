@@ -62,17 +62,7 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	// A killed holder's lease is taken over only once it expired: wait
-	// for that, as a restarted coordinator does.
-	var lease state.Lease
-	for {
-		lease, err = store.Acquire(ctx, fmt.Sprintf("crashtest/%d", os.Getpid()), cfg.TTL)
-		var locked *state.LockedError
-		if !errors.As(err, &locked) {
-			break
-		}
-		time.Sleep(max(time.Until(locked.Expires.Add(state.Skew(cfg.TTL))), time.Millisecond))
-	}
+	lease, err := acquire(ctx, store, cfg.TTL)
 	if err != nil {
 		return err
 	}
