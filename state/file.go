@@ -37,8 +37,8 @@ const (
 // naming the file and the byte offset, and nothing is written over it.
 // LeaseFile is replaced atomically on every change.
 //
-// Writers and Load serialise on an flock of the directory's "lock" file,
-// held only for a read-check-write; the lease itself is the persisted
+// Writers serialise on an flock of the directory's "lock" file, held
+// only for a read-check-write (Load takes no lock); the lease itself is the persisted
 // LeaseFile, so a holder that is paused, or dead, keeps the lock until its
 // lease expires, and is fenced after that. (No file's absence or lock is
 // taken as a sign that a holder is dead: only the lease's expiry is.)
@@ -98,17 +98,32 @@ func (f *File) Close() error {
 }
 
 // Load reads the snapshot and replays the journal; nil and no error
-// when no status was saved.
+// when no status was saved. It takes no lock, so that a reader polling
+// the status (an operator's status command) never holds up the writer:
+// the snapshot is replaced atomically and the journal only grows between
+// snapshots, so a read sees a consistent state or, when a snapshot was
+// written meanwhile, a journal that does not follow its snapshot, and
+// reads again.
 func (f *File) Load(ctx context.Context) (*runner.Status, error) {
-	var st *runner.Status
-	err := f.locked(ctx, func(time.Time) error {
-		s, err := f.j.load()
-		if err == nil {
-			st = s.Status
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		return err
-	})
-	return st, err
+		before, err := f.v.stamp()
+		if err != nil {
+			return nil, errorf("load: %w", err)
+		}
+		j := journal{v: f.v} // a view of its own: the writer's is f.j
+		st, err := j.load()
+		if err == nil {
+			return st.Status, nil
+		}
+		after, serr := f.v.stamp()
+		if !errors.Is(err, ErrCorrupt) || serr != nil || after == before || try == 100 {
+			return nil, err
+		}
+		// A writer changed the records while they were read: read again.
+	}
 }
 
 // Save writes s whole (a snapshot) if token is the current lease's.

@@ -95,12 +95,15 @@ type round struct {
 	// status on disk first showed it Succeeded: no later line may name it.
 	succeededAt map[key]int
 	kills       int
+	// readEvery is the pause between two reads of the concurrent reader.
+	readEvery time.Duration
 }
 
 func newRound(t *testing.T) *round {
 	return &round{
 		dir: filepath.Join(t.TempDir(), "state"), log: filepath.Join(t.TempDir(), "attempts.log"),
 		running: map[attempt]bool{}, started: map[attempt]bool{}, succeededAt: map[key]int{},
+		readEvery: time.Millisecond,
 	}
 }
 
@@ -141,24 +144,9 @@ func TestCrash(t *testing.T) {
 	for r := 0; total < *kills; r++ {
 		rd := newRound(t)
 		cfg := Config{Catalog: catalog, Dir: rd.dir, Log: rd.log, Delay: 5 * time.Millisecond, TTL: 300 * time.Millisecond}
-		for {
-			restarts++
-			// One kill in five lands in the first 30ms from the start (the
-			// runtime's start-up, taking the lock, loading); the others
-			// after 1 to 8 more component starts, 0 to 20ms later (in a
-			// runner, a checkpoint, an fsync).
-			k := kill{lines: rd.lines(t) + 1 + rng.IntN(8), delay: time.Duration(rng.Int64N(int64(20 * time.Millisecond)))}
-			if rng.IntN(5) == 0 {
-				k = kill{early: true, afterStart: time.Duration(rng.Int64N(int64(30 * time.Millisecond)))}
-			}
-			finished, n := rd.start(t, cfg, k)
-			reads += n
-			if finished {
-				break
-			}
-			require.Less(t, rd.kills, 1000, "round %d: the upgrade made no progress in 1000 restarts", r+1)
-		}
-		rd.check(t, catalog)
+		n, rs := rd.run(t, cfg, rng, 8)
+		restarts, reads = restarts+rs, reads+n
+		rd.check(t, cfg)
 		total += rd.kills
 		running += len(rd.running)
 		window += len(rd.running) - len(rd.started)
@@ -166,6 +154,53 @@ func TestCrash(t *testing.T) {
 	}
 	t.Logf("%d kills survived in %d processes; they cut %d Running attempts short (%d of them before the runner started); %d concurrent reads of the status file parsed",
 		total, restarts, running, window, reads)
+}
+
+// run restarts the program until it finishes, killing it at random
+// moments: one kill in five in the first 30ms from the start (the
+// runtime's start-up, taking the lock, loading); the others after 1 to
+// spread more component starts, 0 to 20ms later (in a runner, a
+// checkpoint, an fsync). It returns the concurrent reads and the starts.
+func (rd *round) run(t *testing.T, cfg Config, rng *rand.Rand, spread int) (reads, restarts int) {
+	t.Helper()
+	for {
+		restarts++
+		k := kill{lines: rd.lines(t) + 1 + rng.IntN(spread), delay: time.Duration(rng.Int64N(int64(20 * time.Millisecond)))}
+		if rng.IntN(5) == 0 {
+			k = kill{early: true, afterStart: time.Duration(rng.Int64N(int64(30 * time.Millisecond)))}
+		}
+		finished, n := rd.start(t, cfg, k)
+		reads += n
+		if finished {
+			return reads, restarts
+		}
+		require.Less(t, rd.kills, 1000, "the upgrade made no progress in 1000 restarts")
+	}
+}
+
+// TestCrashLarge is TestCrash on one run of 2,000 components (one hop of
+// a layered DAG), killed every 1 to 600 component starts: the journal,
+// its group commits and its snapshots survive SIGKILL at any moment.
+func TestCrashLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash test starts dozens of processes; run it without -short")
+	}
+	s := *seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -crash.seed=%d)", s, s)
+	rng := rand.New(rand.NewPCG(s, 1))
+	rd := newRound(t)
+	// Each read replays a status of 2,000 components: a reader every 20ms
+	// leaves the two cores to the coordinator, whose lease (2s, for the
+	// fsyncs of a loaded machine under -race) must not lapse.
+	rd.readEvery = 20 * time.Millisecond
+	cfg := Config{Components: 2000, Dir: rd.dir, Log: rd.log, Delay: time.Millisecond, TTL: 2 * time.Second}
+	reads, restarts := rd.run(t, cfg, rng, 600)
+	rd.check(t, cfg)
+	t.Logf("%d kills in %d processes; they cut %d Running attempts short; %d concurrent reads of the status parsed",
+		rd.kills, restarts, len(rd.running), reads)
 }
 
 // start runs the program once and kills it as k says, unless it finishes
@@ -281,7 +316,7 @@ func (rd *round) read(stop <-chan struct{}, n *atomic.Int64, bad *atomic.Value) 
 		select {
 		case <-stop:
 			return
-		case <-time.After(time.Millisecond):
+		case <-time.After(rd.readEvery):
 		}
 		s, err := store.Load(context.Background())
 		if err == nil && s != nil && s.Phase == "" {
@@ -371,15 +406,15 @@ func (rd *round) attempts(t *testing.T) []attempt {
 }
 
 // check checks a finished round.
-func (rd *round) check(t *testing.T, catalog string) {
+func (rd *round) check(t *testing.T, cfg Config) {
 	t.Helper()
 	s := rd.load(t)
 	require.NotNil(t, s, "no status after the upgrade finished")
 	assert.Equal(t, runner.Succeeded, s.Phase, "run phase")
-	assert.Equal(t, From, s.From)
-	assert.Equal(t, To, s.To, "the upgrade did not reach the target")
-	plan, err := Plan(catalog)
+	plan, err := cfg.Plan()
 	require.NoError(t, err)
+	assert.Equal(t, plan.Route.From.Original(), s.From)
+	assert.Equal(t, plan.Route.To.Original(), s.To, "the upgrade did not reach the target")
 	assert.Equal(t, runner.Progress{Done: plan.Total(), Total: plan.Total()}, s.Progress)
 
 	killed, started := map[key]int{}, map[key]int{}
