@@ -66,7 +66,9 @@ func TestCheckpointerRetries(t *testing.T) {
 			fs := &flakyStore{Memory: m, fails: tc.fails, err: tc.err}
 			cp := state.Checkpointer(fs, l, state.WithClock(clock)).(runner.ChangeCheckpointer)
 			done := make(chan error, 1)
-			go func() { done <- cp.CheckpointChanges(t.Context(), statetest.Sample(1), []runner.Ref{{Hop: 0, Component: 0}}) }()
+			go func() {
+				done <- cp.CheckpointChanges(t.Context(), statetest.Sample(1), []runner.Ref{{Hop: 0, Component: 0}})
+			}()
 			// Drive the backoff waits on the fake clock until it returns.
 			var got error
 		loop:
