@@ -38,7 +38,9 @@ type LockedError struct {
 	// Token is the current lease's fencing token.
 	Token uint64
 	// Expires is when the current lease expires unless refreshed, as the
-	// backend sees it (zero when unknown).
+	// backend sees it (zero when unknown). Memory and File let another
+	// holder acquire Skew(TTL) after it; etcd when its server expired
+	// the lease.
 	Expires time.Time
 }
 
