@@ -57,7 +57,9 @@ func TestCrashExec(t *testing.T) {
 		t.Skip("starts coordinator processes; run it without -short")
 	}
 	dir := t.TempDir()
-	cfg := ExecConfig{Dir: dir, Script: execScript, TTL: 300 * time.Millisecond}
+	// The second coordinator waits for the first's lease to expire (2s,
+	// plus the skew allowance): no harness help here.
+	cfg := ExecConfig{Dir: dir, Script: execScript, TTL: 2 * time.Second}
 	first := startExecChild(t, cfg)
 	var pid1 int
 	require.Eventually(t, func() bool {
