@@ -65,6 +65,14 @@ func Frame(r *Record) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FrameBytes(b)
+}
+
+// FrameBytes frames an encoded record body (JSON without newlines).
+func FrameBytes(b []byte) ([]byte, error) {
+	if bytes.IndexByte(b, '\n') >= 0 {
+		return nil, errors.New("a record body with a newline")
+	}
 	out := make([]byte, 0, len(b)+10)
 	out = fmt.Appendf(out, "%08x ", crc32.Checksum(b, crcTable))
 	out = append(out, b...)
