@@ -275,6 +275,7 @@ func (x *Exec) run(ctx context.Context, c command) (stdout, stderr *tail, err er
 		stopErr = ctx.Err()
 		waitErr = x.stop(g, exited)
 	}
+	g.settle()
 
 	// Every process of the group is gone, so the readers reach EOF once
 	// they have drained the pipes, unless a descendant that left the group
@@ -305,6 +306,19 @@ func (x *Exec) run(ctx context.Context, c command) (stdout, stderr *tail, err er
 		return stdout, stderr, waitErr
 	}
 	return stdout, stderr, ee
+}
+
+// settle reaps the group's killed orphans when this process is their
+// reaper (PID 1, a subreaper), so that they do not stay zombies: it waits
+// up to drainTimeout for the group to be gone. The leader was waited for.
+func (g group) settle() {
+	if !g.reaps {
+		return
+	}
+	deadline := time.Now().Add(drainTimeout)
+	for g.alive() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // lookPath finds the program file: as given when it has a slash, else in

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -69,4 +70,24 @@ wait
 	require.True(t, errors.Is(err, context.Canceled), "Run = %v, want it stopped", err)
 	assert.Less(t, elapsed, grace/2, "the stop waited on zombies (%v of a %v grace period)", elapsed, grace)
 	assertGroupGone(t, readPID(t, filepath.Join(dir, "leader.pid")))
+}
+
+// Under a subreaper, what a command leaves in its group when it exits by
+// itself is killed and reaped: no zombie of it stays behind.
+func TestExecReapsLeftovers(t *testing.T) {
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		t.Fatalf("prctl(PR_SET_CHILD_SUBREAPER): %v", errno)
+	}
+	defer syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 0, 0)
+	dir := t.TempDir()
+	prog := script(t, dir, `sleep 30 &
+echo $! > child.pid
+`)
+	cv := execCV("app", "v1.0.0", prog)
+	cv.Command.Dir = dir
+	require.NoError(t, components.NewExec().Run(context.Background(), task(nil, cv, nil)))
+	child := readPID(t, filepath.Join(dir, "child.pid"))
+	_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(child)))
+	assert.True(t, errors.Is(err, os.ErrNotExist), "the leftover %d is still in /proc (a zombie?): %v", child, err)
 }
