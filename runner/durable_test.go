@@ -259,8 +259,14 @@ func TestFinalCheckpointRecordsSuccesses(t *testing.T) {
 	}
 	st, err := runner.New(fake, runner.WithCheckpointer(rep)).Execute(t.Context(), plan1(t, c("a"), c("b"), c("c", "a")), nil)
 	require.ErrorIs(t, err, errNet)
-	b := compStatus(t, rep.last(), 0, "b")
-	assert.Contains(t, []runner.Phase{runner.Succeeded, runner.Cancelled}, b.Phase)
+	// b finished after the failed checkpoint: the final one records it;
+	// c's start was in the failed one, so c never ran.
+	assert.Equal(t, runner.Succeeded, compStatus(t, rep.last(), 0, "b").Phase, "b in the last checkpoint")
+	assert.Equal(t, runner.Succeeded, compStatus(t, rep.last(), 0, "a").Phase, "a in the last checkpoint")
+	c := compStatus(t, rep.last(), 0, "c")
+	assert.Equal(t, runner.Cancelled, c.Phase)
+	assert.Equal(t, runner.CodeCheckpointFailed, c.Code)
+	assert.Zero(t, c.Attempts, "c never ran")
 	assert.Equal(t, mustJSON(t, st), mustJSON(t, rep.last()), "the final checkpoint is the final status")
 	assert.Equal(t, runner.CodeCheckpointFailed, rep.last().Code)
 }
