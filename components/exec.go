@@ -9,7 +9,9 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +33,9 @@ const (
 // component's command (ComponentVersion.Command) as a child process.
 //
 // The command is an argv, never a shell string: Args[0] is the program
-// (looked up in PATH when it has no slash) and no shell parses anything.
+// (looked up, when it has no slash, in the PATH of the child's
+// environment, so command.env.PATH counts; in this process's PATH when
+// the environment has none) and no shell parses anything.
 // Each argument, each Env value and Dir are text/template templates that
 // see the same data as manifests (.Component, .From, .Hop, and .Values from
 // WithExecValues), with missing keys an error. The child's environment is
@@ -49,6 +53,19 @@ const (
 // daemons with setsid, or through a service manager). A descendant that
 // left the group and keeps stdout or stderr open holds Run up for one
 // second at most.
+//
+// When the coordinator dies, even by SIGKILL, the command dies with it on
+// Linux: the child gets the parent-death signal (SIGKILL), so the next
+// coordinator, which takes over only once the lease expired, never runs
+// the step while the old copy still runs. The signal reaches the child
+// Exec started (make the command's last step exec its program, as sh -c
+// 'exec ...' does); processes the child started in turn are killed by it
+// only if they set their own, or when the coordinator is PID 1 of its
+// container (the kernel then kills the whole PID namespace). On other
+// systems there is no parent-death signal: see exec_bsd.go. When the
+// coordinator is PID 1 or a child subreaper, the group's orphans are
+// reparented to it: Exec reaps the ones that exited, so that zombies
+// neither pile up nor hold a stop for the whole grace period.
 //
 // Standard output and error are captured, keeping the last
 // WithOutputLimit bytes (64 KiB by default) of each, and logged at Debug
@@ -220,7 +237,16 @@ func (x *Exec) run(ctx context.Context, c command) (stdout, stderr *tail, err er
 		_ = outW.Close()
 		return stdout, stderr, err
 	}
-	cmd := exec.Command(c.args[0], c.args[1:]...)
+	prog, err := lookPath(c.args[0], c.env)
+	if err != nil {
+		_ = outR.Close()
+		_ = outW.Close()
+		_ = errR.Close()
+		_ = errW.Close()
+		return stdout, stderr, err
+	}
+	cmd := exec.Command(prog, c.args[1:]...)
+	cmd.Args[0] = c.args[0]
 	cmd.Env, cmd.Dir = c.env, c.dir
 	cmd.Stdout, cmd.Stderr = outW, errW
 	newProcessGroup(cmd)
@@ -240,7 +266,7 @@ func (x *Exec) run(ctx context.Context, c command) (stdout, stderr *tail, err er
 
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	g := group{cmd.Process}
+	g := group{leader: cmd.Process, reaps: reaper()}
 	var waitErr, stopErr error
 	select {
 	case waitErr = <-exited:
@@ -249,6 +275,7 @@ func (x *Exec) run(ctx context.Context, c command) (stdout, stderr *tail, err er
 		stopErr = ctx.Err()
 		waitErr = x.stop(g, exited)
 	}
+	g.settle()
 
 	// Every process of the group is gone, so the readers reach EOF once
 	// they have drained the pipes, unless a descendant that left the group
@@ -279,6 +306,50 @@ func (x *Exec) run(ctx context.Context, c command) (stdout, stderr *tail, err er
 		return stdout, stderr, waitErr
 	}
 	return stdout, stderr, ee
+}
+
+// settle reaps the group's killed orphans when this process is their
+// reaper (PID 1, a subreaper), so that they do not stay zombies: it waits
+// up to drainTimeout for the group to be gone. The leader was waited for.
+func (g group) settle() {
+	if !g.reaps {
+		return
+	}
+	deadline := time.Now().Add(drainTimeout)
+	for g.alive() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// lookPath finds the program file: as given when it has a slash, else in
+// the PATH of the child's environment (its last PATH entry, so that
+// command.env.PATH wins), else in this process's PATH.
+func lookPath(file string, env []string) (string, error) {
+	if strings.ContainsRune(file, '/') {
+		return file, nil
+	}
+	path, found := "", false
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path, found = v, true
+		}
+	}
+	if !found {
+		return exec.LookPath(file)
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // never the working directory by accident
+		}
+		p := filepath.Join(dir, file)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if path == os.Getenv("PATH") {
+		return "", &exec.Error{Name: file, Err: exec.ErrNotFound}
+	}
+	return "", &exec.Error{Name: file, Err: fmt.Errorf("%w (the command's PATH is %s)", exec.ErrNotFound, path)}
 }
 
 // stop ends a command whose context ended: SIGTERM to its group, up to one

@@ -11,7 +11,12 @@ import (
 
 func newProcessGroup(*exec.Cmd) {}
 
-type group struct{ leader *os.Process }
+type group struct {
+	leader *os.Process
+	reaps  bool
+}
+
+func reaper() bool { return false }
 
 func (g group) terminate() { _ = g.leader.Kill() }
 

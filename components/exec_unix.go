@@ -5,18 +5,15 @@ package components
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"syscall"
 )
 
-// newProcessGroup makes the child lead a new process group, whose id is its
-// pid, so that its descendants can be signalled with it.
-func newProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+// group is the process group a child leads. reaps says this process
+// reaps the group's orphans (it is PID 1 or a subreaper).
+type group struct {
+	leader *os.Process
+	reaps  bool
 }
-
-// group is the process group a child leads.
-type group struct{ leader *os.Process }
 
 // terminate sends SIGTERM to every process of the group.
 func (g group) terminate() { _ = syscall.Kill(-g.leader.Pid, syscall.SIGTERM) }
@@ -25,8 +22,20 @@ func (g group) terminate() { _ = syscall.Kill(-g.leader.Pid, syscall.SIGTERM) }
 func (g group) kill() { _ = syscall.Kill(-g.leader.Pid, syscall.SIGKILL) }
 
 // alive reports whether a process of the group exists (an exited process
-// that its parent has not reaped yet counts).
+// that its parent has not reaped yet counts). Call it only once the
+// leader was waited for: when this process is the reaper of the group's
+// orphans (see reaper), it reaps those that exited first, so that a
+// zombie never counts as alive.
 func (g group) alive() bool {
+	if g.reaps {
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-g.leader.Pid, &ws, syscall.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+		}
+	}
 	err := syscall.Kill(-g.leader.Pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }

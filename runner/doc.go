@@ -29,9 +29,13 @@
 //
 // The Status is the durable record: phases per run, hop and component,
 // attempts, times, the last error and a Code from a closed catalog (Codes).
-// A Checkpointer is called on every transition, Running before the runner
-// is invoked, so a crash never loses a success or hides a start; Execute
-// resumes from a previous Status without re-running what succeeded.
+// A Checkpointer records every transition, once per round of the
+// scheduler (group commit: what arrived during one checkpoint goes into
+// the next), Running before the runner is invoked, so a crash never loses
+// a success or hides a start; a ChangeCheckpointer is told which
+// component records changed. A failed checkpoint halts the run at once.
+// Execute resumes from a previous Status without re-running what
+// succeeded.
 // Observers receive Events off the scheduler's goroutine. The Clock is
 // injectable (runnertest.Clock) so retry and timeout tests do not sleep.
 //

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,22 +79,6 @@ type CheckTask struct {
 	Logger   *slog.Logger
 }
 
-// Checkpointer records the status durably. Execute calls it on every
-// transition, from one goroutine, with a status that is valid only during
-// the call (copy or serialise it). A component's Running state is
-// checkpointed before its runner is invoked, so a crash never loses a
-// success or hides a start. An error stops the run: nothing new starts,
-// and the status says CHECKPOINT_FAILED.
-type Checkpointer interface {
-	Checkpoint(ctx context.Context, s *Status) error
-}
-
-// CheckpointFunc adapts a function to Checkpointer.
-type CheckpointFunc func(ctx context.Context, s *Status) error
-
-// Checkpoint calls f(ctx, s).
-func (f CheckpointFunc) Checkpoint(ctx context.Context, s *Status) error { return f(ctx, s) }
-
 // Executor runs plans. Build one with New; it is safe to call Execute from
 // several goroutines on different plans.
 type Executor struct {
@@ -118,7 +103,8 @@ type Executor struct {
 type Option func(*Executor)
 
 // New returns an executor that runs every component through r (use a
-// components.Router to dispatch by type). Defaults: Eager, unlimited
+// components.Router to dispatch by type). A nil r is refused by Validate
+// (and so by Execute) with an error that says so. Defaults: Eager, unlimited
 // parallelism, no timeout, one attempt, ContinueIndependent, the real
 // clock, a discarding logger.
 func New(r Runner, opts ...Option) *Executor {
@@ -146,13 +132,15 @@ func WithMode(m Mode) Option { return func(e *Executor) { e.mode = m } }
 func WithMaxParallel(n int) Option { return func(e *Executor) { e.maxParallel = max(n, 0) } }
 
 // WithGroupLimit caps how many components of a group (ComponentVersion.Group)
-// run at once, e.g. WithGroupLimit("workers", 2).
+// run at once, e.g. WithGroupLimit("workers", 2); n < 1 means unlimited,
+// as for WithMaxParallel. A component waiting out a retry's backoff holds
+// no slot of either limit.
 func WithGroupLimit(group string, n int) Option {
 	return func(e *Executor) {
 		if e.groupLimits == nil {
 			e.groupLimits = map[string]int{}
 		}
-		e.groupLimits[group] = max(n, 1)
+		e.groupLimits[group] = max(n, 0)
 	}
 }
 
@@ -172,7 +160,8 @@ func WithJitter(fraction float64, seed uint64) Option {
 // WithFailurePolicy sets ContinueIndependent (default), FailFast or MaxFailures(n).
 func WithFailurePolicy(p FailurePolicy) Option { return func(e *Executor) { e.policy = p } }
 
-// WithCheck registers the function that runs hop checks of that name.
+// WithCheck registers the function that runs hop checks of that name. A
+// nil fn is refused by Validate (and so by Execute).
 func WithCheck(name string, fn CheckFunc) Option { return func(e *Executor) { e.checks[name] = fn } }
 
 // WithCheckpointer records the status on every transition.
@@ -188,11 +177,27 @@ func WithObserver(o Observer) Option {
 func WithObserverDrain(d time.Duration) Option { return func(e *Executor) { e.drain = d } }
 
 // WithClock sets the clock (tests use runnertest.Clock).
-func WithClock(c Clock) Option { return func(e *Executor) { e.clock = c } }
+// nil means the real clock.
+func WithClock(c Clock) Option {
+	return func(e *Executor) {
+		if c == nil {
+			c = RealClock{}
+		}
+		e.clock = c
+	}
+}
 
 // WithLogger sets the logger given to runners and checks (with hop,
 // component and attempt attributes) and used for the executor's own notes.
-func WithLogger(l *slog.Logger) Option { return func(e *Executor) { e.logger = l } }
+// nil means a logger that discards.
+func WithLogger(l *slog.Logger) Option {
+	return func(e *Executor) {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		e.logger = l
+	}
+}
 
 // NewStatus returns the Pending status of a plan, as Execute starts it.
 func NewStatus(p *Plan) *Status {
@@ -266,12 +271,21 @@ func checkResume(p *Plan, prev *Status) error {
 // again. An Abandoned status is refused (ErrAbandoned), a status of another
 // plan too (ErrPlanMismatch). prev is not modified.
 //
-// Execute returns the final status and nil when every hop succeeded. When a
-// component or a required check failed, the error matches ErrRunFailed and
-// joins each failure (*ComponentError). When ctx is cancelled, nothing new
-// starts, running runners see ctx done, Execute returns promptly with an
-// error matching ctx.Err(), and what did not finish is Cancelled in the
-// status. Plan problems (see Validate) return a nil status.
+// Execute returns the final status and nil when every hop succeeded.
+// Otherwise its error joins, in this order (errors.Join; each part is
+// matched by errors.Is and errors.As whatever happened first):
+//
+//  1. when a component or a required check failed: an error matching
+//     ErrRunFailed that joins every failure (*ComponentError,
+//     *CheckError) ordered by hop, then the hop's pre-checks, components
+//     and post-checks, each by name;
+//  2. when a checkpoint failed: the Checkpointer's error;
+//  3. when ctx is done and the run did not succeed: an error matching
+//     ctx.Err() and context.Cause(ctx) (a Keeper's *state.LostError).
+//
+// When ctx is cancelled, nothing new starts, running runners see ctx
+// done, Execute returns promptly, and what did not finish is Cancelled in
+// the status. Plan problems (see Validate) return a nil status.
 func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status, error) {
 	if err := e.Validate(p); err != nil {
 		return nil, err
@@ -308,6 +322,9 @@ type run struct {
 	errs []error
 	// checkpointErr is the first Checkpointer error; it stops the run.
 	checkpointErr error
+	// changes are the component records changed since the last
+	// checkpoint.
+	changes changes
 }
 
 func (r *run) execute(ctx context.Context) (*Status, error) {
@@ -319,6 +336,15 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 		r.s.StartedAt = now
 	}
 	r.s.Progress = progressOf(r.s)
+	if r.s.Phase == Running && r.s.Runs > 1 {
+		// A resumed run that succeeds must not keep the failure of the
+		// run it resumed; it is set again if something fails.
+		r.s.LastFailure = nil
+	}
+	if r.e.checkpointer != nil {
+		r.changes.init(r.s)
+		r.changes.markAll()
+	}
 	r.checkpoint(ctx)
 	r.emit(Event{Type: PlanStarted, Hop: -1})
 
@@ -337,11 +363,11 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 	return r.finish(ctx)
 }
 
-// finish sets the final phase, checkpoints it and emits PlanFinished.
+// finish sets the final phase, checkpoints it (the final checkpoint,
+// attempted even after a checkpoint failed) and emits PlanFinished.
 func (r *run) finish(ctx context.Context) (*Status, error) {
 	s := r.s
 	s.FinishedAt = r.e.clock.Now()
-	var err error
 	allDone := true
 	for _, h := range s.Hops {
 		allDone = allDone && h.Phase == Succeeded
@@ -349,7 +375,6 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 	switch {
 	case r.checkpointErr != nil:
 		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
-		err = fmt.Errorf("runner: checkpoint failed, run stopped: %w", r.checkpointErr)
 	case allDone:
 		s.Phase, s.Code, s.Message = Succeeded, "", ""
 	case len(r.errs) > 0:
@@ -357,23 +382,22 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 		if s.LastFailure != nil {
 			s.Code, s.Message = s.LastFailure.Code, s.LastFailure.Error
 		}
-		err = fmt.Errorf("%w: %w", ErrRunFailed, errors.Join(r.errs...))
 	case ctx.Err() != nil:
 		s.Phase, s.Code, s.Message = Cancelled, CodeCancelled, context.Cause(ctx).Error()
-		err = fmt.Errorf("runner: run cancelled: %w", ctx.Err())
-		cancelUnstarted(s, "not started: the run was cancelled")
 	default:
 		s.Phase = Failed
-		err = fmt.Errorf("%w: hop %d did not succeed", ErrRunFailed, s.CurrentHop+1)
+	}
+	if !allDone && ctx.Err() != nil {
+		r.cancelUnstarted("not started: the run was cancelled")
 	}
 	s.Progress = progressOf(s)
-	if r.checkpointErr == nil {
-		r.checkpoint(ctx)
-		if r.checkpointErr != nil && err == nil {
-			s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
-			err = fmt.Errorf("runner: final checkpoint failed: %w", r.checkpointErr)
-		}
+	hadFailed := r.checkpointErr != nil
+	if !r.finalCheckpoint(ctx) && s.Phase == Succeeded {
+		// The success could not be recorded: the store may still say
+		// Running, and the status must not claim more than it does.
+		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
 	}
+	err := r.err(ctx, allDone, hadFailed)
 	r.emit(Event{Type: PlanFinished, Hop: -1, Phase: s.Phase, Code: s.Code, Err: err, Duration: s.FinishedAt.Sub(s.StartedAt)})
 	if !r.events.close(r.e.drain) {
 		r.e.logger.Warn("runner: observers did not take every event before the drain timeout", "timeout", r.e.drain)
@@ -381,18 +405,55 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 	return s, err
 }
 
-// checkpoint records the status; the first error is kept and stops the run.
-// It runs even when ctx is cancelled, so a cancelled run is recorded.
-func (r *run) checkpoint(ctx context.Context) {
-	if r.e.checkpointer != nil && r.checkpointErr == nil { // small enough to inline
-		r.record(ctx)
+// err is Execute's error: see Execute for its parts and their order.
+// hadFailed says a checkpoint failed before the final one.
+func (r *run) err(ctx context.Context, allDone, hadFailed bool) error {
+	var parts []error
+	if len(r.errs) > 0 {
+		slices.SortStableFunc(r.errs, compareFailures)
+		parts = append(parts, fmt.Errorf("%w: %w", ErrRunFailed, errors.Join(r.errs...)))
 	}
+	if r.checkpointErr != nil {
+		what := "checkpoint failed, run stopped"
+		if !hadFailed {
+			what = "final checkpoint failed"
+		}
+		parts = append(parts, fmt.Errorf("runner: %s: %w", what, r.checkpointErr))
+	}
+	if !allDone && ctx.Err() != nil {
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			parts = append(parts, fmt.Errorf("runner: run cancelled (%w): %w", ctx.Err(), cause))
+		} else {
+			parts = append(parts, fmt.Errorf("runner: run cancelled: %w", ctx.Err()))
+		}
+	}
+	if len(parts) == 0 && !allDone {
+		parts = append(parts, fmt.Errorf("%w: hop %d did not succeed", ErrRunFailed, r.s.CurrentHop+1))
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return errors.Join(parts...)
 }
 
-func (r *run) record(ctx context.Context) {
-	if err := r.e.checkpointer.Checkpoint(context.WithoutCancel(ctx), r.s); err != nil {
-		r.checkpointErr = err
+// compareFailures orders the failures of a run: by hop, then a hop's
+// pre-checks, components and post-checks, each by name.
+func compareFailures(a, b error) int {
+	key := func(err error) (int, int, string) {
+		switch e := err.(type) {
+		case *ComponentError:
+			return e.Hop, 1, e.Component
+		case *CheckError:
+			if e.Stage == "pre" {
+				return e.Hop, 0, e.Check
+			}
+			return e.Hop, 2, e.Check
+		}
+		return -1, 0, err.Error()
 	}
+	ah, as, an := key(a)
+	bh, bs, bn := key(b)
+	return cmp.Or(cmp.Compare(ah, bh), cmp.Compare(as, bs), cmp.Compare(an, bn))
 }
 
 func (r *run) emit(ev Event) {
@@ -409,8 +470,10 @@ func (r *run) emit(ev Event) {
 
 // cancelUnstarted marks the hops a cancelled run never reached, and their
 // components, Cancelled: they did not finish, and the status says so.
-// (After a failure they stay Pending: the run ended before them by design.)
-func cancelUnstarted(s *Status, reason string) {
+// (After a failure alone they stay Pending: the run ended before them by
+// design.)
+func (r *run) cancelUnstarted(reason string) {
+	s := r.s
 	for i := range s.Hops {
 		h := &s.Hops[i]
 		if h.Phase != Pending {
@@ -420,6 +483,7 @@ func cancelUnstarted(s *Status, reason string) {
 		for j := range h.Components {
 			if c := &h.Components[j]; c.Phase == Pending {
 				c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, reason
+				r.mark(i, j)
 			}
 		}
 	}

@@ -93,6 +93,7 @@ func (r *run) endHop(ctx context.Context, i int, start time.Time, complete bool)
 		for j := range hs.Components {
 			if c := &hs.Components[j]; c.Phase == Pending {
 				c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, "not started: "+msg
+				r.mark(i, j)
 			}
 		}
 	}

@@ -278,6 +278,14 @@ func plural(n int, word string) string {
 // no function registered with WithCheck. Execute calls it before running.
 func (e *Executor) Validate(p *Plan) error {
 	var problems []string
+	if e.runner == nil {
+		problems = append(problems, "runner.New(nil): the executor has no Runner; pass one (a components.Router, a RunnerFunc)")
+	}
+	for name, fn := range e.checks {
+		if fn == nil {
+			problems = append(problems, fmt.Sprintf("WithCheck(%q, nil): check %s has a nil function; pass the CheckFunc that runs it", name, name))
+		}
+	}
 	v, _ := e.runner.(Validator)
 	for i, h := range p.Hops {
 		for j := 0; j < h.Graph.Len(); j++ {

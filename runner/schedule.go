@@ -40,6 +40,13 @@ import (
 // backoff wait is outstanding), then closes the mailbox and waits for the
 // workers and backoff waits to exit: no goroutine outlives the hop.
 
+// launch is an attempt of this round, not yet checkpointed: its
+// component's record before it was marked Running.
+type launch struct {
+	node   int
+	before ComponentStatus
+}
+
 // job is one attempt handed to a worker: the worker builds the Task from
 // the hop's read-only graph, off the coordinator's path.
 type job struct {
@@ -86,7 +93,12 @@ type scheduler struct {
 	ready     readySet
 	waiting   map[string][]int // ready, held back by their group's limit
 	groupRun  map[string]int   // running components of limited groups
-	active    int              // started and not yet terminal (includes backoff waits)
+	active    int              // components holding a slot: attempts queued or running
+	slot      []bool           // component holds a slot (of MaxParallel and its group's)
+	backoffs  int              // components waiting out a retry's backoff (no slot)
+	// launched are the attempts of this round: recorded Running, not yet
+	// checkpointed, with their records as they were before.
+	launched []launch
 
 	level     []int
 	levelLeft []int   // non-terminal components per level (Batch)
@@ -108,7 +120,7 @@ func (r *run) schedule(ctx context.Context, hop int, h *HopPlan) {
 	defer stop(nil)
 	sc := &scheduler{
 		r: r, hop: hop, h: h, ctx: hctx, stop: stop, wake: make(chan struct{}, 1),
-		remaining: make([]int, n), tries: make([]int, n), level: make([]int, n),
+		remaining: make([]int, n), tries: make([]int, n), level: make([]int, n), slot: make([]bool, n),
 	}
 	sc.hasJob = sync.NewCond(&sc.mu)
 	levels := g.Levels()
@@ -137,7 +149,10 @@ func (r *run) schedule(ctx context.Context, hop int, h *HopPlan) {
 		if satisfied(&cs[i]) {
 			continue
 		}
-		cs[i].Phase, cs[i].Code, cs[i].Reason = Pending, "", ""
+		if cs[i].Phase != Pending || cs[i].Code != "" || cs[i].Reason != "" {
+			cs[i].Phase, cs[i].Code, cs[i].Reason = Pending, "", ""
+			r.mark(hop, i)
+		}
 		sc.levelLeft[sc.level[i]]++
 		for _, d := range g.Deps(i) {
 			if !satisfied(&cs[d]) {
@@ -178,8 +193,12 @@ func (sc *scheduler) loop(ctx context.Context) {
 		if !sc.stopping {
 			sc.startReady()
 		}
+		// One checkpoint per round: the outcomes handled since the last
+		// one and the attempts just launched, which start only once it
+		// has returned (write-ahead).
+		sc.commit()
 		sc.flush()
-		if sc.active == 0 {
+		if sc.active == 0 && sc.backoffs == 0 {
 			break
 		}
 		sc.mu.Lock()
@@ -206,11 +225,49 @@ func (sc *scheduler) loop(ctx context.Context) {
 	// every component either ran or was skipped behind a failure.)
 	cs := sc.r.s.Hops[sc.hop].Components
 	for i := range cs {
-		if cs[i].Phase == Pending {
+		switch cs[i].Phase {
+		case Pending:
 			sc.terminal(i, Cancelled, CodeCancelled, "not started: "+sc.stopReason, nil)
+		case Running:
+			// Its backoff ended, and the stop came before a slot did.
+			sc.terminal(i, Cancelled, CodeCancelled, "retry not started: "+sc.stopReason, nil)
 		}
 	}
-	sc.r.checkpoint(ctx)
+	sc.commit()
+}
+
+// commit checkpoints the round. If the checkpoint fails, the hop halts at
+// once, and the attempts of the round do not start: their records go back
+// to what they were, and they are Cancelled (CHECKPOINT_FAILED).
+func (sc *scheduler) commit() {
+	r := sc.r
+	if len(r.changes.changed) == 0 {
+		sc.launched = sc.launched[:0]
+		return
+	}
+	r.checkpoint(sc.ctx)
+	if r.checkpointErr == nil {
+		sc.launched = sc.launched[:0]
+		return
+	}
+	sc.halt("checkpoint failed: " + r.checkpointErr.Error())
+	if len(sc.launched) == 0 {
+		return
+	}
+	sc.batch = sc.batch[:0]
+	cs := r.s.Hops[sc.hop].Components
+	for _, l := range sc.launched {
+		i := l.node
+		sc.inflight--
+		sc.tries[i]--
+		cs[i] = l.before
+		reason := "not started: checkpoint failed"
+		if sc.tries[i] > 0 {
+			reason = "retry not started: checkpoint failed"
+		}
+		sc.terminal(i, Cancelled, CodeCheckpointFailed, reason, nil)
+	}
+	sc.launched = sc.launched[:0]
 }
 
 // halt stops the hop: nothing new starts and running attempts see their
@@ -260,6 +317,7 @@ func (sc *scheduler) startReady() {
 			sc.groupRun[group]++
 		}
 		sc.active++
+		sc.slot[i] = true
 		sc.launch(i)
 	}
 }
@@ -277,34 +335,20 @@ func (sc *scheduler) limitOf(i int) (string, int) {
 	return to.Group, sc.r.e.groupLimits[to.Group]
 }
 
-// launch starts attempt i after recording it as Running (write-ahead).
+// launch records attempt i Running; the round's checkpoint (commit)
+// records it before flush hands it to a worker (write-ahead).
 func (sc *scheduler) launch(i int) {
 	r := sc.r
 	cs := &r.s.Hops[sc.hop].Components[i]
 	now := sc.now
-	before := *cs
+	sc.launched = append(sc.launched, launch{node: i, before: *cs})
 	sc.tries[i]++
 	cs.Attempts++
 	if sc.tries[i] == 1 {
 		cs.StartedAt, cs.FinishedAt, cs.Duration = now, time.Time{}, release.Duration{}
 	}
 	cs.Phase, cs.Code, cs.Reason, cs.Error, cs.Stack = Running, "", "", "", ""
-	r.checkpoint(sc.ctx)
-	if r.checkpointErr != nil {
-		// The start could not be recorded, so it does not happen: the
-		// status says what ran. Phase stays Running so that terminal
-		// releases the slot startReady took.
-		sc.tries[i]--
-		*cs = before
-		cs.Phase = Running
-		reason := "not started: checkpoint failed"
-		if sc.tries[i] > 0 {
-			reason = "retry not started: checkpoint failed"
-		}
-		sc.halt("checkpoint failed: " + r.checkpointErr.Error())
-		sc.terminal(i, Cancelled, CodeCheckpointFailed, reason, nil)
-		return
-	}
+	r.mark(sc.hop, i)
 	if len(r.e.observers) > 0 {
 		r.emit(Event{Type: ComponentStarted, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts})
 	}
@@ -452,11 +496,13 @@ func (sc *scheduler) handle(o outcome) {
 		sc.halt("the run was cancelled: " + context.Cause(sc.ctx).Error())
 	}
 	if o.backoff {
+		sc.backoffs--
 		if o.err != nil || sc.stopping {
 			sc.terminal(i, Cancelled, CodeCancelled, "cancelled while waiting to retry: "+sc.stopReason, nil)
 			return
 		}
-		sc.launch(i)
+		// Ready again: it takes a slot like any other component.
+		sc.ready.push(i)
 		return
 	}
 	switch err := o.err; {
@@ -475,6 +521,7 @@ func (sc *scheduler) handle(o outcome) {
 		sc.terminal(i, Cancelled, CodeCancelled, "cancelled: "+sc.stopReason, err)
 	case panicOf(err) != nil:
 		sc.r.s.Hops[sc.hop].Components[i].Stack = panicOf(err).Stack
+		sc.r.mark(sc.hop, i)
 		sc.terminal(i, Failed, CodePanic, "", err)
 	default:
 		code := CodeComponentFailed
@@ -501,14 +548,17 @@ func panicOf(err error) *PanicError {
 	return nil
 }
 
-// retry records the failed attempt and waits out the backoff; the
-// component keeps its slot meanwhile.
+// retry records the failed attempt and waits out the backoff. The
+// component gives its slot back meanwhile, so that a long backoff never
+// starves another component, and takes one again when the wait ends.
 func (sc *scheduler) retry(i int, pol retryPolicy, err error) {
 	r := sc.r
 	cs := &r.s.Hops[sc.hop].Components[i]
 	wait := pol.delay(sc.tries[i]+1, r.e.jitter, r.rnd)
 	cs.Error = err.Error()
-	r.checkpoint(sc.ctx)
+	r.mark(sc.hop, i)
+	sc.release(i)
+	sc.backoffs++
 	r.emit(Event{Type: ComponentRetrying, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Err: err, Backoff: wait})
 	ctx, after := sc.ctx, r.e.clock.After(wait)
 	sc.wg.Add(1) // waited for with the workers
@@ -535,21 +585,11 @@ func (sc *scheduler) terminal(i int, phase Phase, code Code, reason string, err 
 	if err != nil {
 		cs.Error = err.Error()
 	}
-	if wasStarted {
-		if !cs.StartedAt.IsZero() {
-			cs.FinishedAt, cs.Duration = now, durationOf(cs.StartedAt, now)
-		}
-		sc.active--
-		if g, gl := sc.limitOf(i); gl > 0 {
-			sc.groupRun[g]--
-			if ws := sc.waiting[g]; len(ws) > 0 {
-				for _, w := range ws {
-					sc.ready.push(w)
-				}
-				sc.waiting[g] = ws[:0]
-			}
-		}
+	if wasStarted && !cs.StartedAt.IsZero() {
+		cs.FinishedAt, cs.Duration = now, durationOf(cs.StartedAt, now)
 	}
+	sc.release(i)
+	r.mark(sc.hop, i)
 	sc.levelLeft[sc.level[i]]--
 	// Only components that are not yet satisfied reach terminal, so the
 	// progress moves by one at most (counting it again would cost O(n) per
@@ -578,17 +618,38 @@ func (sc *scheduler) terminal(i int, phase Phase, code Code, reason string, err 
 		r.s.LastFailure = &Failure{Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Code: code, Error: cs.Error, Time: now}
 		r.errs = append(r.errs, &ComponentError{Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Code: code, Err: err})
 	}
-	r.checkpoint(sc.ctx)
 	if len(r.e.observers) > 0 {
 		r.emit(Event{Type: evType, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Code: code, Reason: reason, Err: err, Duration: cs.Duration.Duration})
 	}
 	if phase == Failed {
-		sc.skipDependents(i)
+		// Stop first (the running siblings see their ctx done now), then
+		// skip the dependents: all of it goes into the round's one
+		// checkpoint.
 		if m := r.e.policy.maxFailures; m > 0 && r.failures >= m {
 			sc.halt(fmt.Sprintf("stopped by the %s policy after %s failed", r.e.policy, cs.Name))
 		}
+		sc.skipDependents(i)
 	}
 	sc.advanceLevel()
+}
+
+// release gives back the slots component i holds, if any, and readies
+// the components its group's limit held back.
+func (sc *scheduler) release(i int) {
+	if !sc.slot[i] {
+		return
+	}
+	sc.slot[i] = false
+	sc.active--
+	if g, gl := sc.limitOf(i); gl > 0 {
+		sc.groupRun[g]--
+		if ws := sc.waiting[g]; len(ws) > 0 {
+			for _, w := range ws {
+				sc.ready.push(w)
+			}
+			sc.waiting[g] = ws[:0]
+		}
+	}
 }
 
 // skipDependents marks every component downstream of the failed component

@@ -2,27 +2,78 @@ package state
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/hopdag/hopdag/runner"
 )
 
-// Checkpointer makes s a runner.Checkpointer that saves every transition
-// of a run under the lease's token. When the lease is no longer current
-// the save is fenced and the executor stops the run (CHECKPOINT_FAILED),
-// leaving the stored status as its new holder wrote it.
+// Checkpointer makes s a runner.Checkpointer (a runner.ChangeCheckpointer)
+// that commits every round of transitions of a run under the lease's
+// token: one journal record per round, whatever its number of
+// transitions. It takes WithClock (the retries' waits).
 //
-// The executor checkpoints even a cancelled run, with a context that is
-// never cancelled; a save that cannot finish (a backend that hangs, a
-// directory lock held by a stopped process) is therefore cut off after the
-// lease's TTL: by then the lease is lost anyway, and the run stops with the
-// save's error instead of hanging.
-func Checkpointer(s Store, l Lease) runner.Checkpointer {
-	return runner.CheckpointFunc(func(ctx context.Context, st *runner.Status) error {
-		if l.TTL > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, l.TTL)
-			defer cancel()
+// A write that fails for a reason that may pass (a network error, a
+// timeout, a disk that is full for a moment) is retried with a backoff,
+// 10ms doubling to 1s, for as long as the lease's TTL from the first
+// failure; then the error is returned and the executor halts the run at
+// once, and makes one last attempt at the final status (see
+// runner.Checkpointer). A fenced write (*FencedError), a corrupt record
+// (*CorruptError) or a nil status is not retried. Each attempt is cut off
+// after the lease's TTL, so a backend that hangs cannot hold the run:
+// the executor's checkpoint context is never cancelled.
+func Checkpointer(s Store, l Lease, opts ...Option) runner.Checkpointer {
+	return &checkpointer{s: s, l: l, clock: newOptions(opts).clock}
+}
+
+type checkpointer struct {
+	s     Store
+	l     Lease
+	clock runner.Clock
+}
+
+func (c *checkpointer) Checkpoint(ctx context.Context, st *runner.Status) error {
+	return c.retry(ctx, func(ctx context.Context) error { return c.s.Save(ctx, c.l.Token, st) })
+}
+
+func (c *checkpointer) CheckpointChanges(ctx context.Context, st *runner.Status, changed []runner.Ref) error {
+	return c.retry(ctx, func(ctx context.Context) error { return c.s.Commit(ctx, c.l.Token, st, changed) })
+}
+
+func (c *checkpointer) retry(ctx context.Context, write func(context.Context) error) error {
+	var deadline time.Time
+	wait := 10 * time.Millisecond
+	for {
+		err := c.attempt(ctx, write)
+		if err == nil || !transient(err) || ctx.Err() != nil || c.l.TTL <= 0 {
+			return err
 		}
-		return s.Save(ctx, l.Token, st)
-	})
+		now := c.clock.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(c.l.TTL)
+		}
+		if !now.Add(wait).Before(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-c.clock.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+func (c *checkpointer) attempt(ctx context.Context, write func(context.Context) error) error {
+	if c.l.TTL > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.l.TTL)
+		defer cancel()
+	}
+	return write(ctx)
+}
+
+// transient reports whether a failed write may succeed if tried again.
+func transient(err error) bool {
+	return !errors.Is(err, ErrFenced) && !errors.Is(err, ErrCorrupt) && !errors.Is(err, errInvalid)
 }

@@ -4,20 +4,21 @@
 //
 // A [Store] loads and saves the status. A [Lock] hands out [Lease]s: one
 // holder at a time, each lease with a fencing token greater than any
-// token before it, never reused, across releases and restarts. Every Save
-// presents the token of the lease it writes under, and a Save with a token
-// that is no longer current fails with a [*FencedError] ([ErrFenced]),
-// naming the current holder, and changes nothing. Acquiring a lock held
-// by an unexpired lease fails with a [*LockedError] ([ErrLocked]) naming
-// the holder and the expiry. (This is Sunbeam's fencing-token lock: a
-// holder paused past its lease wakes up fenced off, not writing over its
-// successor.)
+// token before it. Every write presents the token of the lease it writes
+// under, and a write with a token that is no longer current fails with a
+// [*FencedError] ([ErrFenced]), naming the current holder, and changes
+// nothing. Acquiring a lock held by an unexpired lease fails with a
+// [*LockedError] ([ErrLocked]) naming the holder and the expiry. (This is
+// Sunbeam's fencing-token lock: a holder paused past its lease wakes up
+// fenced off, not writing over its successor.)
 //
 // A [Keeper] ([Keep]) refreshes a lease in the background and cancels the
-// run's context the moment the lease is lost, with a [*LostError]
-// ([ErrLost]) as its cause. [Checkpointer] makes a Store and a Lease a
-// runner.Checkpointer, so the executor records every transition under the
-// lease. The usual shape of a coordinator:
+// run's context, with a [*LostError] ([ErrLost]) as its cause, when a
+// refresh is fenced or [Margin] (a tenth of the TTL) before the lease's
+// expiry if no refresh succeeded by then. [Checkpointer] makes a Store
+// and a Lease a runner.Checkpointer that commits what changed, retrying a
+// transient error within the lease's TTL. The usual shape of a
+// coordinator:
 //
 //	lease, err := store.Acquire(ctx, "host/pid", 15*time.Second)
 //	ctx, keeper := state.Keep(ctx, store, lease)
@@ -29,13 +30,77 @@
 //	err = store.Release(ctx, keeper.Lease())
 //
 // Backends: [Memory] (tests, one process), [File] (the embedded default:
-// one directory, atomic replace with fsync, flock, safe across processes
-// on one machine), and package state/etcdstore (coordinators on several
-// machines). Package state/statetest is the conformance suite they all
-// pass.
+// one directory, fsync, flock, safe across processes on one machine), and
+// the module github.com/hopdag/hopdag/state/etcdstore (coordinators on
+// several machines). Package state/statetest is the conformance suite
+// they all pass.
 //
-// Records that do not parse are reported as a [*CorruptError]
-// ([ErrCorrupt]) naming the file or key, and left in place. Every backend
-// is safe for concurrent use. Lease expiry is timed on a clock
-// ([WithClock]) so that tests never sleep.
+// # What a checkpoint costs
+//
+// The status is a journal of commits plus a snapshot. The executor
+// checkpoints once per round of its scheduler, with the component
+// records that changed (runner.ChangeCheckpointer); [Store.Commit] writes
+// them as one journal record: the run's and hops' own fields (a few
+// hundred bytes per hop) and the changed components (about 180-300 bytes
+// each), one fsync (File) or one etcd transaction for the whole round,
+// however many components started or finished in it. A commit that
+// rewrites most components, or that would grow the journal past the
+// snapshot's size (1 MiB at least), writes a snapshot instead, so Load
+// (snapshot + replay) reads at most about twice the snapshot, and the
+// bytes written stay linear in the run. Measured (BenchmarkDurableRun,
+// README): a File store adds about 45 µs per component to a
+// 10,000-component run, flat from 1,000 components up.
+//
+// # Record format
+//
+// Every record is one line: the CRC-32C of a JSON object in hex, a space,
+// the object, a newline. Objects are commits ("kind":"commit": seq, token,
+// the status without components, the component count per hop, and the
+// changed components as {hop, index, status}), snapshot heads
+// ("snapshot": seq, token, header, shard count) and snapshot shards
+// ("shard": a run of components). Component records carry the whole
+// runner.ComponentStatus, so fields the runner adds later (a component's
+// upgrade phases, approvals) travel without a new format, and readers
+// ignore what they do not know. No record grows with the run beyond a
+// bound: commits and shards are split at 256 KiB where a backend limits
+// value sizes (etcd refuses requests over 1.5 MiB, Kubernetes objects
+// over about 1 MiB). A File keeps the snapshot in SnapshotFile, replaced
+// atomically, and appends commits to JournalFile; etcd keeps one key per
+// commit and per shard. A Kubernetes store is meant to do the same: one
+// object per shard and per commit (or a bounded ring of commit objects),
+// each create or update conditional on the lease's resourceVersion as
+// etcd's transactions are on the lock key's revision.
+//
+// A torn last journal line (an append a crash cut short: never
+// acknowledged) fails its checksum or lacks its newline and is dropped;
+// the next commit cuts it off. Any other record that does not check out
+// (a bad checksum, a gap in the sequence, a status that does not add up)
+// is a [*CorruptError] ([ErrCorrupt]) naming the file or key and the byte
+// offset; it is left in place, nothing is written over it, and the error
+// never advises deleting it.
+//
+// # Fencing: what survives what
+//
+//   - A token is never issued twice: every record of the status carries
+//     the token it was written under, Acquire issues a token above both
+//     the lock's last token and the status's, and a write under a token
+//     below the status's is fenced ([FencedError.Written]). Deleting the
+//     lease record, or restoring it from an old backup, does not reset
+//     tokens; neither does deleting the status (the lease record keeps
+//     them). Only losing both (the whole directory) starts over. On etcd
+//     tokens are revisions, which only grow.
+//   - A holder is dead only when its lease expired: never because its
+//     process exited, a file is missing or a lock file is unlocked. Then
+//     another holder may acquire only after a clock-skew allowance
+//     ([Skew], a tenth of the TTL; etcd: its server's own expiry, on the
+//     server's clock). The Keeper cancels its run [Margin] before the
+//     expiry on the holder's clock, which Lease.Expires counts from before
+//     the request that set it, so the holder stops first.
+//   - Clocks compared: Memory and File compare the acquirer's wall clock
+//     with the Expires the holder wrote (processes on one machine; tests
+//     pass a fake clock to every party, [WithClock]); etcd compares only
+//     durations, each on one clock: the server times its lease, the
+//     holder its Expires.
+//
+// Every backend is safe for concurrent use.
 package state

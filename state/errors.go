@@ -23,8 +23,11 @@ var (
 	// succeeded, or a refresh was fenced.
 	ErrLost = errors.New("state: lease lost")
 	// ErrCorrupt is matched by the *CorruptError of a stored record (a
-	// file, a key) that does not parse: torn, truncated or garbage. The
-	// record is left as it is for an operator to inspect.
+	// file, a key) that does not parse or does not check out: garbage, a
+	// bad checksum, a gap in the journal. The record is left as it is,
+	// and no write goes over it. (A torn last journal line, a write a
+	// crash cut short and never acknowledged, is not corruption: it is
+	// dropped.)
 	ErrCorrupt = errors.New("state: corrupt record")
 )
 
@@ -35,7 +38,9 @@ type LockedError struct {
 	// Token is the current lease's fencing token.
 	Token uint64
 	// Expires is when the current lease expires unless refreshed, as the
-	// backend sees it (zero when unknown).
+	// backend sees it (zero when unknown). Memory and File let another
+	// holder acquire Skew(TTL) after it; etcd when its server expired
+	// the lease.
 	Expires time.Time
 }
 
@@ -62,11 +67,18 @@ type FencedError struct {
 	Holder string
 	// Current is the current lease's token, 0 when the lock is free.
 	Current uint64
+	// Written, when not 0, is what refused the call: the status was
+	// already written under this greater token (the lock's record was
+	// lost or restored from an old backup, and the status remembers).
+	Written uint64
 }
 
 // Error is like "state: fenced: lease 7 is not current; the lock is held by
 // node-b (lease 8)".
 func (e *FencedError) Error() string {
+	if e.Written != 0 {
+		return fmt.Sprintf("state: fenced: lease %d is older than lease %d, which already wrote the status; acquire the lock again", e.Token, e.Written)
+	}
 	if e.Holder == "" && e.Current == 0 {
 		return "state: fenced: lease " + strconv.FormatUint(e.Token, 10) +
 			" is not current; the lock is free (the lease expired or was released): acquire it again"
@@ -94,7 +106,7 @@ func (e *LostError) Error() string {
 	if e.Err != nil {
 		return head + ": " + e.Err.Error()
 	}
-	return head + ": it expired at " + e.Lease.Expires.UTC().Format(time.RFC3339Nano) + " before a refresh succeeded"
+	return head + ": no refresh succeeded before its expiry at " + e.Lease.Expires.UTC().Format(time.RFC3339Nano) + " (less the keeper's margin)"
 }
 
 // Unwrap returns ErrLost and Err, so errors.Is matches both ErrLost and,
@@ -106,22 +118,35 @@ func (e *LostError) Unwrap() []error {
 	return []error{ErrLost, e.Err}
 }
 
-// CorruptError is a stored record that does not parse.
+// CorruptError is a stored record that does not parse or check out.
 type CorruptError struct {
 	// Path names the record: a file's path, or a key.
 	Path string
+	// Offset is where in the record the bad part starts, in bytes.
+	Offset int64
 	// Err says what is wrong with it.
 	Err error
 }
 
-// Error is like "state: /var/lib/x/status.json is corrupt: unexpected end
-// of JSON input; restore it from a backup, or remove it to start over".
+// Error is like "state: /var/lib/x/journal.log at byte 4096 is corrupt:
+// checksum 1a2b3c4d does not match the record's 00000000; it was left as
+// it is and nothing was written: restore it from a backup or repair it by
+// hand". It never advises deleting the record: the lock's and the
+// status's records hold the fencing tokens, and losing them would let a
+// stale holder's token be current again.
 func (e *CorruptError) Error() string {
-	return "state: " + e.Path + " is corrupt: " + e.Err.Error() + "; restore it from a backup, or remove it to start over"
+	return fmt.Sprintf("state: %s at byte %d is corrupt: %v; it was left as it is and nothing was written: restore it from a backup or repair it by hand",
+		e.Path, e.Offset, e.Err)
 }
 
 // Unwrap returns ErrCorrupt and Err.
 func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+
+// errInvalid is matched by errors of calls that can never succeed as
+// made (a nil status): they are not retried.
+var errInvalid = errors.New("state: invalid call")
+
+var errNilStatus = fmt.Errorf("%w: save of a nil status", errInvalid)
 
 func quoteHolder(h string) string {
 	if h == "" {

@@ -99,8 +99,9 @@ func ExampleKeep() {
 	// true
 }
 
-// A File store is one directory. A record that does not parse is an error
-// that names the file; the file is left for an operator to look at.
+// A File store is one directory: a snapshot, a journal of commits, the
+// lease. A record that does not check out is an error that names the file
+// and the offset; the file is left for an operator to look at.
 func ExampleOpenFile() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "hopdag-state-")
@@ -109,7 +110,6 @@ func ExampleOpenFile() {
 		return
 	}
 	defer os.RemoveAll(dir)
-
 	store, err := state.OpenFile(dir)
 	if err != nil {
 		fmt.Println(err)
@@ -117,18 +117,25 @@ func ExampleOpenFile() {
 	}
 	defer store.Close()
 	lease, _ := store.Acquire(ctx, "node-a", time.Minute)
-	fmt.Println("save:", store.Save(ctx, lease.Token, runner.NewStatus(examplePlan())))
+	st := runner.NewStatus(examplePlan())
+	fmt.Println("save:", store.Save(ctx, lease.Token, st))
+	st.Hops[0].Components[0].Phase = runner.Running
+	fmt.Println("commit:", store.Commit(ctx, lease.Token, st, []runner.Ref{{Hop: 0, Component: 0}}))
 	saved, _ := store.Load(ctx)
-	fmt.Println("load:", saved.Phase, saved.From, "->", saved.To)
+	fmt.Println("load:", saved.From, "->", saved.To, saved.Hops[0].Components[0].Name, saved.Hops[0].Components[0].Phase)
 
-	_ = os.WriteFile(filepath.Join(dir, state.StatusFile), []byte(`{"phase": "Runn`), 0o644)
+	journal := filepath.Join(dir, state.JournalFile)
+	b, _ := os.ReadFile(journal)
+	b[20] = '!' // a disk error in the middle of the commit
+	_ = os.WriteFile(journal, b, 0o644)
 	_, err = store.Load(ctx)
 	fmt.Println(strings.ReplaceAll(err.Error(), dir, "DIR"))
 	fmt.Println(errors.Is(err, state.ErrCorrupt))
 	// Output:
 	// save: <nil>
-	// load: Pending v1.0 -> v1.1
-	// state: DIR/status.json is corrupt: unexpected end of JSON input; restore it from a backup, or remove it to start over
+	// commit: <nil>
+	// load: v1.0 -> v1.1 control-plane Running
+	// state: DIR/journal.log at byte 0 is corrupt: checksum 2952b007 does not match the record's 6ed614ea; it was left as it is and nothing was written: restore it from a backup or repair it by hand
 	// true
 }
 

@@ -10,47 +10,45 @@ import (
 	"time"
 
 	"github.com/hopdag/hopdag/runner"
-	"github.com/hopdag/hopdag/state/internal/codec"
 )
 
-// Names of the files in a File store's directory.
+// Names of the files in a File store's directory, besides SnapshotFile
+// and JournalFile.
 const (
-	// StatusFile holds the status as indented JSON.
-	StatusFile = "status.json"
 	// LeaseFile holds the lock: the current lease and the last token.
 	LeaseFile = "lease.json"
 	// mutexFile is flocked around every read-check-write of the lease
 	// and status files.
 	mutexFile = "lock"
-	// holderPrefix names the file a holder flocks while it holds a lease
-	// (holder-<token>.lock), so others can tell a dead holder.
-	holderPrefix = "holder-"
 )
 
 // File is the embedded default Store and Lock: one directory on a local
 // file system, safe for concurrent use by goroutines and by processes on
 // one machine. Open it with OpenFile.
 //
-// The directory holds StatusFile and LeaseFile, both replaced atomically
-// on every change (written to a temporary file, fsynced, renamed over the
-// old one, and the directory fsynced), so a crash at any moment leaves
-// the old record or the new one, never a torn one. A record that does not
-// parse anyway (a disk error, a hand edit) is reported as a *CorruptError
-// naming the file, never replaced.
+// The status is JournalFile and SnapshotFile (see the package doc for
+// the format). A commit appends one line to the journal and fsyncs it
+// once, whatever number of transitions it carries; every so often (see
+// the package doc) a snapshot replaces SnapshotFile atomically (a
+// temporary file, fsynced, renamed over the old one, the directory
+// fsynced) and the journal starts again. A crash in the middle of an
+// append leaves a torn last line, which Load drops and the next commit
+// cuts off; any other line that does not check out is a *CorruptError
+// naming the file and the byte offset, and nothing is written over it.
+// LeaseFile is replaced atomically on every change.
 //
-// Writers serialise on an flock of the directory's "lock" file, held only
-// for the few microseconds of a read-check-write; the lease itself is the
-// persisted LeaseFile, so a holder that is paused (not dead) keeps the
-// lock until its lease expires and is fenced after that. A holder also
-// flocks a holder-<token>.lock file for as long as it holds the lease: when
-// its process dies (or it calls Close) the kernel drops that flock, and
-// the next Acquire takes the lock at once instead of waiting for the
-// lease to expire.
+// Writers serialise on an flock of the directory's "lock" file, held
+// only for a read-check-write (Load takes no lock); the lease itself is the persisted
+// LeaseFile, so a holder that is paused, or dead, keeps the lock until its
+// lease expires, and is fenced after that. (No file's absence or lock is
+// taken as a sign that a holder is dead: only the lease's expiry is.)
 //
-// Load reads without locking. Every process sharing a directory must time
-// leases on the wall clock. Never delete LeaseFile while a coordinator may
-// still run: it holds the last token handed out, and without it tokens
-// would start again from 1.
+// Tokens survive the loss of any one record: the next token is above both
+// LeaseFile's last token and the greatest token the status was written
+// under, and a write under a token below the latter is fenced. Deleting
+// the whole directory starts tokens over: never do it while a
+// coordinator that used it may still run. Every process sharing a
+// directory must time leases on the wall clock.
 type File struct {
 	dir   string
 	clock runner.Clock
@@ -60,15 +58,13 @@ type File struct {
 	mu      sync.Mutex
 	mutex   *os.File
 	dirFile *os.File
-	// holders are the holder files of leases acquired through this
-	// handle, by token.
-	holders map[uint64]*os.File
 	closed  bool
+	v       fileVolume
+	j       journal
 }
 
 // OpenFile opens the File store in dir, creating the directory if needed.
-// It takes WithClock. Close it to release its file descriptors; leases
-// acquired through it and not released are then free to take.
+// It takes WithClock. Close it to release its file descriptors.
 func OpenFile(dir string, opts ...Option) (*File, error) {
 	o := newOptions(opts)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -83,12 +79,14 @@ func OpenFile(dir string, opts ...Option) (*File, error) {
 		d.Close()
 		return nil, errorf("open: %w", err)
 	}
-	return &File{dir: dir, clock: o.clock, mutex: m, dirFile: d, holders: map[uint64]*os.File{}}, nil
+	f := &File{dir: dir, clock: o.clock, mutex: m, dirFile: d}
+	f.v = fileVolume{f}
+	f.j.v = f.v
+	return f, nil
 }
 
-// Close closes the store's files. Leases held through it become free to
-// acquire by others at once (their holder files are unlocked), but are
-// not released: their tokens stay current until someone acquires.
+// Close closes the store's files. Leases acquired through it are not
+// released: they stay current until they expire.
 func (f *File) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -96,52 +94,63 @@ func (f *File) Close() error {
 		return nil
 	}
 	f.closed = true
-	errs := []error{f.mutex.Close(), f.dirFile.Close()}
-	for t, h := range f.holders {
-		errs = append(errs, h.Close())
-		delete(f.holders, t)
-	}
-	return errors.Join(errs...)
+	return errors.Join(f.mutex.Close(), f.dirFile.Close())
 }
 
-// Load reads StatusFile; nil and no error when it does not exist.
+// Load reads the snapshot and replays the journal; nil and no error
+// when no status was saved. It takes no lock, so that a reader polling
+// the status (an operator's status command) never holds up the writer:
+// the snapshot is replaced atomically and the journal only grows between
+// snapshots, so a read sees a consistent state or, when a snapshot was
+// written meanwhile, a journal that does not follow its snapshot, and
+// reads again.
 func (f *File) Load(ctx context.Context) (*runner.Status, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		before, err := f.v.stamp()
+		if err != nil {
+			return nil, errorf("load: %w", err)
+		}
+		j := journal{v: f.v} // a view of its own: the writer's is f.j
+		st, err := j.load()
+		if err == nil {
+			return st.Status, nil
+		}
+		after, serr := f.v.stamp()
+		if !errors.Is(err, ErrCorrupt) || serr != nil || after == before || try == 100 {
+			return nil, err
+		}
+		// A writer changed the records while they were read: read again.
 	}
-	path := filepath.Join(f.dir, StatusFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, errorf("load: %w", err)
-	}
-	s, err := codec.Unmarshal(b)
-	if err != nil {
-		return nil, &CorruptError{Path: path, Err: err}
-	}
-	return s, nil
 }
 
-// Save replaces StatusFile atomically if token is the current lease's.
+// Save writes s whole (a snapshot) if token is the current lease's.
 func (f *File) Save(ctx context.Context, token uint64, s *runner.Status) error {
-	b, err := codec.Marshal(s)
-	if err != nil {
-		return errorf("save: %w", err)
+	return f.commit(ctx, token, s, nil, true)
+}
+
+// Commit records the changed components of s and its header (one journal
+// line) if token is the current lease's.
+func (f *File) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+	return f.commit(ctx, token, s, changed, false)
+}
+
+func (f *File) commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref, all bool) error {
+	if s == nil {
+		return errNilStatus
 	}
 	return f.locked(ctx, func(now time.Time) error {
-		r, err := f.readRecord()
+		r, err := readRecord(f.v)
 		if err != nil {
 			return err
 		}
 		if err := r.check(now, token); err != nil {
 			return err
 		}
-		if err := f.write(StatusFile, b); err != nil {
-			return errorf("save: %w", err)
-		}
-		return nil
+		_, err = f.j.commit(token, s, changed, all)
+		return err
 	})
 }
 
@@ -204,4 +213,57 @@ func (f *File) write(name string, data []byte) error {
 		return err
 	}
 	return f.dirFile.Sync()
+}
+
+// fileVolume is a File's directory as a volume.
+type fileVolume struct{ f *File }
+
+func (v fileVolume) where(name string) string { return filepath.Join(v.f.dir, name) }
+
+func (v fileVolume) read(name string) ([]byte, error) { return os.ReadFile(v.where(name)) }
+
+func (v fileVolume) replace(name string, data []byte) error { return v.f.write(name, data) }
+
+func (v fileVolume) appendAt(name string, off int64, data []byte) error {
+	path := v.where(name)
+	_, statErr := os.Stat(path)
+	h, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	fi, err := h.Stat()
+	if err == nil && fi.Size() != off {
+		err = h.Truncate(off)
+	}
+	if err == nil && len(data) > 0 {
+		_, err = h.WriteAt(data, off)
+	}
+	if err == nil {
+		err = h.Sync()
+	}
+	if cerr := h.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && errors.Is(statErr, fs.ErrNotExist) {
+		err = v.f.dirFile.Sync()
+	}
+	return err
+}
+
+// stamp is the size and modification time of the journal and the
+// snapshot: any write by another handle changes one of them.
+func (v fileVolume) stamp() (any, error) {
+	var st [4]int64
+	for i, name := range []string{JournalFile, SnapshotFile} {
+		fi, err := os.Stat(v.where(name))
+		if errors.Is(err, fs.ErrNotExist) {
+			st[2*i] = -1
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		st[2*i], st[2*i+1] = fi.Size(), fi.ModTime().UnixNano()
+	}
+	return st, nil
 }

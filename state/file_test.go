@@ -1,8 +1,7 @@
 package state_test
 
 import (
-	"encoding/json"
-	"fmt"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,10 +28,46 @@ func TestFileConformance(t *testing.T) {
 				t.Cleanup(func() { require.NoError(t, f.Close()) })
 				return f
 			},
-			Expire: expireOn(clock),
-			Clock:  clock,
+			Expire:  expireOn(clock),
+			Clock:   clock,
+			Raw:     dirRaw{t, dir},
+			Journal: state.JournalFile,
 		}
 	})
+}
+
+// dirRaw is a File store's directory as a statetest.Raw: the files that
+// hold the status and the lock's state.
+type dirRaw struct {
+	t   *testing.T
+	dir string
+}
+
+func (r dirRaw) Names() []string {
+	var names []string
+	for _, n := range []string{state.JournalFile, state.LeaseFile, state.SnapshotFile} {
+		if _, err := os.Stat(filepath.Join(r.dir, n)); err == nil {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+func (r dirRaw) Read(name string) []byte {
+	b, err := os.ReadFile(filepath.Join(r.dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	require.NoError(r.t, err)
+	return b
+}
+
+func (r dirRaw) Write(name string, data []byte) {
+	require.NoError(r.t, os.WriteFile(filepath.Join(r.dir, name), data, 0o644))
+}
+
+func (r dirRaw) Remove(name string) {
+	require.NoError(r.t, os.Remove(filepath.Join(r.dir, name)))
 }
 
 func openFile(t *testing.T, dir string, opts ...state.Option) *state.File {
@@ -41,40 +76,6 @@ func openFile(t *testing.T, dir string, opts ...state.Option) *state.File {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, f.Close()) })
 	return f
-}
-
-func TestFileCorruptStatus(t *testing.T) {
-	good, err := json.Marshal(statetest.Sample(1))
-	require.NoError(t, err)
-	for _, tc := range []struct {
-		name, data, why string
-	}{
-		{"empty", "", "empty record"},
-		{"blank", " \n", "empty record"},
-		{"torn", string(good[:len(good)/2]), "unexpected end of JSON input"},
-		{"garbage", "\x00\x17\xff binary", "invalid character"},
-		{"trailing bytes", string(good) + "}", "invalid character"},
-		{"null", "null", `run phase "" is not a phase`},
-		{"not a status", `{"kind":"ConfigMap"}`, `run phase "" is not a phase`},
-		{"bad component phase", `{"phase":"Running","hops":[{"phase":"Running","components":[{"name":"etcd","phase":"Done"}]}]}`,
-			`hop 1 component etcd phase "Done" is not a phase`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, state.StatusFile)
-			require.NoError(t, os.WriteFile(path, []byte(tc.data), 0o644))
-			_, err := openFile(t, dir).Load(t.Context())
-			require.ErrorIs(t, err, state.ErrCorrupt)
-			var ce *state.CorruptError
-			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, path, ce.Path, "CorruptError.Path")
-			assert.Contains(t, err.Error(), path, "the error names the file")
-			assert.Contains(t, err.Error(), tc.why)
-			after, err := os.ReadFile(path)
-			require.NoError(t, err)
-			assert.Equal(t, tc.data, string(after), "Load changed a corrupt file")
-		})
-	}
 }
 
 func TestFileCorruptLease(t *testing.T) {
@@ -106,15 +107,15 @@ func TestFileCorruptLease(t *testing.T) {
 			after, err := os.ReadFile(path)
 			require.NoError(t, err)
 			assert.Equal(t, tc.data, string(after), "a corrupt lease file was replaced")
-			_, err = os.Stat(filepath.Join(dir, state.StatusFile))
+			_, err = os.Stat(filepath.Join(dir, state.SnapshotFile))
 			assert.ErrorIs(t, err, fs.ErrNotExist, "a status was saved under a corrupt lease file")
 		})
 	}
 }
 
-// A lease whose holder is gone (its process died; here, its File was
-// closed) is taken over at once, without waiting for it to expire.
-func TestFileTakeOverDeadHolder(t *testing.T) {
+// A holder is dead only when its lease expired: not when its process
+// died (here, its File was closed), nor when a file is missing.
+func TestFileHolderDeadOnlyAtExpiry(t *testing.T) {
 	clock := runnertest.NewClock(epoch)
 	dir := t.TempDir()
 	a, err := state.OpenFile(dir, state.WithClock(clock))
@@ -122,17 +123,24 @@ func TestFileTakeOverDeadHolder(t *testing.T) {
 	la, err := a.Acquire(t.Context(), "a", time.Hour)
 	require.NoError(t, err)
 	require.NoError(t, a.Save(t.Context(), la.Token, statetest.Sample(1)))
+	require.NoError(t, a.Close())
 
 	b := openFile(t, dir, state.WithClock(clock))
 	_, err = b.Acquire(t.Context(), "b", time.Hour)
-	require.ErrorIs(t, err, state.ErrLocked, "the holder is alive")
+	require.ErrorIs(t, err, state.ErrLocked, "a closed holder's unexpired lease")
 
-	require.NoError(t, a.Close())
+	clock.Advance(time.Hour)
+	err = b.Save(t.Context(), la.Token, statetest.Sample(2))
+	require.ErrorIs(t, err, state.ErrFenced, "a write at the lease's expiry")
+	// Nobody holds the lock now, but it is not free before the clock-skew
+	// allowance has passed too.
+	clock.Advance(state.Skew(time.Hour) - time.Nanosecond)
+	_, err = b.Acquire(t.Context(), "b", time.Hour)
+	require.ErrorIs(t, err, state.ErrLocked, "an acquisition within the clock-skew allowance after the expiry")
+	clock.Advance(time.Nanosecond)
 	lb, err := b.Acquire(t.Context(), "b", time.Hour)
-	require.NoError(t, err, "the holder is gone")
+	require.NoError(t, err, "the lease expired and the skew allowance passed")
 	assert.Greater(t, lb.Token, la.Token)
-
-	// The dead holder's token is fenced, through any handle.
 	err = openFile(t, dir, state.WithClock(clock)).Save(t.Context(), la.Token, statetest.Sample(2))
 	require.ErrorIs(t, err, state.ErrFenced)
 }
@@ -148,7 +156,7 @@ func TestFileLeavesNoDebris(t *testing.T) {
 	for i := range 4 {
 		require.NoError(t, a.Save(t.Context(), l.Token, statetest.Sample(i)))
 	}
-	clock.Advance(time.Minute) // a is paused past its lease
+	clock.Advance(time.Minute + state.Skew(time.Minute)) // a is paused past its lease
 	l, err = b.Acquire(t.Context(), "b", time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, b.Save(t.Context(), l.Token, statetest.Sample(3)))
@@ -161,14 +169,13 @@ func TestFileLeavesNoDebris(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	holder := fmt.Sprintf("holder-%d.lock", l.Token)
-	assert.ElementsMatch(t, []string{"lock", state.LeaseFile, state.StatusFile, holder}, names,
+	assert.ElementsMatch(t, []string{"lock", state.LeaseFile, state.SnapshotFile, state.JournalFile}, names,
 		"files in the store's directory")
 
 	require.NoError(t, b.Release(t.Context(), l))
 	entries, err = os.ReadDir(dir)
 	require.NoError(t, err)
-	assert.Len(t, entries, 3, "files after Release: %v", entries)
+	assert.Len(t, entries, 4, "files after Release: %v", entries)
 }
 
 func TestFileClosed(t *testing.T) {

@@ -6,45 +6,31 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 )
 
-// Acquire takes the lock; see Lock. A lease whose holder's process died
-// (or whose File was closed) is taken over at once, before it expires.
+// Acquire takes the lock; see Lock. A lease is taken over only once it
+// has expired, whatever became of its holder.
 func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (Lease, error) {
 	if err := checkAcquire(holder, ttl); err != nil {
 		return Lease{}, err
 	}
 	var lease Lease
 	err := f.locked(ctx, func(now time.Time) error {
-		r, err := f.readRecord()
+		r, err := readRecord(f.v)
 		if err != nil {
 			return err
 		}
-		gone := false
-		if r.held(now) {
-			if gone, err = f.holderGone(r.Token); err != nil {
-				return err
-			}
-		}
-		if lease, err = r.acquire(now, holder, ttl, gone); err != nil {
+		written, err := f.j.lastToken()
+		if err != nil {
 			return err
 		}
-		h, err := f.lockHolder(lease.Token)
-		if err != nil {
+		if lease, err = r.acquire(now, holder, ttl, written); err != nil {
+			return err
+		}
+		if err := writeRecord(f.v, r); err != nil {
 			return errorf("acquire: %w", err)
 		}
-		if err := f.writeRecord(r); err != nil {
-			h.Close()
-			os.Remove(h.Name())
-			return errorf("acquire: %w", err)
-		}
-		f.holders[lease.Token] = h
-		f.removeStaleHolders(lease.Token)
 		return nil
 	})
 	return lease, err
@@ -54,14 +40,14 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 func (f *File) Refresh(ctx context.Context, l Lease) (Lease, error) {
 	var lease Lease
 	err := f.locked(ctx, func(now time.Time) error {
-		r, err := f.readRecord()
+		r, err := readRecord(f.v)
 		if err != nil {
 			return err
 		}
 		if lease, err = r.refresh(now, l); err != nil {
 			return err
 		}
-		if err := f.writeRecord(r); err != nil {
+		if err := writeRecord(f.v, r); err != nil {
 			return errorf("refresh: %w", err)
 		}
 		return nil
@@ -72,30 +58,23 @@ func (f *File) Refresh(ctx context.Context, l Lease) (Lease, error) {
 // Release frees the lock; see Lock.
 func (f *File) Release(ctx context.Context, l Lease) error {
 	return f.locked(ctx, func(now time.Time) error {
-		r, err := f.readRecord()
+		r, err := readRecord(f.v)
 		if err != nil {
 			return err
-		}
-		// Whatever the outcome, this handle no longer holds the lease.
-		if h, ok := f.holders[l.Token]; ok {
-			h.Close()
-			delete(f.holders, l.Token)
 		}
 		if err := r.release(now, l); err != nil {
 			return err
 		}
-		if err := f.writeRecord(r); err != nil {
+		if err := writeRecord(f.v, r); err != nil {
 			return errorf("release: %w", err)
 		}
-		os.Remove(f.holderPath(l.Token))
 		return nil
 	})
 }
 
 // readRecord reads LeaseFile; a zero record when it does not exist.
-func (f *File) readRecord() (*record, error) {
-	path := filepath.Join(f.dir, LeaseFile)
-	b, err := os.ReadFile(path)
+func readRecord(v volume) (*record, error) {
+	b, err := v.read(LeaseFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &record{}, nil
 	}
@@ -104,10 +83,14 @@ func (f *File) readRecord() (*record, error) {
 	}
 	r := new(record)
 	if err := json.Unmarshal(b, r); err != nil {
-		return nil, &CorruptError{Path: path, Err: err}
+		off := int64(0)
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+			off = se.Offset
+		}
+		return nil, &CorruptError{Path: v.where(LeaseFile), Offset: off, Err: err}
 	}
 	if err := r.validate(); err != nil {
-		return nil, &CorruptError{Path: path, Err: err}
+		return nil, &CorruptError{Path: v.where(LeaseFile), Err: err}
 	}
 	return r, nil
 }
@@ -124,69 +107,10 @@ func (r *record) validate() error {
 	return nil
 }
 
-func (f *File) writeRecord(r *record) error {
+func writeRecord(v volume, r *record) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return f.write(LeaseFile, append(b, '\n'))
-}
-
-func (f *File) holderPath(token uint64) string {
-	return filepath.Join(f.dir, holderPrefix+strconv.FormatUint(token, 10)+".lock")
-}
-
-// lockHolder creates and flocks the holder file of a new lease.
-func (f *File) lockHolder(token uint64) (*os.File, error) {
-	h, err := os.OpenFile(f.holderPath(token), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	ok, err := tryLock(h)
-	if err == nil && !ok {
-		err = fmt.Errorf("%s is locked by another process: was the lease file restored from a backup?", h.Name())
-	}
-	if err != nil {
-		h.Close()
-		return nil, err
-	}
-	return h, nil
-}
-
-// holderGone reports whether nobody holds the holder file of the lease
-// token: its process exited, or closed the File it acquired through.
-func (f *File) holderGone(token uint64) (bool, error) {
-	h, err := os.OpenFile(f.holderPath(token), os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	if err != nil {
-		return false, errorf("acquire: %w", err)
-	}
-	defer h.Close()
-	ok, err := tryLock(h)
-	if err != nil {
-		return false, errorf("acquire: %w", err)
-	}
-	return ok, nil
-}
-
-// removeStaleHolders deletes the holder files of tokens below current.
-// A paused holder that still has one open keeps its (unlinked) file and
-// its flock, which no longer matter: its token is fenced.
-func (f *File) removeStaleHolders(current uint64) {
-	entries, err := os.ReadDir(f.dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		name, ok := strings.CutPrefix(e.Name(), holderPrefix)
-		if !ok {
-			continue
-		}
-		t, err := strconv.ParseUint(strings.TrimSuffix(name, ".lock"), 10, 64)
-		if err == nil && t < current {
-			os.Remove(filepath.Join(f.dir, e.Name()))
-		}
-	}
+	return v.replace(LeaseFile, append(b, '\n'))
 }

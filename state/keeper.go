@@ -15,11 +15,11 @@ import (
 // acting at once rather than at its next write. Build one with Keep.
 //
 // The lease counts as lost when a refresh is fenced (another holder took
-// the lock, or the backend expired the lease), and when the lease's
-// Expires passes on the keeper's clock before a refresh succeeded: a
+// the lock, or the backend expired the lease), and when no refresh
+// succeeded by Margin before the lease's Expires on the keeper's clock: a
 // refresh that hangs (a partitioned network, a paused process) loses the
-// lease at its expiry, not when the refresh returns. Other refresh errors
-// are logged and retried until then.
+// lease then, not when the refresh returns. Other refresh errors are
+// logged and retried until then.
 //
 // Fencing, not the keeper, is what keeps the status safe: between the
 // moment a lease is lost and the moment the holder sees its context done,
@@ -50,7 +50,7 @@ func Keep(ctx context.Context, l Lock, lease Lease, opts ...Option) (context.Con
 	k := &Keeper{lock: l, clock: o.clock, logger: o.logger, cancel: cancel, done: make(chan struct{}), lease: lease}
 	// The first timers are set before Keep returns, so that a test that
 	// advances a fake clock right after Keep is seen by the keeper.
-	expiry := k.clock.After(lease.Expires.Sub(k.clock.Now()))
+	expiry := k.clock.After(lease.Expires.Sub(k.clock.Now()) - Margin(lease.TTL))
 	tick := k.clock.After(interval(lease.TTL))
 	go k.loop(run, expiry, tick)
 	return run, k
@@ -72,6 +72,14 @@ func (k *Keeper) Stop() {
 	k.cancel(context.Canceled)
 	<-k.done
 }
+
+// Margin is how long before a lease's expiry, on the Keeper's clock, the
+// Keeper cancels the run if no refresh succeeded by then: a tenth of the
+// TTL. It leaves the run that long to see its context done before its
+// writes are fenced, and it covers a holder's clock running slower than
+// the backend's (etcd times leases on the server; a File's are wall-clock
+// timestamps; see Skew).
+func Margin(ttl time.Duration) time.Duration { return ttl / 10 }
 
 // interval is the time between refreshes: a third of the TTL, so two
 // refreshes in a row may fail before the lease runs out.
@@ -112,7 +120,7 @@ func (k *Keeper) loop(ctx context.Context, expiry, tick <-chan time.Time) {
 			k.mu.Lock()
 			k.lease = next
 			k.mu.Unlock()
-			expiry = k.clock.After(next.Expires.Sub(k.clock.Now()))
+			expiry = k.clock.After(next.Expires.Sub(k.clock.Now()) - Margin(next.TTL))
 			tick = k.clock.After(interval(next.TTL))
 		}
 	}

@@ -156,3 +156,24 @@ func TestKeeperStopCancelsHungRefresh(t *testing.T) {
 	assert.Equal(t, "hang", <-lock.calls)
 	k.Stop() // returns: the hung refresh saw its ctx cancelled
 }
+
+// The keeper cancels the run Margin before the lease's expiry when no
+// refresh succeeded by then, not at the expiry itself.
+func TestKeeperMargin(t *testing.T) {
+	const ttl = 30 * time.Second
+	clock, lock, ctx, _ := startKeeper(t, ttl)
+	lock.mode.Store("hang")
+	require.True(t, clock.WaitForTimers(2, wait))
+	clock.Advance(10 * time.Second)
+	assert.Equal(t, "hang", <-lock.calls)
+	clock.Advance(ttl - state.Margin(ttl) - 10*time.Second - time.Nanosecond)
+	time.Sleep(20 * time.Millisecond) // give a wrong cancel the time to happen
+	require.NoError(t, ctx.Err(), "cancelled before expiry - margin")
+	clock.Advance(time.Nanosecond)
+	select {
+	case <-ctx.Done():
+	case <-time.After(wait):
+		t.Fatalf("not cancelled at expiry - margin (%v before the expiry)", state.Margin(ttl))
+	}
+	require.ErrorIs(t, context.Cause(ctx), state.ErrLost)
+}

@@ -15,10 +15,11 @@ import (
 // epoch is where the fake clocks of the tests start.
 var epoch = time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
 
-// expireOn returns an Env.Expire that advances clock to the lease's end.
+// expireOn returns an Env.Expire that advances clock past the lease's
+// end and its clock-skew allowance.
 func expireOn(clock *runnertest.Clock) func(state.Lease) {
 	return func(l state.Lease) {
-		if d := l.Expires.Sub(clock.Now()); d > 0 {
+		if d := l.Expires.Add(state.Skew(l.TTL)).Sub(clock.Now()); d > 0 {
 			clock.Advance(d)
 		}
 	}
@@ -29,9 +30,11 @@ func TestMemoryConformance(t *testing.T) {
 		clock := runnertest.NewClock(epoch)
 		m := state.NewMemory(state.WithClock(clock))
 		return statetest.Env{
-			Open:   func() statetest.Backend { return m },
-			Expire: expireOn(clock),
-			Clock:  clock,
+			Open:    func() statetest.Backend { return m },
+			Expire:  expireOn(clock),
+			Clock:   clock,
+			Raw:     state.MemoryRaw(m),
+			Journal: state.JournalFile,
 		}
 	})
 }

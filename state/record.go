@@ -18,18 +18,38 @@ type record struct {
 	Expires time.Time     `json:"expires,omitzero"`
 }
 
-// held reports whether a lease holds the lock at now.
+// held reports whether a lease holds the lock at now: its holder may
+// write until it expires.
 func (r *record) held(now time.Time) bool {
 	return r.Token != 0 && now.Before(r.Expires)
 }
 
-// acquire takes the lock for holder. gone reports that the current holder
-// is known to be dead (File: its process exited), which frees the lock
-// before its lease expires.
-func (r *record) acquire(now time.Time, holder string, ttl time.Duration, gone bool) (Lease, error) {
-	if r.held(now) && !gone {
+// taken reports whether the lock cannot be acquired at now: until the
+// lease expired and the clock-skew allowance (Skew) passed after that.
+func (r *record) taken(now time.Time) bool {
+	return r.Token != 0 && now.Before(r.Expires.Add(Skew(r.TTL)))
+}
+
+// Skew is the clock-skew allowance of a lease of the given TTL, a tenth
+// of it: a Memory or File lock is acquired by another holder only once
+// the current lease expired that long ago. Between its expiry and then,
+// nobody can write (the old holder is fenced, the new one not yet in).
+// It covers the difference between the clocks compared: the Expires a
+// File holder wrote with its wall clock and the wall clock of the process
+// that acquires (another process on the same machine, after an NTP step,
+// say). A Keeper stops its run Margin before the expiry on its own clock,
+// so a holder has stopped TTL/5 before another can start.
+func Skew(ttl time.Duration) time.Duration { return ttl / 10 }
+
+// acquire takes the lock for holder once the current lease, if any, has
+// expired. written is the greatest token the status was written under:
+// the new token is above it too, so that a lost or restored lease record
+// never issues a token twice.
+func (r *record) acquire(now time.Time, holder string, ttl time.Duration, written uint64) (Lease, error) {
+	if r.taken(now) {
 		return Lease{}, &LockedError{Holder: r.Holder, Token: r.Token, Expires: r.Expires}
 	}
+	r.Last = max(r.Last, r.Token, written)
 	r.Last++
 	r.Token, r.Holder, r.TTL, r.Expires = r.Last, holder, ttl, now.Add(ttl)
 	return r.lease(), nil

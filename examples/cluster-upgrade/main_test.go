@@ -3,15 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/runner"
+	hstate "github.com/hopdag/hopdag/state"
 )
 
 func demo(t *testing.T, args ...string) (int, string) {
@@ -21,13 +19,16 @@ func demo(t *testing.T, args ...string) (int, string) {
 	return code, out.String() + errOut.String()
 }
 
-func readStatus(t *testing.T, p string) *runner.Status {
+// readStatus loads the status saved in the File store in dir.
+func readStatus(t *testing.T, dir string) *runner.Status {
 	t.Helper()
-	data, err := os.ReadFile(p)
+	f, err := hstate.OpenFile(dir)
 	require.NoError(t, err)
-	var s runner.Status
-	require.NoError(t, json.Unmarshal(data, &s))
-	return &s
+	defer f.Close()
+	s, err := f.Load(t.Context())
+	require.NoError(t, err)
+	require.NotNil(t, s, "no status saved in %s", dir)
+	return s
 }
 
 func TestDemoSucceeds(t *testing.T) {
@@ -47,7 +48,7 @@ func TestDemoFailThenResume(t *testing.T) {
 	state := t.TempDir()
 	code, out := demo(t, "--fail", "etcd", "--state", state)
 	require.Equal(t, 1, code, out)
-	first := readStatus(t, filepath.Join(state, "status.json"))
+	first := readStatus(t, state)
 	assert.Equal(t, runner.Failed, first.Phase)
 	etcd, ok := first.Component(2, "etcd")
 	require.True(t, ok)
@@ -58,7 +59,7 @@ func TestDemoFailThenResume(t *testing.T) {
 
 	code, out = demo(t, "--state", state)
 	require.Equal(t, 0, code, out)
-	second := readStatus(t, filepath.Join(state, "status.json"))
+	second := readStatus(t, state)
 	assert.Equal(t, runner.Succeeded, second.Phase)
 	assert.Equal(t, 2, second.Runs)
 	for h, hop := range first.Hops {

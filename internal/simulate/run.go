@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -61,7 +60,7 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 			return nil, err
 		}
 		if prev != nil {
-			resume = fmt.Sprintf("resuming from %s (%s, %d/%d done)\n", filepath.Join(u.StateDir, state.StatusFile), prev.Phase, prev.Progress.Done, prev.Progress.Total)
+			resume = fmt.Sprintf("resuming from %s (%s, %d/%d done)\n", u.StateDir, prev.Phase, prev.Progress.Done, prev.Progress.Total)
 		}
 		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(store, lease)))
 	}

@@ -22,7 +22,7 @@ const etcdEnv = "HOPDAG_ETCD"
 // howToGet says how to get a server.
 const howToGet = etcdEnv + " is not set: the etcd tests need an etcd server binary. " +
 	"Build one with tools/env.sh (about 2 minutes the first time): " +
-	"eval \"$(tools/env.sh etcd)\"; go test ./state/etcdstore/, or point " + etcdEnv + " at an installed etcd (Debian: etcd-server)"
+	"eval \"$(tools/env.sh etcd)\"; cd state/etcdstore && go test ./... (a module of its own), or point " + etcdEnv + " at an installed etcd (Debian: etcd-server)"
 
 // server is the etcd the package's tests share, started on first use on
 // 127.0.0.1 with a temporary data dir and stopped by TestMain. Each test

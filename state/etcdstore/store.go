@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -20,60 +23,305 @@ import (
 // cluster. It is safe for concurrent use; any number of Stores, in any
 // number of processes, may share a prefix.
 type Store struct {
-	cli                *clientv3.Client
-	statusKey, lockKey string
+	cli     *clientv3.Client
+	prefix  string
+	lockKey string
+
+	mu sync.Mutex // guards the view below and serialises this handle's writes
+	// The status as this handle last saw it.
+	fresh   bool
+	seq     uint64 // last commit
+	token   uint64 // greatest token written
+	headRev int64  // the snapshot head's mod revision (0: none)
+	logSize int64  // bytes of commits since the snapshot
+	snapLen int64  // bytes of the snapshot
+	counts  int    // components of the stored status
+	exists  bool
+	written int64 // status bytes this handle wrote
 }
+
+// Limits of one write. etcd refuses requests over --max-request-bytes
+// (1.5 MiB by default); every value stays well under it, whatever the run's
+// size.
+const (
+	maxValue   = 256 << 10 // a commit or a shard
+	maxTxn     = 1 << 20   // the values of one transaction
+	minJournal = 1 << 20
+)
 
 // New returns the store of the run under prefix (e.g. "/hopdag/prod/").
 // The client stays the caller's to close.
 func New(cli *clientv3.Client, prefix string) *Store {
-	return &Store{cli: cli, statusKey: prefix + "status", lockKey: prefix + "lock"}
+	return &Store{cli: cli, prefix: prefix, lockKey: prefix + "lock"}
 }
 
-// Load reads the status; nil and no error when none was saved.
+func (s *Store) headKey() string { return s.prefix + "snap" }
+
+func (s *Store) shardKey(seq uint64, i int) string {
+	return fmt.Sprintf("%ssnap/%020d/%06d", s.prefix, seq, i)
+}
+
+func (s *Store) logKey(seq uint64) string { return fmt.Sprintf("%slog/%020d", s.prefix, seq) }
+
+// Load reads the snapshot and replays the commits after it, in one
+// consistent read; nil and no error when none was saved.
 func (s *Store) Load(ctx context.Context) (*runner.Status, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	resp, err := s.cli.Get(ctx, s.statusKey)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.load(ctx)
 	if err != nil {
-		return nil, errorf("load %s: %w", s.statusKey, err)
+		return nil, err
 	}
-	if len(resp.Kvs) == 0 {
-		return nil, nil
-	}
-	st, err := codec.Unmarshal(resp.Kvs[0].Value)
+	return st.Status, nil
+}
+
+func (s *Store) corrupt(key string, off int64, err error) error {
+	return &state.CorruptError{Path: key, Offset: off, Err: err}
+}
+
+func (s *Store) load(ctx context.Context) (*codec.State, error) {
+	s.fresh = false
+	resp, err := s.cli.Get(ctx, s.prefix, clientv3.WithPrefix())
 	if err != nil {
-		return nil, &state.CorruptError{Path: s.statusKey, Err: err}
+		return nil, errorf("load %s: %w", s.prefix, err)
 	}
+	kvs := map[string]*mvccpb.KeyValue{}
+	var logs []*mvccpb.KeyValue
+	for _, kv := range resp.Kvs {
+		k := string(kv.Key)
+		kvs[k] = kv
+		if strings.HasPrefix(k, s.prefix+"log/") {
+			logs = append(logs, kv) // sorted by key: by seq
+		}
+	}
+	st := &codec.State{}
+	s.headRev, s.snapLen, s.logSize = 0, 0, 0
+	if head, ok := kvs[s.headKey()]; ok {
+		s.headRev = head.ModRevision
+		r, err := codec.Unframe(head.Value)
+		if err == nil && r.Kind != codec.KindSnapshot {
+			err = fmt.Errorf("a %s record, want a snapshot head", r.Kind)
+		}
+		if err == nil {
+			err = st.Apply(r)
+		}
+		if err != nil {
+			return nil, s.corrupt(s.headKey(), 0, err)
+		}
+		s.snapLen = int64(len(head.Value))
+		for i := range r.Shards {
+			key := s.shardKey(r.Seq, i)
+			kv, ok := kvs[key]
+			if !ok {
+				return nil, s.corrupt(key, 0, fmt.Errorf("shard %d of %d of snapshot %d is missing", i, r.Shards, r.Seq))
+			}
+			sh, err := codec.Unframe(kv.Value)
+			if err == nil && (sh.Kind != codec.KindShard || sh.Seq != r.Seq || sh.Shard != i) {
+				err = fmt.Errorf("a %s of seq %d, want shard %d of seq %d", sh.Kind, sh.Seq, i, r.Seq)
+			}
+			if err == nil {
+				err = st.Apply(sh)
+			}
+			if err != nil {
+				return nil, s.corrupt(key, 0, err)
+			}
+			s.snapLen += int64(len(kv.Value))
+		}
+		st.Seq = r.Seq
+	}
+	for _, kv := range logs {
+		key := string(kv.Key)
+		r, err := codec.Unframe(kv.Value)
+		if err == nil && r.Kind != codec.KindCommit {
+			err = fmt.Errorf("a %s record under log/", r.Kind)
+		}
+		if err == nil && key != s.logKey(r.Seq) {
+			err = fmt.Errorf("commit %d under the key of another", r.Seq)
+		}
+		if err == nil && r.Seq > st.Seq && r.Seq != st.Seq+1 {
+			err = fmt.Errorf("commit %d follows %d: commits are missing", r.Seq, st.Seq)
+		}
+		if err == nil && r.Seq > st.Seq {
+			err = st.Apply(r)
+			s.logSize += int64(len(kv.Value))
+		}
+		if err != nil {
+			return nil, s.corrupt(key, 0, err)
+		}
+		st.Token = max(st.Token, r.Token)
+	}
+	if err := st.Check(); err != nil {
+		return nil, s.corrupt(s.prefix, 0, fmt.Errorf("the status the records add up to is not valid: %w", err))
+	}
+	s.seq, s.token, s.exists = st.Seq, st.Token, st.Status != nil
+	s.counts = 0
+	if st.Status != nil {
+		for _, h := range st.Status.Hops {
+			s.counts += len(h.Components)
+		}
+	}
+	s.fresh = true
 	return st, nil
 }
 
-// Save writes st in one transaction with the check of the token against
-// the lock key's create revision.
+// Save writes st whole: a snapshot.
 func (s *Store) Save(ctx context.Context, token uint64, st *runner.Status) error {
+	return s.commit(ctx, token, st, nil, true)
+}
+
+// Commit writes the changed components of st: one value of at most 256
+// KiB per transaction, under log/<seq>.
+func (s *Store) Commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) error {
+	return s.commit(ctx, token, st, changed, false)
+}
+
+func (s *Store) commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref, all bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b, err := codec.Marshal(st)
-	if err != nil {
-		return errorf("save: %w", err)
+	if st == nil {
+		return errorf("save: nil status")
 	}
 	if !valid(token) {
 		return s.fenced(ctx, token)
 	}
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(s.lockKey), "=", int64(token))).
-		Then(clientv3.OpPut(s.statusKey, string(b))).
-		Else(clientv3.OpGet(s.lockKey)).
-		Commit()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for try := 0; ; try++ {
+		if !s.fresh {
+			if _, err := s.load(ctx); err != nil {
+				return err
+			}
+		}
+		// (A token below the status's is fenced by the lock compare:
+		// tokens are etcd revisions, so the lock key's is above it.)
+		stale, err := s.write(ctx, token, st, changed, all)
+		if err != nil || !stale {
+			if err != nil {
+				s.fresh = false
+			}
+			return err
+		}
+		// Another handle wrote since this one looked: look again, after
+		// a pause that spreads out handles racing each other.
+		s.fresh = false
+		if try == 100 {
+			return errorf("save %s: the status keeps changing under this handle; is another coordinator writing it without the lock?", s.prefix)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(rand.IntN(5)+1) * time.Millisecond):
+		}
+	}
+}
+
+// write writes a commit or a snapshot, each transaction conditional on
+// the lock (fencing) and on the view (the next commit key is free, the
+// snapshot head unchanged). stale reports a view that was out of date.
+func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref, all bool) (stale bool, err error) {
+	total := 0
+	for _, h := range st.Hops {
+		total += len(h.Components)
+	}
+	fence := clientv3.Compare(clientv3.CreateRevision(s.lockKey), "=", int64(token))
+	head := clientv3.Compare(clientv3.ModRevision(s.headKey()), "=", s.headRev)
+	if !all && s.exists && total == s.counts && 2*len(changed) <= total && s.logSize <= max(minJournal, s.snapLen) {
+		lines, err := codec.Commits(s.seq+1, token, st, changed, maxValue)
+		if err != nil {
+			return false, errorf("save: %w", err)
+		}
+		for i, line := range lines {
+			key := s.logKey(s.seq + 1)
+			ok, err := s.txn(ctx, token, []clientv3.Cmp{fence, head, clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
+				clientv3.OpPut(key, string(line)))
+			if err != nil || !ok {
+				return i == 0 && err == nil, err
+			}
+			s.seq++
+			s.logSize += int64(len(line))
+		}
+		s.token = token
+		return false, nil
+	}
+	next := s.seq + 1
+	lines, err := codec.Snapshot(next, token, st, maxValue)
 	if err != nil {
-		return errorf("save %s: %w", s.statusKey, err)
+		return false, errorf("save: %w", err)
 	}
-	if !resp.Succeeded {
-		return fencedBy(token, resp.Responses[0].GetResponseRange().Kvs)
+	// The shards first, under keys of their own, a few per transaction;
+	// then the head, which makes them the snapshot, with the old
+	// snapshot's shards and the commits it includes deleted in the same
+	// transaction. A crash in between leaves shards no head names: the
+	// next snapshot deletes them.
+	var ops []clientv3.Op
+	size := 0
+	flush := func() (bool, error) {
+		if len(ops) == 0 {
+			return true, nil
+		}
+		ok, err := s.txn(ctx, token, []clientv3.Cmp{fence, head}, ops...)
+		ops, size = ops[:0], 0
+		return ok, err
 	}
-	return nil
+	for i, line := range lines[1:] {
+		if size+len(line) > maxTxn {
+			if ok, err := flush(); err != nil || !ok {
+				return err == nil, err
+			}
+		}
+		ops = append(ops, clientv3.OpPut(s.shardKey(next, i), string(line)))
+		size += len(line)
+	}
+	if ok, err := flush(); err != nil || !ok {
+		return err == nil, err
+	}
+	ok, err := s.txnRev(ctx, token, &s.headRev, []clientv3.Cmp{fence, head},
+		clientv3.OpPut(s.headKey(), string(lines[0])),
+		clientv3.OpDelete(s.prefix+"snap/", clientv3.WithRange(fmt.Sprintf("%ssnap/%020d", s.prefix, next))),
+		clientv3.OpDelete(s.prefix+"log/", clientv3.WithRange(s.logKey(next+1))),
+	)
+	if err != nil || !ok {
+		return err == nil, err
+	}
+	s.seq, s.token, s.exists, s.counts, s.logSize = next, token, true, total, 0
+	s.snapLen = 0
+	for _, l := range lines {
+		s.snapLen += int64(len(l))
+	}
+	return false, nil
+}
+
+// txn runs ops if cmps hold. A failed lock compare is a *FencedError; ok
+// is false when only the view was stale.
+func (s *Store) txn(ctx context.Context, token uint64, cmps []clientv3.Cmp, ops ...clientv3.Op) (bool, error) {
+	return s.txnRev(ctx, token, nil, cmps, ops...)
+}
+
+// txnRev is txn that sets *rev to the transaction's revision if it
+// succeeded.
+func (s *Store) txnRev(ctx context.Context, token uint64, rev *int64, cmps []clientv3.Cmp, ops ...clientv3.Op) (bool, error) {
+	resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Else(clientv3.OpGet(s.lockKey)).Commit()
+	if err != nil {
+		return false, errorf("save %s: %w", s.prefix, err)
+	}
+	if resp.Succeeded {
+		for _, op := range ops {
+			s.written += int64(len(op.ValueBytes()))
+		}
+		if rev != nil {
+			*rev = resp.Header.Revision
+		}
+		return true, nil
+	}
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 || kvs[0].CreateRevision != int64(token) {
+		return false, fencedBy(token, kvs)
+	}
+	return false, nil
 }
 
 // Acquire takes the lock; see state.Lock.

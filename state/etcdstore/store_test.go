@@ -2,6 +2,7 @@ package etcdstore_test
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,22 +40,11 @@ func TestConformance(t *testing.T) {
 			// Long enough that no lease expires by itself on a slow
 			// machine; the Fencing case waits at most a third of it for
 			// the paused keeper's next refresh.
-			TTL: 6 * time.Second,
+			TTL:     6 * time.Second,
+			Raw:     keysRaw{t, cli, p},
+			Journal: "", // a value is committed whole or not at all
 		}
 	})
-}
-
-func TestCorruptStatus(t *testing.T) {
-	cli := client(t)
-	p := prefix()
-	_, err := cli.Put(t.Context(), p+"status", `{"phase": "Runn`)
-	require.NoError(t, err)
-	_, err = etcdstore.New(cli, p).Load(t.Context())
-	require.ErrorIs(t, err, state.ErrCorrupt)
-	var ce *state.CorruptError
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, p+"status", ce.Path)
-	assert.Contains(t, err.Error(), p+"status", "the error names the key")
 }
 
 // The lock key lives as long as its etcd lease: a holder that stops
@@ -96,4 +86,64 @@ func TestLeaseExpiresOnServer(t *testing.T) {
 
 func BenchmarkSave(b *testing.B) {
 	statetest.BenchSave(b, etcdstore.New(client(b), prefix()))
+}
+
+// BenchmarkDurableRun is statetest.BenchDurableRun on the shared etcd
+// server, reporting also db-MiB: the server's database size after the
+// runs (run one sub-benchmark at a time, -benchtime 1x, on a fresh server
+// for the figure of one run):
+//
+//	go test -run '^$' -bench 'DurableRun/n=10000' -benchtime 1x ./state/etcdstore
+//
+// Target: n=10000 succeeds with db-MiB at most 64.
+func BenchmarkDurableRun(b *testing.B) {
+	cli := client(b)
+	statetest.BenchDurableRun(b, statetest.DurableRun{
+		Open:    func(b *testing.B) statetest.Backend { return etcdstore.New(cli, prefix()) },
+		Written: func(be statetest.Backend) int64 { return etcdstore.Written(be.(*etcdstore.Store)) },
+		Report: func(b *testing.B) {
+			st, err := cli.Status(b.Context(), cli.Endpoints()[0])
+			require.NoError(b, err)
+			b.ReportMetric(float64(st.DbSize)/(1<<20), "db-MiB")
+		},
+	})
+}
+
+// keysRaw is the keys of a store's prefix as a statetest.Raw: every key
+// but the lock's (its value is only the holder's name).
+type keysRaw struct {
+	t      *testing.T
+	cli    *clientv3.Client
+	prefix string
+}
+
+func (r keysRaw) Names() []string {
+	resp, err := r.cli.Get(r.t.Context(), r.prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	require.NoError(r.t, err)
+	var names []string
+	for _, kv := range resp.Kvs {
+		if k := strings.TrimPrefix(string(kv.Key), r.prefix); k != "lock" {
+			names = append(names, k)
+		}
+	}
+	return names
+}
+
+func (r keysRaw) Read(name string) []byte {
+	resp, err := r.cli.Get(r.t.Context(), r.prefix+name)
+	require.NoError(r.t, err)
+	if len(resp.Kvs) == 0 {
+		return nil
+	}
+	return resp.Kvs[0].Value
+}
+
+func (r keysRaw) Write(name string, data []byte) {
+	_, err := r.cli.Put(r.t.Context(), r.prefix+name, string(data))
+	require.NoError(r.t, err)
+}
+
+func (r keysRaw) Remove(name string) {
+	_, err := r.cli.Delete(r.t.Context(), r.prefix+name)
+	require.NoError(r.t, err)
 }

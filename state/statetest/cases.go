@@ -35,6 +35,11 @@ var cases = []struct {
 	{"ConcurrentSaves", testConcurrentSaves},
 	{"CancelledContext", testCancelledContext},
 	{"Fencing", testFencing},
+	{"Commit", testCommit},
+	{"Large", testLarge},
+	{"TornJournal", testTornJournal},
+	{"Corruption", testCorruption},
+	{"TokensSurviveDeletion", testTokensSurviveDeletion},
 }
 
 // Sample returns a status of a three-component run in which the first

@@ -34,6 +34,27 @@ type Env struct {
 	// TTL is the lease TTL the suite uses (a backend may have a minimum);
 	// 0 means a minute.
 	TTL time.Duration
+	// Raw gives the suite the backend's stored records, to damage and
+	// delete them as a disk error, a crash or an operator would.
+	Raw Raw
+	// Journal names the record of Raw whose last line a crash can tear
+	// (an append that was cut short); "" when records are written whole
+	// (etcd: a value is committed whole or not at all).
+	Journal string
+}
+
+// Raw is a backend's stored records: files, keys. Its methods fail the
+// test on errors they cannot report.
+type Raw interface {
+	// Names lists the records that hold the status and the lock's state,
+	// sorted.
+	Names() []string
+	// Read returns a record; nil when it does not exist.
+	Read(name string) []byte
+	// Write replaces a record.
+	Write(name string, data []byte)
+	// Remove deletes a record.
+	Remove(name string)
 }
 
 // Run runs the suite. newEnv is called once per subtest and must return

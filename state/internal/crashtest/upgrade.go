@@ -16,6 +16,7 @@ import (
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
+	"github.com/hopdag/hopdag/state/statetest"
 )
 
 // The route the program upgrades along: three hops, 19 component
@@ -36,14 +37,20 @@ type Config struct {
 	Log string
 	// Delay is how long each attempt takes.
 	Delay time.Duration
-	// TTL is the lease's; the program takes over a dead holder's lease at
-	// once, so a long TTL does not slow restarts.
+	// Components, when not 0, replaces the catalog's plan by one hop of
+	// that many components on a layered DAG (statetest.Layered).
+	Components int
+	// TTL is the lease's; a restart waits for a killed holder's lease to
+	// expire, so a short one keeps restarts quick.
 	TTL time.Duration
 }
 
 // Plan is the plan the program runs.
-func Plan(catalog string) (*runner.Plan, error) {
-	c, err := release.LoadDir(catalog)
+func (cfg Config) Plan() (*runner.Plan, error) {
+	if cfg.Components > 0 {
+		return statetest.Layered(nil, cfg.Components), nil
+	}
+	c, err := release.LoadDir(cfg.Catalog)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +60,7 @@ func Plan(catalog string) (*runner.Plan, error) {
 // Upgrade runs (or resumes) the upgrade. It writes "ready" to ready once
 // it holds the lock and has loaded the status, before any component runs.
 func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
-	plan, err := Plan(cfg.Catalog)
+	plan, err := cfg.Plan()
 	if err != nil {
 		return err
 	}
@@ -62,7 +69,7 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	lease, err := store.Acquire(ctx, fmt.Sprintf("crashtest/%d", os.Getpid()), cfg.TTL)
+	lease, err := acquire(ctx, store, cfg.TTL)
 	if err != nil {
 		return err
 	}

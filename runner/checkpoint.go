@@ -1,0 +1,155 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"runtime/debug"
+	"slices"
+)
+
+// Checkpointer records the status durably.
+//
+// When Execute calls it: at the start and end of the run and of each hop,
+// after each hop check, and, while components run, once per round of the
+// scheduler: the transitions that arrived while the previous checkpoint
+// was being written (attempts that ended, components started, dependents
+// skipped) are recorded together in the next one (group commit). A
+// component's runner is invoked only once the checkpoint that shows it
+// Running has returned (write-ahead), so a crash never loses a success or
+// hides a start; many starts share one checkpoint.
+//
+// It is called from one goroutine, with a status that is valid only during
+// the call (copy or serialise it), and with a context that is not
+// cancelled when the run is, so that a cancelled run is recorded too.
+//
+// An error halts the run at once: running attempts see their ctx done,
+// backoff waits end, nothing new starts, and the status says
+// CHECKPOINT_FAILED. The Checkpointer is not called again until the run
+// has stopped; then it is called once more with the final status (the
+// final checkpoint), so that what finished meanwhile is recorded if the
+// store answers again. A Checkpointer that wants to ride out a transient
+// error retries inside Checkpoint (state.Checkpointer retries within the
+// lease's TTL). A panic in Checkpoint is recovered and treated as an
+// error (a *PanicError).
+type Checkpointer interface {
+	Checkpoint(ctx context.Context, s *Status) error
+}
+
+// ChangeCheckpointer is an optional ability of a Checkpointer: it records
+// only what changed. Execute calls CheckpointChanges instead of Checkpoint
+// with the components whose records changed since the last checkpoint
+// that returned nil, sorted by hop, then index. The run's own fields and
+// the hops' own fields (everything but Components) may have changed in
+// any checkpoint: record them every time (they do not grow with the
+// number of components). The first checkpoint of every Execute call lists
+// every component, so a store never keeps a record Execute did not write.
+type ChangeCheckpointer interface {
+	Checkpointer
+	CheckpointChanges(ctx context.Context, s *Status, changed []Ref) error
+}
+
+// Ref names one component record of a Status: Status.Hops[Hop].Components[Component].
+type Ref struct {
+	Hop       int
+	Component int
+}
+
+// CheckpointFunc adapts a function to Checkpointer.
+type CheckpointFunc func(ctx context.Context, s *Status) error
+
+// Checkpoint calls f(ctx, s).
+func (f CheckpointFunc) Checkpoint(ctx context.Context, s *Status) error { return f(ctx, s) }
+
+// changes tracks the component records changed since the last
+// checkpoint that succeeded.
+type changes struct {
+	marked  [][]bool // by hop, by component
+	changed []Ref
+}
+
+func (c *changes) init(s *Status) {
+	c.marked = make([][]bool, len(s.Hops))
+	for h := range s.Hops {
+		c.marked[h] = make([]bool, len(s.Hops[h].Components))
+	}
+	c.changed = c.changed[:0]
+}
+
+func (c *changes) mark(hop, i int) {
+	if c.marked == nil || c.marked[hop][i] {
+		return
+	}
+	c.marked[hop][i] = true
+	c.changed = append(c.changed, Ref{hop, i})
+}
+
+func (c *changes) markAll() {
+	for h := range c.marked {
+		for i := range c.marked[h] {
+			c.mark(h, i)
+		}
+	}
+}
+
+// sorted returns the changed records in (hop, index) order.
+func (c *changes) sorted() []Ref {
+	slices.SortFunc(c.changed, func(a, b Ref) int {
+		return cmp.Or(cmp.Compare(a.Hop, b.Hop), cmp.Compare(a.Component, b.Component))
+	})
+	return c.changed
+}
+
+func (c *changes) reset() {
+	for _, r := range c.changed {
+		c.marked[r.Hop][r.Component] = false
+	}
+	c.changed = c.changed[:0]
+}
+
+// mark notes that the record of component i of hop h changed.
+func (r *run) mark(h, i int) { r.changes.mark(h, i) }
+
+// checkpoint records the status with what changed since the last
+// checkpoint; the first error is kept and halts the run (the caller
+// checks checkpointErr), and no checkpoint is attempted after it but the
+// final one (see finalCheckpoint).
+func (r *run) checkpoint(ctx context.Context) {
+	if r.e.checkpointer != nil && r.checkpointErr == nil {
+		r.record(ctx)
+	}
+}
+
+// finalCheckpoint records the final status even after a checkpoint
+// failed: whatever finished since is not lost if the store answers again.
+// It reports whether the record was written.
+func (r *run) finalCheckpoint(ctx context.Context) bool {
+	if r.e.checkpointer == nil {
+		return true
+	}
+	return r.record(ctx) == nil
+}
+
+func (r *run) record(ctx context.Context) error {
+	err := r.callCheckpointer(context.WithoutCancel(ctx))
+	if err != nil {
+		if r.checkpointErr == nil {
+			r.checkpointErr = err
+		}
+		return err
+	}
+	r.changes.reset()
+	return nil
+}
+
+func (r *run) callCheckpointer(ctx context.Context) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("runner: checkpointer panicked: %w", &PanicError{Value: v, Stack: string(debug.Stack())})
+		}
+	}()
+	if cc, ok := r.e.checkpointer.(ChangeCheckpointer); ok {
+		return cc.CheckpointChanges(ctx, r.s, r.changes.sorted())
+	}
+	return r.e.checkpointer.Checkpoint(ctx, r.s)
+}

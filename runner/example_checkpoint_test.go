@@ -1,0 +1,70 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// printJournal is a ChangeCheckpointer that prints what each checkpoint
+// would write: the component records that changed since the last one.
+type printJournal struct{}
+
+func (printJournal) Checkpoint(context.Context, *runner.Status) error { return nil }
+
+func (printJournal) CheckpointChanges(_ context.Context, s *runner.Status, changed []runner.Ref) error {
+	var recs []string
+	for _, r := range changed {
+		c := s.Hops[r.Hop].Components[r.Component]
+		recs = append(recs, c.Name+"="+string(c.Phase))
+	}
+	fmt.Println(strings.TrimSpace(fmt.Sprintf("%-9s %s", s.Phase, strings.Join(recs, " "))))
+	return nil
+}
+
+// A ChangeCheckpointer is told which component records changed, so that
+// a store writes those and not the whole run. The first checkpoint lists
+// every component; then each round of the scheduler records the
+// components that started (before their runners run) and those that
+// ended, together.
+func ExampleChangeCheckpointer() {
+	comp := func(name, version string, deps ...string) release.ComponentVersion {
+		return release.ComponentVersion{Name: name, Version: release.MustParseVersion(version), Type: release.TypeInline, Handler: name, Dependencies: deps}
+	}
+	rel := func(v, etcd, k8s string) release.Release {
+		return release.Release{Version: release.MustParseVersion(v), Components: []release.ComponentRef{
+			{Name: "etcd", Version: release.MustParseVersion(etcd)},
+			{Name: "control-plane", Version: release.MustParseVersion(k8s)},
+		}}
+	}
+	catalog, err := release.NewCatalog(
+		[]release.Release{rel("v1.0", "v3.5.0", "v1.33.0"), rel("v1.1", "v3.6.0", "v1.34.0")},
+		[]release.ComponentVersion{comp("etcd", "v3.5.0"), comp("etcd", "v3.6.0"),
+			comp("control-plane", "v1.33.0", "etcd"), comp("control-plane", "v1.34.0", "etcd")},
+		[]release.UpgradePath{{Rules: []release.Rule{{From: release.MustParseConstraint("v1.0"), To: release.MustParseVersion("v1.1")}}}},
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	plan, err := runner.NewPlan(catalog, release.MustParseVersion("v1.0"), release.MustParseVersion("v1.1"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	noop := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
+	_, err = runner.New(noop, runner.WithCheckpointer(printJournal{})).Execute(context.Background(), plan, nil)
+	fmt.Println("error:", err)
+	// Output:
+	// Running   control-plane=Pending etcd=Pending
+	// Running
+	// Running   etcd=Running
+	// Running   control-plane=Running etcd=Succeeded
+	// Running   control-plane=Succeeded
+	// Running
+	// Succeeded
+	// error: <nil>
+}

@@ -1,0 +1,283 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/hopdag/hopdag/runner"
+)
+
+// Kinds of record.
+const (
+	// KindCommit is one group commit of the journal: the run's header and
+	// the component records that changed.
+	KindCommit = "commit"
+	// KindSnapshot opens a snapshot: the header, and how many shards
+	// follow.
+	KindSnapshot = "snapshot"
+	// KindShard is one shard of a snapshot: a run of component records.
+	KindShard = "shard"
+)
+
+// Record is one stored record: a journal commit, a snapshot's head or one
+// of its shards. It is a JSON object, so later fields (a component's
+// upgrade phases, approvals) can be added without a new format: readers
+// ignore fields they do not know, and ComponentStatus carries whatever
+// the runner records.
+type Record struct {
+	Kind string `json:"kind"`
+	// Seq numbers commits from 1; a snapshot has the Seq of the last
+	// commit it contains, and its shards the same Seq.
+	Seq uint64 `json:"seq"`
+	// Token is the fencing token of the lease the record was written
+	// under.
+	Token uint64 `json:"token"`
+	// Run is the status without its components (commit, snapshot).
+	Run *runner.Status `json:"run,omitempty"`
+	// Counts is the number of components of each hop (commit, snapshot).
+	Counts []int `json:"counts,omitempty"`
+	// Shards is how many shard records follow a snapshot head; Shard is a
+	// shard's position among them, from 0.
+	Shards int `json:"shards,omitempty"`
+	Shard  int `json:"shard,omitempty"`
+	// Components are component records (commit, shard).
+	Components []Component `json:"components,omitempty"`
+}
+
+// Component is the record of one component of one hop.
+type Component struct {
+	Hop    int                    `json:"hop"`
+	Index  int                    `json:"index"`
+	Status runner.ComponentStatus `json:"status"`
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// Frame encodes r as one line: the CRC-32C of its JSON in hex, a space,
+// the JSON, a newline. A line is readable with cat; jq reads it after
+// cut -d' ' -f2-.
+func Frame(r *Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	return FrameBytes(b)
+}
+
+// FrameBytes frames an encoded record body (JSON without newlines).
+func FrameBytes(b []byte) ([]byte, error) {
+	if bytes.IndexByte(b, '\n') >= 0 {
+		return nil, errors.New("a record body with a newline")
+	}
+	out := make([]byte, 0, len(b)+10)
+	out = fmt.Appendf(out, "%08x ", crc32.Checksum(b, crcTable))
+	out = append(out, b...)
+	return append(out, '\n'), nil
+}
+
+// Unframe decodes one line written by Frame, with or without its newline.
+func Unframe(line []byte) (*Record, error) {
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	if len(line) < 10 || line[8] != ' ' {
+		return nil, errors.New("not a record: no checksum")
+	}
+	var sum [4]byte
+	if _, err := hex.Decode(sum[:], line[:8]); err != nil {
+		return nil, errors.New("not a record: bad checksum field")
+	}
+	body := line[9:]
+	want := uint32(sum[0])<<24 | uint32(sum[1])<<16 | uint32(sum[2])<<8 | uint32(sum[3])
+	if got := crc32.Checksum(body, crcTable); got != want {
+		return nil, fmt.Errorf("checksum %08x does not match the record's %08x", got, want)
+	}
+	r := new(Record)
+	if err := json.Unmarshal(body, r); err != nil {
+		return nil, err
+	}
+	switch r.Kind {
+	case KindCommit, KindSnapshot, KindShard:
+	default:
+		return nil, fmt.Errorf("record kind %q is not a kind", r.Kind)
+	}
+	return r, nil
+}
+
+// header returns s without its components, and the component count per
+// hop.
+func header(s *runner.Status) (*runner.Status, []int) {
+	h := *s
+	h.Hops = make([]runner.HopStatus, len(s.Hops))
+	counts := make([]int, len(s.Hops))
+	for i := range s.Hops {
+		h.Hops[i] = s.Hops[i]
+		h.Hops[i].Components = nil
+		counts[i] = len(s.Hops[i].Components)
+	}
+	return &h, counts
+}
+
+// Commits encodes the records of one group commit of s with the changed
+// components, numbered from seq: one line, or several when the
+// components would make a line longer than limit bytes (0: no limit).
+// Each line carries the header, so each is whole by itself.
+func Commits(seq, token uint64, s *runner.Status, changed []runner.Ref, limit int) ([][]byte, error) {
+	if s == nil {
+		return nil, errors.New("nil status")
+	}
+	run, counts := header(s)
+	var lines [][]byte
+	r := &Record{Kind: KindCommit, Token: token, Run: run, Counts: counts}
+	emit := func() error {
+		r.Seq = seq + uint64(len(lines))
+		b, err := Frame(r)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, b)
+		r.Components = r.Components[:0]
+		return nil
+	}
+	size := 0
+	for _, ref := range changed {
+		if ref.Hop < 0 || ref.Hop >= len(s.Hops) || ref.Component < 0 || ref.Component >= len(s.Hops[ref.Hop].Components) {
+			return nil, fmt.Errorf("changed component %d of hop %d is not in the status", ref.Component, ref.Hop)
+		}
+		c := Component{Hop: ref.Hop, Index: ref.Component, Status: s.Hops[ref.Hop].Components[ref.Component]}
+		n := componentSize(&c)
+		if limit > 0 && len(r.Components) > 0 && size+n > limit {
+			if err := emit(); err != nil {
+				return nil, err
+			}
+			size = 0
+		}
+		r.Components = append(r.Components, c)
+		size += n
+	}
+	if err := emit(); err != nil {
+		return nil, err
+	}
+	return lines, nil
+}
+
+// componentSize estimates the encoded size of c, from its strings.
+func componentSize(c *Component) int {
+	s := &c.Status
+	return 200 + len(s.Name) + len(s.FromVersion) + len(s.ToVersion) + len(s.Reason) + 2*len(s.Error) + 2*len(s.Stack)
+}
+
+// Snapshot encodes s at seq as a head line and shard lines, each shard
+// at most about limit bytes (0: one shard).
+func Snapshot(seq, token uint64, s *runner.Status, limit int) ([][]byte, error) {
+	if s == nil {
+		return nil, errors.New("nil status")
+	}
+	run, counts := header(s)
+	var shards []*Record
+	cur := &Record{Kind: KindShard, Seq: seq, Token: token}
+	size := 0
+	for h := range s.Hops {
+		for i := range s.Hops[h].Components {
+			c := Component{Hop: h, Index: i, Status: s.Hops[h].Components[i]}
+			n := componentSize(&c)
+			if limit > 0 && len(cur.Components) > 0 && size+n > limit {
+				shards = append(shards, cur)
+				cur = &Record{Kind: KindShard, Seq: seq, Token: token, Shard: len(shards)}
+				size = 0
+			}
+			cur.Components = append(cur.Components, c)
+			size += n
+		}
+	}
+	if len(cur.Components) > 0 {
+		shards = append(shards, cur)
+	}
+	head := &Record{Kind: KindSnapshot, Seq: seq, Token: token, Run: run, Counts: counts, Shards: len(shards)}
+	lines := make([][]byte, 0, 1+len(shards))
+	for _, r := range append([]*Record{head}, shards...) {
+		b, err := Frame(r)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, b)
+	}
+	return lines, nil
+}
+
+// State is a status rebuilt from records.
+type State struct {
+	// Status is nil until a record was applied.
+	Status *runner.Status
+	// Seq is the Seq of the last record applied.
+	Seq uint64
+	// Token is the greatest token of the records applied.
+	Token uint64
+}
+
+// Apply applies a commit record, or a snapshot head or shard in order.
+// A record whose header has other component counts than the status
+// starts the components afresh (a new run); the records that follow must
+// then fill them all in (Check says whether they did).
+func (st *State) Apply(r *Record) error {
+	if r.Run != nil {
+		if len(r.Counts) != len(r.Run.Hops) {
+			return fmt.Errorf("record %d: %d hop counts for %d hops", r.Seq, len(r.Counts), len(r.Run.Hops))
+		}
+		next := *r.Run
+		next.Hops = make([]runner.HopStatus, len(r.Run.Hops))
+		for i := range next.Hops {
+			next.Hops[i] = r.Run.Hops[i]
+			if st.Status != nil && i < len(st.Status.Hops) && len(st.Status.Hops[i].Components) == r.Counts[i] {
+				next.Hops[i].Components = st.Status.Hops[i].Components
+			} else {
+				next.Hops[i].Components = make([]runner.ComponentStatus, r.Counts[i])
+			}
+		}
+		st.Status = &next
+	}
+	if st.Status == nil {
+		return fmt.Errorf("record %d (%s) has components but no status precedes it", r.Seq, r.Kind)
+	}
+	for _, c := range r.Components {
+		if c.Hop < 0 || c.Hop >= len(st.Status.Hops) || c.Index < 0 || c.Index >= len(st.Status.Hops[c.Hop].Components) {
+			return fmt.Errorf("record %d: component %d of hop %d is outside the status", r.Seq, c.Index, c.Hop)
+		}
+		st.Status.Hops[c.Hop].Components[c.Index] = c.Status
+	}
+	st.Seq = r.Seq
+	st.Token = max(st.Token, r.Token)
+	return nil
+}
+
+// Check validates the rebuilt status, as Unmarshal does.
+func (st *State) Check() error {
+	if st.Status == nil {
+		return nil
+	}
+	return validate(st.Status)
+}
+
+// Line is one line of a log, at Offset bytes into it.
+type Line struct {
+	Offset int64
+	Data   []byte
+}
+
+// Lines splits a log into its newline-terminated lines; torn is the byte
+// count of a last line without its newline (a write cut short), which is
+// not among the lines.
+func Lines(data []byte) (lines []Line, torn int) {
+	off := 0
+	for off < len(data) {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			return lines, len(data) - off
+		}
+		lines = append(lines, Line{Offset: int64(off), Data: data[off : off+i+1]})
+		off += i + 1
+	}
+	return lines, 0
+}

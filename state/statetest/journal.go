@@ -1,0 +1,235 @@
+package statetest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
+)
+
+// Big returns a one-hop status of n Pending components named c00000...
+func Big(n int) *runner.Status {
+	s := Sample(0)
+	s.Progress = runner.Progress{Total: n}
+	h := &s.Hops[0]
+	h.Components = make([]runner.ComponentStatus, n)
+	for i := range h.Components {
+		h.Components[i] = runner.ComponentStatus{Name: fmt.Sprintf("c%05d", i), FromVersion: "v1.0.0", ToVersion: "v1.1.0", Phase: runner.Pending}
+	}
+	return s
+}
+
+// advance moves components [from, to) of s one transition on (Pending ->
+// Running -> Succeeded) and returns their refs.
+func advance(s *runner.Status, from, to int) []runner.Ref {
+	var refs []runner.Ref
+	t0 := s.StartedAt
+	for i := from; i < min(to, len(s.Hops[0].Components)); i++ {
+		c := &s.Hops[0].Components[i]
+		switch c.Phase {
+		case runner.Pending:
+			c.Phase, c.Attempts, c.StartedAt = runner.Running, c.Attempts+1, t0.Add(time.Duration(i)*time.Second)
+		case runner.Running:
+			c.Phase, c.FinishedAt = runner.Succeeded, t0.Add(time.Duration(i+1)*time.Second)
+			s.Progress.Done++
+		}
+		refs = append(refs, runner.Ref{Hop: 0, Component: i})
+	}
+	return refs
+}
+
+func testCommit(t *testing.T, env Env) {
+	a := env.Open()
+	l := acquire(t, a, "a", env)
+	s := Big(40)
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, nil), "the first Commit of a status")
+	requireStatus(t, a, s)
+	for i := range 10 {
+		refs := advance(s, 4*(i%10), 4*(i%10)+6)
+		s.Runs = i
+		require.NoError(t, a.Commit(t.Context(), l.Token, s, refs), "Commit %d", i)
+		requireStatus(t, a, s)
+		requireStatus(t, env.Open(), s)
+	}
+	// A Commit of a status of other components (a new run) is whole.
+	require.NoError(t, a.Commit(t.Context(), l.Token, Sample(2), nil))
+	requireStatus(t, a, Sample(2))
+	err := a.Commit(t.Context(), l.Token, nil, nil)
+	require.Error(t, err, "Commit(nil)")
+	assert.NotErrorIs(t, err, state.ErrFenced)
+	// Commits are fenced as Saves are.
+	env.Expire(l)
+	requireFenced(t, a.Commit(t.Context(), l.Token, Sample(3), []runner.Ref{{Hop: 0, Component: 2}}), l.Token, "", 0)
+	requireStatus(t, a, Sample(2))
+}
+
+// testLarge runs the checkpoints of a 10,000-component run as the
+// executor makes them: one Commit per round of 64 transitions.
+func testLarge(t *testing.T, env Env) {
+	const n = 10000
+	a := env.Open()
+	l := acquire(t, a, "a", env)
+	s := Big(n)
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, nil))
+	rounds := 0
+	for from := 0; from < n; from += 64 {
+		for range 2 { // Running, then Succeeded
+			require.NoError(t, a.Commit(t.Context(), l.Token, s, advance(s, from, from+64)), "round %d", rounds)
+			rounds++
+		}
+	}
+	s.Phase = runner.Succeeded
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, nil))
+	requireStatus(t, env.Open(), s)
+}
+
+// testTornJournal cuts the journal at every byte of its last line, as a
+// crash in the middle of an append would: Load sees the commit or not,
+// never fails, and the next Commit goes on from there.
+func testTornJournal(t *testing.T, env Env) {
+	if env.Raw == nil || env.Journal == "" {
+		t.Logf("records are written whole: no torn tail to test")
+		return
+	}
+	a := env.Open()
+	l := acquire(t, a, "a", env)
+	s := Big(50)
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, nil))
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, advance(s, 0, 5)))
+	before := s.DeepCopy()
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, advance(s, 5, 10)))
+	after := s.DeepCopy()
+	full := env.Raw.Read(env.Journal)
+	require.NotEmpty(t, full, "%s after two commits", env.Journal)
+	start := bytes.LastIndexByte(full[:len(full)-1], '\n') + 1
+	for cut := start; cut <= len(full); cut++ {
+		env.Raw.Write(env.Journal, full[:cut])
+		got, err := env.Open().Load(t.Context())
+		require.NoError(t, err, "Load with the journal cut at byte %d of %d", cut, len(full))
+		want := before
+		if cut == len(full) {
+			want = after
+		}
+		require.Equal(t, want, got, "Load with the journal cut at byte %d of %d", cut, len(full))
+	}
+	// Torn in the middle: the next commit replaces the torn tail.
+	env.Raw.Write(env.Journal, full[:start+(len(full)-start)/2])
+	b := env.Open()
+	s = before.DeepCopy()
+	require.NoError(t, b.Commit(t.Context(), l.Token, s, advance(s, 20, 30)))
+	requireStatus(t, env.Open(), s)
+}
+
+// testCorruption damages each record in turn (a NUL byte in the middle of
+// a line that is not a torn tail): the calls that read it fail with a
+// *CorruptError naming it and an offset, never advising to delete it, and
+// nothing writes over it.
+func testCorruption(t *testing.T, env Env) {
+	if env.Raw == nil {
+		t.Fatalf("Env.Raw is nil: the suite needs the backend's records")
+	}
+	a := env.Open()
+	l := acquire(t, a, "a", env)
+	s := Big(30)
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, nil))
+	for i := range 3 {
+		require.NoError(t, a.Commit(t.Context(), l.Token, s, advance(s, 10*i, 10*i+10)))
+	}
+	names := env.Raw.Names()
+	require.NotEmpty(t, names)
+	saved := map[string][]byte{}
+	for _, name := range names {
+		saved[name] = env.Raw.Read(name)
+	}
+	for _, name := range names {
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			for n, data := range saved {
+				env.Raw.Write(n, data)
+			}
+			good := saved[name]
+			bad := bytes.Clone(good)
+			// The middle of the first line: never a torn tail.
+			end := bytes.IndexByte(bad, '\n')
+			if end < 0 {
+				end = len(bad)
+			}
+			bad[end/2] = 0
+			env.Raw.Write(name, bad)
+			h := env.Open()
+			_, loadErr := h.Load(t.Context())
+			commitErr := h.Commit(t.Context(), l.Token, s, advance(s.DeepCopy(), 0, 1))
+			_, acqErr := h.Acquire(t.Context(), "b", env.TTL)
+			errs := map[string]error{"Load": loadErr, "Commit": commitErr, "Acquire": acqErr}
+			found := false
+			for op, err := range errs {
+				var ce *state.CorruptError
+				if !errors.As(err, &ce) {
+					continue
+				}
+				found = true
+				assert.Contains(t, ce.Path, name, "%s: CorruptError.Path", op)
+				assert.Contains(t, err.Error(), "at byte", "%s: the error gives the offset", op)
+				for _, word := range []string{"remove", "delete"} {
+					assert.NotContains(t, strings.ToLower(err.Error()), word, "%s: the error advises to %s a record: %v", op, word, err)
+				}
+			}
+			assert.True(t, found, "no call reported %s corrupt: %v", name, errs)
+			assert.Equal(t, bad, env.Raw.Read(name), "a call wrote over the corrupt %s", name)
+			assert.Error(t, commitErr, "Commit over a corrupt %s", name)
+		})
+	}
+}
+
+// testTokensSurviveDeletion deletes each record in turn: no token is
+// ever issued twice, and the old holder's writes stay fenced.
+func testTokensSurviveDeletion(t *testing.T, env Env) {
+	if env.Raw == nil {
+		t.Fatalf("Env.Raw is nil: the suite needs the backend's records")
+	}
+	a := env.Open()
+	l := acquire(t, a, "a", env)
+	s := Big(20)
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, nil))
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, advance(s, 0, 5)))
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, advance(s, 5, 10)))
+	names := env.Raw.Names()
+	saved := map[string][]byte{}
+	for _, name := range names {
+		saved[name] = env.Raw.Read(name)
+	}
+	for _, name := range names {
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			for n, data := range saved {
+				if env.Raw.Read(n) == nil || n != name {
+					env.Raw.Write(n, data)
+				}
+			}
+			env.Raw.Remove(name)
+			b := env.Open()
+			lb, err := b.Acquire(t.Context(), "b", env.TTL)
+			if errors.Is(err, state.ErrLocked) {
+				env.Expire(l)
+				lb, err = b.Acquire(t.Context(), "b", env.TTL)
+			}
+			if errors.Is(err, state.ErrCorrupt) {
+				// What is left does not add up: refusing is safe.
+				t.Logf("with %s deleted, Acquire: %v", name, err)
+			} else {
+				require.NoError(t, err, "Acquire with %s deleted", name)
+				assert.Greater(t, lb.Token, l.Token, "token after deleting %s", name)
+				defer func() { _ = b.Release(t.Context(), lb) }()
+			}
+			err = a.Commit(t.Context(), l.Token, s, advance(s.DeepCopy(), 10, 12))
+			require.Error(t, err, "a Commit under the old lease %d with %s deleted", l.Token, name)
+			assert.True(t, errors.Is(err, state.ErrFenced) || errors.Is(err, state.ErrCorrupt), "old holder's Commit: %v, want ErrFenced (or ErrCorrupt)", err)
+		})
+	}
+}
