@@ -30,7 +30,7 @@ func golden(t *testing.T, name, got string) {
 		require.NoError(t, os.WriteFile(p, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(p)
-	require.NoError(t, err, "golden file missing: run go test ./cmd/hopdag -update")
+	require.NoError(t, err, "golden file missing: run go test . -update in cmd/hopdag")
 	assert.Equal(t, string(want), got, "output differs from %s (-want +got); rerun with -update if the change is intended", p)
 }
 
