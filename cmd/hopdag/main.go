@@ -124,7 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "plan":
 		c.output = c.fs.String("o", "text", "output format: text, json or yaml")
 	case "graph":
-		c.output = c.fs.String("o", "mermaid", "output format: mermaid or dot")
+		c.output = c.fs.String("o", "mermaid", "output format: mermaid, dot or json")
 		c.hop = c.fs.Int("hop", 1, "which hop to draw, from 1")
 	case "run":
 		c.simulate = c.fs.Bool("simulate", false, "simulate the runners (required: real runners are wired by embedding the library)")
@@ -171,7 +171,7 @@ func (c *cli) usageError(msg string) int {
 }
 
 func (c *cli) fail1(err error) int {
-	fmt.Fprintf(c.stderr, "hopdag %s: %v\n", c.name, err)
+	fmt.Fprintf(c.stderr, "hopdag %s: %s\n", c.name, message(err))
 	return exitInvalid
 }
 
@@ -227,6 +227,11 @@ func (c *cli) targets(context.Context) int {
 		return c.fail1(err)
 	}
 	ts, err := path.Targets(cat, from, c.pathOptions()...)
+	// Nothing reachable (from the newest version, say) is an answer.
+	if nr, ok := errors.AsType[*path.NoRouteError](err); ok && nr.To.IsZero() {
+		fmt.Fprintln(c.stdout, strings.TrimPrefix(message(err), "path: "))
+		return exitOK
+	}
 	if err != nil {
 		return c.fail1(err)
 	}
@@ -290,8 +295,10 @@ func (c *cli) plan(context.Context) int {
 }
 
 func (c *cli) graph(context.Context) int {
-	if *c.output != "mermaid" && *c.output != "dot" {
-		return c.usageError(fmt.Sprintf("-o must be mermaid or dot, got %q", *c.output))
+	switch *c.output {
+	case "mermaid", "dot", "json":
+	default:
+		return c.usageError(fmt.Sprintf("-o must be mermaid, dot or json, got %q", *c.output))
 	}
 	p, err := c.newPlan()
 	if err != nil {
@@ -301,9 +308,16 @@ func (c *cli) graph(context.Context) int {
 		return c.fail1(fmt.Errorf("--hop %d: the plan has %d %s", *c.hop, len(p.Hops), plural(len(p.Hops), "hop")))
 	}
 	g := p.Hops[*c.hop-1].Graph
-	if *c.output == "dot" {
+	switch *c.output {
+	case "dot":
 		fmt.Fprint(c.stdout, g.DOT())
-	} else {
+	case "json":
+		data, err := json.MarshalIndent(g, "", "  ")
+		if err != nil {
+			return c.fail1(err)
+		}
+		fmt.Fprintln(c.stdout, string(data))
+	default:
 		fmt.Fprint(c.stdout, g.Mermaid())
 	}
 	return exitOK

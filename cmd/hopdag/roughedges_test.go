@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The five rough edges a new user hit (issue 18), one test each.
+
+// targets from the newest version is an answer, not an error.
+func TestTargetsFromNewestExitsZero(t *testing.T) {
+	code, out, stderr := invoke("targets", catalog, "--from", "v26.09")
+	assert.Equal(t, 0, code, "targets --from v26.09 (the newest) exit code; stderr:\n%s", stderr)
+	assert.Contains(t, out, "no version is reachable from v26.09")
+}
+
+// An empty plan serialises "hops": [], and so does the status of its run.
+func TestEmptyPlanHopsAreAnArray(t *testing.T) {
+	code, out, stderr := invoke("plan", catalog, "--from", "v26.06", "--to", "v26.06", "-o", "json")
+	require.Equal(t, 0, code, stderr)
+	var plan map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &plan), out)
+	assert.Equal(t, []any{}, plan["hops"], "plan -o json of an empty plan: hops")
+
+	state := t.TempDir()
+	code, out, stderr = invoke("run", "-", "--from", "v26.06", "--to", "v26.06", "--simulate", "--state", state)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	data, err := os.ReadFile(filepath.Join(state, "status.json"))
+	require.NoError(t, err)
+	var st map[string]any
+	require.NoError(t, json.Unmarshal(data, &st), string(data))
+	assert.Equal(t, []any{}, st["hops"], "status.json of an empty run: hops")
+}
+
+// graph -o json prints package dag's JSON.
+func TestGraphJSON(t *testing.T) {
+	code, out, stderr := invoke("graph", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "-o", "json")
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, json.Valid([]byte(out)), "graph -o json is JSON: %s", out)
+	golden(t, "graph-json.golden", out)
+}
+
+// The risk message names the CLI flag, not the Go option.
+func TestRiskMessageNamesAcceptFlag(t *testing.T) {
+	for _, args := range [][]string{
+		{"plan", catalog, "--from", "v26.06", "--to", "v26.09-rc.1"},
+		{"run", catalog, "--from", "v26.06", "--to", "v26.09-rc.1", "--simulate"},
+	} {
+		code, _, stderr := invoke(args...)
+		assert.Equal(t, 1, code, "hopdag %s", strings.Join(args, " "))
+		assert.Contains(t, stderr, "--accept containerd-v2-config", "hopdag %s", strings.Join(args, " "))
+		assert.NotContains(t, stderr, "AcceptRisks", "hopdag %s: a Go option name in a CLI message", strings.Join(args, " "))
+	}
+}
+
+// The status table after a run lists each hop's components in the plan's
+// batch order, not by name.
+func TestRunTableInBatchOrder(t *testing.T) {
+	code, out, stderr := invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "--simulate", "--speed", "20000")
+	require.Equal(t, 0, code, stderr)
+	table := out[strings.Index(out, "status v26.06-rc.2"):]
+	var rows []string
+	for _, line := range strings.Split(table, "\n")[2:] {
+		if f := strings.Fields(line); len(f) > 4 {
+			rows = append(rows, f[4])
+		}
+	}
+	// Batches of hop 1 (see the README's picture): pre-upgrade-resources;
+	// bkeagent, provider; kubernetes-master; calico, kube-proxy,
+	// kubernetes-worker.
+	want := []string{"pre-upgrade-resources", "bkeagent", "provider", "kubernetes-master", "calico", "kube-proxy", "kubernetes-worker"}
+	assert.Equal(t, want, rows, "component column of the status table:\n%s", table)
+}
