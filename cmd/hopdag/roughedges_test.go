@@ -77,3 +77,18 @@ func TestRunTableInBatchOrder(t *testing.T) {
 	want := []string{"pre-upgrade-resources", "bkeagent", "provider", "kubernetes-master", "calico", "kube-proxy", "kubernetes-worker"}
 	assert.Equal(t, want, rows, "component column of the status table:\n%s", table)
 }
+
+// A catalog with inline components is refused before anything runs,
+// naming them and showing the Go program that runs them.
+func TestRunRefusesInline(t *testing.T) {
+	state := t.TempDir()
+	code, out, stderr := invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "--state", state)
+	assert.Equal(t, 1, code, "stderr:\n%s", stderr)
+	assert.Contains(t, stderr, "inline components bkeagent v1.4.1, kubernetes-master v1.33.3, kubernetes-worker v1.33.3 are Go functions")
+	assert.Contains(t, stderr, `components.NewInline().Register("bkeagent", myUpgrade)`)
+	assert.Contains(t, stderr, "runner.NewPlan(catalog, from, to, runner.ForExecutor(exec))")
+	assert.Contains(t, stderr, "hop check cluster-healthy has no implementation")
+	assert.Empty(t, out, "nothing ran")
+	_, err := os.Stat(filepath.Join(state, "status.json"))
+	assert.True(t, os.IsNotExist(err), "no status was written: %v", err)
+}
