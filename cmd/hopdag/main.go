@@ -76,6 +76,9 @@ Exit status: 0 ok, 1 invalid input or failed run, 2 usage, 3 still running
 `
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == guardCommand {
+		os.Exit(guard(os.Args[2:]))
+	}
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	os.Exit(runWith(context.Background(), env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, signals: signals, exit: os.Exit}, os.Args[1:]))

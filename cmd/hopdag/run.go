@@ -162,6 +162,14 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if plan, err = runner.NewPlan(cat, from, to, runner.ForExecutor(e), runner.PathOptions(c.pathOptions()...)); err != nil {
 		return c.fail1(err)
 	}
+	if lock := c.commandsLock(); lock != "" && !*c.simulate {
+		err := waitCommands(ctx, lock, c.grace()+killMargin, func() {
+			fmt.Fprintf(c.stderr, "hopdag run: waiting for the commands of an earlier run of %s to exit\n", *c.state)
+		})
+		if err != nil {
+			return c.fail1(err)
+		}
+	}
 	fmt.Fprint(c.stdout, plan.String(), resume, "\n")
 	st, err := e.Execute(ctx, plan, prev)
 	if st != nil {
@@ -245,8 +253,11 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 			plural(len(names), "component"), list(names), plural2(len(names), "is a", "are"), plural(len(names), "function"),
 			plural2(len(handlers), "its handler", "their handlers"), list(slices.Sorted(maps.Keys(handlers)))))
 	}
-	router := components.NewRouter().
-		Register(release.TypeExec, components.NewExec(components.WithGracePeriod(c.grace()), components.WithExecValues(values)))
+	execRunner, err := c.execRunner(values)
+	if err != nil {
+		return nil, err
+	}
+	router := components.NewRouter().Register(release.TypeExec, execRunner)
 	if names := byType[release.TypeManifest]; len(names) > 0 {
 		applier, err := c.applier()
 		if err != nil {

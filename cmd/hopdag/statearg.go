@@ -43,7 +43,7 @@ func (c *cli) openState(spec string) (*backend, error) {
 		if c.name != "run" {
 			// Only run creates a state directory; the others read one.
 			if _, err := os.Stat(spec); err != nil {
-				return nil, fmt.Errorf("no status in %s: %w", spec, err)
+				return nil, fmt.Errorf("no status in %s: %w", spec, err) // matches fs.ErrNotExist
 			}
 		}
 		f, err := state.OpenFile(spec)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -46,6 +48,15 @@ func (c *cli) status(ctx context.Context) int {
 		return c.usageError("--interval must be positive")
 	}
 	b, err := c.openState(*c.state)
+	for *c.sf.watch && errors.Is(err, fs.ErrNotExist) {
+		// The run has not created its state directory yet.
+		select {
+		case <-ctx.Done():
+			return exitInterrupted
+		case <-time.After(*c.sf.interval):
+		}
+		b, err = c.openState(*c.state)
+	}
 	if err != nil {
 		return c.fail1(err)
 	}
