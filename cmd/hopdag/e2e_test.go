@@ -384,3 +384,36 @@ func TestEtcdState(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "status v1.0 -> v2.0: Succeeded, 6/6 components done, run 2")
 }
+
+// The same with manifest components through the Dir applier: the run is
+// killed in the command that precedes the manifest of hop 2, resumes, and
+// the directory holds v2.0's objects, with the ConfigMap v1.1 added and
+// v2.0 no longer renders pruned.
+func TestDirApplierKilledAndResumed(t *testing.T) {
+	u := newUpgrade(t)
+	cluster := filepath.Join(t.TempDir(), "cluster")
+	args := []string{"run", "testdata/dir-catalog", "--from", "v1.0", "--to", "v2.0", "--state", u.state,
+		"--set", "out=" + u.out, "--log-file", u.log, "--apply-dir", cluster}
+	p := start(t, args...)
+	waitFor(t, filepath.Join(u.out, "runs.log"), "start migrate 2.0")
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	p.wait(t)
+	cm := filepath.Join(cluster, "shop", "configmap_web-config.yaml")
+	require.FileExists(t, cm, "hop 1 applied web 1.1's ConfigMap before the kill")
+	auditLines(t, u.log)
+
+	code, out, stderr := hopdagRun(t, "", args...)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.NoFileExists(t, cm, "web 2.0 pruned the ConfigMap it no longer renders")
+	assert.FileExists(t, filepath.Join(cluster, "shop", "service_web.yaml"))
+	assert.FileExists(t, filepath.Join(cluster, "_cluster", "namespace_shop.yaml"))
+	dep, err := os.ReadFile(filepath.Join(cluster, "shop", "deployment_web.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(dep), "registry.local/web:2.0")
+	overlap, err := os.ReadFile(filepath.Join(u.out, "OVERLAP"))
+	assert.True(t, os.IsNotExist(err), "a command ran twice at once: %s", overlap)
+	st := statusJSON(t, u.state)
+	assert.Equal(t, "Succeeded", st["phase"])
+	assert.EqualValues(t, 2, component(st, 1, "migrate")["attempts"], "migrate 2.0 ran again after the kill")
+	assert.EqualValues(t, 1, component(st, 0, "web")["attempts"], "web 1.1 was applied once")
+}
