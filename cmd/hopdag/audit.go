@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -57,8 +58,11 @@ type auditRecord struct {
 	Status    *int      `json:"status,omitempty"`
 }
 
-// openAudit opens path for appending, creating it.
+// openAudit opens path for appending, creating it and its directory.
 func openAudit(path string) (*auditLog, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("--log-file: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("--log-file: %w", err)
