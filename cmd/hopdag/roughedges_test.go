@@ -92,3 +92,37 @@ func TestRunRefusesInline(t *testing.T) {
 	_, err := os.Stat(filepath.Join(state, "status.json"))
 	assert.True(t, os.IsNotExist(err), "no status was written: %v", err)
 }
+
+// Hop checks run as commands given with --check; without one, the plan is
+// refused naming the check.
+func TestRunChecksAsCommands(t *testing.T) {
+	dir := t.TempDir()
+	comps, err := os.ReadFile(filepath.Join(execCatalog, "components.yaml"))
+	require.NoError(t, err)
+	rels, err := os.ReadFile(filepath.Join(execCatalog, "releases.yaml"))
+	require.NoError(t, err)
+	rels = []byte(strings.Replace(string(rels), "- {from: v1.0, to: v1.1}",
+		"- {from: v1.0, to: v1.1, preChecks: [{name: healthy, required: true}], postChecks: [{name: smoke}]}", 1))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "components.yaml"), comps, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "releases.yaml"), rels, 0o644))
+	scripts, err := filepath.Abs(execCatalog)
+	require.NoError(t, err)
+	out := t.TempDir()
+	args := []string{"run", dir, "--from", "v1.0", "--to", "v1.1", "--set", "catalog=" + scripts + ",out=" + out}
+
+	code, _, stderr := invoke(args...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "hop checks healthy, smoke have no implementation: give each as a command (--check NAME=COMMAND)")
+
+	log := filepath.Join(out, "checks.log")
+	record := `echo "$HOPDAG_CHECK_STAGE $HOPDAG_CHECK $HOPDAG_HOP" >>` + log
+	code, stdout, stderr := invoke(append(args, "--check", "healthy="+record, "--check", "smoke="+record)...)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	got, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, "pre healthy v1.0 -> v1.1\npost smoke v1.0 -> v1.1\n", string(got))
+
+	code, stdout, _ = invoke(append(args, "--check", "healthy=echo unhealthy >&2; exit 1", "--check", "smoke=true")...)
+	assert.Equal(t, 1, code, "a required check that fails fails the run")
+	assert.Contains(t, stdout, "CHECK_FAILED")
+}

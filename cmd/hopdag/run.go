@@ -28,6 +28,8 @@ type runFlags struct {
 	logFormat   *string
 	maxParallel *int
 	set         *string
+	// checks are the --check commands by check name.
+	checks map[string]string
 
 	audit *auditLog
 }
@@ -42,6 +44,15 @@ func (c *cli) runFlags() {
 		maxParallel: c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
 		set:         c.fs.String("set", "", "comma-separated KEY=VALUE template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set"),
 	}
+	c.rf.checks = map[string]string{}
+	c.fs.Func("check", "NAME=COMMAND: run hop check NAME as `sh -c COMMAND` (repeat for each check; exit 0 passes)", func(v string) error {
+		name, command, ok := strings.Cut(v, "=")
+		if !ok || name == "" || strings.TrimSpace(command) == "" {
+			return fmt.Errorf("want NAME=COMMAND, got %q", v)
+		}
+		c.rf.checks[name] = command
+		return nil
+	})
 	c.kubeFlags()
 }
 
@@ -156,7 +167,11 @@ func (c *cli) run(ctx context.Context) (code int) {
 		if err != nil {
 			return c.fail1(err)
 		}
-		e = runner.New(router, opts...)
+		checks, err := c.checkFuncs(values)
+		if err != nil {
+			return c.fail1(err)
+		}
+		e = runner.New(router, append(opts, checks...)...)
 	}
 	// Now with the executor: every component and check has a runner.
 	if plan, err = runner.NewPlan(cat, from, to, runner.ForExecutor(e), runner.PathOptions(c.pathOptions()...)); err != nil {
@@ -244,7 +259,9 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 			}
 		}
 		for _, ch := range slices.Concat(h.PreChecks, h.PostChecks) {
-			checks[ch.Name] = true
+			if _, ok := c.rf.checks[ch.Name]; !ok {
+				checks[ch.Name] = true
+			}
 		}
 	}
 	var problems []string
@@ -274,14 +291,14 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 	}
 	if len(checks) > 0 {
 		names := slices.Sorted(maps.Keys(checks))
-		problems = append(problems, fmt.Sprintf("hop %s %s %s no implementation on the command line: run the plan from a Go program that registers %s (runner.WithCheck)",
-			plural(len(names), "check"), list(names), plural2(len(names), "has", "have"), plural2(len(names), "it", "them")))
+		problems = append(problems, fmt.Sprintf("hop %s %s %s no implementation: give %s as a command (--check NAME=COMMAND), or run the plan from a Go program that registers %s (runner.WithCheck)",
+			plural(len(names), "check"), list(names), plural2(len(names), "has", "have"), plural2(len(names), "it", "each"), plural2(len(names), "it", "them")))
 	}
 	if len(problems) == 0 {
 		return router, nil
 	}
 	msg := "this plan cannot run from the command line:\n  " + strings.Join(problems, "\n  ")
-	if len(byType[release.TypeInline]) > 0 || len(checks) > 0 {
+	if len(byType[release.TypeInline]) > 0 {
 		msg += "\n" + embedding(slices.Sorted(maps.Keys(handlers)))
 	}
 	return nil, errors.New(msg)
@@ -346,4 +363,29 @@ func plural2(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// checkFuncs runs each --check command through the exec runner (under the
+// guard) as a pseudo-component named after the check, with HOPDAG_CHECK,
+// HOPDAG_CHECK_STAGE and HOPDAG_HOP in its environment.
+func (c *cli) checkFuncs(values map[string]any) ([]runner.Option, error) {
+	if len(c.rf.checks) == 0 {
+		return nil, nil
+	}
+	x, err := c.execRunner(values)
+	if err != nil {
+		return nil, err
+	}
+	var opts []runner.Option
+	for _, name := range slices.Sorted(maps.Keys(c.rf.checks)) {
+		command := c.rf.checks[name]
+		opts = append(opts, runner.WithCheck(name, func(ctx context.Context, ct runner.CheckTask) error {
+			cv := &release.ComponentVersion{Name: name, Type: release.TypeExec, Command: &release.Command{
+				Args: []string{"sh", "-c", command},
+				Env:  map[string]string{"HOPDAG_CHECK": name, "HOPDAG_CHECK_STAGE": ct.Stage},
+			}}
+			return x.Run(ctx, runner.Task{Hop: ct.Hop, HopIndex: ct.HopIndex, Component: name, To: cv, Attempt: 1, Logger: ct.Logger})
+		}))
+	}
+	return opts, nil
 }
