@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -30,6 +31,15 @@ type guarded struct {
 }
 
 func (g guarded) Run(ctx context.Context, t runner.Task) error {
+	// A program looked up in PATH that is not there fails for good, as the
+	// exec runner says without the guard (which would exit 127).
+	if cv := t.To; cv != nil && cv.Command != nil && len(cv.Command.Args) > 0 {
+		if prog := cv.Command.Args[0]; !strings.ContainsAny(prog, "/{") {
+			if _, err := exec.LookPath(prog); err != nil {
+				return runner.Permanent(&components.Error{Component: cv.Name, Version: cv.Version.Original(), Op: "exec", Err: err})
+			}
+		}
+	}
 	t.To = g.wrap(t.To)
 	return g.exec.Run(ctx, t)
 }

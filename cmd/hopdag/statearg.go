@@ -54,19 +54,15 @@ func (c *cli) openState(spec string) (*backend, error) {
 	}
 	switch scheme {
 	case "etcd":
-		u, err := url.Parse(spec)
+		endpoints, prefix, err := parseEtcdURL(spec)
+		if err != nil {
+			return nil, err
+		}
+		cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: etcdDialTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("--state %s: %w", spec, err)
 		}
-		prefix := strings.Trim(u.Path, "/")
-		if u.Host == "" || prefix == "" {
-			return nil, fmt.Errorf("--state %s: want etcd://host:port/prefix (the prefix names the run, e.g. etcd://127.0.0.1:2379/hopdag/prod)", spec)
-		}
-		cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(u.Host, ","), DialTimeout: etcdDialTimeout})
-		if err != nil {
-			return nil, fmt.Errorf("--state %s: %w", spec, err)
-		}
-		s := etcdstore.New(cli, "/"+prefix+"/")
+		s := etcdstore.New(cli, prefix)
 		return &backend{store: s, lock: s, where: spec, close: cli.Close}, nil
 	case "kube":
 		ns, name, ok := strings.Cut(rest, "/")
@@ -96,4 +92,24 @@ func (b *backend) load(ctx context.Context) (*runner.Status, error) {
 func holder(what string) string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s/%d (%s)", host, os.Getpid(), what)
+}
+
+// parseEtcdURL reads etcd://host:port[,host:port...]/prefix: the endpoints,
+// and the key prefix of the run, "/prefix/".
+func parseEtcdURL(spec string) (endpoints []string, prefix string, err error) {
+	u, err := url.Parse(spec)
+	if err != nil {
+		return nil, "", fmt.Errorf("--state %s: %w", spec, err)
+	}
+	p := strings.Trim(u.Path, "/")
+	if u.Scheme != "etcd" || u.Host == "" || p == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, "", fmt.Errorf("--state %s: want etcd://host:port/prefix (the prefix names the run, e.g. etcd://127.0.0.1:2379/hopdag/prod)", spec)
+	}
+	for _, e := range strings.Split(u.Host, ",") {
+		if e == "" {
+			return nil, "", fmt.Errorf("--state %s: an empty endpoint", spec)
+		}
+		endpoints = append(endpoints, e)
+	}
+	return endpoints, "/" + p + "/", nil
 }
