@@ -45,7 +45,7 @@ func (c *cli) runFlags() {
 		set:         c.fs.String("set", "", "comma-separated KEY=VALUE template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set"),
 	}
 	c.rf.checks = map[string]string{}
-	c.fs.Func("check", "NAME=COMMAND: run hop check NAME as `sh -c COMMAND` (repeat for each check; exit 0 passes)", func(v string) error {
+	c.fs.Func("check", "`NAME=COMMAND`: run hop check NAME with sh -c COMMAND (repeat for each check; exit 0 passes)", func(v string) error {
 		name, command, ok := strings.Cut(v, "=")
 		if !ok || name == "" || strings.TrimSpace(command) == "" {
 			return fmt.Errorf("want NAME=COMMAND, got %q", v)
