@@ -417,3 +417,98 @@ func TestDirApplierKilledAndResumed(t *testing.T) {
 	assert.EqualValues(t, 2, component(st, 1, "migrate")["attempts"], "migrate 2.0 ran again after the kill")
 	assert.EqualValues(t, 1, component(st, 0, "web")["attempts"], "web 1.1 was applied once")
 }
+
+// stubborn writes a one-component catalog whose command ignores SIGTERM
+// and SIGINT and holds an flock on lock while it lives.
+func stubborn(t *testing.T, lock, started string) string {
+	t.Helper()
+	dir := t.TempDir()
+	script := fmt.Sprintf(`exec 9>>%s; flock 9; trap '' TERM INT; echo started >>%s; sleep 30`, lock, started)
+	catalog := fmt.Sprintf(`apiVersion: hopdag.io/v1alpha1
+kind: Release
+metadata: {name: v1}
+spec: {version: v1.0, components: [{name: stubborn, version: "1.0"}]}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: Release
+metadata: {name: v2}
+spec: {version: v2.0, components: [{name: stubborn, version: "2.0"}]}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: UpgradePath
+metadata: {name: paths}
+spec: {rules: [{from: v1.0, to: v2.0}]}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: stubborn-1}
+spec: {name: stubborn, version: "1.0", type: exec, command: {args: [sh, -c, "true"]}}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: stubborn-2}
+spec: {name: stubborn, version: "2.0", type: exec, command: {args: [sh, -c, %q]}}
+`, script)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(catalog), 0o644))
+	return dir
+}
+
+// unlocked reports whether nobody holds an flock on path.
+func unlocked(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return false
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return true
+}
+
+func waitUnlocked(t *testing.T, path string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !unlocked(t, path) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command still holds %s after %s", path, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A command that ignores SIGTERM gets SIGKILL after --grace: the first
+// interrupt still ends in a saved status and exit 130.
+func TestInterruptGraceKillsStubbornCommand(t *testing.T) {
+	d := t.TempDir()
+	lock, started, state := filepath.Join(d, "lock"), filepath.Join(d, "started"), filepath.Join(d, "state")
+	p := start(t, "run", stubborn(t, lock, started), "--from", "v1.0", "--to", "v2.0", "--state", state, "--grace", "500ms")
+	waitFor(t, started, "started")
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	assert.Equal(t, 130, p.wait(t), "stderr:\n%s", p.stderr)
+	assert.True(t, unlocked(t, lock), "the command was killed before hopdag exited")
+	assert.Equal(t, "Cancelled", statusJSON(t, state)["phase"])
+}
+
+// A second interrupt kills hopdag at once, without waiting for the grace
+// period, and its guard then kills the command.
+func TestSecondInterruptKillsAtOnce(t *testing.T) {
+	d := t.TempDir()
+	lock, started, state := filepath.Join(d, "lock"), filepath.Join(d, "started"), filepath.Join(d, "state")
+	p := start(t, "run", stubborn(t, lock, started), "--from", "v1.0", "--to", "v2.0", "--state", state, "--grace", "4s")
+	waitFor(t, started, "started")
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	waitFor(t, filepath.Join(state, "status.json"), "Running") // still stopping: the command ignores SIGTERM
+	select {
+	case <-p.done:
+		t.Fatalf("hopdag exited on the first interrupt while its command runs; stderr:\n%s", p.stderr)
+	case <-time.After(300 * time.Millisecond):
+	}
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	begin := time.Now()
+	assert.Equal(t, 130, p.wait(t), "stderr:\n%s", p.stderr)
+	assert.Less(t, time.Since(begin), 3*time.Second, "the second interrupt kills at once, not after the grace period (4s)")
+	assert.Contains(t, p.stderr.String(), "second SIGINT: exiting now")
+	// The guard sees hopdag gone: SIGTERM (ignored), its grace, SIGKILL.
+	waitUnlocked(t, lock, 30*time.Second)
+}
