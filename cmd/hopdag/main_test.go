@@ -75,6 +75,8 @@ func TestExitCodes(t *testing.T) {
 		{"run with inline components", []string{"run", catalog, "--from", "v26.06", "--to", "v26.09"}, 1, "inline components bkeagent v1.5.0, containerd v2.1.3"},
 		{"simulate with apply-dir", []string{"run", catalog, "--from", "v26.06", "--to", "v26.09", "--simulate", "--apply-dir", "x"}, 2, "--apply-dir applies for real"},
 		{"fail without simulate", []string{"run", catalog, "--from", "v26.06", "--to", "v26.09", "--fail", "etcd"}, 2, "only go with --simulate"},
+		{"dry run of commands", []string{"run", "testdata/exec-catalog", "--from", "v1.0", "--to", "v2.0", "--dry-run"}, 1, "exec components app 1.1, cache 1.1, config 1.1, db 1.1, app 2.0, db 2.0: a command has no dry run"},
+		{"dry run without a cluster", []string{"run", "testdata/dir-catalog", "--from", "v1.0", "--to", "v2.0", "--dry-run"}, 1, "no Kubernetes applier"},
 		{"status without state", []string{"status"}, 2, "--state is required"},
 		{"status of nothing", []string{"status", "--state", "testdata/nope"}, 1, "no status in testdata/nope"},
 		{"abandon without state", []string{"abandon"}, 2, "--state is required"},

@@ -270,6 +270,10 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 			plural(len(names), "component"), list(names), plural2(len(names), "is a", "are"), plural(len(names), "function"),
 			plural2(len(handlers), "its handler", "their handlers"), list(slices.Sorted(maps.Keys(handlers)))))
 	}
+	if names := byType[release.TypeExec]; len(names) > 0 && *c.rf.dryRun {
+		problems = append(problems, fmt.Sprintf("exec %s %s: a command has no dry run, and --dry-run must change nothing; use hopdag plan to see what would run",
+			plural(len(names), "component"), list(names)))
+	}
 	execRunner, err := c.execRunner(values)
 	if err != nil {
 		return nil, err
