@@ -366,7 +366,7 @@ func TestAbandon(t *testing.T) {
 // interrupted there resumes from it, and status reads it.
 func TestEtcdState(t *testing.T) {
 	u := newUpgrade(t)
-	u.state = "etcd://" + etcdEndpoint(t) + "/hopdag/" + t.Name()
+	u.state = fmt.Sprintf("etcd://%s/hopdag/%s-%d", etcdEndpoint(t), t.Name(), time.Now().UnixNano()) // a fresh run per test run
 	p := start(t, u.runArgs()...)
 	waitFor(t, filepath.Join(u.out, "runs.log"), "start db 1.1")
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
