@@ -201,7 +201,9 @@ func WithLogger(l *slog.Logger) Option {
 
 // NewStatus returns the Pending status of a plan, as Execute starts it.
 func NewStatus(p *Plan) *Status {
-	s := &Status{Phase: Pending, Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original(), Catalog: p.Catalog}
+	// Hops is never nil: the status of a plan with no hops serialises
+	// "hops": [].
+	s := &Status{Phase: Pending, Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original(), Catalog: p.Catalog, Hops: []HopStatus{}}
 	for _, h := range p.Hops {
 		hs := HopStatus{From: h.From.Original(), To: h.To.Original(), Phase: Pending, Components: make([]ComponentStatus, h.Graph.Len())}
 		for i := range hs.Components {

@@ -173,7 +173,8 @@ type componentView struct {
 }
 
 func (p *Plan) view() planView {
-	v := planView{Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original(), Components: p.Total()}
+	// Hops is never nil: a plan with no hops serialises "hops": [].
+	v := planView{Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original(), Components: p.Total(), Hops: []hopView{}}
 	var total time.Duration
 	for _, h := range p.Hops {
 		cp, d := h.CriticalPath()

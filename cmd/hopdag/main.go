@@ -1,18 +1,26 @@
 // Command hopdag validates catalogs, lists upgrade targets, shows plans and
-// their graphs, and runs simulated upgrades.
+// their graphs, runs upgrades (for real, or simulated), and inspects or
+// abandons a run from its state.
 //
 //	hopdag validate DIR
 //	hopdag targets  DIR --from V
 //	hopdag plan     DIR --from V --to W [-o text|json|yaml] [--accept RISK,...]
-//	hopdag graph    DIR --from V --to W [--hop N] [-o mermaid|dot]
-//	hopdag run      DIR --from V --to W --simulate [--state DIR] [--speed N] [--fail C,...] [--mode eager|batch]
+//	hopdag graph    DIR --from V --to W [--hop N] [-o mermaid|dot|json]
+//	hopdag run      DIR --from V --to W [--state S] [--apply-dir D] [--log-file F] [--simulate ...]
+//	hopdag status   --state S [-o table|json|yaml] [--watch]
+//	hopdag abandon  --state S [--yes] [--force]
+//	hopdag completion bash|zsh
 //
 // DIR is a catalog directory; "-" means the embedded sample catalog; a
 // bundle reference (oci://REF, oci-layout://PATH[:TAG]) pulls it. See
-// "hopdag bundle" (bundle.go) for push, pull, export and copy.
+// "hopdag bundle" (bundle.go) for push, pull, export and copy. S is a
+// state directory or etcd://host:port/prefix.
 //
 // Exit status: 0 ok; 1 invalid input (a catalog problem, no route, an
-// unknown version) or a failed run; 2 usage (unknown command, bad flags).
+// unknown version), a failed run, or a run that is not running and did not
+// succeed (status); 2 usage (unknown command, bad flags); 3 the run is
+// still running (status); 130 interrupted (SIGINT or SIGTERM: the run
+// stopped cleanly, or was killed by a second signal).
 package main
 
 import (
@@ -25,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"go.yaml.in/yaml/v3"
@@ -42,6 +51,11 @@ const (
 	exitOK      = 0
 	exitInvalid = 1
 	exitUsage   = 2
+	// exitRunning: hopdag status of a run that has not finished.
+	exitRunning = 3
+	// exitInterrupted: SIGINT or SIGTERM stopped the command (128+SIGINT,
+	// as shells report a Ctrl-C).
+	exitInterrupted = 130
 )
 
 const usage = `hopdag: declarative, multi-hop, DAG-driven component upgrades.
@@ -50,55 +64,105 @@ Usage:
   hopdag validate DIR                          report every catalog problem with file:line
   hopdag targets  DIR --from V                 versions reachable from V, with hop counts
   hopdag plan     DIR --from V --to W          the dry run: hops, batches, critical paths, checks
-  hopdag graph    DIR --from V --to W          a hop's component graph as Mermaid or DOT
-  hopdag run      DIR --from V --to W --simulate   run the plan with simulated runners
+  hopdag graph    DIR --from V --to W          a hop's component graph as Mermaid, DOT or JSON
+  hopdag run      DIR --from V --to W          run the upgrade (exec and manifest components; --simulate to simulate)
+  hopdag status   --state S                    the status of a run, from another terminal (--watch to follow it)
+  hopdag abandon  --state S                    abandon a run: it will not resume
+  hopdag completion bash|zsh                   a shell completion script
 
   hopdag bundle   push|pull|export|copy|keygen   catalogs as OCI artifacts (hopdag bundle -h)
 
 DIR is a catalog directory; "-" is the embedded sample catalog; oci://REF or
-oci-layout://PATH[:TAG] is a catalog bundle (with --verify-key CERT).
-Run "hopdag COMMAND -h" for a command's flags.
+oci-layout://PATH[:TAG] is a catalog bundle (with --verify-key CERT). S is a
+state directory or etcd://host:port/prefix.
+Run "hopdag COMMAND -h" for a command's flags and an example.
 
-Exit status: 0 ok, 1 invalid input or failed run, 2 usage.
+Exit status: 0 ok, 1 invalid input or failed run, 2 usage, 3 still running
+(status), 130 interrupted.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	if len(os.Args) > 1 && os.Args[1] == guardCommand {
+		os.Exit(guard(os.Args[2:]))
+	}
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	os.Exit(runWith(context.Background(), env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, signals: signals, exit: os.Exit}, os.Args[1:]))
 }
 
 type command struct {
 	summary string
 	run     func(c *cli, ctx context.Context) int
+	// example is the one example its -h shows.
+	example string
+	// noDir marks a command that takes no catalog directory.
+	noDir bool
 }
 
 var commands = map[string]command{
-	"validate": {"report every catalog problem with file:line; exit 1 if any", (*cli).validate},
-	"targets":  {"list the versions reachable from --from, with hop counts", (*cli).targets},
-	"plan":     {"show the plan from --from to --to (the dry run)", (*cli).plan},
-	"graph":    {"draw a hop's component graph", (*cli).graph},
-	"run":      {"run the plan with simulated runners (--simulate)", (*cli).run},
+	"validate": {summary: "report every catalog problem with file:line; exit 1 if any", run: (*cli).validate,
+		example: "hopdag validate testdata/catalog"},
+	"targets": {summary: "list the versions reachable from --from, with hop counts", run: (*cli).targets,
+		example: "hopdag targets - --from v26.06-rc.2"},
+	"plan": {summary: "show the plan from --from to --to (the dry run)", run: (*cli).plan,
+		example: "hopdag plan - --from v26.06-rc.2 --to v26.09 -o yaml"},
+	"graph": {summary: "draw a hop's component graph", run: (*cli).graph,
+		example: "hopdag graph - --from v26.06-rc.2 --to v26.09 --hop 1 -o dot"},
+	"run": {summary: "run the upgrade: exec components as commands, manifest components through --apply-dir (or --simulate)", run: (*cli).run,
+		example: "hopdag run my-catalog --from v1.0 --to v1.1 --state /var/lib/hopdag --log-file upgrade.log"},
+	"status": {summary: "print the status of a run from its state; exit 0 succeeded, 1 failed, 3 running", run: (*cli).status, noDir: true,
+		example: "hopdag status --state /var/lib/hopdag --watch"},
+	"abandon": {summary: "abandon a run so that it never resumes (asks first; --yes for scripts)", run: (*cli).abandon, noDir: true,
+		example: "hopdag abandon --state /var/lib/hopdag --yes"},
+	"completion": {summary: "print a bash or zsh completion script", run: (*cli).completion, noDir: true,
+		example: `eval "$(hopdag completion bash)"   # or: hopdag completion zsh > "${fpath[1]}/_hopdag"`},
+}
+
+// env is what a command reads and writes besides its arguments.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// signals delivers SIGINT and SIGTERM (nil: none arrive).
+	signals <-chan os.Signal
+	// exit ends the process at once (a second interrupt); nil in tests
+	// that send none.
+	exit func(code int)
 }
 
 // cli holds one invocation's flags and streams.
 type cli struct {
-	name           string
-	fs             *flag.FlagSet
-	stdout, stderr io.Writer
-	dir            string
-	from, to       *string
-	output         *string
-	accept         *string
-	hop            *int
-	simulate       *bool
-	state          *string
-	speed          *float64
-	fail, mode     *string
-	bundle         *bundleFlags // bundle.go
+	env
+	name       string
+	args       []string
+	fs         *flag.FlagSet
+	dir        string
+	from, to   *string
+	output     *string
+	accept     *string
+	hop        *int
+	simulate   *bool
+	state      *string
+	speed      *float64
+	fail, mode *string
+	// The flags of run, status, abandon and completion (run.go, status.go,
+	// abandon.go, completion.go).
+	rf   *runFlags
+	sf   *statusFlags
+	af   *abandonFlags
+	kf   *kubeFlags
+	kube kubeWiring
+	// commands is the command table (for completion).
+	commands map[string]command
+	bundle   *bundleFlags // bundle.go
 }
 
+// run is runWith without input or signals, as tests call it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runWith(ctx, env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr}, args)
+}
+
+func runWith(ctx context.Context, e env, args []string) int {
+	stderr := e.stderr
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, usage)
 		if len(args) == 0 {
@@ -107,42 +171,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if args[0] == "bundle" {
-		return runBundle(ctx, args[1:], stdout, stderr)
+		return runBundle(ctx, args[1:], e.stdout, stderr)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "hopdag: unknown command %q\n\n%s", args[0], usage)
 		return exitUsage
 	}
-	c := &cli{name: args[0], stdout: stdout, stderr: stderr}
-	c.fs = flag.NewFlagSet("hopdag "+args[0], flag.ContinueOnError)
-	c.fs.SetOutput(stderr)
-	c.bundle = addBundleFlags(c.fs)
-	c.fs.Usage = func() {
-		fmt.Fprintf(stderr, "hopdag %s DIR: %s\n\nFlags:\n", c.name, cmd.summary)
-		c.fs.PrintDefaults()
-	}
-	switch c.name {
-	case "targets", "plan", "graph", "run":
-		c.from = c.fs.String("from", "", "version the system runs (required)")
-		c.accept = c.fs.String("accept", "", "comma-separated risks to accept")
-	}
-	switch c.name {
-	case "plan", "graph", "run":
-		c.to = c.fs.String("to", "", "version to upgrade to (required)")
-	}
-	switch c.name {
-	case "plan":
-		c.output = c.fs.String("o", "text", "output format: text, json or yaml")
-	case "graph":
-		c.output = c.fs.String("o", "mermaid", "output format: mermaid or dot")
-		c.hop = c.fs.Int("hop", 1, "which hop to draw, from 1")
-	case "run":
-		c.simulate = c.fs.Bool("simulate", false, "simulate the runners (required: real runners are wired by embedding the library)")
-		c.state = c.fs.String("state", "", "state directory (a state.File store): the status is saved there as the run goes, and a run resumes from it")
-		c.speed = c.fs.Float64("speed", simulate.DefaultSpeed, "simulated seconds per real second")
-		c.fail = c.fs.String("fail", "", "comma-separated components that fail on purpose")
-		c.mode = c.fs.String("mode", "eager", "scheduling: eager or batch")
+	c := newCLI(e, args[0], cmd)
+	c.args, c.commands = args, commands
+	if cmd.noDir {
+		if err := c.fs.Parse(args[1:]); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			return exitUsage
+		}
+		return c.guard(ctx, cmd)
 	}
 	// DIR may come before or after the flags.
 	rest := args[1:]
@@ -172,7 +217,52 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return c.usageError("--" + f.name + " is required")
 		}
 	}
-	return cmd.run(c, ctx)
+	return c.guard(ctx, cmd)
+}
+
+// newCLI returns the cli of the command name with its flags defined.
+func newCLI(e env, name string, cmd command) *cli {
+	stderr := e.stderr
+	c := &cli{env: e, name: name, kube: builtinKube()}
+	c.fs = flag.NewFlagSet("hopdag "+name, flag.ContinueOnError)
+	c.fs.SetOutput(stderr)
+	c.bundle = addBundleFlags(c.fs)
+	c.fs.Usage = func() {
+		what := " DIR"
+		if cmd.noDir {
+			what = ""
+		}
+		fmt.Fprintf(stderr, "hopdag %s%s: %s\n\nExample:\n  %s\n\nFlags:\n", c.name, what, cmd.summary, cmd.example)
+		c.fs.PrintDefaults()
+	}
+	switch c.name {
+	case "targets", "plan", "graph", "run":
+		c.from = c.fs.String("from", "", "version the system runs (required)")
+		c.accept = c.fs.String("accept", "", "comma-separated risks to accept")
+	}
+	switch c.name {
+	case "plan", "graph", "run":
+		c.to = c.fs.String("to", "", "version to upgrade to (required)")
+	}
+	switch c.name {
+	case "plan":
+		c.output = c.fs.String("o", "text", "output format: text, json or yaml")
+	case "graph":
+		c.output = c.fs.String("o", "mermaid", "output format: mermaid, dot or json")
+		c.hop = c.fs.Int("hop", 1, "which hop to draw, from 1")
+	case "run":
+		c.simulate = c.fs.Bool("simulate", false, "simulate the runners instead of running commands and applying manifests")
+		c.state = c.fs.String("state", "", "where the status lives: a directory, or etcd://host:port/prefix; a run resumes from it")
+		c.speed = c.fs.Float64("speed", simulate.DefaultSpeed, "with --simulate: simulated seconds per real second")
+		c.fail = c.fs.String("fail", "", "with --simulate: comma-separated components that fail on purpose")
+		c.mode = c.fs.String("mode", "eager", "scheduling: eager or batch")
+		c.runFlags()
+	case "status":
+		c.statusFlags()
+	case "abandon":
+		c.abandonFlags()
+	}
+	return c
 }
 
 func (c *cli) usageError(msg string) int {
@@ -182,7 +272,7 @@ func (c *cli) usageError(msg string) int {
 }
 
 func (c *cli) fail1(err error) int {
-	fmt.Fprintf(c.stderr, "hopdag %s: %v\n", c.name, err)
+	fmt.Fprintf(c.stderr, "hopdag %s: %s\n", c.name, message(err))
 	return exitInvalid
 }
 
@@ -241,6 +331,11 @@ func (c *cli) targets(context.Context) int {
 		return c.fail1(err)
 	}
 	ts, err := path.Targets(cat, from, c.pathOptions()...)
+	// Nothing reachable (from the newest version, say) is an answer.
+	if nr, ok := errors.AsType[*path.NoRouteError](err); ok && nr.To.IsZero() {
+		fmt.Fprintln(c.stdout, strings.TrimPrefix(message(err), "path: "))
+		return exitOK
+	}
 	if err != nil {
 		return c.fail1(err)
 	}
@@ -308,8 +403,10 @@ func (c *cli) plan(context.Context) int {
 }
 
 func (c *cli) graph(context.Context) int {
-	if *c.output != "mermaid" && *c.output != "dot" {
-		return c.usageError(fmt.Sprintf("-o must be mermaid or dot, got %q", *c.output))
+	switch *c.output {
+	case "mermaid", "dot", "json":
+	default:
+		return c.usageError(fmt.Sprintf("-o must be mermaid, dot or json, got %q", *c.output))
 	}
 	p, err := c.newPlan()
 	if err != nil {
@@ -319,39 +416,17 @@ func (c *cli) graph(context.Context) int {
 		return c.fail1(fmt.Errorf("--hop %d: the plan has %d %s", *c.hop, len(p.Hops), plural(len(p.Hops), "hop")))
 	}
 	g := p.Hops[*c.hop-1].Graph
-	if *c.output == "dot" {
+	switch *c.output {
+	case "dot":
 		fmt.Fprint(c.stdout, g.DOT())
-	} else {
+	case "json":
+		data, err := json.MarshalIndent(g, "", "  ")
+		if err != nil {
+			return c.fail1(err)
+		}
+		fmt.Fprintln(c.stdout, string(data))
+	default:
 		fmt.Fprint(c.stdout, g.Mermaid())
-	}
-	return exitOK
-}
-
-func (c *cli) run(ctx context.Context) int {
-	if !*c.simulate {
-		return c.usageError("only simulated runs are built in: pass --simulate (real runners are wired by embedding the library, see README)")
-	}
-	mode, err := simulate.ParseMode(*c.mode)
-	if err != nil {
-		return c.usageError(err.Error())
-	}
-	cat, err := c.catalog()
-	if err != nil {
-		return c.fail1(err)
-	}
-	from, to, err := c.versions()
-	if err != nil {
-		return c.fail1(err)
-	}
-	st, err := simulate.Run(ctx, simulate.Upgrade{
-		Catalog: cat, From: from, To: to, Accept: simulate.List(*c.accept), StateDir: *c.state, Source: c.bundle.source,
-		Config: simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Terminal: simulate.IsTerminal(c.stdout)},
-	}, c.stdout)
-	if err != nil {
-		return c.fail1(err)
-	}
-	if st.Phase != runner.Succeeded {
-		return exitInvalid
 	}
 	return exitOK
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/hopdag/hopdag/runner"
@@ -78,43 +77,4 @@ func eventLine(ev runner.Event) string {
 		return fmt.Sprintf("plan %s (%s)", strings.ToLower(string(ev.Phase)), ev.Duration.Round(time.Millisecond))
 	}
 	return ""
-}
-
-// StatusTable prints one row per component of every hop.
-func StatusTable(w io.Writer, s *runner.Status) {
-	fmt.Fprintf(w, "status %s -> %s: %s", s.From, s.To, s.Phase)
-	if s.Code != "" {
-		fmt.Fprintf(w, " (%s)", s.Code)
-	}
-	fmt.Fprintf(w, ", %d/%d components done, run %d\n", s.Progress.Done, s.Progress.Total, s.Runs)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOP\tCOMPONENT\tFROM\tTO\tPHASE\tATTEMPTS\tNOTE")
-	for i, h := range s.Hops {
-		for _, c := range h.Components {
-			note := c.Reason
-			if c.Error != "" && c.Phase != runner.Succeeded {
-				note = c.Error
-			}
-			if c.Code != "" {
-				note = string(c.Code) + ": " + note
-			}
-			fmt.Fprintf(tw, "%d %s -> %s\t%s\t%s\t%s\t%s\t%d\t%s\n", i+1, h.From, h.To, c.Name, dash(c.FromVersion), c.ToVersion, c.Phase, c.Attempts, note)
-		}
-	}
-	tw.Flush()
-	if s.LastFailure != nil {
-		f := s.LastFailure
-		what := f.Component + " " + f.Version
-		if f.Check != "" {
-			what = "check " + f.Check
-		}
-		fmt.Fprintf(w, "last failure: hop %d %s: %s: %s\n", f.Hop+1, what, f.Code, f.Error)
-	}
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

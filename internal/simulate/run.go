@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hopdag/hopdag/internal/report"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -74,7 +75,7 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 	st, err := e.Execute(ctx, plan, prev)
 	if st != nil {
 		fmt.Fprintln(out)
-		StatusTable(out, st)
+		report.Table(out, st, report.PlanOrder(plan))
 	}
 	return st, err
 }

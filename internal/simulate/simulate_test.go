@@ -53,23 +53,3 @@ func TestProgressLines(t *testing.T) {
 	NewProgress(&b, true).Observe(runner.Event{Type: runner.HopStarted, Hop: 0, HopName: "a -> b", Progress: pr})
 	assert.True(t, strings.HasSuffix(b.String(), "[####..........................] 3/19"), "terminal output ends with the bar: %q", b.String())
 }
-
-func TestStatusTable(t *testing.T) {
-	s := &runner.Status{Phase: runner.Failed, Code: runner.CodeComponentFailed, From: "v1", To: "v2", Runs: 1,
-		Progress: runner.Progress{Done: 1, Total: 2},
-		Hops: []runner.HopStatus{{From: "v1", To: "v2", Components: []runner.ComponentStatus{
-			{Name: "a", ToVersion: "1.1", Phase: runner.Failed, Attempts: 2, Code: runner.CodeComponentFailed, Error: "boom"},
-			{Name: "b", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1},
-		}}},
-		LastFailure: &runner.Failure{Hop: 0, Component: "a", Version: "1.1", Code: runner.CodeComponentFailed, Error: "boom"},
-	}
-	var b bytes.Buffer
-	StatusTable(&b, s)
-	want := `status v1 -> v2: Failed (COMPONENT_FAILED), 1/2 components done, run 1
-HOP         COMPONENT  FROM  TO   PHASE      ATTEMPTS  NOTE
-1 v1 -> v2  a          -     1.1  Failed     2         COMPONENT_FAILED: boom
-1 v1 -> v2  b          1.0   1.1  Succeeded  1         
-last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
-`
-	assert.Equal(t, want, b.String())
-}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every command's -h says what it does, shows one example and lists each
+// of its flags.
+func TestHelpOfEveryCommand(t *testing.T) {
+	for name, cmd := range commands {
+		t.Run(name, func(t *testing.T) {
+			code, _, stderr := invoke(name, "-h")
+			assert.Equal(t, 0, code)
+			assert.Contains(t, stderr, cmd.summary)
+			assert.Contains(t, stderr, "Example:\n  "+cmd.example)
+			newCLI(env{}, name, cmd).fs.VisitAll(func(f *flag.Flag) {
+				assert.Regexp(t, `(?m)^  -`+f.Name+`( |$)`, stderr, "hopdag %s -h lists -%s", name, f.Name)
+			})
+		})
+	}
+}
+
+// The first interrupt cancels the command; a second one within the grace
+// period ends the process with exitInterrupted.
+func TestSecondInterruptKills(t *testing.T) {
+	signals := make(chan os.Signal, 2)
+	exited := make(chan int, 1)
+	var stderr bytes.Buffer
+	c := &cli{env: env{stderr: &stderr, signals: signals, exit: func(code int) { exited <- code }}, name: "run"}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	done := make(chan struct{})
+	go c.watchSignals(cancel, done)
+	signals <- os.Interrupt
+	<-ctx.Done()
+	assert.Equal(t, os.Interrupt, interruptedBy(ctx), "the first interrupt cancels with its signal as the cause")
+	select {
+	case code := <-exited:
+		t.Fatalf("exited (%d) on the first interrupt", code)
+	case <-time.After(50 * time.Millisecond):
+	}
+	signals <- os.Interrupt
+	select {
+	case code := <-exited:
+		assert.Equal(t, exitInterrupted, code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a second interrupt did not kill")
+	}
+	close(done)
+	assert.Contains(t, stderr.String(), "interrupt again within 15s to kill at once")
+	assert.Contains(t, stderr.String(), "second SIGINT: exiting now")
+}
+
+// A command that ends after the first interrupt is not killed.
+func TestInterruptThenCleanExit(t *testing.T) {
+	signals := make(chan os.Signal, 2)
+	c := &cli{env: env{stderr: new(bytes.Buffer), signals: signals, exit: func(code int) { t.Errorf("exit(%d) after a clean stop", code) }}, name: "run"}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() { c.watchSignals(cancel, done); close(stopped) }()
+	signals <- syscall.SIGTERM
+	<-ctx.Done()
+	close(done)
+	<-stopped
+}
+
+// --log-format json writes the events to stderr as JSON lines.
+func TestLogFormatJSON(t *testing.T) {
+	u := newUpgrade(t)
+	code, _, stderr := invoke(append(u.runArgs(), "--log-format", "json")...)
+	require.Equal(t, 0, code, stderr)
+	var n int
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		assert.True(t, strings.HasPrefix(line, "{") && strings.HasSuffix(line, "}"), "stderr line is not JSON: %q", line)
+		if strings.Contains(line, `"msg":"ComponentSucceeded"`) {
+			n++
+		}
+	}
+	assert.Equal(t, 6, n, "one ComponentSucceeded record per component")
+}
+
+func TestCompletionVersions(t *testing.T) {
+	code, out, _ := invoke("completion", "versions", execCatalog)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "v1.0\nv1.1\nv2.0\n", out)
+	code, out, _ = invoke("completion", "versions", "testdata/nope")
+	assert.Equal(t, 0, code, "a catalog that does not load completes to nothing")
+	assert.Empty(t, out)
+}
+
+// The bash script completes commands, flags and versions, run by bash.
+func TestCompletionBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	bin := binary(t)
+	script := filepath.Join(t.TempDir(), "hopdag.bash")
+	code, out, _ := invoke("completion", "bash")
+	require.Equal(t, 0, code)
+	require.NoError(t, os.WriteFile(script, []byte(out), 0o644))
+	complete := func(words ...string) string {
+		t.Helper()
+		line := "source " + script + "; COMP_WORDS=(" + bin
+		for _, w := range words {
+			line += " '" + w + "'"
+		}
+		line += "); COMP_CWORD=" + strconv.Itoa(len(words)) + "; _hopdag; echo \"${COMPREPLY[*]}\""
+		got, err := exec.Command(bash, "-c", line).CombinedOutput()
+		require.NoError(t, err, "%s", got)
+		return strings.TrimSpace(string(got))
+	}
+	assert.Equal(t, "status", complete("st"))
+	assert.Equal(t, "--set --simulate --speed --state", complete("run", execCatalog, "--s"))
+	assert.Equal(t, "v1.0 v1.1", complete("plan", execCatalog, "--from", "v1"))
+	assert.Equal(t, "bash", complete("completion", "b"))
+
+	code, out, _ = invoke("completion", "zsh")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "bashcompinit")
+	assert.Contains(t, out, "complete -F _hopdag hopdag")
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hopdag/hopdag"
+	"github.com/hopdag/hopdag/release"
+)
+
+// completion prints a completion script for bash or zsh. The script
+// completes commands, each command's flags, file names where a flag takes
+// a path, and the catalog's versions after --from and --to: it asks
+// `hopdag completion versions DIR` for them, DIR being the catalog named on
+// the command line.
+func (c *cli) completion(ctx context.Context) int {
+	args := c.fs.Args()
+	if len(args) == 2 && args[0] == "versions" {
+		return c.completeVersions(args[1])
+	}
+	if len(args) != 1 {
+		return c.usageError("want bash or zsh")
+	}
+	switch args[0] {
+	case "bash":
+		fmt.Fprint(c.stdout, bashCompletion(c.commands))
+	case "zsh":
+		fmt.Fprint(c.stdout, "# zsh completion for hopdag: source <(hopdag completion zsh)\n"+
+			"autoload -U +X bashcompinit && bashcompinit\n", bashCompletion(c.commands))
+	default:
+		return c.usageError(fmt.Sprintf("want bash or zsh, got %q", args[0]))
+	}
+	return exitOK
+}
+
+// completeVersions prints the versions of the catalog in dir, one a line,
+// ascending; nothing (and exit 0) when it does not load, so that a
+// half-typed command line completes to nothing rather than to an error.
+func (c *cli) completeVersions(dir string) int {
+	var (
+		cat *release.Catalog
+		err error
+	)
+	if dir == "-" {
+		cat, err = release.Load(hopdag.SampleCatalog())
+	} else {
+		cat, err = release.LoadDir(dir)
+	}
+	if err != nil {
+		return exitOK
+	}
+	seen := map[string]release.Version{}
+	for _, r := range cat.Releases {
+		seen[r.Version.Original()] = r.Version
+	}
+	vs := slices.Collect(maps.Values(seen))
+	slices.SortFunc(vs, func(a, b release.Version) int { return a.Compare(b) })
+	for _, v := range vs {
+		fmt.Fprintln(c.stdout, v.Original())
+	}
+	return exitOK
+}
+
+// pathFlags take a file or directory name.
+var pathFlags = []string{"state", "apply-dir", "log-file", "kubeconfig"}
+
+func bashCompletion(commands map[string]command) string {
+	names := slices.Sorted(maps.Keys(commands))
+	var cases strings.Builder
+	for _, name := range names {
+		c := newCLI(env{}, name, commands[name])
+		var flags []string
+		c.fs.VisitAll(func(f *flag.Flag) {
+			if len(f.Name) == 1 {
+				flags = append(flags, "-"+f.Name)
+			} else {
+				flags = append(flags, "--"+f.Name)
+			}
+		})
+		fmt.Fprintf(&cases, "    %s) flags=%q ;;\n", name, strings.Join(flags, " "))
+	}
+	var paths []string
+	for _, f := range pathFlags {
+		paths = append(paths, "--"+f, "-"+f)
+	}
+	return fmt.Sprintf(`# bash completion for hopdag: eval "$(hopdag completion bash)"
+_hopdag() {
+  local cur prev cmd flags dir
+  cur="${COMP_WORDS[COMP_CWORD]}"
+  prev="${COMP_WORDS[COMP_CWORD-1]}"
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    COMPREPLY=($(compgen -W %q -- "$cur"))
+    return
+  fi
+  cmd="${COMP_WORDS[1]}"
+  case "$prev" in
+    --from|-from|--to|-to)
+      dir="${COMP_WORDS[2]}"
+      COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" completion versions "$dir" 2>/dev/null)" -- "$cur"))
+      return ;;
+    %s)
+      COMPREPLY=($(compgen -f -- "$cur"))
+      return ;;
+  esac
+  case "$cmd" in
+%s    *) flags="" ;;
+  esac
+  if [[ "$cur" == -* ]]; then
+    COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+  elif [ "$cmd" = completion ]; then
+    COMPREPLY=($(compgen -W "bash zsh" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -d -- "$cur"))
+  fi
+}
+complete -F _hopdag hopdag
+`, strings.Join(names, " "), strings.Join(paths, "|"), cases.String())
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// guardCommand is the hidden command that runs one exec component's
+// command (guard_unix.go). It is not listed in the usage.
+const guardCommand = "__exec-guard"
+
+// guarded runs exec components through the exec runner with their command
+// put under the guard: `SELF __exec-guard GRACE ARGS...`, so that the
+// command dies with this hopdag. Errors name SELF as the program.
+type guarded struct {
+	exec  *components.Exec
+	self  string
+	grace time.Duration
+	// lock is the run's commandsLock, "" without --state.
+	lock string
+}
+
+func (g guarded) Run(ctx context.Context, t runner.Task) error {
+	// A program looked up in PATH that is not there fails for good, as the
+	// exec runner says without the guard (which would exit 127).
+	if cv := t.To; cv != nil && cv.Command != nil && len(cv.Command.Args) > 0 {
+		if prog := cv.Command.Args[0]; !strings.ContainsAny(prog, "/{") {
+			if _, err := exec.LookPath(prog); err != nil {
+				return runner.Permanent(&components.Error{Component: cv.Name, Version: cv.Version.Original(), Op: "exec", Err: err})
+			}
+		}
+	}
+	t.To = g.wrap(t.To)
+	return g.exec.Run(ctx, t)
+}
+
+func (g guarded) Validate(cv *release.ComponentVersion) error { return g.exec.Validate(g.wrap(cv)) }
+
+func (g guarded) wrap(cv *release.ComponentVersion) *release.ComponentVersion {
+	if cv == nil || cv.Command == nil || len(cv.Command.Args) == 0 {
+		return cv
+	}
+	out := cv.DeepCopy()
+	out.Command.Args = append([]string{g.self, guardCommand, g.grace.String(), g.lock}, cv.Command.Args...)
+	return out
+}
+
+// execRunner is the runner of exec components: the exec runner, under the
+// guard where the system has one.
+func (c *cli) execRunner(values map[string]any) (runner.Runner, error) {
+	x := components.NewExec(components.WithGracePeriod(c.grace()), components.WithExecValues(values))
+	if !guardSupported {
+		return x, nil
+	}
+	// In tests this is the test binary, whose TestMain runs the guard.
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return guarded{exec: x, self: self, grace: c.grace(), lock: c.commandsLock()}, nil
+}
+
+// commandsLock is the file the guards of a run's commands hold a shared
+// lock on: one per --state, in the temporary directory, so that it works
+// for every backend on this machine (a run on another machine waits for
+// the lease of a dead one to expire, which outlasts the grace period).
+func (c *cli) commandsLock() string {
+	if *c.state == "" {
+		return ""
+	}
+	spec := *c.state
+	if !strings.Contains(spec, "://") {
+		if abs, err := filepath.Abs(spec); err == nil {
+			spec = abs
+		}
+	}
+	sum := sha256.Sum256([]byte(spec))
+	return filepath.Join(os.TempDir(), "hopdag-commands-"+hex.EncodeToString(sum[:8])+".lock")
+}

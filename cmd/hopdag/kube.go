@@ -1,0 +1,49 @@
+package main
+
+import (
+	"github.com/hopdag/hopdag/components"
+)
+
+// kubeConfig says which cluster: --kubeconfig and --context (empty: the
+// usual resolution, $KUBECONFIG then ~/.kube/config, and its current
+// context), and whether applies are server-side dry runs (--dry-run).
+type kubeConfig struct {
+	Kubeconfig string
+	Context    string
+	DryRun     bool
+}
+
+// kubeWiring is what needs a Kubernetes client: the seam where the kube
+// module plugs in. kube/apply gives Applier (server-side apply, prune from
+// the inventory, kstatus readiness; DryRun as a server-side dry run) and
+// kube/store gives Store (kube://namespace/name). A nil func means this
+// build has none, and the flags that need it say so.
+type kubeWiring struct {
+	Applier func(cfg kubeConfig) (components.Applier, error)
+	Store   func(cfg kubeConfig, namespace, name string) (*backend, error)
+}
+
+// builtinKube is the wiring of this build: none yet, the kube module has
+// not landed. Replace it with kube/apply's and kube/store's constructors.
+func builtinKube() kubeWiring { return kubeWiring{} }
+
+// kubeFlags are the flags that say which cluster (run, status, abandon).
+type kubeFlags struct {
+	kubeconfig *string
+	context    *string
+}
+
+func (c *cli) kubeFlags() {
+	c.kf = &kubeFlags{
+		kubeconfig: c.fs.String("kubeconfig", "", "kubeconfig of the cluster for manifest components and kube:// state (default: $KUBECONFIG, then ~/.kube/config)"),
+		context:    c.fs.String("context", "", "kubeconfig context (default: the current one)"),
+	}
+}
+
+func (c *cli) kubeConfig() kubeConfig {
+	cfg := kubeConfig{Kubeconfig: *c.kf.kubeconfig, Context: *c.kf.context}
+	if c.rf != nil {
+		cfg.DryRun = *c.rf.dryRun
+	}
+	return cfg
+}

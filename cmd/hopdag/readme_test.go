@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The README's real run is what the command does: its command lines run,
+// and its status table is the status they leave (durations aside; rows
+// of components that start together may come in either order).
+func TestReadmeExecRunIsCurrent(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	const start, end = "<!-- exec-run:start -->\n", "<!-- exec-run:end -->"
+	i, j := strings.Index(string(readme), start), strings.Index(string(readme), end)
+	require.True(t, i >= 0 && j > i, "README.md must hold the real run between %q and %q", start, end)
+	block := string(readme)[i+len(start) : j]
+	assert.Contains(t, block, "bin/hopdag run cmd/hopdag/testdata/exec-catalog --from v1.0 --to v2.0 \\\n      --state /tmp/hopdag-demo/state --set out=/tmp/hopdag-demo/out --log-file /tmp/hopdag-demo/audit.log\n")
+	assert.Contains(t, block, "bin/hopdag status --state /tmp/hopdag-demo/state\n")
+	want := block[strings.Index(block, "    status v1.0"):]
+
+	u := newUpgrade(t)
+	code, out, stderr := invoke(u.runArgs()...)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	code, got, stderr := invoke("status", "--state", u.state)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, rowsOf(got), rowsOf(strings.ReplaceAll(want, "\n    ", "\n")[4:]),
+		"README.md's status table is stale: paste the output of the commands above it (-want +got)")
+}
+
+var durationColumn = regexp.MustCompile(`\s+\d+(\.\d+)?(ms|s)\s+`)
+
+// rowsOf is a table's lines with durations masked, sorted.
+func rowsOf(table string) []string {
+	var rows []string
+	for _, line := range strings.Split(strings.TrimSpace(table), "\n") {
+		rows = append(rows, strings.Join(strings.Fields(durationColumn.ReplaceAllString(line, " D ")), " "))
+	}
+	slices.Sort(rows)
+	return rows
+}

@@ -1,0 +1,396 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/internal/report"
+	"github.com/hopdag/hopdag/internal/simulate"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
+)
+
+// runFlags are the flags of hopdag run beyond the plan's.
+type runFlags struct {
+	applyDir    *string
+	dryRun      *bool
+	grace       *time.Duration
+	logFile     *string
+	logFormat   *string
+	maxParallel *int
+	set         *string
+	// checks are the --check commands by check name.
+	checks map[string]string
+
+	audit *auditLog
+}
+
+func (c *cli) runFlags() {
+	c.rf = &runFlags{
+		applyDir:    c.fs.String("apply-dir", "", "apply manifest components by writing their objects under this directory (the Dir applier)"),
+		dryRun:      c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)"),
+		grace:       c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL"),
+		logFile:     c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
+		logFormat:   c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
+		maxParallel: c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
+		set:         c.fs.String("set", "", "comma-separated KEY=VALUE template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set"),
+	}
+	c.rf.checks = map[string]string{}
+	c.fs.Func("check", "`NAME=COMMAND`: run hop check NAME with sh -c COMMAND (repeat for each check; exit 0 passes)", func(v string) error {
+		name, command, ok := strings.Cut(v, "=")
+		if !ok || name == "" || strings.TrimSpace(command) == "" {
+			return fmt.Errorf("want NAME=COMMAND, got %q", v)
+		}
+		c.rf.checks[name] = command
+		return nil
+	})
+	c.kubeFlags()
+}
+
+func (c *cli) run(ctx context.Context) (code int) {
+	rf := c.rf
+	mode, err := simulate.ParseMode(*c.mode)
+	if err != nil {
+		return c.usageError(err.Error())
+	}
+	if msg := c.checkRunFlags(); msg != "" {
+		return c.usageError(msg)
+	}
+	values, err := parseValues(*rf.set)
+	if err != nil {
+		return c.usageError(err.Error())
+	}
+	// .Values.catalog is the catalog's directory, so that commands can run
+	// scripts shipped with it.
+	if _, ok := values["catalog"]; !ok && c.dir != "-" && !*c.simulate {
+		abs, err := filepath.Abs(c.dir)
+		if err != nil {
+			return c.fail1(err)
+		}
+		if values == nil {
+			values = map[string]any{}
+		}
+		values["catalog"] = abs
+	}
+	var logger *slog.Logger
+	switch *rf.logFormat {
+	case "text":
+		logger = slog.New(slog.NewTextHandler(c.stderr, nil))
+	case "json":
+		logger = slog.New(slog.NewJSONHandler(c.stderr, nil))
+	default:
+		return c.usageError(fmt.Sprintf("--log-format must be text or json, got %q", *rf.logFormat))
+	}
+	if *rf.logFile != "" {
+		if rf.audit, err = openAudit(*rf.logFile); err != nil {
+			return c.fail1(err)
+		}
+		rf.audit.command(c.args)
+		defer func() {
+			rf.audit.exit(code)
+			if err := rf.audit.close(); err != nil {
+				fmt.Fprintf(c.stderr, "hopdag run: %v\n", err)
+			}
+		}()
+	}
+	cat, err := c.catalog()
+	if err != nil {
+		return c.fail1(err)
+	}
+	from, to, err := c.versions()
+	if err != nil {
+		return c.fail1(err)
+	}
+	// The plan without an executor first: what it holds decides whether
+	// this command line can run it, and it fails early on no route.
+	plan, err := runner.NewPlan(cat, from, to, runner.PathOptions(c.pathOptions()...))
+	if err != nil {
+		return c.fail1(err)
+	}
+	opts := []runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger),
+		runner.WithObserver(simulate.NewProgress(c.stdout, simulate.IsTerminal(c.stdout)))}
+	if rf.audit != nil {
+		opts = append(opts, runner.WithObserver(rf.audit))
+	}
+	if *rf.logFormat == "json" {
+		opts = append(opts, runner.WithObserver(runner.SlogObserver(logger)))
+	}
+
+	var (
+		prev   *runner.Status
+		resume string
+	)
+	if *c.state != "" {
+		b, err := c.openState(*c.state)
+		if err != nil {
+			return c.fail1(err)
+		}
+		defer b.close()
+		lock := auditedLock{b.lock, rf.audit}
+		lease, err := lock.Acquire(ctx, holder("run"), leaseTTL)
+		if err != nil {
+			return c.fail1(fmt.Errorf("%s: %w", *c.state, err))
+		}
+		runCtx, keeper := state.Keep(ctx, lock, lease, state.WithLogger(logger))
+		defer func() {
+			keeper.Stop()
+			if lost, ok := errors.AsType[*state.LostError](context.Cause(runCtx)); ok {
+				rf.audit.lock("Lost", lost.Lease, lost)
+				return
+			}
+			_ = lock.Release(context.WithoutCancel(ctx), keeper.Lease())
+		}()
+		ctx = runCtx
+		if prev, err = b.load(ctx); err != nil {
+			return c.fail1(err)
+		}
+		if prev != nil {
+			resume = fmt.Sprintf("resuming from %s (%s, %d/%d done, run %d)\n", b.where, prev.Phase, prev.Progress.Done, prev.Progress.Total, prev.Runs)
+		}
+		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(b.store, lease)))
+	}
+
+	var e *runner.Executor
+	if *c.simulate {
+		e = simulate.Executor(cat, simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Values: values}, opts...)
+	} else {
+		router, err := c.router(plan, values)
+		if err != nil {
+			return c.fail1(err)
+		}
+		checks, err := c.checkFuncs(values)
+		if err != nil {
+			return c.fail1(err)
+		}
+		e = runner.New(router, append(opts, checks...)...)
+	}
+	// Now with the executor: every component and check has a runner.
+	if plan, err = runner.NewPlan(cat, from, to, runner.ForExecutor(e), runner.PathOptions(c.pathOptions()...)); err != nil {
+		return c.fail1(err)
+	}
+	plan.Catalog = c.bundle.source
+	if lock := c.commandsLock(); lock != "" && !*c.simulate {
+		err := waitCommands(ctx, lock, c.grace()+killMargin, func() {
+			fmt.Fprintf(c.stderr, "hopdag run: waiting for the commands of an earlier run of %s to exit\n", *c.state)
+		})
+		if err != nil {
+			return c.fail1(err)
+		}
+	}
+	fmt.Fprint(c.stdout, plan.String(), resume, "\n")
+	st, err := e.Execute(ctx, plan, prev)
+	if st != nil {
+		fmt.Fprintln(c.stdout)
+		report.Table(c.stdout, st, report.PlanOrder(plan))
+	}
+	if sig := interruptedBy(ctx); sig != nil {
+		fmt.Fprintf(c.stderr, "hopdag run: interrupted by %s: %s", signame(sig), c.resumeHint())
+		return exitInterrupted
+	}
+	if err != nil {
+		if st == nil || !errors.Is(err, runner.ErrRunFailed) {
+			return c.fail1(err)
+		}
+		fmt.Fprintf(c.stderr, "hopdag run: %s -> %s %s: %s", st.From, st.To, strings.ToLower(string(st.Phase)), c.resumeHint())
+		return exitInvalid
+	}
+	if st.Phase != runner.Succeeded {
+		return exitInvalid
+	}
+	return exitOK
+}
+
+func (c *cli) resumeHint() string {
+	if *c.state == "" {
+		return "no --state, so nothing was saved\n"
+	}
+	return fmt.Sprintf("the status is saved in %s; run the same command again to resume\n", *c.state)
+}
+
+// checkRunFlags returns what is wrong with the combination of run's flags.
+func (c *cli) checkRunFlags() string {
+	rf := c.rf
+	if *c.simulate {
+		for name, set := range map[string]bool{"--apply-dir": *rf.applyDir != "", "--kubeconfig": *c.kf.kubeconfig != "", "--context": *c.kf.context != "", "--dry-run": *rf.dryRun} {
+			if set {
+				return name + " applies for real: it cannot go with --simulate"
+			}
+		}
+		return ""
+	}
+	if *c.fail != "" || *c.speed != simulate.DefaultSpeed {
+		return "--fail and --speed only go with --simulate"
+	}
+	if *rf.applyDir != "" && (*c.kf.kubeconfig != "" || *c.kf.context != "") {
+		return "--apply-dir writes files; it cannot go with --kubeconfig or --context"
+	}
+	if *rf.dryRun && *rf.applyDir != "" {
+		return "--dry-run is a server-side dry run: it needs a cluster, not --apply-dir (hopdag plan shows what would run)"
+	}
+	return ""
+}
+
+// router returns the runners of a real run: exec components run as
+// commands, manifest components go through --apply-dir's Dir applier or
+// the Kubernetes applier. What it cannot run (inline components, a
+// manifest without an applier, a type without a runner, hop checks) is
+// refused here, before anything runs, all at once.
+func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Router, error) {
+	byType := map[string][]string{}
+	handlers := map[string]bool{}
+	checks := map[string]bool{}
+	for _, h := range plan.Hops {
+		for i := 0; i < h.Graph.Len(); i++ {
+			n := h.Graph.Node(i)
+			if n.To == nil {
+				continue
+			}
+			byType[n.To.Type] = append(byType[n.To.Type], n.To.Name+" "+n.To.Version.Original())
+			if n.To.Type == release.TypeInline {
+				handlers[n.To.Handler] = true
+			}
+		}
+		for _, ch := range slices.Concat(h.PreChecks, h.PostChecks) {
+			if _, ok := c.rf.checks[ch.Name]; !ok {
+				checks[ch.Name] = true
+			}
+		}
+	}
+	var problems []string
+	if names := byType[release.TypeInline]; len(names) > 0 {
+		problems = append(problems, fmt.Sprintf("inline %s %s %s Go %s: a Go program must register %s (%s); see below",
+			plural(len(names), "component"), list(names), plural2(len(names), "is a", "are"), plural(len(names), "function"),
+			plural2(len(handlers), "its handler", "their handlers"), list(slices.Sorted(maps.Keys(handlers)))))
+	}
+	if names := byType[release.TypeExec]; len(names) > 0 && *c.rf.dryRun {
+		problems = append(problems, fmt.Sprintf("exec %s %s: a command has no dry run, and --dry-run must change nothing; use hopdag plan to see what would run",
+			plural(len(names), "component"), list(names)))
+	}
+	execRunner, err := c.execRunner(values)
+	if err != nil {
+		return nil, err
+	}
+	router := components.NewRouter().Register(release.TypeExec, execRunner)
+	if names := byType[release.TypeManifest]; len(names) > 0 {
+		applier, err := c.applier()
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("manifest %s %s: %v", plural(len(names), "component"), list(names), err))
+		} else {
+			router.Register(release.TypeManifest, components.NewManifest(applier, components.WithValues(values)))
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(byType)) {
+		if t != release.TypeInline && t != release.TypeManifest && t != release.TypeExec {
+			problems = append(problems, fmt.Sprintf("%s %s: the command line has no runner for type %q; run them from a Go program that registers one (components.Router.Register)",
+				plural(len(byType[t]), "component"), list(byType[t]), t))
+		}
+	}
+	if len(checks) > 0 {
+		names := slices.Sorted(maps.Keys(checks))
+		problems = append(problems, fmt.Sprintf("hop %s %s %s no implementation: give %s as a command (--check NAME=COMMAND), or run the plan from a Go program that registers %s (runner.WithCheck)",
+			plural(len(names), "check"), list(names), plural2(len(names), "has", "have"), plural2(len(names), "it", "each"), plural2(len(names), "it", "them")))
+	}
+	if len(problems) == 0 {
+		return router, nil
+	}
+	msg := "this plan cannot run from the command line:\n  " + strings.Join(problems, "\n  ")
+	if len(byType[release.TypeInline]) > 0 {
+		msg += "\n" + embedding(slices.Sorted(maps.Keys(handlers)))
+	}
+	return nil, errors.New(msg)
+}
+
+// embedding is the Go program that runs what the command line cannot.
+func embedding(handlers []string) string {
+	h := "my-handler"
+	if len(handlers) > 0 {
+		h = handlers[0]
+	}
+	return fmt.Sprintf(`Embed the library instead (see examples/embedded and the README):
+
+	inline := components.NewInline().Register(%q, myUpgrade) // a runner.Runner per handler
+	router := components.NewRouter().Register(release.TypeInline, inline).
+		Register(release.TypeExec, components.NewExec())
+	exec := runner.New(router, runner.WithCheck("cluster-healthy", myCheck),
+		runner.WithCheckpointer(state.Checkpointer(store, lease)))
+	catalog, _ := release.LoadDir("my-catalog")
+	plan, err := runner.NewPlan(catalog, from, to, runner.ForExecutor(exec))
+	// ... handle err, then:
+	status, err := exec.Execute(ctx, plan, previous)`, h)
+}
+
+// applier returns the Applier of manifest components.
+func (c *cli) applier() (components.Applier, error) {
+	if dir := *c.rf.applyDir; dir != "" {
+		return components.NewDir(dir), nil
+	}
+	if c.kube.Applier == nil {
+		return nil, errors.New("this hopdag has no Kubernetes applier (kube/apply); pass --apply-dir DIR to write their objects to files, or --simulate")
+	}
+	return c.kube.Applier(c.kubeConfig())
+}
+
+// parseValues reads --set: KEY=VALUE, comma-separated.
+func parseValues(s string) (map[string]any, error) {
+	var values map[string]any // nil without --set: the simulator's defaults
+	for _, kv := range simulate.List(s) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--set %s: want KEY=VALUE", kv)
+		}
+		if values == nil {
+			values = map[string]any{}
+		}
+		values[k] = v
+	}
+	return values, nil
+}
+
+func list(names []string) string {
+	const most = 6
+	if len(names) > most {
+		return strings.Join(names[:most], ", ") + fmt.Sprintf(" and %d more", len(names)-most)
+	}
+	return strings.Join(names, ", ")
+}
+
+func plural2(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// checkFuncs runs each --check command through the exec runner (under the
+// guard) as a pseudo-component named after the check, with HOPDAG_CHECK,
+// HOPDAG_CHECK_STAGE and HOPDAG_HOP in its environment.
+func (c *cli) checkFuncs(values map[string]any) ([]runner.Option, error) {
+	if len(c.rf.checks) == 0 {
+		return nil, nil
+	}
+	x, err := c.execRunner(values)
+	if err != nil {
+		return nil, err
+	}
+	var opts []runner.Option
+	for _, name := range slices.Sorted(maps.Keys(c.rf.checks)) {
+		command := c.rf.checks[name]
+		opts = append(opts, runner.WithCheck(name, func(ctx context.Context, ct runner.CheckTask) error {
+			cv := &release.ComponentVersion{Name: name, Type: release.TypeExec, Command: &release.Command{
+				Args: []string{"sh", "-c", command},
+				Env:  map[string]string{"HOPDAG_CHECK": name, "HOPDAG_CHECK_STAGE": ct.Stage},
+			}}
+			return x.Run(ctx, runner.Task{Hop: ct.Hop, HopIndex: ct.HopIndex, Component: name, To: cv, Attempt: 1, Logger: ct.Logger})
+		}))
+	}
+	return opts, nil
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
+	"github.com/hopdag/hopdag/state/etcdstore"
+)
+
+// backend is where a run's status lives, opened from --state: a store, its
+// lock, and how to name it in messages.
+type backend struct {
+	store state.Store
+	lock  state.Lock
+	// where names the status for people: a file, or a URL.
+	where string
+	close func() error
+}
+
+// leaseTTL is the lease of a hopdag process on a state's lock; the keeper
+// refreshes it every third of that.
+const leaseTTL = 15 * time.Second
+
+// etcdDialTimeout bounds the wait for an etcd endpoint.
+const etcdDialTimeout = 5 * time.Second
+
+// openState opens --state: a directory (a state.File store, created if
+// missing), etcd://host:port[,host:port...]/prefix (package
+// state/etcdstore, keys under /prefix/), or kube://namespace/name (the
+// Kubernetes store, when this hopdag is built with it).
+func (c *cli) openState(spec string) (*backend, error) {
+	scheme, rest, isURL := strings.Cut(spec, "://")
+	if !isURL {
+		if c.name != "run" {
+			// Only run creates a state directory; the others read one.
+			if _, err := os.Stat(spec); err != nil {
+				return nil, fmt.Errorf("no status in %s: %w", spec, err) // matches fs.ErrNotExist
+			}
+		}
+		f, err := state.OpenFile(spec)
+		if err != nil {
+			return nil, err
+		}
+		return &backend{store: f, lock: f, where: spec, close: f.Close}, nil
+	}
+	switch scheme {
+	case "etcd":
+		endpoints, prefix, err := parseEtcdURL(spec)
+		if err != nil {
+			return nil, err
+		}
+		cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: etcdDialTimeout})
+		if err != nil {
+			return nil, fmt.Errorf("--state %s: %w", spec, err)
+		}
+		s := etcdstore.New(cli, prefix)
+		return &backend{store: s, lock: s, where: spec, close: cli.Close}, nil
+	case "kube":
+		ns, name, ok := strings.Cut(rest, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return nil, fmt.Errorf("--state %s: want kube://namespace/name", spec)
+		}
+		if c.kube.Store == nil {
+			return nil, fmt.Errorf("--state %s: this hopdag has no Kubernetes state store (kube/store); use a directory or etcd://", spec)
+		}
+		return c.kube.Store(c.kubeConfig(), ns, name)
+	}
+	return nil, fmt.Errorf("--state %s: unknown scheme %q: want a directory, etcd://host:port/prefix or kube://namespace/name", spec, scheme)
+}
+
+// load reads the status with a timeout, so that an unreachable etcd says so.
+func (b *backend) load(ctx context.Context) (*runner.Status, error) {
+	ctx, cancel := context.WithTimeout(ctx, etcdDialTimeout+leaseTTL)
+	defer cancel()
+	st, err := b.store.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.where, err)
+	}
+	return st, nil
+}
+
+// holder names this process on a lock: "host/pid", and what it does.
+func holder(what string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d (%s)", host, os.Getpid(), what)
+}
+
+// parseEtcdURL reads etcd://host:port[,host:port...]/prefix: the endpoints,
+// and the key prefix of the run, "/prefix/".
+func parseEtcdURL(spec string) (endpoints []string, prefix string, err error) {
+	u, err := url.Parse(spec)
+	if err != nil {
+		return nil, "", fmt.Errorf("--state %s: %w", spec, err)
+	}
+	p := strings.Trim(u.Path, "/")
+	if u.Scheme != "etcd" || u.Host == "" || p == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, "", fmt.Errorf("--state %s: want etcd://host:port/prefix (the prefix names the run, e.g. etcd://127.0.0.1:2379/hopdag/prod)", spec)
+	}
+	for _, e := range strings.Split(u.Host, ",") {
+		if e == "" {
+			return nil, "", fmt.Errorf("--state %s: an empty endpoint", spec)
+		}
+		endpoints = append(endpoints, e)
+	}
+	return endpoints, "/" + p + "/", nil
+}

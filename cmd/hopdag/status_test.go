@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
+)
+
+// saved writes st into a new File store and returns its directory.
+func saved(t *testing.T, st *runner.Status) string {
+	t.Helper()
+	dir := t.TempDir()
+	f, err := state.OpenFile(dir)
+	require.NoError(t, err)
+	defer f.Close()
+	ctx := context.Background()
+	lease, err := f.Acquire(ctx, "test", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, f.Save(ctx, lease.Token, st))
+	require.NoError(t, f.Release(ctx, lease))
+	return dir
+}
+
+// fixture is a failed run of the exec catalog: cache and config
+// succeeded, db failed twice, app was skipped; hop 2 never started.
+func fixture(phase runner.Phase) *runner.Status {
+	t0 := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	st := &runner.Status{Phase: phase, From: "v1.0", To: "v2.0", Runs: 1, StartedAt: t0, CurrentHop: 0,
+		Progress: runner.Progress{Done: 3, Total: 6},
+		Hops: []runner.HopStatus{
+			{From: "v1.0", To: "v1.1", Phase: phase, StartedAt: t0, Components: []runner.ComponentStatus{
+				{Name: "app", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Skipped, Code: runner.CodeDependencyFailed, Reason: "dependency db failed"},
+				{Name: "cache", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1, StartedAt: at(0.001), FinishedAt: at(0.221), Duration: release.D(220 * time.Millisecond)},
+				{Name: "config", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1, StartedAt: at(0), FinishedAt: at(0.228), Duration: release.D(228 * time.Millisecond)},
+				{Name: "db", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Failed, Attempts: 2, StartedAt: at(0.3), FinishedAt: at(1.9), Duration: release.D(1600 * time.Millisecond),
+					Code: runner.CodeComponentFailed, Error: "components: db 1.1: exec: sh: exit code 3\nlast lines of stderr: disk full"},
+			}},
+			{From: "v1.1", To: "v2.0", Phase: runner.Pending, Components: []runner.ComponentStatus{
+				{Name: "app", FromVersion: "1.1", ToVersion: "2.0", Phase: runner.Pending},
+				{Name: "db", FromVersion: "1.1", ToVersion: "2.0", Phase: runner.Pending},
+			}},
+		},
+	}
+	if phase == runner.Failed {
+		st.Code, st.Message, st.FinishedAt = runner.CodeComponentFailed, "component db failed", at(2)
+		st.LastFailure = &runner.Failure{Hop: 0, Component: "db", Version: "1.1", Attempt: 2, Code: runner.CodeComponentFailed,
+			Error: "components: db 1.1: exec: sh: exit code 3", Time: at(1.9)}
+	}
+	return st
+}
+
+func TestStatusGolden(t *testing.T) {
+	dir := saved(t, fixture(runner.Failed))
+	for _, tt := range []struct{ golden, output string }{
+		{"status.golden", "table"}, {"status-json.golden", "json"}, {"status-yaml.golden", "yaml"},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			code, out, stderr := invoke("status", "--state", dir, "-o", tt.output)
+			assert.Equal(t, 1, code, "status of a failed run exits 1; stderr:\n%s", stderr)
+			golden(t, tt.golden, out)
+		})
+	}
+}
+
+func TestStatusExitCodes(t *testing.T) {
+	for _, tt := range []struct {
+		phase runner.Phase
+		code  int
+	}{
+		{runner.Succeeded, 0}, {runner.Failed, 1}, {runner.Cancelled, 1}, {runner.Abandoned, 1},
+		{runner.Running, 3}, {runner.Pending, 3},
+	} {
+		t.Run(string(tt.phase), func(t *testing.T) {
+			code, out, stderr := invoke("status", "--state", saved(t, fixture(tt.phase)))
+			assert.Equal(t, tt.code, code, "hopdag status of a %s run; stderr:\n%s", tt.phase, stderr)
+			assert.Contains(t, out, "status v1.0 -> v2.0: "+string(tt.phase))
+		})
+	}
+}
+
+// Without the plan, status lists a hop's components in the order they
+// started, then those that did not.
+func TestStatusOrderWithoutPlan(t *testing.T) {
+	_, out, _ := invoke("status", "--state", saved(t, fixture(runner.Failed)))
+	assert.Regexp(t, `(?s)config .*cache .*db .*app .*\n2 v1.1`, out)
+}

@@ -1,0 +1,120 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hopdag/hopdag/runner"
+)
+
+// PlanOrder is the order of each hop's components in p: its batches, one
+// after the other.
+func PlanOrder(p *runner.Plan) [][]string {
+	order := make([][]string, len(p.Hops))
+	for i, h := range p.Hops {
+		order[i] = slices.Concat(h.Batches()...)
+	}
+	return order
+}
+
+// Table prints s: a summary line, one row per component (see the package
+// comment for the order; order is PlanOrder's, or nil), and the last
+// failure. Columns: hop, component, versions, phase, attempts, duration,
+// code, and the last error (or why it was skipped or cancelled).
+func Table(w io.Writer, s *runner.Status, order [][]string) {
+	fmt.Fprintf(w, "status %s -> %s: %s", s.From, s.To, s.Phase)
+	if s.Code != "" {
+		fmt.Fprintf(w, " (%s)", s.Code)
+	}
+	fmt.Fprintf(w, ", %d/%d components done, run %d\n", s.Progress.Done, s.Progress.Total, s.Runs)
+	if s.Message != "" {
+		fmt.Fprintf(w, "message: %s\n", firstLine(s.Message))
+	}
+	var rowsBuf bytes.Buffer
+	tw := tabwriter.NewWriter(&rowsBuf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOP\tCOMPONENT\tFROM\tTO\tPHASE\tATTEMPTS\tDURATION\tCODE\tERROR")
+	for i, h := range s.Hops {
+		var names []string
+		if i < len(order) {
+			names = order[i]
+		}
+		for _, c := range rows(h.Components, names) {
+			note := c.Error
+			if note == "" || c.Phase == runner.Succeeded {
+				note = c.Reason
+			}
+			fmt.Fprintf(tw, "%d %s -> %s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", i+1, h.From, h.To, c.Name,
+				dash(c.FromVersion), c.ToVersion, c.Phase, c.Attempts, duration(c.Duration.Duration), dash(string(c.Code)), firstLine(note))
+		}
+	}
+	tw.Flush()
+	// Without trailing blanks (an empty last column), for diffs and goldens.
+	for line := range strings.Lines(rowsBuf.String()) {
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+	}
+	if f := s.LastFailure; f != nil {
+		what := f.Component + " " + f.Version
+		if f.Check != "" {
+			what = "check " + f.Check
+		}
+		fmt.Fprintf(w, "last failure: hop %d %s: %s: %s\n", f.Hop+1, what, f.Code, firstLine(f.Error))
+	}
+}
+
+// rows orders a hop's components: by their position in names when given
+// (components names does not list come last), else started ones by start
+// time, then the rest; ties keep the status's order.
+func rows(cs []runner.ComponentStatus, names []string) []runner.ComponentStatus {
+	out := slices.Clone(cs)
+	if names != nil {
+		rank := make(map[string]int, len(names))
+		for i, n := range names {
+			rank[n] = i
+		}
+		pos := func(c runner.ComponentStatus) int {
+			if r, ok := rank[c.Name]; ok {
+				return r
+			}
+			return len(names)
+		}
+		slices.SortStableFunc(out, func(a, b runner.ComponentStatus) int { return cmp.Compare(pos(a), pos(b)) })
+		return out
+	}
+	slices.SortStableFunc(out, func(a, b runner.ComponentStatus) int {
+		switch za, zb := a.StartedAt.IsZero(), b.StartedAt.IsZero(); {
+		case za && zb:
+			return 0
+		case za:
+			return 1
+		case zb:
+			return -1
+		}
+		return a.StartedAt.Compare(b.StartedAt)
+	})
+	return out
+}
+
+func duration(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

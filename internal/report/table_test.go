@@ -1,0 +1,84 @@
+package report_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/hopdag/hopdag/internal/report"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+func status() *runner.Status {
+	t0 := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
+	return &runner.Status{Phase: runner.Failed, Code: runner.CodeComponentFailed, From: "v1", To: "v2", Runs: 1,
+		Progress: runner.Progress{Done: 2, Total: 4},
+		Hops: []runner.HopStatus{{From: "v1", To: "v2", Phase: runner.Failed, Components: []runner.ComponentStatus{
+			{Name: "a", ToVersion: "1.1", Phase: runner.Failed, Attempts: 2, Code: runner.CodeComponentFailed,
+				StartedAt: t0.Add(2 * time.Second), Duration: release.D(1500 * time.Millisecond), Error: "boom\nsecond line"},
+			{Name: "b", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1,
+				StartedAt: t0, Duration: release.D(2 * time.Second)},
+			{Name: "c", ToVersion: "1.1", Phase: runner.Skipped, Code: runner.CodeDependencyFailed, Reason: "dependency a failed"},
+			{Name: "d", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1, StartedAt: t0.Add(time.Second), Duration: release.D(time.Second)},
+		}}},
+		LastFailure: &runner.Failure{Hop: 0, Component: "a", Version: "1.1", Code: runner.CodeComponentFailed, Error: "boom"},
+	}
+}
+
+func TestTable(t *testing.T) {
+	tests := []struct {
+		name  string
+		order [][]string
+		want  string
+	}{
+		{"plan order", [][]string{{"b", "d", "a", "c"}}, `status v1 -> v2: Failed (COMPONENT_FAILED), 2/4 components done, run 1
+HOP         COMPONENT  FROM  TO   PHASE      ATTEMPTS  DURATION  CODE               ERROR
+1 v1 -> v2  b          1.0   1.1  Succeeded  1         2s        -
+1 v1 -> v2  d          -     1.1  Succeeded  1         1s        -
+1 v1 -> v2  a          -     1.1  Failed     2         1.5s      COMPONENT_FAILED   boom
+1 v1 -> v2  c          -     1.1  Skipped    0         -         DEPENDENCY_FAILED  dependency a failed
+last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
+`},
+		{"start order without a plan", nil, `status v1 -> v2: Failed (COMPONENT_FAILED), 2/4 components done, run 1
+HOP         COMPONENT  FROM  TO   PHASE      ATTEMPTS  DURATION  CODE               ERROR
+1 v1 -> v2  b          1.0   1.1  Succeeded  1         2s        -
+1 v1 -> v2  d          -     1.1  Succeeded  1         1s        -
+1 v1 -> v2  a          -     1.1  Failed     2         1.5s      COMPONENT_FAILED   boom
+1 v1 -> v2  c          -     1.1  Skipped    0         -         DEPENDENCY_FAILED  dependency a failed
+last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
+`},
+		{"names missing from the order come last", [][]string{{"c", "a"}}, `status v1 -> v2: Failed (COMPONENT_FAILED), 2/4 components done, run 1
+HOP         COMPONENT  FROM  TO   PHASE      ATTEMPTS  DURATION  CODE               ERROR
+1 v1 -> v2  c          -     1.1  Skipped    0         -         DEPENDENCY_FAILED  dependency a failed
+1 v1 -> v2  a          -     1.1  Failed     2         1.5s      COMPONENT_FAILED   boom
+1 v1 -> v2  b          1.0   1.1  Succeeded  1         2s        -
+1 v1 -> v2  d          -     1.1  Succeeded  1         1s        -
+last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			report.Table(&b, status(), tt.order)
+			assert.Equal(t, tt.want, b.String(), "Table (-want +got)")
+		})
+	}
+}
+
+func ExampleTable() {
+	s := &runner.Status{Phase: runner.Succeeded, From: "v1", To: "v2", Runs: 1, Progress: runner.Progress{Done: 2, Total: 2},
+		Hops: []runner.HopStatus{{From: "v1", To: "v2", Phase: runner.Succeeded, Components: []runner.ComponentStatus{
+			{Name: "app", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1, Duration: release.D(3 * time.Second)},
+			{Name: "db", FromVersion: "5.0", ToVersion: "5.1", Phase: runner.Succeeded, Attempts: 1, Duration: release.D(time.Second)},
+		}}}}
+	report.Table(os.Stdout, s, [][]string{{"db", "app"}}) // db's batch runs first
+	// Output:
+	// status v1 -> v2: Succeeded, 2/2 components done, run 1
+	// HOP         COMPONENT  FROM  TO   PHASE      ATTEMPTS  DURATION  CODE  ERROR
+	// 1 v1 -> v2  db         5.0   5.1  Succeeded  1         1s        -
+	// 1 v1 -> v2  app        1.0   1.1  Succeeded  1         3s        -
+}
