@@ -71,6 +71,30 @@ func TestBlockedEdge(t *testing.T) {
 	assert.Empty(t, nr.Risks)
 }
 
+// Regression: a blocked range let the prereleases inside it through,
+// because the prerelease rule that keeps allowing ranges safe made blocking
+// ranges fail open.
+func TestBlockedRangeBlocksPrereleases(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1-rc.1", "v1.1", "v1.2", "v1.3"},
+		Rules: []release.Rule{
+			rule(">= v1.1-rc.1, < v1.3", "v1.3"),
+			rule("< v1.2", "v1.3", blocked("upgrade through v1.2")),
+			rule(">= v1.1-rc.1, < v1.2", "v1.2"),
+		},
+	}
+	for _, from := range []string{"v1.1-rc.1", "v1.1"} {
+		got, err := resolve(t, s, from, "v1.3")
+		require.NoError(t, err)
+		assert.Equal(t, []string{from, "v1.2", "v1.3"}, got, "Resolve(%s, v1.3)", from)
+	}
+	s.Rules = s.Rules[:2]
+	_, err := resolve(t, s, "v1.1-rc.1", "v1.3")
+	nr := noRoute(t, err)
+	require.Len(t, nr.Closed, 1, "closed edges: %v", nr.Closed)
+	assert.Equal(t, "upgrade through v1.2", nr.Closed[0].Blocked)
+}
+
 func TestDuplicateEdgeRecordsFirstRule(t *testing.T) {
 	s := spec{
 		Versions: []string{"v1.0", "v1.1"},

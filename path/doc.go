@@ -15,6 +15,8 @@
 //
 //   - A blocked rule closes its edge: when several rules give the same edge
 //     and any of them is blocked, the edge is unusable whatever the others say.
+//     A blocked range blocks every version it covers, prereleases included
+//     ([release.Constraint.Covers]): `from: "< v1.2"` blocks v1.1-rc.1 too.
 //   - Otherwise, when several rules give the same edge, the first of them in
 //     catalog order ([release.Catalog.Rules]: UpgradePath name, then declared
 //     order) is the one recorded: its checks, risks and deprecation apply, and

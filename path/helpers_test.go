@@ -179,7 +179,11 @@ func newRefGraph(c *release.Catalog, o refOpts) *refGraph {
 		to := idx(r.To)
 		_, exact := r.From.Exact()
 		for f := range g.versions {
-			if f == to || !r.From.Check(g.versions[f]) {
+			match := r.From.Check(g.versions[f])
+			if r.Blocked != "" {
+				match = r.From.Covers(g.versions[f]) // prereleases included
+			}
+			if f == to || !match {
 				continue
 			}
 			if g.versions[to].Less(g.versions[f]) && !exact {

@@ -256,12 +256,19 @@ func (ix *Index) build(c *release.Catalog) {
 			}
 			continue
 		}
+		// A blocking range blocks every version it covers, prereleases
+		// included; an allowing range follows the prerelease rules of
+		// Check.
+		match := r.From.Check
+		if r.Blocked != "" {
+			match = r.From.Covers
+		}
 		sp = ix.spans(r.From, sp[:0])
 		for _, s := range sp {
 			// A range never gives a downgrade or an edge to itself: stop
 			// below To.
 			for f := s.lo; f < min(s.hi, to); f++ {
-				if stamp[f] != int32(ri)+1 && r.From.Check(ix.versions[f]) {
+				if stamp[f] != int32(ri)+1 && match(ix.versions[f]) {
 					stamp[f] = int32(ri) + 1
 					cands = append(cands, cand{f, to, int32(ri)})
 				}
