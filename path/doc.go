@@ -42,9 +42,14 @@
 // Among the usable routes from current to target, the one returned is, in
 // order of precedence:
 //
-//  1. the one with the fewest hops;
-//  2. among those, the one with the fewest deprecated edges (edges whose rule
-//     has a deprecation reason);
+//  1. the one with the fewest deprecated edges and versions: each edge
+//     whose rule has a deprecation reason counts one, and so does each
+//     version entered that the track's UpgradePath versions list marks
+//     deprecated (the target's own mark counts the same on every route). A
+//     route without them wins even when it is longer, so a deprecated edge
+//     or version is used only when every route has as many; the hop then
+//     says why ([Hop.Why]);
+//  2. among those, the one with the fewest hops;
 //  3. among those, the one whose intermediate versions are highest, compared
 //     hop by hop from the first: the route whose first intermediate version is
 //     highest wins, on a tie the second decides, and so on (later versions
@@ -63,8 +68,12 @@
 // that cannot be reached gives an [*NoRouteError] (errors.Is [ErrNoRoute])
 // with diagnostics: the versions reachable from current, the versions from
 // which target is reachable, the blocked, risky, guarded or not-installable
-// edges that would have joined them, and the risks to accept or guards to
-// override that would give a route. [Targets] returns the same error when no
+// edges that would have joined them, and a minimal set of relaxations
+// (risks to accept and guards to override, together) that gives a route:
+// each one is needed, dropping any one gives no route. The reachable
+// versions are listed furthest first, nearest the target. Error names the
+// relaxations neutrally; [NoRouteError.Explain] lets a command line name its
+// own flags. [Targets] returns the same error when no
 // version at all is reachable, which answers "why is the upgrade list empty?".
 //
 // # Index
@@ -72,11 +81,14 @@
 // [Resolve] and [Targets] build an [Index] of the track's edges on each call.
 // To answer many questions on one catalog, build it once with [NewIndex]: its
 // build time is linear in the number of rules plus the edges they give.
-// [Index.Resolve] costs one breadth-first search that stops at the target,
-// then a walk over the shortest routes only to apply the tie-break;
-// [Index.Targets] a full breadth-first search that ranks each layer, plus
-// building one Route per target. An Index is read-only after construction
-// and safe for concurrent use.
+// Queries settle versions in increasing (deprecated, hops) cost: one
+// breadth-first search per deprecation level reached, over the usable edges.
+// [Index.Resolve] stops at the target, then walks over the cheapest routes
+// only to apply the tie-break; [Index.Targets] searches every reachable
+// version, ranking the routes of each hop count (a sort per hop count), and
+// keeps a predecessor tree: its time and memory are linear in the versions
+// and edges searched, and [Target.Route] builds a route only when asked. An
+// Index is read-only after construction and safe for concurrent use.
 //
 // This package imports only the release package of hopdag.
 package path

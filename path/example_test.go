@@ -62,13 +62,13 @@ func ExampleTargets() {
 		panic(err)
 	}
 	for _, t := range targets {
-		fmt.Printf("%s in %d hop(s) via %v\n", t.Version, t.Hops, t.Route.Versions())
+		fmt.Printf("%s in %d hop(s) via %v\n", t.Version, t.Hops, t.Route().Versions())
 	}
 	_, err = path.Targets(c, release.MustParseVersion("v26.09"))
 	fmt.Println(err)
 	// Output:
 	// v26.06 in 1 hop(s) via [v26.03 v26.06]
-	// v26.06.1 in 1 hop(s) via [v26.03 v26.06.1]
+	// v26.06.1 in 2 hop(s) via [v26.03 v26.06 v26.06.1]
 	// v26.09 in 2 hop(s) via [v26.03 v26.06 v26.09]
 	// path: no version is reachable from v26.09: no usable rule leads out of v26.09
 }

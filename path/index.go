@@ -47,6 +47,7 @@ const (
 	arcDeprecated = 1 << iota // must be 1: it is added to the deprecated count
 	arcRisky
 	arcGuarded
+	arcDepTo // the target version is deprecated (weight reads it as 1)
 )
 
 type arc struct {
@@ -366,6 +367,9 @@ func (ix *Index) build(c *release.Catalog) {
 			r := ix.rules[e.first]
 			if r.Deprecated != "" {
 				a.flags |= arcDeprecated
+			}
+			if ix.vdep[e.to] != "" {
+				a.flags |= arcDepTo
 			}
 			if len(r.Risks) > 0 {
 				a.flags |= arcRisky

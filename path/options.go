@@ -69,6 +69,10 @@ type query struct {
 	acceptAll   bool
 	overridden  []bool // by guard index
 	overrideAll bool
+	// exclude[v]: v may not be entered (outside the channel, or a
+	// prerelease on a route between GA versions); nil: none.
+	exclude    []bool
+	excludeWhy string
 }
 
 // newQuery merges the index defaults with per-call options and validates them.
@@ -112,7 +116,3 @@ func guardNames(gs []Guard) []string {
 	}
 	return out
 }
-
-// relaxed is the query that accepts every risk and overrides every
-// overridable guard.
-var relaxed = &query{acceptAll: true, overrideAll: true}

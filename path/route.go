@@ -29,6 +29,9 @@ type Hop struct {
 	// ToDeprecated is the deprecation reason the track's UpgradePath versions
 	// list gives for To, "" if none.
 	ToDeprecated string `json:"toDeprecated,omitempty" yaml:"toDeprecated,omitempty"`
+	// Why says, on a hop with a deprecated edge or into a deprecated
+	// version, why it was still used: every route has as many.
+	Why string `json:"why,omitempty" yaml:"why,omitempty"`
 }
 
 // Route is the chain of hops from Route.From to Route.To on Route.Track. An
@@ -51,8 +54,7 @@ func (r *Route) Versions() []release.Version {
 	return out
 }
 
-// Clone returns a deep copy of r. The Routes of one Targets result share the
-// slices of the hops they have in common; Clone one before changing it.
+// Clone returns a deep copy of r.
 func (r *Route) Clone() *Route {
 	if r == nil {
 		return nil
@@ -151,6 +153,9 @@ func (h Hop) String() string {
 	if h.Deprecated != "" {
 		fmt.Fprintf(&b, "  deprecated: %q", h.Deprecated)
 	}
+	if h.Why != "" {
+		fmt.Fprintf(&b, " (%s)", h.Why)
+	}
 	if len(h.Overrides) > 0 {
 		b.WriteString("  overrides: ")
 		b.WriteString(strings.Join(h.Overrides, ", "))
@@ -161,7 +166,22 @@ func (h Hop) String() string {
 // Target is a version reachable from the current one.
 type Target struct {
 	Version release.Version `json:"version" yaml:"version"`
-	// Hops is the number of hops of Route.
-	Hops  int    `json:"hops" yaml:"hops"`
-	Route *Route `json:"route" yaml:"route"`
+	// Hops is the number of hops of the best route.
+	Hops int `json:"hops" yaml:"hops"`
+	// Deprecated is how many deprecated edges and versions the best route
+	// uses (0 for a clean route).
+	Deprecated int `json:"deprecated,omitempty" yaml:"deprecated,omitempty"`
+
+	tree *tree
+	node int32
+}
+
+// Route builds the route Resolve returns to t.Version. The Targets call
+// keeps only a predecessor tree; each call builds a new Route in time linear
+// in its hops. The zero Target has no route (nil).
+func (t Target) Route() *Route {
+	if t.tree == nil {
+		return nil
+	}
+	return t.tree.route(t.node)
 }

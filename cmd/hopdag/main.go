@@ -238,7 +238,7 @@ func (c *cli) targets(context.Context) int {
 	fmt.Fprintln(tw, "VERSION\tHOPS\tROUTE")
 	for _, t := range ts {
 		hops := []string{from.Original()}
-		for _, h := range t.Route.Hops {
+		for _, h := range t.Route().Hops {
 			hops = append(hops, h.To.Original())
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Version, t.Hops, strings.Join(hops, " -> "))
