@@ -28,6 +28,13 @@
 //     `installable: false` in the track's UpgradePath versions list, are hop
 //     targets. The current version may be any known version, installable or
 //     not.
+//   - Channels: with [WithChannel], a route enters only versions whose entry
+//     in the track's UpgradePath versions list names the channel (the
+//     current version need not). Without a channel, a route between two GA
+//     versions enters no prerelease unless the caller allows prereleases
+//     ([AllowPrereleases]); from or to a prerelease, any version may be
+//     entered. The edges this leaves out are reported as closed, with the
+//     reason ([ClosedEdge.Excluded]).
 //   - An edge with risks is used only when the caller accepts every one of its
 //     risks by name ([AcceptRisks]).
 //   - [Guard]s check each edge against the component versions its two releases

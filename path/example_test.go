@@ -149,3 +149,51 @@ func ExampleKubernetesSkewGuard() {
 	// v1.0 -> v3.0: 1 hop
 	//   1. v1.0 -> v3.0  overrides: kubernetes-minor-skew
 }
+
+// A channel keeps a route inside the versions that list it; without one, a
+// route between GA versions enters no prerelease unless asked.
+func ExampleWithChannel() {
+	rel := func(s string) release.Release { return release.Release{Name: "r" + s, Version: release.MustParseVersion(s)} }
+	rule := func(from, to string) release.Rule {
+		return release.Rule{From: release.MustParseConstraint(from), To: release.MustParseVersion(to)}
+	}
+	info := func(s string, channels ...string) release.VersionInfo {
+		return release.VersionInfo{Version: release.MustParseVersion(s), Channels: channels}
+	}
+	c, err := release.NewCatalog(
+		[]release.Release{rel("v4.18"), rel("v4.19"), rel("v4.19.1"), rel("v4.20-rc.1"), rel("v4.20")},
+		nil,
+		[]release.UpgradePath{{Name: "paths",
+			Rules: []release.Rule{
+				rule("v4.18", "v4.19"), rule("v4.18", "v4.19.1"), rule("v4.18", "v4.20-rc.1"),
+				rule(">= v4.19, < v4.20", "v4.20"), rule("v4.20-rc.1", "v4.20"),
+			},
+			Versions: []release.VersionInfo{
+				info("v4.19", "stable", "fast", "candidate"), info("v4.19.1", "fast", "candidate"),
+				info("v4.20-rc.1", "candidate"), info("v4.20", "stable", "fast", "candidate"),
+			},
+		}})
+	if err != nil {
+		panic(err)
+	}
+	from, to := release.MustParseVersion("v4.18"), release.MustParseVersion("v4.20")
+	for _, opts := range [][]path.Option{
+		{path.WithChannel("stable")},
+		{path.WithChannel("fast")},
+		{path.WithChannel("candidate")},
+		{},
+		{path.AllowPrereleases()},
+	} {
+		route, err := path.Resolve(c, from, to, opts...)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(route.Versions())
+	}
+	// Output:
+	// [v4.18 v4.19 v4.20]
+	// [v4.18 v4.19.1 v4.20]
+	// [v4.18 v4.20-rc.1 v4.20]
+	// [v4.18 v4.19.1 v4.20]
+	// [v4.18 v4.20-rc.1 v4.20]
+}

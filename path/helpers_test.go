@@ -138,8 +138,10 @@ type refGraph struct {
 }
 
 type refOpts struct {
-	track     string
-	accept    map[string]bool
+	channel     string
+	prereleases bool
+	track       string
+	accept      map[string]bool
 	guards    []path.Guard
 	overrides map[string]bool
 }
@@ -167,10 +169,39 @@ func (o refOpts) options() []path.Option {
 	if len(ovr) > 0 {
 		out = append(out, path.OverrideGuards(ovr...))
 	}
+	if o.channel != "" {
+		out = append(out, path.WithChannel(o.channel))
+	}
+	if o.prereleases {
+		out = append(out, path.AllowPrereleases())
+	}
 	return out
 }
 
-func newRefGraph(c *release.Catalog, o refOpts) *refGraph {
+// refGraphs are the reference graphs of one catalog and options: all, and
+// when the prerelease rule applies, GA without prerelease intermediates.
+type refGraphs struct{ all, ga *refGraph }
+
+func newRefGraphs(c *release.Catalog, o refOpts) refGraphs {
+	gs := refGraphs{all: newRefGraph(c, o, false)}
+	if o.channel == "" && !o.prereleases {
+		gs.ga = newRefGraph(c, o, true)
+	}
+	return gs
+}
+
+// pick is the graph a route from src to dst searches: between two GA
+// versions, prereleases are left out.
+func (gs refGraphs) pick(src, dst int) *refGraph {
+	if gs.ga != nil && gs.all.versions[src].Prerelease() == "" && gs.all.versions[dst].Prerelease() == "" {
+		return gs.ga
+	}
+	return gs.all
+}
+
+// newRefGraph builds the reference graph; an edge into a version outside
+// o.channel, or (gaOnly) into a prerelease, is not usable.
+func newRefGraph(c *release.Catalog, o refOpts, gaOnly bool) *refGraph {
 	g := &refGraph{versions: c.TrackVersions(o.track), edges: map[[2]int]*refEdge{}}
 	n := len(g.versions)
 	idx := func(x release.Version) int {
@@ -211,7 +242,14 @@ func newRefGraph(c *release.Catalog, o refOpts) *refGraph {
 	for k, e := range g.edges {
 		f, to := k[0], k[1]
 		e.usable = !e.blocked
-		if vi, ok := c.VersionInfo(o.track, g.versions[to]); ok && !vi.IsInstallable() {
+		vi, ok := c.VersionInfo(o.track, g.versions[to])
+		if ok && !vi.IsInstallable() {
+			e.usable = false
+		}
+		if o.channel != "" && (!ok || !vi.InChannel(o.channel)) {
+			e.usable = false
+		}
+		if gaOnly && g.versions[to].Prerelease() != "" {
 			e.usable = false
 		}
 		for _, r := range e.rule.Risks {

@@ -22,7 +22,10 @@ type Index struct {
 	rules       []*release.Rule // into the catalog, which is read-only
 	byKey       map[versionKey]int32
 	guards      []Guard
-	defaults    options // risks and overrides given to NewIndex
+	defaults    options // risks, overrides, channel and prereleases given to NewIndex
+	pre         []bool  // prerelease versions
+	anyPre      bool
+	channels    map[string][]bool // channel -> versions outside it
 
 	// Open edges in compressed sparse row form: the edges out of node i are
 	// arcs[off[i]:off[i+1]].
@@ -93,7 +96,7 @@ func NewIndex(c *release.Catalog, opts ...Option) (*Index, error) {
 	ix := &Index{
 		track:    o.track,
 		guards:   slices.Clone(o.guards),
-		defaults: options{risks: slices.Clone(o.risks), overrides: slices.Clone(o.overrides)},
+		defaults: options{risks: slices.Clone(o.risks), overrides: slices.Clone(o.overrides), channel: o.channel, prereleases: o.prereleases},
 		versions: c.TrackVersions(o.track),
 	}
 	for pi := range c.Paths { // Catalog.Rules order, without copying
@@ -104,11 +107,11 @@ func NewIndex(c *release.Catalog, opts ...Option) (*Index, error) {
 		}
 	}
 	ix.byKey = make(map[versionKey]int32, len(ix.versions))
+	ix.pre = make([]bool, len(ix.versions))
 	for i, v := range ix.versions {
 		ix.byKey[keyOf(v)] = int32(i)
-	}
-	if _, err := ix.newQuery(nil); err != nil {
-		return nil, err
+		ix.pre[i] = v.Prerelease() != ""
+		ix.anyPre = ix.anyPre || ix.pre[i]
 	}
 	n := len(ix.versions)
 	if n >= math.MaxInt32/2 || len(ix.rules) >= math.MaxInt32/2 {
@@ -131,8 +134,20 @@ func NewIndex(c *release.Catalog, opts ...Option) (*Index, error) {
 				listed[i] = true
 				ix.installable[i] = p.Versions[vi].IsInstallable()
 				ix.vdep[i] = p.Versions[vi].Deprecated
+				for _, ch := range p.Versions[vi].Channels {
+					if ix.channels == nil {
+						ix.channels = map[string][]bool{}
+					}
+					if ix.channels[ch] == nil {
+						ix.channels[ch] = slices.Repeat([]bool{true}, n)
+					}
+					ix.channels[ch][i] = false
+				}
 			}
 		}
+	}
+	if _, err := ix.newQuery(nil); err != nil {
+		return nil, err
 	}
 	ix.build(c)
 	ix.pool.New = func() any { return newScratch(n) }

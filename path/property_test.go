@@ -81,15 +81,32 @@ func genSpec(rng *rand.Rand, n, maxRules int) (spec, refOpts) {
 		}
 		s.Rules = append(s.Rules, r)
 	}
+	channels := map[string]bool{}
 	for _, ver := range s.Versions {
+		vi := release.VersionInfo{Version: v(ver)}
 		switch rng.IntN(10) {
 		case 0:
-			s.Infos = append(s.Infos, notInstallable(ver))
+			vi = notInstallable(ver)
 		case 1:
-			s.Infos = append(s.Infos, release.VersionInfo{Version: v(ver), Deprecated: "CVE: do not install"})
+			vi.Deprecated = "CVE: do not install"
 		}
+		for _, ch := range []string{"stable", "fast"} {
+			if rng.IntN(3) > 0 {
+				vi.Channels = append(vi.Channels, ch)
+				channels[ch] = true
+			}
+		}
+		s.Infos = append(s.Infos, vi)
 	}
 	o := refOpts{accept: map[string]bool{}, overrides: map[string]bool{}}
+	switch rng.IntN(4) {
+	case 0:
+		o.prereleases = true
+	case 1:
+		if ch := []string{"stable", "fast"}[rng.IntN(2)]; channels[ch] {
+			o.channel = ch
+		}
+	}
 	for _, name := range riskNames {
 		if rng.IntN(2) == 0 {
 			o.accept[name] = true
@@ -148,12 +165,13 @@ func TestPropertyRoutesLarger(t *testing.T) {
 // checkGraph checks every pair of versions of c against the reference model.
 func checkGraph(t *testing.T, c *release.Catalog, o refOpts, brute bool, msg string) {
 	t.Helper()
-	g := newRefGraph(c, o)
+	gs := newRefGraphs(c, o)
 	ix, err := path.NewIndex(c, o.options()...)
 	require.NoError(t, err, msg)
-	for src := range g.versions {
-		fwd := bfs(g.adj, src)
-		for dst := range g.versions {
+	for src := range gs.all.versions {
+		for dst := range gs.all.versions {
+			g := gs.pick(src, dst)
+			fwd := bfs(g.adj, src)
 			from, to := g.versions[src], g.versions[dst]
 			r, err := ix.Resolve(from, to)
 			if src == dst {
@@ -176,7 +194,7 @@ func checkGraph(t *testing.T, c *release.Catalog, o refOpts, brute bool, msg str
 				require.Equal(t, g.names(g.bruteBest(src, dst)), hopsOf(r), "brute force: %s -> %s\n%s", from, to, msg)
 			}
 		}
-		checkTargets(t, g, ix, src, fwd, msg)
+		checkTargets(t, gs, ix, src, msg)
 	}
 }
 
@@ -221,13 +239,13 @@ func nilIfEmpty(s []string) []string {
 	return s
 }
 
-func checkTargets(t *testing.T, g *refGraph, ix *path.Index, src int, fwd []int, msg string) {
+func checkTargets(t *testing.T, gs refGraphs, ix *path.Index, src int, msg string) {
 	t.Helper()
-	ts, err := ix.Targets(g.versions[src])
+	ts, err := ix.Targets(gs.all.versions[src])
 	var want []string
-	for x := range g.versions {
-		if fwd[x] > 0 {
-			want = append(want, g.versions[x].String())
+	for x := range gs.all.versions {
+		if bfs(gs.pick(src, x).adj, src)[x] > 0 {
+			want = append(want, gs.all.versions[x].String())
 		}
 	}
 	if want == nil {
@@ -239,6 +257,7 @@ func checkTargets(t *testing.T, g *refGraph, ix *path.Index, src int, fwd []int,
 	var got []string
 	for _, tg := range ts {
 		got = append(got, tg.Version.String())
+		g := gs.pick(src, gs.all.index(tg.Version))
 		best := g.best(src, g.index(tg.Version))
 		require.Equal(t, len(best)-1, tg.Hops, msg)
 		require.Equal(t, g.costOf(best).dep, tg.Deprecated, msg)

@@ -57,6 +57,7 @@ func (ix *Index) Resolve(current, target release.Version, opts ...Option) (*Rout
 	if src == dst {
 		return &Route{Track: ix.track, From: ix.versions[src], To: ix.versions[dst], Hops: []Hop{}}, nil
 	}
+	q = ix.prereleaseRule(q, src, dst)
 	s := ix.getScratch()
 	defer ix.pool.Put(s)
 	if ix.walk(s, src, dst, q, false) {
@@ -82,31 +83,41 @@ func (ix *Index) Targets(current release.Version, opts ...Option) ([]Target, err
 	}
 	s := ix.getScratch()
 	defer ix.pool.Put(s)
-	ix.walk(s, src, -1, q, true)
-
-	n := int32(len(ix.versions))
-	count := 0
-	for v := int32(0); v < n; v++ {
-		if s.gen[v] == s.stamp && v != src {
-			count++
-		}
+	var out []Target
+	if ga := ix.prereleaseRule(q, src, -1); ga != q {
+		// From a GA version: the GA targets by routes that enter no
+		// prerelease, the prerelease targets by any route.
+		ix.walk(s, src, -1, ga, true)
+		out = ix.collect(s, src, func(v int32) bool { return !ix.pre[v] }, out)
+		s.restamp()
+		ix.walk(s, src, -1, q, true)
+		out = ix.collect(s, src, func(v int32) bool { return ix.pre[v] }, out)
+		slices.SortFunc(out, func(a, b Target) int { return cmp.Compare(a.node, b.node) })
+	} else {
+		ix.walk(s, src, -1, q, true)
+		out = ix.collect(s, src, nil, out)
 	}
-	if count == 0 {
+	if len(out) == 0 {
 		return nil, ix.noRoute(s, src, -1, q)
 	}
-	t := &tree{ix: ix, src: src, pred: make([]int32, n), arc: make([]int32, n), dep: make([]int32, n)}
-	out := make([]Target, 0, count)
+	return out, nil
+}
+
+// collect appends the targets the last walk reached (keep: those it keeps;
+// nil: all), sharing one copy of the walk's predecessor tree.
+func (ix *Index) collect(s *scratch, src int32, keep func(int32) bool, out []Target) []Target {
+	n := int32(len(ix.versions))
+	var t *tree
 	for v := int32(0); v < n; v++ {
-		if s.gen[v] != s.stamp {
-			t.pred[v] = -1
+		if s.gen[v] != s.stamp || v == src || keep != nil && !keep(v) {
 			continue
 		}
-		t.pred[v], t.arc[v], t.dep[v] = s.pred[v], s.arc[v], s.dep[v]
-		if v != src {
-			out = append(out, Target{Version: ix.versions[v], Hops: int(s.dist[v]), Deprecated: int(s.dep[v]), tree: t, node: v})
+		if t == nil {
+			t = &tree{ix: ix, src: src, pred: slices.Clone(s.pred), arc: slices.Clone(s.arc), dep: slices.Clone(s.dep)}
 		}
+		out = append(out, Target{Version: ix.versions[v], Hops: int(s.dist[v]), Deprecated: int(s.dep[v]), tree: t, node: v})
 	}
-	return out, nil
+	return out
 }
 
 // tree is the predecessor tree of one Targets call: the best route to a
