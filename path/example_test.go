@@ -153,7 +153,9 @@ func ExampleKubernetesSkewGuard() {
 // A channel keeps a route inside the versions that list it; without one, a
 // route between GA versions enters no prerelease unless asked.
 func ExampleWithChannel() {
-	rel := func(s string) release.Release { return release.Release{Name: "r" + s, Version: release.MustParseVersion(s)} }
+	rel := func(s string) release.Release {
+		return release.Release{Name: "r" + s, Version: release.MustParseVersion(s)}
+	}
 	rule := func(from, to string) release.Rule {
 		return release.Rule{From: release.MustParseConstraint(from), To: release.MustParseVersion(to)}
 	}

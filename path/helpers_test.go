@@ -142,8 +142,8 @@ type refOpts struct {
 	prereleases bool
 	track       string
 	accept      map[string]bool
-	guards    []path.Guard
-	overrides map[string]bool
+	guards      []path.Guard
+	overrides   map[string]bool
 }
 
 func (o refOpts) options() []path.Option {

@@ -98,8 +98,8 @@ type query struct {
 	overrideAll bool
 	// exclude[v]: v may not be entered (outside the channel, or a
 	// prerelease on a route between GA versions); nil: none.
-	exclude    []bool
-	excludeWhy string
+	exclude     []bool
+	excludeWhy  string
 	channel     string
 	prereleases bool
 }
