@@ -13,7 +13,10 @@ import (
 // Rule is a copy of the rule that allowed the edge; PreChecks, PostChecks and
 // Risks are the same slices as Rule's.
 type Hop struct {
-	From release.Version `json:"from" yaml:"from"`
+	// Track is the track the hop moves, in a route across tracks
+	// (ResolveState); "" in a one-track route (the Route's Track).
+	Track string          `json:"track,omitempty" yaml:"track,omitempty"`
+	From  release.Version `json:"from" yaml:"from"`
 	To   release.Version `json:"to" yaml:"to"`
 	// Rule is the rule that allowed the edge (a copy).
 	Rule release.Rule `json:"rule" yaml:"rule"`
@@ -42,6 +45,26 @@ type Route struct {
 	From  release.Version `json:"from" yaml:"from"`
 	To    release.Version `json:"to" yaml:"to"`
 	Hops  []Hop           `json:"hops" yaml:"hops"`
+	// FromState and ToState are the states of a route across tracks
+	// (ResolveState), nil for a one-track route. Track, From and To are then
+	// those of the first track.
+	FromState State `json:"fromState,omitempty" yaml:"fromState,omitempty"`
+	ToState   State `json:"toState,omitempty" yaml:"toState,omitempty"`
+}
+
+// States returns the state before each hop and after the last (FromState
+// first), for a route across tracks; nil for a one-track route.
+func (r *Route) States() []State {
+	if r.FromState == nil {
+		return nil
+	}
+	out := []State{r.FromState.Clone()}
+	for _, h := range r.Hops {
+		s := out[len(out)-1].Clone()
+		s[h.Track] = h.To
+		out = append(out, s)
+	}
+	return out
 }
 
 // Versions returns From followed by the To of every hop.
@@ -60,6 +83,7 @@ func (r *Route) Clone() *Route {
 		return nil
 	}
 	out := *r
+	out.FromState, out.ToState = r.FromState.Clone(), r.ToState.Clone()
 	out.Hops = make([]Hop, len(r.Hops))
 	for i, h := range r.Hops {
 		h.Rule = *h.Rule.DeepCopy()
@@ -83,10 +107,16 @@ func (r *Route) String() string {
 		return "<nil route>"
 	}
 	var b strings.Builder
-	b.WriteString(r.From.String())
-	b.WriteString(" -> ")
-	b.WriteString(r.To.String())
-	if r.Track != "" {
+	if r.FromState != nil {
+		b.WriteString(r.FromState.String())
+		b.WriteString(" -> ")
+		b.WriteString(r.ToState.String())
+	} else {
+		b.WriteString(r.From.String())
+		b.WriteString(" -> ")
+		b.WriteString(r.To.String())
+	}
+	if r.Track != "" && r.FromState == nil {
 		b.WriteString(" on track ")
 		b.WriteString(r.Track)
 	}
@@ -109,10 +139,14 @@ func (r *Route) String() string {
 	return b.String()
 }
 
-// String prints the hop on one line: "v26.03 -> v26.06  pre: ...  post: ...
+// String prints the hop on one line: "[track ]v26.03 -> v26.06  pre: ...  post: ...
 // risks: ...  deprecated: ...  overrides: ...", each part only when not empty.
 func (h Hop) String() string {
 	var b strings.Builder
+	if h.Track != "" {
+		b.WriteString(h.Track)
+		b.WriteByte(' ')
+	}
 	b.WriteString(h.From.String())
 	b.WriteString(" -> ")
 	b.WriteString(h.To.String())
