@@ -247,7 +247,9 @@ func with(k uint64, t int, w int32) uint64 {
 }
 
 // allowed reports whether the state nodes, with track t moved to w, is
-// compatible. When diagnosing, it records what refused it.
+// compatible. When diagnosing, it records what refused it. It checks only
+// the constraints that involve t: the others hold in every state a search
+// settles, except the current one (see allowedFrom).
 func (m *multi) allowed(nodes []int32, t int, w int32) bool {
 	ok := true
 	for u := range m.tracks {
@@ -264,6 +266,27 @@ func (m *multi) allowed(nodes []int32, t int, w int32) bool {
 		}
 		if !ok && m.diag == nil {
 			return false
+		}
+	}
+	return ok
+}
+
+// allowedFrom is allowed for a move out of a state that may not be allowed
+// itself (the current one): every pair of tracks is checked.
+func (m *multi) allowedFrom(nodes []int32, t int, w int32) bool {
+	old := nodes[t]
+	nodes[t] = w
+	defer func() { nodes[t] = old }()
+	ok := true
+	for x := range m.tracks {
+		for u := range m.tracks {
+			if s := m.sup[x][u]; u != x && s != nil && s[nodes[x]] != nil && !s[nodes[x]][nodes[u]] {
+				ok = false
+				m.refused(x, nodes[x], u, nodes[u])
+				if m.diag == nil {
+					return false
+				}
+			}
 		}
 	}
 	return ok
@@ -332,11 +355,15 @@ func (m *multi) walk() bool {
 			}
 			for _, u := range layer {
 				m.unpack(m.key[u], nodes)
+				allowed := m.allowed
+				if u == src {
+					allowed = m.allowedFrom
+				}
 				for t, ix := range m.ix {
 					v := nodes[t]
 					for ai := ix.off[v]; ai < ix.off[v+1]; ai++ {
 						a := &ix.arcs[ai]
-						if !ix.usable(a, m.q[t]) || !m.allowed(nodes, t, a.to) {
+						if !ix.usable(a, m.q[t]) || !allowed(nodes, t, a.to) {
 							continue
 						}
 						k := with(m.key[u], t, a.to)
@@ -380,13 +407,7 @@ func (m *multi) resolve() (*Route, error) {
 		// A target naming every track must itself be allowed.
 		m.diag = map[refusal]bool{}
 		copy(nodes, m.dst)
-		ok := true
-		for t := range m.tracks {
-			if !m.allowed(nodes, t, nodes[t]) {
-				ok = false
-			}
-		}
-		if !ok {
+		if !m.allowedFrom(nodes, 0, nodes[0]) {
 			return nil, &StateNoRouteError{From: m.state(m.src), To: m.to, Target: true, Blocks: m.blocks()}
 		}
 		m.diag = nil
