@@ -17,7 +17,7 @@ type Hop struct {
 	// (ResolveState); "" in a one-track route (the Route's Track).
 	Track string          `json:"track,omitempty" yaml:"track,omitempty"`
 	From  release.Version `json:"from" yaml:"from"`
-	To   release.Version `json:"to" yaml:"to"`
+	To    release.Version `json:"to" yaml:"to"`
 	// Rule is the rule that allowed the edge (a copy).
 	Rule release.Rule `json:"rule" yaml:"rule"`
 	// PreChecks run before the hop's components, PostChecks after.
