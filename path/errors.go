@@ -26,6 +26,8 @@ type UnknownVersionError struct {
 	Track string `json:"track,omitempty" yaml:"track,omitempty"`
 	// Role is "current" or "target".
 	Role string `json:"role,omitempty" yaml:"role,omitempty"`
+	// Tracks are the catalog's tracks, sorted, when Track has no releases.
+	Tracks []string `json:"tracks,omitempty" yaml:"tracks,omitempty"`
 }
 
 // Error is "path: unknown target version v26.07: nearest known versions: v26.06, ...".
@@ -41,6 +43,10 @@ func (e *UnknownVersionError) Error() string {
 	b.WriteString(onTrack(e.Track))
 	if len(e.Nearest) == 0 {
 		b.WriteString(": the track has no releases")
+		if len(e.Tracks) > 0 {
+			b.WriteString("; the catalog's tracks: ")
+			b.WriteString(trackList(e.Tracks))
+		}
 		return b.String()
 	}
 	b.WriteString(": no release has it; nearest known versions: ")

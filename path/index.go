@@ -26,6 +26,7 @@ type Index struct {
 	pre         []bool  // prerelease versions
 	anyPre      bool
 	channels    map[string][]bool // channel -> versions outside it
+	tracks      []string          // the catalog's tracks
 
 	// Open edges in compressed sparse row form: the edges out of node i are
 	// arcs[off[i]:off[i+1]].
@@ -98,6 +99,7 @@ func NewIndex(c *release.Catalog, opts ...Option) (*Index, error) {
 		guards:   slices.Clone(o.guards),
 		defaults: options{risks: slices.Clone(o.risks), overrides: slices.Clone(o.overrides), channel: o.channel, prereleases: o.prereleases},
 		versions: c.TrackVersions(o.track),
+		tracks:   c.Tracks(),
 	}
 	for pi := range c.Paths { // Catalog.Rules order, without copying
 		if p := &c.Paths[pi]; p.Track == o.track {

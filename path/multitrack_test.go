@@ -147,3 +147,16 @@ func TestParseState(t *testing.T) {
 		assert.Equal(t, tt.want, s.String(), "ParseState(%q)", tt.in)
 	}
 }
+
+// Regression: a version asked for on a track with no releases said "the
+// track has no releases" without naming the catalog's tracks.
+func TestUnknownVersionNamesTracks(t *testing.T) {
+	c, err := release.LoadDir("../testdata/two-track")
+	require.NoError(t, err)
+	_, err = path.Resolve(c, v("13.01.0"), v("27.03.0"))
+	require.ErrorIs(t, err, path.ErrUnknownVersion)
+	assert.EqualError(t, err, `path: unknown current version 13.01.0: the track has no releases; the catalog's tracks: kubernetes, platform`)
+	r, err := path.Resolve(c, v("13.01.0"), v("27.03.0"), path.WithTrack("platform"))
+	require.NoError(t, err)
+	assert.Len(t, r.Hops, 2)
+}

@@ -155,7 +155,11 @@ func (ix *Index) lookup(v release.Version, role string) (int32, error) {
 		p = 0
 	}
 	near := slices.Clone(ix.versions[max(0, p-2):min(len(ix.versions), p+2)])
-	return -1, &UnknownVersionError{Version: v, Nearest: near, Track: ix.track, Role: role}
+	e := &UnknownVersionError{Version: v, Nearest: near, Track: ix.track, Role: role}
+	if len(near) == 0 {
+		e.Tracks = ix.tracks
+	}
+	return -1, e
 }
 
 // hop builds the hop of arc ai out of from. Every violation on a usable
