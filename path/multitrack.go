@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hopdag/hopdag/release"
 )
@@ -189,7 +190,7 @@ func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi,
 			chans = append(chans, c.Channels(t)...)
 		}
 		slices.Sort(chans)
-		return nil, fmt.Errorf("%w: WithChannel(%q): no version of tracks %v is in that channel; channels: %s", ErrInvalidOption, o.channel, m.tracks, listOrNone(slices.Compact(chans)))
+		return nil, fmt.Errorf("%w: channel %q: no version of tracks %s is in it; the channels: %s", ErrInvalidOption, o.channel, strings.Join(m.tracks, ", "), listOrNone(slices.Compact(chans)))
 	}
 	m.supports()
 	return m, nil

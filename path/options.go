@@ -120,7 +120,7 @@ func (ix *Index) newQuery(opts []Option) (*query, error) {
 	if q.channel != "" {
 		ex, ok := ix.channels[q.channel]
 		if !ok {
-			return nil, fmt.Errorf("%w: WithChannel(%q): no version of track %q is in that channel; channels: %s", ErrInvalidOption, q.channel, ix.track, listOrNone(slices.Sorted(maps.Keys(ix.channels))))
+			return nil, fmt.Errorf("%w: channel %q: no version%s is in it; the channels: %s", ErrInvalidOption, q.channel, onTrack(ix.track), listOrNone(slices.Sorted(maps.Keys(ix.channels))))
 		}
 		q.exclude, q.excludeWhy = ex, "is not in channel "+q.channel
 	}

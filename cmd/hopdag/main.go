@@ -3,11 +3,13 @@
 //
 //	hopdag validate DIR
 //	hopdag targets  DIR --from V
-//	hopdag plan     DIR --from V --to W [-o text|json|yaml] [--accept RISK,...]
+//	hopdag plan     DIR --from V --to W [-o text|json|yaml] [--accept RISK,...] [--channel C] [--prereleases]
 //	hopdag graph    DIR --from V --to W [--hop N] [-o mermaid|dot]
 //	hopdag run      DIR --from V --to W --simulate [--state DIR] [--speed N] [--fail C,...] [--mode eager|batch]
 //
-// DIR is a catalog directory; "-" means the embedded sample catalog.
+// DIR is a catalog directory; "-" means the embedded sample catalog. V and
+// W are versions, or states across tracks: --from
+// platform=13.01.0,kubernetes=v1.33.0 --to platform=27.03.0.
 //
 // Exit status: 0 ok; 1 invalid input (a catalog problem, no route, an
 // unknown version) or a failed run; 2 usage (unknown command, bad flags).
@@ -89,6 +91,7 @@ type cli struct {
 	state          *string
 	speed          *float64
 	fail, mode     *string
+	rf             routeFlags // see route.go
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -115,6 +118,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "targets", "plan", "graph", "run":
 		c.from = c.fs.String("from", "", "version the system runs (required)")
 		c.accept = c.fs.String("accept", "", "comma-separated risks to accept")
+		c.addRouteFlags()
 	}
 	switch c.name {
 	case "plan", "graph", "run":
@@ -171,7 +175,7 @@ func (c *cli) usageError(msg string) int {
 }
 
 func (c *cli) fail1(err error) int {
-	fmt.Fprintf(c.stderr, "hopdag %s: %v\n", c.name, err)
+	fmt.Fprintf(c.stderr, "hopdag %s: %s\n", c.name, message(err))
 	return exitInvalid
 }
 
@@ -193,7 +197,7 @@ func (c *cli) versions() (from, to release.Version, err error) {
 }
 
 func (c *cli) pathOptions() []path.Option {
-	return []path.Option{path.AcceptRisks(simulate.List(*c.accept)...)}
+	return append([]path.Option{path.AcceptRisks(simulate.List(*c.accept)...)}, c.routeOptions()...)
 }
 
 func (c *cli) validate(context.Context) int {
@@ -218,6 +222,9 @@ func (c *cli) validate(context.Context) int {
 }
 
 func (c *cli) targets(context.Context) int {
+	if c.isState() {
+		return c.stateTargets()
+	}
 	cat, err := c.catalog()
 	if err != nil {
 		return c.fail1(err)
@@ -248,6 +255,9 @@ func (c *cli) targets(context.Context) int {
 }
 
 func (c *cli) newPlan() (*runner.Plan, error) {
+	if c.isState() {
+		return c.routePlan()
+	}
 	cat, err := c.catalog()
 	if err != nil {
 		return nil, err
@@ -321,12 +331,12 @@ func (c *cli) run(ctx context.Context) int {
 	if err != nil {
 		return c.fail1(err)
 	}
-	from, to, err := c.versions()
+	route, err := c.route(cat)
 	if err != nil {
 		return c.fail1(err)
 	}
 	st, err := simulate.Run(ctx, simulate.Upgrade{
-		Catalog: cat, From: from, To: to, Accept: simulate.List(*c.accept), StateDir: *c.state,
+		Catalog: cat, Route: route, StateDir: *c.state,
 		Config: simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Terminal: simulate.IsTerminal(c.stdout)},
 	}, c.stdout)
 	if err != nil {
