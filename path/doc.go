@@ -68,6 +68,19 @@
 // map iteration or goroutine scheduling. Accepted risks and overridden guards
 // do not weigh in the choice.
 //
+// # Tracks
+//
+// [ResolveState] plans across tracks (StarlingX: the platform release and
+// the Kubernetes version). A state is one version per track; a hop moves one
+// track along that track's rules, with everything above applying per track;
+// a state is allowed only when every track's release supports the other
+// tracks' versions ([release.Release.Supports]). Every state a route enters
+// must be allowed, a target may name only some tracks, and the cheapest route
+// is chosen as for one track, with, among the cheapest, the smallest change
+// first (patch before minor before major), then the constraining track, then
+// the highest version. The route's hops record the track they move
+// ([Hop.Track]); a runner executes it like a one-track route.
+//
 // # Errors
 //
 // An unknown current or target version gives an [*UnknownVersionError]

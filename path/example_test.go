@@ -199,3 +199,36 @@ func ExampleWithChannel() {
 	// [v4.18 v4.19.1 v4.20]
 	// [v4.18 v4.20-rc.1 v4.20]
 }
+
+// ResolveState plans across tracks: here a StarlingX major upgrade, from
+// platform 13.01.0 with Kubernetes v1.33.0 to platform 27.03.0 with
+// Kubernetes v1.35.0. The sequence (highest patch, highest Kubernetes the
+// old line supports, the major, the target Kubernetes) comes from the rules
+// and the releases' supports constraints alone.
+func ExampleResolveState() {
+	c, err := release.LoadDir("../testdata/two-track")
+	if err != nil {
+		panic(err)
+	}
+	from, _ := path.ParseState("platform=13.01.0,kubernetes=v1.33.0")
+	to, _ := path.ParseState("platform=27.03.0,kubernetes=v1.35.0")
+	route, err := path.ResolveState(c, from, to)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(route)
+	for _, s := range route.States() {
+		fmt.Println(s)
+	}
+	// Output:
+	// kubernetes=v1.33.0,platform=13.01.0 -> kubernetes=v1.35.0,platform=27.03.0: 4 hops
+	//   1. platform 13.01.0 -> 13.01.2
+	//   2. kubernetes v1.33.0 -> v1.34.1
+	//   3. platform 13.01.2 -> 27.03.0  pre: iso-uploaded
+	//   4. kubernetes v1.34.1 -> v1.35.0
+	// kubernetes=v1.33.0,platform=13.01.0
+	// kubernetes=v1.33.0,platform=13.01.2
+	// kubernetes=v1.34.1,platform=13.01.2
+	// kubernetes=v1.34.1,platform=27.03.0
+	// kubernetes=v1.35.0,platform=27.03.0
+}
