@@ -160,3 +160,29 @@ func TestUnknownVersionNamesTracks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, r.Hops, 2)
 }
+
+// FuzzParseState: a state that parses prints as a state that parses to the
+// same versions.
+func FuzzParseState(f *testing.F) {
+	for _, s := range []string{"platform=13.01.0,kubernetes=v1.33.0", "v26.06", "=v1.0", "a=1.0,b=2.0-rc.1", " a = 1.0 ", "a=1.0,a=1.1", ","} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		st, err := path.ParseState(s)
+		if err != nil {
+			return
+		}
+		back, err := path.ParseState(st.String())
+		if err != nil {
+			t.Fatalf("ParseState(%q) = %v, but its String %q does not parse: %v", s, st, st.String(), err)
+		}
+		if len(back) != len(st) {
+			t.Fatalf("ParseState(%q).String() = %q parses to %d tracks, want %d", s, st.String(), len(back), len(st))
+		}
+		for tr, v := range st {
+			if !back[tr].Equal(v) {
+				t.Fatalf("ParseState(%q): track %q is %s, after a round trip %s", s, tr, v, back[tr])
+			}
+		}
+	})
+}
