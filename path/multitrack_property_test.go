@@ -16,8 +16,9 @@ import (
 )
 
 // Property test of ResolveState against an independent model: every state
-// of generated two- and three-track catalogs enumerated, the moves between
-// allowed states found from each track's reference graph, the cheapest
+// of generated two- and three-track catalogs (deprecated edges and versions,
+// and a channel on some tracks) enumerated, the moves between allowed states
+// found from each track's reference graph, the cheapest
 // (deprecated, hops) cost to the target states by Bellman-Ford, and the
 // documented preference (smallest change, constraining track, highest
 // version) applied greedily over the moves that keep the cost optimal.
@@ -57,9 +58,14 @@ func genMultiTrack(rng *rand.Rand) (*release.Catalog, error) {
 		}
 		var infos []release.VersionInfo
 		for _, ver := range pool {
+			vi := release.VersionInfo{Version: v(ver)}
 			if rng.IntN(8) == 0 {
-				infos = append(infos, release.VersionInfo{Version: v(ver), Deprecated: "cve"})
+				vi.Deprecated = "cve"
 			}
+			if ti > 0 && rng.IntN(3) > 0 { // the first track has no channels
+				vi.Channels = []string{"stable"}
+			}
+			infos = append(infos, vi)
 		}
 		paths = append(paths, release.UpgradePath{Name: tr, Track: tr, Rules: rules, Versions: infos})
 		_ = ti
@@ -79,7 +85,7 @@ func genMultiTrack(rng *rand.Rand) (*release.Catalog, error) {
 	return release.NewCatalog(rels, nil, paths)
 }
 
-func newMTCase(c *release.Catalog) *mtCase {
+func newMTCase(c *release.Catalog, channel string) *mtCase {
 	m := &mtCase{c: c, tracks: c.Tracks()}
 	constrains := func(t string) bool {
 		for _, r := range c.Releases {
@@ -99,7 +105,11 @@ func newMTCase(c *release.Catalog) *mtCase {
 		return cmp.Compare(a, b)
 	})
 	for _, t := range m.tracks {
-		m.gs = append(m.gs, newRefGraph(c, refOpts{track: t, prereleases: true}, false))
+		o := refOpts{track: t, prereleases: true}
+		if slices.Contains(c.Channels(t), channel) {
+			o.channel = channel // a channel applies to the tracks that have it
+		}
+		m.gs = append(m.gs, newRefGraph(c, o, false))
 	}
 	return m
 }
@@ -240,7 +250,13 @@ func TestPropertyResolveState(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 0x57a7e))
 		c, err := genMultiTrack(rng)
 		require.NoError(t, err, "seed %d", seed)
-		m := newMTCase(c)
+		channel := ""
+		opts := []path.Option{path.AllowPrereleases()}
+		if len(c.Channels("b")) > 0 && rng.IntN(2) == 0 {
+			channel = "stable"
+			opts = append(opts, path.WithChannel(channel))
+		}
+		m := newMTCase(c, channel)
 		states := m.all()
 		for range 20 {
 			src := states[rng.IntN(len(states))]
@@ -257,9 +273,9 @@ func TestPropertyResolveState(t *testing.T) {
 			for i, n := range src {
 				from[m.tracks[i]] = m.gs[i].versions[n]
 			}
-			msg := fmt.Sprintf("seed %d: %s -> %s", seed, from, to)
+			msg := fmt.Sprintf("seed %d: %s -> %s channel %q", seed, from, to, channel)
 			want := m.best(src, dst)
-			r, err := path.ResolveState(c, from, to, path.AllowPrereleases())
+			r, err := path.ResolveState(c, from, to, opts...)
 			if want == nil {
 				require.ErrorIs(t, err, path.ErrNoRoute, msg)
 				var se *path.StateNoRouteError
