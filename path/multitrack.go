@@ -78,10 +78,10 @@ type multi struct {
 	key     []uint64                 // settled states
 	dist    []int32                  //
 	dep     []int32                  //
-	ids     map[uint64]int32         //
-	targets []int32                  // settled target states of the best cost
-	levels  [][]mseed                //
-	nodes   [maxTracks]int32         // scratch
+	ids     stateSet
+	targets []int32          // settled target states of the best cost
+	levels  [][]mseed        //
+	nodes   [maxTracks]int32 // scratch
 }
 
 // refusal is version i of track t refusing version j of track u.
@@ -115,7 +115,8 @@ func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi,
 	if len(current) > maxTracks {
 		return nil, fmt.Errorf("%w: %d tracks: at most %d can be searched together", ErrInvalidOption, len(current), maxTracks)
 	}
-	m := &multi{c: c, from: current, to: target, ids: map[uint64]int32{}}
+	m := &multi{c: c, from: current, to: target}
+	m.ids.init(1024)
 	m.tracks = current.Tracks()
 	constrains := func(t string) bool {
 		for i := range c.Releases {
@@ -311,11 +312,10 @@ func (m *multi) isTarget(nodes []int32) bool {
 
 // settle records state k with its cost, unless already settled.
 func (m *multi) settle(k uint64, h, d int32) (int32, bool) {
-	if _, ok := m.ids[k]; ok {
+	id := int32(len(m.key))
+	if !m.ids.add(k, id) {
 		return 0, false
 	}
-	id := int32(len(m.key))
-	m.ids[k] = id
 	m.key = append(m.key, k)
 	m.dist = append(m.dist, h)
 	m.dep = append(m.dep, d)
@@ -369,7 +369,7 @@ func (m *multi) walk() bool {
 						}
 						k := with(m.key[u], t, a.to)
 						if wt := weight(a); wt > 0 {
-							if _, done := m.ids[k]; !done {
+							if _, done := m.ids.get(k); !done {
 								for int(d+wt) >= len(m.levels) {
 									m.levels = append(m.levels, nil)
 								}
@@ -431,7 +431,7 @@ func (m *multi) resolve() (*Route, error) {
 				w := nodes[t]
 				for _, ai := range ix.revArcs[ix.revOff[w]:ix.revOff[w+1]] {
 					a := &ix.arcs[ai]
-					u, ok := m.ids[with(m.key[v], t, ix.arcFrom[ai])]
+					u, ok := m.ids.get(with(m.key[v], t, ix.arcFrom[ai]))
 					if !ok || mark[u] || m.dist[u] != k || m.dep[u]+weight(a) != m.dep[v] || !ix.usable(a, m.q[t]) {
 						continue
 					}
@@ -444,7 +444,7 @@ func (m *multi) resolve() (*Route, error) {
 	}
 	// From the current state, take the preferred hop to a marked state.
 	var hops []Hop
-	u := m.ids[m.pack(m.src)]
+	u, _ := m.ids.get(m.pack(m.src))
 	for m.dist[u] < m.dist[m.targets[0]] {
 		m.unpack(m.key[u], nodes)
 		bt, bai, bnext := -1, int32(-1), int32(-1)
@@ -452,7 +452,7 @@ func (m *multi) resolve() (*Route, error) {
 			v := nodes[t]
 			for ai := ix.off[v]; ai < ix.off[v+1]; ai++ {
 				a := &ix.arcs[ai]
-				w, ok := m.ids[with(m.key[u], t, a.to)]
+				w, ok := m.ids.get(with(m.key[u], t, a.to))
 				if !ok || !mark[w] || m.dist[w] != m.dist[u]+1 || m.dep[w] != m.dep[u]+weight(a) || !ix.usable(a, m.q[t]) {
 					continue
 				}
@@ -553,7 +553,7 @@ func (m *multi) noRoute() error {
 	// Search again, recording every refusal.
 	m.diag = map[refusal]bool{}
 	m.key, m.dist, m.dep, m.levels, m.targets = nil, nil, nil, nil, nil
-	clear(m.ids)
+	m.ids.init(1024)
 	m.walk()
 	e.Blocks = m.blocks()
 	return e
