@@ -10,8 +10,8 @@ import (
 
 // ErrInvalidOption is matched (errors.Is) by the errors of options that
 // cannot apply: an invalid or duplicate guard, an override of an unknown or
-// mandatory guard, or a track or guard option given to a query of a built
-// Index.
+// mandatory guard, a channel no version lists, or a track or guard option
+// given to a query of a built Index (or a track to ResolveState).
 var ErrInvalidOption = errors.New("path: invalid option")
 
 // Option configures Resolve, Targets and NewIndex.

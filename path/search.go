@@ -24,8 +24,9 @@ func Resolve(c *release.Catalog, current, target release.Version, opts ...Option
 }
 
 // Targets returns every version reachable from current, sorted by version,
-// each with its hop count and the route Resolve would return to it. It builds
-// an Index on each call.
+// each with its hop count, its deprecated count, and the route Resolve would
+// return to it ([Target.Route], built when asked). It builds an Index on
+// each call.
 //
 // When no version is reachable it returns an *NoRouteError (errors.Is
 // ErrNoRoute) whose Closed edges, Risks and Overrides say why.
