@@ -24,11 +24,12 @@ import (
 // allowed; the current one need not be.
 //
 // The route chosen is the cheapest by (deprecated edges and versions, hops),
-// as for one track. Among the cheapest, at each state the next hop is the
-// smallest change of the track it moves (a prerelease change, then a patch,
-// a minor, a major), then the hop on the track that comes first (tracks
-// whose releases constrain others come first, then by name), then the
-// highest version. No table of step types is involved: StarlingX's
+// as for one track. Among the cheapest, at each state each track's candidate
+// next hop is its highest version, as for one track; between tracks, the
+// hop that is the smaller change of the track it moves wins (a prerelease
+// change, then a patch, a minor, a major), then the track that comes first
+// (tracks whose releases constrain others, then by name). No table of step
+// types is involved: StarlingX's
 // sequences (patch, then Kubernetes; before a major, the highest patch and
 // the highest Kubernetes the old line supports) follow from the rules and
 // the supports constraints.
@@ -447,18 +448,24 @@ func (m *multi) resolve() (*Route, error) {
 	u, _ := m.ids.get(m.pack(m.src))
 	for m.dist[u] < m.dist[m.targets[0]] {
 		m.unpack(m.key[u], nodes)
+		// Per track, the highest next version (the one-track rule); then,
+		// between tracks, the smallest change, then the first track.
 		bt, bai, bnext := -1, int32(-1), int32(-1)
 		for t, ix := range m.ix {
 			v := nodes[t]
+			tai, tnext := int32(-1), int32(-1)
 			for ai := ix.off[v]; ai < ix.off[v+1]; ai++ {
 				a := &ix.arcs[ai]
 				w, ok := m.ids.get(with(m.key[u], t, a.to))
 				if !ok || !mark[w] || m.dist[w] != m.dist[u]+1 || m.dep[w] != m.dep[u]+weight(a) || !ix.usable(a, m.q[t]) {
 					continue
 				}
-				if bt < 0 || m.better(nodes, t, a.to, bt, m.ix[bt].arcs[bai].to) {
-					bt, bai, bnext = t, ai, w
+				if tai < 0 || a.to > ix.arcs[tai].to {
+					tai, tnext = ai, w
 				}
+			}
+			if tai >= 0 && (bt < 0 || m.smaller(nodes, t, ix.arcs[tai].to, bt, m.ix[bt].arcs[bai].to)) {
+				bt, bai, bnext = t, tai, tnext
 			}
 		}
 		h := m.ix[bt].hop(nodes[bt], bai)
@@ -469,18 +476,15 @@ func (m *multi) resolve() (*Route, error) {
 	return m.route(hops), nil
 }
 
-// better reports whether moving track t to w is preferred to moving track
-// bt to bw, from the state nodes: the smaller change, then the first track,
-// then the higher version.
-func (m *multi) better(nodes []int32, t int, w int32, bt int, bw int32) bool {
+// smaller reports whether moving track t to w is preferred to moving
+// another track bt to bw: the smaller change, then the
+// first track.
+func (m *multi) smaller(nodes []int32, t int, w int32, bt int, bw int32) bool {
 	cs, bs := change(m.ix[t].versions[nodes[t]], m.ix[t].versions[w]), change(m.ix[bt].versions[nodes[bt]], m.ix[bt].versions[bw])
 	if cs != bs {
 		return cs < bs
 	}
-	if t != bt {
-		return t < bt
-	}
-	return w > bw
+	return t < bt
 }
 
 // change is the size of a move: 0 prerelease only, 1 patch, 2 minor, 3 major.

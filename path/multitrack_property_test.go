@@ -206,13 +206,21 @@ func (m *mtCase) best(src mtState, dst []int) []string {
 	}
 	out := []string{}
 	for s := src; cost[m.key(s)].hops > 0; {
-		var pick *mtMove
+		// Per track the highest tight move, then between tracks the
+		// smallest change, then the first track.
+		best := map[int]mtMove{}
 		for _, mv := range m.moves(s) {
 			cn := cost[m.key(mv.next)]
 			if cn == inf || (refCost{cn.dep + mv.dep, cn.hops + 1}) != cost[m.key(s)] {
 				continue
 			}
-			if pick == nil || m.prefer(s, mv, *pick) {
+			if b, ok := best[mv.t]; !ok || mv.to > b.to {
+				best[mv.t] = mv
+			}
+		}
+		var pick *mtMove
+		for t := range m.tracks {
+			if mv, ok := best[t]; ok && (pick == nil || m.size(s, mv) < m.size(s, *pick)) {
 				pick = &mv
 			}
 		}
@@ -222,26 +230,19 @@ func (m *mtCase) best(src mtState, dst []int) []string {
 	return out
 }
 
-func (m *mtCase) prefer(s mtState, a, b mtMove) bool {
-	size := func(mv mtMove) int {
-		x, y := m.gs[mv.t].versions[s[mv.t]], m.gs[mv.t].versions[mv.to]
-		switch {
-		case x.Major() != y.Major():
-			return 3
-		case x.Minor() != y.Minor():
-			return 2
-		case x.Patch() != y.Patch():
-			return 1
-		}
-		return 0
+// size is the change a move makes to its track: 0 prerelease, 1 patch, 2
+// minor, 3 major.
+func (m *mtCase) size(s mtState, mv mtMove) int {
+	x, y := m.gs[mv.t].versions[s[mv.t]], m.gs[mv.t].versions[mv.to]
+	switch {
+	case x.Major() != y.Major():
+		return 3
+	case x.Minor() != y.Minor():
+		return 2
+	case x.Patch() != y.Patch():
+		return 1
 	}
-	if sa, sb := size(a), size(b); sa != sb {
-		return sa < sb
-	}
-	if a.t != b.t {
-		return a.t < b.t
-	}
-	return a.to > b.to
+	return 0
 }
 
 func TestPropertyResolveState(t *testing.T) {

@@ -186,3 +186,24 @@ func FuzzParseState(f *testing.F) {
 		}
 	})
 }
+
+// Within one track, ResolveState breaks ties as Resolve does (the highest
+// version); the smallest change decides only between tracks.
+func TestResolveStateTieBreakWithinTrack(t *testing.T) {
+	rels := []release.Release{
+		{Name: "a1", Version: v("v1.0"), Track: "a"}, {Name: "a2", Version: v("v1.0.1"), Track: "a"},
+		{Name: "a3", Version: v("v2.0"), Track: "a"}, {Name: "a4", Version: v("v3.0"), Track: "a"},
+		{Name: "b1", Version: v("v1.0"), Track: "b"},
+	}
+	paths := []release.UpgradePath{{Name: "a", Track: "a", Rules: []release.Rule{
+		rule("v1.0", "v1.0.1"), rule("v1.0", "v2.0"), rule("v1.0.1", "v3.0"), rule("v2.0", "v3.0"),
+	}}}
+	c, err := release.NewCatalog(rels, nil, paths)
+	require.NoError(t, err)
+	one, err := path.Resolve(c, v("v1.0"), v("v3.0"), path.WithTrack("a"))
+	require.NoError(t, err)
+	r, err := path.ResolveState(c, state(t, "a=v1.0,b=v1.0"), state(t, "a=v3.0"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v2.0", "v3.0"}, hopsOf(one))
+	assert.Equal(t, []string{"a v2.0", "a v3.0"}, steps(r), "the one-track rule: the highest version")
+}
