@@ -201,20 +201,16 @@ func defaultRelaxationText(rs []Relaxation, together bool) string {
 			risks = append(risks, r.Name)
 		}
 	}
-	sep := " and "
-	if !together {
-		sep = " or "
-	}
 	var parts []string
 	if len(risks) > 0 {
-		parts = append(parts, "accept "+plural(len(risks), "risk")+" "+strings.Join(risks, sep))
+		parts = append(parts, "accept "+plural(len(risks), "risk")+" "+strings.Join(risks, " and "))
 	}
 	if len(guards) > 0 {
-		parts = append(parts, "override "+plural(len(guards), "guard")+" "+strings.Join(guards, sep))
+		parts = append(parts, "override "+plural(len(guards), "guard")+" "+strings.Join(guards, " and "))
 	}
 	switch {
 	case !together:
-		return "to reach more versions, " + strings.Join(parts, ", or ")
+		return strings.Join(parts, " and ") + " to open the closed edges out of the reachable versions"
 	case len(rs) > 1:
 		return strings.Join(parts, " and ") + ", together, to get a route"
 	}

@@ -149,7 +149,8 @@ func message(err error) string {
 	return err.Error()
 }
 
-// flagText writes relaxations as the flags that apply them.
+// flagText writes relaxations as the flags that apply them: risks as
+// --accept.
 func flagText(rs []path.Relaxation, together bool) string {
 	var risks, guards []string
 	for _, r := range rs {
@@ -164,10 +165,12 @@ func flagText(rs []path.Relaxation, together bool) string {
 		parts = append(parts, "--accept "+strings.Join(risks, ","))
 	}
 	if len(guards) > 0 {
-		parts = append(parts, "--override "+strings.Join(guards, ","))
+		// The command line applies no guards, so none can need an override
+		// here; a catalog tool that adds them names them as the library does.
+		parts = append(parts, "and override guards "+strings.Join(guards, ", ")+" (path.OverrideGuards)")
 	}
 	if !together {
-		return "to reach more versions, pass " + strings.Join(parts, " ") + " (any one of them opens a version)"
+		return "pass " + strings.Join(parts, " ") + " to open the closed edges out of the reachable versions"
 	}
 	return "pass " + strings.Join(parts, " ") + " to get a route"
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/hopdag/hopdag/path"
 )
 
 const twoTrack = "../../testdata/two-track"
@@ -75,4 +77,10 @@ func TestRunTwoTrackSimulated(t *testing.T) {
 	assert.Equal(t, 0, code, "stderr:\n%s\nstdout:\n%s", stderr, out)
 	assert.Contains(t, out, "hop 4/4 kubernetes v1.34.1 -> v1.35.0")
 	assert.Contains(t, out, "Succeeded")
+}
+
+func TestFlagText(t *testing.T) {
+	rs := []path.Relaxation{{Kind: path.AcceptRisk, Name: "r1"}, {Kind: path.AcceptRisk, Name: "r2"}}
+	assert.Equal(t, "pass --accept r1,r2 to get a route", flagText(rs, true))
+	assert.Equal(t, "pass --accept r1,r2 to open the closed edges out of the reachable versions", flagText(rs, false))
 }
