@@ -831,3 +831,20 @@ func TestChannel(t *testing.T) {
 	assert.Equal(t, "v1.1", ts[0].Version.String())
 	assert.Equal(t, "v1.3", ts[1].Version.String())
 }
+
+// The highest route may need two relaxations where a lower one needs one:
+// the error names the smallest set.
+func TestNoRouteSmallestRelaxations(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v2.0"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.2", risks("r1")), rule("v1.2", "v2.0", risks("r2")),
+			rule("v1.0", "v1.1"), rule("v1.1", "v2.0", risks("r3")),
+		},
+	}
+	_, err := path.Resolve(s.catalog(t), v("v1.0"), v("v2.0"))
+	nr := noRoute(t, err)
+	assert.Equal(t, []string{"r3"}, nr.Risks)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v2.0"}, hopsOf(nr.Relaxed))
+	assert.Contains(t, err.Error(), "accept risk r3 to get a route")
+}

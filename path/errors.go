@@ -129,7 +129,8 @@ type NoRouteError struct {
 	Closed []ClosedEdge `json:"closed,omitempty" yaml:"closed,omitempty"`
 	// Relaxations is a minimal set of relaxations that, together, give a
 	// route: every one is needed (dropping any one gives no route), in the
-	// order of the route's hops. For Targets: the relaxations each of which
+	// order of the route's hops; when at most 8 risks and guards are in
+	// play on the track, no smaller set gives a route. For Targets: the relaxations each of which
 	// opens some closed edge out of the reachable versions. Empty when no
 	// relaxation gives a route.
 	Relaxations []Relaxation `json:"relaxations,omitempty" yaml:"relaxations,omitempty"`

@@ -230,6 +230,21 @@ func checkNoRoute(t *testing.T, g *refGraph, ix *path.Index, nr *path.NoRouteErr
 	r, err := ix.Resolve(g.versions[src], g.versions[dst], path.AcceptRisks(nr.Risks...), path.OverrideGuards(nr.Overrides...))
 	require.NoError(t, err, "%v %v\n%s", nr.Risks, nr.Overrides, msg)
 	require.Len(t, r.Hops, len(nr.Relaxed.Hops), msg)
+	// And every one of them is needed.
+	for i := range nr.Relaxations {
+		var risks, overrides []string
+		for j, x := range nr.Relaxations {
+			switch {
+			case j == i:
+			case x.Kind == path.AcceptRisk:
+				risks = append(risks, x.Name)
+			default:
+				overrides = append(overrides, x.Name)
+			}
+		}
+		_, err := ix.Resolve(g.versions[src], g.versions[dst], path.AcceptRisks(risks...), path.OverrideGuards(overrides...))
+		require.ErrorIs(t, err, path.ErrNoRoute, "%v without %v still gives a route\n%s", nr.Relaxations, nr.Relaxations[i], msg)
+	}
 }
 
 func nilIfEmpty(s []string) []string {

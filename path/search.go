@@ -307,8 +307,10 @@ func (ix *Index) noRoute(s *scratch, src, dst int32, q *query) *NoRouteError {
 // dst: it takes the risks and overridable guards of the best route when
 // every risk is accepted and every overridable guard overridden, then drops,
 // in route order, each one without which a route still exists. What is left
-// is needed as a whole: dropping any one of them gives no route. e.Relaxed is
-// the route the set gives.
+// is needed as a whole: dropping any one of them gives no route. When at
+// most maxRelaxSearch relaxations are in play on the whole track, a smaller
+// set that gives another route is preferred: the set is then the smallest.
+// e.Relaxed is the route the set gives.
 func (ix *Index) relax(s *scratch, e *NoRouteError, src, dst int32, q *query) {
 	all := &query{acceptAll: true, overrideAll: true, exclude: q.exclude, excludeWhy: q.excludeWhy}
 	s.restamp()
@@ -357,6 +359,20 @@ func (ix *Index) relax(s *scratch, e *NoRouteError, src, dst int32, q *query) {
 			i++
 		}
 	}
+	// Another route may need fewer: when few relaxations are in play, try
+	// every smaller set, smallest first.
+	if cands := ix.relaxations(q); len(set) > 1 && len(cands) <= maxRelaxSearch {
+	smaller:
+		for k := 1; k < len(set); k++ {
+			for _, sub := range subsets(cands, k) {
+				s.restamp()
+				if ix.walk(s, src, dst, with(sub), false) {
+					set = sub
+					break smaller
+				}
+			}
+		}
+	}
 	wq := with(set)
 	s.restamp()
 	ix.walk(s, src, dst, wq, false)
@@ -364,6 +380,58 @@ func (ix *Index) relax(s *scratch, e *NoRouteError, src, dst int32, q *query) {
 	for _, r := range set {
 		e.addRelaxation(r)
 	}
+}
+
+// maxRelaxSearch is how many relaxations may be in play for relax to look
+// for the smallest set (2^8 searches at most).
+const maxRelaxSearch = 8
+
+// relaxations are the risks q does not accept and the overridable guards
+// it does not override on the index's conditional edges: risks first, each
+// kind sorted by name.
+func (ix *Index) relaxations(q *query) []Relaxation {
+	var risks, guards []string
+	for _, ai := range ix.cond {
+		a := &ix.arcs[ai]
+		for _, r := range unaccepted(ix.rules[a.rule].Risks, q) {
+			risks = append(risks, r.Name)
+		}
+		if a.flags&arcGuarded != 0 {
+			for _, v := range ix.viols[a.viol] {
+				if q.overridden == nil || !q.overridden[v.guard] {
+					guards = append(guards, v.Guard)
+				}
+			}
+		}
+	}
+	slices.Sort(risks)
+	slices.Sort(guards)
+	var out []Relaxation
+	for _, r := range slices.Compact(risks) {
+		out = append(out, Relaxation{Kind: AcceptRisk, Name: r})
+	}
+	for _, g := range slices.Compact(guards) {
+		out = append(out, Relaxation{Kind: OverrideGuard, Name: g})
+	}
+	return out
+}
+
+// subsets returns the subsets of xs of size k, in lexicographic order of
+// positions.
+func subsets(xs []Relaxation, k int) [][]Relaxation {
+	var out [][]Relaxation
+	var pick func(from int, cur []Relaxation)
+	pick = func(from int, cur []Relaxation) {
+		if len(cur) == k {
+			out = append(out, slices.Clone(cur))
+			return
+		}
+		for i := from; i <= len(xs)-(k-len(cur)); i++ {
+			pick(i+1, append(cur, xs[i]))
+		}
+	}
+	pick(0, nil)
+	return out
 }
 
 // unaccepted returns the risks q does not accept.
