@@ -302,3 +302,28 @@ func TestPropertyResolveState(t *testing.T) {
 	}
 	require.Greater(t, routes, 100, "routes found (the generator should make many)")
 }
+
+// With one track, ResolveState finds the route Resolve finds.
+func TestPropertyResolveStateOneTrack(t *testing.T) {
+	for seed := range uint64(iterations(t, 60, 15)) {
+		rng := rand.New(rand.NewPCG(seed, 0x1))
+		n := 2 + rng.IntN(10)
+		s, o := genSpec(rng, n, 4*n)
+		c, err := s.build()
+		require.NoError(t, err)
+		for _, a := range c.Versions() {
+			for _, b := range c.Versions() {
+				want, werr := path.Resolve(c, a, b, o.options()...)
+				got, gerr := path.ResolveState(c, path.State{"": a}, path.State{"": b}, o.options()...)
+				msg := fmt.Sprintf("seed %d: %s -> %s", seed, a, b)
+				if werr != nil {
+					require.ErrorIs(t, gerr, path.ErrNoRoute, msg)
+					require.ErrorIs(t, werr, path.ErrNoRoute, msg)
+					continue
+				}
+				require.NoError(t, gerr, msg)
+				require.Equal(t, hopsOf(want), hopsOf(got), msg)
+			}
+		}
+	}
+}
