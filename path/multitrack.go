@@ -81,6 +81,7 @@ type multi struct {
 	dep     []int32                  //
 	ids     stateSet
 	targets []int32          // settled target states of the best cost
+	reach   [][]bool         // reach[t][i]: version i of targeted track t reaches its target (nil: free)
 	levels  [][]mseed        //
 	nodes   [maxTracks]int32 // scratch
 }
@@ -195,7 +196,35 @@ func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi,
 		return nil, fmt.Errorf("%w: channel %q: no version of tracks %s is in it; the channels: %s", ErrInvalidOption, o.channel, strings.Join(m.tracks, ", "), listOrNone(slices.Compact(chans)))
 	}
 	m.supports()
+	m.reachable()
 	return m, nil
+}
+
+// reachable marks, per targeted track, the versions from which its target
+// is reachable on that track alone: a move to any other version can be part
+// of no route, whatever the other tracks do.
+func (m *multi) reachable() {
+	m.reach = make([][]bool, len(m.tracks))
+	for t, ix := range m.ix {
+		d := m.dst[t]
+		if d < 0 {
+			continue
+		}
+		r := make([]bool, len(ix.versions))
+		r[d] = true
+		queue := []int32{d}
+		for len(queue) > 0 {
+			w := queue[0]
+			queue = queue[1:]
+			for _, ai := range ix.revArcs[ix.revOff[w]:ix.revOff[w+1]] {
+				if u := ix.arcFrom[ai]; !r[u] && ix.usable(&ix.arcs[ai], m.q[t]) {
+					r[u] = true
+					queue = append(queue, u)
+				}
+			}
+		}
+		m.reach[t] = r
+	}
 }
 
 // supports precomputes, per track and version, which versions of the other
@@ -365,7 +394,7 @@ func (m *multi) walk() bool {
 					v := nodes[t]
 					for ai := ix.off[v]; ai < ix.off[v+1]; ai++ {
 						a := &ix.arcs[ai]
-						if !ix.usable(a, m.q[t]) || !allowed(nodes, t, a.to) {
+						if m.reach[t] != nil && !m.reach[t][a.to] || !ix.usable(a, m.q[t]) || !allowed(nodes, t, a.to) {
 							continue
 						}
 						k := with(m.key[u], t, a.to)
