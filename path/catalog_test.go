@@ -71,6 +71,30 @@ func TestBlockedEdge(t *testing.T) {
 	assert.Empty(t, nr.Risks)
 }
 
+// Regression: a blocked range let the prereleases inside it through,
+// because the prerelease rule that keeps allowing ranges safe made blocking
+// ranges fail open.
+func TestBlockedRangeBlocksPrereleases(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1-rc.1", "v1.1", "v1.2", "v1.3"},
+		Rules: []release.Rule{
+			rule(">= v1.1-rc.1, < v1.3", "v1.3"),
+			rule("< v1.2", "v1.3", blocked("upgrade through v1.2")),
+			rule(">= v1.1-rc.1, < v1.2", "v1.2"),
+		},
+	}
+	for _, from := range []string{"v1.1-rc.1", "v1.1"} {
+		got, err := resolve(t, s, from, "v1.3")
+		require.NoError(t, err)
+		assert.Equal(t, []string{from, "v1.2", "v1.3"}, got, "Resolve(%s, v1.3)", from)
+	}
+	s.Rules = s.Rules[:2]
+	_, err := resolve(t, s, "v1.1-rc.1", "v1.3")
+	nr := noRoute(t, err)
+	require.Len(t, nr.Closed, 1, "closed edges: %v", nr.Closed)
+	assert.Equal(t, "upgrade through v1.2", nr.Closed[0].Blocked)
+}
+
 func TestDuplicateEdgeRecordsFirstRule(t *testing.T) {
 	s := spec{
 		Versions: []string{"v1.0", "v1.1"},
@@ -126,7 +150,7 @@ func TestRiskyEdge(t *testing.T) {
 	_, err = resolve(t, s, "v1.0", "v1.2")
 	nr := noRoute(t, err)
 	assert.Equal(t, []string{"cni-reset", "api-removal"}, nr.Risks)
-	assert.Contains(t, err.Error(), "accepting risks cni-reset, api-removal gives a route")
+	assert.Contains(t, err.Error(), "accept risks cni-reset and api-removal, together, to get a route")
 	_, err = resolve(t, s, "v1.0", "v1.2", path.AcceptRisks("api-removal"))
 	nr = noRoute(t, err)
 	assert.Equal(t, []string{"cni-reset"}, nr.Risks)
@@ -146,7 +170,7 @@ func TestRiskyEdge(t *testing.T) {
 	nr = noRoute(t, err)
 	assert.Equal(t, []string{"r1", "r2"}, nr.Risks)
 	assert.Empty(t, nr.Closed, "no single closed edge joins the two sides")
-	assert.Contains(t, err.Error(), "accepting risks r1, r2 gives a route")
+	assert.Contains(t, err.Error(), "accept risks r1 and r2, together, to get a route")
 	got, err = resolve(t, s, "v1.0", "v1.2", path.AcceptRisks(nr.Risks...))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v1.0", "v1.1", "v1.2"}, got)
@@ -205,7 +229,7 @@ func TestGuards(t *testing.T) {
 	_, err = resolve(t, only, "v1.0", "v1.2", path.WithGuards(soft))
 	nr = noRoute(t, err)
 	assert.Equal(t, []string{soft.Name}, nr.Overrides)
-	assert.Contains(t, err.Error(), "overriding guard kubernetes-minor-skew gives a route (OverrideGuards)")
+	assert.Contains(t, err.Error(), "override guard kubernetes-minor-skew to get a route")
 	r, err := path.Resolve(only.catalog(t), v("v1.0"), v("v1.2"), path.WithGuards(soft), path.OverrideGuards(soft.Name))
 	require.NoError(t, err)
 	assert.Equal(t, []string{soft.Name}, r.Hops[0].Overrides)
@@ -411,8 +435,14 @@ func TestTieBreak(t *testing.T) {
 			rule("v1.0", "v1.2", deprecated("c")), rule("v1.2", "v2.0"),
 			rule("v1.0", "v1.3"), rule("v1.3", "v2.0", deprecated("d")),
 		}, []string{"v1.0", "v1.3", "v2.0"}},
-		{"fewest hops before deprecated", []release.Rule{
+		// Regression: a deprecated one-hop edge used to beat a clean
+		// two-hop route (deprecation only broke ties of equal length).
+		{"clean route before fewest hops", []release.Rule{
 			rule("v1.0", "v2.0", deprecated("old")), rule("v1.0", "v1.1"), rule("v1.1", "v2.0"),
+		}, []string{"v1.0", "v1.1", "v2.0"}},
+		{"fewest deprecated, then fewest hops", []release.Rule{
+			rule("v1.0", "v2.0", deprecated("old")),
+			rule("v1.0", "v1.1", deprecated("a")), rule("v1.1", "v1.2"), rule("v1.2", "v2.0"),
 		}, []string{"v1.0", "v2.0"}},
 	}
 	for _, tt := range tests {
@@ -549,7 +579,7 @@ func TestNoRouteDiagnostics(t *testing.T) {
 	}
 	_, err := resolve(t, s, "v1.0", "v2.0")
 	nr := noRoute(t, err)
-	assert.Equal(t, []string{"v1.1", "v1.2"}, strs(nr.Reachable))
+	assert.Equal(t, []string{"v1.2", "v1.1"}, strs(nr.Reachable), "furthest first")
 	assert.Equal(t, []string{"v1.3", "v1.4"}, strs(nr.Reaching))
 	var closed []string
 	for _, ce := range nr.Closed {
@@ -564,7 +594,7 @@ func TestNoRouteDiagnostics(t *testing.T) {
 	_, err = resolve(t, s, "v1.0", "v2.0")
 	nr = noRoute(t, err)
 	assert.Empty(t, nr.Closed)
-	assert.Equal(t, "path: no route from v1.0 to v2.0: reachable from v1.0: v1.1, v1.2; v2.0 is reachable from: v1.3, v1.4", err.Error())
+	assert.Equal(t, "path: no route from v1.0 to v2.0: reachable from v1.0: v1.2, v1.1; v2.0 is reachable from: v1.3, v1.4", err.Error())
 }
 
 func TestSpellings(t *testing.T) {
@@ -576,8 +606,245 @@ func TestSpellings(t *testing.T) {
 		},
 	}
 	c := s.catalog(t)
-	r, err := path.Resolve(c, v("26.03.00"), v("v26.6"))
+	r, err := path.Resolve(c, v("26.03.00"), v("v26.6"), path.AllowPrereleases())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v26.03", "v26.06-rc.1", "v26.06"}, hopsOf(r), "routes use the catalog's spelling")
 	assert.Equal(t, "26.6.0-rc.01", r.Hops[0].Rule.To.String(), "the rule keeps its own")
+}
+
+// Regression: a deprecated version won the tie-break when it was the higher
+// intermediate. It is never a chosen intermediate when another route
+// exists, even a longer one; when every route needs it, the hop says why.
+func TestDeprecatedVersionAvoided(t *testing.T) {
+	cve := release.VersionInfo{Version: v("v1.2"), Deprecated: "CVE-2026-1234: do not install"}
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v1.3", "v2.0"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.1"), rule("v1.0", "v1.2"), rule("v1.1", "v2.0"), rule("v1.2", "v2.0"),
+		},
+		Infos: []release.VersionInfo{cve},
+	}
+	got, err := resolve(t, s, "v1.0", "v2.0")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v2.0"}, got, "equal length: the deprecated v1.2 loses")
+
+	s.Rules = []release.Rule{
+		rule("v1.0", "v1.2"), rule("v1.2", "v2.0"),
+		rule("v1.0", "v1.1"), rule("v1.1", "v1.3"), rule("v1.3", "v2.0"),
+	}
+	got, err = resolve(t, s, "v1.0", "v2.0")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.3", "v2.0"}, got, "longer: the deprecated v1.2 still loses")
+
+	// Only through v1.2: used, and the hop says why.
+	s.Rules = s.Rules[:2]
+	r, err := path.Resolve(s.catalog(t), v("v1.0"), v("v2.0"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.2", "v2.0"}, hopsOf(r))
+	assert.Equal(t, "CVE-2026-1234: do not install", r.Hops[0].ToDeprecated)
+	assert.Equal(t, "every route from v1.0 to v2.0 uses 1 deprecated edge or intermediate version", r.Hops[0].Why)
+	assert.Empty(t, r.Hops[1].Why)
+
+	// A deprecated target is the caller's choice: no explanation.
+	r, err = path.Resolve(s.catalog(t), v("v1.0"), v("v1.2"))
+	require.NoError(t, err)
+	assert.Empty(t, r.Hops[0].Why)
+}
+
+func TestDeprecatedEdgeWhy(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v2.0"},
+		Rules:    []release.Rule{rule("v1.0", "v1.1", deprecated("old")), rule("v1.1", "v2.0")},
+	}
+	r, err := path.Resolve(s.catalog(t), v("v1.0"), v("v2.0"))
+	require.NoError(t, err)
+	assert.Equal(t, "every route from v1.0 to v2.0 uses 1 deprecated edge or intermediate version", r.Hops[0].Why)
+	assert.Contains(t, r.String(), `deprecated: "old" (every route from v1.0 to v2.0 uses 1 deprecated edge or intermediate version)`)
+	ts, err := path.Targets(s.catalog(t), v("v1.0"))
+	require.NoError(t, err)
+	require.Len(t, ts, 2)
+	assert.Equal(t, 1, ts[1].Deprecated)
+	assert.Equal(t, r, ts[1].Route())
+}
+
+// Regression: reachable versions were listed ascending and cut after 8, so
+// the ones nearest the target were dropped.
+func TestNoRouteListsFurthestFirst(t *testing.T) {
+	s := spec{}
+	for i := 0; i <= 20; i++ {
+		s.Versions = append(s.Versions, fmt.Sprintf("v1.%d", i))
+		if i > 0 && i < 20 {
+			s.Rules = append(s.Rules, rule(fmt.Sprintf("v1.%d", i-1), fmt.Sprintf("v1.%d", i)))
+		}
+	}
+	s.Versions = append(s.Versions, "v2.0")
+	_, err := resolve(t, s, "v1.0", "v2.0")
+	nr := noRoute(t, err)
+	assert.Equal(t, "v1.19", nr.Reachable[0].String())
+	assert.Contains(t, err.Error(), "reachable from v1.0: v1.19, v1.18, v1.17, v1.16, v1.15, v1.14, v1.13, v1.12 and 11 more")
+}
+
+// Regression: when a risk and a guard must both be relaxed, the error said
+// "accepting risk r1 gives a route; overriding guard soft gives a route",
+// though neither does alone. It names the set, together, and only what is
+// needed.
+func TestNoRouteMinimalRelaxations(t *testing.T) {
+	soft := path.Guard{Name: "soft", Component: k8s, MaxMinorSkew: 0, Overridable: true}
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v2.0"},
+		K8s:      map[string]string{"v1.0": "v1.30.0", "v1.1": "v1.31.0", "v1.2": "v1.31.0", "v2.0": "v1.31.1"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.1", risks("r1")), // risky and guarded (1.30 -> 1.31)
+			rule("v1.1", "v2.0"),
+			rule("v1.0", "v1.2", risks("r1", "r2")), // guarded too, and one more risk
+			rule("v1.2", "v2.0"),
+		},
+	}
+	c := s.catalog(t)
+	_, err := path.Resolve(c, v("v1.0"), v("v2.0"), path.WithGuards(soft))
+	nr := noRoute(t, err)
+	assert.Equal(t, []path.Relaxation{{Kind: path.AcceptRisk, Name: "r1"}, {Kind: path.OverrideGuard, Name: "soft"}}, nr.Relaxations)
+	assert.Equal(t, []string{"r1"}, nr.Risks)
+	assert.Equal(t, []string{"soft"}, nr.Overrides)
+	assert.Contains(t, err.Error(), "accept risk r1 and override guard soft, together, to get a route")
+	assert.Equal(t, []string{"v1.0", "v1.1", "v2.0"}, hopsOf(nr.Relaxed))
+	for _, alone := range []path.Option{path.AcceptRisks("r1"), path.OverrideGuards("soft")} {
+		_, err := path.Resolve(c, v("v1.0"), v("v2.0"), path.WithGuards(soft), alone)
+		require.ErrorIs(t, err, path.ErrNoRoute, "one relaxation alone gives no route")
+	}
+	// The relaxed-everything route may need more than a minimal set: when
+	// the highest route is v1.2 (r1, r2), r2 is dropped because v1.1 needs
+	// only r1.
+	s.Rules = []release.Rule{
+		rule("v1.0", "v1.2", risks("r1", "r2")), rule("v1.2", "v2.0"),
+		rule("v1.0", "v1.1", risks("r1")), rule("v1.1", "v2.0"),
+	}
+	_, err = path.Resolve(s.catalog(t), v("v1.0"), v("v2.0"))
+	nr = noRoute(t, err)
+	assert.Equal(t, []string{"r1"}, nr.Risks)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v2.0"}, hopsOf(nr.Relaxed))
+
+	// A CLI renders its own words.
+	text := nr.Explain(func(rs []path.Relaxation, together bool) string { return "pass --accept " + rs[0].Name })
+	assert.Contains(t, text, "pass --accept r1")
+	assert.NotContains(t, text, "accept risk")
+}
+
+// Regression: a GA-to-GA upgrade routed through v26.06-rc.3 whenever it was
+// the highest intermediate. Without a channel, a route between two GA
+// versions enters no prerelease unless the caller allows prereleases.
+func TestPrereleasesBetweenGA(t *testing.T) {
+	s := spec{
+		Versions: []string{"v26.03", "v26.04", "v26.06-rc.3", "v26.06", "v26.09"},
+		Rules: []release.Rule{
+			rule("v26.03", "v26.04"), rule("v26.03", "v26.06-rc.3"),
+			rule("v26.04", "v26.09"), rule("v26.06-rc.3", "v26.09"),
+			rule("v26.06-rc.3", "v26.06"),
+		},
+	}
+	c := s.catalog(t)
+	r, err := path.Resolve(c, v("v26.03"), v("v26.09"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v26.03", "v26.04", "v26.09"}, hopsOf(r))
+	r, err = path.Resolve(c, v("v26.03"), v("v26.09"), path.AllowPrereleases())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v26.03", "v26.06-rc.3", "v26.09"}, hopsOf(r), "allowed: the highest intermediate")
+
+	// From or to a prerelease, the rule does not apply.
+	r, err = path.Resolve(c, v("v26.06-rc.3"), v("v26.06"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v26.06-rc.3", "v26.06"}, hopsOf(r))
+	r, err = path.Resolve(c, v("v26.03"), v("v26.06-rc.3"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v26.03", "v26.06-rc.3"}, hopsOf(r))
+
+	// Only through the rc: no route, and the error says why.
+	_, err = path.Resolve(c, v("v26.03"), v("v26.06"))
+	nr := noRoute(t, err)
+	require.Len(t, nr.Closed, 1)
+	assert.Contains(t, err.Error(), "v26.03 -> v26.06-rc.3: v26.06-rc.3 is a prerelease")
+
+	// Targets from GA: GA targets without prereleases, prerelease targets
+	// with their route.
+	ts, err := path.Targets(c, v("v26.03"))
+	require.NoError(t, err)
+	var got []string
+	for _, x := range ts {
+		got = append(got, fmt.Sprint(hopsOf(x.Route())))
+	}
+	assert.Equal(t, []string{"[v26.03 v26.04]", "[v26.03 v26.06-rc.3]", "[v26.03 v26.04 v26.09]"}, got)
+}
+
+func TestChannel(t *testing.T) {
+	in := func(ver string, chans ...string) release.VersionInfo {
+		return release.VersionInfo{Version: v(ver), Channels: chans}
+	}
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v1.3-rc.1", "v1.3"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.1"), rule("v1.0", "v1.2"), rule("v1.1", "v1.3"), rule("v1.2", "v1.3"),
+			rule("v1.2", "v1.3-rc.1"), rule("v1.3-rc.1", "v1.3"),
+		},
+		Infos: []release.VersionInfo{
+			in("v1.0"), // the from-version need not be in the channel
+			in("v1.1", "stable", "fast"), in("v1.2", "fast"), in("v1.3-rc.1", "candidate"), in("v1.3", "stable", "fast", "candidate"),
+		},
+	}
+	c := s.catalog(t)
+	for _, tt := range []struct {
+		channel string
+		want    []string
+	}{
+		{"stable", []string{"v1.0", "v1.1", "v1.3"}},
+		{"fast", []string{"v1.0", "v1.2", "v1.3"}},
+		{"", []string{"v1.0", "v1.2", "v1.3"}},
+	} {
+		r, err := path.Resolve(c, v("v1.0"), v("v1.3"), path.WithChannel(tt.channel))
+		require.NoError(t, err, "channel %q", tt.channel)
+		assert.Equal(t, tt.want, hopsOf(r), "channel %q", tt.channel)
+	}
+	// The candidate channel has a prerelease in it, and no way in.
+	_, err := path.Resolve(c, v("v1.0"), v("v1.3"), path.WithChannel("candidate"))
+	nr := noRoute(t, err)
+	assert.Contains(t, err.Error(), "is not in channel candidate")
+	assert.NotEmpty(t, nr.Closed)
+	r, err := path.Resolve(c, v("v1.2"), v("v1.3"), path.WithChannel("candidate"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.2", "v1.3"}, hopsOf(r), "fewest hops inside the channel")
+
+	_, err = path.Resolve(c, v("v1.0"), v("v1.3"), path.WithChannel("beta"))
+	require.ErrorIs(t, err, path.ErrInvalidOption)
+	assert.EqualError(t, err, `path: invalid option: channel "beta": no version is in it; the channels: candidate, fast, stable`)
+
+	// An index built for a channel; a query may choose another.
+	ix, err := path.NewIndex(c, path.WithChannel("stable"))
+	require.NoError(t, err)
+	r, err = ix.Resolve(v("v1.0"), v("v1.3"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.3"}, hopsOf(r))
+	r, err = ix.Resolve(v("v1.0"), v("v1.3"), path.WithChannel("fast"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v1.2", "v1.3"}, hopsOf(r))
+	ts, err := ix.Targets(v("v1.0"))
+	require.NoError(t, err)
+	require.Len(t, ts, 2)
+	assert.Equal(t, "v1.1", ts[0].Version.String())
+	assert.Equal(t, "v1.3", ts[1].Version.String())
+}
+
+// The highest route may need two relaxations where a lower one needs one:
+// the error names the smallest set.
+func TestNoRouteSmallestRelaxations(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v2.0"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.2", risks("r1")), rule("v1.2", "v2.0", risks("r2")),
+			rule("v1.0", "v1.1"), rule("v1.1", "v2.0", risks("r3")),
+		},
+	}
+	_, err := path.Resolve(s.catalog(t), v("v1.0"), v("v2.0"))
+	nr := noRoute(t, err)
+	assert.Equal(t, []string{"r3"}, nr.Risks)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v2.0"}, hopsOf(nr.Relaxed))
+	assert.Contains(t, err.Error(), "accept risk r3 to get a route")
 }

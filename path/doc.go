@@ -15,6 +15,8 @@
 //
 //   - A blocked rule closes its edge: when several rules give the same edge
 //     and any of them is blocked, the edge is unusable whatever the others say.
+//     A blocked range blocks every version it covers, prereleases included
+//     ([release.Constraint.Covers]): `from: "< v1.2"` blocks v1.1-rc.1 too.
 //   - Otherwise, when several rules give the same edge, the first of them in
 //     catalog order ([release.Catalog.Rules]: UpgradePath name, then declared
 //     order) is the one recorded: its checks, risks and deprecation apply, and
@@ -26,6 +28,13 @@
 //     `installable: false` in the track's UpgradePath versions list, are hop
 //     targets. The current version may be any known version, installable or
 //     not.
+//   - Channels: with [WithChannel], a route enters only versions whose entry
+//     in the track's UpgradePath versions list names the channel (the
+//     current version need not). Without a channel, a route between two GA
+//     versions enters no prerelease unless the caller allows prereleases
+//     ([AllowPrereleases]); from or to a prerelease, any version may be
+//     entered. The edges this leaves out are reported as closed, with the
+//     reason ([ClosedEdge.Excluded]).
 //   - An edge with risks is used only when the caller accepts every one of its
 //     risks by name ([AcceptRisks]).
 //   - [Guard]s check each edge against the component versions its two releases
@@ -40,9 +49,14 @@
 // Among the usable routes from current to target, the one returned is, in
 // order of precedence:
 //
-//  1. the one with the fewest hops;
-//  2. among those, the one with the fewest deprecated edges (edges whose rule
-//     has a deprecation reason);
+//  1. the one with the fewest deprecated edges and versions: each edge
+//     whose rule has a deprecation reason counts one, and so does each
+//     version entered that the track's UpgradePath versions list marks
+//     deprecated (the target's own mark counts the same on every route). A
+//     route without them wins even when it is longer, so a deprecated edge
+//     or version is used only when every route has as many; the hop then
+//     says why ([Hop.Why]);
+//  2. among those, the one with the fewest hops;
 //  3. among those, the one whose intermediate versions are highest, compared
 //     hop by hop from the first: the route whose first intermediate version is
 //     highest wins, on a tie the second decides, and so on (later versions
@@ -54,6 +68,20 @@
 // map iteration or goroutine scheduling. Accepted risks and overridden guards
 // do not weigh in the choice.
 //
+// # Tracks
+//
+// [ResolveState] plans across tracks (StarlingX: the platform release and
+// the Kubernetes version). A state is one version per track; a hop moves one
+// track along that track's rules, with everything above applying per track;
+// a state is allowed only when every track's release supports the other
+// tracks' versions ([release.Release.Supports]). Every state a route enters
+// must be allowed, a target may name only some tracks, and the cheapest route
+// is chosen as for one track: among the cheapest, each track's next hop is
+// its highest version, and between tracks the smaller change goes first
+// (patch before minor before major), then the constraining track. The
+// route's hops record the track they move
+// ([Hop.Track]); a runner executes it like a one-track route.
+//
 // # Errors
 //
 // An unknown current or target version gives an [*UnknownVersionError]
@@ -61,8 +89,12 @@
 // that cannot be reached gives an [*NoRouteError] (errors.Is [ErrNoRoute])
 // with diagnostics: the versions reachable from current, the versions from
 // which target is reachable, the blocked, risky, guarded or not-installable
-// edges that would have joined them, and the risks to accept or guards to
-// override that would give a route. [Targets] returns the same error when no
+// edges that would have joined them, and a minimal set of relaxations
+// (risks to accept and guards to override, together) that gives a route:
+// each one is needed, dropping any one gives no route. The reachable
+// versions are listed furthest first, nearest the target. Error names the
+// relaxations neutrally; [NoRouteError.Explain] lets a command line name its
+// own flags. [Targets] returns the same error when no
 // version at all is reachable, which answers "why is the upgrade list empty?".
 //
 // # Index
@@ -70,11 +102,14 @@
 // [Resolve] and [Targets] build an [Index] of the track's edges on each call.
 // To answer many questions on one catalog, build it once with [NewIndex]: its
 // build time is linear in the number of rules plus the edges they give.
-// [Index.Resolve] costs one breadth-first search that stops at the target,
-// then a walk over the shortest routes only to apply the tie-break;
-// [Index.Targets] a full breadth-first search that ranks each layer, plus
-// building one Route per target. An Index is read-only after construction
-// and safe for concurrent use.
+// Queries settle versions in increasing (deprecated, hops) cost: one
+// breadth-first search per deprecation level reached, over the usable edges.
+// [Index.Resolve] stops at the target, then walks over the cheapest routes
+// only to apply the tie-break; [Index.Targets] searches every reachable
+// version, ranking the routes of each hop count (a sort per hop count), and
+// keeps a predecessor tree: its time and memory are linear in the versions
+// and edges searched, and [Target.Route] builds a route only when asked. An
+// Index is read-only after construction and safe for concurrent use.
 //
 // This package imports only the release package of hopdag.
 package path

@@ -3,6 +3,7 @@ package path
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hopdag/hopdag/release"
@@ -25,6 +26,8 @@ type UnknownVersionError struct {
 	Track string `json:"track,omitempty" yaml:"track,omitempty"`
 	// Role is "current" or "target".
 	Role string `json:"role,omitempty" yaml:"role,omitempty"`
+	// Tracks are the catalog's tracks, sorted, when Track has no releases.
+	Tracks []string `json:"tracks,omitempty" yaml:"tracks,omitempty"`
 }
 
 // Error is "path: unknown target version v26.07: nearest known versions: v26.06, ...".
@@ -40,6 +43,10 @@ func (e *UnknownVersionError) Error() string {
 	b.WriteString(onTrack(e.Track))
 	if len(e.Nearest) == 0 {
 		b.WriteString(": the track has no releases")
+		if len(e.Tracks) > 0 {
+			b.WriteString("; the catalog's tracks: ")
+			b.WriteString(trackList(e.Tracks))
+		}
 		return b.String()
 	}
 	b.WriteString(": no release has it; nearest known versions: ")
@@ -66,6 +73,9 @@ type ClosedEdge struct {
 	// Guards are the guards the edge violates: mandatory ones, and
 	// overridable ones the caller did not override.
 	Guards []GuardViolation `json:"guards,omitempty" yaml:"guards,omitempty"`
+	// Excluded says why the query may not enter To (outside the chosen
+	// channel, or a prerelease between GA versions), "" if it may.
+	Excluded string `json:"excluded,omitempty" yaml:"excluded,omitempty"`
 }
 
 // Reason says in words why the edge is closed.
@@ -75,6 +85,8 @@ func (e ClosedEdge) Reason() string {
 		return "blocked: " + e.Blocked
 	case e.NotInstallable:
 		return e.To.String() + " is not installable"
+	case e.Excluded != "":
+		return e.To.String() + " " + e.Excluded
 	}
 	var parts []string
 	for _, r := range e.Risks {
@@ -105,7 +117,8 @@ type NoRouteError struct {
 	Track string          `json:"track,omitempty" yaml:"track,omitempty"`
 	From  release.Version `json:"from" yaml:"from"`
 	To    release.Version `json:"to" yaml:"to"`
-	// Reachable are the versions reachable from From, ascending (From excluded).
+	// Reachable are the versions reachable from From, descending: the
+	// furthest (nearest the target) first (From excluded).
 	Reachable []release.Version `json:"reachable" yaml:"reachable"`
 	// Reaching are the versions from which To is reachable, ascending (To
 	// excluded). Empty for Targets.
@@ -114,14 +127,17 @@ type NoRouteError struct {
 	// Reachable version, to To or a Reaching version (for Targets: to any
 	// version). Sorted by From then To.
 	Closed []ClosedEdge `json:"closed,omitempty" yaml:"closed,omitempty"`
-	// Risks are the risks whose acceptance (with Overrides) gives a route:
-	// those of Relaxed that the caller did not accept, in route order.
-	Risks []string `json:"risks,omitempty" yaml:"risks,omitempty"`
-	// Overrides are the overridable guards whose override (with Risks) gives
-	// a route: those Relaxed violates that the caller did not override.
+	// Relaxations is a minimal set of relaxations that, together, give a
+	// route: every one is needed (dropping any one gives no route), in the
+	// order of the route's hops; when at most 8 risks and guards are in
+	// play on the track, no smaller set gives a route. For Targets: the relaxations each of which
+	// opens some closed edge out of the reachable versions. Empty when no
+	// relaxation gives a route.
+	Relaxations []Relaxation `json:"relaxations,omitempty" yaml:"relaxations,omitempty"`
+	// Risks and Overrides are the names in Relaxations, by kind.
+	Risks     []string `json:"risks,omitempty" yaml:"risks,omitempty"`
 	Overrides []string `json:"overrides,omitempty" yaml:"overrides,omitempty"`
-	// Relaxed is the route the search finds when every risk is accepted and
-	// every overridable guard overridden; nil when there is none either.
+	// Relaxed is the route Relaxations give; nil when there is none.
 	Relaxed *Route `json:"relaxed,omitempty" yaml:"relaxed,omitempty"`
 	// Downgrade is set when To sorts before From.
 	Downgrade bool `json:"downgrade,omitempty" yaml:"downgrade,omitempty"`
@@ -135,11 +151,85 @@ type NoRouteError struct {
 // Is reports whether target is ErrNoRoute.
 func (e *NoRouteError) Is(target error) bool { return target == ErrNoRoute }
 
+// RelaxationKind says what a Relaxation relaxes.
+type RelaxationKind string
+
+// The relaxations a NoRouteError may name.
+const (
+	// AcceptRisk accepts a risk by name ([AcceptRisks]).
+	AcceptRisk RelaxationKind = "accept-risk"
+	// OverrideGuard overrides an overridable guard ([OverrideGuards]).
+	OverrideGuard RelaxationKind = "override-guard"
+)
+
+// Relaxation is one thing a caller may relax to get a route.
+type Relaxation struct {
+	Kind RelaxationKind `json:"kind" yaml:"kind"`
+	Name string         `json:"name" yaml:"name"`
+}
+
+// String is "accept risk NAME" or "override guard NAME".
+func (r Relaxation) String() string {
+	if r.Kind == OverrideGuard {
+		return "override guard " + r.Name
+	}
+	return "accept risk " + r.Name
+}
+
+func (e *NoRouteError) addRelaxation(r Relaxation) {
+	if slices.Contains(e.Relaxations, r) {
+		return
+	}
+	e.Relaxations = append(e.Relaxations, r)
+	if r.Kind == OverrideGuard {
+		e.Overrides = append(e.Overrides, r.Name)
+	} else {
+		e.Risks = append(e.Risks, r.Name)
+	}
+}
+
+// RelaxationText says what a set of relaxations gives, for Explain. The
+// default, used by Error, names them neutrally ("accept risk r1 and
+// override guard soft"); a command line renders its own flags.
+type RelaxationText func(rs []Relaxation, together bool) string
+
+func defaultRelaxationText(rs []Relaxation, together bool) string {
+	var risks, guards []string
+	for _, r := range rs {
+		if r.Kind == OverrideGuard {
+			guards = append(guards, r.Name)
+		} else {
+			risks = append(risks, r.Name)
+		}
+	}
+	var parts []string
+	if len(risks) > 0 {
+		parts = append(parts, "accept "+plural(len(risks), "risk")+" "+strings.Join(risks, " and "))
+	}
+	if len(guards) > 0 {
+		parts = append(parts, "override "+plural(len(guards), "guard")+" "+strings.Join(guards, " and "))
+	}
+	switch {
+	case !together:
+		return strings.Join(parts, " and ") + " to open the closed edges out of the reachable versions"
+	case len(rs) > 1:
+		return strings.Join(parts, " and ") + ", together, to get a route"
+	}
+	return parts[0] + " to get a route"
+}
+
 const listMax = 8 // versions or edges an error message lists before "and N more"
 
 // Error explains on one line what would give a route, or what stands in the
 // way.
-func (e *NoRouteError) Error() string {
+func (e *NoRouteError) Error() string { return e.Explain(nil) }
+
+// Explain is Error with the relaxations written by text (nil: the neutral
+// default of Error).
+func (e *NoRouteError) Explain(text RelaxationText) string {
+	if text == nil {
+		text = defaultRelaxationText
+	}
 	var b strings.Builder
 	var parts []string
 	if e.To.IsZero() {
@@ -157,11 +247,8 @@ func (e *NoRouteError) Error() string {
 	case e.Downgrade && e.Relaxed == nil:
 		parts = append(parts, "it is a downgrade, and downgrades are refused unless a rule with an exact from allows them")
 	}
-	if len(e.Risks) > 0 {
-		parts = append(parts, fmt.Sprintf("accepting %s %s gives a route (AcceptRisks)", plural(len(e.Risks), "risk"), strings.Join(e.Risks, ", ")))
-	}
-	if len(e.Overrides) > 0 {
-		parts = append(parts, fmt.Sprintf("overriding %s %s gives a route (OverrideGuards)", plural(len(e.Overrides), "guard"), strings.Join(e.Overrides, ", ")))
+	if len(e.Relaxations) > 0 {
+		parts = append(parts, text(e.Relaxations, !e.To.IsZero()))
 	}
 	if len(e.Closed) > 0 {
 		var es []string

@@ -62,13 +62,13 @@ func ExampleTargets() {
 		panic(err)
 	}
 	for _, t := range targets {
-		fmt.Printf("%s in %d hop(s) via %v\n", t.Version, t.Hops, t.Route.Versions())
+		fmt.Printf("%s in %d hop(s) via %v\n", t.Version, t.Hops, t.Route().Versions())
 	}
 	_, err = path.Targets(c, release.MustParseVersion("v26.09"))
 	fmt.Println(err)
 	// Output:
 	// v26.06 in 1 hop(s) via [v26.03 v26.06]
-	// v26.06.1 in 1 hop(s) via [v26.03 v26.06.1]
+	// v26.06.1 in 2 hop(s) via [v26.03 v26.06 v26.06.1]
 	// v26.09 in 2 hop(s) via [v26.03 v26.06 v26.09]
 	// path: no version is reachable from v26.09: no usable rule leads out of v26.09
 }
@@ -148,4 +148,87 @@ func ExampleKubernetesSkewGuard() {
 	// with guard: [v1.0 v2.0 v3.0]
 	// v1.0 -> v3.0: 1 hop
 	//   1. v1.0 -> v3.0  overrides: kubernetes-minor-skew
+}
+
+// A channel keeps a route inside the versions that list it; without one, a
+// route between GA versions enters no prerelease unless asked.
+func ExampleWithChannel() {
+	rel := func(s string) release.Release {
+		return release.Release{Name: "r" + s, Version: release.MustParseVersion(s)}
+	}
+	rule := func(from, to string) release.Rule {
+		return release.Rule{From: release.MustParseConstraint(from), To: release.MustParseVersion(to)}
+	}
+	info := func(s string, channels ...string) release.VersionInfo {
+		return release.VersionInfo{Version: release.MustParseVersion(s), Channels: channels}
+	}
+	c, err := release.NewCatalog(
+		[]release.Release{rel("v4.18"), rel("v4.19"), rel("v4.19.1"), rel("v4.20-rc.1"), rel("v4.20")},
+		nil,
+		[]release.UpgradePath{{Name: "paths",
+			Rules: []release.Rule{
+				rule("v4.18", "v4.19"), rule("v4.18", "v4.19.1"), rule("v4.18", "v4.20-rc.1"),
+				rule(">= v4.19, < v4.20", "v4.20"), rule("v4.20-rc.1", "v4.20"),
+			},
+			Versions: []release.VersionInfo{
+				info("v4.19", "stable", "fast", "candidate"), info("v4.19.1", "fast", "candidate"),
+				info("v4.20-rc.1", "candidate"), info("v4.20", "stable", "fast", "candidate"),
+			},
+		}})
+	if err != nil {
+		panic(err)
+	}
+	from, to := release.MustParseVersion("v4.18"), release.MustParseVersion("v4.20")
+	for _, opts := range [][]path.Option{
+		{path.WithChannel("stable")},
+		{path.WithChannel("fast")},
+		{path.WithChannel("candidate")},
+		{},
+		{path.AllowPrereleases()},
+	} {
+		route, err := path.Resolve(c, from, to, opts...)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(route.Versions())
+	}
+	// Output:
+	// [v4.18 v4.19 v4.20]
+	// [v4.18 v4.19.1 v4.20]
+	// [v4.18 v4.20-rc.1 v4.20]
+	// [v4.18 v4.19.1 v4.20]
+	// [v4.18 v4.20-rc.1 v4.20]
+}
+
+// ResolveState plans across tracks: here a StarlingX major upgrade, from
+// platform 13.01.0 with Kubernetes v1.33.0 to platform 27.03.0 with
+// Kubernetes v1.35.0. The sequence (highest patch, highest Kubernetes the
+// old line supports, the major, the target Kubernetes) comes from the rules
+// and the releases' supports constraints alone.
+func ExampleResolveState() {
+	c, err := release.LoadDir("../testdata/two-track")
+	if err != nil {
+		panic(err)
+	}
+	from, _ := path.ParseState("platform=13.01.0,kubernetes=v1.33.0")
+	to, _ := path.ParseState("platform=27.03.0,kubernetes=v1.35.0")
+	route, err := path.ResolveState(c, from, to)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(route)
+	for _, s := range route.States() {
+		fmt.Println(s)
+	}
+	// Output:
+	// kubernetes=v1.33.0,platform=13.01.0 -> kubernetes=v1.35.0,platform=27.03.0: 4 hops
+	//   1. platform 13.01.0 -> 13.01.2
+	//   2. kubernetes v1.33.0 -> v1.34.1
+	//   3. platform 13.01.2 -> 27.03.0  pre: iso-uploaded
+	//   4. kubernetes v1.34.1 -> v1.35.0
+	// kubernetes=v1.33.0,platform=13.01.0
+	// kubernetes=v1.33.0,platform=13.01.2
+	// kubernetes=v1.34.1,platform=13.01.2
+	// kubernetes=v1.34.1,platform=27.03.0
+	// kubernetes=v1.35.0,platform=27.03.0
 }

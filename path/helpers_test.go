@@ -1,7 +1,6 @@
 package path_test
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -131,16 +130,20 @@ type refEdge struct {
 
 type refGraph struct {
 	versions []release.Version
+	vdep     []bool // deprecated versions
+	costTo   map[int][]refCost
 	edges    map[[2]int]*refEdge
 	adj      [][]int // usable edges, targets ascending
 	radj     [][]int
 }
 
 type refOpts struct {
-	track     string
-	accept    map[string]bool
-	guards    []path.Guard
-	overrides map[string]bool
+	channel     string
+	prereleases bool
+	track       string
+	accept      map[string]bool
+	guards      []path.Guard
+	overrides   map[string]bool
 }
 
 func (o refOpts) options() []path.Option {
@@ -166,10 +169,39 @@ func (o refOpts) options() []path.Option {
 	if len(ovr) > 0 {
 		out = append(out, path.OverrideGuards(ovr...))
 	}
+	if o.channel != "" {
+		out = append(out, path.WithChannel(o.channel))
+	}
+	if o.prereleases {
+		out = append(out, path.AllowPrereleases())
+	}
 	return out
 }
 
-func newRefGraph(c *release.Catalog, o refOpts) *refGraph {
+// refGraphs are the reference graphs of one catalog and options: all, and
+// when the prerelease rule applies, GA without prerelease intermediates.
+type refGraphs struct{ all, ga *refGraph }
+
+func newRefGraphs(c *release.Catalog, o refOpts) refGraphs {
+	gs := refGraphs{all: newRefGraph(c, o, false)}
+	if o.channel == "" && !o.prereleases {
+		gs.ga = newRefGraph(c, o, true)
+	}
+	return gs
+}
+
+// pick is the graph a route from src to dst searches: between two GA
+// versions, prereleases are left out.
+func (gs refGraphs) pick(src, dst int) *refGraph {
+	if gs.ga != nil && gs.all.versions[src].Prerelease() == "" && gs.all.versions[dst].Prerelease() == "" {
+		return gs.ga
+	}
+	return gs.all
+}
+
+// newRefGraph builds the reference graph; an edge into a version outside
+// o.channel, or (gaOnly) into a prerelease, is not usable.
+func newRefGraph(c *release.Catalog, o refOpts, gaOnly bool) *refGraph {
 	g := &refGraph{versions: c.TrackVersions(o.track), edges: map[[2]int]*refEdge{}}
 	n := len(g.versions)
 	idx := func(x release.Version) int {
@@ -179,7 +211,11 @@ func newRefGraph(c *release.Catalog, o refOpts) *refGraph {
 		to := idx(r.To)
 		_, exact := r.From.Exact()
 		for f := range g.versions {
-			if f == to || !r.From.Check(g.versions[f]) {
+			match := r.From.Check(g.versions[f])
+			if r.Blocked != "" {
+				match = r.From.Covers(g.versions[f]) // prereleases included
+			}
+			if f == to || !match {
 				continue
 			}
 			if g.versions[to].Less(g.versions[f]) && !exact {
@@ -195,12 +231,25 @@ func newRefGraph(c *release.Catalog, o refOpts) *refGraph {
 			}
 		}
 	}
+	g.vdep = make([]bool, n)
+	for i, x := range g.versions {
+		if vi, ok := c.VersionInfo(o.track, x); ok && vi.Deprecated != "" {
+			g.vdep[i] = true
+		}
+	}
 	g.adj = make([][]int, n)
 	g.radj = make([][]int, n)
 	for k, e := range g.edges {
 		f, to := k[0], k[1]
 		e.usable = !e.blocked
-		if vi, ok := c.VersionInfo(o.track, g.versions[to]); ok && !vi.IsInstallable() {
+		vi, ok := c.VersionInfo(o.track, g.versions[to])
+		if ok && !vi.IsInstallable() {
+			e.usable = false
+		}
+		if o.channel != "" && (!ok || !vi.InChannel(o.channel)) {
+			e.usable = false
+		}
+		if gaOnly && g.versions[to].Prerelease() != "" {
 			e.usable = false
 		}
 		for _, r := range e.rule.Risks {
@@ -266,46 +315,47 @@ func bfs(adj [][]int, src int) []int {
 	return dist
 }
 
+// dep is the deprecation an edge adds: its rule's, and its target's.
 func (g *refGraph) dep(f, t int) int {
+	d := 0
 	if g.edges[[2]int{f, t}].rule.Deprecated != "" {
-		return 1
+		d++
 	}
-	return 0
+	if g.vdep[t] {
+		d++
+	}
+	return d
+}
+
+// refCost is (deprecated, hops), compared in that order.
+type refCost struct{ dep, hops int }
+
+func (a refCost) less(b refCost) bool { return a.dep < b.dep || a.dep == b.dep && a.hops < b.hops }
+
+// costOf is the cost of a route given as nodes.
+func (g *refGraph) costOf(route []int) refCost {
+	c := refCost{hops: len(route) - 1}
+	for i := 1; i < len(route); i++ {
+		c.dep += g.dep(route[i-1], route[i])
+	}
+	return c
 }
 
 // best returns the best route from src to dst by the documented order,
-// computed backwards: distance and fewest deprecated edges to dst, then
-// greedily the highest next version that keeps both optimal. nil: no route.
+// computed backwards: the cheapest (deprecated, hops) cost to dst from every
+// node by Bellman-Ford, then greedily the highest next version over an edge
+// that keeps the cost optimal. nil: no route.
 func (g *refGraph) best(src, dst int) []int {
-	dT := bfs(g.radj, dst)
-	if dT[src] < 0 {
+	cost := g.costs(dst)
+	inf := refCost{1 << 30, 1 << 30}
+	if cost[src] == inf {
 		return nil
-	}
-	n := len(g.versions)
-	order := make([]int, 0, n)
-	for v := range n {
-		if dT[v] >= 0 {
-			order = append(order, v)
-		}
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(dT[a], dT[b]) })
-	depT := make([]int, n)
-	for _, x := range order {
-		if x == dst {
-			continue
-		}
-		depT[x] = 1 << 30
-		for _, y := range g.adj[x] {
-			if dT[y] == dT[x]-1 {
-				depT[x] = min(depT[x], g.dep(x, y)+depT[y])
-			}
-		}
 	}
 	route := []int{src}
 	for x := src; x != dst; {
 		next := -1
 		for _, y := range g.adj[x] { // ascending: the last fit is the highest
-			if dT[y] == dT[x]-1 && g.dep(x, y)+depT[y] == depT[x] {
+			if cost[y] != inf && (refCost{cost[y].dep + g.dep(x, y), cost[y].hops + 1}) == cost[x] {
 				next = y
 			}
 		}
@@ -315,36 +365,73 @@ func (g *refGraph) best(src, dst int) []int {
 	return route
 }
 
-// bruteBest enumerates every shortest route and picks the best one by the
-// documented order. Only for small graphs.
-func (g *refGraph) bruteBest(src, dst int) []int {
-	dist := bfs(g.adj, src)
-	if dist[dst] < 0 {
-		return nil
+// costs returns the cheapest cost from every node to dst (Bellman-Ford,
+// cached per dst).
+func (g *refGraph) costs(dst int) []refCost {
+	if c, ok := g.costTo[dst]; ok {
+		return c
 	}
+	n := len(g.versions)
+	inf := refCost{1 << 30, 1 << 30}
+	cost := make([]refCost, n)
+	for i := range cost {
+		cost[i] = inf
+	}
+	cost[dst] = refCost{}
+	for range n {
+		changed := false
+		for x := range n {
+			for _, y := range g.adj[x] {
+				if cost[y] == inf {
+					continue
+				}
+				if c := (refCost{cost[y].dep + g.dep(x, y), cost[y].hops + 1}); c.less(cost[x]) {
+					cost[x], changed = c, true
+				}
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	if g.costTo == nil {
+		g.costTo = map[int][]refCost{}
+	}
+	g.costTo[dst] = cost
+	return cost
+}
+
+// bruteBest enumerates every simple route (a cheapest route never repeats a
+// version: every hop costs) and picks the best by the documented order. Only
+// for small graphs.
+func (g *refGraph) bruteBest(src, dst int) []int {
 	var best []int
-	bestDep := 0
-	var walk func(route []int, deps int)
-	walk = func(route []int, deps int) {
+	seen := make([]bool, len(g.versions))
+	var walk func(route []int)
+	walk = func(route []int) {
 		x := route[len(route)-1]
 		if x == dst {
-			if best == nil || deps < bestDep || deps == bestDep && slices.CompareFunc(route, best, func(a, b int) int {
+			if best == nil {
+				best = slices.Clone(route)
+				return
+			}
+			c, b := g.costOf(route), g.costOf(best)
+			if c.less(b) || c == b && slices.CompareFunc(route, best, func(a, b int) int {
 				return g.versions[b].Compare(g.versions[a]) // higher first
 			}) < 0 {
-				best, bestDep = slices.Clone(route), deps
+				best = slices.Clone(route)
 			}
 			return
 		}
-		if len(route)-1 == dist[dst] {
-			return
-		}
+		seen[x] = true
 		for _, y := range g.adj[x] {
-			if dist[y] == len(route) {
-				walk(append(route, y), deps+g.dep(x, y))
+			if !seen[y] {
+				walk(append(route, y))
 			}
 		}
+		seen[x] = false
 	}
-	walk([]int{src}, 0)
+	walk([]int{src})
 	return best
 }
 
@@ -372,6 +459,15 @@ func (g *refGraph) checkRoute(t testing.TB, r *path.Route, track string, from, t
 		at = h.To
 	}
 	require.True(t, at.Equal(to), "route ends at %s, want %s", at, to)
+}
+
+// nodes is the route as nodes of g.
+func (g *refGraph) nodes(r *path.Route) []int {
+	out := []int{g.index(r.From)}
+	for _, h := range r.Hops {
+		out = append(out, g.index(h.To))
+	}
+	return out
 }
 
 func (g *refGraph) names(route []int) []string {

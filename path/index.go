@@ -22,7 +22,11 @@ type Index struct {
 	rules       []*release.Rule // into the catalog, which is read-only
 	byKey       map[versionKey]int32
 	guards      []Guard
-	defaults    options // risks and overrides given to NewIndex
+	defaults    options // risks, overrides, channel and prereleases given to NewIndex
+	pre         []bool  // prerelease versions
+	anyPre      bool
+	channels    map[string][]bool // channel -> versions outside it
+	tracks      []string          // the catalog's tracks
 
 	// Open edges in compressed sparse row form: the edges out of node i are
 	// arcs[off[i]:off[i+1]].
@@ -47,6 +51,7 @@ const (
 	arcDeprecated = 1 << iota // must be 1: it is added to the deprecated count
 	arcRisky
 	arcGuarded
+	arcDepTo // the target version is deprecated (weight reads it as 1)
 )
 
 type arc struct {
@@ -92,8 +97,9 @@ func NewIndex(c *release.Catalog, opts ...Option) (*Index, error) {
 	ix := &Index{
 		track:    o.track,
 		guards:   slices.Clone(o.guards),
-		defaults: options{risks: slices.Clone(o.risks), overrides: slices.Clone(o.overrides)},
+		defaults: options{risks: slices.Clone(o.risks), overrides: slices.Clone(o.overrides), channel: o.channel, prereleases: o.prereleases},
 		versions: c.TrackVersions(o.track),
+		tracks:   c.Tracks(),
 	}
 	for pi := range c.Paths { // Catalog.Rules order, without copying
 		if p := &c.Paths[pi]; p.Track == o.track {
@@ -103,11 +109,11 @@ func NewIndex(c *release.Catalog, opts ...Option) (*Index, error) {
 		}
 	}
 	ix.byKey = make(map[versionKey]int32, len(ix.versions))
+	ix.pre = make([]bool, len(ix.versions))
 	for i, v := range ix.versions {
 		ix.byKey[keyOf(v)] = int32(i)
-	}
-	if _, err := ix.newQuery(nil); err != nil {
-		return nil, err
+		ix.pre[i] = v.Prerelease() != ""
+		ix.anyPre = ix.anyPre || ix.pre[i]
 	}
 	n := len(ix.versions)
 	if n >= math.MaxInt32/2 || len(ix.rules) >= math.MaxInt32/2 {
@@ -130,8 +136,20 @@ func NewIndex(c *release.Catalog, opts ...Option) (*Index, error) {
 				listed[i] = true
 				ix.installable[i] = p.Versions[vi].IsInstallable()
 				ix.vdep[i] = p.Versions[vi].Deprecated
+				for _, ch := range p.Versions[vi].Channels {
+					if ix.channels == nil {
+						ix.channels = map[string][]bool{}
+					}
+					if ix.channels[ch] == nil {
+						ix.channels[ch] = slices.Repeat([]bool{true}, n)
+					}
+					ix.channels[ch][i] = false
+				}
 			}
 		}
+	}
+	if _, err := ix.newQuery(nil); err != nil {
+		return nil, err
 	}
 	ix.build(c)
 	ix.pool.New = func() any { return newScratch(n) }
@@ -256,12 +274,19 @@ func (ix *Index) build(c *release.Catalog) {
 			}
 			continue
 		}
+		// A blocking range blocks every version it covers, prereleases
+		// included; an allowing range follows the prerelease rules of
+		// Check.
+		match := r.From.Check
+		if r.Blocked != "" {
+			match = r.From.Covers
+		}
 		sp = ix.spans(r.From, sp[:0])
 		for _, s := range sp {
 			// A range never gives a downgrade or an edge to itself: stop
 			// below To.
 			for f := s.lo; f < min(s.hi, to); f++ {
-				if stamp[f] != int32(ri)+1 && r.From.Check(ix.versions[f]) {
+				if stamp[f] != int32(ri)+1 && match(ix.versions[f]) {
 					stamp[f] = int32(ri) + 1
 					cands = append(cands, cand{f, to, int32(ri)})
 				}
@@ -359,6 +384,9 @@ func (ix *Index) build(c *release.Catalog) {
 			r := ix.rules[e.first]
 			if r.Deprecated != "" {
 				a.flags |= arcDeprecated
+			}
+			if ix.vdep[e.to] != "" {
+				a.flags |= arcDepTo
 			}
 			if len(r.Risks) > 0 {
 				a.flags |= arcRisky

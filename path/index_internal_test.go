@@ -57,7 +57,7 @@ func TestScratchStampWraps(t *testing.T) {
 	require.NoError(t, err)
 
 	s := ix.getScratch()
-	ix.bfs(s, 0, -1, &query{acceptAll: true}) // leave marks behind
+	ix.walk(s, 0, -1, &query{acceptAll: true}, true) // leave marks behind
 	s.stamp = math.MaxUint32
 	s.gen[0], s.mark[0] = math.MaxUint32, math.MaxUint32
 	s.restamp()

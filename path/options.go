@@ -3,13 +3,15 @@ package path
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 )
 
 // ErrInvalidOption is matched (errors.Is) by the errors of options that
 // cannot apply: an invalid or duplicate guard, an override of an unknown or
-// mandatory guard, or a track or guard option given to a query of a built
-// Index.
+// mandatory guard, a channel no version lists, or a track or guard option
+// given to a query of a built Index (or a track to ResolveState).
 var ErrInvalidOption = errors.New("path: invalid option")
 
 // Option configures Resolve, Targets and NewIndex.
@@ -22,6 +24,11 @@ type options struct {
 	guardsSet bool
 	risks     []string
 	overrides []string
+	// channel, when set, is the channel routes stay in; prereleases lets
+	// routes between GA versions pass through prereleases.
+	channel     string
+	channelSet  bool
+	prereleases bool
 }
 
 func collect(opts []Option) options {
@@ -63,12 +70,38 @@ func OverrideGuards(names ...string) Option {
 	return func(o *options) { o.overrides = append(o.overrides, names...) }
 }
 
+// WithChannel makes routes stay inside the named channel: every version a
+// route enters (every hop's To, the target included) must list the channel
+// in the track's UpgradePath versions list; the current version need not. A
+// channel decides prereleases by itself: a prerelease in the channel may be
+// entered. Naming a channel no versions entry lists is an error
+// (ErrInvalidOption) that lists the track's channels. "" is no channel. The
+// last WithChannel wins; given to a query of a built Index, it replaces the
+// index's.
+func WithChannel(name string) Option {
+	return func(o *options) { o.channel, o.channelSet = name, true }
+}
+
+// AllowPrereleases lets a route between two GA versions pass through
+// prereleases. Without it, and without a channel, such a route never enters
+// a prerelease, and Targets from a GA version reaches its GA targets without
+// one (a prerelease target is still listed, with the route to it).
+func AllowPrereleases() Option {
+	return func(o *options) { o.prereleases = true }
+}
+
 // query is what a search needs to know of the caller's options.
 type query struct {
 	accepted    map[string]bool
 	acceptAll   bool
 	overridden  []bool // by guard index
 	overrideAll bool
+	// exclude[v]: v may not be entered (outside the channel, or a
+	// prerelease on a route between GA versions); nil: none.
+	exclude     []bool
+	excludeWhy  string
+	channel     string
+	prereleases bool
 }
 
 // newQuery merges the index defaults with per-call options and validates them.
@@ -80,7 +113,17 @@ func (ix *Index) newQuery(opts []Option) (*query, error) {
 	if o.guardsSet {
 		return nil, fmt.Errorf("%w: WithGuards given to a query of a built Index; pass guards to NewIndex", ErrInvalidOption)
 	}
-	q := &query{}
+	q := &query{channel: ix.defaults.channel, prereleases: ix.defaults.prereleases || o.prereleases}
+	if o.channelSet {
+		q.channel = o.channel
+	}
+	if q.channel != "" {
+		ex, ok := ix.channels[q.channel]
+		if !ok {
+			return nil, fmt.Errorf("%w: channel %q: no version%s is in it; the channels: %s", ErrInvalidOption, q.channel, onTrack(ix.track), listOrNone(slices.Sorted(maps.Keys(ix.channels))))
+		}
+		q.exclude, q.excludeWhy = ex, "is not in channel "+q.channel
+	}
 	risks := append(slices.Clone(ix.defaults.risks), o.risks...)
 	if len(risks) > 0 {
 		q.accepted = make(map[string]bool, len(risks))
@@ -105,6 +148,25 @@ func (ix *Index) newQuery(opts []Option) (*query, error) {
 	return q, nil
 }
 
+// prereleaseRule applies the rule of routes between GA versions: with no
+// channel and prereleases not allowed, a route from a GA version to a GA
+// version enters no prerelease.
+func (ix *Index) prereleaseRule(q *query, src, dst int32) *query {
+	if q.channel != "" || q.prereleases || ix.pre[src] || dst >= 0 && ix.pre[dst] || !ix.anyPre {
+		return q
+	}
+	r := *q
+	r.exclude, r.excludeWhy = ix.pre, "is a prerelease: a route between GA versions enters none unless prereleases are allowed"
+	return &r
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
 func guardNames(gs []Guard) []string {
 	out := make([]string, len(gs))
 	for i, g := range gs {
@@ -112,7 +174,3 @@ func guardNames(gs []Guard) []string {
 	}
 	return out
 }
-
-// relaxed is the query that accepts every risk and overrides every
-// overridable guard.
-var relaxed = &query{acceptAll: true, overrideAll: true}

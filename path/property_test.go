@@ -81,12 +81,32 @@ func genSpec(rng *rand.Rand, n, maxRules int) (spec, refOpts) {
 		}
 		s.Rules = append(s.Rules, r)
 	}
+	channels := map[string]bool{}
 	for _, ver := range s.Versions {
-		if rng.IntN(10) == 0 {
-			s.Infos = append(s.Infos, notInstallable(ver))
+		vi := release.VersionInfo{Version: v(ver)}
+		switch rng.IntN(10) {
+		case 0:
+			vi = notInstallable(ver)
+		case 1:
+			vi.Deprecated = "CVE: do not install"
 		}
+		for _, ch := range []string{"stable", "fast"} {
+			if rng.IntN(3) > 0 {
+				vi.Channels = append(vi.Channels, ch)
+				channels[ch] = true
+			}
+		}
+		s.Infos = append(s.Infos, vi)
 	}
 	o := refOpts{accept: map[string]bool{}, overrides: map[string]bool{}}
+	switch rng.IntN(4) {
+	case 0:
+		o.prereleases = true
+	case 1:
+		if ch := []string{"stable", "fast"}[rng.IntN(2)]; channels[ch] {
+			o.channel = ch
+		}
+	}
 	for _, name := range riskNames {
 		if rng.IntN(2) == 0 {
 			o.accept[name] = true
@@ -121,7 +141,7 @@ func TestPropertyRoutes(t *testing.T) {
 		s, o := genSpec(rng, n, 4*n)
 		c, err := s.build()
 		require.NoError(t, err, "seed %d", seed)
-		checkGraph(t, c, o, n <= 9, fmt.Sprintf("seed %d\n%s", seed, describe(c, "")))
+		checkGraph(t, c, o, n <= 7, fmt.Sprintf("seed %d\n%s", seed, describe(c, "")))
 		if t.Failed() {
 			return
 		}
@@ -145,12 +165,13 @@ func TestPropertyRoutesLarger(t *testing.T) {
 // checkGraph checks every pair of versions of c against the reference model.
 func checkGraph(t *testing.T, c *release.Catalog, o refOpts, brute bool, msg string) {
 	t.Helper()
-	g := newRefGraph(c, o)
+	gs := newRefGraphs(c, o)
 	ix, err := path.NewIndex(c, o.options()...)
 	require.NoError(t, err, msg)
-	for src := range g.versions {
-		fwd := bfs(g.adj, src)
-		for dst := range g.versions {
+	for src := range gs.all.versions {
+		for dst := range gs.all.versions {
+			g := gs.pick(src, dst)
+			fwd := bfs(g.adj, src)
 			from, to := g.versions[src], g.versions[dst]
 			r, err := ix.Resolve(from, to)
 			if src == dst {
@@ -167,13 +188,13 @@ func checkGraph(t *testing.T, c *release.Catalog, o refOpts, brute bool, msg str
 			}
 			require.NoError(t, err, "%s -> %s\n%s", from, to, msg)
 			g.checkRoute(t, r, o.track, from, to)
-			require.Len(t, r.Hops, fwd[dst], "a shorter route exists: %s -> %s\n%s", from, to, msg)
+			require.Equal(t, g.costOf(want), g.costOf(g.nodes(r)), "a cheaper route exists: %s -> %s\n%s", from, to, msg)
 			require.Equal(t, g.names(want), hopsOf(r), "%s -> %s\n%s", from, to, msg)
 			if brute {
 				require.Equal(t, g.names(g.bruteBest(src, dst)), hopsOf(r), "brute force: %s -> %s\n%s", from, to, msg)
 			}
 		}
-		checkTargets(t, g, ix, src, fwd, msg)
+		checkTargets(t, gs, ix, src, msg)
 	}
 }
 
@@ -189,6 +210,7 @@ func checkNoRoute(t *testing.T, g *refGraph, ix *path.Index, nr *path.NoRouteErr
 			reaching = append(reaching, g.versions[x].String())
 		}
 	}
+	slices.Reverse(reach) // furthest first
 	require.Equal(t, reach, nilIfEmpty(strs(nr.Reachable)), msg)
 	require.Equal(t, reaching, nilIfEmpty(strs(nr.Reaching)), msg)
 	require.Equal(t, g.versions[dst].Less(g.versions[src]), nr.Downgrade, msg)
@@ -208,6 +230,21 @@ func checkNoRoute(t *testing.T, g *refGraph, ix *path.Index, nr *path.NoRouteErr
 	r, err := ix.Resolve(g.versions[src], g.versions[dst], path.AcceptRisks(nr.Risks...), path.OverrideGuards(nr.Overrides...))
 	require.NoError(t, err, "%v %v\n%s", nr.Risks, nr.Overrides, msg)
 	require.Len(t, r.Hops, len(nr.Relaxed.Hops), msg)
+	// And every one of them is needed.
+	for i := range nr.Relaxations {
+		var risks, overrides []string
+		for j, x := range nr.Relaxations {
+			switch {
+			case j == i:
+			case x.Kind == path.AcceptRisk:
+				risks = append(risks, x.Name)
+			default:
+				overrides = append(overrides, x.Name)
+			}
+		}
+		_, err := ix.Resolve(g.versions[src], g.versions[dst], path.AcceptRisks(risks...), path.OverrideGuards(overrides...))
+		require.ErrorIs(t, err, path.ErrNoRoute, "%v without %v still gives a route\n%s", nr.Relaxations, nr.Relaxations[i], msg)
+	}
 }
 
 func nilIfEmpty(s []string) []string {
@@ -217,13 +254,13 @@ func nilIfEmpty(s []string) []string {
 	return s
 }
 
-func checkTargets(t *testing.T, g *refGraph, ix *path.Index, src int, fwd []int, msg string) {
+func checkTargets(t *testing.T, gs refGraphs, ix *path.Index, src int, msg string) {
 	t.Helper()
-	ts, err := ix.Targets(g.versions[src])
+	ts, err := ix.Targets(gs.all.versions[src])
 	var want []string
-	for x := range g.versions {
-		if fwd[x] > 0 {
-			want = append(want, g.versions[x].String())
+	for x := range gs.all.versions {
+		if bfs(gs.pick(src, x).adj, src)[x] > 0 {
+			want = append(want, gs.all.versions[x].String())
 		}
 	}
 	if want == nil {
@@ -235,10 +272,13 @@ func checkTargets(t *testing.T, g *refGraph, ix *path.Index, src int, fwd []int,
 	var got []string
 	for _, tg := range ts {
 		got = append(got, tg.Version.String())
-		require.Equal(t, fwd[g.index(tg.Version)], tg.Hops, msg)
+		g := gs.pick(src, gs.all.index(tg.Version))
+		best := g.best(src, g.index(tg.Version))
+		require.Equal(t, len(best)-1, tg.Hops, msg)
+		require.Equal(t, g.costOf(best).dep, tg.Deprecated, msg)
 		r, err := ix.Resolve(g.versions[src], tg.Version)
 		require.NoError(t, err, msg)
-		require.Equal(t, r, tg.Route, "Targets and Resolve disagree on %s -> %s\n%s", g.versions[src], tg.Version, msg)
+		require.Equal(t, r, tg.Route(), "Targets and Resolve disagree on %s -> %s\n%s", g.versions[src], tg.Version, msg)
 	}
 	require.Equal(t, want, got, msg)
 }
@@ -256,7 +296,11 @@ func answers(t *testing.T, c *release.Catalog, o refOpts) []string {
 			out = append(out, fmt.Sprintf("%s %s\n%s%v", a, b, js, err))
 		}
 		ts, err := ix.Targets(a)
-		js, _ := json.Marshal(ts)
+		var routes []*path.Route
+		for _, t := range ts {
+			routes = append(routes, t.Route())
+		}
+		js, _ := json.Marshal([]any{ts, routes})
 		out = append(out, fmt.Sprintf("targets %s\n%s%v", a, js, err))
 	}
 	return out
@@ -290,8 +334,9 @@ func TestPropertyDeterministic(t *testing.T) {
 	}
 }
 
-// TestPropertyRiskAcceptanceMonotone: accepting more risks never lengthens a
-// route nor removes a target.
+// TestPropertyRiskAcceptanceMonotone: accepting more risks never makes a
+// route costlier (more deprecated edges and versions, or as many and more
+// hops) nor removes a target.
 func TestPropertyRiskAcceptanceMonotone(t *testing.T) {
 	for seed := range uint64(iterations(t, 100, 20)) {
 		rng := rand.New(rand.NewPCG(seed, 0x4157))
@@ -307,7 +352,7 @@ func TestPropertyRiskAcceptanceMonotone(t *testing.T) {
 				r2, err2 := ix.Resolve(a, b, path.AcceptRisks(riskNames...))
 				if err1 == nil {
 					require.NoError(t, err2)
-					require.LessOrEqual(t, len(r2.Hops), len(r1.Hops))
+					require.False(t, routeCost(r1).less(routeCost(r2)), "accepting risks made %s -> %s costlier", a, b)
 				}
 				if err2 != nil {
 					var nr *path.NoRouteError
@@ -318,8 +363,24 @@ func TestPropertyRiskAcceptanceMonotone(t *testing.T) {
 			t1, _ := ix.Targets(a)
 			t2, _ := ix.Targets(a, path.AcceptRisks(riskNames...))
 			for _, x := range t1 {
-				require.True(t, slices.ContainsFunc(t2, func(y path.Target) bool { return y.Version.Equal(x.Version) && y.Hops <= x.Hops }))
+				require.True(t, slices.ContainsFunc(t2, func(y path.Target) bool {
+					return y.Version.Equal(x.Version) && !(refCost{x.Deprecated, x.Hops}).less(refCost{y.Deprecated, y.Hops})
+				}))
 			}
 		}
 	}
+}
+
+// routeCost is the cost of a route by its hops' flags.
+func routeCost(r *path.Route) refCost {
+	c := refCost{hops: len(r.Hops)}
+	for _, h := range r.Hops {
+		if h.Deprecated != "" {
+			c.dep++
+		}
+		if h.ToDeprecated != "" {
+			c.dep++
+		}
+	}
+	return c
 }

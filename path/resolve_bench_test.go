@@ -172,9 +172,11 @@ func benchSetup(b *testing.B) *benchData {
 			}
 			dst := reach[rng.IntN(len(reach))]
 			d.pairs = append(d.pairs, [2]int32{src, dst})
-			// Cross-check the two graphs on this pair.
+			// Cross-check the two graphs on this pair: the same versions are
+			// reachable; a route may be longer than the BFS's when it avoids
+			// deprecated edges (5% of the rules), never shorter.
 			r, err := d.ix.Resolve(d.versions[src], d.versions[dst])
-			if err != nil || len(r.Hops) != int(dist[dst]) {
+			if err != nil || len(r.Hops) < int(dist[dst]) {
 				b.Fatalf("%s -> %s: index and baseline disagree: %v, BFS %d hops", d.versions[src], d.versions[dst], err, dist[dst])
 			}
 		}
@@ -296,7 +298,10 @@ func BenchmarkBFS(b *testing.B) {
 }
 
 // BenchmarkResolveVsBFS times Resolve and the plain BFS on the same pairs in
-// the same run and reports both and their ratio.
+// the same run and reports both and their ratio. The BFS ignores
+// deprecation; Resolve avoids deprecated edges (5% of the rules) when a
+// route without them exists, so its route may be longer and its search
+// wider: the ratio includes that work.
 func BenchmarkResolveVsBFS(b *testing.B) {
 	d := benchSetup(b)
 	var bs bfsState
@@ -310,7 +315,7 @@ func BenchmarkResolveVsBFS(b *testing.B) {
 		t1 := time.Now()
 		route := bs.path(d.adj, p[0], p[1])
 		t2 := time.Now()
-		if err != nil || route == nil || len(r.Hops) != len(route)-1 {
+		if err != nil || route == nil || len(r.Hops) < len(route)-1 {
 			b.Fatalf("%v %v", err, route)
 		}
 		tResolve += t1.Sub(t0)

@@ -29,8 +29,8 @@ func TestResolveTestdata(t *testing.T) {
 			want: []string{"v26.03", "v26.06", "v26.09"}},
 		{name: "rc.2 to v26.09", from: "v26.06-rc.2", to: "v26.09",
 			want: []string{"v26.06-rc.2", "v26.06-rc.3", "v26.06", "v26.09"}},
-		{name: "deprecated edge is taken when it is the only one", from: "v26.03", to: "v26.06.1",
-			want: []string{"v26.03", "v26.06.1"}},
+		{name: "deprecated edge avoided by a longer clean route", from: "v26.03", to: "v26.06.1",
+			want: []string{"v26.03", "v26.06", "v26.06.1"}},
 		{name: "range rule from a patch release", from: "v26.06.1", to: "v26.09",
 			want: []string{"v26.06.1", "v26.09"}},
 		{name: "direct range edge beats the risky two-hop route", from: "v26.06", to: "v26.09",
@@ -90,10 +90,7 @@ func TestResolveTestdataHopDetails(t *testing.T) {
 	assert.Equal(t, "cluster-healthy", again.Hops[1].PreChecks[0].Name)
 	assert.Equal(t, "cluster-healthy", c.Rules("")[6].PreChecks[0].Name)
 
-	// A deprecated edge and a deprecated version are reported on the hop.
-	r, err = path.Resolve(c, v("v26.03"), v("v26.06.1"))
-	require.NoError(t, err)
-	assert.Equal(t, "skips the v26.06 data migration checks; upgrade through v26.06", r.Hops[0].Deprecated)
+	// A deprecated version is reported on the hop.
 	r, err = path.Resolve(c, v("v26.06"), v("v26.09-rc.1"), path.AcceptRisks("containerd-v2-config"))
 	require.NoError(t, err)
 	assert.Equal(t, "preview build", r.Hops[0].ToDeprecated)
@@ -106,7 +103,7 @@ func TestResolveTestdataRiskNeedsAcceptance(t *testing.T) {
 	_, err := path.Resolve(c, v("v26.06"), v("v26.09-rc.1"))
 	nr := noRoute(t, err)
 	assert.Contains(t, err.Error(), "containerd-v2-config")
-	assert.Contains(t, err.Error(), "AcceptRisks")
+	assert.Contains(t, err.Error(), "accept risk containerd-v2-config to get a route")
 	assert.Equal(t, []string{"containerd-v2-config"}, nr.Risks)
 	require.NotNil(t, nr.Relaxed)
 	assert.Equal(t, []string{"v26.06", "v26.09-rc.1"}, hopsOf(nr.Relaxed))
@@ -115,7 +112,7 @@ func TestResolveTestdataRiskNeedsAcceptance(t *testing.T) {
 	assert.Equal(t, "v26.09-rc.1", nr.Closed[0].To.String())
 	require.Len(t, nr.Closed[0].Risks, 1)
 	assert.Equal(t, "containerd-v2-config", nr.Closed[0].Risks[0].Name)
-	assert.Equal(t, []string{"v26.06.1", "v26.09"}, strs(nr.Reachable))
+	assert.Equal(t, []string{"v26.09", "v26.06.1"}, strs(nr.Reachable), "furthest first")
 	assert.Empty(t, nr.Reaching, "nothing leads to v26.09-rc.1 without risk")
 	assert.False(t, nr.Downgrade)
 
@@ -190,7 +187,7 @@ func TestResolveTestdataNotInstallable(t *testing.T) {
 		ts, _ := path.Targets(c, from, path.AcceptRisks("containerd-v2-config"))
 		for _, tg := range ts {
 			assert.NotEqual(t, "v26.06-rc.1", tg.Version.String(), "from %s", from)
-			for _, h := range tg.Route.Hops {
+			for _, h := range tg.Route().Hops {
 				assert.NotEqual(t, "v26.06-rc.1", h.To.String())
 			}
 		}
@@ -208,7 +205,7 @@ func TestTargetsTestdata(t *testing.T) {
 		opts []path.Option
 		want []tg
 	}{
-		{from: "v26.03", want: []tg{{"v26.06", 1}, {"v26.06.1", 1}, {"v26.09", 2}}},
+		{from: "v26.03", want: []tg{{"v26.06", 1}, {"v26.06.1", 2}, {"v26.09", 2}}},
 		{from: "v26.06-rc.1", want: []tg{{"v26.06-rc.3", 1}, {"v26.06", 2}, {"v26.06.1", 3}, {"v26.09", 3}}},
 		{from: "v26.06-rc.2", want: []tg{{"v26.06-rc.3", 1}, {"v26.06", 2}, {"v26.06.1", 3}, {"v26.09", 3}}},
 		{from: "v26.06-rc.3", want: []tg{{"v26.06", 1}, {"v26.06.1", 2}, {"v26.09", 2}}},
@@ -216,7 +213,7 @@ func TestTargetsTestdata(t *testing.T) {
 		{from: "v26.06", opts: []path.Option{path.AcceptRisks("containerd-v2-config")},
 			want: []tg{{"v26.06.1", 1}, {"v26.09-rc.1", 1}, {"v26.09", 1}}},
 		{from: "v26.03", opts: []path.Option{path.AcceptRisks("containerd-v2-config")},
-			want: []tg{{"v26.06", 1}, {"v26.06.1", 1}, {"v26.09-rc.1", 2}, {"v26.09", 2}}},
+			want: []tg{{"v26.06", 1}, {"v26.06.1", 2}, {"v26.09-rc.1", 2}, {"v26.09", 2}}},
 		{from: "v26.06.1", want: []tg{{"v26.09", 1}}},
 		{from: "v26.09-rc.1", want: []tg{{"v26.09", 1}}},
 	}
@@ -227,11 +224,11 @@ func TestTargetsTestdata(t *testing.T) {
 			var got []tg
 			for _, x := range ts {
 				got = append(got, tg{x.Version.String(), x.Hops})
-				require.Len(t, x.Route.Hops, x.Hops)
+				require.Len(t, x.Route().Hops, x.Hops)
 				// Each route is the one Resolve gives.
 				r, err := path.Resolve(c, v(tt.from), x.Version, tt.opts...)
 				require.NoError(t, err)
-				assert.Equal(t, r, x.Route)
+				assert.Equal(t, r, x.Route())
 			}
 			assert.Equal(t, tt.want, got)
 		})
@@ -269,7 +266,8 @@ func TestRouteStringTestdata(t *testing.T) {
 
 	r, err = path.Resolve(c, v("v26.03"), v("v26.06.1"))
 	require.NoError(t, err)
-	assert.Equal(t, "v26.03 -> v26.06.1: 1 hop\n  1. v26.03 -> v26.06.1  deprecated: \"skips the v26.06 data migration checks; upgrade through v26.06\"\n", r.String())
+	assert.Equal(t, "v26.03 -> v26.06.1: 2 hops\n  1. v26.03 -> v26.06  pre: cluster-healthy, etcd-backup  post: nodes-ready\n  2. v26.06 -> v26.06.1  post: nodes-ready\n", r.String(),
+		"the deprecated v26.03 -> v26.06.1 edge is avoided")
 
 	r, err = path.Resolve(c, v("v26.06"), v("v26.06"))
 	require.NoError(t, err)
@@ -326,7 +324,7 @@ func TestRouteClone(t *testing.T) {
 	var r *path.Route
 	for _, x := range ts {
 		if x.Version.String() == "v26.09" {
-			r = x.Route
+			r = x.Route()
 		}
 	}
 	require.NotNil(t, r)

@@ -13,8 +13,11 @@ import (
 // Rule is a copy of the rule that allowed the edge; PreChecks, PostChecks and
 // Risks are the same slices as Rule's.
 type Hop struct {
-	From release.Version `json:"from" yaml:"from"`
-	To   release.Version `json:"to" yaml:"to"`
+	// Track is the track the hop moves, in a route across tracks
+	// (ResolveState); "" in a one-track route (the Route's Track).
+	Track string          `json:"track,omitempty" yaml:"track,omitempty"`
+	From  release.Version `json:"from" yaml:"from"`
+	To    release.Version `json:"to" yaml:"to"`
 	// Rule is the rule that allowed the edge (a copy).
 	Rule release.Rule `json:"rule" yaml:"rule"`
 	// PreChecks run before the hop's components, PostChecks after.
@@ -29,6 +32,9 @@ type Hop struct {
 	// ToDeprecated is the deprecation reason the track's UpgradePath versions
 	// list gives for To, "" if none.
 	ToDeprecated string `json:"toDeprecated,omitempty" yaml:"toDeprecated,omitempty"`
+	// Why says, on a hop with a deprecated edge or into a deprecated
+	// version, why it was still used: every route has as many.
+	Why string `json:"why,omitempty" yaml:"why,omitempty"`
 }
 
 // Route is the chain of hops from Route.From to Route.To on Route.Track. An
@@ -39,6 +45,26 @@ type Route struct {
 	From  release.Version `json:"from" yaml:"from"`
 	To    release.Version `json:"to" yaml:"to"`
 	Hops  []Hop           `json:"hops" yaml:"hops"`
+	// FromState and ToState are the states of a route across tracks
+	// (ResolveState), nil for a one-track route. Track, From and To are then
+	// those of the first track.
+	FromState State `json:"fromState,omitempty" yaml:"fromState,omitempty"`
+	ToState   State `json:"toState,omitempty" yaml:"toState,omitempty"`
+}
+
+// States returns the state before each hop and after the last (FromState
+// first), for a route across tracks; nil for a one-track route.
+func (r *Route) States() []State {
+	if r.FromState == nil {
+		return nil
+	}
+	out := []State{r.FromState.Clone()}
+	for _, h := range r.Hops {
+		s := out[len(out)-1].Clone()
+		s[h.Track] = h.To
+		out = append(out, s)
+	}
+	return out
 }
 
 // Versions returns From followed by the To of every hop.
@@ -51,13 +77,13 @@ func (r *Route) Versions() []release.Version {
 	return out
 }
 
-// Clone returns a deep copy of r. The Routes of one Targets result share the
-// slices of the hops they have in common; Clone one before changing it.
+// Clone returns a deep copy of r.
 func (r *Route) Clone() *Route {
 	if r == nil {
 		return nil
 	}
 	out := *r
+	out.FromState, out.ToState = r.FromState.Clone(), r.ToState.Clone()
 	out.Hops = make([]Hop, len(r.Hops))
 	for i, h := range r.Hops {
 		h.Rule = *h.Rule.DeepCopy()
@@ -81,10 +107,16 @@ func (r *Route) String() string {
 		return "<nil route>"
 	}
 	var b strings.Builder
-	b.WriteString(r.From.String())
-	b.WriteString(" -> ")
-	b.WriteString(r.To.String())
-	if r.Track != "" {
+	if r.FromState != nil {
+		b.WriteString(r.FromState.String())
+		b.WriteString(" -> ")
+		b.WriteString(r.ToState.String())
+	} else {
+		b.WriteString(r.From.String())
+		b.WriteString(" -> ")
+		b.WriteString(r.To.String())
+	}
+	if r.Track != "" && r.FromState == nil {
 		b.WriteString(" on track ")
 		b.WriteString(r.Track)
 	}
@@ -107,10 +139,14 @@ func (r *Route) String() string {
 	return b.String()
 }
 
-// String prints the hop on one line: "v26.03 -> v26.06  pre: ...  post: ...
+// String prints the hop on one line: "[track ]v26.03 -> v26.06  pre: ...  post: ...
 // risks: ...  deprecated: ...  overrides: ...", each part only when not empty.
 func (h Hop) String() string {
 	var b strings.Builder
+	if h.Track != "" {
+		b.WriteString(h.Track)
+		b.WriteByte(' ')
+	}
 	b.WriteString(h.From.String())
 	b.WriteString(" -> ")
 	b.WriteString(h.To.String())
@@ -151,6 +187,9 @@ func (h Hop) String() string {
 	if h.Deprecated != "" {
 		fmt.Fprintf(&b, "  deprecated: %q", h.Deprecated)
 	}
+	if h.Why != "" {
+		fmt.Fprintf(&b, " (%s)", h.Why)
+	}
 	if len(h.Overrides) > 0 {
 		b.WriteString("  overrides: ")
 		b.WriteString(strings.Join(h.Overrides, ", "))
@@ -161,7 +200,22 @@ func (h Hop) String() string {
 // Target is a version reachable from the current one.
 type Target struct {
 	Version release.Version `json:"version" yaml:"version"`
-	// Hops is the number of hops of Route.
-	Hops  int    `json:"hops" yaml:"hops"`
-	Route *Route `json:"route" yaml:"route"`
+	// Hops is the number of hops of the best route.
+	Hops int `json:"hops" yaml:"hops"`
+	// Deprecated is how many deprecated edges and versions the best route
+	// uses (0 for a clean route).
+	Deprecated int `json:"deprecated,omitempty" yaml:"deprecated,omitempty"`
+
+	tree *tree
+	node int32
+}
+
+// Route builds the route Resolve returns to t.Version. The Targets call
+// keeps only a predecessor tree; each call builds a new Route in time linear
+// in its hops. The zero Target has no route (nil).
+func (t Target) Route() *Route {
+	if t.tree == nil {
+		return nil
+	}
+	return t.tree.route(t.node)
 }

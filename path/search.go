@@ -2,6 +2,7 @@ package path
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/hopdag/hopdag/release"
@@ -23,8 +24,9 @@ func Resolve(c *release.Catalog, current, target release.Version, opts ...Option
 }
 
 // Targets returns every version reachable from current, sorted by version,
-// each with its hop count and the route Resolve would return to it. It builds
-// an Index on each call.
+// each with its hop count, its deprecated count, and the route Resolve would
+// return to it ([Target.Route], built when asked). It builds an Index on
+// each call.
 //
 // When no version is reachable it returns an *NoRouteError (errors.Is
 // ErrNoRoute) whose Closed edges, Risks and Overrides say why.
@@ -56,9 +58,10 @@ func (ix *Index) Resolve(current, target release.Version, opts ...Option) (*Rout
 	if src == dst {
 		return &Route{Track: ix.track, From: ix.versions[src], To: ix.versions[dst], Hops: []Hop{}}, nil
 	}
+	q = ix.prereleaseRule(q, src, dst)
 	s := ix.getScratch()
 	defer ix.pool.Put(s)
-	if ix.bfs(s, src, dst, q) {
+	if ix.walk(s, src, dst, q, false) {
 		return ix.bestRoute(s, src, dst, q), nil
 	}
 	return nil, ix.noRoute(s, src, dst, q)
@@ -67,8 +70,9 @@ func (ix *Index) Resolve(current, target release.Version, opts ...Option) (*Rout
 // Targets is the package Targets on a built index; opts are as for
 // Index.Resolve.
 //
-// The Routes of one result share the slices of the hops they have in
-// common: treat them as read-only, or Clone one before changing it.
+// It costs one search over the reachable versions, time and memory linear
+// in the versions and edges it visits (plus a sort per hop count when
+// routes tie); the routes are built only when [Target.Route] is called.
 func (ix *Index) Targets(current release.Version, opts ...Option) ([]Target, error) {
 	q, err := ix.newQuery(opts)
 	if err != nil {
@@ -80,65 +84,66 @@ func (ix *Index) Targets(current release.Version, opts ...Option) ([]Target, err
 	}
 	s := ix.getScratch()
 	defer ix.pool.Put(s)
-	ix.search(s, src, q)
-
-	// Reached nodes by hop count (a counting sort), so that each route
-	// extends its predecessor's.
-	n := int32(len(ix.versions))
-	var maxDist int32
-	count := 0
-	for v := int32(0); v < n; v++ {
-		if s.gen[v] == s.stamp && v != src {
-			count++
-			maxDist = max(maxDist, s.dist[v])
-		}
+	var out []Target
+	if ga := ix.prereleaseRule(q, src, -1); ga != q {
+		// From a GA version: the GA targets by routes that enter no
+		// prerelease, the prerelease targets by any route.
+		ix.walk(s, src, -1, ga, true)
+		out = ix.collect(s, src, func(v int32) bool { return !ix.pre[v] }, out)
+		s.restamp()
+		ix.walk(s, src, -1, q, true)
+		out = ix.collect(s, src, func(v int32) bool { return ix.pre[v] }, out)
+		slices.SortFunc(out, func(a, b Target) int { return cmp.Compare(a.node, b.node) })
+	} else {
+		ix.walk(s, src, -1, q, true)
+		out = ix.collect(s, src, nil, out)
 	}
-	if count == 0 {
+	if len(out) == 0 {
 		return nil, ix.noRoute(s, src, -1, q)
 	}
-	start := make([]int32, maxDist+2)
-	for v := int32(0); v < n; v++ {
-		if s.gen[v] == s.stamp && v != src {
-			start[s.dist[v]+1]++
-		}
-	}
-	for i := 1; i < len(start); i++ {
-		start[i] += start[i-1]
-	}
-	order := make([]int32, count)
-	for v := int32(0); v < n; v++ {
-		if s.gen[v] == s.stamp && v != src {
-			d := s.dist[v]
-			order[start[d]] = v
-			start[d]++
-		}
-	}
-	// One allocation for every hop and one for every route.
-	total := 0
-	for _, v := range order {
-		total += int(s.dist[v])
-	}
-	slab := make([]Hop, total)
-	rs := make([]Route, count)
-	routes := make([]*Route, n)
-	for i, v := range order {
-		d := int(s.dist[v])
-		hops := slab[:d:d]
-		slab = slab[d:]
-		if p := s.pred[v]; p != src {
-			copy(hops, routes[p].Hops)
-		}
-		hops[d-1] = ix.hop(s.pred[v], s.arc[v])
-		rs[i] = Route{Track: ix.track, From: ix.versions[src], To: ix.versions[v], Hops: hops}
-		routes[v] = &rs[i]
-	}
-	out := make([]Target, 0, count)
-	for v := int32(0); v < n; v++ {
-		if r := routes[v]; r != nil {
-			out = append(out, Target{Version: ix.versions[v], Hops: len(r.Hops), Route: r})
-		}
-	}
 	return out, nil
+}
+
+// collect appends the targets the last walk reached (keep: those it keeps;
+// nil: all), sharing one copy of the walk's predecessor tree.
+func (ix *Index) collect(s *scratch, src int32, keep func(int32) bool, out []Target) []Target {
+	n := int32(len(ix.versions))
+	var t *tree
+	for v := int32(0); v < n; v++ {
+		if s.gen[v] != s.stamp || v == src || keep != nil && !keep(v) {
+			continue
+		}
+		if t == nil {
+			t = &tree{ix: ix, src: src, pred: slices.Clone(s.pred), arc: slices.Clone(s.arc), dep: slices.Clone(s.dep)}
+		}
+		out = append(out, Target{Version: ix.versions[v], Hops: int(s.dist[v]), Deprecated: int(s.dep[v]), tree: t, node: v})
+	}
+	return out
+}
+
+// tree is the predecessor tree of one Targets call: the best route to a
+// node is the route to its predecessor, then the arc.
+type tree struct {
+	ix             *Index
+	src            int32
+	pred, arc, dep []int32
+}
+
+// route builds the route to node v.
+func (t *tree) route(v int32) *Route {
+	ix := t.ix
+	d := 0
+	for u := v; u != t.src; u = t.pred[u] {
+		d++
+	}
+	hops := make([]Hop, d)
+	for u := v; u != t.src; u = t.pred[u] {
+		d--
+		hops[d] = ix.hop(t.pred[u], t.arc[u])
+	}
+	r := &Route{Track: ix.track, From: ix.versions[t.src], To: ix.versions[v], Hops: hops}
+	explainDeprecated(r, int(t.dep[v]))
+	return r
 }
 
 // lookup returns the node of v or an *UnknownVersionError.
@@ -151,190 +156,11 @@ func (ix *Index) lookup(v release.Version, role string) (int32, error) {
 		p = 0
 	}
 	near := slices.Clone(ix.versions[max(0, p-2):min(len(ix.versions), p+2)])
-	return -1, &UnknownVersionError{Version: v, Nearest: near, Track: ix.track, Role: role}
-}
-
-// scratch is the per-query state of a search, pooled.
-type scratch struct {
-	stamp uint32   // gen[v] == stamp: v reached by the current search
-	gen   []uint32 //
-	mark  []uint32 // mark[v] == stamp: v is on a shortest route to dst
-	dist  []int32  // hops from the source
-	pred  []int32  // predecessor on the best route
-	arc   []int32  // arc from pred on the best route
-	dep   []int32  // deprecated edges on the best route (to dst, in bestRoute)
-	rank  []int32  // rank of the best route within its layer; 0 is best
-	cur   []int32
-	next  []int32
-	buf   []int32
-	keys  []int64
-}
-
-func newScratch(n int) *scratch {
-	return &scratch{
-		gen: make([]uint32, n), mark: make([]uint32, n), dist: make([]int32, n), pred: make([]int32, n),
-		arc: make([]int32, n), dep: make([]int32, n), rank: make([]int32, n),
+	e := &UnknownVersionError{Version: v, Nearest: near, Track: ix.track, Role: role}
+	if len(near) == 0 {
+		e.Tracks = ix.tracks
 	}
-}
-
-func (ix *Index) getScratch() *scratch {
-	s := ix.pool.Get().(*scratch)
-	s.restamp()
-	return s
-}
-
-// restamp forgets the marks of the previous search.
-func (s *scratch) restamp() {
-	s.stamp++
-	if s.stamp == 0 { // wrapped: forget every old mark
-		clear(s.gen)
-		clear(s.mark)
-		s.stamp = 1
-	}
-}
-
-// bfs marks the nodes reachable from src over the arcs q may use, with their
-// hop counts, and stops as soon as it reaches dst (dst < 0: never). It
-// reports whether it reached dst. Every node of a layer before dst's is then
-// marked with its final hop count.
-func (ix *Index) bfs(s *scratch, src, dst int32, q *query) bool {
-	gen, stamp, dist := s.gen, s.stamp, s.dist
-	arcs, off := ix.arcs, ix.off
-	gen[src], dist[src] = stamp, 0
-	queue := append(s.cur[:0], src)
-	defer func() { s.cur = queue }()
-	for h := 0; h < len(queue); h++ {
-		v := queue[h]
-		dw := dist[v] + 1
-		for ai := off[v]; ai < off[v+1]; ai++ {
-			a := &arcs[ai]
-			w := a.to
-			if gen[w] == stamp || a.flags&(arcRisky|arcGuarded) != 0 && !ix.open(a, q) {
-				continue
-			}
-			gen[w], dist[w] = stamp, dw
-			if w == dst {
-				return true
-			}
-			queue = append(queue, w)
-		}
-	}
-	return false
-}
-
-// bestRoute picks, after bfs reached dst, the best route by the package's
-// order among the shortest ones. It walks back from dst over the arcs into
-// it, keeping the nodes one layer closer to src each step: those are the
-// nodes on a shortest route, and for each the fewest deprecated edges from
-// it to dst. Then from src it takes, hop by hop, the highest next version
-// that keeps the route shortest with the fewest deprecated edges. Both
-// walks touch only the shortest routes and their neighbours.
-func (ix *Index) bestRoute(s *scratch, src, dst int32, q *query) *Route {
-	gen, mark, stamp, dist, depT := s.gen, s.mark, s.stamp, s.dist, s.dep
-	arcs := ix.arcs
-	d := dist[dst]
-	mark[dst], depT[dst] = stamp, 0
-	layer, prev := append(s.next[:0], dst), s.buf[:0]
-	for k := d - 1; k >= 0; k-- {
-		prev = prev[:0]
-		for _, w := range layer {
-			for _, ai := range ix.revArcs[ix.revOff[w]:ix.revOff[w+1]] {
-				u := ix.arcFrom[ai]
-				if gen[u] != stamp || dist[u] != k {
-					continue
-				}
-				a := &arcs[ai]
-				if a.flags&(arcRisky|arcGuarded) != 0 && !ix.open(a, q) {
-					continue
-				}
-				nd := depT[w] + int32(a.flags&arcDeprecated)
-				if mark[u] != stamp {
-					mark[u], depT[u] = stamp, nd
-					prev = append(prev, u)
-				} else if nd < depT[u] {
-					depT[u] = nd
-				}
-			}
-		}
-		layer, prev = prev, layer
-	}
-	s.next, s.buf = layer, prev
-	hops := make([]Hop, d)
-	u := src
-	for k := range d {
-		best, bestArc := int32(-1), int32(-1)
-		for ai := ix.off[u]; ai < ix.off[u+1]; ai++ {
-			a := &arcs[ai]
-			w := a.to
-			if w <= best || mark[w] != stamp || dist[w] != k+1 || depT[w]+int32(a.flags&arcDeprecated) != depT[u] {
-				continue
-			}
-			if a.flags&(arcRisky|arcGuarded) != 0 && !ix.open(a, q) {
-				continue
-			}
-			best, bestArc = w, ai
-		}
-		hops[k] = ix.hop(u, bestArc)
-		u = best
-	}
-	return &Route{Track: ix.track, From: ix.versions[src], To: ix.versions[dst], Hops: hops}
-}
-
-// search runs a breadth-first search from src, layer by layer, keeping for
-// each reached node its best route by the package's order: fewest hops, then
-// fewest deprecated edges, then highest intermediate versions hop by hop.
-// Targets uses it; Resolve uses bfs and bestRoute, which agree with it (the
-// property tests check both against a reference).
-//
-// Every node of layer d+1 takes as predecessor the node of layer d that
-// minimises (deprecated edges, rank), where rank orders the best routes of
-// layer d by their versions compared hop by hop, highest first. Since routes
-// to distinct nodes differ, ranks are distinct and the choice is unique. The
-// ranks of layer d+1 then follow from sorting its nodes by (rank of
-// predecessor, version descending).
-func (ix *Index) search(s *scratch, src int32, q *query) {
-	n := int32(len(ix.versions))
-	gen, stamp := s.gen, s.stamp
-	dist, pred, parc, dep, rank := s.dist, s.pred, s.arc, s.dep, s.rank
-	gen[src], dist[src], pred[src], parc[src], dep[src], rank[src] = stamp, 0, -1, -1, 0, 0
-	cur := append(s.cur[:0], src)
-	next := s.next[:0]
-	arcs, off := ix.arcs, ix.off
-	for d := int32(1); len(cur) > 0; d++ {
-		next = next[:0]
-		for _, v := range cur {
-			dv, rv := dep[v], rank[v]
-			for ai := off[v]; ai < off[v+1]; ai++ {
-				a := &arcs[ai]
-				if a.flags&(arcRisky|arcGuarded) != 0 && !ix.open(a, q) {
-					continue
-				}
-				w := a.to
-				nd := dv + int32(a.flags&arcDeprecated)
-				if gen[w] != stamp {
-					gen[w], dist[w], pred[w], parc[w], dep[w] = stamp, d, v, ai, nd
-					next = append(next, w)
-					continue
-				}
-				if dist[w] == d && (nd < dep[w] || nd == dep[w] && rv < rank[pred[w]]) {
-					pred[w], parc[w], dep[w] = v, ai, nd
-				}
-			}
-		}
-		keys := s.keys[:0]
-		for _, w := range next {
-			keys = append(keys, int64(rank[pred[w]])<<32|int64(n-1-w))
-		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			w := n - 1 - int32(uint32(k))
-			rank[w] = int32(i)
-			next[i] = w
-		}
-		s.keys = keys
-		cur, next = next, cur
-	}
-	s.cur, s.next = cur, next
+	return -1, e
 }
 
 // hop builds the hop of arc ai out of from. Every violation on a usable
@@ -384,8 +210,7 @@ func (ix *Index) noRoute(s *scratch, src, dst int32, q *query) *NoRouteError {
 			w := queue[0]
 			queue = queue[1:]
 			for _, ai := range ix.revArcs[ix.revOff[w]:ix.revOff[w+1]] {
-				a := &ix.arcs[ai]
-				if a.flags&(arcRisky|arcGuarded) != 0 && !ix.open(a, q) {
+				if !ix.usable(&ix.arcs[ai], q) {
 					continue
 				}
 				if v := ix.arcFrom[ai]; !bwd[v] {
@@ -442,53 +267,171 @@ func (ix *Index) noRoute(s *scratch, src, dst int32, q *query) *NoRouteError {
 		}
 		e.Closed = append(e.Closed, ce)
 	}
+	if q.exclude != nil {
+		for ai := range ix.arcs {
+			a := &ix.arcs[ai]
+			if from := ix.arcFrom[ai]; fwd[from] && bwd[a.to] && q.exclude[a.to] {
+				ce := ClosedEdge{From: ix.versions[from], To: ix.versions[a.to], Rule: *ix.rules[a.rule].DeepCopy(), Excluded: q.excludeWhy}
+				e.Closed = append(e.Closed, ce)
+			}
+		}
+	}
 	slices.SortFunc(e.Closed, func(a, b ClosedEdge) int {
 		return cmp.Or(a.From.Compare(b.From), a.To.Compare(b.To))
 	})
+	// Furthest first: the versions nearest the target matter most.
+	slices.Reverse(e.Reachable)
 
-	// What accepting every risk and overriding every overridable guard gives.
-	addRisk := func(name string) {
-		if !slices.Contains(e.Risks, name) {
-			e.Risks = append(e.Risks, name)
-		}
-	}
-	addOverride := func(name string) {
-		if !slices.Contains(e.Overrides, name) {
-			e.Overrides = append(e.Overrides, name)
-		}
-	}
 	if dst >= 0 {
-		s.restamp()
-		if ix.bfs(s, src, dst, relaxed) {
-			e.Relaxed = ix.bestRoute(s, src, dst, relaxed)
-			for _, h := range e.Relaxed.Hops {
-				for _, r := range unaccepted(h.Risks, q) {
-					addRisk(r.Name)
-				}
-				for _, g := range h.Overrides {
-					if i := slices.IndexFunc(ix.guards, func(x Guard) bool { return x.Name == g }); q.overridden == nil || !q.overridden[i] {
-						addOverride(g)
-					}
-				}
-			}
-		}
+		ix.relax(s, e, src, dst, q)
 	} else {
 		// For Targets: accepting the risks (and overriding the guards) of
 		// any closed edge out of current that has only such obstacles gives
 		// a target.
 		for _, ce := range e.Closed {
-			if ce.Blocked != "" || ce.NotInstallable || slices.ContainsFunc(ce.Guards, func(v GuardViolation) bool { return !v.Overridable }) {
+			if ce.Blocked != "" || ce.NotInstallable || ce.Excluded != "" || slices.ContainsFunc(ce.Guards, func(v GuardViolation) bool { return !v.Overridable }) {
 				continue
 			}
 			for _, r := range ce.Risks {
-				addRisk(r.Name)
+				e.addRelaxation(Relaxation{Kind: AcceptRisk, Name: r.Name})
 			}
 			for _, v := range ce.Guards {
-				addOverride(v.Guard)
+				e.addRelaxation(Relaxation{Kind: OverrideGuard, Name: v.Guard})
 			}
 		}
 	}
 	return e
+}
+
+// relax finds a minimal set of relaxations that gives a route from src to
+// dst: it takes the risks and overridable guards of the best route when
+// every risk is accepted and every overridable guard overridden, then drops,
+// in route order, each one without which a route still exists. What is left
+// is needed as a whole: dropping any one of them gives no route. When at
+// most maxRelaxSearch relaxations are in play on the whole track, a smaller
+// set that gives another route is preferred: the set is then the smallest.
+// e.Relaxed is the route the set gives.
+func (ix *Index) relax(s *scratch, e *NoRouteError, src, dst int32, q *query) {
+	all := &query{acceptAll: true, overrideAll: true, exclude: q.exclude, excludeWhy: q.excludeWhy}
+	s.restamp()
+	if !ix.walk(s, src, dst, all, false) {
+		return
+	}
+	var set []Relaxation
+	add := func(r Relaxation) {
+		if !slices.Contains(set, r) {
+			set = append(set, r)
+		}
+	}
+	for _, h := range ix.bestRoute(s, src, dst, all).Hops {
+		for _, r := range unaccepted(h.Risks, q) {
+			add(Relaxation{Kind: AcceptRisk, Name: r.Name})
+		}
+		for _, g := range h.Overrides {
+			if i := slices.IndexFunc(ix.guards, func(x Guard) bool { return x.Name == g }); q.overridden == nil || !q.overridden[i] {
+				add(Relaxation{Kind: OverrideGuard, Name: g})
+			}
+		}
+	}
+	with := func(set []Relaxation) *query {
+		w := &query{accepted: maps.Clone(q.accepted), acceptAll: q.acceptAll, overridden: slices.Clone(q.overridden), exclude: q.exclude, excludeWhy: q.excludeWhy}
+		if w.accepted == nil {
+			w.accepted = map[string]bool{}
+		}
+		if w.overridden == nil {
+			w.overridden = make([]bool, len(ix.guards))
+		}
+		for _, r := range set {
+			if r.Kind == AcceptRisk {
+				w.accepted[r.Name] = true
+			} else {
+				w.overridden[slices.IndexFunc(ix.guards, func(x Guard) bool { return x.Name == r.Name })] = true
+			}
+		}
+		return w
+	}
+	for i := 0; i < len(set); {
+		fewer := slices.Delete(slices.Clone(set), i, i+1)
+		s.restamp()
+		if ix.walk(s, src, dst, with(fewer), false) {
+			set = fewer
+		} else {
+			i++
+		}
+	}
+	// Another route may need fewer: when few relaxations are in play, try
+	// every smaller set, smallest first.
+	if cands := ix.relaxations(q); len(set) > 1 && len(cands) <= maxRelaxSearch {
+	smaller:
+		for k := 1; k < len(set); k++ {
+			for _, sub := range subsets(cands, k) {
+				s.restamp()
+				if ix.walk(s, src, dst, with(sub), false) {
+					set = sub
+					break smaller
+				}
+			}
+		}
+	}
+	wq := with(set)
+	s.restamp()
+	ix.walk(s, src, dst, wq, false)
+	e.Relaxed = ix.bestRoute(s, src, dst, wq)
+	for _, r := range set {
+		e.addRelaxation(r)
+	}
+}
+
+// maxRelaxSearch is how many relaxations may be in play for relax to look
+// for the smallest set (2^8 searches at most).
+const maxRelaxSearch = 8
+
+// relaxations are the risks q does not accept and the overridable guards
+// it does not override on the index's conditional edges: risks first, each
+// kind sorted by name.
+func (ix *Index) relaxations(q *query) []Relaxation {
+	var risks, guards []string
+	for _, ai := range ix.cond {
+		a := &ix.arcs[ai]
+		for _, r := range unaccepted(ix.rules[a.rule].Risks, q) {
+			risks = append(risks, r.Name)
+		}
+		if a.flags&arcGuarded != 0 {
+			for _, v := range ix.viols[a.viol] {
+				if q.overridden == nil || !q.overridden[v.guard] {
+					guards = append(guards, v.Guard)
+				}
+			}
+		}
+	}
+	slices.Sort(risks)
+	slices.Sort(guards)
+	var out []Relaxation
+	for _, r := range slices.Compact(risks) {
+		out = append(out, Relaxation{Kind: AcceptRisk, Name: r})
+	}
+	for _, g := range slices.Compact(guards) {
+		out = append(out, Relaxation{Kind: OverrideGuard, Name: g})
+	}
+	return out
+}
+
+// subsets returns the subsets of xs of size k, in lexicographic order of
+// positions.
+func subsets(xs []Relaxation, k int) [][]Relaxation {
+	var out [][]Relaxation
+	var pick func(from int, cur []Relaxation)
+	pick = func(from int, cur []Relaxation) {
+		if len(cur) == k {
+			out = append(out, slices.Clone(cur))
+			return
+		}
+		for i := from; i <= len(xs)-(k-len(cur)); i++ {
+			pick(i+1, append(cur, xs[i]))
+		}
+	}
+	pick(0, nil)
+	return out
 }
 
 // unaccepted returns the risks q does not accept.

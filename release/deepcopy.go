@@ -139,6 +139,7 @@ func (vi *VersionInfo) DeepCopyInto(out *VersionInfo) {
 		b := *vi.Installable
 		out.Installable = &b
 	}
+	out.Channels = slices.Clone(vi.Channels)
 }
 
 // DeepCopy returns a copy of vi that shares no memory with it.

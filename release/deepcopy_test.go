@@ -62,7 +62,7 @@ func fullPath() *release.UpgradePath {
 	return &release.UpgradePath{
 		Name: "p", Track: "platform",
 		Rules:    []release.Rule{*fullRule()},
-		Versions: []release.VersionInfo{{Version: v("v26.06"), Installable: &yes, Deprecated: "old"}},
+		Versions: []release.VersionInfo{{Version: v("v26.06"), Installable: &yes, Deprecated: "old", Channels: []string{"stable", "fast"}}},
 		Source:   release.Source{File: "p.yaml", Line: 1},
 	}
 }

@@ -58,6 +58,10 @@ type VersionInfo struct {
 	Installable *bool `json:"installable,omitempty" yaml:"installable,omitempty"`
 	// Deprecated, when set, says why the version should be avoided.
 	Deprecated string `json:"deprecated,omitempty" yaml:"deprecated,omitempty"`
+	// Channels lists the channels the version belongs to (stable, fast,
+	// candidate...): a route asked to follow a channel enters only its
+	// versions. See InChannel.
+	Channels []string `json:"channels,omitempty" yaml:"channels,omitempty"`
 }
 
 // IsInstallable reports whether the version may be a hop target.

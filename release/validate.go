@@ -290,6 +290,7 @@ func validatePath(c *Catalog, p *UpgradePath, sn specNodes, broken map[brokenKey
 		} else if _, ok := c.ReleaseOn(p.Track, vi.Version); !ok {
 			ps.add(at("versions", i, "version").with(fmt.Sprintf("version %s has no release%s", vi.Version, onTrack(p.Track)), knownReleases(c, p.Track)))
 		}
+		validateChannels(vi, func(j int) Problem { return at("versions", i, "channels", j) }, ps)
 	}
 }
 

@@ -17,10 +17,14 @@ import (
 // identifiers [0-9A-Za-z-]+, and an optional "+" build suffix that is kept in
 // the spelling but ignored by ordering and equality.
 //
-// Ordering is semantic (SemVer 2.0 precedence) with one deliberate change: an
-// identifier made of letters followed by digits compares as text then number,
-// so rc9 < rc10 (SemVer, and Masterminds/semver, compare them as text and put
-// rc10 first). Dotted forms (rc.9 < rc.10) order numerically either way.
+// Ordering is semantic (SemVer 2.0 precedence) with one deliberate change:
+// two identifiers made of the same letters followed by digits compare by the
+// number, so rc9 < rc10 (SemVer, and Masterminds/semver, compare them as text
+// and put rc10 first); such an identifier sorts before the other identifiers
+// that start with its letters and a digit (rc10 < rc1a), which keeps the
+// order total. Every other identifier compares as SemVer says: numeric ones
+// as numbers, the others as ASCII text (rc-1 < rc1, a10 < a1b, and e01f3a9 is
+// not e1f03a9). Dotted forms (rc.9 < rc.10) order numerically either way.
 //
 //	v26.06-rc.2 < v26.06-rc.3 < v26.06-rc.10 < v26.06 < v26.06.1 < v26.09-rc.1
 //
@@ -28,7 +32,8 @@ import (
 // version: [Version.Equal] and [Version.Compare] say so, [Version.Canonical]
 // gives the same key. [Version.Original] keeps the spelling for output.
 //
-// The zero Version is invalid and prints as "". Version is a small immutable
+// The zero Version is invalid, prints as "", equals only itself and sorts
+// before every parsed version; its Canonical is "". Version is a small immutable
 // value; copy it freely.
 type Version struct {
 	orig                string
@@ -128,6 +133,9 @@ func (v Version) Prerelease() string { return v.pre }
 // Canonical is the normalised form, the same for equal versions:
 // "26.6.0-rc.2" for v26.06-rc.2. It drops build metadata.
 func (v Version) Canonical() string {
+	if v.IsZero() {
+		return ""
+	}
 	var b strings.Builder
 	b.WriteString(strconv.FormatUint(v.major, 10))
 	b.WriteByte('.')
@@ -141,25 +149,42 @@ func (v Version) Canonical() string {
 	return b.String()
 }
 
-// canonicalPre strips leading zeros from every run of digits, because runs
-// of digits compare as numbers (rc.01 == rc.1 and rc01 == rc1).
+// canonicalPre strips the leading zeros that do not count in ordering: those
+// of a numeric identifier (rc.01 == rc.1) and those of the number of a
+// letters-then-digits identifier (rc01 == rc1). Other identifiers are kept
+// as written: e01f3a9 and e1f03a9 are different versions.
 func canonicalPre(pre string) string {
 	var b strings.Builder
-	for pre != "" {
-		r, digits := run(pre)
-		pre = pre[len(r):]
-		if digits {
-			if r = strings.TrimLeft(r, "0"); r == "" {
-				r = "0"
-			}
+	for i, id := range strings.Split(pre, ".") {
+		if i > 0 {
+			b.WriteByte('.')
 		}
-		b.WriteString(r)
+		if isDigits(id) {
+			b.WriteString(trimZeros(id))
+		} else if letters, digits, ok := splitLD(id); ok {
+			b.WriteString(letters)
+			b.WriteString(trimZeros(digits))
+		} else {
+			b.WriteString(id)
+		}
 	}
 	return b.String()
 }
 
+func trimZeros(d string) string {
+	if d = strings.TrimLeft(d, "0"); d == "" {
+		return "0"
+	}
+	return d
+}
+
 // Compare returns -1, 0 or +1 as v sorts before, equal to, or after w.
 func (v Version) Compare(w Version) int {
+	if v.IsZero() || w.IsZero() {
+		// The zero Version is no version: it equals only itself and sorts
+		// before every parsed one (it is not 0.0).
+		return cmpBool(!v.IsZero(), !w.IsZero())
+	}
 	if c := cmpUint(v.major, w.major); c != 0 {
 		return c
 	}
@@ -222,9 +247,12 @@ func comparePre(a, b string) int {
 	}
 }
 
-// compareIdent orders numeric identifiers numerically and before
-// alphanumeric ones; alphanumeric identifiers compare by runs: letters as
-// text, digits as numbers, so rc9 < rc10.
+// compareIdent orders identifiers as SemVer does (numeric ones numerically
+// and before the others, the others as ASCII text) with one exception: two
+// identifiers made of the same letters followed by digits compare by that
+// number, so rc9 < rc10. To keep the order total, such an identifier also
+// sorts before every other identifier that starts with its letters and a
+// digit (rc10 < rc1a, where SemVer puts rc9 after rc1a).
 func compareIdent(x, y string) int {
 	xd, yd := isDigits(x), isDigits(y)
 	switch {
@@ -235,34 +263,46 @@ func compareIdent(x, y string) int {
 	case yd:
 		return 1
 	}
-	for x != "" && y != "" {
-		xr, xnum := run(x)
-		yr, ynum := run(y)
-		var c int
-		switch {
-		case xnum && ynum:
-			c = compareDigits(xr, yr)
-		case xnum != ynum:
-			c = strings.Compare(xr[:1], yr[:1])
-		default:
-			c = strings.Compare(xr, yr)
-		}
-		if c != 0 {
-			return c
-		}
-		x, y = x[len(xr):], y[len(yr):]
+	xl, xn, xok := splitLD(x)
+	yl, yn, yok := splitLD(y)
+	switch {
+	case xok && yok && xl == yl:
+		return compareDigits(xn, yn)
+	case xok && !yok && digitAfter(y, xl):
+		return -1
+	case yok && !xok && digitAfter(x, yl):
+		return 1
 	}
-	return cmpUint(uint64(len(x)), uint64(len(y)))
+	return strings.Compare(x, y)
 }
 
-// run returns the leading run of digits or of non-digits of s.
-func run(s string) (string, bool) {
-	digit := s[0] >= '0' && s[0] <= '9'
-	i := 1
-	for i < len(s) && (s[i] >= '0' && s[i] <= '9') == digit {
+// splitLD splits an identifier made of one or more ASCII letters followed
+// by one or more digits (rc10, beta2) into the two; ok is false for any
+// other shape (rc-1, a1b, e01f3a9, 1a).
+func splitLD(s string) (letters, digits string, ok bool) {
+	i := 0
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z') {
 		i++
 	}
-	return s[:i], digit
+	if i == 0 || i == len(s) || !isDigits(s[i:]) {
+		return "", "", false
+	}
+	return s[:i], s[i:], true
+}
+
+// digitAfter reports whether s starts with prefix followed by a digit.
+func digitAfter(s, prefix string) bool {
+	return len(s) > len(prefix) && strings.HasPrefix(s, prefix) && s[len(prefix)] >= '0' && s[len(prefix)] <= '9'
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // compareDigits compares decimal strings of any length as numbers.

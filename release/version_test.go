@@ -102,7 +102,15 @@ func TestZeroVersion(t *testing.T) {
 	assert.True(t, v.IsZero())
 	assert.Equal(t, "", v.String())
 	assert.Equal(t, "", v.Original())
-	assert.Equal(t, "0.0.0", v.Canonical())
+	assert.Equal(t, "", v.Canonical())
+	// Regression: the zero Version compared equal to 0.0.
+	for _, s := range []string{"0.0", "0.0.0", "v0.0.0-0"} {
+		w := MustParseVersion(s)
+		assert.False(t, v.Equal(w), "zero Version.Equal(%s)", s)
+		assert.Equal(t, -1, v.Compare(w), "Compare(zero, %s)", s)
+		assert.Equal(t, 1, w.Compare(v), "Compare(%s, zero)", s)
+	}
+	assert.True(t, v.Equal(Version{}), "the zero Version equals itself")
 }
 
 // ascending is the documented order, each element strictly before the next.

@@ -204,8 +204,11 @@ func NewStatus(p *Plan) *Status {
 	// Hops is never nil: the status of a plan with no hops serialises
 	// "hops": [].
 	s := &Status{Phase: Pending, Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original(), Catalog: p.Catalog, Hops: []HopStatus{}}
+	if p.Route.FromState != nil { // a route across tracks
+		s.Track, s.From, s.To = "", p.Route.FromState.String(), p.Route.ToState.String()
+	}
 	for _, h := range p.Hops {
-		hs := HopStatus{From: h.From.Original(), To: h.To.Original(), Phase: Pending, Components: make([]ComponentStatus, h.Graph.Len())}
+		hs := HopStatus{Track: h.Track, From: h.From.Original(), To: h.To.Original(), Phase: Pending, Components: make([]ComponentStatus, h.Graph.Len())}
 		for i := range hs.Components {
 			n := h.Graph.Node(i)
 			cs := &hs.Components[i]
@@ -240,7 +243,7 @@ func checkResume(p *Plan, prev *Status) error {
 	} else {
 		for i := range fresh.Hops {
 			ph, fh := prev.Hops[i], fresh.Hops[i]
-			if ph.From != fh.From || ph.To != fh.To {
+			if ph.Track != fh.Track || ph.From != fh.From || ph.To != fh.To {
 				diffs = append(diffs, fmt.Sprintf("hop %d is %s -> %s in the status, %s -> %s in the plan", i+1, ph.From, ph.To, fh.From, fh.To))
 				continue
 			}

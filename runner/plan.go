@@ -70,10 +70,30 @@ func NewPlan(c *release.Catalog, current, target release.Version, opts ...PlanOp
 	if err != nil {
 		return nil, err
 	}
+	return planRoute(c, route, o)
+}
+
+// PlanRoute builds the plan of a route already resolved, such as a route
+// across tracks from path.ResolveState: each hop's graph holds the
+// components of the releases of the track it moves. PathOptions are not
+// used.
+func PlanRoute(c *release.Catalog, route *path.Route, opts ...PlanOption) (*Plan, error) {
+	var o planOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return planRoute(c, route, o)
+}
+
+func planRoute(c *release.Catalog, route *path.Route, o planOptions) (*Plan, error) {
 	p := &Plan{Route: route}
 	for i, h := range route.Hops {
-		from, ok1 := c.ReleaseOn(route.Track, h.From)
-		to, ok2 := c.ReleaseOn(route.Track, h.To)
+		track := route.Track
+		if h.Track != "" {
+			track = h.Track
+		}
+		from, ok1 := c.ReleaseOn(track, h.From)
+		to, ok2 := c.ReleaseOn(track, h.To)
 		if !ok1 || !ok2 {
 			return nil, fmt.Errorf("%w: hop %d %s -> %s: release missing from catalog", ErrInvalidPlan, i+1, h.From, h.To)
 		}
@@ -148,6 +168,7 @@ type planView struct {
 }
 
 type hopView struct {
+	Track            string           `json:"track,omitempty" yaml:"track,omitempty"`
 	From             string           `json:"from" yaml:"from"`
 	To               string           `json:"to" yaml:"to"`
 	Deprecated       string           `json:"deprecated,omitempty" yaml:"deprecated,omitempty"`
@@ -175,12 +196,15 @@ type componentView struct {
 func (p *Plan) view() planView {
 	// Hops is never nil: a plan with no hops serialises "hops": [].
 	v := planView{Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original(), Components: p.Total(), Hops: []hopView{}}
+	if p.Route.FromState != nil {
+		v.Track, v.From, v.To = "", p.Route.FromState.String(), p.Route.ToState.String()
+	}
 	var total time.Duration
 	for _, h := range p.Hops {
 		cp, d := h.CriticalPath()
 		total += d
 		hv := hopView{
-			From: h.From.Original(), To: h.To.Original(), Deprecated: h.Deprecated, Risks: h.Risks,
+			Track: h.Track, From: h.From.Original(), To: h.To.Original(), Deprecated: h.Deprecated, Risks: h.Risks,
 			Overrides: h.Overrides, PreChecks: h.PreChecks, PostChecks: h.PostChecks,
 			Batches: h.Batches(), CriticalPath: cp, ExpectedDuration: release.D(d), Work: release.D(h.Work()),
 		}
@@ -223,7 +247,11 @@ func (p *Plan) String() string {
 		fmt.Fprintf(&b, "catalog: %s\n", v.Catalog)
 	}
 	for i, h := range v.Hops {
-		fmt.Fprintf(&b, "hop %d/%d %s -> %s: %d %s, expected %s (serial %s)\n", i+1, len(v.Hops), h.From, h.To, len(h.Components), plural(len(h.Components), "component"), h.ExpectedDuration, h.Work)
+		if h.Track != "" {
+			fmt.Fprintf(&b, "hop %d/%d %s %s -> %s: %d %s, expected %s (serial %s)\n", i+1, len(v.Hops), h.Track, h.From, h.To, len(h.Components), plural(len(h.Components), "component"), h.ExpectedDuration, h.Work)
+		} else {
+			fmt.Fprintf(&b, "hop %d/%d %s -> %s: %d %s, expected %s (serial %s)\n", i+1, len(v.Hops), h.From, h.To, len(h.Components), plural(len(h.Components), "component"), h.ExpectedDuration, h.Work)
+		}
 		if h.Deprecated != "" {
 			fmt.Fprintf(&b, "  deprecated: %s\n", h.Deprecated)
 		}

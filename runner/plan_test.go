@@ -79,7 +79,7 @@ func TestPlanGoldenEdges(t *testing.T) {
 		opts     []path.Option
 	}{
 		{"risk", "v26.06", "v26.09-rc.1", []path.Option{path.AcceptRisks("containerd-v2-config")}},
-		{"deprecated", "v26.03", "v26.06.1", nil},
+		{"deprecated-avoided", "v26.03", "v26.06.1", nil}, // a clean route through v26.06 beats the deprecated edge
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

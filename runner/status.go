@@ -94,6 +94,8 @@ type Progress struct {
 
 // HopStatus is the record of one hop.
 type HopStatus struct {
+	// Track is the track the hop moves, in a route across tracks.
+	Track      string            `json:"track,omitempty" yaml:"track,omitempty"`
 	From       string            `json:"from" yaml:"from"`
 	To         string            `json:"to" yaml:"to"`
 	Phase      Phase             `json:"phase" yaml:"phase"`

@@ -4,7 +4,7 @@
 //
 //	hopdag validate DIR
 //	hopdag targets  DIR --from V
-//	hopdag plan     DIR --from V --to W [-o text|json|yaml] [--accept RISK,...]
+//	hopdag plan     DIR --from V --to W [-o text|json|yaml] [--accept RISK,...] [--channel C] [--prereleases]
 //	hopdag graph    DIR --from V --to W [--hop N] [-o mermaid|dot|json]
 //	hopdag run      DIR --from V --to W [--state S] [--apply-dir D] [--log-file F] [--simulate ...]
 //	hopdag status   --state S [-o table|json|yaml] [--watch]
@@ -14,7 +14,9 @@
 // DIR is a catalog directory; "-" means the embedded sample catalog; a
 // bundle reference (oci://REF, oci-layout://PATH[:TAG]) pulls it. See
 // "hopdag bundle" (bundle.go) for push, pull, export and copy. S is a
-// state directory or etcd://host:port/prefix.
+// state directory or etcd://host:port/prefix. V and W are versions, or
+// states across tracks: --from platform=13.01.0,kubernetes=v1.33.0 --to
+// platform=27.03.0.
 //
 // Exit status: 0 ok; 1 invalid input (a catalog problem, no route, an
 // unknown version), a failed run, or a run that is not running and did not
@@ -154,6 +156,7 @@ type cli struct {
 	// commands is the command table (for completion).
 	commands map[string]command
 	bundle   *bundleFlags // bundle.go
+	rtf      routeFlags   // route.go
 }
 
 // run is runWith without input or signals, as tests call it.
@@ -239,6 +242,7 @@ func newCLI(e env, name string, cmd command) *cli {
 	case "targets", "plan", "graph", "run":
 		c.from = c.fs.String("from", "", "version the system runs (required)")
 		c.accept = c.fs.String("accept", "", "comma-separated risks to accept")
+		c.addRouteFlags()
 	}
 	switch c.name {
 	case "plan", "graph", "run":
@@ -297,7 +301,7 @@ func (c *cli) versions() (from, to release.Version, err error) {
 }
 
 func (c *cli) pathOptions() []path.Option {
-	return []path.Option{path.AcceptRisks(simulate.List(*c.accept)...)}
+	return append([]path.Option{path.AcceptRisks(simulate.List(*c.accept)...)}, c.routeOptions()...)
 }
 
 func (c *cli) validate(context.Context) int {
@@ -322,6 +326,9 @@ func (c *cli) validate(context.Context) int {
 }
 
 func (c *cli) targets(context.Context) int {
+	if c.isState() {
+		return c.stateTargets()
+	}
 	cat, err := c.catalog()
 	if err != nil {
 		return c.fail1(err)
@@ -347,7 +354,7 @@ func (c *cli) targets(context.Context) int {
 	fmt.Fprintln(tw, "VERSION\tHOPS\tROUTE")
 	for _, t := range ts {
 		hops := []string{from.Original()}
-		for _, h := range t.Route.Hops {
+		for _, h := range t.Route().Hops {
 			hops = append(hops, h.To.Original())
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Version, t.Hops, strings.Join(hops, " -> "))
@@ -361,11 +368,11 @@ func (c *cli) newPlan() (*runner.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	from, to, err := c.versions()
+	r, err := c.route(cat)
 	if err != nil {
 		return nil, err
 	}
-	p, err := runner.NewPlan(cat, from, to, runner.PathOptions(c.pathOptions()...))
+	p, err := runner.PlanRoute(cat, r)
 	if p != nil {
 		p.Catalog = c.bundle.source
 	}

@@ -106,13 +106,14 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if err != nil {
 		return c.fail1(err)
 	}
-	from, to, err := c.versions()
+	// The route (on one track or across tracks) and the plan without an
+	// executor first: what it holds decides whether this command line can
+	// run it, and it fails early on no route.
+	route, err := c.route(cat)
 	if err != nil {
 		return c.fail1(err)
 	}
-	// The plan without an executor first: what it holds decides whether
-	// this command line can run it, and it fails early on no route.
-	plan, err := runner.NewPlan(cat, from, to, runner.PathOptions(c.pathOptions()...))
+	plan, err := runner.PlanRoute(cat, route)
 	if err != nil {
 		return c.fail1(err)
 	}
@@ -174,7 +175,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 		e = runner.New(router, append(opts, checks...)...)
 	}
 	// Now with the executor: every component and check has a runner.
-	if plan, err = runner.NewPlan(cat, from, to, runner.ForExecutor(e), runner.PathOptions(c.pathOptions()...)); err != nil {
+	if plan, err = runner.PlanRoute(cat, route, runner.ForExecutor(e)); err != nil {
 		return c.fail1(err)
 	}
 	plan.Catalog = c.bundle.source

@@ -29,6 +29,9 @@ type Upgrade struct {
 	// Source says which catalog bundle Catalog came from; it is recorded
 	// in the plan and the status (empty for a directory).
 	Source runner.CatalogSource
+	// Route, when set, is the route to run (one already resolved, such as a
+	// route across tracks); From, To and Accept are then not used.
+	Route *path.Route
 }
 
 // Run prints the plan, executes it (resuming from StateDir), prints the
@@ -66,7 +69,13 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(store, lease)))
 	}
 	e := Executor(u.Catalog, u.Config, opts...)
-	plan, err := runner.NewPlan(u.Catalog, u.From, u.To, runner.ForExecutor(e), runner.PathOptions(path.AcceptRisks(u.Accept...)))
+	var plan *runner.Plan
+	var err error
+	if u.Route != nil {
+		plan, err = runner.PlanRoute(u.Catalog, u.Route, runner.ForExecutor(e))
+	} else {
+		plan, err = runner.NewPlan(u.Catalog, u.From, u.To, runner.ForExecutor(e), runner.PathOptions(path.AcceptRisks(u.Accept...)))
+	}
 	if err != nil {
 		return nil, err
 	}

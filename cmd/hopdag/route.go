@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/release"
+)
+
+// Routing on the command line: --from and --to take a version or a state
+// (track=version,...), --channel and --prereleases choose what a route may
+// enter, and errors name the flags that would give a route.
+
+// routeFlags are the routing flags of targets, plan, graph and run.
+type routeFlags struct {
+	channel     *string
+	prereleases *bool
+}
+
+func (c *cli) addRouteFlags() {
+	c.rtf.channel = c.fs.String("channel", "", "stay inside this channel: enter only versions that list it in the UpgradePath versions")
+	c.rtf.prereleases = c.fs.Bool("prereleases", false, "let a route between two GA versions pass through prereleases")
+}
+
+// routeOptions are the path options of the routing flags.
+func (c *cli) routeOptions() []path.Option {
+	var out []path.Option
+	if c.rtf.channel != nil && *c.rtf.channel != "" {
+		out = append(out, path.WithChannel(*c.rtf.channel))
+	}
+	if c.rtf.prereleases != nil && *c.rtf.prereleases {
+		out = append(out, path.AllowPrereleases())
+	}
+	return out
+}
+
+// isState reports whether --from or --to names tracks (track=version).
+func (c *cli) isState() bool {
+	return strings.Contains(*c.from, "=") || c.to != nil && strings.Contains(*c.to, "=")
+}
+
+// states parses --from and --to as states.
+func (c *cli) states() (from, to path.State, err error) {
+	if from, err = path.ParseState(*c.from); err != nil {
+		return nil, nil, fmt.Errorf("--from: %w", err)
+	}
+	if c.to != nil {
+		if to, err = path.ParseState(*c.to); err != nil {
+			return nil, nil, fmt.Errorf("--to: %w", err)
+		}
+	}
+	return from, to, nil
+}
+
+// route resolves the route from --from to --to, on one track or across
+// tracks.
+func (c *cli) route(cat *release.Catalog) (*path.Route, error) {
+	if c.isState() {
+		from, to, err := c.states()
+		if err != nil {
+			return nil, err
+		}
+		return path.ResolveState(cat, from, to, c.pathOptions()...)
+	}
+	from, to, err := c.versions()
+	if err != nil {
+		return nil, err
+	}
+	return path.Resolve(cat, from, to, c.pathOptions()...)
+}
+
+// stateTargets lists, for --from a state, every version of every track the
+// system can move to (the other tracks moving as needed), with the route.
+func (c *cli) stateTargets() int {
+	cat, err := c.catalog()
+	if err != nil {
+		return c.fail1(err)
+	}
+	from, _, err := c.states()
+	if err != nil {
+		return c.fail1(err)
+	}
+	type row struct {
+		track, version string
+		hops           int
+		route          string
+	}
+	var rows []row
+	for _, track := range from.Tracks() {
+		for _, v := range cat.TrackVersions(track) {
+			if v.Equal(from[track]) {
+				continue
+			}
+			r, err := path.ResolveState(cat, from, path.State{track: v}, c.pathOptions()...)
+			if errors.Is(err, path.ErrNoRoute) {
+				continue
+			}
+			if err != nil {
+				return c.fail1(err)
+			}
+			steps := []string{r.FromState.String()}
+			for _, h := range r.Hops {
+				steps = append(steps, h.Track+" "+h.To.Original())
+			}
+			rows = append(rows, row{track, v.Original(), len(r.Hops), strings.Join(steps, " -> ")})
+		}
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(c.stdout, "no version is reachable from %s\n", from)
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TRACK\tVERSION\tHOPS\tROUTE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.track, r.version, r.hops, r.route)
+	}
+	tw.Flush()
+	return exitOK
+}
+
+// message is err for a command-line user: the relaxations a route needs
+// are named as flags.
+func message(err error) string {
+	var se *path.StateNoRouteError
+	if errors.As(err, &se) {
+		return se.Explain(flagText)
+	}
+	var nr *path.NoRouteError
+	if errors.As(err, &nr) {
+		return nr.Explain(flagText)
+	}
+	return err.Error()
+}
+
+// flagText writes relaxations as the flags that apply them: risks as
+// --accept.
+func flagText(rs []path.Relaxation, together bool) string {
+	var risks, guards []string
+	for _, r := range rs {
+		if r.Kind == path.OverrideGuard {
+			guards = append(guards, r.Name)
+		} else {
+			risks = append(risks, r.Name)
+		}
+	}
+	var parts []string
+	if len(risks) > 0 {
+		parts = append(parts, "--accept "+strings.Join(risks, ","))
+	}
+	if len(guards) > 0 {
+		// The command line applies no guards, so none can need an override
+		// here; a catalog tool that adds them names them as the library does.
+		parts = append(parts, "and override guards "+strings.Join(guards, ", ")+" (path.OverrideGuards)")
+	}
+	if !together {
+		return "pass " + strings.Join(parts, " ") + " to open the closed edges out of the reachable versions"
+	}
+	return "pass " + strings.Join(parts, " ") + " to get a route"
+}

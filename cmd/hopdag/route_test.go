@@ -1,0 +1,86 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/hopdag/hopdag/path"
+)
+
+const twoTrack = "../../testdata/two-track"
+
+// Golden plans of the five StarlingX change types on testdata/two-track.
+func TestGoldenTwoTrack(t *testing.T) {
+	from := "platform=13.01.0,kubernetes=v1.33.0"
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"plan-two-track-patch.golden", []string{"plan", twoTrack, "--from", from, "--to", "platform=13.01.2"}},
+		{"plan-two-track-kubernetes.golden", []string{"plan", twoTrack, "--from", "platform=13.01.2,kubernetes=v1.33.0", "--to", "kubernetes=v1.34.1"}},
+		{"plan-two-track-patch-kubernetes.golden", []string{"plan", twoTrack, "--from", from, "--to", "platform=13.01.2,kubernetes=v1.34.1"}},
+		{"plan-two-track-major-ga.golden", []string{"plan", twoTrack, "--from", from, "--to", "platform=27.03.0,kubernetes=v1.35.0"}},
+		{"plan-two-track-major-patch.golden", []string{"plan", twoTrack, "--from", from, "--to", "platform=27.03.1,kubernetes=v1.35.0"}},
+		{"targets-two-track.golden", []string{"targets", twoTrack, "--from", from}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := invoke(tt.args...)
+			assert.Equal(t, 0, code, "hopdag %s: stderr:\n%s", strings.Join(tt.args, " "), stderr)
+			golden(t, tt.name, out)
+		})
+	}
+}
+
+func TestRouteErrors(t *testing.T) {
+	tests := []struct {
+		name        string
+		args        []string
+		code        int
+		inStderr    string
+		notInStderr string
+	}{
+		{"unknown track lists the tracks", []string{"plan", twoTrack, "--from", "platform=13.01.0,kube=v1.33.0", "--to", "platform=13.01.2"}, 1,
+			`unknown track "kube": the catalog's tracks: kubernetes, platform`, ""},
+		{"a bare version on a two-track catalog names the tracks", []string{"plan", twoTrack, "--from", "13.01.0", "--to", "13.01.2"}, 1,
+			"the track has no releases; the catalog's tracks: kubernetes, platform", ""},
+		{"bad state", []string{"plan", twoTrack, "--from", "platform=13.01.0,v1.33", "--to", "platform=13.01.2"}, 1,
+			`--from: path: invalid state`, ""},
+		{"compatibility", []string{"plan", twoTrack, "--from", "platform=13.01.0,kubernetes=v1.33.0", "--to", "platform=13.01.0,kubernetes=v1.35.0"}, 1,
+			"the target state is not allowed: platform 13.01.0 supports kubernetes >= v1.32.0, < v1.34.0, not v1.35.0", ""},
+		// Regression: messages named Go options (AcceptRisks) where a CLI
+		// user needs the flag.
+		{"risk names the flag", []string{"plan", catalog, "--from", "v26.06", "--to", "v26.09-rc.1"}, 1,
+			"pass --accept containerd-v2-config to get a route", "AcceptRisks"},
+		{"targets names the flag", []string{"targets", catalog, "--from", "v26.09"}, 1,
+			"no usable rule leads out of v26.09", "AcceptRisks"},
+		{"unknown channel", []string{"plan", catalog, "--from", "v26.03", "--to", "v26.06", "--channel", "stable"}, 1,
+			`channel "stable": no version is in it; the channels: none`, "WithChannel"},
+		{"--prereleases is accepted", []string{"plan", catalog, "--from", "v26.03", "--to", "v26.09", "--prereleases"}, 0, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := invoke(tt.args...)
+			assert.Equal(t, tt.code, code, "hopdag %s exit code; stderr:\n%s", strings.Join(tt.args, " "), stderr)
+			assert.Contains(t, stderr, tt.inStderr)
+			if tt.notInStderr != "" {
+				assert.NotContains(t, stderr, tt.notInStderr)
+			}
+		})
+	}
+}
+
+func TestRunTwoTrackSimulated(t *testing.T) {
+	code, out, stderr := invoke("run", twoTrack, "--from", "platform=13.01.0,kubernetes=v1.33.0", "--to", "platform=27.03.0,kubernetes=v1.35.0", "--simulate", "--speed", "100000")
+	assert.Equal(t, 0, code, "stderr:\n%s\nstdout:\n%s", stderr, out)
+	assert.Contains(t, out, "hop 4/4 kubernetes v1.34.1 -> v1.35.0")
+	assert.Contains(t, out, "Succeeded")
+}
+
+func TestFlagText(t *testing.T) {
+	rs := []path.Relaxation{{Kind: path.AcceptRisk, Name: "r1"}, {Kind: path.AcceptRisk, Name: "r2"}}
+	assert.Equal(t, "pass --accept r1,r2 to get a route", flagText(rs, true))
+	assert.Equal(t, "pass --accept r1,r2 to open the closed edges out of the reachable versions", flagText(rs, false))
+}

@@ -1,0 +1,607 @@
+package path
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// ResolveState returns the route from the current state to a target state
+// across several tracks (StarlingX: the platform release and the Kubernetes
+// version). current names a version for every track the system runs;
+// target names the tracks to move, the others stay or move only as needed.
+//
+// A hop moves one track, along that track's UpgradePath rules, with the
+// same edges, options and costs as a one-track route (risks, guards,
+// deprecation, channels; the prerelease rule applies per track: a track
+// that starts on a GA version and is not targeted at a prerelease enters no
+// prerelease). A state is allowed only if it is compatible: for every track,
+// the release of its version supports, for each other track it names in
+// Supports, that track's version. Every state a route enters must be
+// allowed; the current one need not be.
+//
+// The route chosen is the cheapest by (deprecated edges and versions, hops),
+// as for one track. Among the cheapest, at each state each track's candidate
+// next hop is its highest version, as for one track; between tracks, the
+// hop that is the smaller change of the track it moves wins (a prerelease
+// change, then a patch, a minor, a major), then the track that comes first
+// (tracks whose releases constrain others, then by name). No table of step
+// types is involved: StarlingX's
+// sequences (patch, then Kubernetes; before a major, the highest patch and
+// the highest Kubernetes the old line supports) follow from the rules and
+// the supports constraints.
+//
+// The route's Track, From and To are those of the first track in that
+// order; FromState and ToState are the states; each hop's Track is the
+// track it moves. With one track, ResolveState is Resolve on that track.
+//
+// An unknown track gives an *UnknownTrackError listing the catalog's tracks,
+// an unknown version an *UnknownVersionError, no route a *StateNoRouteError
+// naming the track that cannot reach its target or the compatibility
+// constraints in the way. The search explores at most the product of the
+// tracks' reachable versions; up to 4 tracks of 65,535 versions each.
+func ResolveState(c *release.Catalog, current, target State, opts ...Option) (*Route, error) {
+	r, _, err := resolveState(c, current, target, opts)
+	return r, err
+}
+
+// resolveState also returns how many states the search settled.
+func resolveState(c *release.Catalog, current, target State, opts []Option) (*Route, int, error) {
+	m, err := newMulti(c, current, target, opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := m.resolve()
+	return r, len(m.key), err
+}
+
+const (
+	maxTracks      = 4
+	maxTrackLength = 1<<16 - 1
+)
+
+// multi is one multi-track query.
+type multi struct {
+	c       *release.Catalog
+	tracks  []string // in track order
+	ix      []*Index
+	q       []*query
+	src     []int32
+	dst     []int32 // -1: free
+	from    State
+	to      State
+	sup     [][][][]bool             // sup[t][u][i][j]: version i of t allows version j of u; nil: no constraint
+	cons    [][][]release.Constraint // the constraint of sup[t][u][i]
+	diag    map[refusal]bool         // refusals, when diagnosing
+	key     []uint64                 // settled states
+	dist    []int32                  //
+	dep     []int32                  //
+	ids     stateSet
+	targets []int32          // settled target states of the best cost
+	reach   [][]bool         // reach[t][i]: version i of targeted track t reaches its target (nil: free)
+	levels  [][]mseed        //
+	nodes   [maxTracks]int32 // scratch
+}
+
+// refusal is version i of track t refusing version j of track u.
+type refusal struct{ t, i, u, j int32 }
+
+type mseed struct {
+	key uint64
+	h   int32
+}
+
+func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi, error) {
+	if c == nil {
+		return nil, fmt.Errorf("path: nil catalog")
+	}
+	all := c.Tracks()
+	for _, s := range []State{current, target} {
+		for _, t := range s.Tracks() {
+			if !slices.Contains(all, t) {
+				return nil, &UnknownTrackError{Track: t, Tracks: all}
+			}
+		}
+	}
+	for _, t := range target.Tracks() {
+		if _, ok := current[t]; !ok {
+			return nil, fmt.Errorf("%w: the target names track %q but the current state does not: give its version in the current state (%s)", ErrInvalidOption, t, current)
+		}
+	}
+	if len(current) == 0 {
+		return nil, fmt.Errorf("%w: empty current state: name a version for each track (%s)", ErrInvalidOption, trackList(all))
+	}
+	if len(current) > maxTracks {
+		return nil, fmt.Errorf("%w: %d tracks: at most %d can be searched together", ErrInvalidOption, len(current), maxTracks)
+	}
+	m := &multi{c: c, from: current, to: target}
+	m.ids.init(1024)
+	m.tracks = current.Tracks()
+	constrains := func(t string) bool {
+		for i := range c.Releases {
+			if r := &c.Releases[i]; r.Track == t {
+				for u := range r.Supports {
+					if _, ok := current[u]; ok && u != t {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	slices.SortStableFunc(m.tracks, func(a, b string) int {
+		ca, cb := constrains(a), constrains(b)
+		if ca != cb {
+			if ca {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
+
+	o := collect(opts)
+	if o.trackSet {
+		return nil, fmt.Errorf("%w: WithTrack given to ResolveState: the states name the tracks", ErrInvalidOption)
+	}
+	base := []Option{AcceptRisks(o.risks...), OverrideGuards(o.overrides...)}
+	if o.guardsSet {
+		base = append(base, WithGuards(o.guards...))
+	}
+	if o.prereleases {
+		base = append(base, AllowPrereleases())
+	}
+	channelFound := o.channel == ""
+	for _, t := range m.tracks {
+		topts := append(slices.Clone(base), WithTrack(t))
+		if o.channel != "" && slices.Contains(c.Channels(t), o.channel) {
+			topts = append(topts, WithChannel(o.channel))
+			channelFound = true
+		}
+		ix, err := NewIndex(c, topts...)
+		if err != nil {
+			return nil, err
+		}
+		if len(ix.versions) > maxTrackLength {
+			return nil, fmt.Errorf("%w: track %q has %d versions: at most %d can be searched with other tracks", ErrInvalidOption, t, len(ix.versions), maxTrackLength)
+		}
+		q, err := ix.newQuery(nil)
+		if err != nil {
+			return nil, err
+		}
+		s, err := ix.lookup(current[t], "current")
+		if err != nil {
+			return nil, err
+		}
+		d := int32(-1)
+		if v, ok := target[t]; ok {
+			if d, err = ix.lookup(v, "target"); err != nil {
+				return nil, err
+			}
+		}
+		m.ix = append(m.ix, ix)
+		m.q = append(m.q, ix.prereleaseRule(q, s, d))
+		m.src = append(m.src, s)
+		m.dst = append(m.dst, d)
+	}
+	if !channelFound {
+		var chans []string
+		for _, t := range m.tracks {
+			chans = append(chans, c.Channels(t)...)
+		}
+		slices.Sort(chans)
+		return nil, fmt.Errorf("%w: channel %q: no version of tracks %s is in it; the channels: %s", ErrInvalidOption, o.channel, strings.Join(m.tracks, ", "), listOrNone(slices.Compact(chans)))
+	}
+	m.supports()
+	m.reachable()
+	return m, nil
+}
+
+// reachable marks, per targeted track, the versions from which its target
+// is reachable on that track alone: a move to any other version can be part
+// of no route, whatever the other tracks do.
+func (m *multi) reachable() {
+	m.reach = make([][]bool, len(m.tracks))
+	for t, ix := range m.ix {
+		d := m.dst[t]
+		if d < 0 {
+			continue
+		}
+		r := make([]bool, len(ix.versions))
+		r[d] = true
+		queue := []int32{d}
+		for len(queue) > 0 {
+			w := queue[0]
+			queue = queue[1:]
+			for _, ai := range ix.revArcs[ix.revOff[w]:ix.revOff[w+1]] {
+				if u := ix.arcFrom[ai]; !r[u] && ix.usable(&ix.arcs[ai], m.q[t]) {
+					r[u] = true
+					queue = append(queue, u)
+				}
+			}
+		}
+		m.reach[t] = r
+	}
+}
+
+// supports precomputes, per track and version, which versions of the other
+// tracks its release allows.
+func (m *multi) supports() {
+	k := len(m.tracks)
+	m.sup = make([][][][]bool, k)
+	m.cons = make([][][]release.Constraint, k)
+	for t := range k {
+		m.sup[t] = make([][][]bool, k)
+		m.cons[t] = make([][]release.Constraint, k)
+		for i, v := range m.ix[t].versions {
+			r, ok := m.c.ReleaseOn(m.tracks[t], v)
+			if !ok {
+				continue
+			}
+			for u := range k {
+				cons, ok := r.Supports[m.tracks[u]]
+				if !ok || u == t {
+					continue
+				}
+				if m.sup[t][u] == nil {
+					m.sup[t][u] = make([][]bool, len(m.ix[t].versions))
+					m.cons[t][u] = make([]release.Constraint, len(m.ix[t].versions))
+				}
+				admits := make([]bool, len(m.ix[u].versions))
+				for j, w := range m.ix[u].versions {
+					admits[j] = cons.Check(w)
+				}
+				m.sup[t][u][i], m.cons[t][u][i] = admits, cons
+			}
+		}
+	}
+}
+
+func (m *multi) pack(nodes []int32) uint64 {
+	var k uint64
+	for t := range m.tracks {
+		k |= uint64(nodes[t]) << (16 * t)
+	}
+	return k
+}
+
+func (m *multi) unpack(k uint64, nodes []int32) {
+	for t := range m.tracks {
+		nodes[t] = int32(k >> (16 * t) & 0xffff)
+	}
+}
+
+func with(k uint64, t int, w int32) uint64 {
+	return k&^(0xffff<<(16*t)) | uint64(w)<<(16*t)
+}
+
+// allowed reports whether the state nodes, with track t moved to w, is
+// compatible. When diagnosing, it records what refused it. It checks only
+// the constraints that involve t: the others hold in every state a search
+// settles, except the current one (see allowedFrom).
+func (m *multi) allowed(nodes []int32, t int, w int32) bool {
+	ok := true
+	for u := range m.tracks {
+		if u == t {
+			continue
+		}
+		if s := m.sup[t][u]; s != nil && s[w] != nil && !s[w][nodes[u]] {
+			ok = false
+			m.refused(t, w, u, nodes[u])
+		}
+		if s := m.sup[u][t]; s != nil && s[nodes[u]] != nil && !s[nodes[u]][w] {
+			ok = false
+			m.refused(u, nodes[u], t, w)
+		}
+		if !ok && m.diag == nil {
+			return false
+		}
+	}
+	return ok
+}
+
+// allowedFrom is allowed for a move out of a state that may not be allowed
+// itself (the current one): every pair of tracks is checked.
+func (m *multi) allowedFrom(nodes []int32, t int, w int32) bool {
+	old := nodes[t]
+	nodes[t] = w
+	defer func() { nodes[t] = old }()
+	ok := true
+	for x := range m.tracks {
+		for u := range m.tracks {
+			if s := m.sup[x][u]; u != x && s != nil && s[nodes[x]] != nil && !s[nodes[x]][nodes[u]] {
+				ok = false
+				m.refused(x, nodes[x], u, nodes[u])
+				if m.diag == nil {
+					return false
+				}
+			}
+		}
+	}
+	return ok
+}
+
+func (m *multi) refused(t int, i int32, u int, j int32) {
+	if m.diag == nil {
+		return
+	}
+	m.diag[refusal{int32(t), i, int32(u), j}] = true
+}
+
+func (m *multi) isTarget(nodes []int32) bool {
+	for t, d := range m.dst {
+		if d >= 0 && nodes[t] != d {
+			return false
+		}
+	}
+	return true
+}
+
+// settle records state k with its cost, unless already settled.
+func (m *multi) settle(k uint64, h, d int32) (int32, bool) {
+	id := int32(len(m.key))
+	if !m.ids.add(k, id) {
+		return 0, false
+	}
+	m.key = append(m.key, k)
+	m.dist = append(m.dist, h)
+	m.dep = append(m.dep, d)
+	return id, true
+}
+
+// walk settles states in increasing (deprecated, hops) cost, as Index.walk
+// does for one track, until the layer holding the first target state is
+// complete. It reports whether a target state was settled.
+func (m *multi) walk() bool {
+	nodes := m.nodes[:len(m.tracks)]
+	src, _ := m.settle(m.pack(m.src), 0, 0)
+	layer := []int32{src}
+	var next []int32
+	for d := int32(0); d == 0 || int(d) < len(m.levels); d++ {
+		var sd []mseed
+		if int(d) < len(m.levels) {
+			sd = m.levels[d]
+			slices.SortStableFunc(sd, func(x, y mseed) int { return int(x.h - y.h) })
+		}
+		h := int32(1)
+		if d > 0 {
+			layer = layer[:0]
+			if len(sd) == 0 {
+				continue
+			}
+			h = sd[0].h
+		}
+		for i := 0; len(layer) > 0 || i < len(sd); h++ {
+			if len(layer) == 0 {
+				h = sd[i].h
+			}
+			next = next[:0]
+			for ; i < len(sd) && sd[i].h == h; i++ {
+				if id, ok := m.settle(sd[i].key, h, d); ok {
+					next = append(next, id)
+				}
+			}
+			for _, u := range layer {
+				m.unpack(m.key[u], nodes)
+				allowed := m.allowed
+				if u == src {
+					allowed = m.allowedFrom
+				}
+				for t, ix := range m.ix {
+					v := nodes[t]
+					for ai := ix.off[v]; ai < ix.off[v+1]; ai++ {
+						a := &ix.arcs[ai]
+						if m.reach[t] != nil && !m.reach[t][a.to] || !ix.usable(a, m.q[t]) || !allowed(nodes, t, a.to) {
+							continue
+						}
+						k := with(m.key[u], t, a.to)
+						if wt := weight(a); wt > 0 {
+							if _, done := m.ids.get(k); !done {
+								for int(d+wt) >= len(m.levels) {
+									m.levels = append(m.levels, nil)
+								}
+								m.levels[d+wt] = append(m.levels[d+wt], mseed{k, h})
+							}
+							continue
+						}
+						if id, ok := m.settle(k, h, d); ok {
+							next = append(next, id)
+						}
+					}
+				}
+			}
+			for _, id := range next {
+				m.unpack(m.key[id], nodes)
+				if m.isTarget(nodes) {
+					m.targets = append(m.targets, id)
+				}
+			}
+			if len(m.targets) > 0 {
+				return true
+			}
+			layer, next = next, layer
+		}
+	}
+	return false
+}
+
+// resolve runs the search and picks the route.
+func (m *multi) resolve() (*Route, error) {
+	nodes := m.nodes[:len(m.tracks)]
+	if m.isTarget(m.src) {
+		return m.route(nil), nil
+	}
+	if m.fullTarget() {
+		// A target naming every track must itself be allowed.
+		m.diag = map[refusal]bool{}
+		copy(nodes, m.dst)
+		if !m.allowedFrom(nodes, 0, nodes[0]) {
+			return nil, &StateNoRouteError{From: m.state(m.src), To: m.to, Target: true, Blocks: m.blocks()}
+		}
+		m.diag = nil
+	}
+	if !m.walk() {
+		return nil, m.noRoute()
+	}
+	// Mark the states on a cheapest route to a target, walking back over
+	// tight arcs.
+	mark := make([]bool, len(m.key))
+	layer := slices.Clone(m.targets)
+	for _, id := range layer {
+		mark[id] = true
+	}
+	for k := m.dist[layer[0]] - 1; k >= 0; k-- {
+		var prev []int32
+		for _, v := range layer {
+			m.unpack(m.key[v], nodes)
+			for t, ix := range m.ix {
+				w := nodes[t]
+				for _, ai := range ix.revArcs[ix.revOff[w]:ix.revOff[w+1]] {
+					a := &ix.arcs[ai]
+					u, ok := m.ids.get(with(m.key[v], t, ix.arcFrom[ai]))
+					if !ok || mark[u] || m.dist[u] != k || m.dep[u]+weight(a) != m.dep[v] || !ix.usable(a, m.q[t]) {
+						continue
+					}
+					mark[u] = true
+					prev = append(prev, u)
+				}
+			}
+		}
+		layer = prev
+	}
+	// From the current state, take the preferred hop to a marked state.
+	var hops []Hop
+	u, _ := m.ids.get(m.pack(m.src))
+	for m.dist[u] < m.dist[m.targets[0]] {
+		m.unpack(m.key[u], nodes)
+		// Per track, the highest next version (the one-track rule); then,
+		// between tracks, the smallest change, then the first track.
+		bt, bai, bnext := -1, int32(-1), int32(-1)
+		for t, ix := range m.ix {
+			v := nodes[t]
+			tai, tnext := int32(-1), int32(-1)
+			for ai := ix.off[v]; ai < ix.off[v+1]; ai++ {
+				a := &ix.arcs[ai]
+				w, ok := m.ids.get(with(m.key[u], t, a.to))
+				if !ok || !mark[w] || m.dist[w] != m.dist[u]+1 || m.dep[w] != m.dep[u]+weight(a) || !ix.usable(a, m.q[t]) {
+					continue
+				}
+				if tai < 0 || a.to > ix.arcs[tai].to {
+					tai, tnext = ai, w
+				}
+			}
+			if tai >= 0 && (bt < 0 || m.smaller(nodes, t, ix.arcs[tai].to, bt, m.ix[bt].arcs[bai].to)) {
+				bt, bai, bnext = t, tai, tnext
+			}
+		}
+		h := m.ix[bt].hop(nodes[bt], bai)
+		h.Track = m.tracks[bt]
+		hops = append(hops, h)
+		u = bnext
+	}
+	return m.route(hops), nil
+}
+
+// smaller reports whether moving track t to w is preferred to moving
+// another track bt to bw: the smaller change, then the
+// first track.
+func (m *multi) smaller(nodes []int32, t int, w int32, bt int, bw int32) bool {
+	cs, bs := change(m.ix[t].versions[nodes[t]], m.ix[t].versions[w]), change(m.ix[bt].versions[nodes[bt]], m.ix[bt].versions[bw])
+	if cs != bs {
+		return cs < bs
+	}
+	return t < bt
+}
+
+// change is the size of a move: 0 prerelease only, 1 patch, 2 minor, 3 major.
+func change(a, b release.Version) int {
+	switch {
+	case a.Major() != b.Major():
+		return 3
+	case a.Minor() != b.Minor():
+		return 2
+	case a.Patch() != b.Patch():
+		return 1
+	}
+	return 0
+}
+
+func (m *multi) fullTarget() bool { return !slices.Contains(m.dst, -1) }
+
+// state is the State of nodes, spelled as the catalog spells it.
+func (m *multi) state(nodes []int32) State {
+	s := State{}
+	for t, n := range nodes {
+		s[m.tracks[t]] = m.ix[t].versions[n]
+	}
+	return s
+}
+
+// route builds the Route of hops from the current state.
+func (m *multi) route(hops []Hop) *Route {
+	if hops == nil {
+		hops = []Hop{}
+	}
+	at := slices.Clone(m.src)
+	for _, h := range hops {
+		t := slices.Index(m.tracks, h.Track)
+		at[t] = m.ix[t].find(h.To)
+	}
+	r := &Route{
+		Track: m.tracks[0], From: m.ix[0].versions[m.src[0]], To: m.ix[0].versions[at[0]], Hops: hops,
+		FromState: m.state(m.src), ToState: m.state(at),
+	}
+	dep := 0
+	for _, h := range hops {
+		if h.Deprecated != "" {
+			dep++
+		}
+		if h.ToDeprecated != "" {
+			dep++
+		}
+	}
+	explainDeprecated(r, dep)
+	return r
+}
+
+// noRoute explains a failed search: a track that cannot reach its target
+// on its own, or the compatibility constraints that refused moves.
+func (m *multi) noRoute() error {
+	e := &StateNoRouteError{From: m.state(m.src), To: m.to, States: len(m.key)}
+	for t, ix := range m.ix {
+		if m.dst[t] < 0 || m.dst[t] == m.src[t] {
+			continue
+		}
+		s := ix.getScratch()
+		if !ix.walk(s, m.src[t], m.dst[t], m.q[t], false) {
+			e.Track, e.Err = m.tracks[t], ix.noRoute(s, m.src[t], m.dst[t], m.q[t])
+			ix.pool.Put(s)
+			return e
+		}
+		ix.pool.Put(s)
+	}
+	// Search again, recording every refusal.
+	m.diag = map[refusal]bool{}
+	m.key, m.dist, m.dep, m.levels, m.targets = nil, nil, nil, nil, nil
+	m.ids.init(1024)
+	m.walk()
+	e.Blocks = m.blocks()
+	return e
+}
+
+func (m *multi) blocks() []Incompatibility {
+	out := make([]Incompatibility, 0, len(m.diag))
+	for r := range m.diag {
+		out = append(out, Incompatibility{
+			Track: m.tracks[r.t], Version: m.ix[r.t].versions[r.i], Other: m.tracks[r.u],
+			Constraint: m.cons[r.t][r.u][r.i], Got: m.ix[r.u].versions[r.j],
+		})
+	}
+	slices.SortFunc(out, func(a, b Incompatibility) int {
+		return cmp.Or(cmp.Compare(a.Track, b.Track), a.Version.Compare(b.Version), cmp.Compare(a.Other, b.Other), a.Got.Compare(b.Got))
+	})
+	return out
+}

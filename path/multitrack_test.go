@@ -1,0 +1,209 @@
+package path_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/release"
+)
+
+func state(t testing.TB, s string) path.State {
+	t.Helper()
+	st, err := path.ParseState(s)
+	require.NoError(t, err)
+	return st
+}
+
+// steps is a route across tracks as "track version" per hop.
+func steps(r *path.Route) []string {
+	out := []string{}
+	for _, h := range r.Hops {
+		out = append(out, h.Track+" "+h.To.String())
+	}
+	return out
+}
+
+// The five StarlingX change types (../shared/seeds/starlingx-upgrade-operator.txt)
+// come out of the rules and the supports constraints of testdata/two-track
+// alone.
+func TestStarlingXChangeTypes(t *testing.T) {
+	c, err := release.LoadDir("../testdata/two-track")
+	require.NoError(t, err)
+	tests := []struct {
+		name, from, to string
+		want           []string
+	}{
+		{"patch only", "platform=13.01.0,kubernetes=v1.33.0", "platform=13.01.2",
+			[]string{"platform 13.01.2"}},
+		{"kubernetes only", "platform=13.01.2,kubernetes=v1.33.0", "kubernetes=v1.34.1",
+			[]string{"kubernetes v1.34.1"}},
+		{"patch and kubernetes: platform, then kubernetes", "platform=13.01.0,kubernetes=v1.33.0", "platform=13.01.2,kubernetes=v1.34.1",
+			[]string{"platform 13.01.2", "kubernetes v1.34.1"}},
+		{"patch and kubernetes patch: platform first", "platform=13.01.0,kubernetes=v1.33.0", "platform=13.01.1,kubernetes=v1.33.1",
+			[]string{"platform 13.01.1", "kubernetes v1.33.1"}},
+		{"major to GA: highest patch, highest kubernetes it supports, the major, the target kubernetes",
+			"platform=13.01.0,kubernetes=v1.33.0", "platform=27.03.0,kubernetes=v1.35.0",
+			[]string{"platform 13.01.2", "kubernetes v1.34.1", "platform 27.03.0", "kubernetes v1.35.0"}},
+		{"major to a patch of the new line: ..., GA, the patch, kubernetes",
+			"platform=13.01.0,kubernetes=v1.33.0", "platform=27.03.1,kubernetes=v1.35.0",
+			[]string{"platform 13.01.2", "kubernetes v1.34.1", "platform 27.03.0", "platform 27.03.1", "kubernetes v1.35.0"}},
+		{"a target naming one track: the other stays", "platform=13.01.0,kubernetes=v1.33.0", "platform=27.03.0",
+			[]string{"platform 13.01.2", "platform 27.03.0"}},
+		{"a target naming one track: the other moves as needed", "platform=13.01.0,kubernetes=v1.32.0", "platform=27.03.0",
+			[]string{"platform 13.01.2", "kubernetes v1.33.1", "platform 27.03.0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := path.ResolveState(c, state(t, tt.from), state(t, tt.to))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, steps(r), "ResolveState(%s, %s)", tt.from, tt.to)
+			// Every state entered is allowed, and the route ends on the target.
+			for _, s := range r.States()[1:] {
+				p, _ := c.ReleaseOn("platform", s["platform"])
+				require.NotNil(t, p)
+				assert.True(t, p.Supports["kubernetes"].Check(s["kubernetes"]), "state %s is not allowed", s)
+			}
+			for track, v := range state(t, tt.to) {
+				assert.True(t, r.ToState[track].Equal(v), "route ends at %s, want %s", r.ToState, tt.to)
+			}
+			assert.Equal(t, "platform", r.Track)
+		})
+	}
+}
+
+func TestResolveStateErrors(t *testing.T) {
+	c, err := release.LoadDir("../testdata/two-track")
+	require.NoError(t, err)
+
+	// The target state itself is not allowed.
+	_, err = path.ResolveState(c, state(t, "platform=13.01.0,kubernetes=v1.33.0"), state(t, "platform=13.01.0,kubernetes=v1.35.0"))
+	require.ErrorIs(t, err, path.ErrNoRoute)
+	var se *path.StateNoRouteError
+	require.True(t, errors.As(err, &se))
+	assert.True(t, se.Target)
+	assert.Contains(t, err.Error(), "the target state is not allowed: platform 13.01.0 supports kubernetes >= v1.32.0, < v1.34.0, not v1.35.0")
+
+	// Compatibility blocks every sequence: 13.01.1 cannot go to 27.03.0,
+	// and a kubernetes v1.32 system must reach v1.35 under 13.01.x.
+	_, err = path.ResolveState(c, state(t, "platform=13.01.1,kubernetes=v1.33.0"), state(t, "platform=13.01.1,kubernetes=v1.34.0"))
+	require.True(t, errors.As(err, &se))
+	assert.True(t, se.Target)
+
+	// One track cannot reach its target: the error names its missing rule.
+	_, err = path.ResolveState(c, state(t, "platform=27.03.0,kubernetes=v1.35.0"), state(t, "platform=13.01.2"))
+	require.True(t, errors.As(err, &se))
+	assert.Equal(t, "platform", se.Track)
+	var nr *path.NoRouteError
+	require.True(t, errors.As(err, &nr), "unwraps to the track's NoRouteError")
+	assert.Contains(t, err.Error(), "track platform cannot reach its target: no route from 27.03.0 to 13.01.2 on track platform")
+
+	// Every track reaches its target alone, but no sequence is allowed.
+	// (The current state need not be allowed: 27.03.0 runs v1.33 and later.)
+	_, err = path.ResolveState(c, state(t, "platform=27.03.0,kubernetes=v1.32.0"), state(t, "kubernetes=v1.32.1"))
+	require.True(t, errors.As(err, &se))
+	assert.False(t, se.Target)
+	assert.Empty(t, se.Track)
+	assert.Equal(t, "path: no route from kubernetes=v1.32.0,platform=27.03.0 to kubernetes=v1.32.1: every track reaches its target, "+
+		"but compatibility blocks every sequence: platform 27.03.0 supports kubernetes >= v1.33.0, < v1.36.0, not v1.32.1; "+
+		"platform 27.03.1 supports kubernetes >= v1.33.0, < v1.36.0, not v1.32.0", err.Error())
+
+	// A kubernetes target the old line cannot run moves the platform as
+	// needed, in the StarlingX order.
+	r, err := path.ResolveState(c, state(t, "platform=13.01.0,kubernetes=v1.32.0"), state(t, "kubernetes=v1.35.0"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"platform 13.01.2", "kubernetes v1.33.1", "kubernetes v1.34.1", "platform 27.03.0", "kubernetes v1.35.0"}, steps(r))
+
+	// Unknown tracks list the catalog's tracks.
+	_, err = path.ResolveState(c, state(t, "platform=13.01.0,kubernets=v1.33.0"), state(t, "platform=13.01.2"))
+	require.ErrorIs(t, err, path.ErrUnknownTrack)
+	assert.EqualError(t, err, `path: unknown track "kubernets": the catalog's tracks: kubernetes, platform`)
+	_, err = path.ResolveState(c, state(t, "platform=13.01.0"), state(t, "kubernetes=v1.34.0"))
+	require.ErrorIs(t, err, path.ErrInvalidOption)
+	_, err = path.ResolveState(c, state(t, "platform=13.01.9,kubernetes=v1.33.0"), state(t, "platform=13.01.2"))
+	require.ErrorIs(t, err, path.ErrUnknownVersion)
+	assert.Contains(t, err.Error(), "on track platform")
+}
+
+func TestParseState(t *testing.T) {
+	for _, tt := range []struct{ in, want, err string }{
+		{in: "platform=13.01.0,kubernetes=v1.33.0", want: "kubernetes=v1.33.0,platform=13.01.0"},
+		{in: " platform = 13.01.0 ", want: "platform=13.01.0"},
+		{in: "v26.06", want: "v26.06"},
+		{in: "", err: "empty state"},
+		{in: "platform=13.01.0,v1.33", err: `"v1.33" is not track=version`},
+		{in: "platform=13.01.0,platform=13.01.1", err: `track "platform" is given twice`},
+		{in: "platform=x", err: `track "platform": release: invalid version "x"`},
+	} {
+		s, err := path.ParseState(tt.in)
+		if tt.err != "" {
+			assert.ErrorContains(t, err, tt.err, "ParseState(%q)", tt.in)
+			continue
+		}
+		require.NoError(t, err, "ParseState(%q)", tt.in)
+		assert.Equal(t, tt.want, s.String(), "ParseState(%q)", tt.in)
+	}
+}
+
+// Regression: a version asked for on a track with no releases said "the
+// track has no releases" without naming the catalog's tracks.
+func TestUnknownVersionNamesTracks(t *testing.T) {
+	c, err := release.LoadDir("../testdata/two-track")
+	require.NoError(t, err)
+	_, err = path.Resolve(c, v("13.01.0"), v("27.03.0"))
+	require.ErrorIs(t, err, path.ErrUnknownVersion)
+	assert.EqualError(t, err, `path: unknown current version 13.01.0: the track has no releases; the catalog's tracks: kubernetes, platform`)
+	r, err := path.Resolve(c, v("13.01.0"), v("27.03.0"), path.WithTrack("platform"))
+	require.NoError(t, err)
+	assert.Len(t, r.Hops, 2)
+}
+
+// FuzzParseState: a state that parses prints as a state that parses to the
+// same versions.
+func FuzzParseState(f *testing.F) {
+	for _, s := range []string{"platform=13.01.0,kubernetes=v1.33.0", "v26.06", "=v1.0", "a=1.0,b=2.0-rc.1", " a = 1.0 ", "a=1.0,a=1.1", ","} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		st, err := path.ParseState(s)
+		if err != nil {
+			return
+		}
+		back, err := path.ParseState(st.String())
+		if err != nil {
+			t.Fatalf("ParseState(%q) = %v, but its String %q does not parse: %v", s, st, st.String(), err)
+		}
+		if len(back) != len(st) {
+			t.Fatalf("ParseState(%q).String() = %q parses to %d tracks, want %d", s, st.String(), len(back), len(st))
+		}
+		for tr, v := range st {
+			if !back[tr].Equal(v) {
+				t.Fatalf("ParseState(%q): track %q is %s, after a round trip %s", s, tr, v, back[tr])
+			}
+		}
+	})
+}
+
+// Within one track, ResolveState breaks ties as Resolve does (the highest
+// version); the smallest change decides only between tracks.
+func TestResolveStateTieBreakWithinTrack(t *testing.T) {
+	rels := []release.Release{
+		{Name: "a1", Version: v("v1.0"), Track: "a"}, {Name: "a2", Version: v("v1.0.1"), Track: "a"},
+		{Name: "a3", Version: v("v2.0"), Track: "a"}, {Name: "a4", Version: v("v3.0"), Track: "a"},
+		{Name: "b1", Version: v("v1.0"), Track: "b"},
+	}
+	paths := []release.UpgradePath{{Name: "a", Track: "a", Rules: []release.Rule{
+		rule("v1.0", "v1.0.1"), rule("v1.0", "v2.0"), rule("v1.0.1", "v3.0"), rule("v2.0", "v3.0"),
+	}}}
+	c, err := release.NewCatalog(rels, nil, paths)
+	require.NoError(t, err)
+	one, err := path.Resolve(c, v("v1.0"), v("v3.0"), path.WithTrack("a"))
+	require.NoError(t, err)
+	r, err := path.ResolveState(c, state(t, "a=v1.0,b=v1.0"), state(t, "a=v3.0"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.0", "v2.0", "v3.0"}, hopsOf(one))
+	assert.Equal(t, []string{"a v2.0", "a v3.0"}, steps(r), "the one-track rule: the highest version")
+}

@@ -1,0 +1,282 @@
+package path
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The search orders routes by cost, then by versions:
+//
+//   - cost is (deprecated, hops): deprecated counts the deprecated edges of
+//     the route plus the deprecated versions it enters, hops its length.
+//     Costs compare deprecated first, so a clean route beats a shorter one
+//     that uses a deprecated edge or version.
+//   - among routes of equal cost, the one whose versions are highest,
+//     compared hop by hop from the first, wins.
+//
+// walk settles nodes in increasing cost: level d holds the nodes whose
+// cheapest route has d deprecated edges or versions, and inside a level
+// nodes are settled by hop count, breadth first over the arcs that add no
+// deprecation. An arc that adds k > 0 leaves a seed in level d+k. Costs add
+// up along a route and every arc adds a hop, so the prefix of a cheapest
+// route is a cheapest route: a node's cost is final when it is first
+// reached.
+
+// seed is an arc into w, out of u (settled with hops h-1), that adds
+// deprecation: it is tried when its level is searched.
+type seed struct{ w, u, a, h int32 }
+
+// scratch is the per-query state of a search, pooled.
+type scratch struct {
+	stamp uint32   // gen[v] == stamp: v settled by the current search
+	gen   []uint32 //
+	mark  []uint32 // mark[v] == stamp: v is on a best route to dst
+	dist  []int32  // hops from the source
+	dep   []int32  // deprecated edges and versions from the source
+	pred  []int32  // predecessor on the best route
+	arc   []int32  // arc from pred on the best route
+	rank  []int32  // rank of the best route among those of its hop count; 0 is best
+
+	levels [][]seed  // seeds by deprecation level
+	byHops [][]int32 // settled nodes by hop count (ranked walks)
+	upto   int       // byHops[:upto] hold current ranks
+	cur    []int32
+	next   []int32
+	keys   []int64
+}
+
+func newScratch(n int) *scratch {
+	return &scratch{
+		gen: make([]uint32, n), mark: make([]uint32, n), dist: make([]int32, n), dep: make([]int32, n),
+		pred: make([]int32, n), arc: make([]int32, n), rank: make([]int32, n),
+	}
+}
+
+func (ix *Index) getScratch() *scratch {
+	s := ix.pool.Get().(*scratch)
+	s.restamp()
+	return s
+}
+
+// restamp forgets the marks of the previous search.
+func (s *scratch) restamp() {
+	s.stamp++
+	if s.stamp == 0 { // wrapped: forget every old mark
+		clear(s.gen)
+		clear(s.mark)
+		s.stamp = 1
+	}
+}
+
+// weight is the deprecation an arc adds: 1 for a deprecated rule, 1 for a
+// deprecated target version.
+func weight(a *arc) int32 {
+	return int32(a.flags&arcDeprecated) + int32(a.flags&arcDepTo)/arcDepTo
+}
+
+// usable reports whether q may take arc a.
+func (ix *Index) usable(a *arc, q *query) bool {
+	if q.exclude != nil && q.exclude[a.to] {
+		return false
+	}
+	return a.flags&(arcRisky|arcGuarded) == 0 || ix.open(a, q)
+}
+
+// walk settles the nodes reachable from src over the arcs q may use, in
+// increasing cost, recording each one's hops and deprecation. With dst >= 0
+// it stops as soon as dst is settled and reports it; every node cheaper
+// than dst is then settled. With ranked, it also keeps for every node the
+// predecessor of its best route (by the full order) and the rank of that
+// route among the settled routes of the same hop count.
+func (ix *Index) walk(s *scratch, src, dst int32, q *query, ranked bool) bool {
+	gen, stamp := s.gen, s.stamp
+	dist, dep, pred, parc, rank := s.dist, s.dep, s.pred, s.arc, s.rank
+	arcs, off := ix.arcs, ix.off
+	gen[src], dist[src], dep[src], pred[src], parc[src], rank[src] = stamp, 0, 0, -1, -1, 0
+	for i := range s.levels {
+		s.levels[i] = s.levels[i][:0]
+	}
+	levels := s.levels[:0]
+	if ranked {
+		if len(s.byHops) == 0 {
+			s.byHops = make([][]int32, 1)
+		}
+		for i := range s.byHops {
+			s.byHops[i] = s.byHops[i][:0]
+		}
+		s.byHops[0] = append(s.byHops[0], src)
+		s.upto = 1
+	}
+	layer, next := append(s.cur[:0], src), s.next[:0]
+	defer func() { s.cur, s.next, s.levels = layer, next, levels }()
+	for d := int32(0); d == 0 || int(d) < len(levels); d++ {
+		var sd []seed
+		if int(d) < len(levels) {
+			sd = levels[d]
+			slices.SortStableFunc(sd, func(x, y seed) int { return int(x.h - y.h) })
+		}
+		h := int32(1)
+		if d > 0 {
+			layer = layer[:0]
+			if len(sd) == 0 {
+				continue
+			}
+			h = sd[0].h
+		}
+		for i := 0; len(layer) > 0 || i < len(sd); h++ {
+			if len(layer) == 0 {
+				h = sd[i].h
+			}
+			if ranked {
+				ix.ensureRanks(s, h-1)
+			}
+			next = next[:0]
+			// relax records the arc ai from u into w as a route of cost
+			// (d, h), and reports whether it settled dst.
+			relax := func(w, u, ai int32) bool {
+				if gen[w] != stamp {
+					gen[w], dist[w], dep[w], pred[w], parc[w] = stamp, h, d, u, ai
+					next = append(next, w)
+					return w == dst
+				}
+				if ranked && dist[w] == h && dep[w] == d && rank[u] < rank[pred[w]] {
+					pred[w], parc[w] = u, ai
+				}
+				return false
+			}
+			for ; i < len(sd) && sd[i].h == h; i++ {
+				if e := sd[i]; relax(e.w, e.u, e.a) {
+					return true
+				}
+			}
+			for _, u := range layer {
+				for ai := off[u]; ai < off[u+1]; ai++ {
+					a := &arcs[ai]
+					if !ix.usable(a, q) {
+						continue
+					}
+					w := a.to
+					if k := weight(a); k > 0 {
+						if gen[w] != stamp {
+							for int(d+k) >= len(levels) {
+								if len(levels) < cap(levels) {
+									levels = levels[:len(levels)+1]
+								} else {
+									levels = append(levels, nil)
+								}
+							}
+							levels[d+k] = append(levels[d+k], seed{w, u, ai, h})
+						}
+						continue
+					}
+					if relax(w, u, ai) {
+						return true
+					}
+				}
+			}
+			if ranked && len(next) > 0 {
+				for int(h) >= len(s.byHops) {
+					s.byHops = append(s.byHops, nil)
+				}
+				s.byHops[h] = append(s.byHops[h], next...)
+				s.upto = min(s.upto, int(h))
+			}
+			layer, next = next, layer
+		}
+	}
+	return false
+}
+
+// ensureRanks brings the ranks of the settled routes of hop counts up to k
+// up to date: the routes of hop count j are ordered by the rank of their
+// predecessor's route, then by version, highest first. Routes to distinct
+// nodes differ, so the ranks are distinct and a node's predecessor is the
+// one of lowest rank.
+func (ix *Index) ensureRanks(s *scratch, k int32) {
+	n := int32(len(ix.versions))
+	for j := s.upto; j <= int(k) && j < len(s.byHops); j++ {
+		keys := s.keys[:0]
+		for _, w := range s.byHops[j] {
+			keys = append(keys, int64(s.rank[s.pred[w]])<<32|int64(n-1-w))
+		}
+		slices.Sort(keys)
+		for i, key := range keys {
+			w := n - 1 - int32(uint32(key))
+			s.rank[w] = int32(i)
+			s.byHops[j][i] = w
+		}
+		s.keys = keys
+	}
+	s.upto = max(s.upto, int(k)+1)
+}
+
+// bestRoute picks, after walk settled dst, the best route among the
+// cheapest ones. It walks back from dst over the arcs into it whose cost is
+// tight (the predecessor's cost plus the arc's is the node's), marking the
+// nodes on a cheapest route; then from src it takes, hop by hop, the highest
+// marked next version over a tight arc. Both walks touch only the cheapest
+// routes and their neighbours.
+func (ix *Index) bestRoute(s *scratch, src, dst int32, q *query) *Route {
+	gen, mark, stamp, dist, dep := s.gen, s.mark, s.stamp, s.dist, s.dep
+	arcs := ix.arcs
+	d := dist[dst]
+	mark[dst] = stamp
+	layer, prev := append(s.next[:0], dst), s.cur[:0]
+	for k := d - 1; k >= 0; k-- {
+		prev = prev[:0]
+		for _, w := range layer {
+			for _, ai := range ix.revArcs[ix.revOff[w]:ix.revOff[w+1]] {
+				u := ix.arcFrom[ai]
+				a := &arcs[ai]
+				if gen[u] != stamp || dist[u] != k || mark[u] == stamp || dep[u]+weight(a) != dep[w] || !ix.usable(a, q) {
+					continue
+				}
+				mark[u] = stamp
+				prev = append(prev, u)
+			}
+		}
+		layer, prev = prev, layer
+	}
+	s.next, s.cur = layer, prev
+	hops := make([]Hop, d)
+	u := src
+	for k := range d {
+		best, bestArc := int32(-1), int32(-1)
+		for ai := ix.off[u]; ai < ix.off[u+1]; ai++ {
+			a := &arcs[ai]
+			w := a.to
+			if w <= best || mark[w] != stamp || dist[w] != k+1 || dep[u]+weight(a) != dep[w] || !ix.usable(a, q) {
+				continue
+			}
+			best, bestArc = w, ai
+		}
+		hops[k] = ix.hop(u, bestArc)
+		u = best
+	}
+	r := &Route{Track: ix.track, From: ix.versions[src], To: ix.versions[dst], Hops: hops}
+	explainDeprecated(r, int(dep[dst]))
+	return r
+}
+
+// explainDeprecated says on every deprecated edge and deprecated
+// intermediate version of r why it was still used: every route has as many.
+// The target's own deprecation is the caller's choice and is not explained.
+func explainDeprecated(r *Route, deprecated int) {
+	last := len(r.Hops) - 1
+	if last >= 0 && r.Hops[last].ToDeprecated != "" {
+		deprecated--
+	}
+	if deprecated <= 0 {
+		return
+	}
+	what := "edges or intermediate versions"
+	if deprecated == 1 {
+		what = "edge or intermediate version"
+	}
+	why := fmt.Sprintf("every route from %s to %s uses %d deprecated %s", r.From, r.To, deprecated, what)
+	for i := range r.Hops {
+		if h := &r.Hops[i]; h.Deprecated != "" || h.ToDeprecated != "" && i < last {
+			h.Why = why
+		}
+	}
+}
