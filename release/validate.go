@@ -10,7 +10,13 @@ import (
 
 // specNodes maps a document's Source to its spec node, so that problems found
 // after decoding still point at the line of the offending field.
-type specNodes map[Source]*yaml.Node
+type specNodes map[Source]specNode
+
+// specNode is a spec's node and the offset of its lines in the file.
+type specNode struct {
+	node *yaml.Node
+	base int
+}
 
 // brokenKey names a Release or ComponentVersion document that could not be
 // decoded, by what others refer to it with: kind, track or component name,
@@ -20,8 +26,10 @@ type brokenKey struct{ kind, name, version string }
 // at returns a Problem located at the field path below the document's spec.
 func (sn specNodes) at(doc Source, path ...any) Problem {
 	p := Problem{File: doc.File, Line: doc.Line, Field: fieldPath(path)}
-	if n := find(sn[doc], path...); n != nil {
-		p.Line = n.Line
+	if s, ok := sn[doc]; ok {
+		if n := find(s.node, path...); n != nil {
+			p.Line = s.base + n.Line
+		}
 	}
 	return p
 }
