@@ -76,12 +76,10 @@ func LoadDir(dir string) (*Catalog, error) {
 // are listed, the rest counted ("and N more").
 func Load(fsys fs.FS) (*Catalog, error) {
 	var ps problems
-	type parsed struct {
-		name     string
-		docs     []document
-		problems []Problem
-	}
-	var files []parsed
+	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &ps, dec: newDecoder(&ps), names: map[kindName]Source{},
+		broken: map[brokenKey]Source{}, manifests: map[string]bool{}}
+	// Each file is parsed and its documents decoded before the next is
+	// read, so that only one file's node tree is alive at a time.
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			ps.add(Problem{File: p, Message: err.Error()})
@@ -98,42 +96,48 @@ func Load(fsys fs.FS) (*Catalog, error) {
 		}
 		data, err := fs.ReadFile(fsys, p)
 		if err != nil {
-			// Reported below unless the file is a manifest (reported where it is named).
-			files = append(files, parsed{p, nil, []Problem{{File: p, Message: err.Error()}}})
+			// Dropped below if the file is a manifest (reported where it is named).
+			ps.add(Problem{File: p, Message: err.Error()})
 			return nil
 		}
-		f := parsed{name: p}
-		f.docs = parseFile(p, data, &f.problems)
-		files = append(files, f)
+		var syntax []Problem
+		for _, doc := range parseFile(p, data, &syntax) {
+			l.decode(doc)
+		}
+		for _, p := range syntax {
+			ps.add(p)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("release: reading catalog: %w", err)
 	}
-
-	var all []document
-	for _, f := range files {
-		all = append(all, f.docs...)
-	}
-	manifests := manifestFiles(all)
-	l := &loader{c: &Catalog{}, sn: specNodes{}, ps: &ps, dec: newDecoder(&ps), names: map[kindName]Source{}, broken: map[brokenKey]Source{}}
-	for _, f := range files {
-		if manifests[f.name] {
-			continue
-		}
-		for _, p := range f.problems {
-			ps.add(p)
-		}
-		for _, d := range f.docs {
-			l.decode(d)
-		}
-	}
+	l.dropManifests()
+	l.c.Releases, l.c.Components, l.c.Paths = l.releases.all(), l.components.all(), l.paths.all()
 	loadManifests(fsys, l.c, l.sn, &ps)
 	validate(l.c, l.sn, l.broken, &ps)
 	if err := ps.err(); err != nil {
 		return nil, err
 	}
 	return l.c, nil
+}
+
+// dropManifests forgets what the files that ComponentVersions name as
+// manifests gave: they are templates, not catalog documents (a Kubernetes
+// manifest decodes to "unknown apiVersion").
+func (l *loader) dropManifests() {
+	if len(l.manifests) == 0 {
+		return
+	}
+	l.ps.drop(l.manifests)
+	l.releases.filter(func(r *Release) bool { return !l.manifests[r.Source.File] })
+	l.components.filter(func(cv *ComponentVersion) bool { return !l.manifests[cv.Source.File] })
+	l.paths.filter(func(p *UpgradePath) bool { return !l.manifests[p.Source.File] })
+	for k, src := range l.broken {
+		if l.manifests[src.File] {
+			delete(l.broken, k)
+		}
+	}
 }
 
 // catalogFile reports whether the file at p holds catalog YAML: its
@@ -146,13 +150,21 @@ func catalogFile(p string) bool {
 // loader holds what decoding the documents of a catalog accumulates.
 type loader struct {
 	c     *Catalog
-	sn    specNodes
+	sn    *specNodes
 	ps    *problems
 	dec   *decoder
 	names map[kindName]Source // first document of each kind and name
 	// broken holds the Release and ComponentVersion documents that could
 	// not be decoded, by the version they declare.
 	broken map[brokenKey]Source
+	// manifests holds the cleaned paths ComponentVersions name in
+	// spec.manifests[].file.
+	manifests map[string]bool
+	// The decoded documents, in chunks (appending to one slice of large
+	// structs would copy them again and again).
+	releases   chunked[Release]
+	components chunked[ComponentVersion]
+	paths      chunked[UpgradePath]
 }
 
 // noteBroken records a document that did not decode under the track or
@@ -163,34 +175,13 @@ func (l *loader) noteBroken(kind, name string, v Version, src Source) {
 	}
 }
 
-// manifestFiles returns the cleaned paths that ComponentVersion documents
-// name as manifest files.
-func manifestFiles(docs []document) map[string]bool {
-	out := map[string]bool{}
-	for _, d := range docs {
-		if k := find(d.node, "kind"); k == nil || k.Value != KindComponentVersion {
-			continue
-		}
-		ms := find(d.node, "spec", "manifests")
-		if ms == nil || ms.Kind != yaml.SequenceNode {
-			continue
-		}
-		for _, m := range ms.Content {
-			if f := find(m, "file"); f != nil && f.Kind == yaml.ScalarNode && f.Value != "" {
-				out[path.Clean(f.Value)] = true
-			}
-		}
-	}
-	return out
-}
-
 // decode decodes one document into the catalog. A document whose spec
 // has wrong-typed values is reported and left out (noted as broken); one
 // whose only problems are unknown or repeated fields joins the catalog, so
 // that a typo in one document does not also make every reference to it
 // look dangling. The load fails either way.
 func (l *loader) decode(doc document) {
-	c, ps, d := l.c, l.ps, l.dec
+	ps, d := l.ps, l.dec
 	report := func(line int, field, msg, fix string) {
 		ps.add(Problem{File: doc.src.File, Line: line, Field: field, Message: msg, Fix: fix})
 	}
@@ -240,33 +231,29 @@ func (l *loader) decode(doc document) {
 	d.push("spec")
 	switch env.Kind {
 	case KindRelease:
-		c.Releases = append(c.Releases, Release{})
-		r := &c.Releases[len(c.Releases)-1]
+		r := l.releases.next()
 		d.decode(spec, reflect.ValueOf(r).Elem())
 		if d.typeErrs > before {
 			l.noteBroken(KindRelease, r.Track, r.Version, doc.src)
-			c.Releases = c.Releases[:len(c.Releases)-1]
+			l.releases.undo()
 			break
 		}
 		r.Name, r.Source = env.Metadata.Name, doc.src
-		l.sn[doc.src] = specNode{spec, doc.base}
 	case KindComponentVersion:
-		c.Components = append(c.Components, ComponentVersion{})
-		cv := &c.Components[len(c.Components)-1]
+		cv := l.components.next()
 		d.decode(spec, reflect.ValueOf(cv).Elem())
+		l.noteManifests(spec)
 		if d.typeErrs > before {
 			l.noteBroken(KindComponentVersion, cv.Name, cv.Version, doc.src)
-			c.Components = c.Components[:len(c.Components)-1]
+			l.components.undo()
 			break
 		}
 		cv.Source = doc.src
-		l.sn[doc.src] = specNode{spec, doc.base}
 	case KindUpgradePath:
-		c.Paths = append(c.Paths, UpgradePath{})
-		p := &c.Paths[len(c.Paths)-1]
+		p := l.paths.next()
 		d.decode(spec, reflect.ValueOf(p).Elem())
 		if d.typeErrs > before {
-			c.Paths = c.Paths[:len(c.Paths)-1]
+			l.paths.undo()
 			break
 		}
 		p.Name, p.Source = env.Metadata.Name, doc.src
@@ -276,9 +263,9 @@ func (l *loader) decode(doc document) {
 				p.Rules[i].Source.Line = line(n)
 			}
 		}
-		l.sn[doc.src] = specNode{spec, doc.base}
 	}
 	d.pop()
+	l.sn.raw[doc.src] = rawDoc{doc.text, doc.textBase}
 	if env.Metadata.Name != "" {
 		k := kindName{env.Kind, env.Metadata.Name}
 		if first, dup := l.names[k]; dup {
@@ -294,11 +281,25 @@ func (l *loader) decode(doc document) {
 // another shape is reported as a wrong type instead).
 func unset(n *yaml.Node) bool { return n == nil || n.Kind == yaml.ScalarNode }
 
+// noteManifests records the files a ComponentVersion's spec names as
+// manifests, whether or not the spec decodes.
+func (l *loader) noteManifests(spec *yaml.Node) {
+	ms := find(spec, "manifests")
+	if ms == nil || ms.Kind != yaml.SequenceNode {
+		return
+	}
+	for _, m := range ms.Content {
+		if f := find(m, "file"); f != nil && f.Kind == yaml.ScalarNode && f.Value != "" {
+			l.manifests[path.Clean(f.Value)] = true
+		}
+	}
+}
+
 type kindName struct{ kind, name string }
 
 // loadManifests reads each manifest file into its Template. Each file is read
 // once: versions that share a file share its text (strings are immutable).
-func loadManifests(fsys fs.FS, c *Catalog, sn specNodes, ps *problems) {
+func loadManifests(fsys fs.FS, c *Catalog, sn *specNodes, ps *problems) {
 	type read struct {
 		data string
 		err  error

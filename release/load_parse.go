@@ -25,6 +25,10 @@ type document struct {
 	src  Source     // file, and line of the document's first node
 	node *yaml.Node // the document's top node
 	base int        // added to node lines: the line before the document's part of the file
+	// text is the document's text, parsed again for the lines of problems
+	// found after decoding; its first line is line textBase+1.
+	text     []byte
+	textBase int
 }
 
 // span is one document of a file as text: data[start:end], starting on
@@ -158,8 +162,7 @@ func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []documen
 		for j < len(spans) && spans[j].bad < 0 && spans[j].end-spans[j].start <= maxDocumentBytes {
 			j++
 		}
-		run := data[s.start:spans[j-1].end]
-		got, errLine, err := parseRun(name, run, s.line-1)
+		got, errLine, err := parseRun(name, data, spans[i:j])
 		docs = append(docs, got...)
 		if err == nil {
 			i = j
@@ -186,12 +189,14 @@ func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []documen
 	return docs
 }
 
-// parseRun parses the documents of run, whose first line is line base+1 of
-// the file. On a syntax error it returns the documents before it, the
-// error's line and the problem.
-func parseRun(name string, run []byte, base int) ([]document, int, *Problem) {
-	dec := yaml.NewDecoder(bytes.NewReader(run))
+// parseRun parses the documents of spans, consecutive spans of data. On a
+// syntax error it returns the documents before it, the error's line and
+// the problem.
+func parseRun(name string, data []byte, spans []span) ([]document, int, *Problem) {
+	base := spans[0].line - 1
+	dec := yaml.NewDecoder(bytes.NewReader(data[spans[0].start:spans[len(spans)-1].end]))
 	var docs []document
+	k := 0 // the span of the last document
 	for {
 		var n yaml.Node
 		err := dec.Decode(&n)
@@ -206,7 +211,12 @@ func parseRun(name string, run []byte, base int) ([]document, int, *Problem) {
 			continue // an empty document between "---" separators
 		}
 		top := n.Content[0]
-		docs = append(docs, document{src: Source{File: name, Line: base + top.Line}, node: top, base: base})
+		line := base + top.Line
+		for k+1 < len(spans) && spans[k+1].line <= line {
+			k++
+		}
+		s := spans[k]
+		docs = append(docs, document{src: Source{File: name, Line: line}, node: top, base: base, text: data[s.start:s.end], textBase: s.line - 1})
 	}
 }
 

@@ -64,6 +64,23 @@ func (ps *problems) add(p Problem) {
 	ps.list = append(ps.list, p)
 }
 
+// drop removes the problems of files (listed and counted).
+func (ps *problems) drop(files map[string]bool) {
+	kept := ps.list[:0]
+	for _, p := range ps.list {
+		if files[p.File] {
+			ps.files[p.File]--
+			ps.listed--
+			continue
+		}
+		kept = append(kept, p)
+	}
+	ps.list = kept
+	for f := range files {
+		delete(ps.over, f)
+	}
+}
+
 // report is add.
 func (ps *problems) report(p Problem) { ps.add(p) }
 

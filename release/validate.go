@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,14 +9,15 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// specNodes maps a document's Source to its spec node, so that problems found
-// after decoding still point at the line of the offending field.
-type specNodes map[Source]specNode
-
-// specNode is a spec's node and the offset of its lines in the file.
-type specNode struct {
-	node *yaml.Node
-	base int
+// specNodes finds the line of a field of a loaded document after its node
+// tree is gone (Load keeps no tree: holding them all would cost memory and
+// garbage-collection time linear in the catalog, for problems most
+// catalogs do not have). It parses the document's text again, once, the
+// first time a problem needs a line in it. The nil *specNodes (NewCatalog)
+// gives lines of documents only.
+type specNodes struct {
+	raw    map[Source]rawDoc
+	parsed map[Source]*yaml.Node
 }
 
 // brokenKey names a Release or ComponentVersion document that could not be
@@ -23,12 +25,50 @@ type specNode struct {
 // and canonical version.
 type brokenKey struct{ kind, name, version string }
 
+// rawDoc is the text of one document, whose first line is line base+1 of
+// its file.
+type rawDoc struct {
+	text []byte
+	base int
+}
+
+func newSpecNodes() *specNodes {
+	return &specNodes{raw: map[Source]rawDoc{}, parsed: map[Source]*yaml.Node{}}
+}
+
+// spec returns the spec node of the document at doc, and its line offset.
+func (sn *specNodes) spec(doc Source) (*yaml.Node, int) {
+	if sn == nil {
+		return nil, 0
+	}
+	raw, ok := sn.raw[doc]
+	if !ok {
+		return nil, 0
+	}
+	n, ok := sn.parsed[doc]
+	if !ok {
+		dec := yaml.NewDecoder(bytes.NewReader(raw.text))
+		for {
+			var d yaml.Node
+			if dec.Decode(&d) != nil {
+				break
+			}
+			if len(d.Content) == 1 && raw.base+d.Content[0].Line == doc.Line {
+				n = find(d.Content[0], "spec")
+				break
+			}
+		}
+		sn.parsed[doc] = n
+	}
+	return n, raw.base
+}
+
 // at returns a Problem located at the field path below the document's spec.
-func (sn specNodes) at(doc Source, path ...any) Problem {
+func (sn *specNodes) at(doc Source, path ...any) Problem {
 	p := Problem{File: doc.File, Line: doc.Line, Field: fieldPath(path)}
-	if s, ok := sn[doc]; ok {
-		if n := find(s.node, path...); n != nil {
-			p.Line = s.base + n.Line
+	if spec, base := sn.spec(doc); spec != nil {
+		if n := find(spec, path...); n != nil {
+			p.Line = base + n.Line
 		}
 	}
 	return p
@@ -61,7 +101,7 @@ func (p Problem) with(msg, fix string) Problem {
 // broken lists the documents Load could not decode (their problems are
 // reported already), so that a reference to one of them says so instead
 // of calling it missing.
-func validate(c *Catalog, sn specNodes, broken map[brokenKey]Source, ps *problems) {
+func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
 	for i := range c.Components {
 		validateComponent(&c.Components[i], sn, ps)
 	}
@@ -129,7 +169,7 @@ func onTrack(track string) string {
 	return " on track " + track
 }
 
-func validateComponent(cv *ComponentVersion, sn specNodes, ps *problems) {
+func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(cv.Source, path...) }
 	if cv.Name == "" {
 		ps.add(at().with("component version has no name", "set spec.name, e.g. etcd"))
@@ -193,7 +233,7 @@ func validateComponent(cv *ComponentVersion, sn specNodes, ps *problems) {
 	}
 }
 
-func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNodes, broken map[brokenKey]Source, ps *problems) {
+func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(r.Source, path...) }
 	shipped := map[string]int{}
 	for i, ref := range r.Components {
@@ -259,7 +299,7 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNode
 	}
 }
 
-func validatePath(c *Catalog, p *UpgradePath, sn specNodes, broken map[brokenKey]Source, ps *problems) {
+func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
 	for i, r := range p.Rules {
 		if r.From.IsZero() {
