@@ -116,6 +116,7 @@ func Load(fsys fs.FS) (*Catalog, error) {
 	l.c.Releases, l.c.Components, l.c.Paths = l.releases.all(), l.components.all(), l.paths.all()
 	loadManifests(fsys, l.c, l.sn, &ps)
 	validate(l.c, l.sn, l.broken, &ps)
+	validateCycles(l.c, l.sn, &ps)
 	if err := ps.err(); err != nil {
 		return nil, err
 	}

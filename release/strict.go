@@ -37,9 +37,9 @@ const (
 type decoder struct {
 	fields map[reflect.Type]*structInfo
 	// Per document.
-	file   string
-	base   int // added to node lines: the line before the document's part of the file
-	ps     *problems
+	file string
+	base int // added to node lines: the line before the document's part of the file
+	ps   *problems
 	// path is the field path of the value being decoded, rendered only when
 	// a problem is reported.
 	path []pathElem
@@ -361,7 +361,9 @@ func (d *decoder) merge(m *yaml.Node, fn func(k, v *yaml.Node, merged bool), inL
 			d.merge(item, fn, true)
 		}
 	default:
-		d.typeErr(m, func() string { return "a merge key (<<) must name a mapping or a list of mappings, got " + kindWord(target) },
+		d.typeErr(m, func() string {
+			return "a merge key (<<) must name a mapping or a list of mappings, got " + kindWord(target)
+		},
 			"write <<: *anchor, or <<: [*a, *b], where the anchors name mappings")
 	}
 }

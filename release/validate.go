@@ -112,7 +112,7 @@ func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *proble
 		k := compKey{cv.Name, cv.Version.Canonical()}
 		if first, dup := seenCV[k]; dup && !cv.Version.IsZero() {
 			ps.add(sn.at(cv.Source, "version").with(
-				fmt.Sprintf("component %s version %s is declared twice%s%s", cv.Name, cv.Version, sameSpelling(first.Version, cv.Version), firstAt(first.Source)),
+				fmt.Sprintf("component %s version %s is declared twice%s%s", cv.Name, cv.Version, sameSpelling(first.Version, cv.Version), firstAt(sn.at(first.Source, "version"))),
 				"remove one of the two ComponentVersion documents"))
 			continue
 		}
@@ -128,7 +128,7 @@ func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *proble
 		k := trackKey{r.Track, r.Version.Canonical()}
 		if first, dup := seenRel[k]; dup {
 			ps.add(sn.at(r.Source, "version").with(
-				fmt.Sprintf("release %s%s is declared twice%s%s", r.Version, onTrack(r.Track), sameSpelling(first.Version, r.Version), firstAt(first.Source)),
+				fmt.Sprintf("release %s%s is declared twice%s%s", r.Version, onTrack(r.Track), sameSpelling(first.Version, r.Version), firstAt(sn.at(first.Source, "version"))),
 				"remove one of the two Release documents"))
 			continue
 		}
@@ -142,8 +142,9 @@ func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *proble
 	for i := range c.Releases {
 		validateRelease(c, &c.Releases[i], tracks, sn, broken, ps)
 	}
+	listed := map[trackKey]listedVersion{}
 	for i := range c.Paths {
-		validatePath(c, &c.Paths[i], sn, broken, ps)
+		validatePath(c, &c.Paths[i], sn, broken, listed, ps)
 	}
 }
 
@@ -154,12 +155,13 @@ func sameSpelling(a, b Version) string {
 	return fmt.Sprintf(" (%s and %s are the same version)", a, b)
 }
 
-// firstAt is " (first at file:line)", or "" for values built in code.
-func firstAt(src Source) string {
-	if src.File == "" {
+// firstAt is " (first at file:line)" for the place of p, or "" for values
+// built in code.
+func firstAt(p Problem) string {
+	if p.File == "" {
 		return ""
 	}
-	return " (first at " + src.String() + ")"
+	return " (first at " + Source{p.File, p.Line}.String() + ")"
 }
 
 func onTrack(track string) string {
@@ -275,6 +277,10 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn *specNod
 		if _, ok := shipped[cc.Component]; !ok {
 			if cc.Component == "" {
 				ps.add(at("compatibility", i, "component").with("compatibility rule has no component", "name the component the rule applies to"))
+			} else {
+				ps.add(at("compatibility", i, "component").with(
+					fmt.Sprintf("compatibility rule on %s, which release %s does not ship", cc.Component, r.Version),
+					fixName(cc.Component, sortedKeys(shipped), "name a component the release ships")))
 			}
 			continue
 		}
@@ -299,11 +305,26 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn *specNod
 	}
 }
 
-func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
+// listedVersion is the first entry of an UpgradePath's versions that names
+// a version of a track.
+type listedVersion struct {
+	vi  *VersionInfo
+	src Source // the UpgradePath
+	i   int    // its index in versions
+}
+
+func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKey]Source, listed map[trackKey]listedVersion, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
 	for i, r := range p.Rules {
 		if r.From.IsZero() {
 			ps.add(at("rules", i).with("rule has no from", "set from to a version or a range, e.g. \">= v26.06-rc.1, < v26.06\""))
+		} else if from, exact := r.From.Exact(); exact {
+			if src, ok := broken[brokenKey{KindRelease, p.Track, from.Canonical()}]; ok {
+				ps.add(at("rules", i, "from").with(fmt.Sprintf("rule upgrades from %s, whose Release (%s) is invalid", from, src), "fix the problems reported there"))
+			} else if _, ok := c.ReleaseOn(p.Track, from); !ok {
+				ps.add(at("rules", i, "from").with(fmt.Sprintf("rule upgrades from %s, which has no release%s", from, onTrack(p.Track)),
+					knownReleases(c, p.Track)+"; or make from a range, which may name versions without releases"))
+			}
 		}
 		if r.To.IsZero() {
 			ps.add(at("rules", i).with("rule has no to", "set to to the version the rule upgrades to"))
@@ -338,7 +359,42 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 		} else if _, ok := c.ReleaseOn(p.Track, vi.Version); !ok {
 			ps.add(at("versions", i, "version").with(fmt.Sprintf("version %s has no release%s", vi.Version, onTrack(p.Track)), knownReleases(c, p.Track)))
 		}
+		if vi.Version.IsZero() {
+			continue
+		}
+		k := trackKey{p.Track, vi.Version.Canonical()}
+		first, dup := listed[k]
+		if !dup {
+			listed[k] = listedVersion{&p.Versions[i], p.Source, i}
+			continue
+		}
+		if first.vi.IsInstallable() != vi.IsInstallable() || first.vi.Deprecated != vi.Deprecated {
+			ps.add(at("versions", i, "version").with(
+				fmt.Sprintf("version %s is listed twice with different flags%s%s", vi.Version, sameSpelling(first.vi.Version, vi.Version), firstAt(sn.at(first.src, "versions", first.i, "version"))),
+				"list each version once, with the flags it should have"))
+		}
 	}
+}
+
+// fixName suggests the name of names closest to name (a typo), or lists
+// them after what.
+func fixName(name string, names []string, what string) string {
+	best, bestDist := "", 3
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(n)); d < bestDist && d < len(n)/2 && len(name) < 64 {
+			best, bestDist = n, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("did you mean %s?", best)
+	}
+	if len(names) == 0 {
+		return what
+	}
+	if len(names) > 10 {
+		names = append(names[:10:10], "...")
+	}
+	return what + ": " + strings.Join(names, ", ")
 }
 
 func knownVersions(c *Catalog, name string) string {
