@@ -54,6 +54,7 @@ type decoder struct {
 	aliasDepth, aliasNodes, mute int
 	seen                         map[*yaml.Node]bool
 	overAliases                  bool
+	merging                      []*yaml.Node // the mappings whose merge keys are being followed
 }
 
 type pathElem struct {
@@ -73,6 +74,7 @@ func (d *decoder) start(file string, base int) {
 	d.typeErrs, d.loose = 0, 0
 	d.aliasDepth, d.aliasNodes, d.mute = 0, 0, 0
 	d.overAliases = false
+	d.merging = d.merging[:0]
 	clear(d.seen)
 }
 
@@ -324,9 +326,9 @@ func isMerge(k *yaml.Node) bool {
 // pairs calls fn for each key/value of mapping n, then for those of the
 // mappings its merge keys (<<) name, as YAML defines merging: a key of n
 // overrides a merged one, and an earlier merged mapping overrides a later
-// one. fn reports whether the key was new; merged keys that are not are
-// skipped silently. Reaching a merged mapping counts as an alias use.
-func (d *decoder) pairs(n *yaml.Node, fn func(k, v *yaml.Node, merged bool)) {
+// one (fn skips keys it has, silently when merged is true). Reaching a
+// merged mapping counts as an alias use.
+func (d *decoder) pairs(n *yaml.Node, merged bool, fn func(k, v *yaml.Node, merged bool)) {
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
@@ -334,11 +336,16 @@ func (d *decoder) pairs(n *yaml.Node, fn func(k, v *yaml.Node, merged bool)) {
 			merges = append(merges, n.Content[i+1])
 			continue
 		}
-		fn(k, n.Content[i+1], false)
+		fn(k, n.Content[i+1], merged)
 	}
+	if len(merges) == 0 {
+		return
+	}
+	d.merging = append(d.merging, n)
 	for _, m := range merges {
 		d.merge(m, fn, false)
 	}
+	d.merging = d.merging[:len(d.merging)-1]
 }
 
 // merge calls fn for the pairs of the mapping (or, outside a list, the
@@ -349,21 +356,21 @@ func (d *decoder) merge(m *yaml.Node, fn func(k, v *yaml.Node, merged bool), inL
 		target = target.Alias
 	}
 	switch {
+	case target.Kind == yaml.MappingNode && slices.Contains(d.merging, target):
+		d.typeErr(m, func() string { return "a merge key (<<) names a mapping it is part of" }, "merge a mapping defined outside this one")
 	case target.Kind == yaml.MappingNode:
 		if !d.countAlias(target) {
 			return
 		}
 		d.aliasDepth++
-		d.pairs(target, func(k, v *yaml.Node, _ bool) { fn(k, v, true) })
+		d.pairs(target, true, fn)
 		d.aliasDepth--
 	case target.Kind == yaml.SequenceNode && !inList:
 		for _, item := range target.Content {
 			d.merge(item, fn, true)
 		}
 	default:
-		d.typeErr(m, func() string {
-			return "a merge key (<<) must name a mapping or a list of mappings, got " + kindWord(target)
-		},
+		d.typeErr(m, func() string { return "a merge key (<<) must name a mapping or a list of mappings, got " + kindWord(target) },
 			"write <<: *anchor, or <<: [*a, *b], where the anchors name mappings")
 	}
 }
@@ -415,7 +422,7 @@ func (d *decoder) structValue(n *yaml.Node, v reflect.Value) {
 		}
 		return
 	}
-	d.pairs(n, func(k, val *yaml.Node, merged bool) { d.structField(si, v, &set, k, val, merged) })
+	d.pairs(n, false, func(k, val *yaml.Node, merged bool) { d.structField(si, v, &set, k, val, merged) })
 }
 
 func (d *decoder) structField(si *structInfo, v reflect.Value, set *uint64, k, val *yaml.Node, merged bool) {
@@ -451,7 +458,7 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value) {
 	// without reflection.
 	if t == stringMapType {
 		m := make(map[string]string, len(n.Content)/2)
-		d.pairs(n, func(k, val *yaml.Node, merged bool) {
+		d.pairs(n, false, func(k, val *yaml.Node, merged bool) {
 			if _, dup := m[k.Value]; dup {
 				if !merged {
 					d.dupKey(k)
@@ -466,7 +473,7 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value) {
 		return
 	}
 	m := reflect.MakeMapWithSize(t, len(n.Content)/2)
-	d.pairs(n, func(k, val *yaml.Node, merged bool) {
+	d.pairs(n, false, func(k, val *yaml.Node, merged bool) {
 		key := reflect.ValueOf(k.Value).Convert(t.Key())
 		if m.MapIndex(key).IsValid() {
 			if !merged {
