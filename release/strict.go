@@ -190,6 +190,11 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return // an empty value decodes to the zero value
 	}
+	d.value(n, v)
+}
+
+// value fills v from n, which is neither an alias nor null.
+func (d *decoder) value(n *yaml.Node, v reflect.Value) {
 	t := v.Type()
 	switch t {
 	case versionType:
@@ -217,7 +222,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 	switch t.Kind() {
 	case reflect.Pointer:
 		p := reflect.New(t.Elem())
-		d.decode(n, p.Elem())
+		d.value(n, p.Elem())
 		v.Set(p)
 	case reflect.Struct:
 		d.structValue(n, v)
@@ -370,7 +375,9 @@ func (d *decoder) merge(m *yaml.Node, fn func(k, v *yaml.Node, merged bool), inL
 			d.merge(item, fn, true)
 		}
 	default:
-		d.typeErr(m, func() string { return "a merge key (<<) must name a mapping or a list of mappings, got " + kindWord(target) },
+		d.typeErr(m, func() string {
+			return "a merge key (<<) must name a mapping or a list of mappings, got " + kindWord(target)
+		},
 			"write <<: *anchor, or <<: [*a, *b], where the anchors name mappings")
 	}
 }
