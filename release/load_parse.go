@@ -2,6 +2,7 @@ package release
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -42,37 +43,65 @@ type span struct {
 // splitDocuments cuts data into documents at the lines YAML reserves for
 // them: a line that starts with "---" begins a document, one that starts
 // with "..." ends one. Such a line cannot occur inside any YAML value, so
-// the cut is exact, and it costs one pass over the bytes.
+// the cut is exact. It finds the marker lines with bytes.Index and checks
+// each span for binary data a word at a time.
 func splitDocuments(data []byte) []span {
-	spans := []span{{start: 0, line: 1, bad: -1}}
+	spans := []span{{start: 0, line: 1}}
 	cur := &spans[0]
-	line := 1
-	for off := 0; off < len(data); {
-		end := bytes.IndexByte(data[off:], '\n')
-		next := off + end + 1
-		if end < 0 {
-			next = len(data)
+	// next returns the offset of the next line start after from whose line
+	// begins with pat, or len(data).
+	next := func(from int, pat string) int {
+		if i := bytes.Index(data[from:], []byte("\n"+pat)); i >= 0 {
+			return from + i + 1
 		}
-		text := data[off:next]
-		if marker(text, "---") && off > cur.start {
-			cur.end = off
-			spans = append(spans, span{start: off, line: line, bad: -1})
-			cur = &spans[len(spans)-1]
+		return len(data)
+	}
+	dash, dot := next(0, "---"), next(0, "...")
+	if bytes.HasPrefix(data, []byte("...")) {
+		dot = 0
+	}
+	line, lineOff := 1, 0 // the line of offset lineOff
+	lineOf := func(off int) int {
+		line += bytes.Count(data[lineOff:off], []byte{'\n'})
+		lineOff = off
+		return line
+	}
+	for {
+		p := min(dash, dot)
+		if p >= len(data) {
+			break
 		}
-		if cur.bad < 0 {
-			if i := binaryAt(text); i >= 0 {
-				cur.bad = off + i
+		end := len(data)
+		if i := bytes.IndexByte(data[p:], '\n'); i >= 0 {
+			end = p + i + 1
+		}
+		text := data[p:end]
+		if p == dash {
+			dash = next(p, "---")
+			if marker(text, "---") && p > cur.start {
+				cur.end = p
+				spans = append(spans, span{start: p, line: lineOf(p)})
+				cur = &spans[len(spans)-1]
 			}
+			continue
 		}
+		dot = next(p, "...")
 		if marker(text, "...") {
-			cur.end = next
-			spans = append(spans, span{start: next, line: line + 1, bad: -1})
+			cur.end = end
+			spans = append(spans, span{start: end, line: lineOf(p) + 1})
 			cur = &spans[len(spans)-1]
 		}
-		off = next
-		line++
 	}
 	cur.end = len(data)
+	for i := range spans {
+		// A document over the size limit is reported as such unless binary
+		// data shows within the limit: it is not read further.
+		sp := &spans[i]
+		sp.bad = binaryAt(data[sp.start:min(sp.end, sp.start+maxDocumentBytes)])
+		if sp.bad >= 0 {
+			sp.bad += sp.start
+		}
+	}
 	return spans
 }
 
@@ -87,9 +116,23 @@ func marker(line []byte, m string) bool {
 
 // binaryAt returns the offset of the first byte of b that YAML text cannot
 // hold (a control character other than tab, CR and LF, or bytes that are
-// not UTF-8), or -1.
+// not UTF-8), or -1. Eight bytes of printable ASCII are skipped at a time.
 func binaryAt(b []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
 	for i := 0; i < len(b); {
+		if i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			// No byte below 0x20, none with the high bit, none equal to 0x7f.
+			below := (x - 0x20*ones) & ^x & highs
+			del := ((x ^ 0x7f*ones) - ones) & ^(x ^ 0x7f*ones) & highs
+			if x&highs == 0 && below == 0 && del == 0 {
+				i += 8
+				continue
+			}
+		}
 		c := b[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
