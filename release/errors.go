@@ -64,15 +64,7 @@ type LoadError struct {
 func (e *LoadError) Error() string {
 	var b strings.Builder
 	b.WriteString("release: invalid catalog: ")
-	n := len(e.Problems)
-	if e.Omitted > 0 {
-		n = e.Omitted
-		for _, p := range e.Problems {
-			if !p.omits {
-				n++
-			}
-		}
-	}
+	n := e.Total()
 	if n == 1 {
 		b.WriteString("1 problem")
 	} else {
@@ -89,6 +81,18 @@ func (e *LoadError) Error() string {
 		b.WriteString(p.Error())
 	}
 	return b.String()
+}
+
+// Total is the number of problems found: those listed, and those Omitted
+// (not counting the Problems that say "and N more").
+func (e *LoadError) Total() int {
+	n := e.Omitted
+	for _, p := range e.Problems {
+		if !p.omits {
+			n++
+		}
+	}
+	return n
 }
 
 // Is reports whether target is ErrInvalidCatalog.

@@ -140,6 +140,7 @@ func TestLoadLargeMappingIsLinear(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	assert.Len(t, le.Problems, 101, "100 problems and one that counts the rest")
 	assert.Equal(t, 35_000-100, le.Omitted)
+	assert.Equal(t, 35_000, le.Total())
 	assert.Equal(t, "k.yaml:108: and 34900 more problems in this file, not listed (at most 100 per file are); fix the problems listed and load again", le.Problems[100].Error())
 	assert.True(t, strings.HasPrefix(err.Error(), "release: invalid catalog: 35000 problems (34900 not listed)\n"), "summary line of %.200s", err)
 }
