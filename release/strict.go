@@ -35,7 +35,7 @@ const (
 // use newDecoder. It is reused from document to document (start resets it)
 // so that decoding allocates only the values it builds.
 type decoder struct {
-	fields map[reflect.Type]*structInfo
+	infos []*structInfo // the few struct types: a slice beats a map keyed by reflect.Type
 	// Per document.
 	file string
 	base int // added to node lines: the line before the document's part of the file
@@ -63,7 +63,7 @@ type pathElem struct {
 }
 
 func newDecoder(ps *problems) *decoder {
-	return &decoder{fields: map[reflect.Type]*structInfo{}, seen: map[*yaml.Node]bool{}, ps: ps}
+	return &decoder{seen: map[*yaml.Node]bool{}, ps: ps}
 }
 
 // start prepares d for one document of file whose node lines are offset by
@@ -125,16 +125,19 @@ func (d *decoder) problems() int { return d.typeErrs + d.loose }
 
 // structInfo is what the decoder needs of a struct type: its YAML keys.
 type structInfo struct {
+	t     reflect.Type
 	index map[string]int // YAML key -> field number
 	names []string       // sorted YAML keys, for "known fields"
 	text  bool           // *T is an encoding.TextUnmarshaler: decoded from a scalar
 }
 
 func (d *decoder) structInfo(t reflect.Type) *structInfo {
-	if si, ok := d.fields[t]; ok {
-		return si
+	for _, si := range d.infos {
+		if si.t == t {
+			return si
+		}
 	}
-	si := &structInfo{index: map[string]int{}, text: reflect.PointerTo(t).Implements(textUnmarshaler)}
+	si := &structInfo{t: t, index: map[string]int{}, text: reflect.PointerTo(t).Implements(textUnmarshaler)}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
@@ -151,7 +154,7 @@ func (d *decoder) structInfo(t reflect.Type) *structInfo {
 		panic("release: internal error: " + t.String() + " has more than 64 fields")
 	}
 	slices.Sort(si.names)
-	d.fields[t] = si
+	d.infos = append(d.infos, si)
 	return si
 }
 
@@ -325,7 +328,7 @@ func parseInt(n *yaml.Node, bits int) (int64, error) {
 
 // isMerge reports whether k is the YAML merge key <<.
 func isMerge(k *yaml.Node) bool {
-	return k.Kind == yaml.ScalarNode && k.Tag == "!!merge"
+	return len(k.Value) == 2 && k.Tag == "!!merge"
 }
 
 // pairs calls fn for each key/value of mapping n, then for those of the
@@ -400,16 +403,6 @@ func (d *decoder) countAlias(n *yaml.Node) bool {
 	return false
 }
 
-// mergeKeys reports whether mapping n has a merge key.
-func mergeKeys(n *yaml.Node) bool {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if isMerge(n.Content[i]) {
-			return true
-		}
-	}
-	return false
-}
-
 func (d *decoder) structValue(n *yaml.Node, v reflect.Value) {
 	si := d.structInfo(v.Type())
 	if si.text {
@@ -423,13 +416,24 @@ func (d *decoder) structValue(n *yaml.Node, v reflect.Value) {
 		return
 	}
 	var set uint64
-	if !mergeKeys(n) {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			d.structField(si, v, &set, n.Content[i], n.Content[i+1], false)
+	merges := false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; isMerge(k) {
+			merges = true
+		} else {
+			d.structField(si, v, &set, k, n.Content[i+1], false)
 		}
-		return
 	}
-	d.pairs(n, false, func(k, val *yaml.Node, merged bool) { d.structField(si, v, &set, k, val, merged) })
+	if merges {
+		// The keys of n itself are set: merged ones fill only what is left.
+		d.merging = append(d.merging, n)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if isMerge(n.Content[i]) {
+				d.merge(n.Content[i+1], func(k, val *yaml.Node, merged bool) { d.structField(si, v, &set, k, val, merged) }, false)
+			}
+		}
+		d.merging = d.merging[:len(d.merging)-1]
+	}
 }
 
 func (d *decoder) structField(si *structInfo, v reflect.Value, set *uint64, k, val *yaml.Node, merged bool) {

@@ -238,13 +238,16 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(r.Source, path...) }
 	shipped := map[string]int{}
+	cvs := make([]*ComponentVersion, len(r.Components)) // resolved once
 	for i, ref := range r.Components {
 		if first, dup := shipped[ref.Name]; dup {
 			ps.add(at("components", i, "name").with(fmt.Sprintf("release %s ships component %s twice (also at components[%d])", r.Version, ref.Name, first), "keep one entry per component"))
 			continue
 		}
 		shipped[ref.Name] = i
-		if _, ok := c.Component(ref.Name, ref.Version); !ok {
+		cv, ok := c.Component(ref.Name, ref.Version)
+		cvs[i] = cv
+		if !ok {
 			if src, ok := broken[brokenKey{KindComponentVersion, ref.Name, ref.Version.Canonical()}]; ok {
 				ps.add(at("components", i, "version").with(
 					fmt.Sprintf("release %s ships %s %s, whose ComponentVersion (%s) is invalid", r.Version, ref.Name, ref.Version, src),
@@ -257,8 +260,8 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn *specNod
 		}
 	}
 	for i, ref := range r.Components {
-		cv, ok := c.Component(ref.Name, ref.Version)
-		if !ok || shipped[ref.Name] != i {
+		cv := cvs[i]
+		if cv == nil || shipped[ref.Name] != i {
 			continue
 		}
 		for k, d := range cv.Dependencies {

@@ -18,6 +18,9 @@ import (
 //
 // Cost: linear in the releases' components and dependencies.
 func validateCycles(c *Catalog, sn *specNodes, ps *problems) {
+	if !nameCycles(c) {
+		return // no release can have a cycle
+	}
 	type found struct {
 		walk     []*ComponentVersion
 		release  *Release
@@ -114,4 +117,37 @@ func validateCycles(c *Catalog, sn *specNodes, ps *problems) {
 			fmt.Sprintf("dependency cycle: %s (in release %s%s)", b.String(), f.release.Version, more),
 			"remove one of the dependencies on the cycle (each is in spec.dependencies of the component before it)"))
 	}
+}
+
+// nameCycles reports whether the graph of component names, with an edge
+// for every dependency any version declares, has a cycle. A release's
+// dependency graph is a subgraph of it, so when it has none, no release
+// has one, and the releases need not be checked one by one.
+func nameCycles(c *Catalog) bool {
+	index := map[string]int{}
+	var names []string
+	for i := range c.Components {
+		if _, ok := index[c.Components[i].Name]; !ok {
+			index[c.Components[i].Name] = len(names)
+			names = append(names, c.Components[i].Name)
+		}
+	}
+	succ := make([][]int, len(names))
+	for i := range c.Components {
+		cv := &c.Components[i]
+		from := index[cv.Name]
+		for _, d := range cv.Dependencies {
+			if j, ok := index[d]; ok && j != from {
+				succ[from] = append(succ[from], j)
+			}
+		}
+	}
+	off := make([]int, 1, len(names)+1)
+	var adj []int
+	for _, s := range succ {
+		slices.Sort(s)
+		adj = append(adj, slices.Compact(s)...)
+		off = append(off, len(adj))
+	}
+	return len(cycles.Find(off, adj, nil)) > 0
 }
