@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -69,7 +70,10 @@ func LoadDir(dir string) (*Catalog, error) {
 // the next line that starts with "---".
 //
 // Cost and limits: Load parses each document once and decodes it from the
-// parsed tree in one walk, so time and memory are linear in the input. A
+// parsed tree in one walk, so time and memory are linear in the input.
+// Files are read one at a time and parsed concurrently (at most
+// GOMAXPROCS at once); the result does not depend on the order parsing
+// ends in. A
 // document larger than 8 MiB, one whose aliases expand to more than 10,000
 // values, YAML nested deeper than 10,000 levels and binary data are
 // reported, not processed; at most 100 problems per file and 1,000 in all
@@ -78,8 +82,7 @@ func Load(fsys fs.FS) (*Catalog, error) {
 	var ps problems
 	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &ps, dec: newDecoder(&ps), names: map[kindName]Source{},
 		broken: map[brokenKey]Source{}, manifests: map[string]bool{}}
-	// Each file is parsed and its documents decoded before the next is
-	// read, so that only one file's node tree is alive at a time.
+	var files []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			ps.add(Problem{File: p, Message: err.Error()})
@@ -91,27 +94,15 @@ func Load(fsys fs.FS) (*Catalog, error) {
 			}
 			return nil
 		}
-		if d.IsDir() || !catalogFile(p) {
-			return nil
-		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			// Dropped below if the file is a manifest (reported where it is named).
-			ps.add(Problem{File: p, Message: err.Error()})
-			return nil
-		}
-		var syntax []Problem
-		for _, doc := range parseFile(p, data, &syntax) {
-			l.decode(doc)
-		}
-		for _, p := range syntax {
-			ps.add(p)
+		if !d.IsDir() && catalogFile(p) {
+			files = append(files, p)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("release: reading catalog: %w", err)
 	}
+	l.parseAndDecode(fsys, files)
 	l.dropManifests()
 	l.c.Releases, l.c.Components, l.c.Paths = l.releases.all(), l.components.all(), l.paths.all()
 	loadManifests(fsys, l.c, l.sn, &ps)
@@ -138,6 +129,81 @@ func (l *loader) dropManifests() {
 		if l.manifests[src.File] {
 			delete(l.broken, k)
 		}
+	}
+}
+
+// parsed is one catalog file, parsed; done is closed when it is.
+type parsed struct {
+	docs     []document
+	problems []Problem
+	panicked any
+	done     chan struct{}
+}
+
+// parseAndDecode reads the files, in order, on this goroutine (an fs.FS
+// need not be safe for concurrent use), parses each on a goroutine of its
+// own, at most GOMAXPROCS at a time, and decodes them in order on this
+// goroutine as they become ready, so the result does not depend on
+// scheduling. At most 2*GOMAXPROCS files are read and not yet decoded,
+// which bounds the node trees alive at once; a decoded file's tree is
+// garbage. A panic while parsing is raised again here.
+func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
+	workers := runtime.GOMAXPROCS(0)
+	sem := make(chan struct{}, workers)
+	jobs := make([]*parsed, len(files))
+	next := 0 // the next file to decode
+	decodeNext := func() {
+		j := jobs[next]
+		<-j.done
+		if j.panicked != nil {
+			panic(j.panicked)
+		}
+		for _, doc := range j.docs {
+			l.decode(doc)
+		}
+		for _, p := range j.problems {
+			l.ps.add(p)
+		}
+		jobs[next] = nil
+		next++
+	}
+	for i, name := range files {
+		for i-next >= 2*workers {
+			decodeNext()
+		}
+		j := &parsed{done: make(chan struct{})}
+		jobs[i] = j
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			// Dropped later if the file is a manifest (reported where it is named).
+			j.problems = []Problem{{File: name, Message: err.Error()}}
+			close(j.done)
+			continue
+		}
+		// Wait for a free worker, decoding what is ready meanwhile.
+		for acquired := false; !acquired; {
+			var ready chan struct{}
+			if next < i {
+				ready = jobs[next].done
+			}
+			select {
+			case sem <- struct{}{}:
+				acquired = true
+			case <-ready:
+				decodeNext()
+			}
+		}
+		go func() {
+			defer func() {
+				j.panicked = recover()
+				<-sem
+				close(j.done)
+			}()
+			j.docs = parseFile(name, data, &j.problems)
+		}()
+	}
+	for next < len(files) {
+		decodeNext()
 	}
 }
 
