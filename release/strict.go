@@ -121,8 +121,6 @@ func (d *decoder) emit(n *yaml.Node, msg func() string, fix string) {
 	}
 }
 
-func (d *decoder) problems() int { return d.typeErrs + d.loose }
-
 // structInfo is what the decoder needs of a struct type: its YAML keys.
 type structInfo struct {
 	t     reflect.Type
