@@ -202,21 +202,21 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value) {
 		if s, ok := d.scalar(n, t); ok {
 			ver, err := ParseVersion(s)
 			d.setParsed(n, err)
-			v.Set(reflect.ValueOf(ver))
+			*v.Addr().Interface().(*Version) = ver // no boxing of the value
 		}
 		return
 	case constraintType:
 		if s, ok := d.scalar(n, t); ok {
 			c, err := ParseConstraint(s)
 			d.setParsed(n, err)
-			v.Set(reflect.ValueOf(c))
+			*v.Addr().Interface().(*Constraint) = c // no boxing of the value
 		}
 		return
 	case durationType:
 		if s, ok := d.scalar(n, t); ok {
 			du, err := ParseDuration(s)
 			d.setParsed(n, err)
-			v.Set(reflect.ValueOf(du))
+			*v.Addr().Interface().(*Duration) = du // no boxing of the value
 		}
 		return
 	}
