@@ -333,7 +333,7 @@ func prefixProblems(err error, ref string) error {
 	if !errors.As(err, &le) {
 		return err
 	}
-	out := &release.LoadError{Problems: slices.Clone(le.Problems)}
+	out := &release.LoadError{Problems: slices.Clone(le.Problems), Omitted: le.Omitted}
 	for i := range out.Problems {
 		out.Problems[i].File = ref + ":" + out.Problems[i].File
 	}

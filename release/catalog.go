@@ -7,7 +7,9 @@ import (
 
 // Catalog is everything a catalog directory declares: releases, component
 // versions and upgrade paths, validated and indexed. Build one with Load (from
-// YAML) or NewCatalog (from values); both check the same rules.
+// YAML) or NewCatalog (from values); both check the same rules, except that
+// only Load refuses dependency cycles (NewCatalog leaves them to dag.Build,
+// which reports them with the same walk).
 //
 // Releases are sorted by track then version, Components by name then version,
 // Paths by track then name. A Catalog is read-only after construction and

@@ -163,9 +163,14 @@ func TestNewCatalogProblems(t *testing.T) {
 			[]string{"spec.compatibility[0].component: compatibility rule has no component; name the component the rule applies to"},
 		},
 		{
-			"compatibility for a component not shipped applies to nothing",
+			"compatibility for a component not shipped (a dangling reference)",
 			func(vs *values) { vs.releases[0].Compatibility[0].Component = "coredns" },
-			nil,
+			[]string{"spec.compatibility[0].component: compatibility rule on coredns, which release v26.06 does not ship; name a component the release ships: etcd, kubernetes-master"},
+		},
+		{
+			"compatibility for a misspelt component",
+			func(vs *values) { vs.releases[0].Compatibility[0].Component = "kubernetes-mastr" },
+			[]string{"spec.compatibility[0].component: compatibility rule on kubernetes-mastr, which release v26.06 does not ship; did you mean kubernetes-master?"},
 		},
 		{
 			"supports an unknown track",
@@ -181,6 +186,7 @@ func TestNewCatalogProblems(t *testing.T) {
 			"duplicate release version",
 			func(vs *values) { vs.releases[1].Version = v("26.6.0") },
 			[]string{
+				`spec.rules[0].from: rule upgrades from v26.03, which has no release; known releases: v26.06, 26.6.0; or make from a range, which may name versions without releases`,
 				"spec.version: release 26.6.0 is declared twice (v26.06 and 26.6.0 are the same version); remove one of the two Release documents",
 			},
 		},
@@ -195,7 +201,10 @@ func TestNewCatalogProblems(t *testing.T) {
 		{
 			"release without version",
 			func(vs *values) { vs.releases[1].Version = release.Version{} },
-			[]string{"spec: release has no version; set spec.version, e.g. v26.06"},
+			[]string{
+				"spec: release has no version; set spec.version, e.g. v26.06",
+				`spec.rules[0].from: rule upgrades from v26.03, which has no release; known releases: , v26.06; or make from a range, which may name versions without releases`,
+			},
 		},
 		{
 			"component without name and version",
@@ -270,7 +279,35 @@ func TestNewCatalogProblems(t *testing.T) {
 		{
 			"rule on a track without releases",
 			func(vs *values) { vs.paths[0].Track = "kubernetes" },
-			[]string{"spec.rules[0].to: rule upgrades to v26.06, which has no release on track kubernetes; add a Release document for it"},
+			[]string{
+				"spec.rules[0].from: rule upgrades from v26.03, which has no release on track kubernetes; add a Release document for it; or make from a range, which may name versions without releases",
+				"spec.rules[0].to: rule upgrades to v26.06, which has no release on track kubernetes; add a Release document for it",
+			},
+		},
+		{
+			"exact from without a release (a dangling reference)",
+			func(vs *values) { vs.paths[0].Rules[0].From = release.MustParseConstraint("v26.60") },
+			[]string{"spec.rules[0].from: rule upgrades from v26.60, which has no release; known releases: v26.03, v26.06; or make from a range, which may name versions without releases"},
+		},
+		{
+			"a range from needs no release",
+			func(vs *values) { vs.paths[0].Rules[0].From = release.MustParseConstraint(">= v26.01, < v26.06") },
+			nil,
+		},
+		{
+			"version listed twice with conflicting flags",
+			func(vs *values) {
+				yes := true
+				vs.paths[0].Versions = []release.VersionInfo{{Version: v("v26.06"), Installable: &yes}, {Version: v("26.6"), Installable: &no}}
+			},
+			[]string{"spec.versions[1].version: version 26.6 is listed twice with different flags (v26.06 and 26.6 are the same version); list each version once, with the flags it should have"},
+		},
+		{
+			"version listed twice with the same flags",
+			func(vs *values) {
+				vs.paths[0].Versions = []release.VersionInfo{{Version: v("v26.06"), Deprecated: "old"}, {Version: v("26.6"), Deprecated: "old"}}
+			},
+			nil,
 		},
 		{
 			"rule without from and to",

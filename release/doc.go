@@ -7,7 +7,8 @@
 // UpgradePaths (which version may upgrade to which, with blocked and
 // deprecated edges, risks and checks). [Load] reads a catalog directory
 // strictly and reports every problem at once with file:line, the field path
-// and a fix; [NewCatalog] applies the same rules to values built in code.
+// and a fix, dependency cycles included, in time and memory linear in the
+// input and bounded on hostile input (see Load for the limits); [NewCatalog] applies the same rules to values built in code.
 //
 // [Version] parses what users write (v26.06, v26.06-rc.2, 26.06.01, v1.34.1),
 // keeps the spelling for output and orders semantically. [Constraint] is a

@@ -1,9 +1,7 @@
 package release
 
 import (
-	"cmp"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -25,6 +23,8 @@ type Problem struct {
 	Message string `json:"message"`
 	// Fix says how to fix it ("" when the message says it all).
 	Fix string `json:"fix,omitempty"`
+
+	omits bool // the "and N more" summary of problems not listed
 }
 
 // Error is "file:line: field: message; fix".
@@ -54,23 +54,45 @@ func (p Problem) Error() string {
 // and message. It matches ErrInvalidCatalog.
 type LoadError struct {
 	Problems []Problem
+	// Omitted counts the problems found but not listed: Load lists at most
+	// 100 per file and 1,000 in all, and says "and N more" in a Problem of
+	// its own where it stops.
+	Omitted int
 }
 
 // Error prints one problem per line after a summary line.
 func (e *LoadError) Error() string {
 	var b strings.Builder
 	b.WriteString("release: invalid catalog: ")
-	if len(e.Problems) == 1 {
+	n := e.Total()
+	if n == 1 {
 		b.WriteString("1 problem")
 	} else {
-		b.WriteString(strconv.Itoa(len(e.Problems)))
+		b.WriteString(strconv.Itoa(n))
 		b.WriteString(" problems")
+	}
+	if e.Omitted > 0 {
+		b.WriteString(" (")
+		b.WriteString(strconv.Itoa(e.Omitted))
+		b.WriteString(" not listed)")
 	}
 	for _, p := range e.Problems {
 		b.WriteString("\n  ")
 		b.WriteString(p.Error())
 	}
 	return b.String()
+}
+
+// Total is the number of problems found: those listed, and those Omitted
+// (not counting the Problems that say "and N more").
+func (e *LoadError) Total() int {
+	n := e.Omitted
+	for _, p := range e.Problems {
+		if !p.omits {
+			n++
+		}
+	}
+	return n
 }
 
 // Is reports whether target is ErrInvalidCatalog.
@@ -83,26 +105,6 @@ func (e *LoadError) Unwrap() []error {
 		errs[i] = p
 	}
 	return errs
-}
-
-// problems collects Problems; its zero value is ready to use.
-type problems struct {
-	list []Problem
-}
-
-func (ps *problems) add(p Problem) { ps.list = append(ps.list, p) }
-
-// err sorts and deduplicates the problems and returns a *LoadError, or nil.
-func (ps *problems) err() error {
-	if len(ps.list) == 0 {
-		return nil
-	}
-	slices.SortStableFunc(ps.list, func(a, b Problem) int {
-		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line),
-			cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
-	})
-	ps.list = slices.Compact(ps.list)
-	return &LoadError{Problems: ps.list}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,17 @@ import (
 // loadTimeout bounds one Load in FuzzLoad. A catalog file of the fuzzer's
 // size loads in well under a millisecond; anything near this is a hang.
 const loadTimeout = 10 * time.Second
+
+// Per-input budget of FuzzLoad, for inputs under 1 MB: no Load may take
+// over a second (the bound), nor allocate more than
+// fuzzAllocBase plus fuzzAllocPerByte per input byte (parsing into
+// yaml.Node alone allocates about 26 per byte; a document's aliases may
+// add 10,000 decoded values).
+const (
+	fuzzMaxTime      = time.Second
+	fuzzAllocBase    = 32 << 20
+	fuzzAllocPerByte = 100
+)
 
 // manifestFS holds one manifest template that fuzzed ComponentVersions can
 // name. Its extension keeps Load from reading it as a catalog file.
@@ -117,25 +129,42 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("a: &a [*a]\n"))
 	f.Add([]byte("---\n- x\n---\nhello\n---\n~\n"))
 	f.Add([]byte(header + "kind: Release\nmetadata: {name: r}\nspec: &s {version: v1.0, components: *s}\n"))
+	f.Add([]byte(header + "kind: Release\nmetadata: {name: r}\nspec: &s {<<: *s, version: v1.0}\n"))
+	f.Add([]byte(header + "kind: Release\nmetadata: &m {name: r, <<: [*m, *m]}\nspec: {version: v1.0}\n---\n[\n---\n\x00\n"))
 
 	manifests := manifestFS()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys := maps.Clone(manifests)
 		fsys["catalog.yaml"] = &fstest.MapFile{Data: data}
 		type result struct {
-			c   *release.Catalog
-			err error
+			c       *release.Catalog
+			err     error
+			elapsed time.Duration
+			alloc   uint64
 		}
 		done := make(chan result, 1)
 		go func() {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			before, start := ms.TotalAlloc, time.Now()
 			c, err := release.Load(fsys)
-			done <- result{c, err}
+			elapsed := time.Since(start)
+			runtime.ReadMemStats(&ms)
+			done <- result{c, err, elapsed, ms.TotalAlloc - before}
 		}()
 		var r result
 		select {
 		case r = <-done:
 		case <-time.After(loadTimeout):
 			t.Fatalf("Load did not return within %v on a %d-byte catalog file", loadTimeout, len(data))
+		}
+		if len(data) < 1<<20 {
+			if r.elapsed > fuzzMaxTime {
+				t.Errorf("Load took %v on a %d-byte catalog file, want at most %v", r.elapsed, len(data), fuzzMaxTime)
+			}
+			if limit := uint64(fuzzAllocBase + fuzzAllocPerByte*len(data)); r.alloc > limit {
+				t.Errorf("Load allocated %d bytes on a %d-byte catalog file, want at most %d", r.alloc, len(data), limit)
+			}
 		}
 		checkLoadResult(t, r.c, r.err)
 	})

@@ -1,14 +1,13 @@
 package release
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
+	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -25,17 +24,12 @@ const (
 	KindUpgradePath      = "UpgradePath"
 )
 
-// document is one YAML document of a catalog file, before its spec is decoded.
-type document struct {
-	src  Source
-	node *yaml.Node // the document's mapping node
-}
-
+// envelope is a catalog document around its spec.
 type envelope struct {
-	APIVersion string    `yaml:"apiVersion"`
-	Kind       string    `yaml:"kind"`
-	Metadata   metadata  `yaml:"metadata"`
-	Spec       yaml.Node `yaml:"spec"`
+	APIVersion string     `yaml:"apiVersion"`
+	Kind       string     `yaml:"kind"`
+	Metadata   metadata   `yaml:"metadata"`
+	Spec       *yaml.Node `yaml:"spec"`
 }
 
 type metadata struct {
@@ -52,8 +46,10 @@ func LoadDir(dir string) (*Catalog, error) {
 	return Load(os.DirFS(dir))
 }
 
-// Load reads a catalog from every *.yaml and *.yml file of fsys, recursively,
-// in lexical order. A file may hold several documents; each is
+// Load reads a catalog from every *.yaml and *.yml file of fsys (the
+// extension in any case: .YAML too), recursively, in lexical order.
+// Directories and files whose name starts with "." (.git, .github, editor
+// files) are skipped. A file may hold several documents; each is
 // Kubernetes-style:
 //
 //	apiVersion: hopdag.io/v1alpha1
@@ -66,233 +62,302 @@ func LoadDir(dir string) (*Catalog, error) {
 // documents; Load reads them into Manifest.Template.
 //
 // Loading is strict: every unknown field, wrong type, invalid version or
-// constraint, duplicate, dangling reference and violated compatibility rule
-// is reported, all at once, as a *LoadError sorted by file and line, each
-// problem with file:line, the field path and a fix. Load does not follow
-// dependency chains, so a dependency cycle cannot make it hang; the dag
-// package reports cycles.
+// constraint, duplicate, dangling reference, violated compatibility rule
+// and dependency cycle is reported, all at once, as a *LoadError sorted by
+// file and line, each problem with file:line, the field path and a fix. A
+// problem in one field does not hide the others of its document, and a
+// syntax error does not hide the documents after it: checking resumes at
+// the next line that starts with "---".
+//
+// Cost and limits: Load parses each document once and decodes it from the
+// parsed tree in one walk, so time and memory are linear in the input.
+// Files are read one at a time and parsed concurrently (at most
+// GOMAXPROCS at once); the result does not depend on the order parsing
+// ends in. A
+// document larger than 8 MiB, one whose aliases expand to more than 10,000
+// values, YAML nested deeper than 10,000 levels and binary data are
+// reported, not processed; at most 100 problems per file and 1,000 in all
+// are listed, the rest counted ("and N more").
 func Load(fsys fs.FS) (*Catalog, error) {
 	var ps problems
-	type parsed struct {
-		name string
-		docs []document
-		err  *Problem
-	}
-	var files []parsed
+	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &ps, dec: newDecoder(&ps), names: map[kindName]Source{},
+		broken: map[brokenKey]Source{}, manifests: map[string]bool{}}
+	var files []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			ps.add(Problem{File: p, Message: err.Error()})
 			return nil
 		}
-		ext := path.Ext(p)
-		if d.IsDir() || (ext != ".yaml" && ext != ".yml") {
+		if p != "." && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
 			return nil
 		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			// Reported below unless the file is a manifest (reported where it is named).
-			files = append(files, parsed{p, nil, &Problem{File: p, Message: err.Error()}})
-			return nil
+		if !d.IsDir() && catalogFile(p) {
+			files = append(files, p)
 		}
-		docs, perr := parseFile(p, data)
-		files = append(files, parsed{p, docs, perr})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("release: reading catalog: %w", err)
 	}
-
-	var all []document
-	for _, f := range files {
-		all = append(all, f.docs...)
-	}
-	manifests := manifestFiles(all)
-	l := &loader{c: &Catalog{}, sn: specNodes{}, ps: &ps, names: map[kindName]Source{}, broken: map[brokenKey]Source{}}
-	for _, f := range files {
-		if manifests[f.name] {
-			continue
-		}
-		if f.err != nil {
-			ps.add(*f.err)
-		}
-		for _, d := range f.docs {
-			l.decode(d)
-		}
-	}
+	l.parseAndDecode(fsys, files)
+	l.dropManifests()
+	l.c.Releases, l.c.Components, l.c.Paths = l.releases.all(), l.components.all(), l.paths.all()
 	loadManifests(fsys, l.c, l.sn, &ps)
 	validate(l.c, l.sn, l.broken, &ps)
+	validateCycles(l.c, l.sn, &ps)
 	if err := ps.err(); err != nil {
 		return nil, err
 	}
 	return l.c, nil
 }
 
+// dropManifests forgets what the files that ComponentVersions name as
+// manifests gave: they are templates, not catalog documents (a Kubernetes
+// manifest decodes to "unknown apiVersion").
+func (l *loader) dropManifests() {
+	if len(l.manifests) == 0 {
+		return
+	}
+	l.ps.drop(l.manifests)
+	l.releases.filter(func(r *Release) bool { return !l.manifests[r.Source.File] })
+	l.components.filter(func(cv *ComponentVersion) bool { return !l.manifests[cv.Source.File] })
+	l.paths.filter(func(p *UpgradePath) bool { return !l.manifests[p.Source.File] })
+	for k, src := range l.broken {
+		if l.manifests[src.File] {
+			delete(l.broken, k)
+		}
+	}
+}
+
+// parsed is one catalog file, parsed; done is closed when it is.
+type parsed struct {
+	docs     []document
+	problems []Problem
+	panicked any
+	done     chan struct{}
+}
+
+// parseAndDecode reads the files, in order, on this goroutine (an fs.FS
+// need not be safe for concurrent use), parses each on a goroutine of its
+// own, at most GOMAXPROCS at a time, and decodes them in order on this
+// goroutine as they become ready, so the result does not depend on
+// scheduling. At most 2*GOMAXPROCS files are read and not yet decoded,
+// which bounds the node trees alive at once; a decoded file's tree is
+// garbage. A panic while parsing is raised again here.
+func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
+	workers := runtime.GOMAXPROCS(0)
+	sem := make(chan struct{}, workers)
+	jobs := make([]*parsed, len(files))
+	next := 0 // the next file to decode
+	decodeNext := func() {
+		j := jobs[next]
+		<-j.done
+		if j.panicked != nil {
+			panic(j.panicked)
+		}
+		for _, doc := range j.docs {
+			l.decode(doc)
+		}
+		for _, p := range j.problems {
+			l.ps.add(p)
+		}
+		jobs[next] = nil
+		next++
+	}
+	for i, name := range files {
+		for i-next >= 2*workers {
+			decodeNext()
+		}
+		j := &parsed{done: make(chan struct{})}
+		jobs[i] = j
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			// Dropped later if the file is a manifest (reported where it is named).
+			j.problems = []Problem{{File: name, Message: err.Error()}}
+			close(j.done)
+			continue
+		}
+		// Wait for a free worker, decoding what is ready meanwhile.
+		for acquired := false; !acquired; {
+			var ready chan struct{}
+			if next < i {
+				ready = jobs[next].done
+			}
+			select {
+			case sem <- struct{}{}:
+				acquired = true
+			case <-ready:
+				decodeNext()
+			}
+		}
+		go func() {
+			defer func() {
+				j.panicked = recover()
+				<-sem
+				close(j.done)
+			}()
+			j.docs = parseFile(name, data, &j.problems)
+		}()
+	}
+	for next < len(files) {
+		decodeNext()
+	}
+}
+
+// catalogFile reports whether the file at p holds catalog YAML: its
+// extension is .yaml or .yml, in any case.
+func catalogFile(p string) bool {
+	ext := strings.ToLower(path.Ext(p))
+	return ext == ".yaml" || ext == ".yml"
+}
+
 // loader holds what decoding the documents of a catalog accumulates.
 type loader struct {
 	c     *Catalog
-	sn    specNodes
+	sn    *specNodes
 	ps    *problems
+	dec   *decoder
 	names map[kindName]Source // first document of each kind and name
 	// broken holds the Release and ComponentVersion documents that could
 	// not be decoded, by the version they declare.
 	broken map[brokenKey]Source
+	// manifests holds the cleaned paths ComponentVersions name in
+	// spec.manifests[].file.
+	manifests map[string]bool
+	// The decoded documents, in chunks (appending to one slice of large
+	// structs would copy them again and again).
+	releases   chunked[Release]
+	components chunked[ComponentVersion]
+	paths      chunked[UpgradePath]
 }
 
 // noteBroken records a document that did not decode under the track or
-// component name and version it declares, when those can be read.
-func (l *loader) noteBroken(kind string, spec *yaml.Node, nameKey string, src Source) {
-	vn := find(spec, "version")
-	if vn == nil || vn.Kind != yaml.ScalarNode {
-		return
-	}
-	v, err := ParseVersion(vn.Value)
-	if err != nil {
-		return
-	}
-	name := ""
-	if n := find(spec, nameKey); n != nil && n.Kind == yaml.ScalarNode {
-		name = n.Value
-	}
-	l.broken[brokenKey{kind, name, v.Canonical()}] = src
-}
-
-var yamlLine = regexp.MustCompile(`line (\d+)`)
-
-// parseFile splits a file into YAML documents. A syntax error ends the file:
-// the documents before it are kept.
-func parseFile(name string, data []byte) ([]document, *Problem) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []document
-	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			p := &Problem{File: name, Message: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "), Fix: "fix the YAML syntax"}
-			if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-				p.Line, _ = strconv.Atoi(m[1])
-				p.Message = "invalid YAML: " + strings.TrimPrefix(yamlLine.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), ""), ": ")
-			}
-			return docs, p
-		}
-		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
-			continue // an empty document between "---" separators
-		}
-		docs = append(docs, document{src: Source{File: name, Line: n.Content[0].Line}, node: n.Content[0]})
+// component name and version it declares, when those could be read.
+func (l *loader) noteBroken(kind, name string, v Version, src Source) {
+	if !v.IsZero() {
+		l.broken[brokenKey{kind, name, v.Canonical()}] = src
 	}
 }
 
-// manifestFiles returns the cleaned paths that ComponentVersion documents
-// name as manifest files.
-func manifestFiles(docs []document) map[string]bool {
-	out := map[string]bool{}
-	for _, d := range docs {
-		if k := find(d.node, "kind"); k == nil || k.Value != KindComponentVersion {
-			continue
-		}
-		ms := find(d.node, "spec", "manifests")
-		if ms == nil || ms.Kind != yaml.SequenceNode {
-			continue
-		}
-		for _, m := range ms.Content {
-			if f := find(m, "file"); f != nil && f.Kind == yaml.ScalarNode && f.Value != "" {
-				out[path.Clean(f.Value)] = true
-			}
-		}
-	}
-	return out
-}
-
-func (l *loader) decode(d document) {
-	c, sn, ps := l.c, l.sn, l.ps
+// decode decodes one document into the catalog. A document whose spec
+// has wrong-typed values is reported and left out (noted as broken); one
+// whose only problems are unknown or repeated fields joins the catalog, so
+// that a typo in one document does not also make every reference to it
+// look dangling. The load fails either way.
+func (l *loader) decode(doc document) {
+	ps, d := l.ps, l.dec
 	report := func(line int, field, msg, fix string) {
-		ps.add(Problem{File: d.src.File, Line: line, Field: field, Message: msg, Fix: fix})
+		ps.add(Problem{File: doc.src.File, Line: line, Field: field, Message: msg, Fix: fix})
 	}
-	if d.node.Kind != yaml.MappingNode {
-		report(d.src.Line, "", fmt.Sprintf("a catalog document must be a mapping, got %s", kindWord(d.node)),
+	line := func(n *yaml.Node) int { return doc.base + n.Line }
+	if doc.node.Kind != yaml.MappingNode {
+		report(doc.src.Line, "", fmt.Sprintf("a catalog document must be a mapping, got %s", kindWord(doc.node)),
 			"start it with apiVersion: "+APIVersion+" and kind: Release, ComponentVersion or UpgradePath")
 		return
 	}
 	// Another apiVersion is another schema: say so, and nothing about its
 	// fields. A Kubernetes manifest that no ComponentVersion names lands here.
-	if n := find(d.node, "apiVersion"); n != nil && n.Kind == yaml.ScalarNode && n.Value != "" && n.Value != APIVersion {
+	if n := find(doc.node, "apiVersion"); n != nil && n.Kind == yaml.ScalarNode && n.Value != "" && n.Value != APIVersion {
 		fix := "use apiVersion: " + APIVersion
 		if !strings.HasPrefix(n.Value, "hopdag.io/") {
 			fix = "catalog documents have apiVersion: " + APIVersion + "; if this file is a manifest, name it in a ComponentVersion's spec.manifests[].file"
 		}
-		report(n.Line, "apiVersion", fmt.Sprintf("unknown apiVersion %q", n.Value), fix)
+		report(line(n), "apiVersion", fmt.Sprintf("unknown apiVersion %q", n.Value), fix)
 		return
 	}
+	d.start(doc.src.File, doc.base)
 	var env envelope
-	if !decodeStrict(d.node, &env, "", report) {
-		// The envelope's problems are reported. If it still decodes (say,
-		// an unknown metadata field), go on and check the spec too, so that
-		// one run reports every problem of the document.
-		if d.node.Decode(&env) != nil {
+	d.decode(doc.node, reflect.ValueOf(&env).Elem())
+	if env.APIVersion == "" && unset(find(doc.node, "apiVersion")) {
+		report(doc.src.Line, "apiVersion", "missing apiVersion", "add apiVersion: "+APIVersion)
+		return
+	}
+	if md := find(doc.node, "metadata"); env.Metadata.Name == "" && (md == nil || md.Kind == yaml.MappingNode) && unset(find(md, "name")) {
+		report(doc.src.Line, "metadata.name", "missing metadata.name", "name the document, e.g. metadata: {name: etcd-v3.5.21}")
+	}
+	spec := env.Spec
+	switch env.Kind {
+	case KindRelease, KindComponentVersion, KindUpgradePath:
+		if spec == nil {
+			report(doc.src.Line, "spec", "missing spec", "add the "+env.Kind+" spec")
 			return
 		}
-	}
-	if env.APIVersion == "" {
-		report(d.src.Line, "apiVersion", "missing apiVersion", "add apiVersion: "+APIVersion)
-		return
-	}
-	if env.Metadata.Name == "" {
-		report(d.src.Line, "metadata.name", "missing metadata.name", "name the document, e.g. metadata: {name: etcd-v3.5.21}")
-	}
-	// A spec whose only problems are unknown fields (reported by
-	// decodeStrict) still decodes leniently and joins the catalog, so that a
-	// typo in one document does not also make every reference to it look
-	// dangling. The load fails either way.
-	spec := &env.Spec
-	if spec.Kind == 0 {
-		report(d.src.Line, "spec", "missing spec", "add the "+env.Kind+" spec")
-		return
-	}
-	switch env.Kind {
-	case KindRelease:
-		var r Release
-		if decodeStrict(spec, &r, "spec", report) || spec.Decode(&r) == nil {
-			r.Name, r.Source = env.Metadata.Name, d.src
-			c.Releases = append(c.Releases, r)
-			sn[d.src] = spec
-		} else {
-			l.noteBroken(KindRelease, spec, "track", d.src)
-		}
-	case KindComponentVersion:
-		var cv ComponentVersion
-		if decodeStrict(spec, &cv, "spec", report) || spec.Decode(&cv) == nil {
-			cv.Source = d.src
-			c.Components = append(c.Components, cv)
-			sn[d.src] = spec
-		} else {
-			l.noteBroken(KindComponentVersion, spec, "name", d.src)
-		}
-	case KindUpgradePath:
-		var p UpgradePath
-		if decodeStrict(spec, &p, "spec", report) || spec.Decode(&p) == nil {
-			p.Name, p.Source = env.Metadata.Name, d.src
-			for i := range p.Rules {
-				p.Rules[i].Source = Source{File: d.src.File, Line: find(spec, "rules", i).Line}
-			}
-			c.Paths = append(c.Paths, p)
-			sn[d.src] = spec
-		}
 	case "":
-		report(d.src.Line, "kind", "missing kind", "add kind: Release, ComponentVersion or UpgradePath")
+		if unset(find(doc.node, "kind")) {
+			report(doc.src.Line, "kind", "missing kind", "add kind: Release, ComponentVersion or UpgradePath")
+		}
 		return
 	default:
-		report(find(d.node, "kind").Line, "kind", fmt.Sprintf("unknown kind %q", env.Kind), "use Release, ComponentVersion or UpgradePath")
+		report(line(find(doc.node, "kind")), "kind", fmt.Sprintf("unknown kind %q", env.Kind), "use Release, ComponentVersion or UpgradePath")
 		return
 	}
+	before := d.typeErrs
+	d.push("spec")
+	switch env.Kind {
+	case KindRelease:
+		r := l.releases.next()
+		d.decode(spec, reflect.ValueOf(r).Elem())
+		if d.typeErrs > before {
+			l.noteBroken(KindRelease, r.Track, r.Version, doc.src)
+			l.releases.undo()
+			break
+		}
+		r.Name, r.Source = env.Metadata.Name, doc.src
+	case KindComponentVersion:
+		cv := l.components.next()
+		d.decode(spec, reflect.ValueOf(cv).Elem())
+		l.noteManifests(spec)
+		if d.typeErrs > before {
+			l.noteBroken(KindComponentVersion, cv.Name, cv.Version, doc.src)
+			l.components.undo()
+			break
+		}
+		cv.Source = doc.src
+	case KindUpgradePath:
+		p := l.paths.next()
+		d.decode(spec, reflect.ValueOf(p).Elem())
+		if d.typeErrs > before {
+			l.paths.undo()
+			break
+		}
+		p.Name, p.Source = env.Metadata.Name, doc.src
+		for i := range p.Rules {
+			p.Rules[i].Source = Source{File: doc.src.File, Line: doc.src.Line}
+			if n := find(spec, "rules", i); n != nil {
+				p.Rules[i].Source.Line = line(n)
+			}
+		}
+	}
+	d.pop()
+	l.sn.raw[doc.src] = rawDoc{doc.text, doc.textBase}
 	if env.Metadata.Name != "" {
 		k := kindName{env.Kind, env.Metadata.Name}
 		if first, dup := l.names[k]; dup {
-			report(find(d.node, "metadata", "name").Line, "metadata.name",
+			report(line(find(doc.node, "metadata", "name")), "metadata.name",
 				fmt.Sprintf("duplicate %s %q (first at %s)", env.Kind, env.Metadata.Name, first), "give each document its own name")
 		} else {
-			l.names[k] = d.src
+			l.names[k] = doc.src
+		}
+	}
+}
+
+// unset reports whether a required scalar is missing or empty (a value of
+// another shape is reported as a wrong type instead).
+func unset(n *yaml.Node) bool { return n == nil || n.Kind == yaml.ScalarNode }
+
+// noteManifests records the files a ComponentVersion's spec names as
+// manifests, whether or not the spec decodes.
+func (l *loader) noteManifests(spec *yaml.Node) {
+	ms := find(spec, "manifests")
+	if ms == nil || ms.Kind != yaml.SequenceNode {
+		return
+	}
+	for _, m := range ms.Content {
+		if f := find(m, "file"); f != nil && f.Kind == yaml.ScalarNode && f.Value != "" {
+			l.manifests[path.Clean(f.Value)] = true
 		}
 	}
 }
@@ -301,7 +366,7 @@ type kindName struct{ kind, name string }
 
 // loadManifests reads each manifest file into its Template. Each file is read
 // once: versions that share a file share its text (strings are immutable).
-func loadManifests(fsys fs.FS, c *Catalog, sn specNodes, ps *problems) {
+func loadManifests(fsys fs.FS, c *Catalog, sn *specNodes, ps *problems) {
 	type read struct {
 		data string
 		err  error

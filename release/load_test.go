@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -302,16 +303,20 @@ func TestLoadFiles(t *testing.T) {
 	fsys := fstest.MapFS{
 		// Empty documents, comments and a leading "---" are fine.
 		"a/b/deep.yaml": {Data: []byte("# comment only\n---\n---\n" + etcd + "---\n")},
-		"release.YAML":  {Data: []byte("not: [a catalog")}, // only .yaml and .yml
-		"notes.txt":     {Data: []byte("not: [a catalog")},
-		"empty.yaml":    {Data: nil},
-		"nulls.yml":     {Data: []byte("~\n---\nnull\n")},
-		"r.yml":         {Data: []byte(doc("Release", "r", "  version: v1.0\n  components: [{name: etcd, version: 3.5.21}]\n"))},
-		"x.yaml/inner":  {Data: []byte("a directory named x.yaml is not a file")},
+		// .yaml and .yml in any case; hidden files and directories are skipped.
+		"release.YAML":             {Data: []byte(doc("Release", "r2", "  version: v2.0\n  components: [{name: etcd, version: 3.5.21}]\n"))},
+		".github/workflows/ci.yml": {Data: []byte("on: [push")},
+		"a/.hidden/x.yaml":         {Data: []byte("not: [a catalog")},
+		".x.yaml":                  {Data: []byte("not: [a catalog")},
+		"notes.txt":                {Data: []byte("not: [a catalog")},
+		"empty.yaml":               {Data: nil},
+		"nulls.yml":                {Data: []byte("~\n---\nnull\n")},
+		"r.yml":                    {Data: []byte(doc("Release", "r", "  version: v1.0\n  components: [{name: etcd, version: 3.5.21}]\n"))},
+		"x.yaml/inner":             {Data: []byte("a directory named x.yaml is not a file")},
 	}
 	c, err := release.Load(fsys)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"v1.0"}, originals(c.Versions()))
+	assert.Equal(t, []string{"v1.0", "v2.0"}, originals(c.Versions()))
 	cv, ok := c.Component("etcd", v("v3.5.21"))
 	require.True(t, ok)
 	assert.Equal(t, release.Source{File: "a/b/deep.yaml", Line: 4}, cv.Source)
@@ -366,16 +371,69 @@ func TestLoadTracks(t *testing.T) {
 
 // TestLoadDependencyCycle: cycles are the dag package's to report; the
 // loader must load them without hanging.
+// TestLoadDependencyCycle: validate (Load) reports every cycle of every
+// release's component dependencies, with the file:line of each
+// ComponentVersion on it, in the rotation dag.Build uses.
 func TestLoadDependencyCycle(t *testing.T) {
-	fsys := fstest.MapFS{"c.yaml": {Data: []byte(strings.Join([]string{
-		doc("ComponentVersion", "a", "  name: a\n  version: v1.0\n  handler: a\n  dependencies: [b]\n"),
-		doc("ComponentVersion", "b", "  name: b\n  version: v1.0\n  handler: b\n  dependencies: [c]\n"),
-		doc("ComponentVersion", "c", "  name: c\n  version: v1.0\n  handler: c\n  dependencies: [a]\n"),
-		doc("Release", "r", "  version: v1.0\n  components: [{name: a, version: v1.0}, {name: b, version: v1.0}, {name: c, version: v1.0}]\n"),
-	}, "---\n"))}}
-	c, err := release.Load(fsys)
-	require.NoError(t, err)
-	assert.Len(t, c.Components, 3)
+	cv := func(name string, deps ...string) string {
+		return doc("ComponentVersion", name, "  name: "+name+"\n  version: v1.0\n  handler: "+name+"\n  dependencies: ["+strings.Join(deps, ", ")+"]\n")
+	}
+	ship := func(version string, names ...string) string {
+		var refs []string
+		for _, n := range names {
+			refs = append(refs, "{name: "+n+", version: v1.0}")
+		}
+		return doc("Release", "r"+version, "  version: "+version+"\n  components: ["+strings.Join(refs, ", ")+"]\n")
+	}
+	fsys := fstest.MapFS{
+		"c.yaml": {Data: []byte(strings.Join([]string{cv("y", "x"), cv("x", "y"), cv("q", "r"), cv("r", "p"), cv("p", "q"), cv("ok", "x")}, "---\n"))},
+		"r.yaml": {Data: []byte(ship("v1.0", "x", "y", "p", "q", "r", "ok") + "---\n" + ship("v2.0", "x", "y", "ok"))},
+	}
+	_, err := release.Load(fsys)
+	require.Error(t, err)
+	assert.Equal(t, `release: invalid catalog: 2 problems
+  c.yaml:19: spec.dependencies[0]: dependency cycle: x v1.0 (c.yaml:11) -> y v1.0 (c.yaml:1) -> x v1.0 (c.yaml:11) (in release v1.0 and 1 more release); remove one of the dependencies on the cycle (each is in spec.dependencies of the component before it)
+  c.yaml:49: spec.dependencies[0]: dependency cycle: p v1.0 (c.yaml:41) -> q v1.0 (c.yaml:21) -> r v1.0 (c.yaml:31) -> p v1.0 (c.yaml:41) (in release v1.0); remove one of the dependencies on the cycle (each is in spec.dependencies of the component before it)`, err.Error())
+}
+
+// TestLoadCycleMatchesPlan: the walk Load reports for a cycle is the one
+// dag.Build (plan) reports for the same release: both come from
+// internal/cycles over the components in name order. NewCatalog leaves
+// cycles to dag, so the same values built in code reach dag.Build.
+func TestLoadCycleMatchesPlan(t *testing.T) {
+	deps := map[string][]string{"m": {"z", "q"}, "q": {"m"}, "z": {"q", "m"}, "a": {"m"}, "k": {"l"}, "l": {"k"}}
+	var cvs []release.ComponentVersion
+	var refs []release.ComponentRef
+	var files []string
+	for _, name := range []string{"a", "k", "l", "m", "q", "z"} {
+		cvs = append(cvs, release.ComponentVersion{Name: name, Version: v("v1.0"), Handler: name, Dependencies: deps[name]})
+		refs = append(refs, release.ComponentRef{Name: name, Version: v("v1.0")})
+		files = append(files, doc("ComponentVersion", name, "  name: "+name+"\n  version: v1.0\n  handler: "+name+"\n  dependencies: ["+strings.Join(deps[name], ", ")+"]\n"))
+	}
+	r := release.Release{Version: v("v1.0"), Components: refs}
+	c, err := release.NewCatalog([]release.Release{r}, cvs, nil)
+	require.NoError(t, err, "NewCatalog checks no cycles: dag.Build reports them")
+	rel, _ := c.Release(v("v1.0"))
+	_, err = dag.Build(c, nil, rel)
+	var ce *dag.CycleError
+	require.ErrorAs(t, err, &ce)
+
+	files = append(files, doc("Release", "r", "  version: v1.0\n  components: [{name: a, version: v1.0}, {name: k, version: v1.0}, {name: l, version: v1.0}, {name: m, version: v1.0}, {name: q, version: v1.0}, {name: z, version: v1.0}]\n"))
+	_, err = release.Load(fstest.MapFS{"c.yaml": {Data: []byte(strings.Join(files, "---\n"))}})
+	var le *release.LoadError
+	require.ErrorAs(t, err, &le)
+	var got [][]string
+	for _, p := range le.Problems {
+		walk, ok := strings.CutPrefix(p.Message, "dependency cycle: ")
+		require.True(t, ok, "problem %v is not a cycle", p)
+		walk, _, _ = strings.Cut(walk, " (in release")
+		var names []string
+		for _, step := range strings.Split(walk, " -> ") {
+			names = append(names, strings.Fields(step)[0])
+		}
+		got = append(got, names)
+	}
+	assert.Equal(t, ce.Cycles, got, "Load's cycles (-dag.Build's +Load's)")
 }
 
 // TestLoadAliasesStayCheap: a small file of aliases to lists of aliases must
@@ -396,7 +454,7 @@ func TestLoadAliasesStayCheap(t *testing.T) {
 	_, err := release.Load(fstest.MapFS{"a.yaml": {Data: []byte(b.String())}})
 	elapsed := time.Since(start)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "excessive aliasing")
+	assert.Contains(t, err.Error(), "aliases expand to more than 10000 values in this document (the limit)")
 	assert.Less(t, elapsed, time.Minute, "Load of a %d-byte file of aliases", b.Len())
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,164 +11,131 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// strict decoding: yaml.v3's KnownFields option reports "field x not found in
-// type y" without the field's path, and stops at the first document. The
-// walker below checks a node tree against the Go type it will decode into,
-// reporting every unknown field and wrong type with its path and line; only
-// then is the node decoded.
+// Strict decoding. yaml.v3's own decoding (Node.Decode, Decoder.Decode into
+// a struct) stops at the first type error of a document, reports unknown
+// fields without their path, and checks mapping keys for duplicates by
+// comparing every pair: a mapping of n keys costs n^2 (a 2 MB params map
+// took seconds, 50 MB hours). The decoder below never calls it: it fills Go
+// values straight from the yaml.Node tree of a document, in one walk that
+// is linear in the tree (plus at most maxAliasNodes values reached through
+// aliases), and reports every unknown field, repeated key and wrong type
+// with its path and line. A problem in one field never stops the others
+// from being decoded and checked.
 
-var (
-	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
-	linePrefix      = regexp.MustCompile(`^(yaml: )?line (\d+): `)
+// Limits on hostile input. None is reached by a realistic catalog; each
+// problem names the limit.
+const (
+	// maxAliasNodes bounds the values one document may decode through
+	// aliases, so that aliases to lists of aliases cannot multiply the work
+	// (a "billion laughs" document).
+	maxAliasNodes = 10_000
 )
 
-// decodeStrict checks n against the type of out, then decodes it. It reports
-// problems through report and returns false when there were any.
-func decodeStrict(n *yaml.Node, out any, field string, report func(line int, field, msg, fix string)) bool {
-	w := &walker{anchors: map[anchorUse]bool{}, fields: map[reflect.Type]map[string]reflect.StructField{}, report: report}
-	w.check(n, reflect.TypeOf(out).Elem(), field)
-	if w.problems > 0 {
-		return false
-	}
-	if err := n.Decode(out); err != nil {
-		line, msg := n.Line, err.Error()
-		if m := linePrefix.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[2])
-			msg = msg[len(m[0]):]
-		}
-		report(line, field, strings.TrimPrefix(msg, "release: "), "")
-		return false
-	}
-	return true
+// decoder decodes the documents of one Load. Its zero value is not ready:
+// use newDecoder. It is reused from document to document (start resets it)
+// so that decoding allocates only the values it builds.
+type decoder struct {
+	infos []*structInfo // the few struct types: a slice beats a map keyed by reflect.Type
+	// Per document.
+	file string
+	base int // added to node lines: the line before the document's part of the file
+	ps   *problems
+	// path is the field path of the value being decoded, rendered only when
+	// a problem is reported.
+	path []pathElem
+	// typeErrs counts problems that leave a value unusable (wrong type,
+	// invalid version); loose counts unknown and repeated fields, after
+	// which the document still decodes.
+	typeErrs, loose int
+	// Aliases: aliasDepth > 0 while decoding through an alias; aliasNodes
+	// counts the values decoded so; seen holds the anchored nodes already
+	// decoded once, whose problems are reported only the first time (where
+	// they are written), and mute > 0 while decoding one of them again.
+	aliasDepth, aliasNodes, mute int
+	seen                         map[*yaml.Node]bool
+	overAliases                  bool
+	merging                      []*yaml.Node // the mappings whose merge keys are being followed
 }
 
-// anchorUse is an anchored node checked against a Go type.
-type anchorUse struct {
-	n *yaml.Node
-	t reflect.Type
+type pathElem struct {
+	key   string
+	index int // used when key == "" (a list index)
 }
 
-// walker checks one document. An anchored node is checked once per Go type
-// (anchors): walking it again for every alias that names it would let a small
-// file of aliases to lists of aliases cost N^2 or more. fields caches each
-// struct type's YAML keys.
-type walker struct {
-	anchors  map[anchorUse]bool
-	fields   map[reflect.Type]map[string]reflect.StructField
-	report   func(line int, field, msg, fix string)
-	problems int
+func newDecoder(ps *problems) *decoder {
+	return &decoder{seen: map[*yaml.Node]bool{}, ps: ps}
 }
 
-func (w *walker) problem(line int, field, msg, fix string) {
-	w.problems++
-	w.report(line, field, msg, fix)
+// start prepares d for one document of file whose node lines are offset by
+// base.
+func (d *decoder) start(file string, base int) {
+	d.file, d.base = file, base
+	d.path = d.path[:0]
+	d.typeErrs, d.loose = 0, 0
+	d.aliasDepth, d.aliasNodes, d.mute = 0, 0, 0
+	d.overAliases = false
+	d.merging = d.merging[:0]
+	clear(d.seen)
 }
 
-// check walks n against t.
-func (w *walker) check(n *yaml.Node, t reflect.Type, field string) {
-	anchors := w.anchors
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
+func (d *decoder) push(key string) { d.path = append(d.path, pathElem{key: key}) }
+func (d *decoder) pushIndex(i int) { d.path = append(d.path, pathElem{index: i}) }
+func (d *decoder) pop()            { d.path = d.path[:len(d.path)-1] }
+
+// field renders the current path, e.g. "spec.components[2].version".
+func (d *decoder) field() string {
+	var b strings.Builder
+	for _, e := range d.path {
+		if e.key == "" {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(e.index))
+			b.WriteByte(']')
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(e.key)
 	}
-	if n.Anchor != "" {
-		if anchors[anchorUse{n, t}] {
-			return
-		}
-		anchors[anchorUse{n, t}] = true
-	}
-	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-		n = n.Content[0]
-	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return // an empty value decodes to the zero value
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == reflect.TypeFor[yaml.Node]() {
-		return // decoded later, by the caller
-	}
-	if reflect.PointerTo(t).Implements(textUnmarshaler) {
-		if n.Kind != yaml.ScalarNode {
-			w.problem(n.Line, field, fmt.Sprintf("want a single value (%s), got %s", typeWord(t), kindWord(n)), "")
-			return
-		}
-		u := reflect.New(t).Interface().(encoding.TextUnmarshaler)
-		if err := u.UnmarshalText([]byte(n.Value)); err != nil {
-			w.problem(n.Line, field, strings.TrimPrefix(err.Error(), "release: "), "")
-		}
-		return
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			w.problem(n.Line, field, fmt.Sprintf("want a mapping, got %s", kindWord(n)), "")
-			return
-		}
-		fields, ok := w.fields[t]
-		if !ok {
-			fields = yamlFields(t)
-			w.fields[t] = fields
-		}
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			sub := join(field, k.Value)
-			if seen[k.Value] {
-				w.problem(k.Line, sub, "field given twice", "remove one of them")
-				continue
-			}
-			seen[k.Value] = true
-			f, ok := fields[k.Value]
-			if !ok {
-				w.problem(k.Line, sub, "unknown field", fixUnknown(k.Value, fields))
-				continue
-			}
-			w.check(v, f.Type, sub)
-		}
-	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			w.problem(n.Line, field, fmt.Sprintf("want a mapping, got %s", kindWord(n)), "")
-			return
-		}
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			sub := join(field, k.Value)
-			if seen[k.Value] {
-				w.problem(k.Line, sub, "key given twice", "remove one of them")
-				continue
-			}
-			seen[k.Value] = true
-			w.check(v, t.Elem(), sub)
-		}
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			w.problem(n.Line, field, fmt.Sprintf("want a list, got %s", kindWord(n)), "write it as a YAML list (- item)")
-			return
-		}
-		for i, item := range n.Content {
-			w.check(item, t.Elem(), fmt.Sprintf("%s[%d]", field, i))
-		}
-	case reflect.String:
-		if n.Kind != yaml.ScalarNode {
-			w.problem(n.Line, field, fmt.Sprintf("want a string, got %s", kindWord(n)), "")
-		}
-	case reflect.Bool:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			w.problem(n.Line, field, fmt.Sprintf("want true or false, got %s", kindWord(n)), "")
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			w.problem(n.Line, field, fmt.Sprintf("want a whole number, got %s", kindWord(n)), "")
-		}
+	return b.String()
+}
+
+// typeErr reports a problem that makes the value unusable; msg is built
+// only when the problem is shown.
+func (d *decoder) typeErr(n *yaml.Node, msg func() string, fix string) {
+	d.typeErrs++
+	d.emit(n, msg, fix)
+}
+
+// looseErr reports an unknown or repeated field.
+func (d *decoder) looseErr(n *yaml.Node, msg func() string, fix func() string) {
+	d.loose++
+	if d.mute == 0 && d.ps.room(d.file, d.base+n.Line) {
+		d.ps.add(Problem{File: d.file, Line: d.base + n.Line, Field: d.field(), Message: msg(), Fix: fix()})
 	}
 }
 
-// yamlFields maps a struct's YAML keys to its fields; fields tagged "-" are
-// not settable from YAML.
-func yamlFields(t reflect.Type) map[string]reflect.StructField {
-	fields := map[string]reflect.StructField{}
+func (d *decoder) emit(n *yaml.Node, msg func() string, fix string) {
+	if d.mute == 0 && d.ps.room(d.file, d.base+n.Line) {
+		d.ps.add(Problem{File: d.file, Line: d.base + n.Line, Field: d.field(), Message: msg(), Fix: fix})
+	}
+}
+
+// structInfo is what the decoder needs of a struct type: its YAML keys.
+type structInfo struct {
+	t     reflect.Type
+	index map[string]int // YAML key -> field number
+	names []string       // sorted YAML keys, for "known fields"
+	text  bool           // *T is an encoding.TextUnmarshaler: decoded from a scalar
+}
+
+func (d *decoder) structInfo(t reflect.Type) *structInfo {
+	for _, si := range d.infos {
+		if si.t == t {
+			return si
+		}
+	}
+	si := &structInfo{t: t, index: map[string]int{}, text: reflect.PointerTo(t).Implements(textUnmarshaler)}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
@@ -179,31 +145,411 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		fields[name] = f
+		si.index[name] = i
+		si.names = append(si.names, name)
 	}
-	return fields
+	if t.NumField() > 64 {
+		panic("release: internal error: " + t.String() + " has more than 64 fields")
+	}
+	slices.Sort(si.names)
+	d.infos = append(d.infos, si)
+	return si
 }
 
-func fixUnknown(key string, fields map[string]reflect.StructField) string {
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
+var (
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	versionType     = reflect.TypeFor[Version]()
+	constraintType  = reflect.TypeFor[Constraint]()
+	durationType    = reflect.TypeFor[Duration]()
+	nodePtrType     = reflect.TypeFor[*yaml.Node]()
+)
+
+// decode fills v (addressable) from n.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
+	if d.overAliases {
+		return
 	}
-	slices.Sort(names)
+	if n.Kind == yaml.AliasNode {
+		d.alias(n, v)
+		return
+	}
+	if v.Type() == nodePtrType {
+		v.Set(reflect.ValueOf(n)) // decoded later, by the caller
+		return
+	}
+	if d.aliasDepth > 0 && !d.countAlias(n) {
+		return
+	}
+	if n.Anchor != "" {
+		if d.seen[n] {
+			d.mute++
+			defer func() { d.mute-- }()
+		} else {
+			d.seen[n] = true
+		}
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return // an empty value decodes to the zero value
+	}
+	d.value(n, v)
+}
+
+// value fills v from n, which is neither an alias nor null.
+func (d *decoder) value(n *yaml.Node, v reflect.Value) {
+	t := v.Type()
+	switch t {
+	case versionType:
+		if s, ok := d.scalar(n, t); ok {
+			ver, err := ParseVersion(s)
+			d.setParsed(n, err)
+			*v.Addr().Interface().(*Version) = ver // no boxing of the value
+		}
+		return
+	case constraintType:
+		if s, ok := d.scalar(n, t); ok {
+			c, err := ParseConstraint(s)
+			d.setParsed(n, err)
+			*v.Addr().Interface().(*Constraint) = c // no boxing of the value
+		}
+		return
+	case durationType:
+		if s, ok := d.scalar(n, t); ok {
+			du, err := ParseDuration(s)
+			d.setParsed(n, err)
+			*v.Addr().Interface().(*Duration) = du // no boxing of the value
+		}
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		p := reflect.New(t.Elem())
+		d.value(n, p.Elem())
+		v.Set(p)
+	case reflect.Struct:
+		d.structValue(n, v)
+	case reflect.Map:
+		d.mapValue(n, v)
+	case reflect.Slice:
+		d.sliceValue(n, v)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			d.typeErr(n, func() string { return "want a string, got " + kindWord(n) }, "")
+			return
+		}
+		v.SetString(n.Value)
+	case reflect.Bool:
+		b, ok := parseBool(n)
+		if !ok {
+			d.typeErr(n, func() string { return "want true or false, got " + kindWord(n) }, "")
+			return
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		i, err := parseInt(n, t.Bits())
+		if err != nil {
+			d.typeErr(n, func() string { return "want a whole number, got " + kindWord(n) }, "")
+			return
+		}
+		v.SetInt(i)
+	default:
+		panic("release: internal error: cannot decode YAML into " + t.String())
+	}
+}
+
+// str decodes a string value, as decode does into a string.
+func (d *decoder) str(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode && n.Anchor == "" && d.aliasDepth == 0 {
+		if n.Tag == "!!null" {
+			return ""
+		}
+		return n.Value
+	}
+	var s string
+	d.decode(n, reflect.ValueOf(&s).Elem())
+	return s
+}
+
+func (d *decoder) alias(n *yaml.Node, v reflect.Value) {
+	if n.Alias == nil {
+		d.typeErr(n, func() string { return fmt.Sprintf("alias *%s names no anchor", n.Value) }, "define the anchor before using it")
+		return
+	}
+	d.aliasDepth++
+	d.decode(n.Alias, v)
+	d.aliasDepth--
+}
+
+// scalar returns the text of a scalar node for a value of type t.
+func (d *decoder) scalar(n *yaml.Node, t reflect.Type) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		d.typeErr(n, func() string { return fmt.Sprintf("want a single value (%s), got %s", typeWord(t), kindWord(n)) }, "")
+		return "", false
+	}
+	return n.Value, true
+}
+
+// setParsed reports err, the error of parsing a scalar, if any.
+func (d *decoder) setParsed(n *yaml.Node, err error) {
+	if err != nil {
+		d.typeErr(n, func() string { return strings.TrimPrefix(err.Error(), "release: ") }, "")
+	}
+}
+
+// parseBool accepts what YAML 1.2 resolves to a boolean.
+func parseBool(n *yaml.Node) (bool, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		return false, false
+	}
+	switch n.Value {
+	case "true", "True", "TRUE":
+		return true, true
+	case "false", "False", "FALSE":
+		return false, true
+	}
+	return false, false
+}
+
+// parseInt accepts what YAML resolves to an integer (0x, 0o, 0b, _).
+func parseInt(n *yaml.Node, bits int) (int64, error) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		return 0, strconv.ErrSyntax
+	}
+	s := n.Value
+	if strings.Contains(s, "_") {
+		s = strings.ReplaceAll(s, "_", "")
+	}
+	if rest, ok := strings.CutPrefix(s, "0o"); ok {
+		s = "0" + rest
+	}
+	return strconv.ParseInt(s, 0, bits)
+}
+
+// isMerge reports whether k is the YAML merge key <<.
+func isMerge(k *yaml.Node) bool {
+	return len(k.Value) == 2 && k.Tag == "!!merge"
+}
+
+// pairs calls fn for each key/value of mapping n, then for those of the
+// mappings its merge keys (<<) name, as YAML defines merging: a key of n
+// overrides a merged one, and an earlier merged mapping overrides a later
+// one (fn skips keys it has, silently when merged is true). Reaching a
+// merged mapping counts as an alias use.
+func (d *decoder) pairs(n *yaml.Node, merged bool, fn func(k, v *yaml.Node, merged bool)) {
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if isMerge(k) {
+			merges = append(merges, n.Content[i+1])
+			continue
+		}
+		fn(k, n.Content[i+1], merged)
+	}
+	if len(merges) == 0 {
+		return
+	}
+	d.merging = append(d.merging, n)
+	for _, m := range merges {
+		d.merge(m, fn, false)
+	}
+	d.merging = d.merging[:len(d.merging)-1]
+}
+
+// merge calls fn for the pairs of the mapping (or, outside a list, the
+// list of mappings) that the value m of a merge key names.
+func (d *decoder) merge(m *yaml.Node, fn func(k, v *yaml.Node, merged bool), inList bool) {
+	target := m
+	for target.Kind == yaml.AliasNode && target.Alias != nil {
+		target = target.Alias
+	}
+	switch {
+	case target.Kind == yaml.MappingNode && slices.Contains(d.merging, target):
+		d.typeErr(m, func() string { return "a merge key (<<) names a mapping it is part of" }, "merge a mapping defined outside this one")
+	case target.Kind == yaml.MappingNode:
+		if !d.countAlias(target) {
+			return
+		}
+		d.aliasDepth++
+		d.pairs(target, true, fn)
+		d.aliasDepth--
+	case target.Kind == yaml.SequenceNode && !inList:
+		for _, item := range target.Content {
+			d.merge(item, fn, true)
+		}
+	default:
+		d.typeErr(m, func() string {
+			return "a merge key (<<) must name a mapping or a list of mappings, got " + kindWord(target)
+		},
+			"write <<: *anchor, or <<: [*a, *b], where the anchors name mappings")
+	}
+}
+
+// countAlias counts a value decoded through an alias and reports false,
+// once per document, when there are more than maxAliasNodes.
+func (d *decoder) countAlias(n *yaml.Node) bool {
+	if d.overAliases {
+		return false
+	}
+	d.aliasNodes++
+	if d.aliasNodes <= maxAliasNodes {
+		return true
+	}
+	d.overAliases = true
+	d.typeErrs++
+	d.ps.report(Problem{File: d.file, Line: d.base + n.Line, Field: d.field(),
+		Message: fmt.Sprintf("aliases expand to more than %d values in this document (the limit)", maxAliasNodes),
+		Fix:     "write the values out, or alias fewer, larger nodes"})
+	return false
+}
+
+func (d *decoder) structValue(n *yaml.Node, v reflect.Value) {
+	si := d.structInfo(v.Type())
+	if si.text {
+		if s, ok := d.scalar(n, v.Type()); ok {
+			d.setParsed(n, v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)))
+		}
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.typeErr(n, func() string { return "want a mapping, got " + kindWord(n) }, "")
+		return
+	}
+	var set uint64
+	merges := false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; isMerge(k) {
+			merges = true
+		} else {
+			d.structField(si, v, &set, k, n.Content[i+1], false)
+		}
+	}
+	if merges {
+		// The keys of n itself are set: merged ones fill only what is left.
+		d.merging = append(d.merging, n)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if isMerge(n.Content[i]) {
+				d.merge(n.Content[i+1], func(k, val *yaml.Node, merged bool) { d.structField(si, v, &set, k, val, merged) }, false)
+			}
+		}
+		d.merging = d.merging[:len(d.merging)-1]
+	}
+}
+
+func (d *decoder) structField(si *structInfo, v reflect.Value, set *uint64, k, val *yaml.Node, merged bool) {
+	key := k.Value
+	d.push(key)
+	i, ok := si.index[key]
+	switch {
+	case !ok:
+		d.looseErr(k, func() string { return "unknown field" }, func() string { return fixUnknown(key, si.names) })
+	case *set&(1<<i) != 0:
+		if !merged {
+			d.looseErr(k, func() string { return "field given twice" }, func() string { return "remove one of them" })
+		}
+	default:
+		*set |= 1 << i
+		d.decode(val, v.Field(i))
+	}
+	d.pop()
+}
+
+var stringMapType = reflect.TypeFor[map[string]string]()
+
+func (d *decoder) mapValue(n *yaml.Node, v reflect.Value) {
+	if n.Kind != yaml.MappingNode {
+		d.typeErr(n, func() string { return "want a mapping, got " + kindWord(n) }, "")
+		return
+	}
+	t := v.Type()
+	if t.Key().Kind() != reflect.String {
+		panic("release: internal error: cannot decode YAML into " + t.String())
+	}
+	// map[string]string is the common case (params, labels, env): filled
+	// without reflection.
+	if t == stringMapType {
+		m := make(map[string]string, len(n.Content)/2)
+		d.pairs(n, false, func(k, val *yaml.Node, merged bool) {
+			if _, dup := m[k.Value]; dup {
+				if !merged {
+					d.dupKey(k)
+				}
+				return
+			}
+			d.push(k.Value)
+			m[k.Value] = d.str(val)
+			d.pop()
+		})
+		v.Set(reflect.ValueOf(m))
+		return
+	}
+	m := reflect.MakeMapWithSize(t, len(n.Content)/2)
+	d.pairs(n, false, func(k, val *yaml.Node, merged bool) {
+		key := reflect.ValueOf(k.Value).Convert(t.Key())
+		if m.MapIndex(key).IsValid() {
+			if !merged {
+				d.dupKey(k)
+			}
+			return
+		}
+		d.push(k.Value)
+		e := reflect.New(t.Elem()).Elem()
+		d.decode(val, e)
+		d.pop()
+		m.SetMapIndex(key, e)
+	})
+	v.Set(m)
+}
+
+func (d *decoder) dupKey(k *yaml.Node) {
+	d.push(k.Value)
+	d.looseErr(k, func() string { return "key given twice" }, func() string { return "remove one of them" })
+	d.pop()
+}
+
+func (d *decoder) sliceValue(n *yaml.Node, v reflect.Value) {
+	if n.Kind != yaml.SequenceNode {
+		d.typeErr(n, func() string { return "want a list, got " + kindWord(n) }, "write it as a YAML list (- item)")
+		return
+	}
+	// []string (dependencies, args) without reflection per item.
+	if v.Type() == stringSliceType {
+		s := make([]string, len(n.Content))
+		for i, item := range n.Content {
+			d.pushIndex(i)
+			s[i] = d.str(item)
+			d.pop()
+		}
+		v.Set(reflect.ValueOf(s))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		d.pushIndex(i)
+		d.decode(item, s.Index(i))
+		d.pop()
+	}
+	v.Set(s)
+}
+
+var stringSliceType = reflect.TypeFor[[]string]()
+
+func fixUnknown(key string, names []string) string {
 	for _, name := range names {
 		if strings.EqualFold(name, key) || strings.EqualFold(strings.ReplaceAll(name, "-", ""), strings.ReplaceAll(key, "_", "")) {
 			return fmt.Sprintf("did you mean %q?", name)
 		}
 	}
 	// A typo: the closest name at most two edits away ("handlr", "timout").
-	best, bestDist := "", 3
-	for _, name := range names {
-		if d := editDistance(strings.ToLower(key), strings.ToLower(name)); d < bestDist && d < len(name)/2 {
-			best, bestDist = name, d
+	// Long keys are no typo of a field name (and cost edit-distance time).
+	if len(key) < 64 {
+		best, bestDist := "", 3
+		for _, name := range names {
+			if d := editDistance(strings.ToLower(key), strings.ToLower(name)); d < bestDist && d < len(name)/2 {
+				best, bestDist = name, d
+			}
 		}
-	}
-	if best != "" {
-		return fmt.Sprintf("did you mean %q?", best)
+		if best != "" {
+			return fmt.Sprintf("did you mean %q?", best)
+		}
 	}
 	return "known fields: " + strings.Join(names, ", ")
 }
@@ -230,13 +576,6 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-func join(field, key string) string {
-	if field == "" {
-		return key
-	}
-	return field + "." + key
-}
-
 func kindWord(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -244,24 +583,30 @@ func kindWord(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
+		if len(n.Value) > 80 {
+			return fmt.Sprintf("%q...", n.Value[:80])
+		}
 		return fmt.Sprintf("%q", n.Value)
+	case yaml.AliasNode:
+		return "an alias"
 	}
 	return "an unsupported node"
 }
 
 func typeWord(t reflect.Type) string {
 	switch t {
-	case reflect.TypeFor[Version]():
+	case versionType:
 		return "a version such as v26.06"
-	case reflect.TypeFor[Constraint]():
+	case constraintType:
 		return "a version or range such as \">= v26.06, < v26.09\""
-	case reflect.TypeFor[Duration]():
+	case durationType:
 		return "a duration such as 90s"
 	}
 	return t.String()
 }
 
 // find returns the node at path below n (string keys, int indexes), or nil.
+// It follows aliases and merge keys (<<) as decoding does.
 func find(n *yaml.Node, path ...any) *yaml.Node {
 	for _, p := range path {
 		if n == nil {
@@ -272,15 +617,7 @@ func find(n *yaml.Node, path ...any) *yaml.Node {
 		}
 		switch p := p.(type) {
 		case string:
-			var next *yaml.Node
-			if n.Kind == yaml.MappingNode {
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if n.Content[i].Value == p {
-						next = n.Content[i+1]
-					}
-				}
-			}
-			n = next
+			n = lookup(n, p, 0)
 		case int:
 			if n.Kind != yaml.SequenceNode || p >= len(n.Content) {
 				return nil
@@ -289,4 +626,40 @@ func find(n *yaml.Node, path ...any) *yaml.Node {
 		}
 	}
 	return n
+}
+
+// lookup returns the value of key in mapping n, looking into merged
+// mappings when n has no such key of its own. depth bounds merges of
+// merges.
+func lookup(n *yaml.Node, key string, depth int) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode || depth > 8 {
+		return nil
+	}
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if isMerge(k) {
+			merges = append(merges, n.Content[i+1])
+		} else if k.Value == key {
+			return n.Content[i+1]
+		}
+	}
+	for _, m := range merges {
+		for m.Kind == yaml.AliasNode && m.Alias != nil {
+			m = m.Alias
+		}
+		list := []*yaml.Node{m}
+		if m.Kind == yaml.SequenceNode {
+			list = m.Content
+		}
+		for _, item := range list {
+			if v := lookup(item, key, depth+1); v != nil {
+				return v
+			}
+		}
+	}
+	return nil
 }

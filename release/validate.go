@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,20 +9,67 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// specNodes maps a document's Source to its spec node, so that problems found
-// after decoding still point at the line of the offending field.
-type specNodes map[Source]*yaml.Node
+// specNodes finds the line of a field of a loaded document after its node
+// tree is gone (Load keeps no tree: holding them all would cost memory and
+// garbage-collection time linear in the catalog, for problems most
+// catalogs do not have). It parses the document's text again, once, the
+// first time a problem needs a line in it. The nil *specNodes (NewCatalog)
+// gives lines of documents only.
+type specNodes struct {
+	raw    map[Source]rawDoc
+	parsed map[Source]*yaml.Node
+}
 
 // brokenKey names a Release or ComponentVersion document that could not be
 // decoded, by what others refer to it with: kind, track or component name,
 // and canonical version.
 type brokenKey struct{ kind, name, version string }
 
+// rawDoc is the text of one document, whose first line is line base+1 of
+// its file.
+type rawDoc struct {
+	text []byte
+	base int
+}
+
+func newSpecNodes() *specNodes {
+	return &specNodes{raw: map[Source]rawDoc{}, parsed: map[Source]*yaml.Node{}}
+}
+
+// spec returns the spec node of the document at doc, and its line offset.
+func (sn *specNodes) spec(doc Source) (*yaml.Node, int) {
+	if sn == nil {
+		return nil, 0
+	}
+	raw, ok := sn.raw[doc]
+	if !ok {
+		return nil, 0
+	}
+	n, ok := sn.parsed[doc]
+	if !ok {
+		dec := yaml.NewDecoder(bytes.NewReader(raw.text))
+		for {
+			var d yaml.Node
+			if dec.Decode(&d) != nil {
+				break
+			}
+			if len(d.Content) == 1 && raw.base+d.Content[0].Line == doc.Line {
+				n = find(d.Content[0], "spec")
+				break
+			}
+		}
+		sn.parsed[doc] = n
+	}
+	return n, raw.base
+}
+
 // at returns a Problem located at the field path below the document's spec.
-func (sn specNodes) at(doc Source, path ...any) Problem {
+func (sn *specNodes) at(doc Source, path ...any) Problem {
 	p := Problem{File: doc.File, Line: doc.Line, Field: fieldPath(path)}
-	if n := find(sn[doc], path...); n != nil {
-		p.Line = n.Line
+	if spec, base := sn.spec(doc); spec != nil {
+		if n := find(spec, path...); n != nil {
+			p.Line = base + n.Line
+		}
 	}
 	return p
 }
@@ -53,7 +101,7 @@ func (p Problem) with(msg, fix string) Problem {
 // broken lists the documents Load could not decode (their problems are
 // reported already), so that a reference to one of them says so instead
 // of calling it missing.
-func validate(c *Catalog, sn specNodes, broken map[brokenKey]Source, ps *problems) {
+func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
 	for i := range c.Components {
 		validateComponent(&c.Components[i], sn, ps)
 	}
@@ -64,7 +112,7 @@ func validate(c *Catalog, sn specNodes, broken map[brokenKey]Source, ps *problem
 		k := compKey{cv.Name, cv.Version.Canonical()}
 		if first, dup := seenCV[k]; dup && !cv.Version.IsZero() {
 			ps.add(sn.at(cv.Source, "version").with(
-				fmt.Sprintf("component %s version %s is declared twice%s%s", cv.Name, cv.Version, sameSpelling(first.Version, cv.Version), firstAt(first.Source)),
+				fmt.Sprintf("component %s version %s is declared twice%s%s", cv.Name, cv.Version, sameSpelling(first.Version, cv.Version), firstAt(sn.at(first.Source, "version"))),
 				"remove one of the two ComponentVersion documents"))
 			continue
 		}
@@ -80,7 +128,7 @@ func validate(c *Catalog, sn specNodes, broken map[brokenKey]Source, ps *problem
 		k := trackKey{r.Track, r.Version.Canonical()}
 		if first, dup := seenRel[k]; dup {
 			ps.add(sn.at(r.Source, "version").with(
-				fmt.Sprintf("release %s%s is declared twice%s%s", r.Version, onTrack(r.Track), sameSpelling(first.Version, r.Version), firstAt(first.Source)),
+				fmt.Sprintf("release %s%s is declared twice%s%s", r.Version, onTrack(r.Track), sameSpelling(first.Version, r.Version), firstAt(sn.at(first.Source, "version"))),
 				"remove one of the two Release documents"))
 			continue
 		}
@@ -94,8 +142,9 @@ func validate(c *Catalog, sn specNodes, broken map[brokenKey]Source, ps *problem
 	for i := range c.Releases {
 		validateRelease(c, &c.Releases[i], tracks, sn, broken, ps)
 	}
+	listed := map[trackKey]listedVersion{}
 	for i := range c.Paths {
-		validatePath(c, &c.Paths[i], sn, broken, ps)
+		validatePath(c, &c.Paths[i], sn, broken, listed, ps)
 	}
 }
 
@@ -106,12 +155,13 @@ func sameSpelling(a, b Version) string {
 	return fmt.Sprintf(" (%s and %s are the same version)", a, b)
 }
 
-// firstAt is " (first at file:line)", or "" for values built in code.
-func firstAt(src Source) string {
-	if src.File == "" {
+// firstAt is " (first at file:line)" for the place of p, or "" for values
+// built in code.
+func firstAt(p Problem) string {
+	if p.File == "" {
 		return ""
 	}
-	return " (first at " + src.String() + ")"
+	return " (first at " + Source{p.File, p.Line}.String() + ")"
 }
 
 func onTrack(track string) string {
@@ -121,7 +171,7 @@ func onTrack(track string) string {
 	return " on track " + track
 }
 
-func validateComponent(cv *ComponentVersion, sn specNodes, ps *problems) {
+func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(cv.Source, path...) }
 	if cv.Name == "" {
 		ps.add(at().with("component version has no name", "set spec.name, e.g. etcd"))
@@ -185,16 +235,19 @@ func validateComponent(cv *ComponentVersion, sn specNodes, ps *problems) {
 	}
 }
 
-func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNodes, broken map[brokenKey]Source, ps *problems) {
+func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(r.Source, path...) }
 	shipped := map[string]int{}
+	cvs := make([]*ComponentVersion, len(r.Components)) // resolved once
 	for i, ref := range r.Components {
 		if first, dup := shipped[ref.Name]; dup {
 			ps.add(at("components", i, "name").with(fmt.Sprintf("release %s ships component %s twice (also at components[%d])", r.Version, ref.Name, first), "keep one entry per component"))
 			continue
 		}
 		shipped[ref.Name] = i
-		if _, ok := c.Component(ref.Name, ref.Version); !ok {
+		cv, ok := c.Component(ref.Name, ref.Version)
+		cvs[i] = cv
+		if !ok {
 			if src, ok := broken[brokenKey{KindComponentVersion, ref.Name, ref.Version.Canonical()}]; ok {
 				ps.add(at("components", i, "version").with(
 					fmt.Sprintf("release %s ships %s %s, whose ComponentVersion (%s) is invalid", r.Version, ref.Name, ref.Version, src),
@@ -207,8 +260,8 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNode
 		}
 	}
 	for i, ref := range r.Components {
-		cv, ok := c.Component(ref.Name, ref.Version)
-		if !ok || shipped[ref.Name] != i {
+		cv := cvs[i]
+		if cv == nil || shipped[ref.Name] != i {
 			continue
 		}
 		for k, d := range cv.Dependencies {
@@ -227,6 +280,10 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNode
 		if _, ok := shipped[cc.Component]; !ok {
 			if cc.Component == "" {
 				ps.add(at("compatibility", i, "component").with("compatibility rule has no component", "name the component the rule applies to"))
+			} else {
+				ps.add(at("compatibility", i, "component").with(
+					fmt.Sprintf("compatibility rule on %s, which release %s does not ship", cc.Component, r.Version),
+					fixName(cc.Component, sortedKeys(shipped), "name a component the release ships")))
 			}
 			continue
 		}
@@ -251,11 +308,26 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNode
 	}
 }
 
-func validatePath(c *Catalog, p *UpgradePath, sn specNodes, broken map[brokenKey]Source, ps *problems) {
+// listedVersion is the first entry of an UpgradePath's versions that names
+// a version of a track.
+type listedVersion struct {
+	vi  *VersionInfo
+	src Source // the UpgradePath
+	i   int    // its index in versions
+}
+
+func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKey]Source, listed map[trackKey]listedVersion, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
 	for i, r := range p.Rules {
 		if r.From.IsZero() {
 			ps.add(at("rules", i).with("rule has no from", "set from to a version or a range, e.g. \">= v26.06-rc.1, < v26.06\""))
+		} else if from, exact := r.From.Exact(); exact {
+			if src, ok := broken[brokenKey{KindRelease, p.Track, from.Canonical()}]; ok {
+				ps.add(at("rules", i, "from").with(fmt.Sprintf("rule upgrades from %s, whose Release (%s) is invalid", from, src), "fix the problems reported there"))
+			} else if _, ok := c.ReleaseOn(p.Track, from); !ok {
+				ps.add(at("rules", i, "from").with(fmt.Sprintf("rule upgrades from %s, which has no release%s", from, onTrack(p.Track)),
+					knownReleases(c, p.Track)+"; or make from a range, which may name versions without releases"))
+			}
 		}
 		if r.To.IsZero() {
 			ps.add(at("rules", i).with("rule has no to", "set to to the version the rule upgrades to"))
@@ -291,7 +363,42 @@ func validatePath(c *Catalog, p *UpgradePath, sn specNodes, broken map[brokenKey
 			ps.add(at("versions", i, "version").with(fmt.Sprintf("version %s has no release%s", vi.Version, onTrack(p.Track)), knownReleases(c, p.Track)))
 		}
 		validateChannels(vi, func(j int) Problem { return at("versions", i, "channels", j) }, ps)
+		if vi.Version.IsZero() {
+			continue
+		}
+		k := trackKey{p.Track, vi.Version.Canonical()}
+		first, dup := listed[k]
+		if !dup {
+			listed[k] = listedVersion{&p.Versions[i], p.Source, i}
+			continue
+		}
+		if first.vi.IsInstallable() != vi.IsInstallable() || first.vi.Deprecated != vi.Deprecated {
+			ps.add(at("versions", i, "version").with(
+				fmt.Sprintf("version %s is listed twice with different flags%s%s", vi.Version, sameSpelling(first.vi.Version, vi.Version), firstAt(sn.at(first.src, "versions", first.i, "version"))),
+				"list each version once, with the flags it should have"))
+		}
 	}
+}
+
+// fixName suggests the name of names closest to name (a typo), or lists
+// them after what.
+func fixName(name string, names []string, what string) string {
+	best, bestDist := "", 3
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(n)); d < bestDist && d < len(n)/2 && len(name) < 64 {
+			best, bestDist = n, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("did you mean %s?", best)
+	}
+	if len(names) == 0 {
+		return what
+	}
+	if len(names) > 10 {
+		names = append(names[:10:10], "...")
+	}
+	return what + ": " + strings.Join(names, ", ")
 }
 
 func knownVersions(c *Catalog, name string) string {

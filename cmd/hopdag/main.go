@@ -311,7 +311,7 @@ func (c *cli) validate(context.Context) int {
 		for _, p := range le.Problems {
 			fmt.Fprintln(c.stdout, p.Error())
 		}
-		fmt.Fprintf(c.stderr, "hopdag validate: %d %s\n", len(le.Problems), plural(len(le.Problems), "problem"))
+		fmt.Fprintf(c.stderr, "hopdag validate: %d %s\n", le.Total(), plural(le.Total(), "problem"))
 		return exitInvalid
 	}
 	if err != nil {
@@ -321,7 +321,8 @@ func (c *cli) validate(context.Context) int {
 	for _, p := range cat.Paths {
 		rules += len(p.Rules)
 	}
-	fmt.Fprintf(c.stdout, "%s: ok: %d releases, %d component versions, %d upgrade rules\n", c.dir, len(cat.Releases), len(cat.Components), rules)
+	fmt.Fprintf(c.stdout, "%s: ok: %d %s, %d %s, %d %s\n", c.dir, len(cat.Releases), plural(len(cat.Releases), "release"),
+		len(cat.Components), plural(len(cat.Components), "component version"), rules, plural(rules, "upgrade rule"))
 	return exitOK
 }
 

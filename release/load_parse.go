@@ -1,0 +1,310 @@
+package release
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// maxDocumentBytes bounds one YAML document of a catalog file: a larger one
+// is reported, not parsed, so that a hostile file cannot make Load spend
+// minutes and gigabytes. Catalog documents are a few kilobytes; a
+// ComponentVersion with a large inline template (a CRD bundle) stays far
+// below it.
+const maxDocumentBytes = 8 << 20
+
+// document is one YAML document of a catalog file, before its spec is decoded.
+type document struct {
+	src  Source     // file, and line of the document's first node
+	node *yaml.Node // the document's top node
+	base int        // added to node lines: the line before the document's part of the file
+	// text is the document's text, parsed again for the lines of problems
+	// found after decoding; its first line is line textBase+1.
+	text     []byte
+	textBase int
+}
+
+// span is one document of a file as text: data[start:end], starting on
+// line (1-based). bad >= 0 is the offset (in the file) of the first byte
+// that cannot be YAML text.
+type span struct {
+	start, end, line int
+	bad              int
+}
+
+// splitDocuments cuts data into documents at the lines YAML reserves for
+// them: a line that starts with "---" begins a document, one that starts
+// with "..." ends one. Such a line cannot occur inside any YAML value, so
+// the cut is exact. It finds the marker lines with bytes.Index and checks
+// each span for binary data a word at a time.
+func splitDocuments(data []byte) []span {
+	spans := []span{{start: 0, line: 1}}
+	cur := &spans[0]
+	// next returns the offset of the next line start after from whose line
+	// begins with pat, or len(data).
+	next := func(from int, pat string) int {
+		if i := bytes.Index(data[from:], []byte("\n"+pat)); i >= 0 {
+			return from + i + 1
+		}
+		return len(data)
+	}
+	dash, dot := next(0, "---"), next(0, "...")
+	if bytes.HasPrefix(data, []byte("...")) {
+		dot = 0
+	}
+	line, lineOff := 1, 0 // the line of offset lineOff
+	lineOf := func(off int) int {
+		line += bytes.Count(data[lineOff:off], []byte{'\n'})
+		lineOff = off
+		return line
+	}
+	for {
+		p := min(dash, dot)
+		if p >= len(data) {
+			break
+		}
+		end := len(data)
+		if i := bytes.IndexByte(data[p:], '\n'); i >= 0 {
+			end = p + i + 1
+		}
+		text := data[p:end]
+		if p == dash {
+			dash = next(p, "---")
+			if marker(text, "---") && p > cur.start {
+				cur.end = p
+				spans = append(spans, span{start: p, line: lineOf(p)})
+				cur = &spans[len(spans)-1]
+			}
+			continue
+		}
+		dot = next(p, "...")
+		if marker(text, "...") {
+			cur.end = end
+			spans = append(spans, span{start: end, line: lineOf(p) + 1})
+			cur = &spans[len(spans)-1]
+		}
+	}
+	cur.end = len(data)
+	for i := range spans {
+		// A document over the size limit is reported as such unless binary
+		// data shows within the limit: it is not read further.
+		sp := &spans[i]
+		sp.bad = binaryAt(data[sp.start:min(sp.end, sp.start+maxDocumentBytes)])
+		if sp.bad >= 0 {
+			sp.bad += sp.start
+		}
+	}
+	return spans
+}
+
+// marker reports whether line starts with the document marker m followed
+// by a blank or the end of the line.
+func marker(line []byte, m string) bool {
+	if !bytes.HasPrefix(line, []byte(m)) {
+		return false
+	}
+	return len(line) == len(m) || line[len(m)] == ' ' || line[len(m)] == '\t' || line[len(m)] == '\n' || line[len(m)] == '\r'
+}
+
+// binaryAt returns the offset of the first byte of b that YAML text cannot
+// hold (a control character other than tab, CR and LF, or bytes that are
+// not UTF-8), or -1. Eight bytes of printable ASCII are skipped at a time.
+func binaryAt(b []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for i := 0; i < len(b); {
+		if i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			// No byte below 0x20, none with the high bit, none equal to 0x7f.
+			below := (x - 0x20*ones) & ^x & highs
+			del := ((x ^ 0x7f*ones) - ones) & ^(x ^ 0x7f*ones) & highs
+			if x&highs == 0 && below == 0 && del == 0 {
+				i += 8
+				continue
+			}
+		}
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+var yamlLine = regexp.MustCompile(`^(yaml: )?line (\d+): `)
+
+// parserErrors are yaml.v3's parser (not scanner) errors: it reports their
+// line 0-based, one less than the line it means (the start of the
+// collection being parsed, or the token it stopped at).
+var parserErrors = []string{
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"did not find expected '-' indicator",
+	"did not find expected <document start>",
+	"did not find expected key",
+	"did not find expected node content",
+	"found duplicate %TAG directive",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found undefined tag handle",
+}
+
+// parseFile parses the documents of a file. Problems of the YAML text are
+// added to ps: binary data, a document over maxDocumentBytes, a syntax
+// error. None of them stops the file: checking resumes at the next
+// document (the next line that starts with "---"), as if the file began
+// there; a syntax error in the last document ends the file.
+func parseFile(name string, data []byte, ps *[]Problem) []document {
+	if bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
+		// UTF-16 (with a byte order mark): yaml.v3 decodes it; lines are
+		// the decoder's.
+		return parseSpans(name, data, []span{{start: 0, end: len(data), line: 1, bad: -1}}, ps)
+	}
+	return parseSpans(name, data, splitDocuments(data), ps)
+}
+
+// parseSpans parses runs of good spans with one yaml.Decoder each (a
+// decoder per document would allocate kilobytes per document).
+func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []document {
+	var docs []document
+	for i := 0; i < len(spans); {
+		s := spans[i]
+		switch {
+		case s.bad >= 0:
+			*ps = append(*ps, Problem{File: name, Line: lineAt(data, s.bad), Message: fmt.Sprintf("not YAML (binary data at byte %d)", s.bad),
+				Fix: "a catalog file is UTF-8 text; remove the file or the bytes, or give the file another extension"})
+			i++
+			continue
+		case s.end-s.start > maxDocumentBytes:
+			*ps = append(*ps, Problem{File: name, Line: firstLine(data, s), Message: fmt.Sprintf("YAML document of %d bytes is larger than the limit of %d (%d MiB)", s.end-s.start, maxDocumentBytes, maxDocumentBytes>>20),
+				Fix: "split it into smaller documents; a catalog document is usually a few kilobytes"})
+			i++
+			continue
+		}
+		// The run of good spans from i.
+		j := i + 1
+		for j < len(spans) && spans[j].bad < 0 && spans[j].end-spans[j].start <= maxDocumentBytes {
+			j++
+		}
+		got, errLine, err := parseRun(name, data, spans[i:j])
+		docs = append(docs, got...)
+		if err == nil {
+			i = j
+			continue
+		}
+		*ps = append(*ps, *err)
+		// Resume at the first document that starts at or after the error's
+		// line and after this run's start.
+		k := i + 1
+		for k < j && spans[k].line < errLine {
+			k++
+		}
+		if k >= j {
+			i = j // the error is in the run's last document
+			continue
+		}
+		// Drop documents of the run that parsed before the failure but
+		// start at or after k: they are parsed again from k.
+		for len(docs) > 0 && docs[len(docs)-1].base+docs[len(docs)-1].node.Line >= spans[k].line {
+			docs = docs[:len(docs)-1]
+		}
+		i = k
+	}
+	return docs
+}
+
+// parseRun parses the documents of spans, consecutive spans of data. On a
+// syntax error it returns the documents before it, the error's line and
+// the problem.
+func parseRun(name string, data []byte, spans []span) ([]document, int, *Problem) {
+	base := spans[0].line - 1
+	dec := yaml.NewDecoder(bytes.NewReader(data[spans[0].start:spans[len(spans)-1].end]))
+	var docs []document
+	k := 0 // the span of the last document
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return docs, 0, nil
+		}
+		if err != nil {
+			p := syntaxProblem(name, err, base)
+			return docs, p.Line, p
+		}
+		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
+			continue // an empty document between "---" separators
+		}
+		top := n.Content[0]
+		line := base + top.Line
+		for k+1 < len(spans) && spans[k+1].line <= line {
+			k++
+		}
+		s := spans[k]
+		docs = append(docs, document{src: Source{File: name, Line: line}, node: top, base: base, text: data[s.start:s.end], textBase: s.line - 1})
+	}
+}
+
+func syntaxProblem(name string, err error, base int) *Problem {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[2])
+		msg = err.Error()[len(m[0]):]
+		for _, pe := range parserErrors {
+			if msg == pe {
+				line++
+				break
+			}
+		}
+	}
+	fix := "fix the YAML syntax"
+	if strings.HasPrefix(msg, "exceeded max depth of ") {
+		msg = "YAML nested deeper than the limit of " + strings.TrimPrefix(msg, "exceeded max depth of ") + " levels"
+		fix = "flatten the value; catalog documents nest a few levels"
+	}
+	return &Problem{File: name, Line: base + line, Message: "invalid YAML: " + msg, Fix: fix}
+}
+
+// lineAt is the 1-based line of data's byte at off.
+func lineAt(data []byte, off int) int { return 1 + bytes.Count(data[:off], []byte{'\n'}) }
+
+// firstLine is the line of the first character of s that is not a blank,
+// a comment or a "---" (where its content starts), or s.line.
+func firstLine(data []byte, s span) int {
+	line := s.line
+	for off := s.start; off < s.end; line++ {
+		end := bytes.IndexByte(data[off:s.end], '\n')
+		text := data[off:s.end]
+		if end >= 0 {
+			text = data[off : off+end]
+		}
+		t := strings.TrimSpace(string(text[:min(len(text), 64)]))
+		if t != "" && t != "---" && !strings.HasPrefix(t, "#") {
+			return line
+		}
+		if end < 0 {
+			break
+		}
+		off += end + 1
+	}
+	return s.line
+}
