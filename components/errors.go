@@ -35,6 +35,9 @@ var (
 	ErrNotReady = errors.New("components: not ready")
 	// ErrNoCommand is matched when an exec component has no command.
 	ErrNoCommand = errors.New("components: component has no command")
+	// ErrSharedObject is matched by a *SharedObjectError: an object that
+	// two components render or own.
+	ErrSharedObject = errors.New("components: object rendered by two components")
 )
 
 // prefix starts every message of the package.

@@ -55,13 +55,30 @@ etcd_bin() {
   return 1
 }
 
-all=(etcd)
+all=(kube etcd)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for tool in "$@"; do
   case "$tool" in
   etcd)
     p="$(etcd_bin)"
     echo "export HOPDAG_ETCD=$p"
+    ;;
+  kube)
+    # envtest (sigs.k8s.io/controller-runtime/pkg/envtest) wants etcd,
+    # kube-apiserver and kubectl in one directory: KUBEBUILDER_ASSETS.
+    # kube-apiserver and kubectl are k8s.io/kubernetes's own mains, named
+    # by the tool directive of tools/kube/go.mod; the first build takes
+    # about ten minutes on two cores.
+    api="$(build kube-apiserver kube k8s.io/kubernetes/cmd/kube-apiserver)"
+    ctl="$(build kubectl kube k8s.io/kubernetes/cmd/kubectl)"
+    e="$(etcd_bin)"
+    assets="$tools/bin/kube"
+    mkdir -p "$assets"
+    ln -sfn "$api" "$assets/kube-apiserver"
+    ln -sfn "$ctl" "$assets/kubectl"
+    ln -sfn "$e" "$assets/etcd"
+    echo "export KUBEBUILDER_ASSETS=$assets"
+    echo "export HOPDAG_KUBECTL=$ctl"
     ;;
   *)
     echo "tools/env.sh: unknown tool $tool (known: ${all[*]})" >&2
