@@ -87,8 +87,9 @@ type Applier interface {
 // the health check of a component is satisfied, given the objects that
 // were applied for it (check.Params usually name the object to look at).
 // Manifest polls it after Apply, every check.Interval until check.Timeout.
-// Return (false, nil) while the component is on its way; an error stops the
-// polling and fails the component.
+// Return (false, nil) while the component is on its way, or (false, err)
+// with err matching ErrPending to say why (the timeout error then shows it);
+// any other error stops the polling and fails the component.
 type ReadyChecker interface {
 	Ready(ctx context.Context, check release.HealthCheck, objs []Object) (bool, error)
 }

@@ -74,9 +74,11 @@ for tool in "$@"; do
     e="$(etcd_bin)"
     assets="$tools/bin/kube"
     mkdir -p "$assets"
-    ln -sfn "$api" "$assets/kube-apiserver"
-    ln -sfn "$ctl" "$assets/kubectl"
-    ln -sfn "$e" "$assets/etcd"
+    # Relative links where the target is in tools/bin, which may be shared
+    # by several checkouts.
+    for t in "$api" "$ctl" "$e"; do
+      ln -sfn "${t/#$tools\/bin\//..\/}" "$assets/$(basename "$t")"
+    done
     echo "export KUBEBUILDER_ASSETS=$assets"
     echo "export HOPDAG_KUBECTL=$ctl"
     ;;
