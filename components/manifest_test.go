@@ -418,3 +418,18 @@ func TestManifestConcurrent(t *testing.T) {
 		assert.Equal(t, "Namespace", kind, "%s applied its Namespace first", comp)
 	}
 }
+
+// TestManifestReadyReason: a ReadyChecker that says why it is not ready
+// (an error matching ErrPending) is polled on, and the timeout carries
+// the last reason.
+func TestManifestReadyReason(t *testing.T) {
+	pending := fmt.Errorf("%w: Deployment ns/web: 0/1 available", components.ErrPending)
+	a := checkingApplier{components.NewRecorder(), func(context.Context, release.HealthCheck) (bool, error) { return false, pending }}
+	err := components.NewManifest(a).Run(context.Background(), task(nil, withChecks("v1.1.0", check("pods", 30*time.Millisecond, 2*time.Millisecond)), nil))
+	require.ErrorIs(t, err, components.ErrNotReady)
+	require.ErrorIs(t, err, pending)
+	nr, ok := errors.AsType[*components.NotReadyError](err)
+	require.True(t, ok)
+	assert.Greater(t, nr.Polls, 1, "polled on")
+	assert.Regexp(t, `^components: app v1\.1\.0: ready: health check pods not ready after 30ms \(\d+ polls\): not ready yet: Deployment ns/web: 0/1 available$`, err.Error())
+}

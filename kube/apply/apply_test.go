@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/kube/apply"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -378,4 +379,16 @@ func TestDryRun(t *testing.T) {
 	invAfter, err := a.Inventories(ctx, ns)
 	require.NoError(t, err)
 	assert.Equal(t, invBefore, invAfter, "the inventory is not written")
+
+	// The plan's dry run of a hop, component by component.
+	g, err := dag.New([]dag.Node{{Name: "app", From: v1, To: v2}})
+	require.NoError(t, err)
+	ccs, err := apply.DryRunHop(ctx, cfg, &runner.HopPlan{Graph: g}, []components.ManifestOption{components.WithInstance(ns)}, apply.WithInventoryNamespace(ns))
+	require.NoError(t, err)
+	assert.Equal(t, "app v2.0\n"+
+		"  ServiceAccount "+ns+"/keep unchanged (dry run)\n"+
+		"  ConfigMap "+ns+"/cfg configured (dry run)\n"+
+		"  ConfigMap "+ns+"/added created (dry run)\n"+
+		"  ConfigMap "+ns+"/dropped pruned (dry run)\n", apply.FormatChanges(ccs))
+	assert.Equal(t, before, get(t, configmaps, ns, "cfg").GetResourceVersion(), "nothing written")
 }

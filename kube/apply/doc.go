@@ -29,7 +29,8 @@
 //   - Dry run (WithDryRun): server-side dry-run applies, prunes and
 //     inventories only reported; the ChangeSet (WithReporter, or ApplyAll
 //     and Prune directly) says per object created, configured, unchanged
-//     or pruned.
+//     or pruned. DryRunHop is the plan's dry run against a cluster: every
+//     manifest component of a hop, through a Manifest, nothing written.
 //
 // Every verb returns or reports a ChangeSet, one Change per object, in the
 // order the objects were given. The package registers nothing in any
