@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -105,7 +106,7 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 	r := o.Ref()
 	res, _, err := a.resource(r)
 	if err != nil {
-		if a.cfg.dryRun && isStageTwoOfNewCRD(err) {
+		if a.cfg.dryRun && meta.IsNoMatchError(err) {
 			// A dry run applies no CRD, so its custom resources cannot be
 			// checked: they would be created.
 			return Change{Object: r, Action: Created, DryRun: true, Reason: "kind not served yet"}, nil
@@ -145,11 +146,6 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 		c.Action = Configured
 	}
 	return c, nil
-}
-
-func isStageTwoOfNewCRD(err error) bool {
-	var oe *ObjectError
-	return errors.As(err, &oe) && oe.Op == "map"
 }
 
 // sameContent compares a live object with a dry-run result, leaving out
