@@ -176,8 +176,8 @@ func claims(component string, refs []Ref, invs []Inventory) []error {
 }
 
 // stale returns the refs of prev that next does not hold, in reverse
-// order of prev (prev is sorted; reverse order deletes namespaced objects
-// of a group before... nothing depends on it but determinism).
+// order of prev (an inventory is sorted, so the order is deterministic;
+// Appliers that care, like kube/apply, order deletes by kind themselves).
 func stale(prev, next []Ref) []Ref {
 	keep := make(map[objectKey]bool, len(next))
 	for _, r := range next {
