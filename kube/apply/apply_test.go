@@ -300,20 +300,21 @@ func TestReadyTimeout(t *testing.T) {
 	ctx := context.Background()
 
 	c := cv("web", "v1.0", ns, deployment("web:1"), release.HealthCheck{Name: "web-ready",
-		Timeout: release.D(time.Second), Interval: release.D(100 * time.Millisecond), Params: map[string]string{"kind": "Deployment.apps"}})
+		Timeout: release.D(3 * time.Second), Interval: release.D(100 * time.Millisecond), Params: map[string]string{"kind": "Deployment.apps"}})
 	go func() {
 		// The Deployment controller's view: one replica, none available.
-		for range 50 {
-			u := get(t, deployments, ns, "web")
-			if u == nil {
+		for range 100 {
+			u, err := dyn.Resource(deployments).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
 				time.Sleep(20 * time.Millisecond)
 				continue
 			}
 			now := time.Now().UTC().Format(time.RFC3339)
 			u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(), "replicas": int64(1), "updatedReplicas": int64(1), "unavailableReplicas": int64(1),
 				"conditions": []any{map[string]any{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable", "message": "Deployment does not have minimum availability.", "lastUpdateTime": now, "lastTransitionTime": now}}}
-			_, _ = dyn.Resource(deployments).Namespace(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{})
-			return
+			if _, err := dyn.Resource(deployments).Namespace(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err == nil {
+				return
+			}
 		}
 	}()
 	err := m.Run(ctx, task(nil, c))
@@ -325,7 +326,7 @@ func TestReadyTimeout(t *testing.T) {
 	assert.Equal(t, "Deployment.apps "+ns+"/web", ue.Objects[0].Object.String())
 	assert.Equal(t, "InProgress", ue.Objects[0].Status)
 	assert.Contains(t, ue.Objects[0].Conditions, "Available=False (MinimumReplicasUnavailable: Deployment does not have minimum availability.)")
-	assert.Regexp(t, `health check web-ready not ready after 1s \(\d+ polls\): apply: 1 object not ready: Deployment\.apps `+ns+`/web: InProgress: .+ \[Available=False \(MinimumReplicasUnavailable: Deployment does not have minimum availability\.\)\]`, err.Error())
+	assert.Regexp(t, `health check web-ready not ready after 3s \(\d+ polls\): apply: 1 object not ready: Deployment\.apps `+ns+`/web: InProgress: .+ \[Available=False \(MinimumReplicasUnavailable: Deployment does not have minimum availability\.\)\]`, err.Error())
 
 	// A custom resource with a named condition.
 	w := cv("widget", "v1.0", ns, fmt.Sprintf(crd, "widget", group)+"---\napiVersion: "+group+"/v1\nkind: Widget\nmetadata: {name: w1}\n",
@@ -335,8 +336,8 @@ func TestReadyTimeout(t *testing.T) {
 		// The widget controller's view: ready after a moment.
 		time.Sleep(300 * time.Millisecond)
 		for range 100 {
-			u := get(t, gvr(group, "v1", "widgets"), ns, "w1")
-			if u != nil {
+			u, err := dyn.Resource(gvr(group, "v1", "widgets")).Namespace(ns).Get(ctx, "w1", metav1.GetOptions{})
+			if err == nil {
 				u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Done"}}}
 				if _, err := dyn.Resource(gvr(group, "v1", "widgets")).Namespace(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err == nil {
 					return
