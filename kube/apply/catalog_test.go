@@ -40,7 +40,7 @@ func TestCatalogHops(t *testing.T) {
 	require.NoError(t, err)
 
 	inv := namespace(t)
-	const instance = "catalog"
+	instance := inv // a new instance per run: -count=N reuses the API server
 	a, rec := newApplier(t, inv)
 	controller(t, components.LabelInstance+"="+instance)
 	inline := components.NewInline()
@@ -64,11 +64,14 @@ func TestCatalogHops(t *testing.T) {
 	}
 	var pruned []string
 	for _, ch := range rec.take() {
-		if strings.HasSuffix(ch, " pruned") {
+		if strings.Contains(ch, " pruned") {
 			pruned = append(pruned, ch)
 		}
 	}
-	assert.Equal(t, []string{"ConfigMap kube-system/metrics-server-config pruned"}, pruned, "only what metrics-server v0.8.0 dropped")
+	require.Len(t, pruned, 1, "only what metrics-server v0.8.0 dropped")
+	// A later run (-count=N) finds it still being deleted: no garbage
+	// collector finishes the foreground deletion.
+	assert.Regexp(t, `^ConfigMap kube-system/metrics-server-config pruned( \(already being deleted\))?$`, pruned[0])
 	assert.False(t, live(t, configmaps, "kube-system", "metrics-server-config"))
 	for _, o := range [][3]string{{"cluster-system", "bke-provider", "provider"}, {"kube-system", "coredns", "coredns"}, {"kube-system", "metrics-server", "metrics-server"}} {
 		d := get(t, deployments, o[0], o[1])
