@@ -6,7 +6,7 @@
 GO         ?= go
 FUZZTIME   ?= 20s
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
-MODULES    ?= . state/etcdstore cmd/hopdag
+MODULES    ?= . state/etcdstore kube cmd/hopdag
 
 .PHONY: test cover bench fuzz lint demo ci
 

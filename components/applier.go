@@ -8,10 +8,14 @@ import (
 
 // Object is one rendered Kubernetes object.
 //
-// An object's identity is its kind, namespace and name: pruning compares
-// objects by identity, and the Dir applier names files after it. Namespace is
-// "" when the document sets none (cluster-scoped objects, or namespaced ones
-// left to the applier's default).
+// An object's identity is its API group, kind, namespace and name (see
+// Ref): pruning compares objects by identity, and the Dir applier names
+// files after it. The version of APIVersion is not part of it: an object
+// moved from extensions/v1beta1 to networking.k8s.io/v1 is another object,
+// one moved from apps/v1beta2 to apps/v1 is the same. Namespace is "" for
+// cluster-scoped objects; Manifest.Run gives a namespaced object rendered
+// without one the component's namespace (see Manifest) before it takes the
+// identity.
 type Object struct {
 	APIVersion string
 	Kind       string
@@ -30,7 +34,8 @@ type Object struct {
 	// shared by the copies of the Object: read it, do not modify it.
 	Content map[string]any
 	// YAML is the document as rendered, without the "---" separators,
-	// ending in a newline.
+	// ending in a newline. Manifest.Run adds the ownership labels and a
+	// defaulted namespace to it, as to Content.
 	YAML string
 }
 
@@ -42,10 +47,13 @@ func (o Object) String() string {
 	return o.Kind + " " + o.Namespace + "/" + o.Name
 }
 
-// objectKey is an object's identity.
-type objectKey struct{ kind, namespace, name string }
+// Ref is the identity of the object.
+func (o Object) Ref() Ref {
+	g, v := splitAPIVersion(o.APIVersion)
+	return Ref{Group: g, Version: v, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+}
 
-func (o Object) key() objectKey { return objectKey{o.Kind, o.Namespace, o.Name} }
+func (o Object) key() objectKey { return o.Ref().key() }
 
 // ApplyOptions are the settings of one Apply call.
 type ApplyOptions struct {
@@ -62,7 +70,11 @@ type ApplyOptions struct {
 // component in apply order (Namespaces, then CustomResourceDefinitions,
 // then the rest as declared), and Delete with the objects to prune in
 // reverse apply order. Apply must be idempotent: a retried component applies
-// the same objects again. Delete must ignore objects that are already gone.
+// the same objects again. Delete must ignore objects that are already gone,
+// and must delete an object only while it still belongs to the component
+// that prunes it: when the Content of o carries ownership labels (Owner
+// reports them; Manifest always sets them), an object whose live labels
+// differ (OwnedBy) is left in place.
 //
 // The executor runs components in parallel, so an Applier is called from
 // many goroutines at once.
@@ -75,8 +87,9 @@ type Applier interface {
 // the health check of a component is satisfied, given the objects that
 // were applied for it (check.Params usually name the object to look at).
 // Manifest polls it after Apply, every check.Interval until check.Timeout.
-// Return (false, nil) while the component is on its way; an error stops the
-// polling and fails the component.
+// Return (false, nil) while the component is on its way, or (false, err)
+// with err matching ErrPending to say why (the timeout error then shows it);
+// any other error stops the polling and fails the component.
 type ReadyChecker interface {
 	Ready(ctx context.Context, check release.HealthCheck, objs []Object) (bool, error)
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -22,13 +24,19 @@ const clusterDir = "_cluster"
 // review and offline sites: one file per object, holding its rendered YAML,
 // at
 //
-//	<path>/<namespace>/<kind>_<name>.yaml   a namespaced object
-//	<path>/_cluster/<kind>_<name>.yaml      an object without a namespace
+//	<path>/<namespace>/<kind>[.<group>]_<name>.yaml   a namespaced object
+//	<path>/_cluster/<kind>[.<group>]_<name>.yaml      a cluster-scoped one
 //
-// with the kind in lower case ("kube-system/deployment_coredns.yaml"). The
-// name depends only on the object's identity, so a later version of the
-// object replaces the file and a diff of the directory is a diff of the
-// cluster's desired state.
+// with the kind in lower case and the API group after it unless it is the
+// core group ("kube-system/deployment.apps_coredns.yaml",
+// "kube-system/configmap_coredns.yaml"). The name depends only on the
+// object's identity, so a later version of the object replaces the file
+// and a diff of the directory is a diff of the cluster's desired state.
+//
+// Dir is an InventoryStore: each component's inventory is the file
+// <path>/.hopdag/inventory/<instance>/<component>.yaml, so a Manifest
+// prunes the files of objects a version no longer renders; Delete leaves a
+// file whose object's labels name another component.
 //
 // Every write is atomic: the content goes to a temporary file in the same
 // directory, is synced, and is renamed over the target, so a reader (or a
@@ -85,6 +93,21 @@ func (d *Dir) Delete(ctx context.Context, objs []Object) error {
 			return err
 		}
 		path := filepath.Join(d.path, rel)
+		if inst, comp, owned := Owner(o); owned {
+			data, err := os.ReadFile(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			} else if err != nil {
+				return fmt.Errorf("%s%s: %w", prefix, o, err)
+			}
+			var live map[string]any
+			if err := yaml.Unmarshal(data, &live); err != nil {
+				return fmt.Errorf("%s%s: %s: %w", prefix, o, path, err)
+			}
+			if !OwnedBy(labelsOf(live), inst, comp) {
+				continue
+			}
+		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s%s: %w", prefix, o, err)
 		}
@@ -102,16 +125,94 @@ func (d *Dir) Ready(ctx context.Context, _ release.HealthCheck, _ []Object) (boo
 
 // fileOf is the path of an object's file relative to the directory.
 func fileOf(o Object) (string, error) {
-	ns := o.Namespace
+	r := o.Ref()
+	ns := r.Namespace
 	if ns == "" {
 		ns = clusterDir
 	}
-	for _, part := range []string{o.Namespace, o.Kind, o.Name} {
-		if strings.ContainsAny(part, `/\`+"\x00") || part == "." || part == ".." {
+	for _, part := range []string{r.Namespace, r.Group, r.Kind, r.Name} {
+		if !safePart(part) {
 			return "", fmt.Errorf("%s%s: cannot be written to a file: %q is not a safe file name part", prefix, o, part)
 		}
 	}
-	return filepath.Join(ns, strings.ToLower(o.Kind)+"_"+o.Name+".yaml"), nil
+	kind := strings.ToLower(r.Kind)
+	if r.Group != "" {
+		kind += "." + r.Group
+	}
+	return filepath.Join(ns, kind+"_"+r.Name+".yaml"), nil
+}
+
+func safePart(s string) bool {
+	return !strings.ContainsAny(s, `/\`+"\x00") && s != "." && s != ".."
+}
+
+// inventoryFile is the path of a component's inventory file.
+func (d *Dir) inventoryFile(instance, component string) (string, error) {
+	if !safePart(instance) || !safePart(component) || instance == "" || component == "" {
+		return "", fmt.Errorf("%sinventory of %s/%s: not a safe file name", prefix, instance, component)
+	}
+	return filepath.Join(d.path, ".hopdag", "inventory", instance, component+".yaml"), nil
+}
+
+// Inventories reads the inventory files of instance, sorted by component.
+func (d *Dir) Inventories(ctx context.Context, instance string) ([]Inventory, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dir, err := d.inventoryFile(instance, "x")
+	if err != nil {
+		return nil, err
+	}
+	dir = filepath.Dir(dir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("%sinventories: %w", prefix, err)
+	}
+	var out []Inventory
+	for _, e := range entries { // sorted by file name
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%sinventories: %w", prefix, err)
+		}
+		var inv Inventory
+		if err := yaml.Unmarshal(data, &inv); err != nil {
+			return nil, fmt.Errorf("%sinventory %s: %w; delete the file to forget what the component applied", prefix, p, err)
+		}
+		out = append(out, inv)
+	}
+	return out, nil
+}
+
+// SaveInventory writes the component's inventory file atomically.
+func (d *Dir) SaveInventory(ctx context.Context, inv Inventory) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p, err := d.inventoryFile(inv.Instance, inv.Component)
+	if err != nil {
+		return err
+	}
+	data, err := yaml.Marshal(inv)
+	if err != nil {
+		return fmt.Errorf("%sinventory of %s: %w", prefix, inv.Component, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("%sinventory of %s: %w", prefix, inv.Component, err)
+	}
+	if err := writeFileAtomic(p, data); err != nil {
+		return fmt.Errorf("%sinventory of %s: %w", prefix, inv.Component, err)
+	}
+	return nil
 }
 
 // writeFileAtomic replaces path with data through a synced temporary file

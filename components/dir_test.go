@@ -150,3 +150,34 @@ func TestDirFailedWriteLeavesNoTemp(t *testing.T) {
 	assert.False(t, ok)
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// TestDirIdentityHasGroup: two objects of the same kind and name in
+// different API groups are two files, and a Manifest through a Dir prunes
+// from the Dir's inventory, leaving a file another component took over.
+func TestDirIdentityHasGroup(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	d := components.NewDir(root)
+	m := components.NewManifest(d)
+	v1 := manifestCV("backup", "v1.0", "apiVersion: example.com/v1\nkind: Backup\nmetadata: {name: b, namespace: ns}\n---\napiVersion: other.io/v1\nkind: Backup\nmetadata: {name: b, namespace: ns}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ns}\n")
+	require.NoError(t, m.Run(ctx, task(nil, v1, nil)))
+	assert.Equal(t, []string{
+		".hopdag/inventory/default/backup.yaml",
+		"ns/backup.example.com_b.yaml", "ns/backup.other.io_b.yaml", "ns/configmap_c.yaml",
+	}, listDir(t, root))
+
+	// Someone else's component now owns the ConfigMap's file.
+	taken := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ns\n  labels: {hopdag.io/component: other, hopdag.io/instance: default}\n"
+	require.NoError(t, os.WriteFile(filepath.Join(root, "ns/configmap_c.yaml"), []byte(taken), 0o644))
+	v2 := manifestCV("backup", "v2.0", "apiVersion: example.com/v1\nkind: Backup\nmetadata: {name: b, namespace: ns}\n")
+	require.NoError(t, m.Run(ctx, task(v1, v2, nil)))
+	assert.Equal(t, []string{
+		".hopdag/inventory/default/backup.yaml",
+		"ns/backup.example.com_b.yaml", "ns/configmap_c.yaml",
+	}, listDir(t, root), "other.io's Backup pruned; the ConfigMap labelled as another component's stays")
+	invs, err := d.Inventories(ctx, components.DefaultInstance)
+	require.NoError(t, err)
+	require.Len(t, invs, 1)
+	assert.Equal(t, components.Inventory{Instance: "default", Component: "backup", Version: "v2.0",
+		Objects: []components.Ref{{Group: "example.com", Version: "v1", Kind: "Backup", Namespace: "ns", Name: "b"}}}, invs[0])
+}

@@ -13,10 +13,13 @@
 //   - [Manifest] (type manifest) renders the component's manifests with
 //     text/template, checks and orders the objects, hands them to an
 //     [Applier], waits for the component's health checks through the
-//     Applier's [ReadyChecker], and prunes what the previous version
-//     rendered and this one does not. Two Appliers ship here: [Recorder] (in
-//     memory, for tests and dry runs) and [Dir] (files, for GitOps review and
-//     offline sites).
+//     Applier's [ReadyChecker], and prunes what the component's [Inventory]
+//     holds and this version does not render, only while each object is
+//     still labelled as the component's (an Applier that is an
+//     [InventoryStore]). Two Appliers ship here: [Recorder] (in memory, for
+//     tests and dry runs) and [Dir] (files, for GitOps review and offline
+//     sites); the Kubernetes one is in the nested module kube
+//     (github.com/hopdag/hopdag/kube/apply).
 //   - [Exec] (type exec) runs the component's command: an argv, never a
 //     shell string, in its own process group, killed as a whole on timeout
 //     or cancellation.

@@ -35,6 +35,13 @@ var (
 	ErrNotReady = errors.New("components: not ready")
 	// ErrNoCommand is matched when an exec component has no command.
 	ErrNoCommand = errors.New("components: component has no command")
+	// ErrSharedObject is matched by a *SharedObjectError: an object that
+	// two components render or own.
+	ErrSharedObject = errors.New("components: object rendered by two components")
+	// ErrPending is what a ReadyChecker's error matches to say "not ready
+	// yet, and why": polling goes on, and a timeout's *NotReadyError
+	// carries the last such error as its Reason.
+	ErrPending = errors.New("components: not ready yet")
 )
 
 // prefix starts every message of the package.
@@ -143,14 +150,24 @@ type NotReadyError struct {
 	Timeout time.Duration
 	// Polls is how many times the check was asked.
 	Polls int
+	// Reason is the last error matching ErrPending the check returned (the
+	// objects still not ready, and why), nil when it gave none.
+	Reason error
 }
 
 func (e *NotReadyError) Error() string {
-	return fmt.Sprintf("%shealth check %s not ready after %s (%d polls)", prefix, e.Check, e.Timeout, e.Polls)
+	s := fmt.Sprintf("%shealth check %s not ready after %s (%d polls)", prefix, e.Check, e.Timeout, e.Polls)
+	if e.Reason != nil {
+		s += ": " + trim(e.Reason.Error())
+	}
+	return s
 }
 
-// Unwrap returns ErrNotReady and context.DeadlineExceeded.
+// Unwrap returns ErrNotReady, context.DeadlineExceeded and the Reason.
 func (e *NotReadyError) Unwrap() []error {
+	if e.Reason != nil {
+		return []error{ErrNotReady, context.DeadlineExceeded, e.Reason}
+	}
 	return []error{ErrNotReady, context.DeadlineExceeded}
 }
 

@@ -182,11 +182,17 @@ spec:
 		return
 	}
 	fmt.Print(objs[1].YAML)
+	// The cluster before the hop: v0.7.2 applied, and its inventory kept.
+	if err := m.Run(context.Background(), runner.Task{Component: "metrics-server", To: from}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	before := len(rec.Actions())
 	if err := m.Run(context.Background(), t); err != nil {
 		fmt.Println(err)
 		return
 	}
-	for _, a := range rec.Actions() {
+	for _, a := range rec.Actions()[before:] {
 		fmt.Println(a)
 	}
 	fmt.Println("polls:", rec.Polls("deployment-ready"))
@@ -237,6 +243,9 @@ metadata: {name: bke-provider, namespace: cluster-system, labels: {version: "{{ 
 		return
 	}
 	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() && e.Name() == ".hopdag" {
+			return filepath.SkipDir // the inventories
+		}
 		if err == nil && !e.IsDir() {
 			rel, _ := filepath.Rel(root, p)
 			data, _ := os.ReadFile(p)
@@ -248,9 +257,9 @@ metadata: {name: bke-provider, namespace: cluster-system, labels: {version: "{{ 
 	// _cluster/namespace_cluster-system.yaml:
 	// apiVersion: v1
 	// kind: Namespace
-	// metadata: {name: cluster-system}
-	// cluster-system/deployment_bke-provider.yaml:
+	// metadata: {name: cluster-system, labels: {app.kubernetes.io/managed-by: hopdag, hopdag.io/component: provider, hopdag.io/instance: default}}
+	// cluster-system/deployment.apps_bke-provider.yaml:
 	// apiVersion: apps/v1
 	// kind: Deployment
-	// metadata: {name: bke-provider, namespace: cluster-system, labels: {version: "v1.5.0"}}
+	// metadata: {name: bke-provider, namespace: cluster-system, labels: {version: "v1.5.0", app.kubernetes.io/managed-by: hopdag, hopdag.io/component: provider, hopdag.io/instance: default}}
 }

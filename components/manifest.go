@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -27,28 +28,44 @@ import (
 // rendered twice. Every problem of every manifest is reported at once, each
 // naming the manifest, the document (from 1) and its line.
 //
+// Identity and ownership: a namespaced object rendered without a namespace
+// gets the component's "namespace" param, else the Manifest's namespace
+// (WithNamespace, "default" when not set); an object's identity is taken
+// after that (group, kind, namespace, name). Which kinds are namespaced is
+// known for the built-in kinds and the CRDs of the same render; give others
+// with WithClusterScoped. Every object is applied with the ownership labels
+// (LabelComponent, LabelInstance, LabelManagedBy).
+//
 // Run, in order:
-//  1. renders the target version, and the previous one (t.From) when there
-//     is one, so that nothing is applied when either fails to render;
-//  2. applies the objects: Namespaces, then CustomResourceDefinitions,
+//  1. renders the target version; nothing is applied when it fails;
+//  2. when the Applier is an InventoryStore, reads the instance's
+//     inventories: an object another component's inventory holds is a
+//     *SharedObjectError naming both, and nothing is applied; then records
+//     the union of the previous inventory and the new objects, so that a
+//     crash before the prune forgets nothing;
+//  3. applies the objects: Namespaces, then CustomResourceDefinitions,
 //     then the rest in declared order;
-//  3. polls the component's health checks through the Applier's
+//  4. polls the component's health checks through the Applier's
 //     ReadyChecker, one after the other, each every Interval (default 5s)
 //     until ready or Timeout (default 5m);
-//  4. prunes: deletes, in reverse apply order, the objects the previous
-//     version rendered and the target does not (same kind, namespace and
-//     name). Pruning comes last so that a version that never gets ready
-//     leaves the old objects in place.
+//  5. prunes: deletes, in reverse order, the objects of the previous
+//     inventory that the target does not render, each only while it is
+//     still labelled as this component's; then records the new inventory.
+//     Pruning comes last so that a version that never gets ready leaves
+//     the old objects in place. Old templates are never rendered again:
+//     a value only they used is not needed any more.
 //
-// The previous version is rendered with the same values, and with .From and
-// .Hop empty: only the identity of its objects is used.
+// An Applier that is not an InventoryStore never prunes.
 //
 // A Manifest holds no state between runs and is safe for concurrent use if
 // its Applier is.
 type Manifest struct {
-	applier Applier
-	values  map[string]any
-	opts    ApplyOptions
+	applier   Applier
+	values    map[string]any
+	opts      ApplyOptions
+	instance  string
+	namespace string
+	cluster   map[string]bool
 }
 
 // ManifestOption configures NewManifest.
@@ -66,12 +83,39 @@ func WithApplyOptions(o ApplyOptions) ManifestOption {
 	return func(m *Manifest) { m.opts = o }
 }
 
+// WithInstance names the installation the components belong to (a cluster,
+// a catalog instance): the LabelInstance value and the inventories' key.
+// Two instances never prune each other's objects. The default is
+// DefaultInstance.
+func WithInstance(id string) ManifestOption {
+	return func(m *Manifest) { m.instance = id }
+}
+
+// WithNamespace sets the namespace of namespaced objects that set none and
+// whose component has no "namespace" param; the default is "default".
+func WithNamespace(ns string) ManifestOption {
+	return func(m *Manifest) { m.namespace = ns }
+}
+
+// WithClusterScoped names custom kinds, as "Kind.group", that are
+// cluster-scoped although no CRD of the same render says so.
+func WithClusterScoped(kinds ...string) ManifestOption {
+	return func(m *Manifest) {
+		if m.cluster == nil {
+			m.cluster = map[string]bool{}
+		}
+		for _, k := range kinds {
+			m.cluster[k] = true
+		}
+	}
+}
+
 // NewManifest returns a Manifest that applies through a.
 func NewManifest(a Applier, opts ...ManifestOption) *Manifest {
 	if a == nil {
 		panic("components: NewManifest with a nil Applier")
 	}
-	m := &Manifest{applier: a}
+	m := &Manifest{applier: a, instance: DefaultInstance, namespace: "default"}
 	for _, o := range opts {
 		o(m)
 	}
@@ -81,21 +125,27 @@ func NewManifest(a Applier, opts ...ManifestOption) *Manifest {
 	return m
 }
 
-// Render returns the objects of t.To in apply order. Errors are *Error
-// values with Op "render".
+// Render returns the objects of t.To in apply order, namespaces defaulted,
+// YAML as rendered (without the ownership labels Run adds). Errors are
+// *Error values with Op "render".
 func (m *Manifest) Render(t runner.Task) ([]Object, error) {
 	if t.To == nil {
 		return nil, noTarget(t)
 	}
-	objs, err := renderObjects(t.To, newData(t.To, fromVersion(t), hopName(t), m.values))
+	objs, err := m.render(t.To, newData(t.To, fromVersion(t), hopName(t), m.values))
 	if err != nil {
 		return nil, runner.Permanent(wrap(t.To, "render", err))
 	}
 	return objs, nil
 }
 
+func (m *Manifest) render(cv *release.ComponentVersion, data templateData) ([]Object, error) {
+	return renderObjects(cv, data, scoping{ns: m.namespaceFor(cv.Params), extra: m.cluster})
+}
+
 // Run renders, applies, waits for readiness and prunes (see Manifest).
-// A rendering error is runner.Permanent; the Applier's errors are not.
+// A rendering error and a shared object are runner.Permanent; the
+// Applier's errors are not.
 func (m *Manifest) Run(ctx context.Context, t runner.Task) error {
 	objs, err := m.Render(t)
 	if err != nil {
@@ -105,22 +155,39 @@ func (m *Manifest) Run(ctx context.Context, t runner.Task) error {
 	fail := func(op string, err error) error {
 		return &Error{Component: cv.Name, Version: cv.Version.Original(), Op: op, Err: err}
 	}
-
-	var stale []Object
-	if t.From != nil && len(t.From.Manifests) > 0 {
-		prev, err := renderObjects(t.From, newData(t.From, "", "", m.values))
-		if err != nil {
-			return runner.Permanent(fail("prune", annotate(err, "render previous version %s", t.From.Version.Original())))
+	labels := OwnerLabels(m.instance, cv.Name)
+	for i, o := range objs {
+		if objs[i], err = own(o, labels); err != nil {
+			return runner.Permanent(fail("render", err))
 		}
-		stale = gone(prev, objs)
 	}
 	rc, canCheck := m.applier.(ReadyChecker)
 	if len(cv.HealthChecks) > 0 && !canCheck {
 		return runner.Permanent(fail("ready", fmt.Errorf("%w (%T)", ErrNoReadyChecker, m.applier)))
 	}
-
 	if err := ctx.Err(); err != nil {
 		return fail("apply", err)
+	}
+
+	refs := refsOf(objs)
+	store, pruning := m.applier.(InventoryStore)
+	var prev Inventory
+	if pruning {
+		invs, err := store.Inventories(ctx, m.instance)
+		if err != nil {
+			return fail("inventory", err)
+		}
+		if err := join(claims(cv.Name, refs, invs)); err != nil {
+			return runner.Permanent(fail("apply", err))
+		}
+		for _, inv := range invs {
+			if inv.Component == cv.Name {
+				prev = inv
+			}
+		}
+		if err := store.SaveInventory(ctx, m.inventory(cv, union(prev.Objects, refs))); err != nil {
+			return fail("inventory", err)
+		}
 	}
 	if len(objs) > 0 {
 		if err := m.applier.Apply(ctx, objs, m.opts); err != nil {
@@ -134,16 +201,30 @@ func (m *Manifest) Run(ctx context.Context, t runner.Task) error {
 		}
 		log.Debug("component ready", "checks", len(cv.HealthChecks))
 	}
-	if len(stale) > 0 {
+	if !pruning {
+		return nil
+	}
+	if gone := stale(prev.Objects, refs); len(gone) > 0 {
 		if err := ctx.Err(); err != nil {
 			return fail("prune", err)
 		}
-		if err := m.applier.Delete(ctx, stale); err != nil {
+		del := make([]Object, len(gone))
+		for i, r := range gone {
+			del[i] = pruneObject(r, m.instance, cv.Name, prev.Version)
+		}
+		if err := m.applier.Delete(ctx, del); err != nil {
 			return fail("prune", err)
 		}
-		log.Info("pruned objects the previous version rendered", "from", t.From.Version.Original(), "objects", len(stale))
+		log.Info("pruned objects the previous inventory holds and this version does not render", "from", prev.Version, "objects", len(del))
+	}
+	if err := store.SaveInventory(ctx, m.inventory(cv, refs)); err != nil {
+		return fail("inventory", err)
 	}
 	return nil
+}
+
+func (m *Manifest) inventory(cv *release.ComponentVersion, refs []Ref) Inventory {
+	return Inventory{Instance: m.instance, Component: cv.Name, Version: cv.Version.Original(), Objects: refs}
 }
 
 // Validate reports, at plan time, whether cv can be run: it has manifests,
@@ -154,7 +235,7 @@ func (m *Manifest) Validate(cv *release.ComponentVersion) error {
 	if cv == nil {
 		return nilComponent()
 	}
-	if _, err := renderObjects(cv, newData(cv, "", "", m.values)); err != nil {
+	if _, err := m.render(cv, newData(cv, "", "", m.values)); err != nil {
 		return wrap(cv, "validate", err)
 	}
 	if _, ok := m.applier.(ReadyChecker); len(cv.HealthChecks) > 0 && !ok {
@@ -163,18 +244,30 @@ func (m *Manifest) Validate(cv *release.ComponentVersion) error {
 	return nil
 }
 
-// gone returns the objects of prev that next does not have, in reverse
-// order.
-func gone(prev, next []Object) []Object {
-	keep := make(map[objectKey]bool, len(next))
-	for _, o := range next {
-		keep[o.key()] = true
+// ValidateHop reports, at plan time, every object that two manifest
+// components of the hop render (a *SharedObjectError naming both, sorted
+// by object), the check that Validate cannot make one component at a time.
+// Components that do not render are left to Validate.
+func (m *Manifest) ValidateHop(h *runner.HopPlan) error {
+	if h == nil || h.Graph == nil {
+		return nil
 	}
-	var out []Object
-	for _, o := range slices.Backward(prev) {
-		if !keep[o.key()] {
-			out = append(out, o)
+	var invs []Inventory
+	for i := range h.Graph.Len() {
+		n := h.Graph.Node(i)
+		if n.To == nil || len(n.To.Manifests) == 0 {
+			continue
 		}
+		objs, err := m.render(n.To, newData(n.To, "", "", m.values))
+		if err != nil {
+			continue
+		}
+		invs = append(invs, Inventory{Component: n.To.Name, Objects: refsOf(objs)})
 	}
-	return out
+	slices.SortFunc(invs, func(a, b Inventory) int { return strings.Compare(a.Component, b.Component) })
+	var errs []error
+	for i, inv := range invs {
+		errs = append(errs, claims(inv.Component, inv.Objects, invs[i+1:])...)
+	}
+	return join(errs)
 }

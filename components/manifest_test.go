@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -34,6 +35,18 @@ func (p *plainApplier) Delete(ctx context.Context, objs []components.Object) err
 		return p.deleteErr
 	}
 	return p.rec.Delete(ctx, objs)
+}
+
+// inventoryApplier is a plainApplier that keeps inventories, so that it
+// prunes.
+type inventoryApplier struct{ *plainApplier }
+
+func (p inventoryApplier) Inventories(ctx context.Context, instance string) ([]components.Inventory, error) {
+	return p.rec.Inventories(ctx, instance)
+}
+
+func (p inventoryApplier) SaveInventory(ctx context.Context, inv components.Inventory) error {
+	return p.rec.SaveInventory(ctx, inv)
 }
 
 // checkingApplier is a Recorder whose Ready is replaced.
@@ -65,7 +78,7 @@ func TestManifestPruneCatalog(t *testing.T) {
 		"metrics-server v0.8.0: apply Deployment kube-system/metrics-server",
 		"metrics-server v0.7.2: delete ConfigMap kube-system/metrics-server-config",
 	}, actions(rec))
-	assert.Equal(t, []string{"Deployment kube-system/metrics-server", "ServiceAccount kube-system/metrics-server"}, names(rec.Live()))
+	assert.Equal(t, []string{"ServiceAccount kube-system/metrics-server", "Deployment kube-system/metrics-server"}, names(rec.Live()), "sorted by group (core first), kind, namespace, name")
 	assert.Equal(t, 2, rec.Polls("deployment-ready"), "one poll per run: the Recorder is ready at once")
 }
 
@@ -80,16 +93,22 @@ func TestManifestPrune(t *testing.T) {
 		want []string
 	}{
 		{
-			name: "deleted in reverse apply order, by kind, namespace and name",
+			name: "deleted in reverse order of group, kind, namespace and name",
 			from: manifestCV("app", "v1.0", obj("Namespace", "", "old")+obj("ConfigMap", "a", "x")+obj("Secret", "a", "x")+obj("ConfigMap", "b", "x")+obj("Service", "a", "s")),
 			to:   manifestCV("app", "v2.0", obj("ConfigMap", "a", "x")+obj("Service", "a", "s")),
-			want: []string{"apply ConfigMap a/x", "apply Service a/s", "delete ConfigMap b/x", "delete Secret a/x", "delete Namespace old"},
+			want: []string{"apply ConfigMap a/x", "apply Service a/s", "delete Secret a/x", "delete Namespace old", "delete ConfigMap b/x"},
 		},
 		{
-			name: "a new apiVersion of the same object is no prune",
-			from: manifestCV("app", "v1.0", "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: i, namespace: a}\n"),
-			to:   manifestCV("app", "v2.0", "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: i, namespace: a}\n"),
-			want: []string{"apply Ingress a/i"},
+			name: "a new version of the same group is the same object",
+			from: manifestCV("app", "v1.0", "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: i, namespace: a}\n"),
+			to:   manifestCV("app", "v2.0", "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: i, namespace: a}\n"),
+			want: []string{"apply HorizontalPodAutoscaler a/i"},
+		},
+		{
+			name: "the same kind and name in another group is another object",
+			from: manifestCV("app", "v1.0", "apiVersion: example.com/v1\nkind: Backup\nmetadata: {name: b, namespace: a}\n"),
+			to:   manifestCV("app", "v2.0", "apiVersion: other.io/v1\nkind: Backup\nmetadata: {name: b, namespace: a}\n"),
+			want: []string{"apply Backup a/b", "delete Backup a/b"},
 		},
 		{
 			name: "a new component prunes nothing",
@@ -106,9 +125,14 @@ func TestManifestPrune(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := components.NewRecorder()
-			require.NoError(t, components.NewManifest(rec).Run(context.Background(), task(tt.from, tt.to, nil)))
+			m := components.NewManifest(rec)
+			if tt.from != nil && tt.from.Type == release.TypeManifest {
+				require.NoError(t, m.Run(context.Background(), task(nil, tt.from, nil)))
+			}
+			before := len(rec.Actions())
+			require.NoError(t, m.Run(context.Background(), task(tt.from, tt.to, nil)))
 			var got []string
-			for _, a := range rec.Actions() {
+			for _, a := range rec.Actions()[before:] {
 				got = append(got, a.Verb+" "+a.Object.String())
 			}
 			assert.Equal(t, tt.want, got)
@@ -116,15 +140,77 @@ func TestManifestPrune(t *testing.T) {
 	}
 }
 
-func TestManifestPrunePreviousFailsToRender(t *testing.T) {
-	from := manifestCV("app", "v1.0.0", "image: {{ .Values.gone }}\n")
+// TestManifestPruneNeedsNoOldValues is the regression test of a value only
+// the old templates used: prune works off the inventory, so the previous
+// version is never rendered again and the value is not needed any more.
+func TestManifestPruneNeedsNoOldValues(t *testing.T) {
+	from := manifestCV("app", "v1.0.0", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mirror, namespace: ns}\ndata: {url: '{{ .Values.legacyMirror }}'}\n")
 	to := manifestCV("app", "v1.1.0", configMap)
 	rec := components.NewRecorder()
-	err := components.NewManifest(rec).Run(context.Background(), task(from, to, nil))
-	require.ErrorIs(t, err, components.ErrTemplate)
+	require.NoError(t, components.NewManifest(rec, components.WithValues(map[string]any{"legacyMirror": "old.local"})).Run(context.Background(), task(nil, from, nil)))
+	require.NoError(t, components.NewManifest(rec).Run(context.Background(), task(from, to, nil)), "the values of v1.1.0 lack legacyMirror")
+	assert.Equal(t, []string{"app v1.0.0: apply ConfigMap ns/mirror", "app v1.1.0: apply ConfigMap ns/a", "app v1.0.0: delete ConfigMap ns/mirror"}, actions(rec))
+}
+
+// TestManifestPruneDefaultedNamespace is the regression test of a
+// namespace that v1 leaves to the default and v2 writes out: both are the
+// same object, so v2 prunes nothing.
+func TestManifestPruneDefaultedNamespace(t *testing.T) {
+	from := manifestCV("app", "v1.0", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\n")
+	to := manifestCV("app", "v2.0", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app, namespace: default}\n")
+	rec := components.NewRecorder()
+	m := components.NewManifest(rec)
+	require.NoError(t, m.Run(context.Background(), task(nil, from, nil)))
+	require.NoError(t, m.Run(context.Background(), task(from, to, nil)))
+	assert.Equal(t, []string{"app v1.0: apply Deployment default/app", "app v2.0: apply Deployment default/app"}, actions(rec), "nothing pruned")
+	assert.Equal(t, []string{"Deployment default/app"}, names(rec.Live()))
+
+	// The component's namespace param is the default of its objects.
+	to.Params = map[string]string{"namespace": "apps"}
+	objs, err := m.Render(task(nil, from, nil))
+	require.NoError(t, err)
+	assert.Equal(t, "default", objs[0].Namespace)
+	from.Params = map[string]string{"namespace": "apps"}
+	objs, err = m.Render(task(nil, from, nil))
+	require.NoError(t, err)
+	assert.Equal(t, "apps", objs[0].Namespace)
+	_, err = components.NewManifest(rec, components.WithNamespace("x")).Render(task(nil,
+		manifestCV("app", "v1.0", "apiVersion: v1\nkind: Namespace\nmetadata: {name: n, namespace: x}\n"), nil))
+	assert.ErrorContains(t, err, "Namespace n is cluster-scoped but sets metadata.namespace x; remove it")
+}
+
+// TestManifestSharedObject is the regression test of an object two
+// components render: refused at plan time naming both, and at run time
+// when one component applies what another's inventory holds; prune never
+// deletes an object another component took over.
+func TestManifestSharedObject(t *testing.T) {
+	ns := "apiVersion: v1\nkind: Namespace\nmetadata: {name: platform}\n"
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: platform}\n"
+	a1, b1 := manifestCV("a", "v1.0", ns+"---\n"+cm), manifestCV("b", "v1.0", ns)
+	rec := components.NewRecorder()
+	m := components.NewManifest(rec)
+
+	g, err := dag.New([]dag.Node{{Name: "a", To: a1}, {Name: "b", To: b1}})
+	require.NoError(t, err)
+	err = m.ValidateHop(&runner.HopPlan{Graph: g})
+	require.ErrorIs(t, err, components.ErrSharedObject)
+	assert.EqualError(t, err, "Namespace platform is rendered by two components, a and b: an object has one owner, or a prune of one deletes it under the other; render it in one of them (or in a component both depend on)")
+
+	require.NoError(t, m.Run(context.Background(), task(nil, a1, nil)))
+	err = m.Run(context.Background(), task(nil, b1, nil))
+	require.ErrorIs(t, err, components.ErrSharedObject)
 	assert.True(t, runner.IsPermanent(err))
-	assert.EqualError(t, err, `components: app v1.1.0: prune: render previous version v1.0.0: bad template: template: m1.yaml:1:17: executing "m1.yaml" at <.Values.gone>: map has no entry for key "gone"`)
-	assert.Empty(t, rec.Actions(), "nothing is applied when the previous version does not render")
+	se, ok := errors.AsType[*components.SharedObjectError](err)
+	require.True(t, ok)
+	assert.Equal(t, [2]string{"a", "b"}, se.Components)
+
+	// An object labelled as another component's (taken over outside
+	// hopdag's inventory) is not pruned.
+	other := components.Object{APIVersion: "v1", Kind: "Namespace", Name: "platform",
+		Content: map[string]any{"metadata": map[string]any{"labels": map[string]any{components.LabelComponent: "b", components.LabelInstance: components.DefaultInstance}}}}
+	require.NoError(t, rec.Apply(context.Background(), []components.Object{other}, components.ApplyOptions{}))
+	require.NoError(t, m.Run(context.Background(), task(a1, manifestCV("a", "v2.0", cm), nil)))
+	assert.Equal(t, []string{"ConfigMap platform/cfg", "Namespace platform"}, names(rec.Live()), "b's Namespace stays")
 }
 
 // withChecks returns a manifest component that has ConfigMap ns/a (and
@@ -148,10 +234,13 @@ func TestManifestReadiness(t *testing.T) {
 		rec := components.NewRecorder().ReadyAfter("pods", 3)
 		from := withChecks("v1.0.0")
 		to := withChecks("v1.1.0", check("pods", time.Second, 2*time.Millisecond), check("svc", 0, 0))
-		require.NoError(t, components.NewManifest(rec).Run(context.Background(), task(from, to, nil)))
+		m := components.NewManifest(rec)
+		require.NoError(t, m.Run(context.Background(), task(nil, from, nil)))
+		require.NoError(t, m.Run(context.Background(), task(from, to, nil)))
 		assert.Equal(t, 4, rec.Polls("pods"), "three polls not ready, the fourth ready")
 		assert.Equal(t, 1, rec.Polls("svc"), "a check with no timeout or interval is polled at once")
-		assert.Equal(t, []string{"app v1.1.0: apply ConfigMap ns/a", "app v1.0.0: delete ConfigMap ns/old"}, actions(rec))
+		assert.Equal(t, []string{"app v1.0.0: apply ConfigMap ns/a", "app v1.0.0: apply ConfigMap ns/old",
+			"app v1.1.0: apply ConfigMap ns/a", "app v1.0.0: delete ConfigMap ns/old"}, actions(rec))
 	})
 
 	t.Run("not ready before the check's timeout", func(t *testing.T) {
@@ -238,7 +327,10 @@ func TestManifestApplierErrors(t *testing.T) {
 	assert.False(t, runner.IsPermanent(err), "an apply failure is retried")
 	assert.EqualError(t, err, "components: app v1.1.0: apply: api server down")
 
-	err = components.NewManifest(&plainApplier{deleteErr: errDown}).Run(context.Background(), task(from, to, nil))
+	failing := &plainApplier{}
+	require.NoError(t, components.NewManifest(inventoryApplier{failing}).Run(context.Background(), task(nil, from, nil)))
+	failing.deleteErr = errDown
+	err = components.NewManifest(inventoryApplier{failing}).Run(context.Background(), task(from, to, nil))
 	require.ErrorIs(t, err, errDown)
 	assert.EqualError(t, err, "components: app v1.1.0: prune: api server down")
 
@@ -325,4 +417,19 @@ func TestManifestConcurrent(t *testing.T) {
 	for comp, kind := range first {
 		assert.Equal(t, "Namespace", kind, "%s applied its Namespace first", comp)
 	}
+}
+
+// TestManifestReadyReason: a ReadyChecker that says why it is not ready
+// (an error matching ErrPending) is polled on, and the timeout carries
+// the last reason.
+func TestManifestReadyReason(t *testing.T) {
+	pending := fmt.Errorf("%w: Deployment ns/web: 0/1 available", components.ErrPending)
+	a := checkingApplier{components.NewRecorder(), func(context.Context, release.HealthCheck) (bool, error) { return false, pending }}
+	err := components.NewManifest(a).Run(context.Background(), task(nil, withChecks("v1.1.0", check("pods", 30*time.Millisecond, 2*time.Millisecond)), nil))
+	require.ErrorIs(t, err, components.ErrNotReady)
+	require.ErrorIs(t, err, pending)
+	nr, ok := errors.AsType[*components.NotReadyError](err)
+	require.True(t, ok)
+	assert.Greater(t, nr.Polls, 1, "polled on")
+	assert.Regexp(t, `^components: app v1\.1\.0: ready: health check pods not ready after 30ms \(\d+ polls\): not ready yet: Deployment ns/web: 0/1 available$`, err.Error())
 }

@@ -2,6 +2,7 @@ package components
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/hopdag/hopdag/release"
@@ -42,13 +43,14 @@ func pollReady(ctx context.Context, rc ReadyChecker, hc release.HealthCheck, obj
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	polls := 0
+	var reason error
 	for {
 		select {
 		case <-pctx.Done():
 			if err := ctx.Err(); err != nil {
 				return annotate(err, "health check %s", hc.Name)
 			}
-			return &NotReadyError{Check: hc.Name, Timeout: timeout, Polls: polls}
+			return &NotReadyError{Check: hc.Name, Timeout: timeout, Polls: polls, Reason: reason}
 		case <-timer.C:
 		}
 		polls++
@@ -56,6 +58,8 @@ func pollReady(ctx context.Context, rc ReadyChecker, hc release.HealthCheck, obj
 		switch {
 		case ok && err == nil:
 			return nil
+		case errors.Is(err, ErrPending):
+			reason = err
 		case err != nil && pctx.Err() == nil:
 			return annotate(err, "health check %s", hc.Name)
 		}

@@ -13,6 +13,9 @@ import (
 // apply and delete, object by object, in the order they happen, and keeps
 // the set of objects that are live (applied and not deleted since).
 //
+// It is an InventoryStore (in memory), so Manifest prunes through it, and
+// its Delete leaves objects another component has taken over.
+//
 // It is also a ReadyChecker: a health check is ready at once, unless
 // ReadyAfter scripts it.
 //
@@ -25,6 +28,7 @@ type Recorder struct {
 	live    map[objectKey]Object
 	script  map[string]int
 	polls   map[string]int
+	invs    map[[2]string]Inventory // by instance and component
 }
 
 // Action is one recorded apply or delete of one object.
@@ -64,7 +68,9 @@ func (r *Recorder) Apply(ctx context.Context, objs []Object, opts ApplyOptions) 
 	return nil
 }
 
-// Delete records a delete of each object and removes it from the live set.
+// Delete records a delete of each object and removes it from the live
+// set. A live object whose labels say it belongs to another component than
+// o's ownership labels (see Owner) is left alone and not recorded.
 func (r *Recorder) Delete(ctx context.Context, objs []Object) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -72,9 +78,47 @@ func (r *Recorder) Delete(ctx context.Context, objs []Object) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, o := range objs {
+		live, ok := r.live[o.key()]
+		if inst, comp, owned := Owner(o); ok && owned && !OwnedBy(labelsOf(live.Content), inst, comp) {
+			continue
+		}
 		r.actions = append(r.actions, Action{Verb: "delete", Object: o})
 		delete(r.live, o.key())
 	}
+	return nil
+}
+
+// Inventories returns the inventories of instance saved with
+// SaveInventory, sorted by component.
+func (r *Recorder) Inventories(ctx context.Context, instance string) ([]Inventory, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Inventory
+	for k, inv := range r.invs {
+		if k[0] == instance {
+			inv.Objects = slices.Clone(inv.Objects)
+			out = append(out, inv)
+		}
+	}
+	slices.SortFunc(out, func(a, b Inventory) int { return cmp.Compare(a.Component, b.Component) })
+	return out, nil
+}
+
+// SaveInventory keeps inv, replacing the component's previous one.
+func (r *Recorder) SaveInventory(ctx context.Context, inv Inventory) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.invs == nil {
+		r.invs = map[[2]string]Inventory{}
+	}
+	inv.Objects = slices.Clone(inv.Objects)
+	r.invs[[2]string{inv.Instance, inv.Component}] = inv
 	return nil
 }
 
@@ -85,8 +129,8 @@ func (r *Recorder) Actions() []Action {
 	return slices.Clone(r.actions)
 }
 
-// Live returns the objects applied and not deleted since, sorted by kind,
-// namespace and name.
+// Live returns the objects applied and not deleted since, sorted by group,
+// kind, namespace and name.
 func (r *Recorder) Live() []Object {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -94,9 +138,7 @@ func (r *Recorder) Live() []Object {
 	for _, o := range r.live {
 		out = append(out, o)
 	}
-	slices.SortFunc(out, func(a, b Object) int {
-		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	slices.SortFunc(out, func(a, b Object) int { return compareRefs(a.Ref(), b.Ref()) })
 	return out
 }
 

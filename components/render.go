@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/template"
 
+	"github.com/Masterminds/sprig/v3"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hopdag/hopdag/release"
@@ -41,26 +43,115 @@ func newData(cv *release.ComponentVersion, from, hop string, values map[string]a
 	}
 }
 
+// funcs is the template function library: Masterminds/sprig's, the set
+// Helm users know (quote, toYaml, default, required, indent, ...), without
+// env and expandenv, so that a catalog's templates cannot read the
+// environment of the process that renders them. Two functions Helm adds to
+// sprig are added here too: toYaml and required.
+func funcs() template.FuncMap {
+	f := sprig.TxtFuncMap()
+	delete(f, "env")
+	delete(f, "expandenv")
+	f["toYaml"] = toYAML
+	f["required"] = required
+	return f
+}
+
+// required is Helm's required: v, or an error with msg when v is nil or
+// "".
+func required(msg string, v any) (any, error) {
+	switch x := v.(type) {
+	case nil, *nilValue:
+		return nil, errors.New(msg)
+	case string:
+		if x == "" {
+			return nil, errors.New(msg)
+		}
+	}
+	return v, nil
+}
+
+// toYAML is Helm's toYaml: v as block YAML without the final newline, ""
+// when it cannot be encoded.
+func toYAML(v any) string {
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // parseTemplate parses text as a template that refuses missing map keys.
 func parseTemplate(name, text string) (*template.Template, error) {
-	t, err := template.New(name).Option("missingkey=error").Parse(text)
+	t, err := template.New(name).Option("missingkey=error").Funcs(funcs()).Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTemplate, err)
 	}
 	return t, nil
 }
 
-// execute parses and executes one template.
+// execute parses and executes one template. A nil value that reaches the
+// output is an error, as a missing one is (text/template would print
+// "<no value>"): values are executed with every nil replaced by a marker
+// whose text cannot occur otherwise, and the output is checked for it.
+// The marker is a nil pointer, so that sprig's default and empty still see
+// it as empty.
 func execute(name, text string, data templateData) (string, error) {
 	t, err := parseTemplate(name, text)
 	if err != nil {
 		return "", err
 	}
+	var nils []string
+	if data.Values != nil {
+		data.Values = markNils(data.Values, ".Values", &nils).(map[string]any)
+	}
 	var b strings.Builder
 	if err := t.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrTemplate, err)
 	}
-	return b.String(), nil
+	out := b.String()
+	if strings.Contains(out, nilText) {
+		return "", fmt.Errorf("%w: template: %s: a nil value is rendered (null in YAML, nil in Go; nil values: %s); set it, or give a default with `| default`", ErrTemplate, name, strings.Join(nils, ", "))
+	}
+	return out, nil
+}
+
+// nilValue marks a nil value; see execute.
+type nilValue struct{}
+
+// nilText is what a *nilValue prints as.
+const nilText = "\x00hopdag:nil\x00"
+
+// String is nilText, also for a nil *nilValue.
+func (*nilValue) String() string { return nilText }
+
+// markNils returns v with every nil in maps and slices replaced by a nil
+// *nilValue, copying what it changes, and appends the paths of the nils to
+// paths (sorted within a map).
+func markNils(v any, path string, paths *[]string) any {
+	switch v := v.(type) {
+	case nil:
+		*paths = append(*paths, path)
+		return (*nilValue)(nil)
+	case map[string]any:
+		if v == nil {
+			return v
+		}
+		out := make(map[string]any, len(v))
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out[k] = markNils(v[k], path+"."+k, paths)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = markNils(e, fmt.Sprintf("%s[%d]", path, i), paths)
+		}
+		return out
+	}
+	return v
 }
 
 // manifestName is how a manifest is named in objects and messages: its
@@ -79,17 +170,24 @@ func emptyTemplate(name string) error {
 	return fmt.Errorf("%w: manifest %s has no template text (release.Load reads manifest files into Template; a ComponentVersion built in code must set it)", ErrTemplate, name)
 }
 
-// renderObjects renders every manifest of cv with data and returns the
-// objects in apply order. It reports every template and document problem
-// at once.
-func renderObjects(cv *release.ComponentVersion, data templateData) ([]Object, error) {
+// scoping is how renderObjects defaults namespaces: ns for namespaced
+// objects that set none; extra names more cluster-scoped kinds.
+type scoping struct {
+	ns    string
+	extra map[string]bool
+}
+
+// renderObjects renders every manifest of cv with data, defaults the
+// namespaces of its objects, and returns them in apply order. It reports
+// every template and document problem at once, and an object rendered
+// twice (identity after defaulting).
+func renderObjects(cv *release.ComponentVersion, data templateData, sc scoping) ([]Object, error) {
 	if len(cv.Manifests) == 0 {
 		return nil, ErrNoManifests
 	}
 	var (
-		objs []Object
+		docs []document
 		errs []error
-		seen = map[objectKey]Object{}
 	)
 	for i, m := range cv.Manifests {
 		name := manifestName(m, i)
@@ -102,25 +200,31 @@ func renderObjects(cv *release.ComponentVersion, data templateData) ([]Object, e
 			errs = append(errs, err)
 			continue
 		}
-		docs, derrs := decodeDocuments(name, text)
+		ds, derrs := decodeDocuments(name, text)
 		errs = append(errs, derrs...)
-		for _, d := range docs {
-			o := d.obj
-			o.Component, o.Version = cv.Name, cv.Version.Original()
-			if first, dup := seen[o.key()]; dup {
-				errs = append(errs, &DocumentError{Manifest: name, Doc: o.Doc, Line: d.line,
-					Err: fmt.Errorf("%s is rendered twice (also %s document %d)", o, first.Manifest, first.Doc)})
-				continue
-			}
-			seen[o.key()] = o
-			objs = append(objs, o)
+		for _, d := range ds {
+			d.obj.Component, d.obj.Version = cv.Name, cv.Version.Original()
+			docs = append(docs, d)
 		}
+	}
+	errs = append(errs, defaultNamespaces(docs, sc.ns, sc.extra)...)
+	seen := map[objectKey]Object{}
+	var unique []Object
+	for _, d := range docs {
+		o := d.obj
+		if first, dup := seen[o.key()]; dup {
+			errs = append(errs, &DocumentError{Manifest: o.Manifest, Doc: o.Doc, Line: d.line,
+				Err: fmt.Errorf("%s is rendered twice (also %s document %d)", o, first.Manifest, first.Doc)})
+			continue
+		}
+		seen[o.key()] = o
+		unique = append(unique, o)
 	}
 	if err := join(errs); err != nil {
 		return nil, err
 	}
-	sortObjects(objs)
-	return objs, nil
+	sortObjects(unique)
+	return unique, nil
 }
 
 // sortObjects puts Namespaces first, then CustomResourceDefinitions, then

@@ -2,6 +2,8 @@ package components_test
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,7 +52,7 @@ data:
 			o := objs[0]
 			assert.Equal(t, tt.want, o.YAML)
 			assert.Equal(t, components.Object{
-				APIVersion: "v1", Kind: "ConfigMap", Name: "app-config",
+				APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "app-config",
 				Component: "app", Version: "v1.1.0-rc.1", Manifest: "m1.yaml", Doc: 1,
 				Content: o.Content, YAML: o.YAML,
 			}, o)
@@ -234,11 +236,11 @@ func TestRenderSplitting(t *testing.T) {
 	}{
 		{"leading separator and empty documents", "---\n\n---\n" + configMap + "---\n---   # trailing comment\n", []string{"ConfigMap ns/a"}, []string{configMap}},
 		{"comment-only and null documents are left out", "# header\n---\n" + configMap + "---\n~\n---\nnull\n", []string{"ConfigMap ns/a"}, nil},
-		{"CRLF line ends", "apiVersion: v1\r\nkind: A\r\nmetadata:\r\n  name: x\r\n---\r\napiVersion: v1\r\nkind: B\r\nmetadata:\r\n  name: y\r\n", []string{"A x", "B y"}, nil},
-		{"--- inside a block scalar is content", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  doc: |\n    ---\n    a: b\n", []string{"ConfigMap c"},
+		{"CRLF line ends", "apiVersion: v1\r\nkind: A\r\nmetadata:\r\n  name: x\r\n---\r\napiVersion: v1\r\nkind: B\r\nmetadata:\r\n  name: y\r\n", []string{"A default/x", "B default/y"}, nil},
+		{"--- inside a block scalar is content", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  doc: |\n    ---\n    a: b\n", []string{"ConfigMap default/c"},
 			[]string{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  doc: |\n    ---\n    a: b\n"}},
-		{"no newline at the end", "apiVersion: v1\nkind: A\nmetadata: {name: x}", []string{"A x"}, []string{"apiVersion: v1\nkind: A\nmetadata: {name: x}\n"}},
-		{"a separator glued to text is not one", "apiVersion: v1\nkind: A\nmetadata:\n  name: x\n  annotations:\n    a: \"---x\"\n", []string{"A x"}, nil},
+		{"no newline at the end", "apiVersion: v1\nkind: A\nmetadata: {name: x}", []string{"A default/x"}, []string{"apiVersion: v1\nkind: A\nmetadata: {name: x}\n"}},
+		{"a separator glued to text is not one", "apiVersion: v1\nkind: A\nmetadata:\n  name: x\n  annotations:\n    a: \"---x\"\n", []string{"A default/x"}, nil},
 		{"nothing at all", "# only a comment\n", nil, nil},
 	}
 	for _, tt := range tests {
@@ -263,7 +265,11 @@ func TestRenderSplitting(t *testing.T) {
 
 func TestRenderOrder(t *testing.T) {
 	obj := func(kind, name string) string {
-		return "apiVersion: v1\nkind: " + kind + "\nmetadata:\n  name: " + name + "\n---\n"
+		apiVersion := "v1"
+		if kind == "CustomResourceDefinition" {
+			apiVersion = "apiextensions.k8s.io/v1"
+		}
+		return "apiVersion: " + apiVersion + "\nkind: " + kind + "\nmetadata:\n  name: " + name + "\n---\n"
 	}
 	cv := manifestCV("app", "v1.0.0",
 		obj("ServiceAccount", "sa")+obj("CustomResourceDefinition", "foos.example.com")+obj("Deployment", "d1"),
@@ -274,7 +280,7 @@ func TestRenderOrder(t *testing.T) {
 	assert.Equal(t, []string{
 		"Namespace ns1", "Namespace ns2",
 		"CustomResourceDefinition foos.example.com", "CustomResourceDefinition bars.example.com",
-		"ServiceAccount sa", "Deployment d1", "Foo f", "ConfigMap cm",
+		"ServiceAccount default/sa", "Deployment default/d1", "Foo default/f", "ConfigMap default/cm",
 	}, names(objs), "Namespaces, then CRDs, then the rest, each in declared order")
 }
 
@@ -310,4 +316,42 @@ func TestRenderManifestNames(t *testing.T) {
 		got = append(got, o.Manifest)
 	}
 	assert.Equal(t, []string{"named", "manifests/secret.yaml", "inline-2"}, got, "name, else file, else inline-N as release.Load names them")
+}
+
+// TestRenderValuesSafely shows a value holding ": " and a newline rendered
+// safely with sprig's quote and with toYaml, and a nil value refused as a
+// missing one is.
+func TestRenderValuesSafely(t *testing.T) {
+	evil := "a: b\nkind: Secret"
+	values := map[string]any{"evil": evil, "list": []any{"x: 1", "y\nz"}, "none": nil, "nested": map[string]any{"off": nil}}
+	tests := []struct {
+		name    string
+		tpl     string
+		want    map[string]any // data of the ConfigMap
+		wantErr string
+	}{
+		{name: "quote", tpl: "data:\n  v: {{ .Values.evil | quote }}\n", want: map[string]any{"v": evil}},
+		{name: "toYaml", tpl: "data:\n  v: |\n{{ .Values.evil | toYaml | indent 4 }}\n", want: map[string]any{"v": "|-\n  a: b\n  kind: Secret\n"}},
+		{name: "toYaml of a list", tpl: "data:\n  v: {{ .Values.list | toJson | quote }}\n", want: map[string]any{"v": `["x: 1","y\nz"]`}},
+		{name: "default of a nil value", tpl: "data:\n  v: {{ .Values.none | default \"fallback\" | quote }}\n", want: map[string]any{"v": "fallback"}},
+		{name: "a nil value is an error", tpl: "data:\n  v: \"{{ .Values.none }}\"\n",
+			wantErr: "a nil value is rendered (null in YAML, nil in Go; nil values: .Values.nested.off, .Values.none); set it, or give a default with `| default`"},
+		{name: "required", tpl: "data:\n  v: {{ required \"set .Values.none\" .Values.none }}\n", wantErr: "set .Values.none"},
+		{name: "env is not there", tpl: "data:\n  v: {{ env \"HOME\" }}\n", wantErr: `function "env" not defined`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := components.NewManifest(components.NewRecorder(), components.WithValues(values))
+			objs, err := m.Render(task(nil, manifestCV("app", "v1.0.0", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ns}\n"+tt.tpl), nil))
+			if tt.wantErr != "" {
+				require.ErrorIs(t, err, components.ErrTemplate)
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, objs, 1, "the value injected no document or key")
+			assert.Equal(t, tt.want, objs[0].Content["data"])
+			assert.Equal(t, []string{"apiVersion", "data", "kind", "metadata"}, slices.Sorted(maps.Keys(objs[0].Content)), "no key injected")
+		})
+	}
 }

@@ -55,13 +55,33 @@ etcd_bin() {
   return 1
 }
 
-all=(etcd registry oras)
+# The biggest build first: .ci/run builds them all before any test compiles.
+all=(kube etcd registry oras)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for tool in "$@"; do
   case "$tool" in
   etcd)
     p="$(etcd_bin)"
     echo "export HOPDAG_ETCD=$p"
+    ;;
+  kube)
+    # envtest (sigs.k8s.io/controller-runtime/pkg/envtest) wants etcd,
+    # kube-apiserver and kubectl in one directory: KUBEBUILDER_ASSETS.
+    # kube-apiserver and kubectl are k8s.io/kubernetes's own mains, named
+    # by the tool directive of tools/kube/go.mod; the first build takes
+    # about ten minutes on two cores.
+    api="$(build kube-apiserver kube k8s.io/kubernetes/cmd/kube-apiserver)"
+    ctl="$(build kubectl kube k8s.io/kubernetes/cmd/kubectl)"
+    e="$(etcd_bin)"
+    assets="$tools/bin/kube"
+    mkdir -p "$assets"
+    # Relative links where the target is in tools/bin, which may be shared
+    # by several checkouts.
+    for t in "$api" "$ctl" "$e"; do
+      ln -sfn "${t/#$tools\/bin\//..\/}" "$assets/$(basename "$t")"
+    done
+    echo "export KUBEBUILDER_ASSETS=$assets"
+    echo "export HOPDAG_KUBECTL=$ctl"
     ;;
   registry)
     p="$(build registry registry github.com/distribution/distribution/v3/cmd/registry)"

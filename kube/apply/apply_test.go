@@ -1,0 +1,395 @@
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/dag"
+	"github.com/hopdag/hopdag/kube/apply"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// cv is a manifest component version whose objects default to namespace
+// ns.
+func cv(name, version, ns, tpl string, checks ...release.HealthCheck) *release.ComponentVersion {
+	return &release.ComponentVersion{Name: name, Version: release.MustParseVersion(version), Type: release.TypeManifest,
+		Params: map[string]string{"namespace": ns}, HealthChecks: checks,
+		Manifests: []release.Manifest{{Name: name + ".yaml", Template: tpl}}}
+}
+
+func task(from, to *release.ComponentVersion) runner.Task {
+	return runner.Task{Component: to.Name, From: from, To: to, Attempt: 1}
+}
+
+// recorder keeps the ChangeSets an Applier reports.
+type recorder struct {
+	mu  sync.Mutex
+	all []apply.ChangeSet
+}
+
+func (r *recorder) report(cs apply.ChangeSet) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.all = append(r.all, cs)
+}
+
+// take returns the changes reported since the last take, as strings.
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, cs := range r.all {
+		for _, c := range cs {
+			out = append(out, c.String())
+		}
+	}
+	r.all = nil
+	return out
+}
+
+// newApplier returns an Applier whose inventories live in the test's own
+// namespace, and what it reports.
+func newApplier(t testing.TB, ns string, opts ...apply.Option) (*apply.Applier, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	a, err := apply.New(cfg, append([]apply.Option{apply.WithInventoryNamespace(ns), apply.WithReporter(rec.report)}, opts...)...)
+	require.NoError(t, err)
+	return a, rec
+}
+
+const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %[1]ss.%[2]s}
+spec:
+  group: %[2]s
+  scope: Namespaced
+  names: {plural: %[1]ss, singular: %[1]s, kind: Widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      subresources: {status: {}}
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+`
+
+func deployment(image string) string {
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      serviceAccountName: web
+      containers: [{name: web, image: "` + image + `"}]
+`
+}
+
+// appV is the component of TestApplyComponent: a ConfigMap (v1 only), a
+// ServiceAccount, a Deployment, a CRD and a custom resource of it.
+func appV(version, ns, group, image string, withConfig bool) *release.ComponentVersion {
+	tpl := fmt.Sprintf(crd, "widget", group) + "---\n" +
+		"apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: web}\n---\n" +
+		deployment(image) + "---\n" +
+		"apiVersion: " + group + "/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 3}\n"
+	if withConfig {
+		tpl += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-config}\ndata: {mode: fast}\n"
+	}
+	return cv("app", version, ns, tpl, release.HealthCheck{Name: "web-ready", Timeout: release.D(time.Minute),
+		Interval: release.D(100 * time.Millisecond), Params: map[string]string{"kind": "Deployment", "name": "web"}})
+}
+
+// TestApplyComponent applies a component with a ConfigMap, a
+// ServiceAccount, a Deployment, a CRD and a custom resource of it in one
+// go; applies it again (a no-op: no resourceVersion moves); then applies
+// the next version, which changes the Deployment's image and drops the
+// ConfigMap, waits for the Deployment to be ready, and prunes exactly the
+// ConfigMap. Readiness: the test's controller goroutine writes the
+// Deployment's status subresource (no kubelet runs).
+func TestApplyComponent(t *testing.T) {
+	ns := namespace(t)
+	group := ns + ".example.com"
+	a, rec := newApplier(t, ns)
+	m := components.NewManifest(a, components.WithInstance(ns))
+	controller(t, components.LabelInstance+"="+ns)
+	ctx := context.Background()
+
+	v1, v2 := appV("v1.0.0", ns, group, "web:1", true), appV("v1.1.0", ns, group, "web:2", false)
+	require.NoError(t, m.Run(ctx, task(nil, v1)))
+	assert.Equal(t, []string{
+		"CustomResourceDefinition.apiextensions.k8s.io widgets." + group + " created",
+		"ServiceAccount " + ns + "/web created",
+		"Deployment.apps " + ns + "/web created",
+		"Widget." + group + " " + ns + "/w1 created",
+		"ConfigMap " + ns + "/web-config created",
+	}, rec.take(), "the CRD first, then the rest in declared order")
+	dep := get(t, deployments, ns, "web")
+	require.NotNil(t, dep)
+	assert.Equal(t, map[string]string{components.LabelComponent: "app", components.LabelInstance: ns, components.LabelManagedBy: "hopdag"}, dep.GetLabels())
+	widget := get(t, gvr(group, "v1", "widgets"), ns, "w1")
+	require.NotNil(t, widget, "the custom resource is applied once its CRD is established")
+
+	rvs := resourceVersions(t, ns, group)
+	require.NoError(t, m.Run(ctx, task(v1, v1)))
+	for _, c := range rec.take() {
+		assert.True(t, strings.HasSuffix(c, " unchanged"), "re-apply: %s, want unchanged", c)
+	}
+	assert.Equal(t, rvs, resourceVersions(t, ns, group), "a re-apply writes nothing")
+
+	require.NoError(t, m.Run(ctx, task(v1, v2)))
+	assert.Equal(t, []string{
+		"CustomResourceDefinition.apiextensions.k8s.io widgets." + group + " unchanged",
+		"ServiceAccount " + ns + "/web unchanged",
+		"Deployment.apps " + ns + "/web configured",
+		"Widget." + group + " " + ns + "/w1 unchanged",
+		"ConfigMap " + ns + "/web-config pruned",
+	}, rec.take())
+	dep = get(t, deployments, ns, "web")
+	image, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	assert.Equal(t, "web:2", image[0].(map[string]any)["image"])
+	og, _, _ := unstructured.NestedInt64(dep.Object, "status", "observedGeneration")
+	assert.Equal(t, dep.GetGeneration(), og, "the prune came after the new Deployment was ready")
+	assert.False(t, live(t, configmaps, ns, "web-config"), "the dropped ConfigMap is pruned")
+	assert.True(t, live(t, serviceAccs, ns, "web"))
+	assert.True(t, live(t, gvr(group, "v1", "widgets"), ns, "w1"))
+
+	invs, err := a.Inventories(ctx, ns)
+	require.NoError(t, err)
+	require.Len(t, invs, 1)
+	assert.Equal(t, "v1.1.0", invs[0].Version)
+	assert.Len(t, invs[0].Objects, 4)
+}
+
+// resourceVersions returns the resourceVersion of every object of appV.
+func resourceVersions(t *testing.T, ns, group string) []string {
+	var out []string
+	for _, o := range []*unstructured.Unstructured{
+		get(t, gvr("apiextensions.k8s.io", "v1", "customresourcedefinitions"), "", "widgets."+group),
+		get(t, serviceAccs, ns, "web"), get(t, deployments, ns, "web"),
+		get(t, gvr(group, "v1", "widgets"), ns, "w1"), get(t, configmaps, ns, "web-config"),
+	} {
+		require.NotNil(t, o)
+		out = append(out, o.GetKind()+"="+o.GetResourceVersion())
+	}
+	return out
+}
+
+// TestPruneDefaultedNamespace is the regression test of a namespace that
+// v1 leaves to the default and v2 writes out: the same object, so v2
+// prunes nothing (before the fix it deleted the object v2 had just
+// applied).
+func TestPruneDefaultedNamespace(t *testing.T) {
+	ns := namespace(t)
+	a, rec := newApplier(t, ns)
+	m := components.NewManifest(a, components.WithInstance(ns), components.WithNamespace(ns))
+	ctx := context.Background()
+	v1 := cv("app", "v1.0", "", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {v: '1'}\n")
+	v2 := cv("app", "v2.0", "", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: "+ns+"}\ndata: {v: '2'}\n")
+	v1.Params, v2.Params = nil, nil
+	require.NoError(t, m.Run(ctx, task(nil, v1)))
+	require.NoError(t, m.Run(ctx, task(v1, v2)))
+	assert.Equal(t, []string{"ConfigMap " + ns + "/app created", "ConfigMap " + ns + "/app configured"}, rec.take(), "nothing pruned")
+	assert.True(t, live(t, configmaps, ns, "app"))
+}
+
+// TestPruneSharedObject is the regression test of an object two
+// components render: refused at plan time naming both, refused at run
+// time while another component's inventory holds it, and never pruned once
+// its labels name another component.
+func TestPruneSharedObject(t *testing.T) {
+	ns := namespace(t)
+	a, rec := newApplier(t, ns)
+	m := components.NewManifest(a, components.WithInstance(ns))
+	ctx := context.Background()
+	shared := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: platform}\n"
+	own := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a-only}\n"
+	a1, b1 := cv("a", "v1.0", ns, shared+"---\n"+own), cv("b", "v1.0", ns, shared)
+
+	require.NoError(t, m.Run(ctx, task(nil, a1)))
+	err := m.Run(ctx, task(nil, b1))
+	require.ErrorIs(t, err, components.ErrSharedObject)
+	assert.ErrorContains(t, err, "ConfigMap "+ns+"/platform is rendered by two components, a and b")
+	rec.take()
+
+	// b takes the ConfigMap over (its labels now name b): a's next version,
+	// which drops it, leaves it in place.
+	_, err = dyn.Resource(configmaps).Namespace(ns).Patch(ctx, "platform", types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"hopdag.io/component":"b"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	require.NoError(t, m.Run(ctx, task(a1, cv("a", "v2.0", ns, own))))
+	assert.Equal(t, []string{
+		"ConfigMap " + ns + "/a-only unchanged",
+		"ConfigMap " + ns + `/platform skipped (labelled as component "b" of instance "` + ns + `", not "a" of "` + ns + `")`,
+	}, rec.take())
+	assert.True(t, live(t, configmaps, ns, "platform"))
+}
+
+// TestPruneDroppedValue is the regression test of a value only the old
+// templates used: the upgrade needs it no more, because prune works off
+// the inventory in the cluster, not the old templates.
+func TestPruneDroppedValue(t *testing.T) {
+	ns := namespace(t)
+	a, rec := newApplier(t, ns)
+	ctx := context.Background()
+	v1 := cv("app", "v1.0", ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mirror}\ndata: {url: {{ .Values.legacyMirror | quote }}}\n")
+	v2 := cv("app", "v2.0", ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\n")
+	old := components.NewManifest(a, components.WithInstance(ns), components.WithValues(map[string]any{"legacyMirror": "http://old: mirror\n"}))
+	require.NoError(t, old.Run(ctx, task(nil, v1)))
+	assert.Equal(t, "http://old: mirror\n", get(t, configmaps, ns, "mirror").Object["data"].(map[string]any)["url"], "a value with ': ' and a newline, quoted")
+	require.NoError(t, components.NewManifest(a, components.WithInstance(ns)).Run(ctx, task(v1, v2)), "no legacyMirror value any more")
+	assert.Equal(t, []string{"ConfigMap " + ns + "/mirror created", "ConfigMap " + ns + "/app created", "ConfigMap " + ns + "/mirror pruned"}, rec.take())
+}
+
+// TestConflict: a field another manager owns is a clear error naming the
+// manager and the field; Force takes it over.
+func TestConflict(t *testing.T) {
+	ns := namespace(t)
+	ctx := context.Background()
+	force := false
+	_, err := dyn.Resource(configmaps).Namespace(ns).Patch(ctx, "cfg", types.ApplyPatchType,
+		[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg"},"data":{"mode":"slow"}}`),
+		metav1.PatchOptions{FieldManager: "ops-team", Force: &force})
+	require.NoError(t, err)
+
+	c := cv("app", "v1.0", ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {mode: fast}\n")
+	a, _ := newApplier(t, ns)
+	err = components.NewManifest(a, components.WithInstance(ns)).Run(ctx, task(nil, c))
+	require.ErrorIs(t, err, apply.ErrConflict)
+	assert.False(t, runner.IsPermanent(err))
+	ce, ok := errors.AsType[*apply.ConflictError](err)
+	require.True(t, ok)
+	assert.Equal(t, []string{"ops-team"}, ce.Managers)
+	assert.Equal(t, []string{".data.mode"}, ce.Fields)
+	assert.Equal(t, "hopdag", ce.FieldManager)
+	assert.ErrorContains(t, err, `apply: ConfigMap `+ns+`/cfg: field manager hopdag conflicts with "ops-team" on .data.mode; leave these fields to "ops-team", or apply with Force to take them over`)
+	assert.Equal(t, "slow", get(t, configmaps, ns, "cfg").Object["data"].(map[string]any)["mode"])
+
+	forced, _ := newApplier(t, ns, apply.WithForce(true))
+	require.NoError(t, components.NewManifest(forced, components.WithInstance(ns)).Run(ctx, task(nil, c)))
+	assert.Equal(t, "fast", get(t, configmaps, ns, "cfg").Object["data"].(map[string]any)["mode"])
+}
+
+// TestReadyTimeout: a Deployment whose status says it is not available
+// (the test writes it, as the controller would for pods that never start)
+// times the health check out with an error naming it, its kstatus message
+// and its conditions; a custom resource checked for Ready=True is ready
+// once the test writes that condition.
+func TestReadyTimeout(t *testing.T) {
+	ns := namespace(t)
+	group := ns + ".example.com"
+	a, _ := newApplier(t, ns)
+	m := components.NewManifest(a, components.WithInstance(ns))
+	ctx := context.Background()
+
+	c := cv("web", "v1.0", ns, deployment("web:1"), release.HealthCheck{Name: "web-ready",
+		Timeout: release.D(3 * time.Second), Interval: release.D(100 * time.Millisecond), Params: map[string]string{"kind": "Deployment.apps"}})
+	go func() {
+		// The Deployment controller's view: one replica, none available.
+		for range 100 {
+			u, err := dyn.Resource(deployments).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			now := time.Now().UTC().Format(time.RFC3339)
+			u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(), "replicas": int64(1), "updatedReplicas": int64(1), "unavailableReplicas": int64(1),
+				"conditions": []any{map[string]any{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable", "message": "Deployment does not have minimum availability.", "lastUpdateTime": now, "lastTransitionTime": now}}}
+			if _, err := dyn.Resource(deployments).Namespace(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err == nil {
+				return
+			}
+		}
+	}()
+	err := m.Run(ctx, task(nil, c))
+	require.ErrorIs(t, err, components.ErrNotReady)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	ue, ok := errors.AsType[*apply.UnreadyError](err)
+	require.True(t, ok, "the timeout carries the last reason: %v", err)
+	require.Len(t, ue.Objects, 1)
+	assert.Equal(t, "Deployment.apps "+ns+"/web", ue.Objects[0].Object.String())
+	assert.Equal(t, "InProgress", ue.Objects[0].Status)
+	assert.Contains(t, ue.Objects[0].Conditions, "Available=False (MinimumReplicasUnavailable: Deployment does not have minimum availability.)")
+	assert.Regexp(t, `health check web-ready not ready after 3s \(\d+ polls\): apply: 1 object not ready: Deployment\.apps `+ns+`/web: InProgress: .+ \[Available=False \(MinimumReplicasUnavailable: Deployment does not have minimum availability\.\)\]`, err.Error())
+
+	// A custom resource with a named condition.
+	w := cv("widget", "v1.0", ns, fmt.Sprintf(crd, "widget", group)+"---\napiVersion: "+group+"/v1\nkind: Widget\nmetadata: {name: w1}\n",
+		release.HealthCheck{Name: "widget-ready", Timeout: release.D(30 * time.Second), Interval: release.D(50 * time.Millisecond),
+			Params: map[string]string{"kind": "Widget", "condition": "Ready=True"}})
+	go func() {
+		// The widget controller's view: ready after a moment.
+		time.Sleep(300 * time.Millisecond)
+		for range 100 {
+			u, err := dyn.Resource(gvr(group, "v1", "widgets")).Namespace(ns).Get(ctx, "w1", metav1.GetOptions{})
+			if err == nil {
+				u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Done"}}}
+				if _, err := dyn.Resource(gvr(group, "v1", "widgets")).Namespace(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err == nil {
+					return
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	require.NoError(t, m.Run(ctx, task(nil, w)))
+	assert.Greater(t, time.Since(start), 250*time.Millisecond, "waited for the Ready condition")
+}
+
+// TestDryRun: a dry run reports created, configured, unchanged and pruned
+// per object and changes nothing in the cluster, its inventories included.
+func TestDryRun(t *testing.T) {
+	ns := namespace(t)
+	a, _ := newApplier(t, ns)
+	ctx := context.Background()
+	keep := "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: keep}\n"
+	v1 := cv("app", "v1.0", ns, keep+"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {v: '1'}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: dropped}\n")
+	v2 := cv("app", "v2.0", ns, keep+"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {v: '2'}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: added}\n",
+		release.HealthCheck{Name: "never-checked", Params: map[string]string{"kind": "ConfigMap", "condition": "Ready=True"}})
+	require.NoError(t, components.NewManifest(a, components.WithInstance(ns)).Run(ctx, task(nil, v1)))
+	before := get(t, configmaps, ns, "cfg").GetResourceVersion()
+	invBefore, err := a.Inventories(ctx, ns)
+	require.NoError(t, err)
+
+	dry, rec := newApplier(t, ns, apply.WithDryRun())
+	require.NoError(t, components.NewManifest(dry, components.WithInstance(ns)).Run(ctx, task(v1, v2)))
+	assert.Equal(t, []string{
+		"ServiceAccount " + ns + "/keep unchanged (dry run)",
+		"ConfigMap " + ns + "/cfg configured (dry run)",
+		"ConfigMap " + ns + "/added created (dry run)",
+		"ConfigMap " + ns + "/dropped pruned (dry run)",
+	}, rec.take())
+	assert.Equal(t, before, get(t, configmaps, ns, "cfg").GetResourceVersion(), "nothing written")
+	assert.Nil(t, get(t, configmaps, ns, "added"))
+	assert.True(t, live(t, configmaps, ns, "dropped"))
+	invAfter, err := a.Inventories(ctx, ns)
+	require.NoError(t, err)
+	assert.Equal(t, invBefore, invAfter, "the inventory is not written")
+
+	// The plan's dry run of a hop, component by component.
+	g, err := dag.New([]dag.Node{{Name: "app", From: v1, To: v2}})
+	require.NoError(t, err)
+	ccs, err := apply.DryRunHop(ctx, cfg, &runner.HopPlan{Graph: g}, []components.ManifestOption{components.WithInstance(ns)}, apply.WithInventoryNamespace(ns))
+	require.NoError(t, err)
+	assert.Equal(t, "app v2.0\n"+
+		"  ServiceAccount "+ns+"/keep unchanged (dry run)\n"+
+		"  ConfigMap "+ns+"/cfg configured (dry run)\n"+
+		"  ConfigMap "+ns+"/added created (dry run)\n"+
+		"  ConfigMap "+ns+"/dropped pruned (dry run)\n", apply.FormatChanges(ccs))
+	assert.Equal(t, before, get(t, configmaps, ns, "cfg").GetResourceVersion(), "nothing written")
+}

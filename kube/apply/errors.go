@@ -1,0 +1,126 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hopdag/hopdag/components"
+)
+
+// Sentinel errors of the package; the typed errors below match them.
+var (
+	// ErrConflict is matched by a *ConflictError.
+	ErrConflict = errors.New("apply: field manager conflict")
+	// ErrFailed is matched by an *UnreadyError that holds an object whose
+	// kstatus is Failed.
+	ErrFailed = errors.New("apply: object failed")
+)
+
+// ObjectError is a request about one object that failed. It wraps the API
+// server's error (k8s.io/apimachinery/pkg/api/errors tells its kind).
+type ObjectError struct {
+	Object components.Ref
+	// Op is "map", "get", "apply", "delete" or "wait".
+	Op  string
+	Err error
+}
+
+func (e *ObjectError) Error() string {
+	return fmt.Sprintf("apply: %s %s: %v", e.Op, e.Object, e.Err)
+}
+
+func (e *ObjectError) Unwrap() error { return e.Err }
+
+// ConflictError is a server-side apply refused because other field
+// managers own fields the apply sets. Managers and Fields are sorted.
+// Apply with WithForce (or components.ApplyOptions.Force) to take the
+// fields over.
+type ConflictError struct {
+	Object       components.Ref
+	FieldManager string
+	// Managers are the other field managers; Fields the conflicting
+	// fields, as the API server names them (".data.key").
+	Managers []string
+	Fields   []string
+	Err      error
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("apply: %s: field manager %s conflicts with %s on %s; leave these fields to %s, or apply with Force to take them over",
+		e.Object, e.FieldManager, strings.Join(quoteAll(e.Managers), ", "), strings.Join(e.Fields, ", "), strings.Join(quoteAll(e.Managers), ", "))
+}
+
+// Unwrap returns ErrConflict and the API server's error.
+func (e *ConflictError) Unwrap() []error { return []error{ErrConflict, e.Err} }
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+// Unready is one object that is not ready: its kstatus status and message,
+// and its own conditions ("Available=False (MinimumReplicasUnavailable:
+// ...)").
+type Unready struct {
+	Object     components.Ref
+	Status     string
+	Message    string
+	Conditions []string
+}
+
+func (u Unready) String() string {
+	s := u.Object.String() + ": " + u.Status
+	if u.Message != "" {
+		s += ": " + u.Message
+	}
+	if len(u.Conditions) > 0 {
+		s += " [" + strings.Join(u.Conditions, "; ") + "]"
+	}
+	return s
+}
+
+// UnreadyError lists every object of a health check that is not ready,
+// sorted. It matches components.ErrPending (Manifest polls on, and a
+// timeout shows it), or, when an object Failed, ErrFailed (Manifest stops).
+type UnreadyError struct {
+	Check   string
+	Objects []Unready
+	Failed  bool
+}
+
+func (e *UnreadyError) Error() string {
+	lines := make([]string, len(e.Objects))
+	for i, u := range e.Objects {
+		lines[i] = u.String()
+	}
+	what := "not ready"
+	if e.Failed {
+		what = "failed"
+	}
+	return fmt.Sprintf("apply: %d %s %s: %s", len(e.Objects), plural(len(e.Objects), "object"), what, strings.Join(lines, "; "))
+}
+
+// Is matches components.ErrPending, or ErrFailed when an object failed.
+func (e *UnreadyError) Is(target error) bool {
+	if e.Failed {
+		return target == ErrFailed
+	}
+	return target == components.ErrPending
+}
+
+func plural(n int, w string) string {
+	if n == 1 {
+		return w
+	}
+	return w + "s"
+}
+
+func sortedUnique(ss []string) []string {
+	slices.Sort(ss)
+	return slices.Compact(ss)
+}
