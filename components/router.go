@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -113,6 +114,50 @@ func (r *Router) Validate(cv *release.ComponentVersion) error {
 		}
 	}
 	return nil
+}
+
+// ValidateHop implements runner.HopValidator: each registered runner that
+// implements it (the Manifest runner: an object two components render) is
+// asked about the hop once, however many types it is registered for, in
+// the order of the types' names.
+func (r *Router) ValidateHop(h *runner.HopPlan) error {
+	r.mu.RLock()
+	types := make([]string, 0, len(r.runners))
+	for t := range r.runners {
+		types = append(types, t)
+	}
+	r.mu.RUnlock()
+	slices.Sort(types)
+	var (
+		errs  []error
+		asked []runner.HopValidator
+	)
+	for _, t := range types {
+		rn, _ := r.lookup(t)
+		hv, ok := rn.(runner.HopValidator)
+		if !ok || seen(asked, hv) {
+			continue
+		}
+		asked = append(asked, hv)
+		if err := hv.ValidateHop(h); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// seen reports whether hv is in asked; runners of a type that cannot be
+// compared (== would panic) are never taken for one another.
+func seen(asked []runner.HopValidator, hv runner.HopValidator) bool {
+	if !reflect.TypeOf(hv).Comparable() {
+		return false
+	}
+	for _, a := range asked {
+		if reflect.TypeOf(a) == reflect.TypeOf(hv) && a == hv {
+			return true
+		}
+	}
+	return false
 }
 
 // wrap returns err when it already is an *Error, and otherwise an *Error

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/dag"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -164,4 +166,21 @@ func TestRouterRegisterPanics(t *testing.T) {
 	assert.PanicsWithValue(t, "components: Router.Register with an empty component type", func() { components.NewRouter().Register("", noop) })
 	assert.PanicsWithValue(t, `components: Router.Register("x") with a nil runner`, func() { components.NewRouter().Register("x", nil) })
 	assert.PanicsWithValue(t, `components: component type "x" registered twice`, func() { components.NewRouter().Register("x", noop).Register("x", noop) })
+}
+
+// The plan refuses a hop in which two components render one object: the
+// Router passes runner.HopValidator on to the Manifest runner, so the
+// refusal comes at plan time, before anything is applied.
+func TestRouterValidatesHop(t *testing.T) {
+	ns := "apiVersion: v1\nkind: Namespace\nmetadata: {name: platform}\n"
+	g, err := dag.New([]dag.Node{{Name: "a", To: manifestCV("a", "v1.0", ns)}, {Name: "b", To: manifestCV("b", "v1.0", ns)}})
+	require.NoError(t, err)
+	rec := components.NewRecorder()
+	r := components.NewRouter().Register(release.TypeManifest, components.NewManifest(rec))
+	hop := &runner.HopPlan{Hop: path.Hop{From: release.MustParseVersion("v1.0"), To: release.MustParseVersion("v1.1")}, Graph: g}
+	err = runner.New(r).Validate(&runner.Plan{Hops: []*runner.HopPlan{hop}})
+	require.ErrorIs(t, err, runner.ErrInvalidPlan)
+	require.ErrorIs(t, err, components.ErrSharedObject, "the manifest runner's own error, not a string")
+	assert.Contains(t, err.Error(), "hop 1 v1.0 -> v1.1: Namespace platform is rendered by two components, a and b")
+	assert.Empty(t, rec.Live(), "nothing applied")
 }

@@ -303,44 +303,48 @@ func plural(n int, word string) string {
 }
 
 // Validate reports, all at once and sorted, every component of p that e's
-// runner refuses (when it implements Validator) and every hop check that has
-// no function registered with WithCheck. Execute calls it before running.
+// runner refuses (when it implements Validator), every hop it refuses (when
+// it implements HopValidator) and every hop check that has no function
+// registered with WithCheck. Execute calls it before running. The runner's
+// own errors stay in the chain (errors.Is and errors.As find them).
 func (e *Executor) Validate(p *Plan) error {
-	var problems []string
+	var problems []error
 	if e.runner == nil {
-		problems = append(problems, "runner.New(nil): the executor has no Runner; pass one (a components.Router, a RunnerFunc)")
+		problems = append(problems, errors.New("runner.New(nil): the executor has no Runner; pass one (a components.Router, a RunnerFunc)"))
 	}
 	for name, fn := range e.checks {
 		if fn == nil {
-			problems = append(problems, fmt.Sprintf("WithCheck(%q, nil): check %s has a nil function; pass the CheckFunc that runs it", name, name))
+			problems = append(problems, fmt.Errorf("WithCheck(%q, nil): check %s has a nil function; pass the CheckFunc that runs it", name, name))
 		}
 	}
 	v, _ := e.runner.(Validator)
+	hv, _ := e.runner.(HopValidator)
 	for i, h := range p.Hops {
 		for j := 0; j < h.Graph.Len(); j++ {
 			n := h.Graph.Node(j)
 			if v != nil && n.To != nil {
 				if err := v.Validate(n.To); err != nil {
-					problems = append(problems, fmt.Sprintf("hop %d %s: component %s: %v", i+1, h.Name(), n.Name, err))
+					problems = append(problems, fmt.Errorf("hop %d %s: component %s: %w", i+1, h.Name(), n.Name, err))
 				}
+			}
+		}
+		if hv != nil {
+			if err := hv.ValidateHop(h); err != nil {
+				problems = append(problems, fmt.Errorf("hop %d %s: %w", i+1, h.Name(), err))
 			}
 		}
 		for _, c := range slices.Concat(h.PreChecks, h.PostChecks) {
 			if _, ok := e.checks[c.Name]; !ok {
-				problems = append(problems, fmt.Sprintf("hop %d %s: check %s has no function registered (registered: %s)", i+1, h.Name(), c.Name, e.checkNames()))
+				problems = append(problems, fmt.Errorf("hop %d %s: check %s has no function registered (registered: %s)", i+1, h.Name(), c.Name, e.checkNames()))
 			}
 		}
 	}
 	if len(problems) == 0 {
 		return nil
 	}
-	slices.Sort(problems)
-	problems = slices.Compact(problems)
-	errs := make([]error, len(problems))
-	for i, p := range problems {
-		errs[i] = errors.New(p)
-	}
-	return fmt.Errorf("%w: %w", ErrInvalidPlan, errors.Join(errs...))
+	slices.SortStableFunc(problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	problems = slices.CompactFunc(problems, func(a, b error) bool { return a.Error() == b.Error() })
+	return fmt.Errorf("%w: %w", ErrInvalidPlan, errors.Join(problems...))
 }
 
 func (e *Executor) checkNames() string {

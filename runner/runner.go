@@ -38,6 +38,14 @@ type Validator interface {
 	Validate(cv *release.ComponentVersion) error
 }
 
+// HopValidator is an optional ability of a Runner: it says at plan time
+// whether it can run a hop as a whole, for what no one component shows (two
+// manifest components that render one object). NewPlan with ForExecutor
+// calls it once per hop, after Validator.
+type HopValidator interface {
+	ValidateHop(h *HopPlan) error
+}
+
 // Task is one attempt at upgrading one component on one hop.
 type Task struct {
 	// Hop is the hop being run (read-only).
