@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +18,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
 )
 
 // End-to-end tests: a built hopdag binary runs the exec catalog in
@@ -72,9 +77,13 @@ func newUpgrade(t *testing.T) upgrade {
 	return upgrade{state: filepath.Join(d, "state"), out: filepath.Join(d, "out"), log: filepath.Join(d, "audit.log")}
 }
 
+// testLeaseTTL is the --lease-ttl of the tests' runs: a killed run's
+// lease blocks the next run until it expires, which the tests wait for.
+const testLeaseTTL = "3s"
+
 func (u upgrade) runArgs(extra ...string) []string {
 	return append([]string{"run", execCatalog, "--from", "v1.0", "--to", "v2.0", "--state", u.state,
-		"--set", "out=" + u.out, "--log-file", u.log}, extra...)
+		"--set", "out=" + u.out, "--log-file", u.log, "--lease-ttl", testLeaseTTL}, extra...)
 }
 
 // process is a hopdag started in the background.
@@ -183,6 +192,34 @@ func statusJSON(t *testing.T, state string) map[string]any {
 	return st
 }
 
+// loadStatus reads the status a run keeps in the state directory dir
+// (nil: none yet).
+func loadStatus(t *testing.T, dir string) *runner.Status {
+	t.Helper()
+	f, err := state.OpenFile(dir)
+	require.NoError(t, err)
+	defer f.Close()
+	st, err := f.Load(context.Background())
+	require.NoError(t, err)
+	return st
+}
+
+// waitPhase polls the status in dir until its phase is phase.
+func waitPhase(t *testing.T, dir string, phase runner.Phase) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var st *runner.Status
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(dir); err == nil {
+			if st = loadStatus(t, dir); st != nil && st.Phase == phase {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the status in %s never said %s; it says %+v", dir, phase, st)
+}
+
 func component(st map[string]any, hop int, name string) map[string]any {
 	for _, c := range st["hops"].([]any)[hop].(map[string]any)["components"].([]any) {
 		if c.(map[string]any)["name"] == name {
@@ -211,9 +248,13 @@ func TestExecRunKilledAndResumed(t *testing.T) {
 	assert.Equal(t, 3, code, "status of a killed run says still running:\n%s", out)
 	assert.Regexp(t, `db +1\.0 +1\.1 +Running`, out)
 
+	// The killed run never released its lease: the resumed run waits for
+	// it to expire, naming its holder, then takes the lock over.
 	code, out, stderr := hopdagRun(t, "", u.runArgs()...)
 	require.Equal(t, 0, code, "resumed run; stdout:\n%s\nstderr:\n%s", out, stderr)
-	assert.Contains(t, out, "resuming from "+filepath.Join(u.state, "status.json")+" (Running, 2/6 done, run 1)")
+	assert.Regexp(t, `hopdag run: .* is locked by \S+/`+strconv.Itoa(p.cmd.Process.Pid)+` \(run\) \(lease \d+\) until \S+; waiting until \S+ `, stderr)
+	assert.Contains(t, stderr, "took the lock over")
+	assert.Contains(t, out, "resuming from "+u.state+" (Running, 2/6 done, run 1)")
 	checkFinal(t, u.out)
 
 	st := statusJSON(t, u.state)
@@ -332,6 +373,8 @@ func TestAbandon(t *testing.T) {
 	p.wait(t)
 	// The guard stops the command of the killed run.
 	waitFor(t, filepath.Join(u.out, "runs.log"), "stopped db 1.1")
+	// The killed run's lease is held until it expires.
+	waitLeaseExpired(t, u.state)
 
 	code, _, stderr = hopdagRun(t, "", "abandon", "--state", u.state, "--yes")
 	assert.Equal(t, 1, code, "abandon of a run that says Running")
@@ -360,6 +403,26 @@ func TestAbandon(t *testing.T) {
 	code, out, _ = hopdagRun(t, "", "abandon", "--state", u.state, "--yes")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "already abandoned")
+}
+
+// waitLeaseExpired runs abandon --yes until it no longer refuses for the
+// lock of a killed run: its lease has expired (abandon does not wait for
+// it, run does). Each refusal names the holder and its expiry.
+func waitLeaseExpired(t *testing.T, state string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, _, stderr := hopdagRun(t, "", "abandon", "--state", state, "--yes")
+		if !strings.Contains(stderr, "a process holds the lock") {
+			return
+		}
+		require.Equal(t, 1, code)
+		require.Regexp(t, `state: locked by .* \(lease \d+\) until \S+;.*the lock is free once the lease has expired`, stderr)
+		if time.Now().After(deadline) {
+			t.Fatalf("the lock of the killed run is still held after 30s: %s", stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // --state etcd://host:port/prefix keeps the status in etcd: a run
@@ -393,7 +456,7 @@ func TestDirApplierKilledAndResumed(t *testing.T) {
 	u := newUpgrade(t)
 	cluster := filepath.Join(t.TempDir(), "cluster")
 	args := []string{"run", "testdata/dir-catalog", "--from", "v1.0", "--to", "v2.0", "--state", u.state,
-		"--set", "out=" + u.out, "--log-file", u.log, "--apply-dir", cluster}
+		"--set", "out=" + u.out, "--log-file", u.log, "--apply-dir", cluster, "--lease-ttl", testLeaseTTL}
 	p := start(t, args...)
 	waitFor(t, filepath.Join(u.out, "runs.log"), "start migrate 2.0")
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
@@ -498,7 +561,7 @@ func TestSecondInterruptKillsAtOnce(t *testing.T) {
 	p := start(t, "run", stubborn(t, lock, started), "--from", "v1.0", "--to", "v2.0", "--state", state, "--grace", "4s")
 	waitFor(t, started, "started")
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	waitFor(t, filepath.Join(state, "status.json"), "Running") // still stopping: the command ignores SIGTERM
+	waitPhase(t, state, runner.Running) // still stopping: the command ignores SIGTERM
 	select {
 	case <-p.done:
 		t.Fatalf("hopdag exited on the first interrupt while its command runs; stderr:\n%s", p.stderr)
