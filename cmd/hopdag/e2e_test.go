@@ -572,6 +572,35 @@ func TestSecondInterruptKillsAtOnce(t *testing.T) {
 	assert.Equal(t, 130, p.wait(t), "stderr:\n%s", p.stderr)
 	assert.Less(t, time.Since(begin), 3*time.Second, "the second interrupt kills at once, not after the grace period (4s)")
 	assert.Contains(t, p.stderr.String(), "second SIGINT: exiting now")
-	// The guard sees hopdag gone: SIGTERM (ignored), its grace, SIGKILL.
-	waitUnlocked(t, lock, 30*time.Second)
+	// The guard sees hopdag gone: SIGTERM (ignored), its grace, SIGKILL,
+	// to the whole group: the command's sleep 30, which the kernel's
+	// parent-death signal (sent to the guard alone) does not reach, is
+	// gone well before it would have ended by itself.
+	waitUnlocked(t, lock, 4*time.Second+10*time.Second)
+}
+
+// A guard whose hopdag is gone before it starts the command (it died
+// between starting the guard and the guard's first look) does not start
+// it: the resumed run would run it again.
+func TestGuardWithoutHopdagStartsNothing(t *testing.T) {
+	if !guardSupported {
+		t.Skip("no guard on this system")
+	}
+	self, err := os.Executable()
+	require.NoError(t, err)
+	ran := filepath.Join(t.TempDir(), "ran")
+	// PID 1 is not this guard's parent: the test process is.
+	cmd := exec.Command(self, guardCommand, "1s", "", "1", "sh", "-c", "touch "+ran)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "output: %s", out)
+	assert.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), "output: %s", out)
+	assert.Contains(t, string(out), "hopdag (pid 1) exited before the command started")
+	assert.NoFileExists(t, ran, "the command ran")
+
+	// With its real parent it runs the command and exits as it does.
+	cmd = exec.Command(self, guardCommand, "1s", "", strconv.Itoa(os.Getpid()), "sh", "-c", "touch "+ran+"; exit 7")
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err, "output: %s", out)
+	assert.Equal(t, 7, cmd.ProcessState.ExitCode(), "output: %s", out)
+	assert.FileExists(t, ran)
 }

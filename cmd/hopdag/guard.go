@@ -34,8 +34,9 @@ const guardCommand = "__exec-guard"
 // whole process group, then SIGKILL after the grace period, and holds the
 // commands lock (commandsLock) until the group is gone, so that the
 // resumed run never starts a command while its predecessor's copy still
-// runs. TestExecRunKilledAndResumed, TestAbandon and
-// TestSecondInterruptKillsAtOnce fail without it.
+// runs. Without it TestAbandon (no SIGTERM: the killed run's command never
+// says it stopped) and TestSecondInterruptKillsAtOnce (the command's child
+// outlives hopdag) fail.
 type guarded struct {
 	exec  *components.Exec
 	self  string
