@@ -448,6 +448,24 @@ func TestEtcdState(t *testing.T) {
 	assert.Contains(t, out, "status v1.0 -> v2.0: Succeeded, 6/6 components done, run 2")
 }
 
+// A run on etcd SIGKILLed mid-command resumes once etcd has expired the
+// killed run's lease, which the resumed run says it waits for.
+func TestEtcdKilledAndResumed(t *testing.T) {
+	u := newUpgrade(t)
+	u.state = fmt.Sprintf("etcd://%s/hopdag/%s-%d", etcdEndpoint(t), t.Name(), time.Now().UnixNano())
+	p := start(t, u.runArgs()...)
+	waitFor(t, filepath.Join(u.out, "runs.log"), "start db 1.1")
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	p.wait(t)
+
+	code, out, stderr := hopdagRun(t, "", u.runArgs()...)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Regexp(t, `is locked by \S+/`+strconv.Itoa(p.cmd.Process.Pid)+` \(run\) \(lease \d+\) until \S+; waiting until `, stderr)
+	assert.Contains(t, stderr, "took the lock over")
+	assert.Contains(t, out, "resuming from "+u.state+" (Running")
+	checkFinal(t, u.out)
+}
+
 // The same with manifest components through the Dir applier: the run is
 // killed in the command that precedes the manifest of hop 2, resumes, and
 // the directory holds v2.0's objects, with the ConfigMap v1.1 added and

@@ -47,8 +47,8 @@ func (c *cli) acquire(ctx context.Context, b *backend, lock auditedLock, holder 
 	// The backend decides when the lease is free; the deadline only
 	// bounds the wait (a holder with a longer TTL has a longer skew
 	// allowance). A refresh moves Expires by a third of the holder's TTL.
-	deadline := free.Add(skew + time.Second)
 	jitter := b.expiryJitter()
+	deadline := free.Add(skew + jitter + time.Second)
 	poll := min(ttl/30, 250*time.Millisecond)
 	for {
 		select {
@@ -87,14 +87,18 @@ func (e *heldError) Error() string {
 
 func (e *heldError) Unwrap() error { return e.LockedError }
 
-// expiryJitter is how far the Expires a backend reports for one lease
-// moves between two looks without a refresh: none for a File (it reports
-// the Expires its holder wrote), up to a second for etcd (which counts a
-// lease's remaining time in whole seconds) and backends this hopdag does
-// not know.
+// expiryJitter is how far the Expires a backend reports for one lease may
+// move between two looks without a refresh: none for a File (it reports
+// the Expires its holder wrote); for etcd, which reports a lease's
+// remaining time in whole seconds as of when its server answered, a
+// second plus the round trip (measured: 1.06s), so 2s, for it and for
+// backends this hopdag does not know. A holder with a lease of 6s or less
+// then moves it by too little per refresh to be told apart at its first
+// refresh: the wait ends at its second, or at the deadline, with the same
+// error.
 func (b *backend) expiryJitter() time.Duration {
 	if _, ok := b.lock.(*state.File); ok {
 		return 0
 	}
-	return time.Second
+	return 2 * time.Second
 }
