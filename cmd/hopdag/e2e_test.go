@@ -622,3 +622,29 @@ func TestGuardWithoutHopdagStartsNothing(t *testing.T) {
 	assert.Equal(t, 7, cmd.ProcessState.ExitCode(), "output: %s", out)
 	assert.FileExists(t, ran)
 }
+
+// A run finds the lock of a live run: it waits only until it sees that
+// run refresh its lease, then fails naming it. A lease longer than it
+// would wait for (the holder's --lease-ttl above its own) fails at once,
+// with the time to run again.
+func TestRunRefusesALiveHolder(t *testing.T) {
+	d := t.TempDir()
+	lock, started, state := filepath.Join(d, "lock"), filepath.Join(d, "started"), filepath.Join(d, "state")
+	catalog := stubborn(t, lock, started)
+	p := start(t, "run", catalog, "--from", "v1.0", "--to", "v2.0", "--state", state, "--lease-ttl", testLeaseTTL, "--grace", "100ms")
+	waitFor(t, started, "started")
+	begin := time.Now()
+	code, _, stderr := hopdagRun(t, "", "run", catalog, "--from", "v1.0", "--to", "v2.0", "--state", state, "--lease-ttl", testLeaseTTL)
+	assert.Equal(t, 1, code, "stderr:\n%s", stderr)
+	assert.Contains(t, stderr, "waiting until")
+	assert.Regexp(t, `locked by \S+/`+strconv.Itoa(p.cmd.Process.Pid)+` \(run\) .*: it refreshed its lease while this hopdag waited, so it is running`, stderr)
+	assert.Less(t, time.Since(begin), 3*time.Second+300*time.Millisecond, "it stopped waiting at the holder's refresh, before the lease could expire")
+
+	state2 := filepath.Join(d, "state2")
+	long := start(t, "run", catalog, "--from", "v1.0", "--to", "v2.0", "--state", state2, "--lease-ttl", "1m", "--grace", "100ms")
+	waitPhase(t, state2, runner.Running)
+	code, _, stderr = hopdagRun(t, "", "run", catalog, "--from", "v1.0", "--to", "v2.0", "--state", state2, "--lease-ttl", testLeaseTTL)
+	assert.Equal(t, 1, code, "stderr:\n%s", stderr)
+	assert.Regexp(t, `locked by \S+/`+strconv.Itoa(long.cmd.Process.Pid)+` \(run\) .*more than this hopdag waits for \(--lease-ttl 3s plus 300ms\); run again after `, stderr)
+	assert.NotContains(t, stderr, "waiting until")
+}
