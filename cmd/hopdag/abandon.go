@@ -32,8 +32,10 @@ func (c *cli) abandonFlags() {
 }
 
 // abandon marks the run Abandoned, so that no run resumes it. It takes the
-// state's lock to write: while a process holds it (a run in progress) it
-// refuses, with or without --force. A status that says Running with the
+// state's lock to write: while a process holds it (a run in progress, or
+// the unexpired lease of a killed one) it refuses at once, with or without
+// --force, naming the holder and the lease's expiry (unlike run, which
+// waits for a dead holder's lease: lockwait.go). A status that says Running with the
 // lock free belongs to a run that died or whose lease expired: that needs
 // --force, because a paused process could still wake up (it would then be
 // fenced off, but its operator should know).
@@ -62,7 +64,8 @@ func (c *cli) abandon(ctx context.Context) (code int) {
 	lock := auditedLock{b.lock, audit}
 	lease, err := lock.Acquire(ctx, holder("abandon"), leaseTTL)
 	if le, ok := errors.AsType[*state.LockedError](err); ok {
-		return c.fail1(fmt.Errorf("%s: a process holds the lock: %s (%s); stop that run first (interrupt it), abandon refuses while the lock is held", *c.state, le.Holder, le.Error()))
+		return c.fail1(fmt.Errorf("%s: a process holds the lock: %s (%s); stop that run first (interrupt it), abandon refuses while the lock is held; "+
+			"a hopdag that was killed leaves its lease behind: the lock is free once the lease has expired plus a tenth of its TTL, abandon then", *c.state, le.Holder, le.Error()))
 	}
 	if err != nil {
 		return c.fail1(fmt.Errorf("%s: %w", *c.state, err))

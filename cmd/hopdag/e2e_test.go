@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +18,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
 )
 
 // End-to-end tests: a built hopdag binary runs the exec catalog in
@@ -72,9 +77,13 @@ func newUpgrade(t *testing.T) upgrade {
 	return upgrade{state: filepath.Join(d, "state"), out: filepath.Join(d, "out"), log: filepath.Join(d, "audit.log")}
 }
 
+// testLeaseTTL is the --lease-ttl of the tests' runs: a killed run's
+// lease blocks the next run until it expires, which the tests wait for.
+const testLeaseTTL = "3s"
+
 func (u upgrade) runArgs(extra ...string) []string {
 	return append([]string{"run", execCatalog, "--from", "v1.0", "--to", "v2.0", "--state", u.state,
-		"--set", "out=" + u.out, "--log-file", u.log}, extra...)
+		"--set", "out=" + u.out, "--log-file", u.log, "--lease-ttl", testLeaseTTL}, extra...)
 }
 
 // process is a hopdag started in the background.
@@ -183,6 +192,34 @@ func statusJSON(t *testing.T, state string) map[string]any {
 	return st
 }
 
+// loadStatus reads the status a run keeps in the state directory dir
+// (nil: none yet).
+func loadStatus(t *testing.T, dir string) *runner.Status {
+	t.Helper()
+	f, err := state.OpenFile(dir)
+	require.NoError(t, err)
+	defer f.Close()
+	st, err := f.Load(context.Background())
+	require.NoError(t, err)
+	return st
+}
+
+// waitPhase polls the status in dir until its phase is phase.
+func waitPhase(t *testing.T, dir string, phase runner.Phase) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var st *runner.Status
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(dir); err == nil {
+			if st = loadStatus(t, dir); st != nil && st.Phase == phase {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the status in %s never said %s; it says %+v", dir, phase, st)
+}
+
 func component(st map[string]any, hop int, name string) map[string]any {
 	for _, c := range st["hops"].([]any)[hop].(map[string]any)["components"].([]any) {
 		if c.(map[string]any)["name"] == name {
@@ -211,9 +248,13 @@ func TestExecRunKilledAndResumed(t *testing.T) {
 	assert.Equal(t, 3, code, "status of a killed run says still running:\n%s", out)
 	assert.Regexp(t, `db +1\.0 +1\.1 +Running`, out)
 
+	// The killed run never released its lease: the resumed run waits for
+	// it to expire, naming its holder, then takes the lock over.
 	code, out, stderr := hopdagRun(t, "", u.runArgs()...)
 	require.Equal(t, 0, code, "resumed run; stdout:\n%s\nstderr:\n%s", out, stderr)
-	assert.Contains(t, out, "resuming from "+filepath.Join(u.state, "status.json")+" (Running, 2/6 done, run 1)")
+	assert.Regexp(t, `hopdag run: .* is locked by \S+/`+strconv.Itoa(p.cmd.Process.Pid)+` \(run\) \(lease \d+\) until \S+; waiting until \S+ `, stderr)
+	assert.Contains(t, stderr, "took the lock over")
+	assert.Contains(t, out, "resuming from "+u.state+" (Running, 2/6 done, run 1)")
 	checkFinal(t, u.out)
 
 	st := statusJSON(t, u.state)
@@ -332,6 +373,8 @@ func TestAbandon(t *testing.T) {
 	p.wait(t)
 	// The guard stops the command of the killed run.
 	waitFor(t, filepath.Join(u.out, "runs.log"), "stopped db 1.1")
+	// The killed run's lease is held until it expires.
+	waitLeaseExpired(t, u.state)
 
 	code, _, stderr = hopdagRun(t, "", "abandon", "--state", u.state, "--yes")
 	assert.Equal(t, 1, code, "abandon of a run that says Running")
@@ -362,6 +405,26 @@ func TestAbandon(t *testing.T) {
 	assert.Contains(t, out, "already abandoned")
 }
 
+// waitLeaseExpired runs abandon --yes until it no longer refuses for the
+// lock of a killed run: its lease has expired (abandon does not wait for
+// it, run does). Each refusal names the holder and its expiry.
+func waitLeaseExpired(t *testing.T, state string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, _, stderr := hopdagRun(t, "", "abandon", "--state", state, "--yes")
+		if !strings.Contains(stderr, "a process holds the lock") {
+			return
+		}
+		require.Equal(t, 1, code)
+		require.Regexp(t, `state: locked by .* \(lease \d+\) until \S+;.*the lock is free once the lease has expired`, stderr)
+		if time.Now().After(deadline) {
+			t.Fatalf("the lock of the killed run is still held after 30s: %s", stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // --state etcd://host:port/prefix keeps the status in etcd: a run
 // interrupted there resumes from it, and status reads it.
 func TestEtcdState(t *testing.T) {
@@ -385,6 +448,24 @@ func TestEtcdState(t *testing.T) {
 	assert.Contains(t, out, "status v1.0 -> v2.0: Succeeded, 6/6 components done, run 2")
 }
 
+// A run on etcd SIGKILLed mid-command resumes once etcd has expired the
+// killed run's lease, which the resumed run says it waits for.
+func TestEtcdKilledAndResumed(t *testing.T) {
+	u := newUpgrade(t)
+	u.state = fmt.Sprintf("etcd://%s/hopdag/%s-%d", etcdEndpoint(t), t.Name(), time.Now().UnixNano())
+	p := start(t, u.runArgs()...)
+	waitFor(t, filepath.Join(u.out, "runs.log"), "start db 1.1")
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	p.wait(t)
+
+	code, out, stderr := hopdagRun(t, "", u.runArgs()...)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Regexp(t, `is locked by \S+/`+strconv.Itoa(p.cmd.Process.Pid)+` \(run\) \(lease \d+\) until \S+; waiting until `, stderr)
+	assert.Contains(t, stderr, "took the lock over")
+	assert.Contains(t, out, "resuming from "+u.state+" (Running")
+	checkFinal(t, u.out)
+}
+
 // The same with manifest components through the Dir applier: the run is
 // killed in the command that precedes the manifest of hop 2, resumes, and
 // the directory holds v2.0's objects, with the ConfigMap v1.1 added and
@@ -393,7 +474,7 @@ func TestDirApplierKilledAndResumed(t *testing.T) {
 	u := newUpgrade(t)
 	cluster := filepath.Join(t.TempDir(), "cluster")
 	args := []string{"run", "testdata/dir-catalog", "--from", "v1.0", "--to", "v2.0", "--state", u.state,
-		"--set", "out=" + u.out, "--log-file", u.log, "--apply-dir", cluster}
+		"--set", "out=" + u.out, "--log-file", u.log, "--apply-dir", cluster, "--lease-ttl", testLeaseTTL}
 	p := start(t, args...)
 	waitFor(t, filepath.Join(u.out, "runs.log"), "start migrate 2.0")
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
@@ -498,7 +579,7 @@ func TestSecondInterruptKillsAtOnce(t *testing.T) {
 	p := start(t, "run", stubborn(t, lock, started), "--from", "v1.0", "--to", "v2.0", "--state", state, "--grace", "4s")
 	waitFor(t, started, "started")
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	waitFor(t, filepath.Join(state, "status.json"), "Running") // still stopping: the command ignores SIGTERM
+	waitPhase(t, state, runner.Running) // still stopping: the command ignores SIGTERM
 	select {
 	case <-p.done:
 		t.Fatalf("hopdag exited on the first interrupt while its command runs; stderr:\n%s", p.stderr)
@@ -509,6 +590,61 @@ func TestSecondInterruptKillsAtOnce(t *testing.T) {
 	assert.Equal(t, 130, p.wait(t), "stderr:\n%s", p.stderr)
 	assert.Less(t, time.Since(begin), 3*time.Second, "the second interrupt kills at once, not after the grace period (4s)")
 	assert.Contains(t, p.stderr.String(), "second SIGINT: exiting now")
-	// The guard sees hopdag gone: SIGTERM (ignored), its grace, SIGKILL.
-	waitUnlocked(t, lock, 30*time.Second)
+	// The guard sees hopdag gone: SIGTERM (ignored), its grace, SIGKILL,
+	// to the whole group: the command's sleep 30, which the kernel's
+	// parent-death signal (sent to the guard alone) does not reach, is
+	// gone well before it would have ended by itself.
+	waitUnlocked(t, lock, 4*time.Second+10*time.Second)
+}
+
+// A guard whose hopdag is gone before it starts the command (it died
+// between starting the guard and the guard's first look) does not start
+// it: the resumed run would run it again.
+func TestGuardWithoutHopdagStartsNothing(t *testing.T) {
+	if !guardSupported {
+		t.Skip("no guard on this system")
+	}
+	self, err := os.Executable()
+	require.NoError(t, err)
+	ran := filepath.Join(t.TempDir(), "ran")
+	// PID 1 is not this guard's parent: the test process is.
+	cmd := exec.Command(self, guardCommand, "1s", "", "1", "sh", "-c", "touch "+ran)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "output: %s", out)
+	assert.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), "output: %s", out)
+	assert.Contains(t, string(out), "hopdag (pid 1) exited before the command started")
+	assert.NoFileExists(t, ran, "the command ran")
+
+	// With its real parent it runs the command and exits as it does.
+	cmd = exec.Command(self, guardCommand, "1s", "", strconv.Itoa(os.Getpid()), "sh", "-c", "touch "+ran+"; exit 7")
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err, "output: %s", out)
+	assert.Equal(t, 7, cmd.ProcessState.ExitCode(), "output: %s", out)
+	assert.FileExists(t, ran)
+}
+
+// A run finds the lock of a live run: it waits only until it sees that
+// run refresh its lease, then fails naming it. A lease longer than it
+// would wait for (the holder's --lease-ttl above its own) fails at once,
+// with the time to run again.
+func TestRunRefusesALiveHolder(t *testing.T) {
+	d := t.TempDir()
+	lock, started, state := filepath.Join(d, "lock"), filepath.Join(d, "started"), filepath.Join(d, "state")
+	catalog := stubborn(t, lock, started)
+	p := start(t, "run", catalog, "--from", "v1.0", "--to", "v2.0", "--state", state, "--lease-ttl", testLeaseTTL, "--grace", "100ms")
+	waitFor(t, started, "started")
+	begin := time.Now()
+	code, _, stderr := hopdagRun(t, "", "run", catalog, "--from", "v1.0", "--to", "v2.0", "--state", state, "--lease-ttl", testLeaseTTL)
+	assert.Equal(t, 1, code, "stderr:\n%s", stderr)
+	assert.Contains(t, stderr, "waiting until")
+	assert.Regexp(t, `locked by \S+/`+strconv.Itoa(p.cmd.Process.Pid)+` \(run\) .*: it refreshed its lease while this hopdag waited, so it is running`, stderr)
+	assert.Less(t, time.Since(begin), 3*time.Second+300*time.Millisecond, "it stopped waiting at the holder's refresh, before the lease could expire")
+
+	state2 := filepath.Join(d, "state2")
+	long := start(t, "run", catalog, "--from", "v1.0", "--to", "v2.0", "--state", state2, "--lease-ttl", "1m", "--grace", "100ms")
+	waitPhase(t, state2, runner.Running)
+	code, _, stderr = hopdagRun(t, "", "run", catalog, "--from", "v1.0", "--to", "v2.0", "--state", state2, "--lease-ttl", testLeaseTTL)
+	assert.Equal(t, 1, code, "stderr:\n%s", stderr)
+	assert.Regexp(t, `locked by \S+/`+strconv.Itoa(long.cmd.Process.Pid)+` \(run\) .*more than this hopdag waits for \(--lease-ttl 3s plus 300ms\); run again after `, stderr)
+	assert.NotContains(t, stderr, "waiting until")
 }

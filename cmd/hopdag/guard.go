@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,8 +21,22 @@ import (
 const guardCommand = "__exec-guard"
 
 // guarded runs exec components through the exec runner with their command
-// put under the guard: `SELF __exec-guard GRACE ARGS...`, so that the
-// command dies with this hopdag. Errors name SELF as the program.
+// put under the guard: `SELF __exec-guard GRACE LOCK PID ARGS...`, so that
+// the command, and every process it started, dies with this hopdag (PID).
+// Errors name SELF as the program.
+//
+// Why a guard as well as the exec runner's own lifecycle: the exec runner
+// asks the kernel for a parent-death signal (Linux), which reaches only
+// the process it started, at once and with SIGKILL. A command's children
+// (step.sh's sleep, a shell pipeline, a daemon it spawned) outlive it, and
+// the command gets no grace period to clean up. The guard is that process
+// instead: it turns its own parent-death signal into a SIGTERM of the
+// whole process group, then SIGKILL after the grace period, and holds the
+// commands lock (commandsLock) until the group is gone, so that the
+// resumed run never starts a command while its predecessor's copy still
+// runs. Without it TestAbandon (no SIGTERM: the killed run's command never
+// says it stopped) and TestSecondInterruptKillsAtOnce (the command's child
+// outlives hopdag) fail.
 type guarded struct {
 	exec  *components.Exec
 	self  string
@@ -51,7 +66,7 @@ func (g guarded) wrap(cv *release.ComponentVersion) *release.ComponentVersion {
 		return cv
 	}
 	out := cv.DeepCopy()
-	out.Command.Args = append([]string{g.self, guardCommand, g.grace.String(), g.lock}, cv.Command.Args...)
+	out.Command.Args = append([]string{g.self, guardCommand, g.grace.String(), g.lock, strconv.Itoa(os.Getpid())}, cv.Command.Args...)
 	return out
 }
 

@@ -9,19 +9,26 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 )
 
-// guard is `hopdag __exec-guard GRACE LOCK PROGRAM ARGS...`: hopdag runs every
-// exec component's command under it (see guarded), as the leader of the
-// process group the exec runner makes for the command. It runs PROGRAM
-// and exits as it does. Every tenth of a second it checks that its parent,
-// the hopdag that started it, is alive: when hopdag dies (a SIGKILL, a
-// crash), the guard sends SIGTERM to its process group, waits up to GRACE
-// for PROGRAM to exit, then sends SIGKILL to the group. So a killed hopdag
-// leaves no command running behind it that the resumed run would start
-// a second time.
+// guard is `hopdag __exec-guard GRACE LOCK PID PROGRAM ARGS...`: hopdag
+// (process PID) runs every exec component's command under it (see
+// guarded), as the leader of the process group the exec runner makes for
+// the command. It runs PROGRAM and exits as it does. When hopdag dies (a
+// SIGKILL, a crash), the guard sends SIGTERM to its process group, waits
+// up to GRACE for PROGRAM to exit, then sends SIGKILL to the group. So a
+// killed hopdag leaves no command, nor any child of one, running behind
+// it that the resumed run would start a second time.
+//
+// The guard learns of hopdag's death from its parent-death signal (Linux:
+// the exec runner sets SIGKILL, which would kill the guard and leave the
+// group running; the guard replaces it with SIGHUP) and, everywhere, by
+// checking every tenth of a second that its parent is still PID. PID, not
+// the parent the guard finds when it starts, because hopdag may die
+// before then: the guard then exits without running PROGRAM.
 //
 // The guard holds a shared flock on LOCK (commandsLock of the run's state)
 // for as long as it lives; a hopdag about to run takes it exclusively
@@ -32,8 +39,8 @@ import (
 // command) reach PROGRAM directly; the guard itself waits for PROGRAM
 // rather than dying first, so that PROGRAM keeps its grace period.
 func guard(args []string) int {
-	if len(args) < 3 {
-		fmt.Fprintln(os.Stderr, "hopdag "+guardCommand+": want GRACE LOCK PROGRAM [ARGS...]")
+	if len(args) < 4 {
+		fmt.Fprintln(os.Stderr, "hopdag "+guardCommand+": want GRACE LOCK PID PROGRAM [ARGS...]")
 		return exitUsage
 	}
 	grace, err := time.ParseDuration(args[0])
@@ -41,7 +48,21 @@ func guard(args []string) int {
 		fmt.Fprintf(os.Stderr, "hopdag %s: %v\n", guardCommand, err)
 		return exitUsage
 	}
-	parent := os.Getppid()
+	parent, err := strconv.Atoi(args[2])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hopdag %s: PID: %v\n", guardCommand, err)
+		return exitUsage
+	}
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	if err := replaceParentDeathSignal(); err != nil {
+		fmt.Fprintf(os.Stderr, "hopdag %s: %v\n", guardCommand, err)
+		return exitUsage
+	}
+	if os.Getppid() != parent {
+		fmt.Fprintf(os.Stderr, "hopdag %s: hopdag (pid %d) exited before the command started; not starting it\n", guardCommand, parent)
+		return exitInterrupted
+	}
 	if args[1] != "" {
 		// Opened close-on-exec: PROGRAM does not inherit it.
 		lock, err := os.OpenFile(args[1], os.O_RDWR|os.O_CREATE, 0o644)
@@ -55,10 +76,7 @@ func guard(args []string) int {
 			return exitUsage
 		}
 	}
-	args = args[1:]
-	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	cmd := exec.Command(args[1], args[2:]...)
+	cmd := exec.Command(args[3], args[4:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "hopdag: %v\n", err)
@@ -73,21 +91,22 @@ func guard(args []string) int {
 		case <-exited:
 			return exitCodeOf(cmd.ProcessState)
 		case <-signals:
-			// The group got it: PROGRAM decides; keep waiting for it.
+			// The group got it (PROGRAM decides; keep waiting for it), or
+			// the parent-death signal: see whether hopdag is gone.
 		case <-tick.C:
-			if os.Getppid() == parent {
-				continue
-			}
-			// hopdag is gone: stop the command, then the whole group.
-			_ = syscall.Kill(0, syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(grace):
-			}
-			_ = syscall.Kill(0, syscall.SIGKILL)
-			<-exited
-			return exitCodeOf(cmd.ProcessState)
 		}
+		if os.Getppid() == parent {
+			continue
+		}
+		// hopdag is gone: stop the command, then the whole group.
+		_ = syscall.Kill(0, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(grace):
+		}
+		_ = syscall.Kill(0, syscall.SIGKILL)
+		<-exited
+		return exitCodeOf(cmd.ProcessState)
 	}
 }
 

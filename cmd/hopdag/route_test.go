@@ -36,11 +36,11 @@ func TestGoldenTwoTrack(t *testing.T) {
 
 func TestRouteErrors(t *testing.T) {
 	tests := []struct {
-		name        string
-		args        []string
-		code        int
-		inStderr    string
-		notInStderr string
+		name string
+		args []string
+		code int
+		// in is in stderr (stdout when code is 0); notIn is in neither.
+		in, notIn string
 	}{
 		{"unknown track lists the tracks", []string{"plan", twoTrack, "--from", "platform=13.01.0,kube=v1.33.0", "--to", "platform=13.01.2"}, 1,
 			`unknown track "kube": the catalog's tracks: kubernetes, platform`, ""},
@@ -51,22 +51,30 @@ func TestRouteErrors(t *testing.T) {
 		{"compatibility", []string{"plan", twoTrack, "--from", "platform=13.01.0,kubernetes=v1.33.0", "--to", "platform=13.01.0,kubernetes=v1.35.0"}, 1,
 			"the target state is not allowed: platform 13.01.0 supports kubernetes >= v1.32.0, < v1.34.0, not v1.35.0", ""},
 		// Regression: messages named Go options (AcceptRisks) where a CLI
-		// user needs the flag.
-		{"risk names the flag", []string{"plan", catalog, "--from", "v26.06", "--to", "v26.09-rc.1"}, 1,
+		// user needs the flag; every command's errors go through message.
+		{"plan names the flag", []string{"plan", catalog, "--from", "v26.06", "--to", "v26.09-rc.1"}, 1,
 			"pass --accept containerd-v2-config to get a route", "AcceptRisks"},
-		{"targets names the flag", []string{"targets", catalog, "--from", "v26.09"}, 1,
-			"no usable rule leads out of v26.09", "AcceptRisks"},
+		{"run names the flag", []string{"run", catalog, "--from", "v26.06", "--to", "v26.09-rc.1", "--simulate"}, 1,
+			"pass --accept containerd-v2-config to get a route", "AcceptRisks"},
+		// Nothing reachable from the newest version is an answer (exit 0,
+		// issue 18), and says why without a Go option.
+		{"targets from the newest", []string{"targets", catalog, "--from", "v26.09"}, 0,
+			"no version is reachable from v26.09: no usable rule leads out of v26.09", "AcceptRisks"},
 		{"unknown channel", []string{"plan", catalog, "--from", "v26.03", "--to", "v26.06", "--channel", "stable"}, 1,
 			`channel "stable": no version is in it; the channels: none`, "WithChannel"},
 		{"--prereleases is accepted", []string{"plan", catalog, "--from", "v26.03", "--to", "v26.09", "--prereleases"}, 0, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := invoke(tt.args...)
+			code, stdout, stderr := invoke(tt.args...)
 			assert.Equal(t, tt.code, code, "hopdag %s exit code; stderr:\n%s", strings.Join(tt.args, " "), stderr)
-			assert.Contains(t, stderr, tt.inStderr)
-			if tt.notInStderr != "" {
-				assert.NotContains(t, stderr, tt.notInStderr)
+			if tt.code == 0 {
+				assert.Contains(t, stdout, tt.in)
+			} else {
+				assert.Contains(t, stderr, tt.in)
+			}
+			if tt.notIn != "" {
+				assert.NotContains(t, stdout+stderr, tt.notIn)
 			}
 		})
 	}

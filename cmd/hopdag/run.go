@@ -24,6 +24,7 @@ type runFlags struct {
 	applyDir    *string
 	dryRun      *bool
 	grace       *time.Duration
+	leaseTTL    *time.Duration
 	logFile     *string
 	logFormat   *string
 	maxParallel *int
@@ -39,6 +40,7 @@ func (c *cli) runFlags() {
 		applyDir:    c.fs.String("apply-dir", "", "apply manifest components by writing their objects under this directory (the Dir applier)"),
 		dryRun:      c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)"),
 		grace:       c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL"),
+		leaseTTL:    c.fs.Duration("lease-ttl", leaseTTL, "with --state: the lease on the state's lock, refreshed every third of it; a run killed without releasing it blocks the next run until it expires (plus a tenth)"),
 		logFile:     c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
 		logFormat:   c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
 		maxParallel: c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
@@ -137,7 +139,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 		}
 		defer b.close()
 		lock := auditedLock{b.lock, rf.audit}
-		lease, err := lock.Acquire(ctx, holder("run"), leaseTTL)
+		lease, err := c.acquire(ctx, b, lock, holder("run"), *rf.leaseTTL)
 		if err != nil {
 			return c.fail1(fmt.Errorf("%s: %w", *c.state, err))
 		}
@@ -220,6 +222,9 @@ func (c *cli) resumeHint() string {
 // checkRunFlags returns what is wrong with the combination of run's flags.
 func (c *cli) checkRunFlags() string {
 	rf := c.rf
+	if *rf.leaseTTL < time.Second {
+		return fmt.Sprintf("--lease-ttl %s: want at least 1s (the lease is refreshed every third of it)", *rf.leaseTTL)
+	}
 	if *c.simulate {
 		for name, set := range map[string]bool{"--apply-dir": *rf.applyDir != "", "--kubeconfig": *c.kf.kubeconfig != "", "--context": *c.kf.context != "", "--dry-run": *rf.dryRun} {
 			if set {

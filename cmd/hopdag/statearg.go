@@ -25,7 +25,8 @@ type backend struct {
 	close func() error
 }
 
-// leaseTTL is the lease of a hopdag process on a state's lock; the keeper
+// leaseTTL is the default lease of a hopdag process on a state's lock (run
+// --lease-ttl; lockwait.go says what it decides); the keeper
 // refreshes it every third of that.
 const leaseTTL = 15 * time.Second
 
