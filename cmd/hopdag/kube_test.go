@@ -2,12 +2,16 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/kube/apply"
 )
 
 // writeKubeconfig writes a kubeconfig whose contexts each name a cluster
@@ -42,7 +46,7 @@ func TestKubeconfigErrors(t *testing.T) {
 		want []string
 	}{
 		{"no kubeconfig anywhere", nil, nil,
-			[]string{"no kubeconfig with a context: tried ", filepath.Join(".kube", "config"), "pass --kubeconfig FILE (or set $KUBECONFIG) and --context NAME, or --apply-dir DIR"}},
+			[]string{"no kubeconfig with a context: tried ", filepath.Join(".kube", "config"), "this is no pod with a service account", "pass --kubeconfig FILE (or set $KUBECONFIG) and --context NAME, or --apply-dir DIR"}},
 		{"missing file", nil, []string{"--kubeconfig", missing},
 			[]string{"kubeconfig --kubeconfig " + missing + ": ", "no such file"}},
 		{"no current context", []string{"KUBECONFIG=" + noCurrent}, nil,
@@ -63,6 +67,37 @@ func TestKubeconfigErrors(t *testing.T) {
 				assert.Contains(t, stderr, w)
 			}
 			assert.NotContains(t, out, "plan v1.0 -> v2.0", "nothing ran")
+		})
+	}
+}
+
+// The applier prints one line per object of an Apply or a prune, under the
+// component that rendered it (a prune's objects name it only in their
+// ownership labels).
+func TestReportingApplierPrint(t *testing.T) {
+	ref := func(kind, name string) components.Ref {
+		return components.Ref{Version: "v1", Kind: kind, Namespace: "ns", Name: name}
+	}
+	tests := []struct {
+		name string
+		objs []components.Object
+		cs   apply.ChangeSet
+		want string
+	}{
+		{"apply", []components.Object{{Kind: "ConfigMap", Component: "config"}},
+			apply.ChangeSet{{Object: ref("ConfigMap", "a"), Action: apply.Created}, {Object: ref("Service", "b"), Action: apply.Unchanged, DryRun: true}},
+			"        config: ConfigMap ns/a created\n        config: Service ns/b unchanged (dry run)\n"},
+		{"prune names the component in its labels", []components.Object{{Kind: "ConfigMap", Content: map[string]any{"metadata": map[string]any{"labels": map[string]any{
+			components.LabelComponent: "config", components.LabelInstance: components.DefaultInstance}}}}},
+			apply.ChangeSet{{Object: ref("ConfigMap", "legacy"), Action: apply.Pruned}},
+			"        config: ConfigMap ns/legacy pruned\n"},
+		{"nothing", []components.Object{{Component: "config"}}, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			(&reportingApplier{w: &b}).print(tt.objs, tt.cs)
+			assert.Equal(t, tt.want, b.String())
 		})
 	}
 }

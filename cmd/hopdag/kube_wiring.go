@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -27,7 +28,8 @@ const reachTimeout = 15 * time.Second
 // server-side dry run under --dry-run, and every object's change (created,
 // configured, unchanged, pruned) printed to cfg.Report. It resolves the
 // kubeconfig as kubectl does (--kubeconfig, else $KUBECONFIG, else
-// ~/.kube/config; --context over the current context) and asks the API
+// ~/.kube/config, else the service account of the pod it runs in;
+// --context over the current context) and asks the API
 // server for its version, so that a wrong kubeconfig or an unreachable
 // cluster fails before anything runs.
 func newKubeApplier(cfg kubeConfig) (components.Applier, error) {
@@ -68,27 +70,28 @@ func restConfig(cfg kubeConfig) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w; %s", where, err, fix)
 	}
-	if len(raw.Contexts) == 0 {
-		return nil, fmt.Errorf("no kubeconfig with a context: tried %s; %s", where, fix)
-	}
-	contexts := slices.Sorted(func(yield func(string) bool) {
-		for name := range raw.Contexts {
-			if !yield(name) {
-				return
-			}
-		}
-	})
+	contexts := slices.Sorted(maps.Keys(raw.Contexts))
 	name := cfg.Context
 	if name == "" {
 		name = raw.CurrentContext
 	}
-	if name == "" {
+	noConfig := fmt.Errorf("no kubeconfig with a context: tried %s, and this is no pod with a service account; %s", where, fix)
+	switch {
+	case len(contexts) == 0 && cfg.Context != "":
+		return nil, noConfig
+	case len(contexts) == 0:
+		// No kubeconfig: inside a pod, its service account (what
+		// kubectl does too).
+		name = "in-cluster"
+	case name == "":
 		return nil, fmt.Errorf("kubeconfig %s has no current context: pass --context (one of %s)", where, strings.Join(contexts, ", "))
-	}
-	if _, ok := raw.Contexts[name]; !ok {
+	case raw.Contexts[name] == nil:
 		return nil, fmt.Errorf("kubeconfig %s has no context %q: pass --context with one of %s", where, name, strings.Join(contexts, ", "))
 	}
 	rc, err := cc.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, noConfig
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s, context %s: %w; fix the kubeconfig or %s", where, name, err, fix)
 	}
@@ -105,7 +108,8 @@ func restConfig(cfg kubeConfig) (*rest.Config, error) {
 }
 
 // reportingApplier is kube/apply's Applier that prints, per Apply and
-// Delete, one line per object: "  component: Kind namespace/name action".
+// Delete, one line per object, "component: Kind namespace/name action",
+// indented under the progress lines of run.
 // Components run in parallel: each call's lines go out in one write, under
 // a lock, so that they do not interleave with each other's.
 type reportingApplier struct {
