@@ -1,16 +1,21 @@
 package main
 
 import (
+	"io"
+
 	"github.com/hopdag/hopdag/components"
 )
 
 // kubeConfig says which cluster: --kubeconfig and --context (empty: the
 // usual resolution, $KUBECONFIG then ~/.kube/config, and its current
-// context), and whether applies are server-side dry runs (--dry-run).
+// context), whether applies are server-side dry runs (--dry-run), and
+// where the applier prints what it did to each object (run's stdout; nil:
+// nowhere).
 type kubeConfig struct {
 	Kubeconfig string
 	Context    string
 	DryRun     bool
+	Report     io.Writer
 }
 
 // kubeWiring is what needs a Kubernetes client: the seam where the kube
@@ -23,9 +28,9 @@ type kubeWiring struct {
 	Store   func(cfg kubeConfig, namespace, name string) (*backend, error)
 }
 
-// builtinKube is the wiring of this build: none yet, the kube module has
-// not landed. Replace it with kube/apply's and kube/store's constructors.
-func builtinKube() kubeWiring { return kubeWiring{} }
+// builtinKube is the wiring of this build: kube/apply's Applier
+// (kube_wiring.go). kube/store has not landed: kube:// state says so.
+func builtinKube() kubeWiring { return kubeWiring{Applier: newKubeApplier} }
 
 // kubeFlags are the flags that say which cluster (run, status, abandon).
 type kubeFlags struct {
@@ -44,6 +49,7 @@ func (c *cli) kubeConfig() kubeConfig {
 	cfg := kubeConfig{Kubeconfig: *c.kf.kubeconfig, Context: *c.kf.context}
 	if c.rf != nil {
 		cfg.DryRun = *c.rf.dryRun
+		cfg.Report = c.stdout
 	}
 	return cfg
 }
