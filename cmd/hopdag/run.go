@@ -239,6 +239,11 @@ func (c *cli) checkRunFlags() string {
 	if *rf.applyDir != "" && (*c.kf.kubeconfig != "" || *c.kf.context != "") {
 		return "--apply-dir writes files; it cannot go with --kubeconfig or --context"
 	}
+	if *rf.dryRun && *c.state != "" {
+		// A dry run's components would be recorded Succeeded, and a real
+		// run from that status would skip them.
+		return "--dry-run changes nothing, so it saves no status: drop --state"
+	}
 	if *rf.dryRun && *rf.applyDir != "" {
 		return "--dry-run is a server-side dry run: it needs a cluster, not --apply-dir (hopdag plan shows what would run)"
 	}
