@@ -52,6 +52,7 @@ type launch struct {
 type job struct {
 	node    int
 	attempt int
+	step    string // the record's Step when it was launched
 }
 
 // outcome is what a worker or a backoff wait reports.
@@ -63,6 +64,8 @@ type outcome struct {
 	backoff  bool // a backoff wait ended (err is set if it was cut short)
 	timedOut bool // the attempt ran past its timeout
 	stopped  bool // the runner returned the hop's ctx error (a stop, not a failure)
+	step     string       // a step entry (Task.Enter): the step
+	reply    chan<- error // a step entry: where to answer
 }
 
 type scheduler struct {
@@ -99,6 +102,8 @@ type scheduler struct {
 	// launched are the attempts of this round: recorded Running, not yet
 	// checkpointed, with their records as they were before.
 	launched []launch
+	// acks are the step entries of this round (step.go).
+	acks []stepAck
 
 	level     []int
 	levelLeft []int   // non-terminal components per level (Batch)
@@ -197,6 +202,7 @@ func (sc *scheduler) loop(ctx context.Context) {
 		// one and the attempts just launched, which start only once it
 		// has returned (write-ahead).
 		sc.commit()
+		sc.answerSteps()
 		sc.flush()
 		if sc.active == 0 && sc.backoffs == 0 {
 			break
@@ -234,6 +240,7 @@ func (sc *scheduler) loop(ctx context.Context) {
 		}
 	}
 	sc.commit()
+	sc.answerSteps()
 }
 
 // commit checkpoints the round. If the checkpoint fails, the hop halts at
@@ -353,7 +360,7 @@ func (sc *scheduler) launch(i int) {
 		r.emit(Event{Type: ComponentStarted, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts})
 	}
 	sc.inflight++
-	sc.batch = append(sc.batch, job{node: i, attempt: cs.Attempts})
+	sc.batch = append(sc.batch, job{node: i, attempt: cs.Attempts, step: cs.Step})
 }
 
 // flush queues the attempts launched since the last flush, in one go, and
@@ -448,7 +455,8 @@ func (sc *scheduler) post(o outcome) {
 func (sc *scheduler) attempt(j job) outcome {
 	e := sc.r.e
 	node := sc.h.Graph.Node(j.node)
-	task := Task{Hop: sc.h, HopIndex: sc.hop, Component: node.Name, From: node.From, To: node.To, Attempt: j.attempt, Logger: e.logger}
+	task := Task{Hop: sc.h, HopIndex: sc.hop, Component: node.Name, From: node.From, To: node.To, Attempt: j.attempt, Logger: e.logger,
+		Step: j.step, steps: &stepHook{sc, j.node}}
 	if e.logger.Enabled(sc.ctx, slog.LevelError) {
 		task.Logger = e.logger.With("hop", sc.h.Name(), "component", node.Name, "attempt", j.attempt)
 	}
@@ -484,6 +492,10 @@ func callRunner(ctx context.Context, rn Runner, t Task) (err error) {
 
 func (sc *scheduler) handle(o outcome) {
 	i := o.node
+	if o.reply != nil {
+		sc.enterStep(o)
+		return
+	}
 	if o.attempt {
 		sc.inflight--
 	}

@@ -116,15 +116,18 @@ type CheckStatus struct {
 
 // ComponentStatus is the record of one component on one hop.
 type ComponentStatus struct {
-	Name        string           `json:"name" yaml:"name"`
-	FromVersion string           `json:"fromVersion,omitempty" yaml:"fromVersion,omitempty"`
-	ToVersion   string           `json:"toVersion" yaml:"toVersion"`
-	Phase       Phase            `json:"phase" yaml:"phase"`
-	Attempts    int              `json:"attempts" yaml:"attempts"`
-	StartedAt   time.Time        `json:"startedAt,omitzero" yaml:"startedAt,omitempty"`
-	FinishedAt  time.Time        `json:"finishedAt,omitzero" yaml:"finishedAt,omitempty"`
-	Duration    release.Duration `json:"duration,omitzero" yaml:"duration,omitempty"`
-	Code        Code             `json:"code,omitempty" yaml:"code,omitempty"`
+	Name        string `json:"name" yaml:"name"`
+	FromVersion string `json:"fromVersion,omitempty" yaml:"fromVersion,omitempty"`
+	ToVersion   string `json:"toVersion" yaml:"toVersion"`
+	Phase       Phase  `json:"phase" yaml:"phase"`
+	Attempts    int    `json:"attempts" yaml:"attempts"`
+	// Step is the step (a runner's phase: "post-upgrade", a declared
+	// lifecycle phase) the component entered last; see Task.Enter.
+	Step       string           `json:"step,omitempty" yaml:"step,omitempty"`
+	StartedAt  time.Time        `json:"startedAt,omitzero" yaml:"startedAt,omitempty"`
+	FinishedAt time.Time        `json:"finishedAt,omitzero" yaml:"finishedAt,omitempty"`
+	Duration   release.Duration `json:"duration,omitzero" yaml:"duration,omitempty"`
+	Code       Code             `json:"code,omitempty" yaml:"code,omitempty"`
 	// Reason says why a component was Skipped or Cancelled.
 	Reason string `json:"reason,omitempty" yaml:"reason,omitempty"`
 	// Error is the last attempt's error message.
