@@ -46,6 +46,8 @@ type ComponentVersion struct {
 	Command *Command `json:"command,omitempty" yaml:"command,omitempty"`
 	// Manifests are the templates to render and apply (type manifest).
 	Manifests []Manifest `json:"manifests,omitempty" yaml:"manifests,omitempty"`
+	// Lifecycle: phases, gate and rollback (lifecycle.go).
+	Lifecycle `json:",inline" yaml:",inline"`
 
 	// Source is where the document was loaded from.
 	Source Source `json:"-" yaml:"-"`

@@ -30,6 +30,13 @@ func fullComponent() *release.ComponentVersion {
 		Handler:   "etcd",
 		Command:   &release.Command{Args: []string{"/bin/upgrade"}, Env: map[string]string{"A": "1"}, Dir: "/tmp"},
 		Manifests: []release.Manifest{{Name: "m", File: "m.yaml", Template: "kind: ConfigMap"}},
+		Lifecycle: release.Lifecycle{
+			Phases: []release.LifecyclePhase{{Name: "drain", Handler: "drain", Command: &release.Command{Args: []string{"d"}, Env: map[string]string{"A": "b"}, Dir: "/"},
+				Manifests: []release.Manifest{{Name: "p", File: "p.yaml", Template: "x"}}, Gate: &release.Gate{Reason: "look"}}},
+			Gate:         &release.Gate{Reason: "approve"},
+			Rollback:     &release.Command{Args: []string{"undo"}, Env: map[string]string{"A": "b"}, Dir: "/"},
+			Irreversible: "data migration",
+		},
 		Source:    release.Source{File: "etcd.yaml", Line: 1},
 	}
 }
@@ -53,6 +60,7 @@ func fullRule() *release.Rule {
 		Risks:      []release.Risk{{Name: "r", Message: "m", URL: "https://example.com"}},
 		PreChecks:  []release.Check{{Name: "pre", Required: true}},
 		PostChecks: []release.Check{{Name: "post", Required: true}},
+		RuleControl: release.RuleControl{Gate: &release.Gate{Reason: "approve"}, OnFailure: release.OnFailureRollback},
 		Source:     release.Source{File: "p.yaml", Line: 7},
 	}
 }

@@ -3,6 +3,7 @@ package release
 import (
 	"encoding"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -172,8 +173,13 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 	fields := map[string]reflect.StructField{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if f.Anonymous && opts == "inline" {
+			// An embedded struct's keys are the outer struct's.
+			maps.Copy(fields, yamlFields(f.Type))
 			continue
 		}
 		if name == "" {

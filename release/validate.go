@@ -183,6 +183,7 @@ func validateComponent(cv *ComponentVersion, sn specNodes, ps *problems) {
 			ps.add(at("manifests", i).with("a manifest needs file or template", "set file (relative to the catalog root) or template (inline YAML)"))
 		}
 	}
+	validateLifecycle(cv, at, ps)
 }
 
 func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNodes, broken map[brokenKey]Source, ps *problems) {
