@@ -97,6 +97,7 @@ type Executor struct {
 	drain        time.Duration
 	clock        Clock
 	logger       *slog.Logger
+	until        string // WithUntil (until.go)
 }
 
 // Option configures an Executor.
@@ -299,7 +300,11 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status,
 	} else {
 		s = NewStatus(p)
 	}
-	r := &run{e: e, plan: p, s: s, events: newDispatcher(e.observers, e.logger)}
+	until, err := e.resolveUntil(p)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{e: e, plan: p, s: s, events: newDispatcher(e.observers, e.logger), until: until}
 	return r.execute(ctx)
 }
 
@@ -321,6 +326,9 @@ type run struct {
 	// changes are the component records changed since the last
 	// checkpoint.
 	changes changes
+	// until is WithUntil's step; untilHit says the run stopped there.
+	until    *untilStep
+	untilHit bool
 }
 
 func (r *run) execute(ctx context.Context) (*Status, error) {
@@ -332,6 +340,7 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 		r.s.StartedAt = now
 	}
 	r.s.Progress = progressOf(r.s)
+	r.s.Waiting = nil // what still waits says so again
 	if r.s.Phase == Running && r.s.Runs > 1 {
 		// A resumed run that succeeds must not keep the failure of the
 		// run it resumed; it is set again if something fails.
@@ -345,14 +354,16 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 	r.emit(Event{Type: PlanStarted, Hop: -1})
 
 	for i, h := range r.plan.Hops {
-		if r.s.Hops[i].Phase == Succeeded {
-			continue
+		if r.s.Hops[i].Phase != Succeeded {
+			if r.checkpointErr != nil || ctx.Err() != nil {
+				break
+			}
+			r.s.CurrentHop = i
+			if !r.runHop(ctx, i, h) {
+				break
+			}
 		}
-		if r.checkpointErr != nil || ctx.Err() != nil {
-			break
-		}
-		r.s.CurrentHop = i
-		if !r.runHop(ctx, i, h) {
+		if r.untilAfter(i) {
 			break
 		}
 	}
@@ -380,6 +391,8 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 		}
 	case ctx.Err() != nil:
 		s.Phase, s.Code, s.Message = Cancelled, CodeCancelled, context.Cause(ctx).Error()
+	case r.held():
+		s.Phase, s.Code, s.Message, _ = r.heldRun()
 	default:
 		s.Phase = Failed
 	}
@@ -422,6 +435,9 @@ func (r *run) err(ctx context.Context, allDone, hadFailed bool) error {
 		} else {
 			parts = append(parts, fmt.Errorf("runner: run cancelled: %w", ctx.Err()))
 		}
+	}
+	if held := r.heldErr(); len(parts) == 0 && !allDone && held != nil {
+		parts = append(parts, held)
 	}
 	if len(parts) == 0 && !allDone {
 		parts = append(parts, fmt.Errorf("%w: hop %d did not succeed", ErrRunFailed, r.s.CurrentHop+1))

@@ -61,9 +61,9 @@ type outcome struct {
 	attempt  bool // from a worker (else from a backoff wait)
 	exited   bool // the worker exited (runtime.Goexit in the runner)
 	err      error
-	backoff  bool // a backoff wait ended (err is set if it was cut short)
-	timedOut bool // the attempt ran past its timeout
-	stopped  bool // the runner returned the hop's ctx error (a stop, not a failure)
+	backoff  bool         // a backoff wait ended (err is set if it was cut short)
+	timedOut bool         // the attempt ran past its timeout
+	stopped  bool         // the runner returned the hop's ctx error (a stop, not a failure)
 	step     string       // a step entry (Task.Enter): the step
 	reply    chan<- error // a step entry: where to answer
 }
@@ -99,6 +99,7 @@ type scheduler struct {
 	active    int              // components holding a slot: attempts queued or running
 	slot      []bool           // component holds a slot (of MaxParallel and its group's)
 	backoffs  int              // components waiting out a retry's backoff (no slot)
+	holds     int              // components held at a gate or the Until step (gate.go)
 	// launched are the attempts of this round: recorded Running, not yet
 	// checkpointed, with their records as they were before.
 	launched []launch
@@ -157,6 +158,9 @@ func (r *run) schedule(ctx context.Context, hop int, h *HopPlan) {
 		if cs[i].Phase != Pending || cs[i].Code != "" || cs[i].Reason != "" {
 			cs[i].Phase, cs[i].Code, cs[i].Reason = Pending, "", ""
 			r.mark(hop, i)
+		}
+		if !r.until.allows(hop, i) {
+			continue // until.go: left out, stays Pending
 		}
 		sc.levelLeft[sc.level[i]]++
 		for _, d := range g.Deps(i) {
@@ -233,6 +237,9 @@ func (sc *scheduler) loop(ctx context.Context) {
 	for i := range cs {
 		switch cs[i].Phase {
 		case Pending:
+			if sc.holding() {
+				continue // behind a held component, or left out by Until: stays Pending
+			}
 			sc.terminal(i, Cancelled, CodeCancelled, "not started: "+sc.stopReason, nil)
 		case Running:
 			// Its backoff ended, and the stop came before a slot did.
@@ -288,6 +295,9 @@ func (sc *scheduler) halt(reason string) {
 }
 
 func (sc *scheduler) push(i int) {
+	if !sc.r.until.allows(sc.hop, i) {
+		return
+	}
 	if sc.r.e.mode == Batch && sc.level[i] > sc.curLevel {
 		sc.deferred[sc.level[i]] = append(sc.deferred[sc.level[i]], i)
 		return
@@ -310,6 +320,9 @@ func (sc *scheduler) startReady() {
 	limit := sc.r.e.maxParallel
 	for sc.ready.Len() > 0 && (limit == 0 || sc.active < limit) && !sc.stopping {
 		i := sc.ready.pop()
+		if sc.gated(i) {
+			continue
+		}
 		if group, gl := sc.limitOf(i); gl > 0 {
 			if sc.groupRun[group] >= gl {
 				if sc.waiting == nil {
@@ -515,6 +528,9 @@ func (sc *scheduler) handle(o outcome) {
 		}
 		// Ready again: it takes a slot like any other component.
 		sc.ready.push(i)
+		return
+	}
+	if o.err != nil && sc.held(i, o.err) {
 		return
 	}
 	switch err := o.err; {

@@ -58,7 +58,7 @@ const (
 // Codes lists every Code, for documentation and exhaustive tests.
 func Codes() []Code {
 	return []Code{CodeComponentFailed, CodeComponentTimeout, CodeDependencyFailed, CodeCheckFailed,
-		CodePanic, CodeCancelled, CodeCheckpointFailed, CodeAbandoned}
+		CodePanic, CodeCancelled, CodeCheckpointFailed, CodeAbandoned, CodeWaitingForApproval, CodeUntilReached}
 }
 
 // Status is the durable record of a run. It has json and yaml tags and
@@ -80,6 +80,10 @@ type Status struct {
 	FinishedAt  time.Time `json:"finishedAt,omitzero" yaml:"finishedAt,omitempty"`
 	// Runs counts Execute calls on this status (1 for a run never resumed).
 	Runs int `json:"runs" yaml:"runs"`
+	// Waiting names the steps waiting for approval, sorted (gate.go).
+	Waiting []string `json:"waiting,omitempty" yaml:"waiting,omitempty"`
+	// Approvals are the approvals given, in the order given.
+	Approvals []Approval `json:"approvals,omitempty" yaml:"approvals,omitempty"`
 }
 
 // Progress counts components across all hops. Done counts Succeeded and
@@ -184,6 +188,8 @@ func (s *Status) DeepCopyInto(out *Status) {
 		f := *s.LastFailure
 		out.LastFailure = &f
 	}
+	out.Waiting = slices.Clone(s.Waiting)
+	out.Approvals = slices.Clone(s.Approvals)
 }
 
 // DeepCopy returns a copy of s that shares no memory with it.

@@ -103,5 +103,8 @@ func (sc *scheduler) answerSteps() {
 // stepStop says whether component node must stop before entering step:
 // nil, or the error Enter returns.
 func (sc *scheduler) stepStop(node int, step string) error {
-	return nil
+	if err := sc.untilStop(node, step); err != nil {
+		return err
+	}
+	return sc.phaseGate(node, step)
 }
