@@ -192,6 +192,7 @@ func TestUntilPhase(t *testing.T) {
 	st, err = runner.New(second).Execute(context.Background(), p, st)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"api/rollout"}, second.log())
+	assert.Equal(t, runner.Succeeded, st.Phase)
 }
 
 func TestUntilUnknownStep(t *testing.T) {
