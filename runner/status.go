@@ -25,6 +25,12 @@ const (
 	Abandoned Phase = "Abandoned"
 )
 
+// Phases lists every Phase the executor writes, for readers that check
+// a stored status (package state) and exhaustive tests.
+func Phases() []Phase {
+	return []Phase{Pending, Running, Succeeded, Failed, Skipped, Cancelled, Abandoned, WaitingForApproval, Paused}
+}
+
 // Terminal reports whether p is a final phase for a component.
 func (p Phase) Terminal() bool {
 	return p == Succeeded || p == Failed || p == Skipped || p == Cancelled || p == Abandoned

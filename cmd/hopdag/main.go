@@ -5,12 +5,14 @@
 //	hopdag targets  DIR --from V
 //	hopdag plan     DIR --from V --to W [-o text|json|yaml] [--accept RISK,...]
 //	hopdag graph    DIR --from V --to W [--hop N] [-o mermaid|dot]
-//	hopdag run      DIR --from V --to W --simulate [--state DIR] [--speed N] [--fail C,...] [--mode eager|batch]
+//	hopdag run      DIR --from V --to W --simulate [--state DIR] [--speed N] [--fail C,...] [--mode eager|batch] [--until STEP] [--gate HOP,...]
+//	hopdag approve  --state DIR [--by WHO] STEP
 //
 // DIR is a catalog directory; "-" means the embedded sample catalog.
 //
 // Exit status: 0 ok; 1 invalid input (a catalog problem, no route, an
-// unknown version) or a failed run; 2 usage (unknown command, bad flags).
+// unknown version) or a failed run; 2 usage (unknown command, bad flags);
+// 3 a run waiting for approval.
 package main
 
 import (
@@ -49,6 +51,7 @@ Usage:
   hopdag plan     DIR --from V --to W          the dry run: hops, batches, critical paths, checks
   hopdag graph    DIR --from V --to W          a hop's component graph as Mermaid or DOT
   hopdag run      DIR --from V --to W --simulate   run the plan with simulated runners
+  hopdag approve  --state DIR STEP             approve a gated step of the run saved in DIR
 
 DIR is a catalog directory; "-" is the embedded sample catalog.
 Run "hopdag COMMAND -h" for a command's flags.
@@ -73,6 +76,7 @@ var commands = map[string]command{
 	"plan":     {"show the plan from --from to --to (the dry run)", (*cli).plan},
 	"graph":    {"draw a hop's component graph", (*cli).graph},
 	"run":      {"run the plan with simulated runners (--simulate)", (*cli).run},
+	"approve":  {"approve a gated step (HOP[/COMPONENT[/PHASE]]) of the run saved in --state", (*cli).approve},
 }
 
 // cli holds one invocation's flags and streams.
@@ -89,6 +93,7 @@ type cli struct {
 	state          *string
 	speed          *float64
 	fail, mode     *string
+	steps          stepFlags // approve.go
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -132,6 +137,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		c.speed = c.fs.Float64("speed", simulate.DefaultSpeed, "simulated seconds per real second")
 		c.fail = c.fs.String("fail", "", "comma-separated components that fail on purpose")
 		c.mode = c.fs.String("mode", "eager", "scheduling: eager or batch")
+		c.runStepFlags()
+	case "approve":
+		c.approveFlags()
 	}
 	// DIR may come before or after the flags.
 	rest := args[1:]
@@ -326,9 +334,12 @@ func (c *cli) run(ctx context.Context) int {
 		return c.fail1(err)
 	}
 	st, err := simulate.Run(ctx, simulate.Upgrade{
-		Catalog: cat, From: from, To: to, Accept: simulate.List(*c.accept), StateDir: *c.state,
+		Catalog: cat, From: from, To: to, Accept: simulate.List(*c.accept), StateDir: *c.state, Until: c.until(), Gates: c.gates(),
 		Config: simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Terminal: simulate.IsTerminal(c.stdout)},
 	}, c.stdout)
+	if code, ok := c.held(st, err); ok {
+		return code
+	}
 	if err != nil {
 		return c.fail1(err)
 	}

@@ -25,6 +25,10 @@ type Upgrade struct {
 	// transition under its lease.
 	StateDir string
 	Config   Config
+	// Until, when set, stops the run after that step (runner.WithUntil).
+	Until string
+	// Gates are hops (target versions) to put a gate on (approve.go).
+	Gates []string
 }
 
 // Run prints the plan, executes it (resuming from StateDir), prints the
@@ -61,9 +65,13 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 		}
 		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(store, lease)))
 	}
+	opts = append(opts, runner.WithUntil(u.Until))
 	e := Executor(u.Catalog, u.Config, opts...)
 	plan, err := runner.NewPlan(u.Catalog, u.From, u.To, runner.ForExecutor(e), runner.PathOptions(path.AcceptRisks(u.Accept...)))
 	if err != nil {
+		return nil, err
+	}
+	if err := gate(plan, u.Gates); err != nil {
 		return nil, err
 	}
 	fmt.Fprint(out, plan.String(), resume, "\n")
