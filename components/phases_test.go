@@ -202,3 +202,95 @@ func (c *crashAt) hit(step string) {
 		c.snap()
 	}
 }
+
+// declaredPlan is a one-hop plan of component "api" with declared
+// phases drain, upgrade (a command), test and rollout.
+func declaredPlan(t *testing.T) *runner.Plan {
+	t.Helper()
+	p := inlinePlan(t, 1)
+	to := p.Hops[0].Graph.Node(0).To
+	to.Handler = "api"
+	to.Phases = []release.LifecyclePhase{
+		{Name: "drain", Handler: "drain"},
+		{Name: "upgrade", Command: &release.Command{Args: []string{"true"}}},
+		{Name: "test", Handler: "test"},
+		{Name: "rollout", Handler: "rollout"},
+	}
+	return p
+}
+
+// stepLog is a Steps handler that logs each step and calls at(step)
+// first.
+func stepLog(log *[]string, mu *sync.Mutex, at func(string)) components.Steps {
+	s := components.Steps{}
+	for _, name := range []string{"drain", "test", "rollout"} {
+		s[name] = func(context.Context, runner.Task) error {
+			at(name)
+			mu.Lock()
+			*log = append(*log, name)
+			mu.Unlock()
+			return nil
+		}
+	}
+	return s
+}
+
+// Declared phases run in order; a crash in each of them resumes at that
+// phase.
+func TestDeclaredPhasesResumeAtPhase(t *testing.T) {
+	for _, crashIn := range []string{"drain", "test", "rollout"} {
+		t.Run(crashIn, func(t *testing.T) {
+			p := declaredPlan(t)
+			var (
+				mu      sync.Mutex
+				log     []string
+				cps     checkpoints
+				crashed *runner.Status
+			)
+			router := func(at func(string)) *components.Router {
+				return components.NewRouter().
+					Register(release.TypeInline, components.NewInline().Register("api", stepLog(&log, &mu, at))).
+					Register(release.TypeExec, components.NewExec())
+			}
+			first := router(func(s string) {
+				if s == crashIn {
+					crashed = cps.last()
+				}
+			})
+			_, err := runner.New(first, runner.WithCheckpointer(&cps)).Execute(context.Background(), p, nil)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"drain", "test", "rollout"}, log)
+			require.NotNil(t, crashed)
+			cs, _ := crashed.Component(0, "kubelet")
+			require.Equal(t, crashIn, cs.Step)
+
+			log = nil
+			st, err := runner.New(router(func(string) {})).Execute(context.Background(), p, crashed)
+			require.NoError(t, err)
+			assert.Equal(t, runner.Succeeded, st.Phase)
+			all := []string{"drain", "test", "rollout"}
+			for i, s := range all {
+				if s == crashIn {
+					assert.Equal(t, all[i:], log, "phases run after resuming in %s", crashIn)
+				}
+			}
+		})
+	}
+}
+
+// The plan refuses declared phases nothing can run, naming them.
+func TestDeclaredPhasesValidate(t *testing.T) {
+	cv := &release.ComponentVersion{Name: "api", Version: release.MustParseVersion("v2.0"), Type: release.TypeInline, Handler: "api",
+		Lifecycle: release.Lifecycle{Phases: []release.LifecyclePhase{
+			{Name: "drain", Handler: "drain"}, {Name: "missing", Handler: "nope"},
+			{Name: "cmd", Command: &release.Command{Args: []string{"x"}}},
+			{Name: "objs", Manifests: []release.Manifest{{Template: "kind: ConfigMap"}}},
+		}}}
+	r := components.NewRouter().Register(release.TypeInline, components.NewInline().Register("api", components.Steps{"drain": nil}))
+	err := r.Validate(cv)
+	require.Error(t, err)
+	for _, want := range []string{"phase missing: handler api has no step nope", "phase cmd: ", "phase objs: manifest phases are not supported yet"} {
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.NotContains(t, err.Error(), "phase drain")
+}
