@@ -39,6 +39,7 @@ func (m Mode) String() string {
 // do not start.
 type FailurePolicy struct {
 	maxFailures int // 0: never stop early
+	rollback    int // rollbackNone, rollbackHop, rollbackRun (rollback.go)
 }
 
 var (
@@ -57,6 +58,12 @@ var (
 func MaxFailures(n int) FailurePolicy { return FailurePolicy{maxFailures: max(n, 0)} }
 
 func (p FailurePolicy) String() string {
+	switch p.rollback {
+	case rollbackHop:
+		return "rollback"
+	case rollbackRun:
+		return "rollback-run"
+	}
 	switch p.maxFailures {
 	case 0:
 		return "continue-independent"
@@ -224,6 +231,9 @@ func NewStatus(p *Plan) *Status {
 
 // checkResume returns why prev cannot be resumed with p, or nil.
 func checkResume(p *Plan, prev *Status) error {
+	if prev.Phase == RolledBack {
+		return fmt.Errorf("%w: %s -> %s was rolled back (%s); start a new run with an empty status", ErrRolledBack, prev.From, prev.To, prev.Message)
+	}
 	if prev.Phase == Abandoned {
 		return fmt.Errorf("%w: %s -> %s was abandoned (%s); start a new run with an empty status", ErrAbandoned, prev.From, prev.To, prev.Message)
 	}
@@ -329,6 +339,10 @@ type run struct {
 	// until is WithUntil's step; untilHit says the run stopped there.
 	until    *untilStep
 	untilHit bool
+	// rolled is the outcome of a rollback (RolledBack, RollbackFailed),
+	// "" when none ran; rollbackErrs say what a failed one left.
+	rolled       Phase
+	rollbackErrs []string
 }
 
 func (r *run) execute(ctx context.Context) (*Status, error) {
@@ -354,6 +368,10 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 	r.emit(Event{Type: PlanStarted, Hop: -1})
 
 	for i, h := range r.plan.Hops {
+		if p := r.s.Hops[i].Phase; p == RollingBack || p == RolledBack || p == RollbackFailed {
+			r.rollback(ctx, i) // a rollback to resume (rollback.go)
+			break
+		}
 		if r.s.Hops[i].Phase != Succeeded {
 			if r.checkpointErr != nil || ctx.Err() != nil {
 				break
@@ -384,6 +402,8 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
 	case allDone:
 		s.Phase, s.Code, s.Message = Succeeded, "", ""
+	case r.rolled != "":
+		s.Phase, s.Code, s.Message, _ = r.rolledBackPhase()
 	case len(r.errs) > 0:
 		s.Phase = Failed
 		if s.LastFailure != nil {
@@ -435,6 +455,12 @@ func (r *run) err(ctx context.Context, allDone, hadFailed bool) error {
 		} else {
 			parts = append(parts, fmt.Errorf("runner: run cancelled: %w", ctx.Err()))
 		}
+	}
+	if r.rolled == RollbackFailed {
+		parts = append(parts, &RollbackError{Hops: r.rollbackErrs})
+	}
+	if r.rolled == RolledBack && len(parts) == 0 {
+		parts = append(parts, fmt.Errorf("%w: %s", ErrRunFailed, r.s.Message))
 	}
 	if held := r.heldErr(); len(parts) == 0 && !allDone && held != nil {
 		parts = append(parts, held)

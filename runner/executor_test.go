@@ -467,7 +467,8 @@ func TestCodes(t *testing.T) {
 	codes := runner.Codes()
 	want := []runner.Code{runner.CodeComponentFailed, runner.CodeComponentTimeout, runner.CodeDependencyFailed,
 		runner.CodeCheckFailed, runner.CodePanic, runner.CodeCancelled, runner.CodeCheckpointFailed, runner.CodeAbandoned,
-		runner.CodeWaitingForApproval, runner.CodeUntilReached}
+		runner.CodeWaitingForApproval, runner.CodeUntilReached,
+		runner.CodeRollbackFailed, runner.CodeIrreversible, runner.CodeRollbackBlocked}
 	assert.ElementsMatch(t, want, codes, "Codes()")
 	seen := map[runner.Code]bool{}
 	for _, c := range codes {

@@ -44,7 +44,11 @@ func (r *run) runHop(ctx context.Context, i int, h *HopPlan) bool {
 		r.schedule(ctx, i, h)
 		complete = allSatisfied(hs.Components) && r.runChecks(ctx, i, h, "post")
 	}
-	return r.endHop(ctx, i, start, complete)
+	ok := r.endHop(ctx, i, start, complete)
+	if !ok && hs.Phase == Failed && r.checkpointErr == nil && r.e.rollsBack(h) {
+		r.rollback(ctx, i) // rollback.go
+	}
+	return ok
 }
 
 func allSatisfied(cs []ComponentStatus) bool {

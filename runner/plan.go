@@ -292,7 +292,8 @@ func (e *Executor) Validate(p *Plan) error {
 			}
 		}
 	}
-	if len(problems) == 0 {
+	rollback := e.validateRollback(p) // rollback.go
+	if len(problems) == 0 && len(rollback) == 0 {
 		return nil
 	}
 	slices.Sort(problems)
@@ -301,6 +302,7 @@ func (e *Executor) Validate(p *Plan) error {
 	for i, p := range problems {
 		errs[i] = errors.New(p)
 	}
+	errs = append(errs, rollback...)
 	return fmt.Errorf("%w: %w", ErrInvalidPlan, errors.Join(errs...))
 }
 

@@ -28,7 +28,8 @@ const (
 // Phases lists every Phase the executor writes, for readers that check
 // a stored status (package state) and exhaustive tests.
 func Phases() []Phase {
-	return []Phase{Pending, Running, Succeeded, Failed, Skipped, Cancelled, Abandoned, WaitingForApproval, Paused}
+	return []Phase{Pending, Running, Succeeded, Failed, Skipped, Cancelled, Abandoned, WaitingForApproval, Paused,
+		RollingBack, RolledBack, RollbackFailed}
 }
 
 // Terminal reports whether p is a final phase for a component.
@@ -64,7 +65,8 @@ const (
 // Codes lists every Code, for documentation and exhaustive tests.
 func Codes() []Code {
 	return []Code{CodeComponentFailed, CodeComponentTimeout, CodeDependencyFailed, CodeCheckFailed,
-		CodePanic, CodeCancelled, CodeCheckpointFailed, CodeAbandoned, CodeWaitingForApproval, CodeUntilReached}
+		CodePanic, CodeCancelled, CodeCheckpointFailed, CodeAbandoned, CodeWaitingForApproval, CodeUntilReached,
+		CodeRollbackFailed, CodeIrreversible, CodeRollbackBlocked}
 }
 
 // Status is the durable record of a run. It has json and yaml tags and
