@@ -50,6 +50,8 @@ type Phases struct {
 	PreUpgrade   func(ctx context.Context, t runner.Task) error
 	Upgrade      func(ctx context.Context, t runner.Task) error
 	PostUpgrade  func(ctx context.Context, t runner.Task) error
+	// Rollback, when set, undoes the upgrade (rollback.go).
+	Rollback func(ctx context.Context, t runner.Task) error
 }
 
 // Run runs the phases in order: NeedsUpgrade, PreUpgrade, Upgrade,
