@@ -37,7 +37,7 @@ func fullComponent() *release.ComponentVersion {
 			Rollback:     &release.Command{Args: []string{"undo"}, Env: map[string]string{"A": "b"}, Dir: "/"},
 			Irreversible: "data migration",
 		},
-		Source:    release.Source{File: "etcd.yaml", Line: 1},
+		Source: release.Source{File: "etcd.yaml", Line: 1},
 	}
 }
 
@@ -57,11 +57,11 @@ func fullRule() *release.Rule {
 	return &release.Rule{
 		From: release.MustParseConstraint(">= v26.03"), To: v("v26.06"),
 		Blocked: "b", Deprecated: "d",
-		Risks:      []release.Risk{{Name: "r", Message: "m", URL: "https://example.com"}},
-		PreChecks:  []release.Check{{Name: "pre", Required: true}},
-		PostChecks: []release.Check{{Name: "post", Required: true}},
+		Risks:       []release.Risk{{Name: "r", Message: "m", URL: "https://example.com"}},
+		PreChecks:   []release.Check{{Name: "pre", Required: true}},
+		PostChecks:  []release.Check{{Name: "post", Required: true}},
 		RuleControl: release.RuleControl{Gate: &release.Gate{Reason: "approve"}, OnFailure: release.OnFailureRollback},
-		Source:     release.Source{File: "p.yaml", Line: 7},
+		Source:      release.Source{File: "p.yaml", Line: 7},
 	}
 }
 
