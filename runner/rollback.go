@@ -351,7 +351,7 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 	}
 	if ok {
 		hs.Phase, hs.Code = RolledBack, ""
-		hs.Message = "rolled back: " + strings.Join(back, ", ")
+		hs.Message = "rolled back: " + orNone(strings.Join(back, ", "))
 	} else {
 		hs.Phase, hs.Code = RollbackFailed, CodeRollbackFailed
 		hs.Message = fmt.Sprintf("between versions: rolled back: %s; at the target: %s", orNone(strings.Join(back, ", ")), strings.Join(stays, ", "))
