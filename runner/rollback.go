@@ -328,7 +328,8 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 				stay(res.node)
 			}
 		} else {
-			c.Phase, c.Code, c.Error, c.Reason = RolledBack, "", "", "rolled back to "+orNone(c.FromVersion)
+			// Error keeps the upgrade's failure, if it was the one that failed.
+			c.Phase, c.Code, c.Reason = RolledBack, "", "rolled back to "+orNone(c.FromVersion)
 			c.FinishedAt = now
 			done(res.node)
 		}
