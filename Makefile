@@ -6,7 +6,7 @@
 GO         ?= go
 FUZZTIME   ?= 20s
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
-MODULES    ?= . state/etcdstore
+MODULES    ?= . state/etcdstore kube
 
 .PHONY: test cover bench fuzz lint demo ci
 

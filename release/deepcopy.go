@@ -31,6 +31,10 @@ func (c *ComponentVersion) DeepCopyInto(out *ComponentVersion) {
 	}
 	out.Manifests = slices.Clone(c.Manifests)
 	c.Lifecycle.deepCopyInto(&out.Lifecycle)
+	if c.Helm != nil {
+		h := *c.Helm
+		out.Helm = &h
+	}
 }
 
 // DeepCopy returns a copy of c that shares no memory with it.

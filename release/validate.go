@@ -137,6 +137,8 @@ func validateComponent(cv *ComponentVersion, sn specNodes, ps *problems) {
 			cv.Type = TypeExec
 		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) > 0:
 			cv.Type = TypeManifest
+		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm != nil:
+			cv.Type = TypeHelm
 		default:
 			ps.add(at().with("component version has no type", "set spec.type to inline, manifest, exec or a registered type"))
 		}
@@ -184,6 +186,7 @@ func validateComponent(cv *ComponentVersion, sn specNodes, ps *problems) {
 		}
 	}
 	validateLifecycle(cv, at, ps)
+	validateHelm(cv, at, ps)
 }
 
 func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn specNodes, broken map[brokenKey]Source, ps *problems) {
