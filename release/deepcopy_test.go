@@ -30,7 +30,7 @@ func fullComponent() *release.ComponentVersion {
 		Handler:   "etcd",
 		Command:   &release.Command{Args: []string{"/bin/upgrade"}, Env: map[string]string{"A": "1"}, Dir: "/tmp"},
 		Manifests: []release.Manifest{{Name: "m", File: "m.yaml", Template: "kind: ConfigMap"}},
-		Helm:      &release.HelmChart{Chart: "oci://r/c", Repo: "https://r", Version: "1.0.0", Release: "r", Namespace: "ns", Values: "a: b"},
+		Helm:      &release.HelmChart{Chart: "oci://r/c", Repo: "https://r", Version: "1.0.0", Digest: "sha256:00", Release: "r", Namespace: "ns", Values: "a: b"},
 		Lifecycle: release.Lifecycle{
 			Phases: []release.LifecyclePhase{{Name: "drain", Handler: "drain", Command: &release.Command{Args: []string{"d"}, Env: map[string]string{"A": "b"}, Dir: "/"},
 				Manifests: []release.Manifest{{Name: "p", File: "p.yaml", Template: "x"}}, Gate: &release.Gate{Reason: "look"}}},

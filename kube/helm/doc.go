@@ -5,7 +5,8 @@
 // A component's chart is its ComponentVersion.Helm: a chart directory
 // or archive relative to the catalog's root ([WithChartRoot]), a chart
 // name in a repository (Repo), or an oci:// reference, remote ones
-// pinned by Version. Its values are YAML rendered with the manifest
+// pinned by Version, and an archive's content by Digest (the SHA-256 of
+// the .tgz: an OCI chart's layer digest). Its values are YAML rendered with the manifest
 // runner's template data (.Component.Name, .Component.Version,
 // .Component.Params, .From, .Hop, .Values from [WithValues]).
 //

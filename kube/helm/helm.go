@@ -3,10 +3,14 @@ package helm
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/template"
@@ -128,6 +132,9 @@ func (r *Runner) load(cv *release.ComponentVersion) (*chart.Chart, error) {
 		if path, err = in.LocateChart(h.Chart, r.settings); err != nil {
 			return nil, fmt.Errorf("helm: %s: locate chart %s %s: %w", cv.Key(), h.Chart, h.Version, err)
 		}
+	}
+	if err := checkDigest(cv, path); err != nil {
+		return nil, err
 	}
 	c, err := loader.Load(path)
 	if err != nil {
@@ -271,4 +278,33 @@ func (r *Runner) Validate(cv *release.ComponentVersion) error {
 func (r *Runner) ValidateRollback(cv *release.ComponentVersion) error {
 	_, err := chartRef(cv)
 	return err
+}
+
+// checkDigest checks the chart archive at path against cv's pinned
+// digest, if any.
+func checkDigest(cv *release.ComponentVersion, path string) error {
+	want := cv.Helm.Digest
+	if want == "" {
+		return nil
+	}
+	hexWant, ok := strings.CutPrefix(want, "sha256:")
+	if !ok {
+		return fmt.Errorf("helm: %s: digest %q: write sha256:HEX", cv.Key(), want)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("helm: %s: digest: %w", cv.Key(), err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return fmt.Errorf("helm: %s: chart %s is a directory: a digest pins an archive (.tgz)", cv.Key(), cv.Helm.Chart)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("helm: %s: digest: %w", cv.Key(), err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != hexWant {
+		return fmt.Errorf("helm: %s: chart %s has digest sha256:%s, the catalog pins %s", cv.Key(), cv.Helm.Chart, got, want)
+	}
+	return nil
 }

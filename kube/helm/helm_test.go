@@ -2,12 +2,17 @@ package helm_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/cli"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -118,7 +123,7 @@ func TestHelmInstallUpgradeRollback(t *testing.T) {
 
 // A chart reference that does not resolve fails at plan time.
 func TestHelmValidate(t *testing.T) {
-	r := helm.New(&rest.Config{Host: "https://127.0.0.1:1"}, helm.WithChartRoot("testdata"), helm.WithSettings(settings(t)))
+	r := helm.New(&rest.Config{Host: "https://127.0.0.1:1"}, helm.WithChartRoot("testdata"), helm.WithValues(map[string]any{"site": "lab"}), helm.WithSettings(settings(t)))
 	missing := appVersion("v1.0", 80)
 	missing.Helm.Chart = "charts/nope"
 	assert.ErrorContains(t, r.Validate(missing), "helm: app@v1.0: load chart testdata/charts/nope")
@@ -126,6 +131,22 @@ func TestHelmValidate(t *testing.T) {
 	pinned.Helm.Version = "9.9.9"
 	assert.ErrorContains(t, r.Validate(pinned), "chart charts/app is version 0.1.0, the catalog pins 9.9.9")
 	assert.ErrorIs(t, r.Validate(&release.ComponentVersion{Name: "x", Version: release.MustParseVersion("v1.0")}), helm.ErrNoChart)
+	// A digest pins an archive's content.
+	c, err := loader.Load("testdata/charts/app")
+	require.NoError(t, err)
+	archive, err := chartutil.Save(c, t.TempDir())
+	require.NoError(t, err)
+	b, err := os.ReadFile(archive)
+	require.NoError(t, err)
+	sum := sha256.Sum256(b)
+	pin := appVersion("v1.0", 80)
+	pin.Helm.Chart, pin.Helm.Digest = archive, "sha256:"+hex.EncodeToString(sum[:])
+	assert.NoError(t, r.Validate(pin))
+	pin.Helm.Digest = "sha256:" + strings.Repeat("0", 64)
+	assert.ErrorContains(t, r.Validate(pin), "the catalog pins sha256:000")
+	dir := appVersion("v1.0", 80)
+	dir.Helm.Digest = pin.Helm.Digest
+	assert.ErrorContains(t, r.Validate(dir), "a digest pins an archive")
 	badValues := appVersion("v1.0", 80)
 	badValues.Helm.Values = "a: {{ .Values.nope }}"
 	assert.ErrorContains(t, r.Validate(badValues), "values")
