@@ -97,9 +97,9 @@ type round struct {
 	kills       int
 	// readEvery is the pause between two reads of the concurrent reader.
 	readEvery time.Duration
-	// rollbackLog, when set, is the rollback log: its lines count as
-	// progress too (rollback_test.go).
-	rollbackLog string
+	// progressLog, when set, is another log whose lines count as
+	// progress (the rollback log, the step log).
+	progressLog string
 }
 
 func newRound(t *testing.T) *round {
@@ -327,8 +327,8 @@ func ageLease(t *testing.T, dir string) {
 
 // lines counts the lines of the attempt log (and of the rollback log).
 func (rd *round) lines(t *testing.T) int {
-	if rd.rollbackLog != "" {
-		return countLines(t, rd.log) + countLines(t, rd.rollbackLog)
+	if rd.progressLog != "" {
+		return countLines(t, rd.log) + countLines(t, rd.progressLog)
 	}
 	return countLines(t, rd.log)
 }

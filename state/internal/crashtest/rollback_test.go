@@ -37,9 +37,9 @@ func TestCrashRollback(t *testing.T) {
 	for r := 0; during < 10; r++ {
 		require.Less(t, r, 40, "fewer than 10 kills during rollback in 40 rounds")
 		rd := newRound(t)
-		rd.rollbackLog = filepath.Join(t.TempDir(), "rollbacks.log")
+		rd.progressLog = filepath.Join(t.TempDir(), "rollbacks.log")
 		cfg := Config{Catalog: catalog, Dir: rd.dir, Log: rd.log, Delay: 5 * time.Millisecond, TTL: 5 * time.Second,
-			RollbackLog: rd.rollbackLog}
+			RollbackLog: rd.progressLog}
 		plan, err := cfg.Plan()
 		require.NoError(t, err)
 		last := plan.Hops[len(plan.Hops)-1].Graph
@@ -59,7 +59,7 @@ func TestCrashRollback(t *testing.T) {
 			if st == nil {
 				continue
 			}
-			back := rollbackLines(t, rd.rollbackLog)
+			back := rollbackLines(t, rd.progressLog)
 			rolling := false
 			for h, hs := range st.Hops {
 				rolling = rolling || hs.Phase == runner.RollingBack || hs.Phase == runner.RolledBack
@@ -77,7 +77,7 @@ func TestCrashRollback(t *testing.T) {
 		st := rd.load(t)
 		require.NotNil(t, st)
 		assert.Equal(t, runner.RolledBack, st.Phase, "round %d: run phase (%s)", r+1, st.Message)
-		back := rollbackLines(t, rd.rollbackLog)
+		back := rollbackLines(t, rd.progressLog)
 		lastAt := map[key]int{}
 		for i, k := range back {
 			if at, ok := rolledAt[k]; ok && i >= at {

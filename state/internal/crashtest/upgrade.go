@@ -48,6 +48,11 @@ type Config struct {
 	// logged to RollbackLog (rollback.go).
 	Fail        string
 	RollbackLog string
+	// Steps, when set, are steps every component enters in turn
+	// (Task.Enter), from the one its record names, each logged to
+	// StepLog before it takes Delay (steps.go).
+	Steps   []string
+	StepLog string
 }
 
 // Plan is the plan the program runs.
@@ -112,6 +117,9 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 	})
 	var rn runner.Runner = upgrade
 	opts := []runner.Option{runner.WithCheckpointer(state.Checkpointer(store, lease))}
+	if len(cfg.Steps) > 0 {
+		rn = stepper(cfg, upgrade, &mu)
+	}
 	if cfg.Fail != "" {
 		rn = undoer(cfg, plan, upgrade, &mu)
 		opts = append(opts, runner.WithFailurePolicy(runner.RollbackRun))
