@@ -163,6 +163,7 @@ func (e *RollbackError) Is(target error) bool { return target == ErrRollbackFail
 // and, with RollbackRun, the completed hops before it. It records the
 // run's rollback outcome in r.rolled.
 func (r *run) rollback(ctx context.Context, i int) {
+	r.s.Waiting = nil // a run rolled back waits for no approval
 	for j := i; j >= 0; j-- {
 		hs := &r.s.Hops[j]
 		switch hs.Phase {
@@ -196,7 +197,9 @@ func toRollBack(c *ComponentStatus) bool {
 		return false
 	}
 	switch c.Phase {
-	case Succeeded, Failed, Cancelled, RollingBack:
+	case Succeeded, Failed, Cancelled, RollingBack, WaitingForApproval, Paused:
+		// Held at a gate or the Until step after it started: its earlier
+		// steps ran.
 		return true
 	}
 	return false

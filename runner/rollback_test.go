@@ -251,3 +251,38 @@ func TestRollbackProperty(t *testing.T) {
 		}
 	}
 }
+
+// A component held at a phase's gate when a sibling fails was started: it
+// is rolled back too, and the rolled-back run waits for no approval.
+func TestRollbackHeldComponent(t *testing.T) {
+	p := plan1(t, c("api").with(lifecycle("rollout", "drain", "rollout")), c("bad"))
+	r := &heldUndoer{undoer: newUndoer("bad"), held: make(chan struct{})}
+	st, err := runner.New(r, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrRunFailed)
+	assert.Equal(t, runner.RolledBack, st.Phase)
+	assert.Equal(t, runner.RolledBack, compStatus(t, st, 0, "api").Phase)
+	assert.Empty(t, st.Waiting)
+	assert.Equal(t, 1, r.undone["api"])
+}
+
+// heldUndoer enters the declared phases, then runs as undoer does; bad
+// runs once api is held at its gate.
+type heldUndoer struct {
+	*undoer
+	held chan struct{}
+}
+
+func (h *heldUndoer) Run(ctx context.Context, t runner.Task) error {
+	if t.Component == "bad" {
+		<-h.held
+	}
+	for _, p := range t.To.Phases {
+		if err := t.Enter(ctx, p.Name); err != nil {
+			if errors.Is(err, runner.ErrWaitingForApproval) {
+				close(h.held)
+			}
+			return err
+		}
+	}
+	return h.undoer.Run(ctx, t)
+}
