@@ -85,6 +85,14 @@ const (
 	CodeRollbackBlocked Code = "ROLLBACK_BLOCKED"
 )
 
+// Events of a rollback (Event.Phase is the component's phase; Reason
+// says why a component stays).
+const (
+	ComponentRollingBack    EventType = "ComponentRollingBack"
+	ComponentRolledBack     EventType = "ComponentRolledBack"
+	ComponentRollbackFailed EventType = "ComponentRollbackFailed"
+)
+
 // Errors of rollback.
 var (
 	// ErrRollbackFailed is matched by Execute's error when a rollback did
@@ -294,6 +302,7 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 				pending[j] = false
 				c.Phase, c.Code, c.Reason = RollbackFailed, CodeIrreversible, "irreversible: "+why
 				r.mark(i, j)
+				r.emit(Event{Type: ComponentRollbackFailed, Hop: i, Component: c.Name, Version: c.ToVersion, Phase: c.Phase, Code: c.Code, Reason: c.Reason})
 				stay(j)
 				continue
 			}
@@ -309,6 +318,7 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 			batch = nil // not started: they stay RollingBack, to resume
 		}
 		for _, j := range batch {
+			r.emit(Event{Type: ComponentRollingBack, Hop: i, Component: cs[j].Name, Version: cs[j].ToVersion, Phase: RollingBack})
 			running++
 			node := g.Node(j)
 			t := Task{Hop: h, HopIndex: i, Component: node.Name, From: node.From, To: node.To, Attempt: 1, Logger: r.e.logger, Step: "rollback"}
@@ -329,12 +339,14 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 				c.Phase, c.Code, c.Reason = RollingBack, "", ""
 			} else {
 				stay(res.node)
+				r.emit(Event{Type: ComponentRollbackFailed, Hop: i, Component: c.Name, Version: c.ToVersion, Phase: c.Phase, Code: c.Code, Reason: c.Reason, Err: res.err})
 			}
 		} else {
 			// Error keeps the upgrade's failure, if it was the one that failed.
 			c.Phase, c.Code, c.Reason = RolledBack, "", "rolled back to "+orNone(c.FromVersion)
 			c.FinishedAt = now
 			done(res.node)
+			r.emit(Event{Type: ComponentRolledBack, Hop: i, Component: c.Name, Version: orNone(c.FromVersion), Phase: c.Phase})
 		}
 		r.mark(i, res.node)
 	}
@@ -365,6 +377,7 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 	hs.FinishedAt = r.e.clock.Now()
 	r.s.Progress = progressOf(r.s)
 	r.checkpoint(ctx)
+	r.emit(Event{Type: HopFailed, Hop: i, Phase: hs.Phase, Code: hs.Code, Reason: hs.Message})
 	return ok
 }
 

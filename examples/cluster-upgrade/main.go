@@ -16,6 +16,11 @@
 //	go run ./cmd/hopdag approve --state /tmp/u v26.09
 //	go run ./examples/cluster-upgrade --state /tmp/u --gate v26.09         # finishes
 //
+// --on-failure rollback undoes a failed hop, dependents first
+// (rollback-run: the whole run, hop by hop):
+//
+//	go run ./examples/cluster-upgrade --fail kubernetes-worker --on-failure rollback
+//
 // Exit status: 0 when the upgrade succeeded or stopped at --until, 1 when
 // it failed or the input is invalid, 2 for bad flags, 3 when it waits for
 // an approval.
@@ -55,10 +60,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	accept := fs.String("accept", "", "comma-separated risks to accept")
 	until := fs.String("until", "", "stop after this step, HOP[/COMPONENT[/PHASE]]; the next run continues")
 	gates := fs.String("gate", "", "comma-separated hops (target versions) that wait for approval (hopdag approve)")
+	onFailure := fs.String("on-failure", "", "rollback: undo a failed hop; rollback-run: undo the whole run")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	m, err := simulate.ParseMode(*mode)
+	if err != nil {
+		fmt.Fprintln(stderr, "cluster-upgrade:", err)
+		return 2
+	}
+	policy, err := simulate.ParsePolicy(*onFailure)
 	if err != nil {
 		fmt.Fprintln(stderr, "cluster-upgrade:", err)
 		return 2
@@ -85,7 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	st, err := simulate.Run(ctx, simulate.Upgrade{
 		Catalog: c, From: fv, To: tv, Accept: simulate.List(*accept), StateDir: *state, Until: *until, Gates: simulate.List(*gates),
-		Config: simulate.Config{Speed: *speed, Fail: simulate.List(*fail), Mode: m, Terminal: simulate.IsTerminal(stdout)},
+		Config: simulate.Config{Speed: *speed, Fail: simulate.List(*fail), Mode: m, Policy: policy, Terminal: simulate.IsTerminal(stdout)},
 	}, stdout)
 	switch {
 	case errors.Is(err, runner.ErrUntilReached):

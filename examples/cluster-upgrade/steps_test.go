@@ -39,3 +39,25 @@ func TestDemoUntilAndGate(t *testing.T) {
 	assert.Equal(t, runner.Succeeded, st.Phase)
 	assert.Equal(t, "alice", st.Approvals[0].By)
 }
+
+// --on-failure rollback undoes the failed hop; rollback-run the run.
+func TestDemoRollback(t *testing.T) {
+	dir := t.TempDir()
+	code, out := demo(t, "--state", dir, "--fail", "kubernetes-worker", "--on-failure", "rollback")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "undone  kubernetes-master (back at v1.33.2)")
+	st := readStatus(t, dir)
+	assert.Equal(t, runner.RolledBack, st.Phase)
+	assert.Equal(t, runner.RolledBack, st.Hops[0].Phase)
+
+	dir = t.TempDir()
+	code, out = demo(t, "--state", dir, "--fail", "metrics-server", "--on-failure", "rollback-run")
+	assert.Equal(t, 1, code, out)
+	st = readStatus(t, dir)
+	assert.Equal(t, runner.RolledBack, st.Phase)
+	for i, h := range st.Hops {
+		assert.Equal(t, runner.RolledBack, h.Phase, "hop %d", i+1)
+	}
+	code, out = demo(t, "--on-failure", "sideways")
+	assert.Equal(t, 2, code, out)
+}

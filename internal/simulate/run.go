@@ -83,6 +83,21 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 	return st, err
 }
 
+// ParsePolicy reads an --on-failure flag: "" (continue independent
+// branches), rollback (undo the failed hop) or rollback-run (undo the
+// whole run).
+func ParsePolicy(s string) (runner.FailurePolicy, error) {
+	switch s {
+	case "":
+		return runner.ContinueIndependent, nil
+	case "rollback":
+		return runner.Rollback, nil
+	case "rollback-run":
+		return runner.RollbackRun, nil
+	}
+	return runner.FailurePolicy{}, fmt.Errorf("--on-failure must be rollback or rollback-run, got %q", s)
+}
+
 // ParseMode reads a --mode flag: eager or batch.
 func ParseMode(s string) (runner.Mode, error) {
 	switch s {
