@@ -24,6 +24,17 @@
 //     shell string, in its own process group, killed as a whole on timeout
 //     or cancellation.
 //
+// Steps and rollback: an inline handler's phases are entered with
+// runner.Task.Enter (recorded before each runs), so a retry or a resumed
+// run continues at the phase that failed or was interrupted, never at
+// NeedsUpgrade once past it. A component that declares lifecycle phases
+// (ComponentVersion.Phases) runs them through the Router: handler phases
+// call the inline handler's [Stepper] ([Steps]), command phases run as
+// exec commands. Every runner here implements runner.Rollbacker for the
+// Rollback failure policy: an inline handler's Rollback phase, an exec
+// component's rollback command, a manifest component's previous objects
+// re-applied (rollback.go).
+//
 // A typical executor:
 //
 //	router := components.NewRouter().

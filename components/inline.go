@@ -50,6 +50,8 @@ type Phases struct {
 	PreUpgrade   func(ctx context.Context, t runner.Task) error
 	Upgrade      func(ctx context.Context, t runner.Task) error
 	PostUpgrade  func(ctx context.Context, t runner.Task) error
+	// Rollback, when set, undoes the upgrade (rollback.go).
+	Rollback func(ctx context.Context, t runner.Task) error
 }
 
 // Run runs the phases in order: NeedsUpgrade, PreUpgrade, Upgrade,
@@ -199,29 +201,37 @@ func runPhases(ctx context.Context, t runner.Task, ps phases) error {
 	if err := ctx.Err(); err != nil {
 		return fail("run", err)
 	}
-	if ps.needs != nil {
+	// A retry or a resumed run continues at the step its record names
+	// (the phase that failed or was interrupted): the phases before it
+	// are done, and NeedsUpgrade would see the system at its target.
+	from := max(slices.Index(inlineSteps, t.Step), 0)
+	if ps.needs != nil && from == 0 {
+		if err := t.Enter(ctx, StepNeedsUpgrade); err != nil {
+			return fail(StepNeedsUpgrade, err)
+		}
 		need, err := ps.needs(ctx, t)
 		if err != nil {
-			return fail("needs-upgrade", err)
+			return fail(StepNeedsUpgrade, err)
 		}
 		if !need {
 			logger(t).Info("component already at target", "version", t.To.Version.Original())
 			return runner.Skip(ReasonAtTarget)
 		}
 	}
-	steps := []struct {
-		op string
-		fn func(context.Context, runner.Task) error
-	}{{"pre-upgrade", ps.pre}, {"upgrade", ps.up}, {"post-upgrade", ps.post}}
-	for _, s := range steps {
-		if s.fn == nil {
+	steps := []func(context.Context, runner.Task) error{ps.pre, ps.up, ps.post}
+	for k, fn := range steps {
+		op := inlineSteps[k+1]
+		if fn == nil || k+1 < from {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return fail(s.op, err)
+			return fail(op, err)
 		}
-		if err := s.fn(ctx, t); err != nil {
-			return fail(s.op, err)
+		if err := t.Enter(ctx, op); err != nil {
+			return fail(op, err)
+		}
+		if err := fn(ctx, t); err != nil {
+			return fail(op, err)
 		}
 	}
 	return nil

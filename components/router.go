@@ -85,6 +85,9 @@ func (r *Router) Run(ctx context.Context, t runner.Task) error {
 	if cv == nil {
 		return noTarget(t)
 	}
+	if len(cv.Phases) > 0 {
+		return r.runDeclared(ctx, t) // phases.go
+	}
 	rn, err := r.lookup(cv.Type)
 	if err != nil {
 		return runner.Permanent(wrap(cv, "run", err))
@@ -103,6 +106,12 @@ func (r *Router) Run(ctx context.Context, t runner.Task) error {
 func (r *Router) Validate(cv *release.ComponentVersion) error {
 	if cv == nil {
 		return nilComponent()
+	}
+	if len(cv.Phases) > 0 {
+		if err := r.validateDeclared(cv); err != nil {
+			return wrap(cv, "validate", err)
+		}
+		return nil
 	}
 	rn, err := r.lookup(cv.Type)
 	if err != nil {

@@ -46,6 +46,10 @@ type ComponentVersion struct {
 	Command *Command `json:"command,omitempty" yaml:"command,omitempty"`
 	// Manifests are the templates to render and apply (type manifest).
 	Manifests []Manifest `json:"manifests,omitempty" yaml:"manifests,omitempty"`
+	// Helm is the chart of a component of type helm (helm.go).
+	Helm *HelmChart `json:"helm,omitempty" yaml:"helm,omitempty"`
+	// Lifecycle: phases, gate and rollback (lifecycle.go).
+	Lifecycle `json:",inline" yaml:",inline"`
 
 	// Source is where the document was loaded from.
 	Source Source `json:"-" yaml:"-"`

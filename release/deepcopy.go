@@ -30,6 +30,11 @@ func (c *ComponentVersion) DeepCopyInto(out *ComponentVersion) {
 		out.Command = c.Command.DeepCopy()
 	}
 	out.Manifests = slices.Clone(c.Manifests)
+	c.Lifecycle.deepCopyInto(&out.Lifecycle)
+	if c.Helm != nil {
+		h := *c.Helm
+		out.Helm = &h
+	}
 }
 
 // DeepCopy returns a copy of c that shares no memory with it.
@@ -80,6 +85,7 @@ func (r *Rule) DeepCopyInto(out *Rule) {
 	out.Risks = slices.Clone(r.Risks)
 	out.PreChecks = slices.Clone(r.PreChecks)
 	out.PostChecks = slices.Clone(r.PostChecks)
+	r.RuleControl.deepCopyInto(&out.RuleControl)
 }
 
 // DeepCopy returns a copy of r that shares no memory with it.

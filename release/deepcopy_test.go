@@ -30,7 +30,15 @@ func fullComponent() *release.ComponentVersion {
 		Handler:   "etcd",
 		Command:   &release.Command{Args: []string{"/bin/upgrade"}, Env: map[string]string{"A": "1"}, Dir: "/tmp"},
 		Manifests: []release.Manifest{{Name: "m", File: "m.yaml", Template: "kind: ConfigMap"}},
-		Source:    release.Source{File: "etcd.yaml", Line: 1},
+		Helm:      &release.HelmChart{Chart: "oci://r/c", Repo: "https://r", Version: "1.0.0", Digest: "sha256:00", Release: "r", Namespace: "ns", Values: "a: b"},
+		Lifecycle: release.Lifecycle{
+			Phases: []release.LifecyclePhase{{Name: "drain", Handler: "drain", Command: &release.Command{Args: []string{"d"}, Env: map[string]string{"A": "b"}, Dir: "/"},
+				Manifests: []release.Manifest{{Name: "p", File: "p.yaml", Template: "x"}}, Gate: &release.Gate{Reason: "look"}}},
+			Gate:         &release.Gate{Reason: "approve"},
+			Rollback:     &release.Command{Args: []string{"undo"}, Env: map[string]string{"A": "b"}, Dir: "/"},
+			Irreversible: "data migration",
+		},
+		Source: release.Source{File: "etcd.yaml", Line: 1},
 	}
 }
 
@@ -50,10 +58,11 @@ func fullRule() *release.Rule {
 	return &release.Rule{
 		From: release.MustParseConstraint(">= v26.03"), To: v("v26.06"),
 		Blocked: "b", Deprecated: "d",
-		Risks:      []release.Risk{{Name: "r", Message: "m", URL: "https://example.com"}},
-		PreChecks:  []release.Check{{Name: "pre", Required: true}},
-		PostChecks: []release.Check{{Name: "post", Required: true}},
-		Source:     release.Source{File: "p.yaml", Line: 7},
+		Risks:       []release.Risk{{Name: "r", Message: "m", URL: "https://example.com"}},
+		PreChecks:   []release.Check{{Name: "pre", Required: true}},
+		PostChecks:  []release.Check{{Name: "post", Required: true}},
+		RuleControl: release.RuleControl{Gate: &release.Gate{Reason: "approve"}, OnFailure: release.OnFailureRollback},
+		Source:      release.Source{File: "p.yaml", Line: 7},
 	}
 }
 

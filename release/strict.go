@@ -123,10 +123,11 @@ func (d *decoder) emit(n *yaml.Node, msg func() string, fix string) {
 
 // structInfo is what the decoder needs of a struct type: its YAML keys.
 type structInfo struct {
-	t     reflect.Type
-	index map[string]int // YAML key -> field number
-	names []string       // sorted YAML keys, for "known fields"
-	text  bool           // *T is an encoding.TextUnmarshaler: decoded from a scalar
+	t      reflect.Type
+	index  map[string]int // YAML key -> slot in fields (a bit of the "set" mask)
+	fields [][]int        // slot -> field index path, through ",inline" embedded structs
+	names  []string       // sorted YAML keys, for "known fields"
+	text   bool           // *T is an encoding.TextUnmarshaler: decoded from a scalar
 }
 
 func (d *decoder) structInfo(t reflect.Type) *structInfo {
@@ -136,24 +137,37 @@ func (d *decoder) structInfo(t reflect.Type) *structInfo {
 		}
 	}
 	si := &structInfo{t: t, index: map[string]int{}, text: reflect.PointerTo(t).Implements(textUnmarshaler)}
+	si.add(t, nil)
+	if len(si.fields) > 64 {
+		panic("release: internal error: " + t.String() + " has more than 64 YAML keys")
+	}
+	slices.Sort(si.names)
+	d.infos = append(d.infos, si)
+	return si
+}
+
+// add records the YAML keys of struct type t, whose fields are at path
+// prefix in si.t: an embedded struct tagged ",inline" gives its keys to the
+// outer struct, as yaml.v3 and encoding/json read it.
+func (si *structInfo) add(t reflect.Type, prefix []int) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if name == "-" || !f.IsExported() {
+			continue
+		}
+		path := append(slices.Clip(prefix), i)
+		if f.Anonymous && opts == "inline" && f.Type.Kind() == reflect.Struct {
+			si.add(f.Type, path)
 			continue
 		}
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		si.index[name] = i
+		si.index[name] = len(si.fields)
+		si.fields = append(si.fields, path)
 		si.names = append(si.names, name)
 	}
-	if t.NumField() > 64 {
-		panic("release: internal error: " + t.String() + " has more than 64 fields")
-	}
-	slices.Sort(si.names)
-	d.infos = append(d.infos, si)
-	return si
 }
 
 var (
@@ -447,7 +461,7 @@ func (d *decoder) structField(si *structInfo, v reflect.Value, set *uint64, k, v
 		}
 	default:
 		*set |= 1 << i
-		d.decode(val, v.Field(i))
+		d.decode(val, v.FieldByIndex(si.fields[i]))
 	}
 	d.pop()
 }

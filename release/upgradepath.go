@@ -32,6 +32,8 @@ type Rule struct {
 	// PreChecks run before the hop's components, PostChecks after.
 	PreChecks  []Check `json:"preChecks,omitempty" yaml:"preChecks,omitempty"`
 	PostChecks []Check `json:"postChecks,omitempty" yaml:"postChecks,omitempty"`
+	// RuleControl: the hop's gate and failure policy (lifecycle.go).
+	RuleControl `json:",inline" yaml:",inline"`
 
 	// Source is where the rule was written.
 	Source Source `json:"-" yaml:"-"`

@@ -187,6 +187,8 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 			cv.Type = TypeExec
 		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) > 0:
 			cv.Type = TypeManifest
+		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm != nil:
+			cv.Type = TypeHelm
 		default:
 			ps.add(at().with("component version has no type", "set spec.type to inline, manifest, exec or a registered type"))
 		}
@@ -233,6 +235,8 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 			ps.add(at("manifests", i).with("a manifest needs file or template", "set file (relative to the catalog root) or template (inline YAML)"))
 		}
 	}
+	validateLifecycle(cv, at, ps)
+	validateHelm(cv, at, ps)
 }
 
 func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn *specNodes, broken map[brokenKey]Source, ps *problems) {

@@ -20,7 +20,15 @@
 //     runner through its ctx.
 //   - Failure policy: ContinueIndependent (default; dependents of a failed
 //     component are Skipped with a reason naming it), FailFast, or
-//     MaxFailures(n).
+//     MaxFailures(n); Rollback and RollbackRun (or a rule's onFailure:
+//     rollback) roll a failed hop back, dependents first, through the
+//     runner's Rollbacker ability (rollback.go).
+//   - Steps: a runner with phases calls Task.Enter before each; the step
+//     is recorded (ComponentStatus.Step) before it runs, and a retry or a
+//     resumed run continues there (step.go).
+//   - Gates and run to a step: a gated hop, component or declared phase
+//     stops the run WaitingForApproval until Status.Approve (gate.go);
+//     WithUntil stops it Paused after a named step (until.go).
 //   - Hop checks: pre-checks before a hop's components, post-checks after;
 //     a failed required check stops the run, an optional one is a warning.
 //   - Safety: a runner panic is that component's failure (code PANIC, with

@@ -39,6 +39,7 @@ func (m Mode) String() string {
 // do not start.
 type FailurePolicy struct {
 	maxFailures int // 0: never stop early
+	rollback    int // rollbackNone, rollbackHop, rollbackRun (rollback.go)
 }
 
 var (
@@ -57,6 +58,12 @@ var (
 func MaxFailures(n int) FailurePolicy { return FailurePolicy{maxFailures: max(n, 0)} }
 
 func (p FailurePolicy) String() string {
+	switch p.rollback {
+	case rollbackHop:
+		return "rollback"
+	case rollbackRun:
+		return "rollback-run"
+	}
 	switch p.maxFailures {
 	case 0:
 		return "continue-independent"
@@ -97,6 +104,7 @@ type Executor struct {
 	drain        time.Duration
 	clock        Clock
 	logger       *slog.Logger
+	until        string // WithUntil (until.go)
 }
 
 // Option configures an Executor.
@@ -228,6 +236,9 @@ func NewStatus(p *Plan) *Status {
 
 // checkResume returns why prev cannot be resumed with p, or nil.
 func checkResume(p *Plan, prev *Status) error {
+	if prev.Phase == RolledBack {
+		return fmt.Errorf("%w: %s -> %s was rolled back (%s); start a new run with an empty status", ErrRolledBack, prev.From, prev.To, prev.Message)
+	}
 	if prev.Phase == Abandoned {
 		return fmt.Errorf("%w: %s -> %s was abandoned (%s); start a new run with an empty status", ErrAbandoned, prev.From, prev.To, prev.Message)
 	}
@@ -308,7 +319,11 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status,
 	} else {
 		s = NewStatus(p)
 	}
-	r := &run{e: e, plan: p, s: s, events: newDispatcher(e.observers, e.logger)}
+	until, err := e.resolveUntil(p)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{e: e, plan: p, s: s, events: newDispatcher(e.observers, e.logger), until: until}
 	return r.execute(ctx)
 }
 
@@ -330,6 +345,13 @@ type run struct {
 	// changes are the component records changed since the last
 	// checkpoint.
 	changes changes
+	// until is WithUntil's step; untilHit says the run stopped there.
+	until    *untilStep
+	untilHit bool
+	// rolled is the outcome of a rollback (RolledBack, RollbackFailed),
+	// "" when none ran; rollbackErrs say what a failed one left.
+	rolled       Phase
+	rollbackErrs []string
 }
 
 func (r *run) execute(ctx context.Context) (*Status, error) {
@@ -341,6 +363,7 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 		r.s.StartedAt = now
 	}
 	r.s.Progress = progressOf(r.s)
+	r.s.Waiting = nil // what still waits says so again
 	if r.s.Phase == Running && r.s.Runs > 1 {
 		// A resumed run that succeeds must not keep the failure of the
 		// run it resumed; it is set again if something fails.
@@ -354,14 +377,20 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 	r.emit(Event{Type: PlanStarted, Hop: -1})
 
 	for i, h := range r.plan.Hops {
-		if r.s.Hops[i].Phase == Succeeded {
-			continue
-		}
-		if r.checkpointErr != nil || ctx.Err() != nil {
+		if p := r.s.Hops[i].Phase; p == RollingBack || p == RolledBack || p == RollbackFailed {
+			r.rollback(ctx, i) // a rollback to resume (rollback.go)
 			break
 		}
-		r.s.CurrentHop = i
-		if !r.runHop(ctx, i, h) {
+		if r.s.Hops[i].Phase != Succeeded {
+			if r.checkpointErr != nil || ctx.Err() != nil {
+				break
+			}
+			r.s.CurrentHop = i
+			if !r.runHop(ctx, i, h) {
+				break
+			}
+		}
+		if r.untilAfter(i) {
 			break
 		}
 	}
@@ -382,6 +411,8 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
 	case allDone:
 		s.Phase, s.Code, s.Message = Succeeded, "", ""
+	case r.rolled != "":
+		s.Phase, s.Code, s.Message, _ = r.rolledBackPhase()
 	case len(r.errs) > 0:
 		s.Phase = Failed
 		if s.LastFailure != nil {
@@ -389,6 +420,8 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 		}
 	case ctx.Err() != nil:
 		s.Phase, s.Code, s.Message = Cancelled, CodeCancelled, context.Cause(ctx).Error()
+	case r.held():
+		s.Phase, s.Code, s.Message, _ = r.heldRun()
 	default:
 		s.Phase = Failed
 	}
@@ -431,6 +464,15 @@ func (r *run) err(ctx context.Context, allDone, hadFailed bool) error {
 		} else {
 			parts = append(parts, fmt.Errorf("runner: run cancelled: %w", ctx.Err()))
 		}
+	}
+	if r.rolled == RollbackFailed {
+		parts = append(parts, &RollbackError{Hops: r.rollbackErrs})
+	}
+	if r.rolled == RolledBack && len(parts) == 0 {
+		parts = append(parts, fmt.Errorf("%w: %s", ErrRunFailed, r.s.Message))
+	}
+	if held := r.heldErr(); len(parts) == 0 && !allDone && held != nil {
+		parts = append(parts, held)
 	}
 	if len(parts) == 0 && !allDone {
 		parts = append(parts, fmt.Errorf("%w: hop %d did not succeed", ErrRunFailed, r.s.CurrentHop+1))

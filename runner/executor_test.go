@@ -466,7 +466,9 @@ func TestExecuteCallerCancel(t *testing.T) {
 func TestCodes(t *testing.T) {
 	codes := runner.Codes()
 	want := []runner.Code{runner.CodeComponentFailed, runner.CodeComponentTimeout, runner.CodeDependencyFailed,
-		runner.CodeCheckFailed, runner.CodePanic, runner.CodeCancelled, runner.CodeCheckpointFailed, runner.CodeAbandoned}
+		runner.CodeCheckFailed, runner.CodePanic, runner.CodeCancelled, runner.CodeCheckpointFailed, runner.CodeAbandoned,
+		runner.CodeWaitingForApproval, runner.CodeUntilReached,
+		runner.CodeRollbackFailed, runner.CodeIrreversible, runner.CodeRollbackBlocked}
 	assert.ElementsMatch(t, want, codes, "Codes()")
 	seen := map[runner.Code]bool{}
 	for _, c := range codes {

@@ -27,6 +27,9 @@ func (e *CheckError) Unwrap() error { return e.Err }
 // runHop runs hop i: pre-checks, the components, post-checks. It reports
 // whether the hop succeeded.
 func (r *run) runHop(ctx context.Context, i int, h *HopPlan) bool {
+	if r.gateHop(ctx, i, h) {
+		return false
+	}
 	hs := &r.s.Hops[i]
 	start := r.e.clock.Now()
 	if hs.StartedAt.IsZero() {
@@ -41,7 +44,11 @@ func (r *run) runHop(ctx context.Context, i int, h *HopPlan) bool {
 		r.schedule(ctx, i, h)
 		complete = allSatisfied(hs.Components) && r.runChecks(ctx, i, h, "post")
 	}
-	return r.endHop(ctx, i, start, complete)
+	ok := r.endHop(ctx, i, start, complete)
+	if !ok && hs.Phase == Failed && r.checkpointErr == nil && r.e.rollsBack(h) {
+		r.rollback(ctx, i) // rollback.go
+	}
+	return ok
 }
 
 func allSatisfied(cs []ComponentStatus) bool {
@@ -82,6 +89,13 @@ func (r *run) endHop(ctx context.Context, i int, start time.Time, complete bool)
 	if phase != Failed && r.checkpointErr != nil {
 		phase, code, msg = Failed, CodeCheckpointFailed, "checkpoint failed: "+r.checkpointErr.Error()
 	}
+	held := false
+	if phase == Succeeded {
+		var p Phase
+		if p, code, msg, held = r.heldHop(i); held {
+			phase = p
+		}
+	}
 	if phase == Succeeded && (!complete || !allSatisfied(hs.Components)) {
 		phase, code, msg = Cancelled, CodeCancelled, "cancelled"
 		if ctx.Err() != nil {
@@ -89,7 +103,7 @@ func (r *run) endHop(ctx context.Context, i int, start time.Time, complete bool)
 		}
 	}
 	// What never started on a hop that did not succeed says why.
-	if phase != Succeeded {
+	if phase != Succeeded && !held {
 		for j := range hs.Components {
 			if c := &hs.Components[j]; c.Phase == Pending {
 				c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, "not started: "+msg

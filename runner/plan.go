@@ -339,9 +339,11 @@ func (e *Executor) Validate(p *Plan) error {
 			}
 		}
 	}
-	if len(problems) == 0 {
+	rollback := e.validateRollback(p) // rollback.go
+	if len(problems) == 0 && len(rollback) == 0 {
 		return nil
 	}
+	problems = append(problems, rollback...)
 	slices.SortStableFunc(problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	problems = slices.CompactFunc(problems, func(a, b error) bool { return a.Error() == b.Error() })
 	return fmt.Errorf("%w: %w", ErrInvalidPlan, errors.Join(problems...))

@@ -62,6 +62,13 @@ type Task struct {
 	Attempt int
 	// Logger carries hop, component and attempt attributes.
 	Logger *slog.Logger
+	// Step is the step (phase) the component's record says it had
+	// entered when its last attempt ended: a runner with phases continues
+	// there (see Enter). "" means from the start.
+	Step string
+
+	// steps records step entries (step.go); nil for a Task built by hand.
+	steps stepper
 }
 
 // Sentinel errors of the package.

@@ -52,6 +52,7 @@ type launch struct {
 type job struct {
 	node    int
 	attempt int
+	step    string // the record's Step when it was launched
 }
 
 // outcome is what a worker or a backoff wait reports.
@@ -60,9 +61,11 @@ type outcome struct {
 	attempt  bool // from a worker (else from a backoff wait)
 	exited   bool // the worker exited (runtime.Goexit in the runner)
 	err      error
-	backoff  bool // a backoff wait ended (err is set if it was cut short)
-	timedOut bool // the attempt ran past its timeout
-	stopped  bool // the runner returned the hop's ctx error (a stop, not a failure)
+	backoff  bool         // a backoff wait ended (err is set if it was cut short)
+	timedOut bool         // the attempt ran past its timeout
+	stopped  bool         // the runner returned the hop's ctx error (a stop, not a failure)
+	step     string       // a step entry (Task.Enter): the step
+	reply    chan<- error // a step entry: where to answer
 }
 
 type scheduler struct {
@@ -96,9 +99,12 @@ type scheduler struct {
 	active    int              // components holding a slot: attempts queued or running
 	slot      []bool           // component holds a slot (of MaxParallel and its group's)
 	backoffs  int              // components waiting out a retry's backoff (no slot)
+	holds     int              // components held at a gate or the Until step (gate.go)
 	// launched are the attempts of this round: recorded Running, not yet
 	// checkpointed, with their records as they were before.
 	launched []launch
+	// acks are the step entries of this round (step.go).
+	acks []stepAck
 
 	level     []int
 	levelLeft []int   // non-terminal components per level (Batch)
@@ -153,6 +159,9 @@ func (r *run) schedule(ctx context.Context, hop int, h *HopPlan) {
 			cs[i].Phase, cs[i].Code, cs[i].Reason = Pending, "", ""
 			r.mark(hop, i)
 		}
+		if !r.until.allows(hop, i) {
+			continue // until.go: left out, stays Pending
+		}
 		sc.levelLeft[sc.level[i]]++
 		for _, d := range g.Deps(i) {
 			if !satisfied(&cs[d]) {
@@ -197,6 +206,7 @@ func (sc *scheduler) loop(ctx context.Context) {
 		// one and the attempts just launched, which start only once it
 		// has returned (write-ahead).
 		sc.commit()
+		sc.answerSteps()
 		sc.flush()
 		if sc.active == 0 && sc.backoffs == 0 {
 			break
@@ -227,6 +237,9 @@ func (sc *scheduler) loop(ctx context.Context) {
 	for i := range cs {
 		switch cs[i].Phase {
 		case Pending:
+			if sc.holding() {
+				continue // behind a held component, or left out by Until: stays Pending
+			}
 			sc.terminal(i, Cancelled, CodeCancelled, "not started: "+sc.stopReason, nil)
 		case Running:
 			// Its backoff ended, and the stop came before a slot did.
@@ -234,6 +247,7 @@ func (sc *scheduler) loop(ctx context.Context) {
 		}
 	}
 	sc.commit()
+	sc.answerSteps()
 }
 
 // commit checkpoints the round. If the checkpoint fails, the hop halts at
@@ -281,6 +295,9 @@ func (sc *scheduler) halt(reason string) {
 }
 
 func (sc *scheduler) push(i int) {
+	if !sc.r.until.allows(sc.hop, i) {
+		return
+	}
 	if sc.r.e.mode == Batch && sc.level[i] > sc.curLevel {
 		sc.deferred[sc.level[i]] = append(sc.deferred[sc.level[i]], i)
 		return
@@ -303,6 +320,9 @@ func (sc *scheduler) startReady() {
 	limit := sc.r.e.maxParallel
 	for sc.ready.Len() > 0 && (limit == 0 || sc.active < limit) && !sc.stopping {
 		i := sc.ready.pop()
+		if sc.gated(i) {
+			continue
+		}
 		if group, gl := sc.limitOf(i); gl > 0 {
 			if sc.groupRun[group] >= gl {
 				if sc.waiting == nil {
@@ -353,7 +373,7 @@ func (sc *scheduler) launch(i int) {
 		r.emit(Event{Type: ComponentStarted, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts})
 	}
 	sc.inflight++
-	sc.batch = append(sc.batch, job{node: i, attempt: cs.Attempts})
+	sc.batch = append(sc.batch, job{node: i, attempt: cs.Attempts, step: cs.Step})
 }
 
 // flush queues the attempts launched since the last flush, in one go, and
@@ -448,7 +468,8 @@ func (sc *scheduler) post(o outcome) {
 func (sc *scheduler) attempt(j job) outcome {
 	e := sc.r.e
 	node := sc.h.Graph.Node(j.node)
-	task := Task{Hop: sc.h, HopIndex: sc.hop, Component: node.Name, From: node.From, To: node.To, Attempt: j.attempt, Logger: e.logger}
+	task := Task{Hop: sc.h, HopIndex: sc.hop, Component: node.Name, From: node.From, To: node.To, Attempt: j.attempt, Logger: e.logger,
+		Step: j.step, steps: &stepHook{sc, j.node}}
 	if e.logger.Enabled(sc.ctx, slog.LevelError) {
 		task.Logger = e.logger.With("hop", sc.h.Name(), "component", node.Name, "attempt", j.attempt)
 	}
@@ -484,6 +505,10 @@ func callRunner(ctx context.Context, rn Runner, t Task) (err error) {
 
 func (sc *scheduler) handle(o outcome) {
 	i := o.node
+	if o.reply != nil {
+		sc.enterStep(o)
+		return
+	}
 	if o.attempt {
 		sc.inflight--
 	}
@@ -503,6 +528,9 @@ func (sc *scheduler) handle(o outcome) {
 		}
 		// Ready again: it takes a slot like any other component.
 		sc.ready.push(i)
+		return
+	}
+	if o.err != nil && sc.held(i, o.err) {
 		return
 	}
 	switch err := o.err; {

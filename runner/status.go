@@ -25,6 +25,13 @@ const (
 	Abandoned Phase = "Abandoned"
 )
 
+// Phases lists every Phase the executor writes, for readers that check
+// a stored status (package state) and exhaustive tests.
+func Phases() []Phase {
+	return []Phase{Pending, Running, Succeeded, Failed, Skipped, Cancelled, Abandoned, WaitingForApproval, Paused,
+		RollingBack, RolledBack, RollbackFailed}
+}
+
 // Terminal reports whether p is a final phase for a component.
 func (p Phase) Terminal() bool {
 	return p == Succeeded || p == Failed || p == Skipped || p == Cancelled || p == Abandoned
@@ -58,7 +65,8 @@ const (
 // Codes lists every Code, for documentation and exhaustive tests.
 func Codes() []Code {
 	return []Code{CodeComponentFailed, CodeComponentTimeout, CodeDependencyFailed, CodeCheckFailed,
-		CodePanic, CodeCancelled, CodeCheckpointFailed, CodeAbandoned}
+		CodePanic, CodeCancelled, CodeCheckpointFailed, CodeAbandoned, CodeWaitingForApproval, CodeUntilReached,
+		CodeRollbackFailed, CodeIrreversible, CodeRollbackBlocked}
 }
 
 // Status is the durable record of a run. It has json and yaml tags and
@@ -83,6 +91,10 @@ type Status struct {
 	// Catalog is the plan's catalog source (see CatalogSource); Cached
 	// tells whether the latest run's bundle came from the local cache.
 	Catalog CatalogSource `json:"catalog,omitzero" yaml:"catalog,omitempty"`
+	// Waiting names the steps waiting for approval, sorted (gate.go).
+	Waiting []string `json:"waiting,omitempty" yaml:"waiting,omitempty"`
+	// Approvals are the approvals given, in the order given.
+	Approvals []Approval `json:"approvals,omitempty" yaml:"approvals,omitempty"`
 }
 
 // Progress counts components across all hops. Done counts Succeeded and
@@ -121,15 +133,18 @@ type CheckStatus struct {
 
 // ComponentStatus is the record of one component on one hop.
 type ComponentStatus struct {
-	Name        string           `json:"name" yaml:"name"`
-	FromVersion string           `json:"fromVersion,omitempty" yaml:"fromVersion,omitempty"`
-	ToVersion   string           `json:"toVersion" yaml:"toVersion"`
-	Phase       Phase            `json:"phase" yaml:"phase"`
-	Attempts    int              `json:"attempts" yaml:"attempts"`
-	StartedAt   time.Time        `json:"startedAt,omitzero" yaml:"startedAt,omitempty"`
-	FinishedAt  time.Time        `json:"finishedAt,omitzero" yaml:"finishedAt,omitempty"`
-	Duration    release.Duration `json:"duration,omitzero" yaml:"duration,omitempty"`
-	Code        Code             `json:"code,omitempty" yaml:"code,omitempty"`
+	Name        string `json:"name" yaml:"name"`
+	FromVersion string `json:"fromVersion,omitempty" yaml:"fromVersion,omitempty"`
+	ToVersion   string `json:"toVersion" yaml:"toVersion"`
+	Phase       Phase  `json:"phase" yaml:"phase"`
+	Attempts    int    `json:"attempts" yaml:"attempts"`
+	// Step is the step (a runner's phase: "post-upgrade", a declared
+	// lifecycle phase) the component entered last; see Task.Enter.
+	Step       string           `json:"step,omitempty" yaml:"step,omitempty"`
+	StartedAt  time.Time        `json:"startedAt,omitzero" yaml:"startedAt,omitempty"`
+	FinishedAt time.Time        `json:"finishedAt,omitzero" yaml:"finishedAt,omitempty"`
+	Duration   release.Duration `json:"duration,omitzero" yaml:"duration,omitempty"`
+	Code       Code             `json:"code,omitempty" yaml:"code,omitempty"`
 	// Reason says why a component was Skipped or Cancelled.
 	Reason string `json:"reason,omitempty" yaml:"reason,omitempty"`
 	// Error is the last attempt's error message.
@@ -186,6 +201,8 @@ func (s *Status) DeepCopyInto(out *Status) {
 		f := *s.LastFailure
 		out.LastFailure = &f
 	}
+	out.Waiting = slices.Clone(s.Waiting)
+	out.Approvals = slices.Clone(s.Approvals)
 }
 
 // DeepCopy returns a copy of s that shares no memory with it.

@@ -488,7 +488,7 @@ func TestDirApplierKilledAndResumed(t *testing.T) {
 	assert.NoFileExists(t, cm, "web 2.0 pruned the ConfigMap it no longer renders")
 	assert.FileExists(t, filepath.Join(cluster, "shop", "service_web.yaml"))
 	assert.FileExists(t, filepath.Join(cluster, "_cluster", "namespace_shop.yaml"))
-	dep, err := os.ReadFile(filepath.Join(cluster, "shop", "deployment_web.yaml"))
+	dep, err := os.ReadFile(filepath.Join(cluster, "shop", "deployment.apps_web.yaml"))
 	require.NoError(t, err)
 	assert.Contains(t, string(dep), "registry.local/web:2.0")
 	overlap, err := os.ReadFile(filepath.Join(u.out, "OVERLAP"))

@@ -9,6 +9,7 @@
 //	hopdag run      DIR --from V --to W [--state S] [--apply-dir D] [--log-file F] [--simulate ...]
 //	hopdag status   --state S [-o table|json|yaml] [--watch]
 //	hopdag abandon  --state S [--yes] [--force]
+//	hopdag approve  --state S [--by WHO] STEP
 //	hopdag completion bash|zsh
 //
 // DIR is a catalog directory; "-" means the embedded sample catalog; a
@@ -21,7 +22,8 @@
 // Exit status: 0 ok; 1 invalid input (a catalog problem, no route, an
 // unknown version), a failed run, or a run that is not running and did not
 // succeed (status); 2 usage (unknown command, bad flags); 3 the run is
-// still running (status); 130 interrupted (SIGINT or SIGTERM: the run
+// not finished: still running (status), or stopped at a gate waiting for
+// approval (run); 130 interrupted (SIGINT or SIGTERM: the run
 // stopped cleanly, or was killed by a second signal).
 package main
 
@@ -70,6 +72,7 @@ Usage:
   hopdag run      DIR --from V --to W          run the upgrade (exec and manifest components; --simulate to simulate)
   hopdag status   --state S                    the status of a run, from another terminal (--watch to follow it)
   hopdag abandon  --state S                    abandon a run: it will not resume
+  hopdag approve  --state S STEP               approve a gated step (HOP[/COMPONENT[/PHASE]]) of a run
   hopdag completion bash|zsh                   a shell completion script
 
   hopdag bundle   push|pull|export|copy|keygen   catalogs as OCI artifacts (hopdag bundle -h)
@@ -79,8 +82,8 @@ oci-layout://PATH[:TAG] is a catalog bundle (with --verify-key CERT). S is a
 state directory or etcd://host:port/prefix.
 Run "hopdag COMMAND -h" for a command's flags and an example.
 
-Exit status: 0 ok, 1 invalid input or failed run, 2 usage, 3 still running
-(status), 130 interrupted.
+Exit status: 0 ok, 1 invalid input or failed run, 2 usage, 3 not finished
+(still running, or waiting for approval), 130 interrupted.
 `
 
 func main() {
@@ -116,6 +119,8 @@ var commands = map[string]command{
 		example: "hopdag status --state /var/lib/hopdag --watch"},
 	"abandon": {summary: "abandon a run so that it never resumes (asks first; --yes for scripts)", run: (*cli).abandon, noDir: true,
 		example: "hopdag abandon --state /var/lib/hopdag --yes"},
+	"approve": {summary: "approve a gated step (HOP[/COMPONENT[/PHASE]]) of the run saved in --state; run again to continue", run: (*cli).approve, noDir: true,
+		example: "hopdag approve --state /var/lib/hopdag --by alice v26.09"},
 	"completion": {summary: "print a bash or zsh completion script", run: (*cli).completion, noDir: true,
 		example: `eval "$(hopdag completion bash)"   # or: hopdag completion zsh > "${fpath[1]}/_hopdag"`},
 }
@@ -157,6 +162,7 @@ type cli struct {
 	commands map[string]command
 	bundle   *bundleFlags // bundle.go
 	rtf      routeFlags   // route.go
+	steps    stepFlags    // approve.go
 }
 
 // run is runWith without input or signals, as tests call it.
@@ -261,10 +267,13 @@ func newCLI(e env, name string, cmd command) *cli {
 		c.fail = c.fs.String("fail", "", "with --simulate: comma-separated components that fail on purpose")
 		c.mode = c.fs.String("mode", "eager", "scheduling: eager or batch")
 		c.runFlags()
+		c.runStepFlags()
 	case "status":
 		c.statusFlags()
 	case "abandon":
 		c.abandonFlags()
+	case "approve":
+		c.approveFlags()
 	}
 	return c
 }

@@ -119,7 +119,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if err != nil {
 		return c.fail1(err)
 	}
-	opts := []runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger),
+	opts := []runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger), runner.WithUntil(c.until()),
 		runner.WithObserver(simulate.NewProgress(c.stdout, simulate.IsTerminal(c.stdout)))}
 	if rf.audit != nil {
 		opts = append(opts, runner.WithObserver(rf.audit))
@@ -181,6 +181,9 @@ func (c *cli) run(ctx context.Context) (code int) {
 		return c.fail1(err)
 	}
 	plan.Catalog = c.bundle.source
+	if err := simulate.Gate(plan, c.gates()); err != nil {
+		return c.fail1(err)
+	}
 	if lock := c.commandsLock(); lock != "" && !*c.simulate {
 		err := waitCommands(ctx, lock, c.grace()+killMargin, func() {
 			fmt.Fprintf(c.stderr, "hopdag run: waiting for the commands of an earlier run of %s to exit\n", *c.state)
@@ -194,6 +197,9 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if st != nil {
 		fmt.Fprintln(c.stdout)
 		report.Table(c.stdout, st, report.PlanOrder(plan))
+	}
+	if code, ok := c.held(st, err); ok {
+		return code
 	}
 	if sig := interruptedBy(ctx); sig != nil {
 		fmt.Fprintf(c.stderr, "hopdag run: interrupted by %s: %s", signame(sig), c.resumeHint())

@@ -9,12 +9,26 @@
 //	go run ./examples/cluster-upgrade --fail etcd --state /tmp/upgrade   # fails: dependents skipped
 //	go run ./examples/cluster-upgrade --state /tmp/upgrade              # resumes, re-runs nothing that succeeded
 //
-// Exit status: 0 when the upgrade succeeded, 1 when it failed or the input
-// is invalid, 2 for bad flags.
+// Step-wise: --until stops after a step, --gate holds a hop until approved:
+//
+//	go run ./examples/cluster-upgrade --state /tmp/u --until v26.06-rc.3   # stops after the first hop
+//	go run ./examples/cluster-upgrade --state /tmp/u --gate v26.09         # waits before the last hop
+//	bin/hopdag approve --state /tmp/u v26.09                                 # bin/hopdag: see the README
+//	go run ./examples/cluster-upgrade --state /tmp/u --gate v26.09         # finishes
+//
+// --on-failure rollback undoes a failed hop, dependents first
+// (rollback-run: the whole run, hop by hop):
+//
+//	go run ./examples/cluster-upgrade --fail kubernetes-worker --on-failure rollback
+//
+// Exit status: 0 when the upgrade succeeded or stopped at --until, 1 when
+// it failed or the input is invalid, 2 for bad flags, 3 when it waits for
+// an approval.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,10 +58,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	state := fs.String("state", "", "state directory (a state.File store): the status is saved there as the run goes, and a run resumes from it")
 	speed := fs.Float64("speed", simulate.DefaultSpeed, "simulated seconds per real second")
 	accept := fs.String("accept", "", "comma-separated risks to accept")
+	until := fs.String("until", "", "stop after this step, HOP[/COMPONENT[/PHASE]]; the next run continues")
+	gates := fs.String("gate", "", "comma-separated hops (target versions) that wait for approval (hopdag approve)")
+	onFailure := fs.String("on-failure", "", "rollback: undo a failed hop; rollback-run: undo the whole run")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	m, err := simulate.ParseMode(*mode)
+	if err != nil {
+		fmt.Fprintln(stderr, "cluster-upgrade:", err)
+		return 2
+	}
+	policy, err := simulate.ParsePolicy(*onFailure)
 	if err != nil {
 		fmt.Fprintln(stderr, "cluster-upgrade:", err)
 		return 2
@@ -73,9 +95,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	st, err := simulate.Run(ctx, simulate.Upgrade{
-		Catalog: c, From: fv, To: tv, Accept: simulate.List(*accept), StateDir: *state,
-		Config: simulate.Config{Speed: *speed, Fail: simulate.List(*fail), Mode: m, Terminal: simulate.IsTerminal(stdout)},
+		Catalog: c, From: fv, To: tv, Accept: simulate.List(*accept), StateDir: *state, Until: *until, Gates: simulate.List(*gates),
+		Config: simulate.Config{Speed: *speed, Fail: simulate.List(*fail), Mode: m, Policy: policy, Terminal: simulate.IsTerminal(stdout)},
 	}, stdout)
+	switch {
+	case errors.Is(err, runner.ErrUntilReached):
+		fmt.Fprintln(stdout, "\nstopped as asked:", st.Message)
+		return 0
+	case errors.Is(err, runner.ErrWaitingForApproval):
+		fmt.Fprintln(stdout, "\n"+st.Message)
+		return 3
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

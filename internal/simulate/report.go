@@ -69,6 +69,12 @@ func eventLine(ev runner.Event) string {
 		return fmt.Sprintf("  skip    %s: %s", comp, ev.Reason)
 	case runner.ComponentCancelled:
 		return fmt.Sprintf("  cancel  %s: %s", comp, ev.Reason)
+	case runner.ComponentRollingBack:
+		return "  undo    " + comp
+	case runner.ComponentRolledBack:
+		return "  undone  " + ev.Component + " (back at " + ev.Version + ")"
+	case runner.ComponentRollbackFailed:
+		return fmt.Sprintf("  STAYS   %s: %s", comp, ev.Reason)
 	case runner.HopSucceeded:
 		return fmt.Sprintf("hop %d %s succeeded (%s)", ev.Hop+1, ev.HopName, ev.Duration.Round(time.Millisecond))
 	case runner.HopFailed:

@@ -32,6 +32,10 @@ type Upgrade struct {
 	// Route, when set, is the route to run (one already resolved, such as a
 	// route across tracks); From, To and Accept are then not used.
 	Route *path.Route
+	// Until, when set, stops the run after that step (runner.WithUntil).
+	Until string
+	// Gates are hops (target versions) to put a gate on (approve.go).
+	Gates []string
 }
 
 // Run prints the plan, executes it (resuming from StateDir), prints the
@@ -68,6 +72,7 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 		}
 		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(store, lease)))
 	}
+	opts = append(opts, runner.WithUntil(u.Until))
 	e := Executor(u.Catalog, u.Config, opts...)
 	var plan *runner.Plan
 	var err error
@@ -80,6 +85,9 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 		return nil, err
 	}
 	plan.Catalog = u.Source
+	if err := Gate(plan, u.Gates); err != nil {
+		return nil, err
+	}
 	fmt.Fprint(out, plan.String(), resume, "\n")
 	st, err := e.Execute(ctx, plan, prev)
 	if st != nil {
@@ -87,6 +95,21 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 		report.Table(out, st, report.PlanOrder(plan))
 	}
 	return st, err
+}
+
+// ParsePolicy reads an --on-failure flag: "" (continue independent
+// branches), rollback (undo the failed hop) or rollback-run (undo the
+// whole run).
+func ParsePolicy(s string) (runner.FailurePolicy, error) {
+	switch s {
+	case "":
+		return runner.ContinueIndependent, nil
+	case "rollback":
+		return runner.Rollback, nil
+	case "rollback-run":
+		return runner.RollbackRun, nil
+	}
+	return runner.FailurePolicy{}, fmt.Errorf("--on-failure must be rollback or rollback-run, got %q", s)
 }
 
 // ParseMode reads a --mode flag: eager or batch.

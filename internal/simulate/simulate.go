@@ -81,7 +81,7 @@ func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) *runner.Ex
 		Register(release.TypeInline, slow{clock, inline}).
 		Register(release.TypeManifest, slow{clock, components.NewManifest(recorder, components.WithValues(values))})
 	fail := cfg.Fail
-	sim := validatingRunner{router, runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
+	sim := validatingRunner{router: router, clock: clock, run: runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
 		if slices.Contains(fail, t.Component) {
 			if err := clock.sleep(ctx, t.To.ExpectedDuration.Duration/2); err != nil {
 				return err
@@ -110,11 +110,18 @@ func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) *runner.Ex
 type validatingRunner struct {
 	router *components.Router
 	run    runner.Runner
+	clock  scaledClock
 }
 
 func (v validatingRunner) Run(ctx context.Context, t runner.Task) error { return v.run.Run(ctx, t) }
 func (v validatingRunner) Validate(cv *release.ComponentVersion) error {
 	return v.router.Validate(cv)
+}
+
+// Rollback simulates undoing a component: a quarter of its expected
+// duration.
+func (v validatingRunner) Rollback(ctx context.Context, t runner.Task) error {
+	return v.clock.sleep(ctx, t.To.ExpectedDuration.Duration/4)
 }
 
 // slow spends the component's scaled expectedDuration, then runs the real

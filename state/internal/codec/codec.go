@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/hopdag/hopdag/runner"
 )
@@ -63,9 +64,5 @@ func validate(s *runner.Status) error {
 }
 
 func valid(p runner.Phase) bool {
-	switch p {
-	case runner.Pending, runner.Running, runner.Succeeded, runner.Failed, runner.Skipped, runner.Cancelled, runner.Abandoned:
-		return true
-	}
-	return false
+	return slices.Contains(runner.Phases(), p)
 }

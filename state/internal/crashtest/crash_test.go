@@ -97,6 +97,9 @@ type round struct {
 	kills       int
 	// readEvery is the pause between two reads of the concurrent reader.
 	readEvery time.Duration
+	// progressLog, when set, is another log whose lines count as
+	// progress (the rollback log, the step log).
+	progressLog string
 }
 
 func newRound(t *testing.T) *round {
@@ -322,9 +325,16 @@ func ageLease(t *testing.T, dir string) {
 	require.NoError(t, os.Rename(tmp, path))
 }
 
-// lines counts the lines of the attempt log.
+// lines counts the lines of the attempt log (and of the rollback log).
 func (rd *round) lines(t *testing.T) int {
-	b, err := os.ReadFile(rd.log)
+	if rd.progressLog != "" {
+		return countLines(t, rd.log) + countLines(t, rd.progressLog)
+	}
+	return countLines(t, rd.log)
+}
+
+func countLines(t *testing.T, path string) int {
+	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return 0
 	}

@@ -43,6 +43,16 @@ type Config struct {
 	// TTL is the lease's; a restart waits for a killed holder's lease to
 	// expire, so a short one keeps restarts quick.
 	TTL time.Duration
+	// Fail, when set, names a component whose upgrade fails on the last
+	// hop: the run is rolled back (runner.RollbackRun), each rollback
+	// logged to RollbackLog (rollback.go).
+	Fail        string
+	RollbackLog string
+	// Steps, when set, are steps every component enters in turn
+	// (Task.Enter), from the one its record names, each logged to
+	// StepLog before it takes Delay (steps.go).
+	Steps   []string
+	StepLog string
 }
 
 // Plan is the plan the program runs.
@@ -105,7 +115,15 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 			return ctx.Err()
 		}
 	})
+	var rn runner.Runner = upgrade
 	opts := []runner.Option{runner.WithCheckpointer(state.Checkpointer(store, lease))}
+	if len(cfg.Steps) > 0 {
+		rn = stepper(cfg, upgrade, &mu)
+	}
+	if cfg.Fail != "" {
+		rn = undoer(cfg, plan, upgrade, &mu)
+		opts = append(opts, runner.WithFailurePolicy(runner.RollbackRun))
+	}
 	ok := func(context.Context, runner.CheckTask) error { return nil }
 	for _, h := range plan.Hops {
 		for _, c := range append(h.PreChecks, h.PostChecks...) {
@@ -115,7 +133,7 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 	if _, err := fmt.Fprintln(ready, "ready"); err != nil {
 		return err
 	}
-	if _, err := runner.New(upgrade, opts...).Execute(runCtx, plan, prev); err != nil {
+	if st, err := runner.New(rn, opts...).Execute(runCtx, plan, prev); err != nil && (cfg.Fail == "" || st == nil || st.Phase != runner.RolledBack) {
 		return err
 	}
 	keeper.Stop()

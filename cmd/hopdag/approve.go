@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hopdag/hopdag/internal/simulate"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// exitWaiting is the exit status of a run stopped at a gate: not failed,
+// not done, an operator's approval is needed (hopdag approve).
+const exitWaiting = 3
+
+// stepFlags are the flags of step-wise control: run's --until and
+// --gate, approve's --state and --by.
+type stepFlags struct {
+	until, gate *string
+	by          *string
+}
+
+// runStepFlags adds run's --until and --gate.
+func (c *cli) runStepFlags() {
+	c.steps.until = c.fs.String("until", "", "stop after this step, HOP[/COMPONENT[/PHASE]] (HOP is the hop's target version); the next run continues")
+	c.steps.gate = c.fs.String("gate", "", "comma-separated hops (target versions) that wait for approval (hopdag approve) before they start")
+}
+
+// approveFlags adds approve's --state and --by.
+func (c *cli) approveFlags() {
+	c.state = c.fs.String("state", "", "where the run's status lives: a directory, or etcd://host:port/prefix (required)")
+	user := os.Getenv("USER")
+	if user == "" {
+		user = "operator"
+	}
+	c.steps.by = c.fs.String("by", user, "who approves (recorded with the time)")
+}
+
+// until and gates are run's step flags for simulate.Upgrade.
+func (c *cli) until() string { return *c.steps.until }
+
+func (c *cli) gates() []string { return simulate.List(*c.steps.gate) }
+
+// held reports a run that stopped at its --until step or at a gate: the
+// exit status, and ok.
+func (c *cli) held(st *runner.Status, err error) (int, bool) {
+	switch {
+	case st == nil:
+		return 0, false
+	case errors.Is(err, runner.ErrUntilReached):
+		fmt.Fprintf(c.stdout, "\nstopped as asked: %s\n", st.Message)
+		return exitOK, true
+	case errors.Is(err, runner.ErrWaitingForApproval):
+		fmt.Fprintf(c.stdout, "\n%s\n", st.Message)
+		return exitWaiting, true
+	}
+	return 0, false
+}
+
+// approve records an approval: hopdag approve --state S [--by WHO] STEP.
+// It takes the state's lock, so it refuses while a run holds it (a run
+// stopped at a gate has released it).
+func (c *cli) approve(ctx context.Context) int {
+	if *c.state == "" {
+		return c.usageError("--state is required")
+	}
+	// STEP may come before or after the flags.
+	args := c.fs.Args()
+	if len(args) > 0 {
+		if err := c.fs.Parse(args[1:]); err != nil {
+			return exitUsage
+		}
+	}
+	if len(args) == 0 || c.fs.NArg() > 0 {
+		return c.usageError("want exactly one step to approve, HOP[/COMPONENT[/PHASE]] (hopdag status names the step waiting)")
+	}
+	step := args[0]
+	b, err := c.openState(*c.state)
+	if err != nil {
+		return c.fail1(err)
+	}
+	defer b.close()
+	lease, err := b.lock.Acquire(ctx, holder("approve"), leaseTTL)
+	if err != nil {
+		return c.fail1(fmt.Errorf("%s: %w", *c.state, err))
+	}
+	defer func() { _ = b.lock.Release(context.WithoutCancel(ctx), lease) }()
+	st, err := b.load(ctx)
+	if err != nil {
+		return c.fail1(err)
+	}
+	if st == nil {
+		return c.fail1(fmt.Errorf("no status in %s: there is no run to approve; run the upgrade first", b.where))
+	}
+	if err := st.Approve(step, *c.steps.by, time.Now().UTC()); err != nil {
+		return c.fail1(err)
+	}
+	if err := b.store.Save(ctx, lease.Token, st); err != nil {
+		return c.fail1(fmt.Errorf("%s: %w", b.where, err))
+	}
+	a := st.Approvals[len(st.Approvals)-1]
+	fmt.Fprintf(c.stdout, "approved %s (by %s at %s); run again to continue\n", a.Step, a.By, a.At.Format(time.RFC3339))
+	return exitOK
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/internal/simulate"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// The demo stops at --until, waits at a --gate hop, and finishes once the
+// gate is approved (as hopdag approve records it).
+func TestDemoUntilAndGate(t *testing.T) {
+	dir := t.TempDir()
+	code, out := demo(t, "--state", dir, "--until", "v26.06-rc.3")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "stopped as asked: stopped after v26.06-rc.3")
+	st := readStatus(t, dir)
+	assert.Equal(t, runner.Paused, st.Phase)
+	assert.Equal(t, []runner.Phase{runner.Succeeded, runner.Pending, runner.Pending}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase, st.Hops[2].Phase})
+
+	code, out = demo(t, "--state", dir, "--gate", "v26.09")
+	assert.Equal(t, 3, code, out)
+	st = readStatus(t, dir)
+	assert.Equal(t, runner.WaitingForApproval, st.Phase)
+	assert.Equal(t, []string{"v26.09"}, st.Waiting)
+
+	code, out = demo(t, "--state", dir, "--gate", "v26.09")
+	assert.Equal(t, 3, code, "a rerun is no approval: %s", out)
+
+	_, err := simulate.Approve(t.Context(), dir, "v26.09", "alice", time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	code, out = demo(t, "--state", dir, "--gate", "v26.09")
+	assert.Equal(t, 0, code, out)
+	st = readStatus(t, dir)
+	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, "alice", st.Approvals[0].By)
+}
+
+// --on-failure rollback undoes the failed hop; rollback-run the run.
+func TestDemoRollback(t *testing.T) {
+	dir := t.TempDir()
+	code, out := demo(t, "--state", dir, "--fail", "kubernetes-worker", "--on-failure", "rollback")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "undone  kubernetes-master (back at v1.33.2)")
+	st := readStatus(t, dir)
+	assert.Equal(t, runner.RolledBack, st.Phase)
+	assert.Equal(t, runner.RolledBack, st.Hops[0].Phase)
+
+	dir = t.TempDir()
+	code, out = demo(t, "--state", dir, "--fail", "metrics-server", "--on-failure", "rollback-run")
+	assert.Equal(t, 1, code, out)
+	st = readStatus(t, dir)
+	assert.Equal(t, runner.RolledBack, st.Phase)
+	for i, h := range st.Hops {
+		assert.Equal(t, runner.RolledBack, h.Phase, "hop %d", i+1)
+	}
+	code, out = demo(t, "--on-failure", "sideways")
+	assert.Equal(t, 2, code, out)
+}

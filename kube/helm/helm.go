@@ -1,0 +1,310 @@
+package helm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/template"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+	"helm.sh/helm/v4/pkg/action"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/cli"
+	"helm.sh/helm/v4/pkg/kube"
+	"helm.sh/helm/v4/pkg/registry"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	"k8s.io/client-go/rest"
+
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// DefaultTimeout bounds an install, upgrade or rollback of a component
+// that sets no timeout.
+const DefaultTimeout = 5 * time.Minute
+
+// ErrNoChart is matched by the error for a helm component without a
+// chart (no spec.helm.chart).
+var ErrNoChart = errors.New("helm: component has no chart (set spec.helm.chart)")
+
+// Runner installs, upgrades and rolls back Helm releases on one cluster.
+type Runner struct {
+	rest     *rest.Config
+	root     string
+	values   map[string]any
+	settings *cli.EnvSettings
+	logger   *slog.Logger
+}
+
+// Option configures New.
+type Option func(*Runner)
+
+// WithChartRoot is the directory local chart paths are relative to (the
+// catalog's root); the working directory by default.
+func WithChartRoot(dir string) Option { return func(r *Runner) { r.root = dir } }
+
+// WithValues sets what values templates see as .Values.
+func WithValues(v map[string]any) Option { return func(r *Runner) { r.values = maps.Clone(v) } }
+
+// WithSettings sets Helm's environment (cache and repository config
+// directories, registry config); cli.New() by default.
+func WithSettings(s *cli.EnvSettings) Option { return func(r *Runner) { r.settings = s } }
+
+// WithLogger sets the logger given to Helm; nil discards.
+func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.logger = l } }
+
+// New returns a Runner for the cluster rc reaches.
+func New(rc *rest.Config, opts ...Option) *Runner {
+	r := &Runner{rest: rc}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.settings == nil {
+		r.settings = cli.New()
+	}
+	if r.logger == nil {
+		r.logger = slog.New(slog.DiscardHandler)
+	}
+	return r
+}
+
+// chartRef is cv's chart, or an error.
+func chartRef(cv *release.ComponentVersion) (*release.HelmChart, error) {
+	if cv == nil || cv.Helm == nil || cv.Helm.Chart == "" {
+		name := ""
+		if cv != nil {
+			name = cv.Key() + ": "
+		}
+		return nil, fmt.Errorf("%s%w", name, ErrNoChart)
+	}
+	return cv.Helm, nil
+}
+
+func releaseName(cv *release.ComponentVersion) string {
+	if cv.Helm.Release != "" {
+		return cv.Helm.Release
+	}
+	return cv.Name
+}
+
+func namespace(cv *release.ComponentVersion) string {
+	if cv.Helm.Namespace != "" {
+		return cv.Helm.Namespace
+	}
+	return "default"
+}
+
+// load locates and loads cv's chart: a local path under the root, or a
+// remote chart through Helm's cache.
+func (r *Runner) load(cv *release.ComponentVersion) (*chart.Chart, error) {
+	h, err := chartRef(cv)
+	if err != nil {
+		return nil, err
+	}
+	path := h.Chart
+	if h.Repo == "" && !strings.HasPrefix(h.Chart, "oci://") {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(r.root, path)
+		}
+	} else {
+		// An Install action locates charts (its ChartPathOptions hold the
+		// registry client an oci:// reference needs); nothing is installed.
+		in := action.NewInstall(action.NewConfiguration())
+		in.RepoURL, in.Version = h.Repo, h.Version
+		if strings.HasPrefix(h.Chart, "oci://") {
+			rc, err := registry.NewClient(registry.ClientOptCredentialsFile(r.settings.RegistryConfig))
+			if err != nil {
+				return nil, fmt.Errorf("helm: %s: registry client: %w", cv.Key(), err)
+			}
+			in.SetRegistryClient(rc)
+		}
+		if path, err = in.LocateChart(h.Chart, r.settings); err != nil {
+			return nil, fmt.Errorf("helm: %s: locate chart %s %s: %w", cv.Key(), h.Chart, h.Version, err)
+		}
+	}
+	if err := checkDigest(cv, path); err != nil {
+		return nil, err
+	}
+	c, err := loader.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("helm: %s: load chart %s: %w", cv.Key(), path, err)
+	}
+	if h.Version != "" && c.Metadata.Version != h.Version {
+		return nil, fmt.Errorf("helm: %s: chart %s is version %s, the catalog pins %s", cv.Key(), h.Chart, c.Metadata.Version, h.Version)
+	}
+	return c, nil
+}
+
+// config is a Helm action configuration for cv's namespace.
+func (r *Runner) config(cv *release.ComponentVersion) (*action.Configuration, error) {
+	cfg := action.NewConfiguration()
+	cfg.SetLogger(r.logger.Handler())
+	if err := cfg.Init(newGetter(r.rest, namespace(cv)), namespace(cv), "secret"); err != nil {
+		return nil, fmt.Errorf("helm: %s: %w", cv.Key(), err)
+	}
+	return cfg, nil
+}
+
+// values renders cv's values template.
+func (r *Runner) valuesOf(t runner.Task, cv *release.ComponentVersion) (map[string]any, error) {
+	out := map[string]any{}
+	if cv.Helm.Values == "" {
+		return out, nil
+	}
+	tpl, err := template.New(cv.Key() + " values").Option("missingkey=error").Parse(cv.Helm.Values)
+	if err != nil {
+		return nil, fmt.Errorf("helm: %s: values: %w", cv.Key(), err)
+	}
+	from, hop := "", ""
+	if t.From != nil {
+		from = t.From.Version.Original()
+	}
+	if t.Hop != nil {
+		hop = t.Hop.Name()
+	}
+	data := map[string]any{
+		"Component": map[string]any{"Name": cv.Name, "Version": cv.Version.Original(), "Params": cv.Params},
+		"From":      from, "Hop": hop, "Values": r.values,
+	}
+	var b bytes.Buffer
+	if err := tpl.Execute(&b, data); err != nil {
+		return nil, fmt.Errorf("helm: %s: values: %w", cv.Key(), err)
+	}
+	if err := yaml.Unmarshal(b.Bytes(), &out); err != nil {
+		return nil, fmt.Errorf("helm: %s: values do not parse as YAML: %w", cv.Key(), err)
+	}
+	return out, nil
+}
+
+func timeoutOf(cv *release.ComponentVersion) time.Duration {
+	if cv.Timeout.Duration > 0 {
+		return cv.Timeout.Duration
+	}
+	return DefaultTimeout
+}
+
+// Run installs or upgrades t.To's release (helm upgrade --install).
+func (r *Runner) Run(ctx context.Context, t runner.Task) error {
+	cv := t.To
+	if _, err := chartRef(cv); err != nil {
+		return runner.Permanent(err)
+	}
+	ch, err := r.load(cv)
+	if err != nil {
+		return err
+	}
+	vals, err := r.valuesOf(t, cv)
+	if err != nil {
+		return runner.Permanent(err)
+	}
+	cfg, err := r.config(cv)
+	if err != nil {
+		return err
+	}
+	name, ns := releaseName(cv), namespace(cv)
+	hist := action.NewHistory(cfg)
+	hist.Max = 1
+	if _, err := hist.Run(name); errors.Is(err, driver.ErrReleaseNotFound) {
+		in := action.NewInstall(cfg)
+		in.ReleaseName, in.Namespace, in.CreateNamespace = name, ns, true
+		in.Timeout, in.WaitStrategy = timeoutOf(cv), kube.StatusWatcherStrategy
+		if _, err := in.RunWithContext(ctx, ch, vals); err != nil {
+			return fmt.Errorf("helm: %s: install release %s/%s: %w", cv.Key(), ns, name, err)
+		}
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("helm: %s: history of release %s/%s: %w", cv.Key(), ns, name, err)
+	}
+	up := action.NewUpgrade(cfg)
+	up.Namespace, up.Timeout, up.WaitStrategy = ns, timeoutOf(cv), kube.StatusWatcherStrategy
+	if _, err := up.RunWithContext(ctx, name, ch, vals); err != nil {
+		return fmt.Errorf("helm: %s: upgrade release %s/%s: %w", cv.Key(), ns, name, err)
+	}
+	return nil
+}
+
+// Rollback rolls t.To's release back to its previous revision, or
+// uninstalls it when the hop installed it (t.From is nil or no helm
+// component).
+func (r *Runner) Rollback(ctx context.Context, t runner.Task) error {
+	cv := t.To
+	if _, err := chartRef(cv); err != nil {
+		return runner.Permanent(err)
+	}
+	cfg, err := r.config(cv)
+	if err != nil {
+		return err
+	}
+	name, ns := releaseName(cv), namespace(cv)
+	if t.From == nil || t.From.Helm == nil {
+		un := action.NewUninstall(cfg)
+		un.Timeout, un.WaitStrategy = timeoutOf(cv), kube.StatusWatcherStrategy
+		if _, err := un.Run(name); err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+			return fmt.Errorf("helm: %s: uninstall release %s/%s: %w", cv.Key(), ns, name, err)
+		}
+		return nil
+	}
+	rb := action.NewRollback(cfg)
+	rb.Timeout, rb.WaitStrategy = timeoutOf(cv), kube.StatusWatcherStrategy
+	if err := rb.Run(name); err != nil {
+		return fmt.Errorf("helm: %s: roll back release %s/%s: %w", cv.Key(), ns, name, err)
+	}
+	return ctx.Err()
+}
+
+// Validate loads cv's chart, so that a chart reference that does not
+// resolve fails at plan time, and renders its values.
+func (r *Runner) Validate(cv *release.ComponentVersion) error {
+	if _, err := r.load(cv); err != nil {
+		return err
+	}
+	_, err := r.valuesOf(runner.Task{To: cv}, cv)
+	return err
+}
+
+// ValidateRollback accepts every component with a chart: Helm keeps the
+// history a rollback needs.
+func (r *Runner) ValidateRollback(cv *release.ComponentVersion) error {
+	_, err := chartRef(cv)
+	return err
+}
+
+// checkDigest checks the chart archive at path against cv's pinned
+// digest, if any.
+func checkDigest(cv *release.ComponentVersion, path string) error {
+	want := cv.Helm.Digest
+	if want == "" {
+		return nil
+	}
+	hexWant, ok := strings.CutPrefix(want, "sha256:")
+	if !ok {
+		return fmt.Errorf("helm: %s: digest %q: write sha256:HEX", cv.Key(), want)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("helm: %s: digest: %w", cv.Key(), err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return fmt.Errorf("helm: %s: chart %s is a directory: a digest pins an archive (.tgz)", cv.Key(), cv.Helm.Chart)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("helm: %s: digest: %w", cv.Key(), err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != hexWant {
+		return fmt.Errorf("helm: %s: chart %s has digest sha256:%s, the catalog pins %s", cv.Key(), cv.Helm.Chart, got, want)
+	}
+	return nil
+}

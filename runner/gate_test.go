@@ -1,0 +1,207 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/runner/runnertest"
+)
+
+func gated(reason string) func(*release.ComponentVersion) {
+	return func(cv *release.ComponentVersion) { cv.Gate = &release.Gate{Reason: reason} }
+}
+
+// A gated component waits; its dependents stay Pending, independent
+// components run. A new run of that status (a restart) does not pass the
+// gate; an approval does, and is recorded.
+func TestComponentGate(t *testing.T) {
+	p := plan1(t, c("a"), c("b", "a").with(gated("check the dashboards")), c("c", "b"), c("d"))
+	fake := runnertest.New()
+	var cps snapshots
+	e := runner.New(fake, runner.WithCheckpointer(&cps))
+	st, err := e.Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrWaitingForApproval)
+	assert.NotErrorIs(t, err, runner.ErrRunFailed)
+	var ge *runner.GateError
+	require.ErrorAs(t, err, &ge)
+	assert.Equal(t, []string{"v2.0/b"}, ge.Steps)
+	assert.Equal(t, runner.WaitingForApproval, st.Phase, "run phase")
+	assert.Equal(t, runner.CodeWaitingForApproval, st.Code)
+	assert.Equal(t, runner.WaitingForApproval, st.Hops[0].Phase, "hop phase")
+	assert.Equal(t, map[string]runner.Phase{"a": runner.Succeeded, "b": runner.WaitingForApproval, "c": runner.Pending, "d": runner.Succeeded}, phases(st, 0))
+	assert.Equal(t, "waiting for approval of v2.0/b: check the dashboards", compStatus(t, st, 0, "b").Reason)
+	assert.Equal(t, []string{"v2.0/b"}, st.Waiting)
+	assert.Equal(t, st, cps.last(), "the store holds what Execute returned")
+
+	// A restart is not an approval.
+	st, err = runner.New(fake).Execute(context.Background(), p, cps.last())
+	require.ErrorIs(t, err, runner.ErrWaitingForApproval)
+	assert.Equal(t, runner.WaitingForApproval, compStatus(t, st, 0, "b").Phase, "b after a restart")
+	assert.Empty(t, attemptsOf(fake.Records(), "b"), "b never ran")
+
+	require.ErrorIs(t, st.Approve("v2.0/c", "ops", t0), runner.ErrNotWaiting, "c does not wait")
+	require.NoError(t, st.Approve("v2.0/b", "alice", t0))
+	require.ErrorIs(t, st.Approve("v2.0/b", "bob", t0), runner.ErrNotWaiting, "approved twice")
+	st, err = runner.New(fake).Execute(context.Background(), p, st)
+	require.NoError(t, err)
+	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, []runner.Approval{{Step: "v2.0/b", By: "alice", At: t0}}, st.Approvals)
+	assert.Empty(t, st.Waiting)
+	assert.Equal(t, []int{1}, attemptsOf(fake.Records(), "c"))
+	assert.NoError(t, runnertest.CheckOrder(p.Hops[0].Graph, 0, fake.Records()))
+}
+
+// A gate on a hop (its rule's gate) stops the run before the hop.
+func TestHopGate(t *testing.T) {
+	p := planOf(hop{g: graphOf(t, c("a"))}, hop{g: graphOf(t, c("a"))})
+	p.Hops[1].Rule.Gate = &release.Gate{Reason: "change window"}
+	fake := runnertest.New()
+	st, err := runner.New(fake).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrWaitingForApproval)
+	assert.Equal(t, []runner.Phase{runner.Succeeded, runner.WaitingForApproval}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
+	assert.Equal(t, "waiting for approval of v3.0: change window", st.Hops[1].Message)
+	assert.Equal(t, runner.Pending, st.Hops[1].Components[0].Phase)
+	require.NoError(t, st.Approve("v3.0", "alice", t0))
+	st, err = runner.New(fake).Execute(context.Background(), p, st)
+	require.NoError(t, err)
+	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Len(t, fake.Records(), 2)
+}
+
+// phasedRunner enters each declared phase of the component in order,
+// from the one its record names, and logs what it ran.
+type phasedRunner struct {
+	mu  sync.Mutex
+	ran []string
+}
+
+func (r *phasedRunner) Run(ctx context.Context, t runner.Task) error {
+	from := 0
+	for i, p := range t.To.Phases {
+		if p.Name == t.Step {
+			from = i
+		}
+	}
+	for _, p := range t.To.Phases[from:] {
+		if err := t.Enter(ctx, p.Name); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.ran = append(r.ran, t.Component+"/"+p.Name)
+		r.mu.Unlock()
+	}
+	return nil
+}
+
+func (r *phasedRunner) log() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.ran...)
+}
+
+func lifecycle(gated string, names ...string) func(*release.ComponentVersion) {
+	return func(cv *release.ComponentVersion) {
+		for _, n := range names {
+			p := release.LifecyclePhase{Name: n, Handler: n}
+			if n == gated {
+				p.Gate = &release.Gate{}
+			}
+			cv.Phases = append(cv.Phases, p)
+		}
+	}
+}
+
+// A gate on a declared phase: the phases before it run, the component
+// waits at it (its record names it) and, once approved, continues there
+// after a crash: a new executor, the stored status.
+func TestPhaseGateSurvivesCrash(t *testing.T) {
+	p := plan1(t, c("api").with(lifecycle("rollout", "drain", "upgrade", "rollout")))
+	var cps snapshots
+	first := &phasedRunner{}
+	st, err := runner.New(first, runner.WithCheckpointer(&cps)).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrWaitingForApproval)
+	assert.Equal(t, []string{"api/drain", "api/upgrade"}, first.log())
+	cs := compStatus(t, st, 0, "api")
+	assert.Equal(t, runner.WaitingForApproval, cs.Phase)
+	assert.Equal(t, "rollout", cs.Step)
+	assert.Equal(t, []string{"v2.0/api/rollout"}, st.Waiting)
+
+	stored := cps.last()
+	require.NoError(t, stored.Approve("v2.0/api/rollout", "alice", t0))
+	second := &phasedRunner{}
+	st, err = runner.New(second).Execute(context.Background(), p, stored)
+	require.NoError(t, err)
+	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, []string{"api/rollout"}, second.log(), "continues at the gated phase")
+}
+
+// Until HOP stops after the hop; the next run continues.
+func TestUntilHop(t *testing.T) {
+	p := planOf(hop{g: graphOf(t, c("a"))}, hop{g: graphOf(t, c("a"))}, hop{g: graphOf(t, c("a"))})
+	fake := runnertest.New()
+	st, err := runner.New(fake, runner.WithUntil("v3.0")).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrUntilReached)
+	assert.NotErrorIs(t, err, runner.ErrRunFailed)
+	assert.Equal(t, runner.Paused, st.Phase)
+	assert.Equal(t, runner.CodeUntilReached, st.Code)
+	assert.Equal(t, []runner.Phase{runner.Succeeded, runner.Succeeded, runner.Pending}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase, st.Hops[2].Phase})
+	st, err = runner.New(fake).Execute(context.Background(), p, st)
+	require.NoError(t, err)
+	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Len(t, fake.Records(), 3)
+}
+
+// Until HOP/COMPONENT runs the component and what it depends on only.
+func TestUntilComponent(t *testing.T) {
+	for _, mode := range []runner.Mode{runner.Eager, runner.Batch} {
+		t.Run(mode.String(), func(t *testing.T) {
+			p := plan1(t, c("a"), c("x"), c("y", "x"), c("b", "a"), c("c", "b"), c("d", "c"))
+			fake := runnertest.New()
+			st, err := runner.New(fake, runner.WithMode(mode), runner.WithUntil("v2.0/c")).Execute(context.Background(), p, nil)
+			require.ErrorIs(t, err, runner.ErrUntilReached)
+			assert.Equal(t, runner.Paused, st.Phase)
+			assert.Equal(t, runner.Paused, st.Hops[0].Phase)
+			assert.Equal(t, map[string]runner.Phase{"a": runner.Succeeded, "b": runner.Succeeded, "c": runner.Succeeded,
+				"d": runner.Pending, "x": runner.Pending, "y": runner.Pending}, phases(st, 0))
+			st, err = runner.New(fake).Execute(context.Background(), p, st)
+			require.NoError(t, err)
+			assert.Equal(t, runner.Succeeded, st.Phase)
+			assert.NoError(t, runnertest.CheckSucceededOnce(0, fake.Records()))
+		})
+	}
+}
+
+// Until HOP/COMPONENT/PHASE stops the component before the phase after.
+func TestUntilPhase(t *testing.T) {
+	p := plan1(t, c("api").with(lifecycle("", "drain", "upgrade", "rollout")))
+	first := &phasedRunner{}
+	st, err := runner.New(first, runner.WithUntil("v2.0/api/upgrade")).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrUntilReached)
+	assert.Equal(t, []string{"api/drain", "api/upgrade"}, first.log())
+	cs := compStatus(t, st, 0, "api")
+	assert.Equal(t, runner.Paused, cs.Phase)
+	assert.Equal(t, "rollout", cs.Step)
+	second := &phasedRunner{}
+	st, err = runner.New(second).Execute(context.Background(), p, st)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"api/rollout"}, second.log())
+	assert.Equal(t, runner.Succeeded, st.Phase)
+}
+
+func TestUntilUnknownStep(t *testing.T) {
+	p := plan1(t, c("a"))
+	for _, step := range []string{"v9.0", "v2.0/zz", "v2.0/a/"} {
+		_, err := runner.New(runnertest.New(), runner.WithUntil(step)).Execute(context.Background(), p, nil)
+		assert.ErrorIs(t, err, runner.ErrInvalidPlan, "until %s", step)
+	}
+	_, err := runner.New(runnertest.New(), runner.WithUntil("v9.0")).Execute(context.Background(), p, nil)
+	assert.EqualError(t, err, "runner: invalid plan: until v9.0: the plan has no hop to v9.0; its hops are v2.0")
+	assert.False(t, errors.Is(err, runner.ErrUntilReached))
+}

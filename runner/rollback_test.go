@@ -1,0 +1,288 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// undoer runs and rolls back components, recording both, failing the
+// forward run of the components in fail and the rollback of those in
+// failRollback.
+type undoer struct {
+	mu           sync.Mutex
+	seq          int
+	ran          map[string]int    // forward runs
+	undone       map[string]int    // rollbacks that returned nil
+	start, end   map[string]int    // of the last rollback call, by seq
+	fail         map[string]bool   // forward run fails
+	failRollback map[string]bool   // rollback fails
+	onRollback   func(name string) // called as a rollback starts
+}
+
+func newUndoer(fail ...string) *undoer {
+	u := &undoer{ran: map[string]int{}, undone: map[string]int{}, start: map[string]int{}, end: map[string]int{},
+		fail: map[string]bool{}, failRollback: map[string]bool{}}
+	for _, f := range fail {
+		u.fail[f] = true
+	}
+	return u
+}
+
+func (u *undoer) Run(_ context.Context, t runner.Task) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.ran[t.Component]++
+	if u.fail[t.Component] {
+		return runner.Permanent(fmt.Errorf("%s: scripted failure", t.Component))
+	}
+	return nil
+}
+
+func (u *undoer) Rollback(_ context.Context, t runner.Task) error {
+	if u.onRollback != nil {
+		u.onRollback(t.Component)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.seq++
+	u.start[t.Component] = u.seq
+	u.seq++
+	u.end[t.Component] = u.seq
+	if u.failRollback[t.Component] {
+		return errors.New("rollback: scripted failure")
+	}
+	u.undone[t.Component]++
+	return nil
+}
+
+func irreversible(why string) func(*release.ComponentVersion) {
+	return func(cv *release.ComponentVersion) { cv.Irreversible = why }
+}
+
+// A failed hop is rolled back, dependents first; what never ran is not.
+func TestRollbackHop(t *testing.T) {
+	p := plan1(t, c("a"), c("b", "a"), c("c", "a"), c("d", "b", "c"), c("e"))
+	u := newUndoer("d")
+	st, err := runner.New(u, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrRunFailed)
+	assert.NotErrorIs(t, err, runner.ErrRollbackFailed)
+	assert.Equal(t, runner.RolledBack, st.Phase, "run phase")
+	assert.Equal(t, runner.RolledBack, st.Hops[0].Phase, "hop phase")
+	assert.Equal(t, map[string]runner.Phase{"a": runner.RolledBack, "b": runner.RolledBack, "c": runner.RolledBack, "d": runner.RolledBack, "e": runner.RolledBack}, phases(st, 0))
+	assert.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1}, u.undone)
+	for _, dep := range [][2]string{{"d", "b"}, {"d", "c"}, {"b", "a"}, {"c", "a"}} {
+		assert.Less(t, u.end[dep[0]], u.start[dep[1]], "%s rolled back before %s", dep[0], dep[1])
+	}
+	assert.Equal(t, "rolled back to v1.0.0", compStatus(t, st, 0, "a").Reason)
+
+	_, err = runner.New(u).Execute(context.Background(), p, st)
+	assert.ErrorIs(t, err, runner.ErrRolledBack, "a rolled-back status is final")
+}
+
+// An irreversible component stops the rollback there: it and what it
+// depends on stay at the target, the rest rolls back, and the status
+// says who is where.
+func TestRollbackIrreversible(t *testing.T) {
+	p := plan1(t, c("etcd"), c("migrate", "etcd").with(irreversible("etcd data migration")), c("api", "migrate"), c("ui"), c("bad", "api"))
+	u := newUndoer("bad")
+	st, err := runner.New(u, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrRollbackFailed)
+	require.ErrorIs(t, err, runner.ErrRunFailed)
+	assert.Equal(t, runner.RollbackFailed, st.Phase)
+	assert.Equal(t, map[string]runner.Phase{"etcd": runner.Succeeded, "migrate": runner.RollbackFailed, "api": runner.RolledBack, "ui": runner.RolledBack, "bad": runner.RolledBack}, phases(st, 0))
+	assert.Equal(t, runner.CodeIrreversible, compStatus(t, st, 0, "migrate").Code)
+	assert.Equal(t, runner.CodeRollbackBlocked, compStatus(t, st, 0, "etcd").Code)
+	assert.Equal(t, "between versions: rolled back: api@v1.0.0, bad@v1.0.0, ui@v1.0.0; at the target: etcd@v1.1.0 (not rolled back: migrate, which depends on it, stays at v1.1.0), migrate@v1.1.0 (irreversible: etcd data migration)", st.Hops[0].Message)
+	assert.Zero(t, u.undone["etcd"]+u.undone["migrate"], "etcd and migrate not rolled back")
+}
+
+// Completed hops stay completed by default; RollbackRun rolls them back
+// too, last first.
+func TestRollbackRun(t *testing.T) {
+	p := planOf(hop{g: graphOf(t, c("a"))}, hop{g: graphOf(t, c("a"), c("b", "a"))})
+	u := newUndoer("b")
+	st, err := runner.New(u, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrRunFailed)
+	assert.Equal(t, []runner.Phase{runner.Succeeded, runner.RolledBack}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
+
+	u = newUndoer("b")
+	st, err = runner.New(u, runner.WithFailurePolicy(runner.RollbackRun)).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrRunFailed)
+	assert.Equal(t, runner.RolledBack, st.Phase)
+	assert.Equal(t, []runner.Phase{runner.RolledBack, runner.RolledBack}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
+	assert.Equal(t, map[string]int{"a": 2, "b": 1}, u.undone, "a rolled back on both hops")
+}
+
+// A rule's onFailure: rollback rolls its hop back whatever the run's
+// policy.
+func TestRollbackPerRule(t *testing.T) {
+	p := plan1(t, c("a"), c("b", "a"))
+	p.Hops[0].Rule.OnFailure = release.OnFailureRollback
+	u := newUndoer("b")
+	st, _ := runner.New(u).Execute(context.Background(), p, nil)
+	assert.Equal(t, runner.RolledBack, st.Phase)
+}
+
+// The plan refuses Rollback when a runner cannot roll back, naming the
+// component; an irreversible component needs no ability.
+func TestRollbackRefusedAtPlanTime(t *testing.T) {
+	p := plan1(t, c("a"), c("m").with(irreversible("migration")))
+	plain := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
+	_, err := runner.New(plain, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrInvalidPlan)
+	require.ErrorIs(t, err, runner.ErrCannotRollBack)
+	assert.Contains(t, err.Error(), "component a: runner: cannot roll back: the runner (runner.RunnerFunc) has no Rollback method")
+	assert.NotContains(t, err.Error(), "component m")
+	_, err = runner.New(plain).Execute(context.Background(), p, nil)
+	assert.NoError(t, err, "without Rollback nothing is refused")
+}
+
+// A crash during the rollback: the run resumed from the store finishes
+// the rollback and never rolls back again what was rolled back.
+func TestRollbackResumesAfterCrash(t *testing.T) {
+	p := plan1(t, c("a"), c("b", "a"), c("c", "b"), c("x"))
+	var cps snapshots
+	var crashed *runner.Status
+	u := newUndoer("c")
+	u.onRollback = func(name string) {
+		if name == "b" {
+			crashed = cps.last()
+		}
+	}
+	_, err := runner.New(u, runner.WithFailurePolicy(runner.Rollback), runner.WithCheckpointer(&cps), runner.WithMaxParallel(1)).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrRunFailed)
+	require.NotNil(t, crashed)
+	require.Equal(t, runner.RollingBack, crashed.Hops[0].Phase)
+	require.Equal(t, runner.RollingBack, compStatus(t, crashed, 0, "b").Phase)
+	require.Equal(t, runner.RolledBack, compStatus(t, crashed, 0, "c").Phase)
+
+	second := newUndoer()
+	st, err := runner.New(second, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, crashed)
+	require.ErrorIs(t, err, runner.ErrRunFailed, "the run did not upgrade")
+	require.NotErrorIs(t, err, runner.ErrRollbackFailed)
+	assert.Equal(t, runner.RolledBack, st.Phase)
+	assert.Zero(t, second.ran["a"]+second.ran["b"]+second.ran["c"]+second.ran["x"], "nothing runs forward")
+	assert.Zero(t, second.undone["c"], "c was rolled back before the crash")
+	assert.Equal(t, 1, second.undone["b"], "b's interrupted rollback runs again")
+	assert.Equal(t, 1, second.undone["a"])
+}
+
+// Property: on random DAGs with random failures and irreversible
+// components, the rollback order is valid for the reversed graph
+// restricted to what ran, and every component that ran is rolled back
+// exactly once, or is irreversible, or is blocked behind a component that
+// stays (named in its reason).
+func TestRollbackProperty(t *testing.T) {
+	for seed := range uint64(200) {
+		rnd := rand.New(rand.NewPCG(seed, 17))
+		n := 2 + rnd.IntN(14)
+		var nodes []comp
+		names := make([]string, n)
+		for i := range n {
+			names[i] = fmt.Sprintf("c%02d", i)
+			var deps []string
+			for j := range i {
+				if rnd.IntN(3) == 0 {
+					deps = append(deps, names[j])
+				}
+			}
+			nd := c(names[i], deps...)
+			if rnd.IntN(6) == 0 {
+				nd = nd.with(irreversible("one way"))
+			}
+			nodes = append(nodes, nd)
+		}
+		p := plan1(t, nodes...)
+		g := p.Hops[0].Graph
+		u := newUndoer(names[rnd.IntN(n)])
+		for _, name := range names {
+			if rnd.IntN(10) == 0 {
+				u.failRollback[name] = true
+			}
+		}
+		policy := runner.Rollback
+		if rnd.IntN(2) == 0 {
+			policy = runner.RollbackRun
+		}
+		st, err := runner.New(u, runner.WithFailurePolicy(policy), runner.WithMaxParallel(rnd.IntN(4))).Execute(context.Background(), p, nil)
+		require.ErrorIs(t, err, runner.ErrRunFailed, "seed %d", seed)
+		require.Contains(t, []runner.Phase{runner.RolledBack, runner.RollbackFailed}, st.Phase, "seed %d", seed)
+		for i := range n {
+			name := names[i]
+			cs := compStatus(t, st, 0, name)
+			ran := u.ran[name] > 0
+			irr := g.Node(i).To.Irreversible != ""
+			switch {
+			case !ran:
+				assert.Zero(t, u.start[name], "seed %d: %s never ran and is not rolled back", seed, name)
+			case irr:
+				// Named irreversible, or blocked first by a dependent that stays.
+				assert.Contains(t, []runner.Code{runner.CodeIrreversible, runner.CodeRollbackBlocked}, cs.Code, "seed %d: %s is irreversible", seed, name)
+				assert.Zero(t, u.start[name], "seed %d: irreversible %s is not rolled back", seed, name)
+			case cs.Code == runner.CodeRollbackBlocked:
+				assert.Zero(t, u.start[name], "seed %d: blocked %s is not rolled back", seed, name)
+				stays := slices.ContainsFunc(g.Descendants(i), func(d int) bool {
+					dc := compStatus(t, st, 0, names[d])
+					return dc.Phase == runner.RollbackFailed
+				})
+				assert.True(t, stays, "seed %d: %s is blocked by a dependent that stays (%s)", seed, name, cs.Reason)
+			case u.failRollback[name]:
+				assert.Equal(t, runner.RollbackFailed, cs.Phase, "seed %d: %s", seed, name)
+			default:
+				assert.Equal(t, 1, u.undone[name], "seed %d: %s rolled back exactly once", seed, name)
+				assert.Equal(t, runner.RolledBack, cs.Phase, "seed %d: %s", seed, name)
+				for _, d := range g.Dependents(i) {
+					if u.start[names[d]] > 0 {
+						assert.Less(t, u.end[names[d]], u.start[name], "seed %d: dependent %s rolled back before %s", seed, names[d], name)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A component held at a phase's gate when a sibling fails was started: it
+// is rolled back too, and the rolled-back run waits for no approval.
+func TestRollbackHeldComponent(t *testing.T) {
+	p := plan1(t, c("api").with(lifecycle("rollout", "drain", "rollout")), c("bad"))
+	r := &heldUndoer{undoer: newUndoer("bad"), held: make(chan struct{})}
+	st, err := runner.New(r, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrRunFailed)
+	assert.Equal(t, runner.RolledBack, st.Phase)
+	assert.Equal(t, runner.RolledBack, compStatus(t, st, 0, "api").Phase)
+	assert.Empty(t, st.Waiting)
+	assert.Equal(t, 1, r.undone["api"])
+}
+
+// heldUndoer enters the declared phases, then runs as undoer does; bad
+// runs once api is held at its gate.
+type heldUndoer struct {
+	*undoer
+	held chan struct{}
+}
+
+func (h *heldUndoer) Run(ctx context.Context, t runner.Task) error {
+	if t.Component == "bad" {
+		<-h.held
+	}
+	for _, p := range t.To.Phases {
+		if err := t.Enter(ctx, p.Name); err != nil {
+			if errors.Is(err, runner.ErrWaitingForApproval) {
+				close(h.held)
+			}
+			return err
+		}
+	}
+	return h.undoer.Run(ctx, t)
+}

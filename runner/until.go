@@ -1,0 +1,121 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Run to a step (StarlingX's targetDeployStep): WithUntil names a step
+// (HOP[/COMPONENT[/PHASE]], see StepName), and Execute runs the plan up
+// to and including it, then stops cleanly: the run's phase is Paused
+// (code UNTIL_REACHED) and Execute's error matches ErrUntilReached. The
+// next Execute of that status continues from there.
+//
+//   - HOP: the hops up to and including HOP run; later hops stay
+//     Pending.
+//   - HOP/COMPONENT: on HOP, only COMPONENT and what it depends on run;
+//     the hop's other components stay Pending and the hop is Paused.
+//   - HOP/COMPONENT/PHASE: as HOP/COMPONENT, and COMPONENT stops before
+//     the step after PHASE (it is Paused, its record names that step).
+
+// Paused is the phase of a run, a hop or a component stopped at the
+// Until step as asked.
+const Paused Phase = "Paused"
+
+// CodeUntilReached: the run stopped at the step WithUntil named.
+const CodeUntilReached Code = "UNTIL_REACHED"
+
+// ErrUntilReached is matched by the error Execute returns when it
+// stopped at the step WithUntil named, and by what Task.Enter returns
+// for the step after it.
+var ErrUntilReached = errors.New("runner: stopped at the until step")
+
+// WithUntil makes Execute stop after step (HOP[/COMPONENT[/PHASE]]); ""
+// runs to the end. A step the plan does not have is refused by Execute
+// (ErrInvalidPlan).
+func WithUntil(step string) Option { return func(e *Executor) { e.until = step } }
+
+// untilStep is WithUntil's step resolved against a plan; the nil
+// *untilStep runs to the end.
+type untilStep struct {
+	name      string
+	hop       int
+	component string
+	phase     string
+	allowed   []bool // on hop: COMPONENT and its ancestors
+}
+
+// resolveUntil resolves the executor's until step against p.
+func (e *Executor) resolveUntil(p *Plan) (*untilStep, error) {
+	if e.until == "" {
+		return nil, nil
+	}
+	parts := strings.SplitN(e.until, "/", 3)
+	u := &untilStep{name: e.until, hop: -1}
+	var hops []string
+	for i, h := range p.Hops {
+		hops = append(hops, StepName(h, "", ""))
+		if hops[i] == parts[0] {
+			u.hop = i
+		}
+	}
+	if u.hop < 0 {
+		return nil, fmt.Errorf("%w: until %s: the plan has no hop to %s; its hops are %s", ErrInvalidPlan, e.until, parts[0], strings.Join(hops, ", "))
+	}
+	if len(parts) == 1 {
+		return u, nil
+	}
+	g := p.Hops[u.hop].Graph
+	c, ok := g.Index(parts[1])
+	if !ok {
+		return nil, fmt.Errorf("%w: until %s: hop %s has no component %s; its components are %s", ErrInvalidPlan, e.until, parts[0], parts[1], strings.Join(g.Names(), ", "))
+	}
+	u.component = parts[1]
+	if len(parts) == 3 {
+		if parts[2] == "" {
+			return nil, fmt.Errorf("%w: until %s: empty phase; write HOP/COMPONENT/PHASE", ErrInvalidPlan, e.until)
+		}
+		u.phase = parts[2]
+	}
+	u.allowed = make([]bool, g.Len())
+	u.allowed[c] = true
+	for _, a := range g.Ancestors(c) {
+		u.allowed[a] = true
+	}
+	return u, nil
+}
+
+// limits reports whether the step leaves components of hop out.
+func (u *untilStep) limits(hop int) bool {
+	return u != nil && u.hop == hop && u.allowed != nil
+}
+
+// allows reports whether component i of hop runs under the step.
+func (u *untilStep) allows(hop, i int) bool {
+	return !u.limits(hop) || u.allowed[i]
+}
+
+// after reports whether the run stops after hop (the step is on it, and
+// later hops exist).
+func (r *run) untilAfter(hop int) bool {
+	u := r.until
+	if u == nil || u.hop != hop || hop == len(r.plan.Hops)-1 {
+		return false
+	}
+	r.untilHit = true
+	return true
+}
+
+// untilStop is ErrUntilReached when component i of the scheduler's hop
+// enters step after the Until phase, or nil.
+func (sc *scheduler) untilStop(i int, step string) error {
+	u := sc.r.until
+	if u == nil || u.hop != sc.hop || u.phase == "" || sc.h.Graph.Node(i).Name != u.component {
+		return nil
+	}
+	if cs := &sc.r.s.Hops[sc.hop].Components[i]; cs.Step == u.phase && step != u.phase {
+		return ErrUntilReached
+	}
+	return nil
+}
