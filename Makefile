@@ -6,7 +6,7 @@
 GO         ?= go
 FUZZTIME   ?= 20s
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
-MODULES    ?= .
+MODULES    ?= . kube
 
 .PHONY: test cover bench fuzz lint demo ci
 

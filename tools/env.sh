@@ -55,13 +55,17 @@ etcd_bin() {
   return 1
 }
 
-all=(etcd)
+all=(etcd controller-gen)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for tool in "$@"; do
   case "$tool" in
   etcd)
     p="$(etcd_bin)"
     echo "export HOPDAG_ETCD=$p"
+    ;;
+  controller-gen)
+    p="$(build controller-gen controllergen sigs.k8s.io/controller-tools/cmd/controller-gen)"
+    echo "export HOPDAG_CONTROLLER_GEN=$p"
     ;;
   *)
     echo "tools/env.sh: unknown tool $tool (known: ${all[*]})" >&2
