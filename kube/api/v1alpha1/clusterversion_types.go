@@ -209,7 +209,7 @@ type PlanSummary struct {
 	Hop string `json:"hop,omitempty"`
 	// Phase is the run's phase (runner.Phase).
 	// +optional
-	Phase string `json:"phase,omitempty"`
+	Phase    string   `json:"phase,omitempty"`
 	Progress Progress `json:"progress"`
 	// LastFailure is the most recent component or check failure.
 	// +optional
