@@ -39,4 +39,8 @@
 // fences a replica that lost its lease.
 //
 // Validator is the validating admission webhook of ClusterVersion.
+//
+// +kubebuilder:webhook:path=/validate-hopdag-io-v1alpha1-clusterversion,mutating=false,failurePolicy=fail,sideEffects=None,groups=hopdag.io,resources=clusterversions,verbs=create;update;delete,versions=v1alpha1,name=vclusterversion.hopdag.io,admissionReviewVersions=v1
 package controller
+
+//go:generate sh -c "$HOPDAG_CONTROLLER_GEN webhook paths=./... output:webhook:dir=../config/webhook"

@@ -257,17 +257,22 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		r.failing(cv, st, "PlanInvalid", err.Error())
 		return nil, nil
 	}
+	if cv.Spec.Paused {
+		st.Phase = v1alpha1.PhasePaused
+		msg := "paused before the upgrade to " + to.Original() + " started"
+		if inFlight {
+			msg = "paused at " + st.Plan.Progress.Summary + " toward " + to.Original()
+		}
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", msg)
+		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+		return nil, nil
+	}
 	if !inFlight {
 		st.Plan = summary(p, nil)
 		st.History = append([]v1alpha1.UpdateHistory{{From: from.Original(), To: to.Original(), State: v1alpha1.HistoryPartial, StartedTime: now}}, st.History...)
 		if len(st.History) > maxHistory {
 			st.History = st.History[:maxHistory]
 		}
-	}
-	if cv.Spec.Paused {
-		st.Phase = v1alpha1.PhasePaused
-		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", "paused at "+st.Plan.Progress.Summary+" toward "+to.Original())
-		return nil, nil
 	}
 	if st.Phase == v1alpha1.PhaseFailed {
 		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionFailing); c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == cv.Generation {

@@ -130,7 +130,11 @@ func (ru *run) execute(ctx context.Context) {
 		return
 	}
 	kctx, keeper := state.Keep(ctx, lock, lease)
-	defer keeper.Stop()
+	defer func() {
+		keeper.Stop()
+		// Fenced (a *FencedError) when the lease was lost: nothing to free.
+		_ = lock.Release(context.WithoutCancel(ctx), keeper.Lease())
+	}()
 	prev, err := store.Load(kctx)
 	if err != nil {
 		r.logger.Warn("controller: loading the stored run", "clusterversion", key, "error", err)
@@ -191,7 +195,10 @@ func (ru *run) observe(ev runner.Event) {
 	r, cv := ru.r, ru.p.cv
 	switch ev.Type {
 	case runner.HopSucceeded:
-		r.event(cv, "Normal", "HopCompleted", "Upgrade", fmt.Sprintf("hop %d of %d %s completed in %s", ev.Hop+1, len(ru.p.plan.Hops), ev.HopName, ev.Duration.Round(time.Millisecond)))
+		// The action names the hop: the events API merges Events of one
+		// action and reason into a series, which would hide all but the
+		// first hop.
+		r.event(cv, "Normal", "HopCompleted", "Hop "+ev.HopName, fmt.Sprintf("hop %d of %d %s completed in %s", ev.Hop+1, len(ru.p.plan.Hops), ev.HopName, ev.Duration.Round(time.Millisecond)))
 	case runner.HopStarted, runner.HopFailed:
 	default:
 		return

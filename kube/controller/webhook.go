@@ -19,7 +19,9 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-// Validator is the validating admission webhook of ClusterVersion, with
+// Validator is the validating admission webhook of ClusterVersion
+// (kube/config/webhook holds its configuration, generated from the marker
+// in doc.go), with
 // StarlingX's rules:
 //
 //   - desiredVersion must be a release of the catalog, reachable from the

@@ -25,6 +25,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	for _, args := range [][]string{
 		{"object", "paths=./api/...", "output:object:dir=" + filepath.Join(out, "object")},
 		{"crd", "paths=./api/...", "output:crd:dir=" + filepath.Join(out, "crd")},
+		{"webhook", "paths=./controller/...", "output:webhook:dir=" + filepath.Join(out, "webhook")},
 	} {
 		cmd := exec.Command(gen, args...)
 		cmd.Dir = "../.." // the kube module's root
@@ -40,6 +41,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		assert.Equal(t, string(want), string(got), "%s is stale: run go generate ./api/... in kube/ (see the package documentation)", committed)
 	}
 	compare(filepath.Join(out, "object", "zz_generated.deepcopy.go"), "zz_generated.deepcopy.go")
+	compare(filepath.Join(out, "webhook", "manifests.yaml"), "../../config/webhook/manifests.yaml")
 	crds, err := filepath.Glob(filepath.Join(out, "crd", "*.yaml"))
 	require.NoError(t, err)
 	require.Len(t, crds, 4, "controller-gen wrote %v, want one CRD per kind", crds)
