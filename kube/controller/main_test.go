@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -62,6 +63,7 @@ func TestMain(m *testing.M) {
 		skipReason = `no API server: set KUBEBUILDER_ASSETS to a directory with kube-apiserver, etcd and kubectl (eval "$(tools/env.sh kube)")`
 		os.Exit(m.Run())
 	}
+	ctrl.SetLogger(logr.Discard())
 	os.Exit(run(m))
 }
 

@@ -36,6 +36,7 @@ import (
 // with SetupWithManager.
 type Reconciler struct {
 	client    client.Client
+	reader    client.Reader // reads ClusterVersions uncached
 	runner    runner.Runner
 	stores    StoreFunc
 	recorder  recorder.EventRecorder
@@ -66,7 +67,7 @@ type Reconciler struct {
 func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *Reconciler {
 	host, _ := os.Hostname()
 	r := &Reconciler{
-		client: c, runner: rn, stores: stores,
+		client: c, reader: c, runner: rn, stores: stores,
 		interval: 2 * time.Second,
 		holder:   fmt.Sprintf("%s/%d", host, os.Getpid()),
 		ttl:      15 * time.Second,
@@ -90,6 +91,10 @@ func (r *Reconciler) StatusWrites() int64 { return r.writes.Load() }
 // "hopdag-clusterversion".
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.recorder = mgr.GetEventRecorder("hopdag-clusterversion")
+	// The ClusterVersion is read past the cache: a decision taken on a
+	// status the cache has not caught up with (a run that just ended)
+	// would start what is done.
+	r.reader = mgr.GetAPIReader()
 	// Runs start under the context of a runnable that, like the
 	// controller, runs only on the leader; when it stops, runs stop at once
 	// (the store's record lets the next leader resume) and Start waits for
@@ -130,7 +135,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // documentation).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var cv v1alpha1.ClusterVersion
-	if err := r.client.Get(ctx, req.NamespacedName, &cv); err != nil {
+	if err := r.reader.Get(ctx, req.NamespacedName, &cv); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !cv.DeletionTimestamp.IsZero() {
@@ -225,7 +230,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 			st.Phase = v1alpha1.PhaseIdle
 			r.event(cv, "Normal", reason, "Abort", msg)
 			inFlight = false
-			from = current
+			from, to = current, desired
 		}
 	}
 	if st.Phase == v1alpha1.PhaseAbandoned && cv.Spec.Abandon != nil {
@@ -346,7 +351,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersio
 		obj.Status = *st.DeepCopy()
 		err := r.client.Status().Update(ctx, obj)
 		if apierrors.IsConflict(err) {
-			if gerr := r.client.Get(ctx, client.ObjectKeyFromObject(cv), obj); gerr != nil {
+			if gerr := r.reader.Get(ctx, client.ObjectKeyFromObject(cv), obj); gerr != nil {
 				return gerr
 			}
 		}

@@ -256,7 +256,7 @@ func reached(s *runner.Status) string {
 func (ru *run) update(ctx context.Context, fn func(*v1alpha1.ClusterVersionStatus)) {
 	r := ru.r
 	var cv v1alpha1.ClusterVersion
-	if err := r.client.Get(ctx, ru.p.key, &cv); err != nil {
+	if err := r.reader.Get(ctx, ru.p.key, &cv); err != nil {
 		r.logger.Warn("controller: reading ClusterVersion for a status write", "clusterversion", ru.p.key, "error", err)
 		return
 	}
