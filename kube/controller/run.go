@@ -37,7 +37,7 @@ type run struct {
 	reason  string // the abandon reason
 	running int    // components inside the inner runner
 	cancel  context.CancelFunc
-	status  *runner.Status // the latest transition, copied
+	status  brief // the latest durable transition, in brief
 	dirty   bool
 	flush   chan struct{}
 }
@@ -182,10 +182,24 @@ type gated struct{ ru *run }
 
 func (g gated) Run(ctx context.Context, t runner.Task) error { return g.ru.Run(ctx, t) }
 
+// brief is what the ClusterVersion's status shows of a run's Status: a
+// copy whose cost does not grow with the number of components, taken on
+// every transition.
+type brief struct {
+	s       runner.Status // without Hops
+	reached string
+}
+
 // note keeps the latest durable transition for the status writer.
 func (ru *run) note(s *runner.Status) {
+	b := brief{s: *s, reached: reached(s)}
+	b.s.Hops = nil
+	if s.LastFailure != nil {
+		f := *s.LastFailure
+		b.s.LastFailure = &f
+	}
 	ru.mu.Lock()
-	ru.status = s.DeepCopy()
+	ru.status = b
 	ru.dirty = true
 	ru.mu.Unlock()
 }
@@ -232,10 +246,10 @@ func (ru *run) writeLoop(done <-chan struct{}) {
 }
 
 // writeProgress writes a transition of the run into the status.
-func (ru *run) writeProgress(ctx context.Context, s *runner.Status) {
+func (ru *run) writeProgress(ctx context.Context, b brief) {
 	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
-		st.Plan = summary(ru.p.plan, s)
-		st.CurrentVersion = reached(s)
+		st.Plan = summary(ru.p.plan, &b.s)
+		st.CurrentVersion = b.reached
 		setCondition(st, ru.p.cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
 	})
 }
