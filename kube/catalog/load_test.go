@@ -13,7 +13,6 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/catalog"
-	"github.com/hopdag/hopdag/kube/catalog/catalogtest"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -25,7 +24,7 @@ const catalogDir = "../../testdata/catalog"
 func TestObjectsLoadTheSameCatalog(t *testing.T) {
 	want, err := release.LoadDir(catalogDir)
 	require.NoError(t, err)
-	objs, err := catalogtest.ReadDir(catalogDir)
+	objs, err := catalog.ReadDir(catalogDir)
 	require.NoError(t, err)
 	require.NotEmpty(t, objs.Releases)
 
@@ -70,8 +69,8 @@ func TestInvalidCatalogsSameProblems(t *testing.T) {
 	loaded := 0
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			objs, err := catalogtest.ReadDir(dir)
-			if errors.Is(err, catalogtest.ErrNotObjects) {
+			objs, err := catalog.ReadDir(dir)
+			if errors.Is(err, catalog.ErrNotObjects) {
 				t.Skipf("no cluster can hold this catalog (the API server refuses it): %v", err)
 			}
 			require.NoError(t, err)

@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
-	"github.com/hopdag/hopdag/kube/catalog/catalogtest"
+	"github.com/hopdag/hopdag/kube/catalog"
 	"github.com/hopdag/hopdag/kube/controller"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -151,7 +151,7 @@ func newNamespace(t *testing.T, c client.Client) string {
 // applyCatalog creates the catalog objects of dir in ns.
 func applyCatalog(t *testing.T, c client.Client, ns, dir string) {
 	t.Helper()
-	objs, err := catalogtest.ReadDir(dir)
+	objs, err := catalog.ReadDir(dir)
 	require.NoError(t, err)
 	ctx := context.Background()
 	for i := range objs.Releases {

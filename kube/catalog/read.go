@@ -1,8 +1,4 @@
-// Package catalogtest reads a catalog directory into the hopdag.io/v1alpha1
-// objects that `kubectl apply` would create from it, for tests that put a
-// catalog into an API server or compare the cluster loader with the file
-// loader.
-package catalogtest
+package catalog
 
 import (
 	"bytes"
@@ -21,23 +17,24 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
-	"github.com/hopdag/hopdag/kube/catalog"
 	"github.com/hopdag/hopdag/release"
 )
 
 // ErrNotObjects is matched by the error ReadDir returns for a document that
 // is not a valid catalog object: the API server would refuse it, so no
 // cluster can hold it.
-var ErrNotObjects = errors.New("catalogtest: not a catalog object")
+var ErrNotObjects = errors.New("catalog: not a catalog object")
 
-// ReadDir reads every *.yaml file under dir (recursively, in lexical
+// ReadDir reads a catalog directory into the objects that `kubectl apply`
+// would create from it (to seed a cluster, or to compare the loaders). It
+// reads every *.yaml file under dir (recursively, in lexical
 // order). Documents of another apiVersion are left out, and so are the
 // files that ComponentVersions name as manifests (templates need not be
 // YAML). Each catalog document is decoded strictly into its v1alpha1 type,
 // namespace empty; a document that does not decode gives an error matching
 // ErrNotObjects.
-func ReadDir(dir string) (*catalog.Objects, error) {
-	objs := &catalog.Objects{}
+func ReadDir(dir string) (*Objects, error) {
+	objs := &Objects{}
 	broken := map[string]error{} // files that did not parse, by path relative to dir
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || (filepath.Ext(p) != ".yaml" && filepath.Ext(p) != ".yml") {
@@ -84,7 +81,7 @@ func ReadDir(dir string) (*catalog.Objects, error) {
 	return objs, nil
 }
 
-func add(objs *catalog.Objects, doc map[string]any) error {
+func add(objs *Objects, doc map[string]any) error {
 	js, err := json.Marshal(doc)
 	if err != nil {
 		return err
