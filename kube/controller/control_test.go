@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -92,18 +93,17 @@ func TestWebhookRefusalsAndAbort(t *testing.T) {
 	key := client.ObjectKeyFromObject(cv)
 	waitFor(t, c, key, 30*time.Second, "idle", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseIdle })
 	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.DesiredVersion = "v26.09" })
-	running := waitFor(t, c, key, 30*time.Second, "upgrading", func(cv *v1alpha1.ClusterVersion) bool {
+	waitFor(t, c, key, 30*time.Second, "upgrading", func(cv *v1alpha1.ClusterVersion) bool {
 		return cv.Status.Phase == v1alpha1.PhaseUpgrading
 	})
 
 	// 2. No other change of desiredVersion mid-hop.
-	running.Spec.DesiredVersion = "v26.06.1"
-	err = c.Update(ctx, running)
+	err = updateSpec(c, key, func(s *v1alpha1.ClusterVersionSpec) { s.DesiredVersion = "v26.06.1" })
 	require.Error(t, err, "a new target while a hop runs is refused")
 	assert.Contains(t, err.Error(), "desiredVersion may only be set back to v26.06-rc.2")
 
 	// 3. No delete mid-upgrade.
-	err = c.Delete(ctx, running)
+	err = c.Delete(ctx, &v1alpha1.ClusterVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name}})
 	require.Error(t, err, "deleting mid-upgrade is refused")
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
 
@@ -180,14 +180,20 @@ func TestPauseResumeAbandon(t *testing.T) {
 
 func setSpec(t *testing.T, c client.Client, key client.ObjectKey, fn func(*v1alpha1.ClusterVersionSpec)) {
 	t.Helper()
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	require.NoError(t, updateSpec(c, key, fn))
+}
+
+// updateSpec changes the spec, retrying while the status writes of the
+// reconciler make the update conflict; it returns the first other outcome.
+func updateSpec(c client.Client, key client.ObjectKey, fn func(*v1alpha1.ClusterVersionSpec)) error {
+	return retry.RetryOnConflict(wait.Backoff{Steps: 50, Duration: 10 * time.Millisecond, Factor: 1.2, Cap: 200 * time.Millisecond}, func() error {
 		var cv v1alpha1.ClusterVersion
 		if err := c.Get(context.Background(), key, &cv); err != nil {
 			return err
 		}
 		fn(&cv.Spec)
 		return c.Update(context.Background(), &cv)
-	}))
+	})
 }
 
 // slowRunner is a fake runner in which every component of testdata/catalog

@@ -10,22 +10,31 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/kube/store"
 	"github.com/hopdag/hopdag/runner/runnertest"
+	"github.com/hopdag/hopdag/state"
 )
 
 // TestLeaderFailover runs two replicas under leader election: only the
 // leader acts, and when it stops mid-upgrade the other takes over and
-// resumes from the store without re-running what succeeded.
+// resumes from the store (kube/store, on the API server) without re-running
+// what succeeded.
 func TestLeaderFailover(t *testing.T) {
 	needAPIServer(t)
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	applyCatalog(t, c, ns, catalogDir)
-	stores := memStores()
+	// The replicas share the run's record on the API server (kube/store).
+	sc := newClient(t)
+	stores := func(k types.NamespacedName) (state.Store, state.Lock) {
+		s := store.New(sc, k.Namespace, "hopdag-"+k.Name)
+		return s, s
+	}
 	a := startOperator(t, opConfig{stores: stores, leaderNS: ns, rn: slowRunner(t, 200*time.Millisecond)})
 	b := startOperator(t, opConfig{stores: stores, leaderNS: ns, rn: slowRunner(t, 200*time.Millisecond)})
 	ctx := context.Background()

@@ -4,20 +4,21 @@ import (
 	"context"
 	"io/fs"
 	"log/slog"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/kube/store"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
 
 // wire registers the ClusterVersion reconciler with mgr: inline handlers
-// for the Go-driven components, a manifest runner for the rest, and one
-// state store per ClusterVersion. manifests holds the files that the
+// for the Go-driven components, a manifest runner for the rest, and each
+// ClusterVersion's run record in kube/store. manifests holds the files that the
 // catalog's ComponentVersions name; handlers are the inline handler names,
 // checks the hop checks.
 func wire(mgr ctrl.Manager, apply components.Applier, manifests fs.FS, handlers []string, checks []runner.Option, log *slog.Logger, webhook bool) error {
@@ -32,15 +33,15 @@ func wire(mgr ctrl.Manager, apply components.Applier, manifests fs.FS, handlers 
 		Register("inline", inline).
 		Register("manifest", components.NewManifest(apply, components.WithValues(map[string]any{"registry": "registry.example"})))
 
-	var mu sync.Mutex
-	stores := map[types.NamespacedName]*state.Memory{} // kube/store keeps them on the API server
+	// Each ClusterVersion's run is recorded on the API server, read and
+	// written past the manager's cache.
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return err
+	}
 	storeOf := func(cv types.NamespacedName) (state.Store, state.Lock) {
-		mu.Lock()
-		defer mu.Unlock()
-		if stores[cv] == nil {
-			stores[cv] = state.NewMemory()
-		}
-		return stores[cv], stores[cv]
+		s := store.New(direct, cv.Namespace, "hopdag-"+cv.Name)
+		return s, s
 	}
 	r := controller.New(mgr.GetClient(), router, storeOf,
 		controller.WithManifests(manifests),
