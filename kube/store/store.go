@@ -45,8 +45,10 @@ type Store struct {
 }
 
 // New returns the store NS/name. c needs get, create, update and delete on
-// ConfigMaps and Leases of the namespace; it should not read through a
-// cache (the manager's APIReader-backed client, or client.New).
+// ConfigMaps and Leases of the namespace; it must not read through a cache
+// (use client.New, not the manager's client). A Save costs about five
+// requests: raise the rest.Config's QPS above client-go's default of 5 a
+// second, or checkpoints will wait on the client's rate limiter.
 func New(c client.Client, namespace, name string) *Store {
 	return &Store{c: c, namespace: namespace, name: name, now: time.Now}
 }

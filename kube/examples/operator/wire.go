@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,7 +36,9 @@ func wire(mgr ctrl.Manager, apply components.Applier, manifests fs.FS, handlers 
 
 	// Each ClusterVersion's run is recorded on the API server, read and
 	// written past the manager's cache.
-	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	cfg := rest.CopyConfig(mgr.GetConfig())
+	cfg.QPS, cfg.Burst = 100, 200 // a checkpoint is a few requests: more than client-go's default 5/s
+	direct, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme()})
 	if err != nil {
 		return err
 	}
