@@ -36,10 +36,10 @@ import (
 // tests. A child logs "start HOP COMPONENT" before and "done HOP COMPONENT"
 // after each component (O_APPEND, one write per line).
 const (
-	envChild      = "HOPDAG_CHILD"      // the kubeconfig file
-	envNamespace  = "HOPDAG_CHILD_NS"   // where the ClusterVersion is
-	envLog        = "HOPDAG_CHILD_LOG"  // the log of components run
-	envSelfUpdate = "HOPDAG_CHILD_SELF" // "HOP COMPONENT" whose success ends the process
+	envChild      = "HOPDAG_CHILD"       // the kubeconfig file
+	envNamespace  = "HOPDAG_CHILD_NS"    // where the ClusterVersion is
+	envLog        = "HOPDAG_CHILD_LOG"   // the log of components run
+	envSelfUpdate = "HOPDAG_CHILD_SELF"  // "HOP COMPONENT" whose success ends the process
 	envDelay      = "HOPDAG_CHILD_DELAY" // how long each component takes
 )
 
