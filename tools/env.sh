@@ -56,7 +56,7 @@ etcd_bin() {
 }
 
 # The biggest build first: .ci/run builds them all before any test compiles.
-all=(kube etcd registry oras)
+all=(kube etcd registry oras controller-gen)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for tool in "$@"; do
   case "$tool" in
@@ -90,6 +90,10 @@ for tool in "$@"; do
   oras)
     p="$(build oras oras oras.land/oras/cmd/oras)"
     echo "export HOPDAG_ORAS=$p"
+    ;;
+  controller-gen)
+    p="$(build controller-gen controllergen sigs.k8s.io/controller-tools/cmd/controller-gen)"
+    echo "export HOPDAG_CONTROLLER_GEN=$p"
     ;;
   *)
     echo "tools/env.sh: unknown tool $tool (known: ${all[*]})" >&2

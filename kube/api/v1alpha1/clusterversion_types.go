@@ -1,0 +1,249 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// ClusterVersion declares the version a system should run; its reconciler
+// (package kube/controller) upgrades the system there, hop by hop, through
+// the catalog objects of the same namespace.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=cv,categories=hopdag
+// +kubebuilder:printcolumn:name="Desired",type=string,JSONPath=`.spec.desiredVersion`
+// +kubebuilder:printcolumn:name="Current",type=string,JSONPath=`.status.currentVersion`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.plan.progress.summary`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Hop",type=string,JSONPath=`.status.plan.hop`,priority=1
+type ClusterVersion struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec ClusterVersionSpec `json:"spec"`
+	// +optional
+	Status ClusterVersionStatus `json:"status,omitzero"`
+}
+
+// ClusterVersionSpec is what the user declares.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.installedVersion) == has(oldSelf.installedVersion) && (!has(self.installedVersion) || self.installedVersion == oldSelf.installedVersion)",message="installedVersion is set at creation and cannot change"
+type ClusterVersionSpec struct {
+	// DesiredVersion is the version the system should run. Changing it
+	// starts an upgrade; setting it back to the version a running upgrade
+	// started from aborts that upgrade at the next safe point.
+	DesiredVersion Version `json:"desiredVersion"`
+	// InstalledVersion is the version the system runs when the
+	// ClusterVersion is created; it defaults to DesiredVersion. It cannot
+	// change afterwards: status.currentVersion says what runs.
+	// +optional
+	InstalledVersion Version `json:"installedVersion,omitempty"`
+	// Track is the release track ("" is the default track).
+	// +optional
+	Track string `json:"track,omitempty"`
+	// AcceptRisks names the upgrade risks the user accepts: a route whose
+	// edges carry these risks may be used (status.conditionalUpdates lists
+	// the targets behind risks).
+	// +optional
+	// +listType=set
+	AcceptRisks []string `json:"acceptRisks,omitempty"`
+	// Paused stops the upgrade from starting new components; what runs
+	// finishes. Clearing it resumes where the upgrade stopped.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+	// Abandon, when set, stops the upgrade for good at the next safe point
+	// and marks it Abandoned: it is never resumed. Change desiredVersion
+	// and clear Abandon to start another upgrade.
+	// +optional
+	Abandon *AbandonRequest `json:"abandon,omitempty"`
+}
+
+// AbandonRequest asks to abandon the upgrade in progress.
+type AbandonRequest struct {
+	// Reason is recorded in the status and history.
+	// +kubebuilder:validation:MinLength=1
+	Reason string `json:"reason"`
+}
+
+// Phase is the state of a ClusterVersion.
+//
+// +kubebuilder:validation:Enum=Idle;Upgrading;Paused;Failed;Abandoned
+type Phase string
+
+// Phases of a ClusterVersion.
+const (
+	// PhaseIdle: the system runs the desired version, or waits for a
+	// target it can reach (see the Failing condition).
+	PhaseIdle Phase = "Idle"
+	// PhaseUpgrading: an upgrade runs.
+	PhaseUpgrading Phase = "Upgrading"
+	// PhasePaused: spec.paused stopped the upgrade between components.
+	PhasePaused Phase = "Paused"
+	// PhaseFailed: the upgrade failed; status.plan.lastFailure says where.
+	// Change the spec (metadata.generation) to resume it.
+	PhaseFailed Phase = "Failed"
+	// PhaseAbandoned: the upgrade was abandoned and will not resume.
+	PhaseAbandoned Phase = "Abandoned"
+)
+
+// Condition types, as OpenShift's ClusterVersion uses them.
+const (
+	// ConditionAvailable is True when the system runs a version of the
+	// catalog (status.currentVersion).
+	ConditionAvailable = "Available"
+	// ConditionProgressing is True while an upgrade runs toward
+	// status.desiredVersion.
+	ConditionProgressing = "Progressing"
+	// ConditionFailing is True when the desired version cannot be reached
+	// (unknown, no route, a catalog error) or the upgrade failed; its
+	// message carries the diagnostics.
+	ConditionFailing = "Failing"
+)
+
+// HistoryState is the outcome of one upgrade.
+//
+// +kubebuilder:validation:Enum=Completed;Partial;Failed
+type HistoryState string
+
+// History states, as OpenShift's history uses them, plus Failed.
+const (
+	// HistoryCompleted: the upgrade reached its target.
+	HistoryCompleted HistoryState = "Completed"
+	// HistoryPartial: the upgrade runs, or was stopped (aborted, paused)
+	// before reaching its target.
+	HistoryPartial HistoryState = "Partial"
+	// HistoryFailed: the upgrade failed or was abandoned.
+	HistoryFailed HistoryState = "Failed"
+)
+
+// ClusterVersionStatus is what the reconciler observes and does.
+type ClusterVersionStatus struct {
+	// ObservedGeneration is the metadata.generation last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// CurrentVersion is the version the system runs: the target of the
+	// last hop that completed.
+	// +optional
+	CurrentVersion string `json:"currentVersion,omitempty"`
+	// DesiredVersion is the version the reconciler works toward.
+	// +optional
+	DesiredVersion string `json:"desiredVersion,omitempty"`
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// Conditions are Available, Progressing and Failing.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// History lists the upgrades, newest first (at most 50).
+	// +optional
+	// +listType=atomic
+	History []UpdateHistory `json:"history,omitempty"`
+	// AvailableUpdates are the versions reachable from currentVersion with
+	// the accepted risks, ascending (path.Targets).
+	// +optional
+	// +listType=atomic
+	AvailableUpdates []Update `json:"availableUpdates,omitempty"`
+	// ConditionalUpdates are the versions reachable only by accepting
+	// more risks, ascending, each with the risks its route carries.
+	// +optional
+	// +listType=atomic
+	ConditionalUpdates []ConditionalUpdate `json:"conditionalUpdates,omitempty"`
+	// Plan is the upgrade in progress, or the last one, in brief.
+	// +optional
+	Plan *PlanSummary `json:"plan,omitempty"`
+}
+
+// UpdateHistory is one upgrade.
+type UpdateHistory struct {
+	From  string       `json:"from"`
+	To    string       `json:"to"`
+	State HistoryState `json:"state"`
+	// StartedTime is when the upgrade started.
+	StartedTime metav1.Time `json:"startedTime"`
+	// CompletionTime is when it ended (nil while it runs).
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Message says why it stopped when it did not complete.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Update is a version the system can upgrade to.
+type Update struct {
+	Version string `json:"version"`
+	Hops    int    `json:"hops"`
+	// Route is the versions passed through, from current to Version.
+	// +listType=atomic
+	Route []string `json:"route"`
+}
+
+// ConditionalUpdate is a version reachable only by accepting Risks.
+type ConditionalUpdate struct {
+	Update `json:",inline"`
+	// Risks are the risks of the route not yet accepted, by name.
+	// +listType=atomic
+	Risks []ConditionalRisk `json:"risks"`
+}
+
+// ConditionalRisk is one named risk of a conditional update.
+type ConditionalRisk struct {
+	Name string `json:"name"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// +optional
+	URL string `json:"url,omitempty"`
+}
+
+// PlanSummary is an upgrade plan in brief: its hops, where it is, and the
+// last failure. The full per-component record lives in the state store.
+type PlanSummary struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Hops are the hops in order, each "from -> to".
+	// +listType=atomic
+	Hops []string `json:"hops"`
+	// CurrentHop is the index in Hops of the hop running or last run.
+	CurrentHop int `json:"currentHop"`
+	// Hop is Hops[CurrentHop], for the printer column (kubectl -o wide).
+	// +optional
+	Hop string `json:"hop,omitempty"`
+	// Phase is the run's phase (runner.Phase).
+	// +optional
+	Phase    string   `json:"phase,omitempty"`
+	Progress Progress `json:"progress"`
+	// LastFailure is the most recent component or check failure.
+	// +optional
+	LastFailure *Failure `json:"lastFailure,omitempty"`
+}
+
+// Progress counts the plan's components: Done of Total (succeeded or
+// skipped).
+type Progress struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
+	// Summary is "done/total", for the printer column.
+	// +optional
+	Summary string `json:"summary,omitempty"`
+}
+
+// Failure is the most recent failure of a run (runner.Failure).
+type Failure struct {
+	Hop int `json:"hop"`
+	// +optional
+	Component string `json:"component,omitempty"`
+	// +optional
+	Check string `json:"check,omitempty"`
+	// Code is a runner.Code, e.g. COMPONENT_FAILED.
+	Code string `json:"code"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ClusterVersionList is a list of ClusterVersions.
+//
+// +kubebuilder:object:root=true
+type ClusterVersionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterVersion `json:"items"`
+}

@@ -1,0 +1,104 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// ComponentVersion is one component at one version, and how to upgrade to
+// it. Its spec is the catalog's `kind: ComponentVersion` spec. Durations are
+// Go durations written as strings ("90s", "10m").
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=compv,categories=hopdag
+// +kubebuilder:printcolumn:name="Component",type=string,JSONPath=`.spec.name`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ComponentVersion struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec ComponentVersionSpec `json:"spec"`
+}
+
+// ComponentVersionSpec mirrors release.ComponentVersion.
+type ComponentVersionSpec struct {
+	Name    string  `json:"name"`
+	Version Version `json:"version"`
+	// +optional
+	Type string `json:"type,omitempty"`
+	// +optional
+	// +listType=atomic
+	Dependencies []string `json:"dependencies,omitempty"`
+	// +optional
+	Before string `json:"before,omitempty"`
+	// +optional
+	Timeout string `json:"timeout,omitempty"`
+	// +optional
+	Retries *Retries `json:"retries,omitempty"`
+	// +optional
+	// +listType=atomic
+	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
+	// +optional
+	Group string `json:"group,omitempty"`
+	// +optional
+	ExpectedDuration string `json:"expectedDuration,omitempty"`
+	// +optional
+	Params map[string]string `json:"params,omitempty"`
+	// +optional
+	Handler string `json:"handler,omitempty"`
+	// +optional
+	Command *Command `json:"command,omitempty"`
+	// +optional
+	// +listType=atomic
+	Manifests []Manifest `json:"manifests,omitempty"`
+}
+
+// Retries mirrors release.Retries.
+type Retries struct {
+	// +optional
+	Attempts int `json:"attempts,omitempty"`
+	// +optional
+	Backoff string `json:"backoff,omitempty"`
+	// +optional
+	MaxBackoff string `json:"maxBackoff,omitempty"`
+}
+
+// HealthCheck mirrors release.HealthCheck.
+type HealthCheck struct {
+	Name string `json:"name"`
+	// +optional
+	Timeout string `json:"timeout,omitempty"`
+	// +optional
+	Interval string `json:"interval,omitempty"`
+	// +optional
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// Command mirrors release.Command.
+type Command struct {
+	// +listType=atomic
+	Args []string `json:"args"`
+	// +optional
+	Env map[string]string `json:"env,omitempty"`
+	// +optional
+	Dir string `json:"dir,omitempty"`
+}
+
+// Manifest mirrors release.Manifest. A catalog loaded from the cluster has
+// no files: write the template inline, or give the loader the files.
+type Manifest struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	File string `json:"file,omitempty"`
+	// +optional
+	Template string `json:"template,omitempty"`
+}
+
+// ComponentVersionList is a list of ComponentVersions.
+//
+// +kubebuilder:object:root=true
+type ComponentVersionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ComponentVersion `json:"items"`
+}

@@ -1,0 +1,18 @@
+// Package catalog loads a release.Catalog from the catalog objects of a
+// namespace (hopdag.io/v1alpha1 Release, ComponentVersion, UpgradePath).
+//
+// Loading goes through release.Load itself: each object becomes one
+// catalog document, so the validation rules and the error texts are the
+// file loader's. Only the place differs: a problem names the object
+// (`ComponentVersion/etcd-v3.5.21`) and the field path (`spec.version`)
+// instead of file:line, and the catalog's Source fields name the objects
+// the same way (Line is 0).
+//
+// A cluster holds no files: a ComponentVersion whose manifests name a file
+// loads only when WithManifests gives a file system to read it from;
+// otherwise the problem says the file does not exist. Inline templates need
+// nothing.
+//
+// Objects are read in name order, so the catalog and its errors are the
+// same whatever order the API server lists them in.
+package catalog

@@ -1,0 +1,46 @@
+// Package controller is the ClusterVersion reconciler, on
+// sigs.k8s.io/controller-runtime, and its admission validation.
+//
+// A Reconciler watches ClusterVersions and the catalog objects of their
+// namespaces (kube/catalog loads them). On every reconcile it records
+// status.availableUpdates and status.conditionalUpdates (see Updates).
+// When spec.desiredVersion differs from status.currentVersion it resolves
+// the route; an unknown or unreachable target sets the Failing condition
+// with the resolver's diagnostics and runs nothing. Otherwise it starts the
+// plan in the background with the runner the embedding operator provides
+// (a components.Router: inline handlers, the kube applier), checkpointing
+// into the state.Store and under the state.Lock that New's StoreFunc gives
+// for that ClusterVersion, and returns.
+//
+// While a run goes, its transitions reach the ClusterVersion's status
+// coalesced: at most one write per WithStatusInterval, plus one at each hop
+// start and end and at the end of the run, whatever the number of
+// components (StatusWrites counts them). Events: UpgradeStarted (hops,
+// target), HopCompleted (duration), UpgradeCompleted, UpgradeFailed
+// (component, code), UpgradeAborted, UpgradePaused, UpgradeAbandoned.
+//
+// Control, through the spec:
+//   - desiredVersion set back to the version the run started from aborts
+//     the run at the next safe point: no new component starts, running
+//     ones finish, the history entry is Partial. hopdag does not roll back:
+//     hops that completed stay (status.currentVersion says where the
+//     system is).
+//   - paused stops starting new components the same way; clearing it
+//     resumes from the store, never re-running what succeeded.
+//   - abandon marks the stored run Abandoned (never resumed) and the phase
+//     Abandoned.
+//   - a failed run is resumed when the spec changes again (a new
+//     metadata.generation).
+//
+// The reconciler is level-based: what it does follows from the
+// ClusterVersion, the catalog and the stored run; the only state it keeps
+// between calls is the set of runs in flight in this process. Run it under
+// the manager's leader election so that one replica acts; the store's lock
+// fences a replica that lost its lease.
+//
+// Validator is the validating admission webhook of ClusterVersion.
+//
+// +kubebuilder:webhook:path=/validate-hopdag-io-v1alpha1-clusterversion,mutating=false,failurePolicy=fail,sideEffects=None,groups=hopdag.io,resources=clusterversions,verbs=create;update;delete,versions=v1alpha1,name=vclusterversion.hopdag.io,admissionReviewVersions=v1
+package controller
+
+//go:generate sh -c "$HOPDAG_CONTROLLER_GEN webhook paths=./... output:webhook:dir=../config/webhook"

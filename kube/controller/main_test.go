@@ -1,0 +1,304 @@
+package controller_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/catalog"
+	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/runner/runnertest"
+	"github.com/hopdag/hopdag/state"
+)
+
+const catalogDir = "../../testdata/catalog"
+
+// The API server of the package's integration tests: started once by
+// TestMain with the CRDs and the webhook configuration of kube/config, and
+// a manager that serves the Validator.
+var (
+	testEnv    *envtest.Environment
+	cfg        *rest.Config
+	skipReason string
+	scheme     = newScheme()
+)
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envChild) != "" {
+		childMain() // a controller process of the handover tests
+		return
+	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		skipReason = `no API server: set KUBEBUILDER_ASSETS to a directory with kube-apiserver, etcd and kubectl (eval "$(tools/env.sh kube)")`
+		os.Exit(m.Run())
+	}
+	ctrl.SetLogger(logr.Discard())
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths:     []string{"../config/crd"},
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{"../config/webhook"}},
+	}
+	var err error
+	cfg, err = testEnv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the API server:", err)
+		return 1
+	}
+	defer func() { _ = testEnv.Stop() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wio := &testEnv.WebhookInstallOptions
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
+		}),
+		Controller: config.Controller{SkipNameValidation: new(true)},
+	})
+	if err == nil {
+		err = controller.NewValidator(mgr.GetAPIReader(), os.DirFS(catalogDir)).SetupWebhookWithManager(mgr)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "webhook manager:", err)
+		return 1
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "webhook manager:", err)
+		}
+	})
+	defer wg.Wait()
+	defer cancel()
+	addr := net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
+		if err == nil {
+			conn.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintln(os.Stderr, "the webhook server does not answer:", err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// needAPIServer skips a test without an API server, and fails it in CI.
+func needAPIServer(t *testing.T) {
+	t.Helper()
+	if skipReason == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(skipReason)
+	}
+	t.Skip(skipReason)
+}
+
+func newClient(t *testing.T) client.Client {
+	t.Helper()
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	return c
+}
+
+// newNamespace creates a namespace for one test.
+func newNamespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hopdag-"}}
+	require.NoError(t, c.Create(context.Background(), ns))
+	return ns.Name
+}
+
+// applyCatalog creates the catalog objects of dir in ns.
+func applyCatalog(t *testing.T, c client.Client, ns, dir string) {
+	t.Helper()
+	objs, err := catalog.ReadDir(dir)
+	require.NoError(t, err)
+	ctx := context.Background()
+	for i := range objs.Releases {
+		o := &objs.Releases[i]
+		o.Namespace = ns
+		require.NoError(t, c.Create(ctx, o))
+	}
+	for i := range objs.Components {
+		o := &objs.Components[i]
+		o.Namespace = ns
+		require.NoError(t, c.Create(ctx, o))
+	}
+	for i := range objs.UpgradePaths {
+		o := &objs.UpgradePaths[i]
+		o.Namespace = ns
+		require.NoError(t, c.Create(ctx, o))
+	}
+}
+
+// checks are the hop checks testdata/catalog names, all passing.
+func checks() []runner.Option {
+	ok := func(context.Context, runner.CheckTask) error { return nil }
+	var out []runner.Option
+	for _, n := range []string{"cluster-healthy", "etcd-backup", "nodes-ready", "registry-mirror-reachable", "conformance-smoke"} {
+		out = append(out, runner.WithCheck(n, ok))
+	}
+	return out
+}
+
+// memStores gives each ClusterVersion one state.Memory, shared by every
+// reconciler built with it (the replicas of one operator).
+func memStores() controller.StoreFunc {
+	var mu sync.Mutex
+	m := map[types.NamespacedName]*state.Memory{}
+	return func(k types.NamespacedName) (state.Store, state.Lock) {
+		mu.Lock()
+		defer mu.Unlock()
+		if m[k] == nil {
+			m[k] = state.NewMemory()
+		}
+		return m[k], m[k]
+	}
+}
+
+// operator is one replica: a manager running a Reconciler.
+type operator struct {
+	r      *controller.Reconciler
+	runner *runnertest.Runner
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// stop stops the manager and waits for it.
+func (o *operator) stop() {
+	o.cancel()
+	<-o.done
+}
+
+type opConfig struct {
+	stores   controller.StoreFunc
+	leaderNS string // leader election in this namespace when set
+	opts     []controller.Option
+	rn       *runnertest.Runner
+}
+
+// startOperator starts a replica; the test stops it at its end.
+func startOperator(t *testing.T, oc opConfig) *operator {
+	t.Helper()
+	if oc.stores == nil {
+		oc.stores = memStores()
+	}
+	if oc.rn == nil {
+		oc.rn = runnertest.New()
+	}
+	opts := ctrl.Options{
+		Scheme:     scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: new(true)},
+	}
+	if oc.leaderNS != "" {
+		lease, renew, retry := 3*time.Second, 2*time.Second, 200*time.Millisecond
+		opts.LeaderElection, opts.LeaderElectionID, opts.LeaderElectionNamespace = true, "hopdag-operator", oc.leaderNS
+		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &lease, &renew, &retry
+		opts.LeaderElectionReleaseOnCancel = true
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	require.NoError(t, err)
+	all := append([]controller.Option{
+		controller.WithExecutorOptions(checks()...),
+		controller.WithManifests(os.DirFS(catalogDir)),
+		controller.WithStatusInterval(200 * time.Millisecond),
+		controller.WithLeaseTTL(2 * time.Second),
+	}, oc.opts...)
+	r := controller.New(mgr.GetClient(), oc.rn, oc.stores, all...)
+	require.NoError(t, r.SetupWithManager(mgr))
+	ctx, cancel := context.WithCancel(context.Background())
+	o := &operator{r: r, runner: oc.rn, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(o.done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	t.Cleanup(o.stop)
+	return o
+}
+
+// waitFor polls the ClusterVersion until cond holds.
+func waitFor(t *testing.T, c client.Client, key types.NamespacedName, timeout time.Duration, what string, cond func(*v1alpha1.ClusterVersion) bool) *v1alpha1.ClusterVersion {
+	t.Helper()
+	var cv v1alpha1.ClusterVersion
+	deadline := time.Now().Add(timeout)
+	for {
+		err := c.Get(context.Background(), key, &cv)
+		if err == nil && cond(&cv) {
+			return &cv
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ClusterVersion %s: not %s after %v; status: %+v (get error %v)", key, what, timeout, cv.Status, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// eventReasons lists the reasons of the Events about the ClusterVersion.
+func eventReasons(t *testing.T, c client.Client, ns string) []string {
+	t.Helper()
+	var l eventsv1.EventList
+	require.NoError(t, c.List(context.Background(), &l, client.InNamespace(ns)))
+	var out []string
+	for _, e := range l.Items {
+		if e.Regarding.Kind == "ClusterVersion" {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}
+
+func newCV(ns, installed, desired string) *v1alpha1.ClusterVersion {
+	return &v1alpha1.ClusterVersion{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cluster"},
+		Spec:       v1alpha1.ClusterVersionSpec{InstalledVersion: v1alpha1.Version(installed), DesiredVersion: v1alpha1.Version(desired)},
+	}
+}
+
+func discardLogger() logr.Logger { return logr.Discard() }

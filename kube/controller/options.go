@@ -1,0 +1,45 @@
+package controller
+
+import (
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
+)
+
+// StoreFunc gives the store and the lock of a ClusterVersion's runs. A
+// state.Memory is both; kube/store keeps them on the API server.
+type StoreFunc func(cv types.NamespacedName) (state.Store, state.Lock)
+
+// Option configures a Reconciler.
+type Option func(*Reconciler)
+
+// WithExecutorOptions adds options to every run's runner.Executor
+// (parallelism, checks, retries). The reconciler sets the checkpointer and
+// adds its own observer.
+func WithExecutorOptions(opts ...runner.Option) Option {
+	return func(r *Reconciler) { r.execOpts = append(r.execOpts, opts...) }
+}
+
+// WithManifests gives the files that ComponentVersions name in
+// spec.manifests[].file (see catalog.WithManifests).
+func WithManifests(fsys fs.FS) Option { return func(r *Reconciler) { r.manifests = fsys } }
+
+// WithStatusInterval sets how often, at most, progress inside a hop is
+// written to the status (default 2s). Hop starts and ends and the end of
+// the run are written when they happen.
+func WithStatusInterval(d time.Duration) Option { return func(r *Reconciler) { r.interval = d } }
+
+// WithHolder names this process in the store's lock (default: the pod's
+// hostname and pid).
+func WithHolder(name string) Option { return func(r *Reconciler) { r.holder = name } }
+
+// WithLeaseTTL sets the store lock's TTL (default 15s).
+func WithLeaseTTL(d time.Duration) Option { return func(r *Reconciler) { r.ttl = d } }
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(r *Reconciler) { r.logger = l } }

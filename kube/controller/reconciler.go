@@ -1,0 +1,403 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/catalog"
+	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// Reconciler reconciles ClusterVersions. Build it with New and register it
+// with SetupWithManager.
+type Reconciler struct {
+	client    client.Client
+	reader    client.Reader // reads ClusterVersions uncached
+	runner    runner.Runner
+	stores    StoreFunc
+	recorder  recorder.EventRecorder
+	execOpts  []runner.Option
+	manifests fs.FS
+	interval  time.Duration
+	holder    string
+	ttl       time.Duration
+	logger    *slog.Logger
+
+	mu   sync.Mutex
+	runs map[types.NamespacedName]*run // runs in flight in this process
+	// wake re-queues a ClusterVersion when its run ends.
+	wake   chan event.GenericEvent
+	writes atomic.Int64
+	// base is the context runs start under: the manager's, once it has
+	// started this reconciler's runnable (it is cancelled when the manager
+	// stops or loses the leader election). It is kept because runs outlive
+	// the Reconcile call that starts them.
+	base   context.Context
+	runsWG sync.WaitGroup
+}
+
+// New returns a reconciler that runs components through rn (a
+// components.Router) and keeps each ClusterVersion's runs in the store
+// and lock stores gives. The client must read the catalog kinds and write
+// ClusterVersion status; the manager's client does.
+func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *Reconciler {
+	host, _ := os.Hostname()
+	r := &Reconciler{
+		client: c, reader: c, runner: rn, stores: stores,
+		interval: 2 * time.Second,
+		holder:   fmt.Sprintf("%s/%d", host, os.Getpid()),
+		ttl:      15 * time.Second,
+		logger:   slog.New(slog.DiscardHandler),
+		runs:     map[types.NamespacedName]*run{},
+		wake:     make(chan event.GenericEvent, 64),
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// StatusWrites is the number of ClusterVersion status writes this
+// reconciler made.
+func (r *Reconciler) StatusWrites() int64 { return r.writes.Load() }
+
+// SetupWithManager registers the reconciler: it watches ClusterVersions and
+// the catalog kinds (a change to any catalog object re-queues every
+// ClusterVersion of its namespace), and records Events as
+// "hopdag-clusterversion".
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.recorder = mgr.GetEventRecorder("hopdag-clusterversion")
+	// The ClusterVersion is read past the cache: a decision taken on a
+	// status the cache has not caught up with (a run that just ended)
+	// would start what is done.
+	r.reader = mgr.GetAPIReader()
+	// Runs start under the context of a runnable that, like the
+	// controller, runs only on the leader; when it stops, runs stop at once
+	// (the store's record lets the next leader resume) and Start waits for
+	// them.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		r.mu.Lock()
+		r.base = ctx
+		r.mu.Unlock()
+		<-ctx.Done()
+		r.runsWG.Wait()
+		return nil
+	})); err != nil {
+		return err
+	}
+	byNamespace := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+		var l v1alpha1.ClusterVersionList
+		if err := r.client.List(ctx, &l, client.InNamespace(o.GetNamespace())); err != nil {
+			r.logger.Warn("controller: listing ClusterVersions for a catalog change", "namespace", o.GetNamespace(), "error", err)
+			return nil
+		}
+		out := make([]ctrl.Request, 0, len(l.Items))
+		for _, cv := range l.Items {
+			out = append(out, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}})
+		}
+		return out
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("clusterversion").
+		For(&v1alpha1.ClusterVersion{}).
+		Watches(&v1alpha1.Release{}, byNamespace).
+		Watches(&v1alpha1.ComponentVersion{}, byNamespace).
+		Watches(&v1alpha1.UpgradePath{}, byNamespace).
+		WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{})).
+		Complete(r)
+}
+
+// Reconcile observes one ClusterVersion and does one step (see the package
+// documentation).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var cv v1alpha1.ClusterVersion
+	if err := r.reader.Get(ctx, req.NamespacedName, &cv); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !cv.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	if ru := r.active(req.NamespacedName); ru != nil {
+		// The run in flight acts on the spec at its next safe point.
+		ru.control(&cv.Spec)
+		return ctrl.Result{}, nil
+	}
+	st := cv.Status.DeepCopy()
+	r.observe(ctx, &cv, st)
+	next, err := r.decide(ctx, &cv, st)
+	if werr := r.writeStatus(ctx, &cv, st); werr != nil {
+		return ctrl.Result{}, werr
+	}
+	if next != nil {
+		r.start(next)
+	}
+	return ctrl.Result{}, err
+}
+
+// observe fills in what holds whatever happens next: versions and the
+// reachable targets.
+func (r *Reconciler) observe(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
+	if st.CurrentVersion == "" {
+		st.CurrentVersion = string(cmpOr(cv.Spec.InstalledVersion, cv.Spec.DesiredVersion))
+	}
+	st.DesiredVersion = string(cv.Spec.DesiredVersion)
+	st.ObservedGeneration = cv.Generation
+	if st.Phase == "" {
+		st.Phase = v1alpha1.PhaseIdle
+	}
+}
+
+// plan is an upgrade to start.
+type plan struct {
+	key   types.NamespacedName
+	cv    *v1alpha1.ClusterVersion
+	plan  *runner.Plan
+	fresh bool // a new upgrade, not the resumption of one
+}
+
+// decide sets the status for what it sees, and returns the run to start,
+// if any.
+func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) (*plan, error) {
+	now := metav1.Now()
+	cat, err := catalog.Load(ctx, r.client, cv.Namespace, catalog.WithManifests(r.manifests))
+	if err != nil {
+		if !errors.Is(err, release.ErrInvalidCatalog) {
+			return nil, err
+		}
+		st.AvailableUpdates, st.ConditionalUpdates = nil, nil
+		r.failing(cv, st, "CatalogInvalid", err.Error())
+		return nil, nil
+	}
+	current, err := release.ParseVersion(st.CurrentVersion)
+	if err != nil {
+		r.failing(cv, st, "UnknownVersion", err.Error())
+		return nil, nil
+	}
+	desired, err := release.ParseVersion(st.DesiredVersion)
+	if err != nil {
+		r.failing(cv, st, "UnknownVersion", err.Error())
+		return nil, nil
+	}
+	av, cu, uerr := Updates(cat, cv.Spec.Track, current, cv.Spec.AcceptRisks)
+	st.AvailableUpdates, st.ConditionalUpdates = av, cu
+	if _, ok := cat.ReleaseOn(cv.Spec.Track, current); ok {
+		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+current.Original())
+	} else {
+		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "UnknownVersion", uerr.Error())
+	}
+
+	inFlight := st.Plan != nil && (st.Phase == v1alpha1.PhaseUpgrading || st.Phase == v1alpha1.PhasePaused || st.Phase == v1alpha1.PhaseFailed)
+	from, to := current, desired
+	if inFlight {
+		from, to = release.MustParseVersion(st.Plan.From), release.MustParseVersion(st.Plan.To)
+		switch {
+		case cv.Spec.Abandon != nil:
+			return nil, r.abandon(ctx, cv, st, cv.Spec.Abandon.Reason)
+		case !desired.Equal(to):
+			// Aborted (desired back to the start) or redirected while the
+			// run was stopped: this upgrade ends here, Partial.
+			msg := "aborted: desiredVersion set back to " + desired.Original()
+			reason := "UpgradeAborted"
+			if !desired.Equal(from) {
+				msg, reason = "superseded: desiredVersion changed to "+desired.Original(), "UpgradeSuperseded"
+			}
+			endHistory(st, v1alpha1.HistoryPartial, msg, now)
+			st.Plan.Phase = string(runner.Cancelled)
+			st.Phase = v1alpha1.PhaseIdle
+			r.event(cv, "Normal", reason, "Abort", msg)
+			inFlight = false
+			from, to = current, desired
+		}
+	}
+	if st.Phase == v1alpha1.PhaseAbandoned && cv.Spec.Abandon != nil {
+		return nil, nil // stays abandoned until the spec asks for another upgrade
+	}
+	if !inFlight && from.Equal(to) {
+		st.Phase = v1alpha1.PhaseIdle
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+from.Original())
+		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+		return nil, nil
+	}
+	popts := []path.Option{path.WithTrack(cv.Spec.Track), path.AcceptRisks(cv.Spec.AcceptRisks...)}
+	if _, err := path.Resolve(cat, from, to, popts...); err != nil {
+		reason := "NoRoute"
+		if errors.Is(err, path.ErrUnknownVersion) {
+			reason = "UnknownVersion"
+		}
+		r.failing(cv, st, reason, err.Error())
+		if inFlight {
+			st.Phase = v1alpha1.PhaseFailed
+		} else {
+			st.Phase = v1alpha1.PhaseIdle
+		}
+		return nil, nil
+	}
+	exec := runner.New(r.runner, r.execOpts...)
+	p, err := runner.NewPlan(cat, from, to, runner.PathOptions(popts...), runner.ForExecutor(exec))
+	if err != nil {
+		r.failing(cv, st, "PlanInvalid", err.Error())
+		return nil, nil
+	}
+	if cv.Spec.Paused {
+		st.Phase = v1alpha1.PhasePaused
+		msg := "paused before the upgrade to " + to.Original() + " started"
+		if inFlight {
+			msg = "paused at " + st.Plan.Progress.Summary + " toward " + to.Original()
+		}
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", msg)
+		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+		return nil, nil
+	}
+	if !inFlight {
+		st.Plan = summary(p, nil)
+		st.History = append([]v1alpha1.UpdateHistory{{From: from.Original(), To: to.Original(), State: v1alpha1.HistoryPartial, StartedTime: now}}, st.History...)
+		if len(st.History) > maxHistory {
+			st.History = st.History[:maxHistory]
+		}
+	}
+	if st.Phase == v1alpha1.PhaseFailed {
+		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionFailing); c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == cv.Generation {
+			return nil, nil // resumed by the next spec change
+		}
+		if len(st.History) > 0 {
+			st.History[0].State, st.History[0].CompletionTime, st.History[0].Message = v1alpha1.HistoryPartial, nil, ""
+		}
+	}
+	st.Phase = v1alpha1.PhaseUpgrading
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
+	setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+	return &plan{key: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}, cv: cv.DeepCopy(), plan: p, fresh: !inFlight}, nil
+}
+
+const maxHistory = 50
+
+func (r *Reconciler) failing(cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus, reason, msg string) {
+	setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionTrue, reason, msg)
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, "not upgrading: "+firstLine(msg))
+}
+
+func setCondition(st *v1alpha1.ClusterVersionStatus, cv *v1alpha1.ClusterVersion, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: truncate(msg), ObservedGeneration: cv.Generation})
+}
+
+// endHistory closes the newest history entry.
+func endHistory(st *v1alpha1.ClusterVersionStatus, state v1alpha1.HistoryState, msg string, now metav1.Time) {
+	if len(st.History) == 0 {
+		return
+	}
+	h := &st.History[0]
+	h.State, h.Message, h.CompletionTime = state, truncate(msg), &now
+}
+
+// summary is the status's brief of a plan and, when known, its run.
+func summary(p *runner.Plan, s *runner.Status) *v1alpha1.PlanSummary {
+	ps := &v1alpha1.PlanSummary{From: p.Route.From.Original(), To: p.Route.To.Original(), Phase: string(runner.Pending), Hops: []string{}}
+	for _, h := range p.Hops {
+		ps.Hops = append(ps.Hops, h.Name())
+	}
+	ps.Progress = v1alpha1.Progress{Total: p.Total()}
+	if s != nil {
+		ps.Phase = string(s.Phase)
+		ps.CurrentHop = s.CurrentHop
+		ps.Progress.Done, ps.Progress.Total = s.Progress.Done, s.Progress.Total
+		if f := s.LastFailure; f != nil {
+			ps.LastFailure = &v1alpha1.Failure{Hop: f.Hop, Component: f.Component, Check: f.Check, Code: string(f.Code), Message: truncate(f.Error)}
+		}
+	}
+	if ps.CurrentHop < len(ps.Hops) {
+		ps.Hop = ps.Hops[ps.CurrentHop]
+	}
+	ps.Progress.Summary = fmt.Sprintf("%d/%d", ps.Progress.Done, ps.Progress.Total)
+	return ps
+}
+
+func progressing(ps *v1alpha1.PlanSummary) string {
+	return fmt.Sprintf("working towards %s: %s components, hop %d of %d (%s)", ps.To, ps.Progress.Summary, ps.CurrentHop+1, len(ps.Hops), ps.Hop)
+}
+
+// writeStatus writes st as cv's status unless nothing changed. A conflict
+// (someone else wrote in between) re-reads the object and writes st again:
+// the status is this reconciler's alone.
+func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) error {
+	if equalStatus(&cv.Status, st) {
+		return nil
+	}
+	obj := cv.DeepCopy()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		obj.Status = *st.DeepCopy()
+		err := r.client.Status().Update(ctx, obj)
+		if apierrors.IsConflict(err) {
+			if gerr := r.reader.Get(ctx, client.ObjectKeyFromObject(cv), obj); gerr != nil {
+				return gerr
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("controller: writing the status of ClusterVersion %s/%s: %w", cv.Namespace, cv.Name, err)
+	}
+	r.writes.Add(1)
+	cv.Status = obj.Status
+	return nil
+}
+
+func (r *Reconciler) event(cv *v1alpha1.ClusterVersion, typ, reason, action, note string) {
+	if r.recorder != nil {
+		r.recorder.Eventf(cv, nil, typ, reason, action, "%s", truncate(note))
+	}
+}
+
+func (r *Reconciler) active(key types.NamespacedName) *run {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.runs[key]
+}
+
+func cmpOr(vs ...v1alpha1.Version) v1alpha1.Version {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// truncate keeps messages within what a Condition accepts (32 KiB).
+func truncate(s string) string {
+	const limit = 4096
+	if len(s) <= limit {
+		return s
+	}
+	return s[:limit-3] + "..."
+}

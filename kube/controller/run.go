@@ -1,0 +1,389 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
+)
+
+// stop says why a run stops at its next safe point.
+type stop int
+
+const (
+	noStop stop = iota
+	stopPause
+	stopAbort
+	stopAbandon
+)
+
+// run is one upgrade in flight in this process.
+type run struct {
+	r    *Reconciler
+	p    *plan
+	from string // the version the run started from
+
+	mu      sync.Mutex
+	why     stop
+	reason  string // the abandon reason
+	running int    // components inside the inner runner
+	cancel  context.CancelFunc
+	status  brief // the latest durable transition, in brief
+	dirty   bool
+	flush   chan struct{}
+}
+
+// control reads the spec at a reconcile while the run goes.
+func (ru *run) control(spec *v1alpha1.ClusterVersionSpec) {
+	why, reason := noStop, ""
+	switch {
+	case spec.Abandon != nil:
+		why, reason = stopAbandon, spec.Abandon.Reason
+	case string(spec.DesiredVersion) != ru.p.plan.Route.To.Original():
+		why = stopAbort
+	case spec.Paused:
+		why = stopPause
+	}
+	ru.mu.Lock()
+	defer ru.mu.Unlock()
+	if why > ru.why { // a stop is never taken back by a later reconcile
+		ru.why, ru.reason = why, reason
+	}
+	if ru.why != noStop && ru.running == 0 && ru.cancel != nil {
+		ru.cancel()
+	}
+}
+
+// Run is the gate in front of the embedder's runner: once a stop is
+// asked, a component that has not entered the inner runner waits for the
+// run's end (and is Cancelled, to run again on resume); the run is
+// cancelled when the last running component returns. That is the safe
+// point: nothing is interrupted inside a runner.
+func (ru *run) Run(ctx context.Context, t runner.Task) error {
+	ru.mu.Lock()
+	if ru.why != noStop {
+		ru.mu.Unlock()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	ru.running++
+	ru.mu.Unlock()
+	defer func() {
+		ru.mu.Lock()
+		ru.running--
+		if ru.why != noStop && ru.running == 0 {
+			ru.cancel()
+		}
+		ru.mu.Unlock()
+	}()
+	return ru.r.runner.Run(ctx, t)
+}
+
+// start launches p in the background.
+func (r *Reconciler) start(p *plan) {
+	ru := &run{r: r, p: p, from: p.plan.Route.From.Original(), flush: make(chan struct{}, 1)}
+	ru.control(&p.cv.Spec)
+	r.mu.Lock()
+	base := r.base
+	if r.runs[p.key] != nil || base == nil || base.Err() != nil {
+		r.mu.Unlock()
+		return
+	}
+	r.runs[p.key] = ru
+	r.runsWG.Add(1)
+	r.mu.Unlock()
+	if p.fresh {
+		r.event(p.cv, "Normal", "UpgradeStarted", "Upgrade", fmt.Sprintf("upgrading %s -> %s in %d hops", p.plan.Route.From, p.plan.Route.To, len(p.plan.Hops)))
+	}
+	go ru.execute(base)
+}
+
+func (ru *run) execute(ctx context.Context) {
+	r, key := ru.r, ru.p.key
+	defer func() {
+		r.mu.Lock()
+		delete(r.runs, key)
+		r.mu.Unlock()
+		r.runsWG.Done()
+		select {
+		case r.wake <- event.GenericEvent{Object: ru.p.cv}:
+		case <-ctx.Done():
+		}
+	}()
+	store, lock := r.stores(key)
+	lease, err := lock.Acquire(ctx, r.holder, r.ttl)
+	if err != nil {
+		r.logger.Warn("controller: store lock", "clusterversion", key, "error", err)
+		select { // the wake re-queues; let the holder's lease run out first
+		case <-time.After(r.ttl / 3):
+		case <-ctx.Done():
+		}
+		return
+	}
+	kctx, keeper := state.Keep(ctx, lock, lease)
+	defer func() {
+		keeper.Stop()
+		// Fenced (a *FencedError) when the lease was lost: nothing to free.
+		_ = lock.Release(context.WithoutCancel(ctx), keeper.Lease())
+	}()
+	prev, err := store.Load(kctx)
+	if err != nil {
+		r.logger.Warn("controller: loading the stored run", "clusterversion", key, "error", err)
+		return
+	}
+	if prev != nil && (prev.From != ru.p.plan.Route.From.Original() || prev.To != ru.p.plan.Route.To.Original() || prev.Phase == runner.Abandoned) {
+		prev = nil // another upgrade's record: this one starts afresh
+	}
+	rctx, cancel := context.WithCancel(kctx)
+	defer cancel()
+	ru.mu.Lock()
+	ru.cancel = cancel
+	stopNow := ru.why != noStop
+	ru.mu.Unlock()
+	if stopNow {
+		cancel()
+	}
+
+	done := make(chan struct{})
+	var writer sync.WaitGroup
+	writer.Go(func() { ru.writeLoop(done) })
+	opts := append(append([]runner.Option(nil), r.execOpts...),
+		runner.WithCheckpointer(runner.CheckpointFunc(func(ctx context.Context, s *runner.Status) error {
+			if err := state.Checkpointer(store, keeper.Lease()).Checkpoint(ctx, s); err != nil {
+				return err
+			}
+			ru.note(s)
+			return nil
+		})),
+		runner.WithObserver(runner.ObserverFunc(ru.observe)))
+	exec := runner.New(gated{ru}, opts...)
+	s, err := exec.Execute(rctx, ru.p.plan, prev)
+	close(done)
+	writer.Wait()
+	if kctx.Err() != nil {
+		r.logger.Warn("controller: stopped, or the store lease was lost; the next leader resumes", "clusterversion", key)
+		return
+	}
+	ru.finish(kctx, store, keeper.Lease(), s, err)
+}
+
+// gated is the run's gate as a runner.Runner (the plan was checked
+// against the embedder's runner when it was made).
+type gated struct{ ru *run }
+
+func (g gated) Run(ctx context.Context, t runner.Task) error { return g.ru.Run(ctx, t) }
+
+// brief is what the ClusterVersion's status shows of a run's Status: a
+// copy whose cost does not grow with the number of components, taken on
+// every transition.
+type brief struct {
+	s       runner.Status // without Hops
+	reached string
+}
+
+// note keeps the latest durable transition for the status writer.
+func (ru *run) note(s *runner.Status) {
+	b := brief{s: *s, reached: reached(s)}
+	b.s.Hops = nil
+	if s.LastFailure != nil {
+		f := *s.LastFailure
+		b.s.LastFailure = &f
+	}
+	ru.mu.Lock()
+	ru.status = b
+	ru.dirty = true
+	ru.mu.Unlock()
+}
+
+// observe turns hop transitions into Events and immediate status writes.
+func (ru *run) observe(ev runner.Event) {
+	r, cv := ru.r, ru.p.cv
+	switch ev.Type {
+	case runner.HopSucceeded:
+		// The action names the hop: the events API merges Events of one
+		// action and reason into a series, which would hide all but the
+		// first hop.
+		r.event(cv, "Normal", "HopCompleted", "Hop "+ev.HopName, fmt.Sprintf("hop %d of %d %s completed in %s", ev.Hop+1, len(ru.p.plan.Hops), ev.HopName, ev.Duration.Round(time.Millisecond)))
+	case runner.HopStarted, runner.HopFailed:
+	default:
+		return
+	}
+	select {
+	case ru.flush <- struct{}{}:
+	default:
+	}
+}
+
+// writeLoop writes the latest transition at most once per interval, and
+// at once after a hop event; it returns when done closes.
+func (ru *run) writeLoop(done <-chan struct{}) {
+	t := time.NewTicker(ru.r.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		case <-ru.flush:
+		}
+		ru.mu.Lock()
+		s, dirty := ru.status, ru.dirty
+		ru.dirty = false
+		ru.mu.Unlock()
+		if dirty {
+			ru.writeProgress(context.Background(), s)
+		}
+	}
+}
+
+// writeProgress writes a transition of the run into the status.
+func (ru *run) writeProgress(ctx context.Context, b brief) {
+	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
+		st.Plan = summary(ru.p.plan, &b.s)
+		st.CurrentVersion = b.reached
+		setCondition(st, ru.p.cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
+	})
+}
+
+// reached is the version of the last hop that succeeded, in order.
+func reached(s *runner.Status) string {
+	v := s.From
+	for _, h := range s.Hops {
+		if h.Phase != runner.Succeeded {
+			break
+		}
+		v = h.To
+	}
+	return v
+}
+
+// update re-reads the ClusterVersion and writes fn's change of its status.
+func (ru *run) update(ctx context.Context, fn func(*v1alpha1.ClusterVersionStatus)) {
+	r := ru.r
+	var cv v1alpha1.ClusterVersion
+	if err := r.reader.Get(ctx, ru.p.key, &cv); err != nil {
+		r.logger.Warn("controller: reading ClusterVersion for a status write", "clusterversion", ru.p.key, "error", err)
+		return
+	}
+	st := cv.Status.DeepCopy()
+	fn(st)
+	if err := r.writeStatus(ctx, &cv, st); err != nil {
+		r.logger.Warn("controller: status write", "clusterversion", ru.p.key, "error", err)
+	}
+}
+
+// finish records how the run ended.
+func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease, s *runner.Status, err error) {
+	r, cv := ru.r, ru.p.cv
+	ru.mu.Lock()
+	why, reason := ru.why, ru.reason
+	ru.mu.Unlock()
+	if s == nil { // the plan was refused before it ran
+		ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
+			r.failing(cv, st, "PlanInvalid", err.Error())
+			st.Phase = v1alpha1.PhaseFailed
+		})
+		return
+	}
+	now := metav1.Now()
+	if s.Phase == runner.Cancelled && why == stopAbandon {
+		if aerr := s.Abandon(reason, now.Time); aerr == nil {
+			if serr := store.Save(ctx, lease.Token, s); serr != nil {
+				r.logger.Warn("controller: saving the abandoned run", "clusterversion", ru.p.key, "error", serr)
+				return
+			}
+		}
+	}
+	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
+		st.Plan = summary(ru.p.plan, s)
+		st.CurrentVersion = reached(s)
+		switch {
+		case s.Phase == runner.Succeeded:
+			st.Phase = v1alpha1.PhaseIdle
+			endHistory(st, v1alpha1.HistoryCompleted, "", now)
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+st.CurrentVersion)
+			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+			r.event(cv, "Normal", "UpgradeCompleted", "Upgrade", fmt.Sprintf("upgraded %s -> %s in %s", s.From, s.To, s.FinishedAt.Sub(s.StartedAt).Round(time.Millisecond)))
+		case s.Phase == runner.Abandoned:
+			st.Phase = v1alpha1.PhaseAbandoned
+			endHistory(st, v1alpha1.HistoryFailed, "abandoned: "+reason, now)
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Abandoned", "abandoned at "+st.Plan.Progress.Summary+": "+reason)
+			r.event(cv, "Warning", "UpgradeAbandoned", "Abandon", "abandoned: "+reason)
+		case s.Phase == runner.Cancelled && why == stopPause:
+			st.Phase = v1alpha1.PhasePaused
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", "paused at "+st.Plan.Progress.Summary+" toward "+s.To)
+			r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
+		case s.Phase == runner.Cancelled && why == stopAbort:
+			st.Phase = v1alpha1.PhaseIdle
+			msg := fmt.Sprintf("aborted at %s: desiredVersion set back to %s; the system runs %s", st.Plan.Progress.Summary, ru.from, st.CurrentVersion)
+			endHistory(st, v1alpha1.HistoryPartial, msg, now)
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeAborted", msg)
+			r.event(cv, "Normal", "UpgradeAborted", "Abort", msg)
+		default:
+			st.Phase = v1alpha1.PhaseFailed
+			msg := "the upgrade failed"
+			if err != nil {
+				msg = err.Error()
+			}
+			endHistory(st, v1alpha1.HistoryFailed, firstLine(msg), now)
+			r.failing(cv, st, "UpgradeFailed", msg)
+			note := fmt.Sprintf("upgrade %s -> %s failed: %s", s.From, s.To, s.Code)
+			if f := s.LastFailure; f != nil {
+				note = fmt.Sprintf("upgrade %s -> %s failed: component %s on hop %d: %s", s.From, s.To, cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
+			}
+			r.event(cv, "Warning", "UpgradeFailed", "Upgrade", note)
+		}
+	})
+}
+
+func cmpStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// abandon marks the stored run of the status's plan Abandoned while no run
+// is in flight.
+func (r *Reconciler) abandon(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus, reason string) error {
+	key := keyOf(cv)
+	store, lock := r.stores(key)
+	lease, err := lock.Acquire(ctx, r.holder, r.ttl)
+	if err != nil {
+		return fmt.Errorf("controller: abandoning ClusterVersion %s: %w", key, err)
+	}
+	defer func() { _ = lock.Release(context.WithoutCancel(ctx), lease) }()
+	s, err := store.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("controller: abandoning ClusterVersion %s: %w", key, err)
+	}
+	now := metav1.Now()
+	if s != nil && s.From == st.Plan.From && s.To == st.Plan.To && s.Phase != runner.Abandoned {
+		if err := s.Abandon(reason, now.Time); err == nil {
+			if err := store.Save(ctx, lease.Token, s); err != nil {
+				return fmt.Errorf("controller: abandoning ClusterVersion %s: %w", key, err)
+			}
+		}
+	}
+	st.Phase = v1alpha1.PhaseAbandoned
+	st.Plan.Phase = string(runner.Abandoned)
+	endHistory(st, v1alpha1.HistoryFailed, "abandoned: "+reason, now)
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Abandoned", "abandoned: "+reason)
+	r.event(cv, "Warning", "UpgradeAbandoned", "Abandon", "abandoned: "+reason)
+	return nil
+}
+
+func equalStatus(a, b *v1alpha1.ClusterVersionStatus) bool { return equality.Semantic.DeepEqual(a, b) }
+
+func keyOf(cv *v1alpha1.ClusterVersion) types.NamespacedName {
+	return types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}
+}

@@ -1,0 +1,166 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/catalog"
+	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/release"
+)
+
+// Validator is the validating admission webhook of ClusterVersion
+// (kube/config/webhook holds its configuration, generated from the marker
+// in doc.go), with
+// StarlingX's rules:
+//
+//   - desiredVersion must be a release of the catalog, reachable from the
+//     version the system runs with the accepted risks; otherwise the
+//     message lists what is reachable;
+//   - while an upgrade is in progress (phase Upgrading), desiredVersion may
+//     change only back to the version the upgrade started from (the abort);
+//   - a ClusterVersion cannot be deleted while an upgrade is in progress or
+//     paused.
+type Validator struct {
+	reader    client.Reader
+	manifests fs.FS
+}
+
+// NewValidator returns a validator that reads the catalog through r.
+func NewValidator(r client.Reader, manifests fs.FS) *Validator {
+	return &Validator{reader: r, manifests: manifests}
+}
+
+// SetupWebhookWithManager serves the validator from the manager's webhook
+// server at /validate-hopdag-io-v1alpha1-clusterversion.
+func (v *Validator) SetupWebhookWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.ClusterVersion{}).WithValidator(v).Complete()
+}
+
+var gk = v1alpha1.GroupVersion.WithKind("ClusterVersion").GroupKind()
+
+// ValidateCreate checks that the desired version can be reached from the
+// installed one.
+func (v *Validator) ValidateCreate(ctx context.Context, cv *v1alpha1.ClusterVersion) (admission.Warnings, error) {
+	from := cmpOr(cv.Spec.InstalledVersion, cv.Spec.DesiredVersion)
+	return nil, v.reachable(ctx, cv, string(from))
+}
+
+// ValidateUpdate refuses a change of desiredVersion mid-hop (but the
+// abort) and an unreachable desiredVersion.
+func (v *Validator) ValidateUpdate(ctx context.Context, old, cv *v1alpha1.ClusterVersion) (admission.Warnings, error) {
+	if old.Spec.DesiredVersion == cv.Spec.DesiredVersion {
+		return nil, nil
+	}
+	if err := CheckUpdate(old, cv); err != nil {
+		return nil, err
+	}
+	if old.Status.Phase == v1alpha1.PhaseUpgrading {
+		return nil, nil // the abort
+	}
+	from := cmpOr(v1alpha1.Version(old.Status.CurrentVersion), old.Spec.InstalledVersion, old.Spec.DesiredVersion)
+	return nil, v.reachable(ctx, cv, string(from))
+}
+
+// ValidateDelete refuses to delete a ClusterVersion mid-upgrade.
+func (v *Validator) ValidateDelete(_ context.Context, cv *v1alpha1.ClusterVersion) (admission.Warnings, error) {
+	return nil, CheckDelete(cv)
+}
+
+// CheckUpdate is the rule for desiredVersion changes during an upgrade:
+// while a hop is in progress only the abort back to the from-version is
+// allowed.
+func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
+	if old.Status.Phase != v1alpha1.PhaseUpgrading || old.Status.Plan == nil || old.Spec.DesiredVersion == cv.Spec.DesiredVersion {
+		return nil
+	}
+	from := old.Status.Plan.From
+	if string(cv.Spec.DesiredVersion) == from {
+		return nil
+	}
+	return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Forbidden(field.NewPath("spec", "desiredVersion"),
+		fmt.Sprintf("hop %s of the upgrade %s -> %s is in progress (%s done): desiredVersion may only be set back to %s, which aborts the upgrade at the next safe point; wait for the upgrade to end, or pause it",
+			old.Status.Plan.Hop, from, old.Status.Plan.To, old.Status.Plan.Progress.Summary, from))})
+}
+
+// CheckDelete refuses deleting a ClusterVersion whose upgrade is in
+// progress or paused.
+func CheckDelete(cv *v1alpha1.ClusterVersion) error {
+	if cv.Status.Phase != v1alpha1.PhaseUpgrading && cv.Status.Phase != v1alpha1.PhasePaused {
+		return nil
+	}
+	return apierrors.NewForbidden(v1alpha1.GroupVersion.WithResource("clusterversions").GroupResource(), cv.Name,
+		fmt.Errorf("the upgrade to %s is %s: set desiredVersion back to %s to abort it, or abandon it (spec.abandon), then delete", cv.Status.DesiredVersion, strings.ToLower(string(cv.Status.Phase)), planFrom(cv)))
+}
+
+func planFrom(cv *v1alpha1.ClusterVersion) string {
+	if cv.Status.Plan != nil {
+		return cv.Status.Plan.From
+	}
+	return cv.Status.CurrentVersion
+}
+
+// reachable refuses a desiredVersion the catalog cannot reach from from.
+func (v *Validator) reachable(ctx context.Context, cv *v1alpha1.ClusterVersion, from string) error {
+	cat, err := catalog.Load(ctx, v.reader, cv.Namespace, catalog.WithManifests(v.manifests))
+	if err != nil {
+		if errors.Is(err, release.ErrInvalidCatalog) {
+			return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "desiredVersion"), cv.Spec.DesiredVersion, "the catalog of namespace "+cv.Namespace+" is invalid: "+err.Error())})
+		}
+		return apierrors.NewInternalError(err)
+	}
+	return CheckReachable(cat, cv, from)
+}
+
+// CheckReachable refuses a desiredVersion that is not a release of cat or
+// cannot be reached from from; the message lists what is reachable.
+func CheckReachable(cat *release.Catalog, cv *v1alpha1.ClusterVersion, from string) error {
+	fv, err := release.ParseVersion(from)
+	if err != nil {
+		return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "installedVersion"), from, err.Error())})
+	}
+	to, err := release.ParseVersion(string(cv.Spec.DesiredVersion))
+	if err != nil {
+		return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "desiredVersion"), cv.Spec.DesiredVersion, err.Error())})
+	}
+	_, err = path.Resolve(cat, fv, to, path.WithTrack(cv.Spec.Track), path.AcceptRisks(cv.Spec.AcceptRisks...))
+	if err == nil {
+		return nil
+	}
+	av, cu, _ := Updates(cat, cv.Spec.Track, fv, cv.Spec.AcceptRisks)
+	var reach []string
+	for _, u := range av {
+		reach = append(reach, u.Version)
+	}
+	var risky []string
+	for _, u := range cu {
+		var names []string
+		for _, r := range u.Risks {
+			names = append(names, r.Name)
+		}
+		risky = append(risky, u.Version+" (accept "+strings.Join(names, ", ")+")")
+	}
+	msg := fmt.Sprintf("%s cannot be reached from %s", to, fv)
+	if errors.Is(err, path.ErrUnknownVersion) {
+		msg = fmt.Sprintf("%s is not a release of the catalog", to)
+	}
+	if len(reach) == 0 {
+		msg += "; nothing is reachable from " + fv.Original()
+	} else {
+		msg += "; reachable from " + fv.Original() + ": " + strings.Join(reach, ", ")
+	}
+	if len(risky) > 0 {
+		msg += "; behind risks: " + strings.Join(risky, ", ")
+	}
+	return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "desiredVersion"), cv.Spec.DesiredVersion, msg+" ("+err.Error()+")")})
+}

@@ -1,0 +1,78 @@
+package controller_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/release"
+)
+
+func TestCheckReachable(t *testing.T) {
+	cat, err := release.LoadDir("../../testdata/catalog")
+	require.NoError(t, err)
+	cv := func(desired string, risks ...string) *v1alpha1.ClusterVersion {
+		c := &v1alpha1.ClusterVersion{Spec: v1alpha1.ClusterVersionSpec{DesiredVersion: v1alpha1.Version(desired), AcceptRisks: risks}}
+		c.Name = "cluster"
+		return c
+	}
+	tests := []struct {
+		name, from string
+		cv         *v1alpha1.ClusterVersion
+		want       string // "" accepts
+	}{
+		{"multi-hop target", "v26.06-rc.2", cv("v26.09"), ""},
+		{"unknown version", "v26.06-rc.2", cv("v26.07"),
+			"v26.07 is not a release of the catalog; reachable from v26.06-rc.2: v26.06-rc.3, v26.06, v26.06.1, v26.09; behind risks: v26.09-rc.1 (accept containerd-v2-config)"},
+		{"downgrade", "v26.06", cv("v26.03"), "v26.03 cannot be reached from v26.06; reachable from v26.06: v26.06.1, v26.09; behind risks: v26.09-rc.1 (accept containerd-v2-config)"},
+		{"risk not accepted", "v26.06", cv("v26.09-rc.1"), "v26.09-rc.1 cannot be reached from v26.06"},
+		{"risk accepted", "v26.06", cv("v26.09-rc.1", "containerd-v2-config"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := controller.CheckReachable(cat, tt.cv, tt.from)
+			if tt.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.True(t, apierrors.IsInvalid(err), "CheckReachable error is an Invalid status error: %v", err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Contains(t, err.Error(), "spec.desiredVersion")
+		})
+	}
+}
+
+func TestCheckUpdateAndDelete(t *testing.T) {
+	upgrading := &v1alpha1.ClusterVersion{
+		Spec: v1alpha1.ClusterVersionSpec{DesiredVersion: "v26.09"},
+		Status: v1alpha1.ClusterVersionStatus{Phase: v1alpha1.PhaseUpgrading, CurrentVersion: "v26.06-rc.3", DesiredVersion: "v26.09",
+			Plan: &v1alpha1.PlanSummary{From: "v26.06-rc.2", To: "v26.09", Hop: "v26.06-rc.3 -> v26.06", CurrentHop: 1,
+				Hops: []string{"v26.06-rc.2 -> v26.06-rc.3", "v26.06-rc.3 -> v26.06", "v26.06 -> v26.09"}, Progress: v1alpha1.Progress{Done: 14, Total: 33, Summary: "14/33"}}},
+	}
+	upgrading.Name = "cluster"
+	to := func(v string) *v1alpha1.ClusterVersion {
+		c := upgrading.DeepCopy()
+		c.Spec.DesiredVersion = v1alpha1.Version(v)
+		return c
+	}
+	err := controller.CheckUpdate(upgrading, to("v26.06.1"))
+	require.Error(t, err, "a new target mid-hop is refused")
+	assert.True(t, apierrors.IsInvalid(err))
+	assert.Contains(t, err.Error(), "hop v26.06-rc.3 -> v26.06 of the upgrade v26.06-rc.2 -> v26.09 is in progress (14/33 done): desiredVersion may only be set back to v26.06-rc.2")
+	assert.NoError(t, controller.CheckUpdate(upgrading, to("v26.06-rc.2")), "the abort is allowed")
+	assert.NoError(t, controller.CheckUpdate(upgrading, to("v26.09")), "no change is allowed")
+	idle := upgrading.DeepCopy()
+	idle.Status.Phase = v1alpha1.PhaseIdle
+	assert.NoError(t, controller.CheckUpdate(idle, to("v26.06.1")), "an idle ClusterVersion may change target")
+
+	err = controller.CheckDelete(upgrading)
+	require.Error(t, err)
+	assert.True(t, apierrors.IsForbidden(err))
+	assert.Contains(t, err.Error(), "the upgrade to v26.09 is upgrading: set desiredVersion back to v26.06-rc.2 to abort it")
+	assert.NoError(t, controller.CheckDelete(idle))
+}

@@ -1,0 +1,216 @@
+// Command operator is a runnable hopdag upgrade operator: a
+// controller-runtime manager with the ClusterVersion reconciler, simulated
+// inline handlers, and a manifest runner. Until kube/apply is wired in
+// here, manifest components are applied to an in-memory recorder.
+//
+// Against a cluster (its kubeconfig from --kubeconfig or KUBECONFIG), with
+// the CRDs of kube/config/crd and a catalog applied to a namespace:
+//
+//	kubectl apply -f kube/config/crd
+//	kubectl apply -n demo -f testdata/catalog -f testdata/catalog/components
+//	go run ./kube/examples/operator -catalog testdata/catalog
+//
+// The demo starts its own API server from KUBEBUILDER_ASSETS (the binaries
+// tools/env.sh builds), applies the CRDs, the sample catalog and a
+// ClusterVersion upgrading v26.06-rc.2 to v26.09, and prints the
+// ClusterVersion as the upgrade goes:
+//
+//	eval "$(tools/env.sh kube)" && cd kube && go run ./examples/operator -demo
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/catalog"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+func main() {
+	catalogDir := flag.String("catalog", "testdata/catalog", "catalog directory: its manifest files, handler and check names")
+	demo := flag.Bool("demo", false, "start an API server from KUBEBUILDER_ASSETS, apply the catalog and a ClusterVersion, and upgrade")
+	leaderElect := flag.Bool("leader-elect", false, "only the replica holding the leader Lease acts")
+	leaderNS := flag.String("leader-election-namespace", "default", "namespace of the leader Lease")
+	flag.Parse()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctrl.SetLogger(logr.FromSlogHandler(log.Handler()))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *catalogDir, *demo, *leaderElect, *leaderNS, log); err != nil {
+		fmt.Fprintln(os.Stderr, "operator:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS string, log *slog.Logger) error {
+	cat, err := release.LoadDir(dir)
+	if err != nil {
+		return err
+	}
+	var cfg *rest.Config
+	if demo {
+		env := &envtest.Environment{CRDDirectoryPaths: []string{crdDir()}, ErrorIfCRDPathMissing: true}
+		if cfg, err = env.Start(); err != nil {
+			return fmt.Errorf("starting the demo API server (set KUBEBUILDER_ASSETS: eval \"$(tools/env.sh kube)\"): %w", err)
+		}
+		defer func() { _ = env.Stop() }()
+	} else if cfg, err = ctrl.GetConfig(); err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha1.AddToScheme(scheme)); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		LeaderElection: leaderElect, LeaderElectionID: "hopdag-operator", LeaderElectionNamespace: leaderNS,
+	})
+	if err != nil {
+		return err
+	}
+	if err := wire(mgr, components.NewRecorder(), os.DirFS(dir), handlers(cat), checks(cat), log, false); err != nil {
+		return err
+	}
+	if !demo {
+		return mgr.Start(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- mgr.Start(ctx) }()
+	if err := upgradeDemo(ctx, cfg, scheme, dir); err != nil {
+		return err
+	}
+	cancel()
+	return <-errc
+}
+
+// upgradeDemo applies the catalog and a ClusterVersion to namespace demo
+// and prints the ClusterVersion until the upgrade ends.
+func upgradeDemo(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, dir string) error {
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	const ns = "demo"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	objs, err := catalog.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var all []client.Object
+	for i := range objs.Releases {
+		all = append(all, &objs.Releases[i])
+	}
+	for i := range objs.Components {
+		all = append(all, &objs.Components[i])
+	}
+	for i := range objs.UpgradePaths {
+		all = append(all, &objs.UpgradePaths[i])
+	}
+	all = append(all, &v1alpha1.ClusterVersion{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Spec:       v1alpha1.ClusterVersionSpec{InstalledVersion: "v26.06-rc.2", DesiredVersion: "v26.09"},
+	})
+	for _, o := range all {
+		o.SetNamespace(ns)
+		if err := c.Create(ctx, o); err != nil {
+			return err
+		}
+	}
+	last := ""
+	for {
+		var cv v1alpha1.ClusterVersion
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cluster"}, &cv); err != nil {
+			return err
+		}
+		line := fmt.Sprintf("desired %s  current %s  phase %s", cv.Spec.DesiredVersion, cv.Status.CurrentVersion, cv.Status.Phase)
+		if f := meta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionFailing); f != nil && f.Status == metav1.ConditionTrue {
+			line += "\n  failing: " + f.Reason + ": " + f.Message
+		}
+		if p := cv.Status.Plan; p != nil {
+			line += fmt.Sprintf("  progress %s  hop %s", p.Progress.Summary, p.Hop)
+		}
+		if line != last {
+			fmt.Println(line)
+			last = line
+		}
+		if cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.CurrentVersion == string(cv.Spec.DesiredVersion) && len(cv.Status.History) > 0 {
+			fmt.Printf("history: %s -> %s %s\n", cv.Status.History[0].From, cv.Status.History[0].To, cv.Status.History[0].State)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// crdDir finds kube/config/crd from the kube module's root or the repository's.
+func crdDir() string {
+	for _, d := range []string{"config/crd", "kube/config/crd", "../../config/crd"} {
+		if _, err := os.Stat(d); err == nil {
+			return d
+		}
+	}
+	return filepath.Join("kube", "config", "crd")
+}
+
+// handlers are the inline handler names of the catalog, sorted.
+func handlers(c *release.Catalog) []string {
+	var out []string
+	for _, cv := range c.Components {
+		if cv.Handler != "" && !slices.Contains(out, cv.Handler) {
+			out = append(out, cv.Handler)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checks makes every hop check the catalog names pass (simulated).
+func checks(c *release.Catalog) []runner.Option {
+	var names []string
+	for _, t := range c.Tracks() {
+		for _, r := range c.Rules(t) {
+			for _, ch := range append(slices.Clone(r.PreChecks), r.PostChecks...) {
+				if !slices.Contains(names, ch.Name) {
+					names = append(names, ch.Name)
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	var out []runner.Option
+	for _, n := range names {
+		out = append(out, runner.WithCheck(n, func(context.Context, runner.CheckTask) error { return nil }))
+	}
+	return out
+}

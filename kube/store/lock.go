@@ -1,0 +1,170 @@
+package store
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/hopdag/hopdag/state"
+)
+
+// Acquire takes the Lease for holder and raises the head's fence to the
+// new token. Lease durations are whole seconds: ttl is rounded up.
+func (s *Store) Acquire(ctx context.Context, holder string, ttl time.Duration) (state.Lease, error) {
+	if holder == "" {
+		return state.Lease{}, errorf("acquire: empty holder name; name the holder, e.g. host/pid")
+	}
+	if ttl <= 0 {
+		return state.Lease{}, errorf("acquire: ttl %v is not positive", ttl)
+	}
+	if err := ctx.Err(); err != nil {
+		return state.Lease{}, err
+	}
+	secs := int32(min(math.Ceil(ttl.Seconds()), math.MaxInt32))
+	start := s.now()
+	l, err := s.lease(ctx)
+	if err != nil {
+		return state.Lease{}, err
+	}
+	if l != nil && s.held(l) {
+		return state.Lease{}, &state.LockedError{Holder: holderOf(l), Token: num(&l.ObjectMeta, annToken), Expires: expiry(l)}
+	}
+	head, err := s.head(ctx)
+	if err != nil {
+		return state.Lease{}, err
+	}
+	token := uint64(0)
+	if head != nil {
+		token = num(head, annFence)
+	}
+	if l != nil {
+		token = max(token, num(&l.ObjectMeta, annToken))
+	}
+	token++
+	now := metav1.NewMicroTime(start)
+	spec := coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now}
+	if l == nil {
+		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: s.name}}
+		l.Annotations = map[string]string{annToken: strconv.FormatUint(token, 10)}
+		l.Spec = spec
+		err = s.c.Create(ctx, l)
+	} else {
+		if l.Annotations == nil {
+			l.Annotations = map[string]string{}
+		}
+		l.Annotations[annToken] = strconv.FormatUint(token, 10)
+		transitions := l.Spec.LeaseTransitions
+		l.Spec = spec
+		l.Spec.LeaseTransitions = new(ptrOr(transitions) + 1)
+		err = s.c.Update(ctx, l) // conditioned on the resourceVersion read
+	}
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+		// Another acquirer won the race.
+		if cur, lerr := s.lease(ctx); lerr == nil && cur != nil {
+			return state.Lease{}, &state.LockedError{Holder: holderOf(cur), Token: num(&cur.ObjectMeta, annToken), Expires: expiry(cur)}
+		}
+		return state.Lease{}, &state.LockedError{}
+	}
+	if err != nil {
+		return state.Lease{}, errorf("acquire Lease %s/%s: %w", s.namespace, s.name, err)
+	}
+	if err := s.raiseFence(ctx, token); err != nil {
+		return state.Lease{}, err
+	}
+	return state.Lease{Holder: holder, Token: token, TTL: ttl, Expires: start.Add(time.Duration(secs) * time.Second)}, nil
+}
+
+func ptrOr(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// raiseFence sets the head's fence to token unless it is higher already.
+func (s *Store) raiseFence(ctx context.Context, token uint64) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		head, err := s.head(ctx)
+		if err != nil {
+			return err
+		}
+		if head == nil {
+			return s.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+				Namespace: s.namespace, Name: s.name, Labels: map[string]string{labelStore: s.name},
+				Annotations: map[string]string{annFence: strconv.FormatUint(token, 10)},
+			}})
+		}
+		if num(head, annFence) >= token {
+			return nil
+		}
+		head.Annotations[annFence] = strconv.FormatUint(token, 10)
+		return s.c.Update(ctx, head)
+	})
+	if apierrors.IsAlreadyExists(err) {
+		return s.raiseFence(ctx, token)
+	}
+	if err != nil {
+		return errorf("acquire: raising the fence of %s/%s: %w", s.namespace, s.name, err)
+	}
+	return nil
+}
+
+// current reads the Lease and checks that l is its current lease.
+func (s *Store) current(ctx context.Context, l state.Lease) (*coordinationv1.Lease, error) {
+	cur, err := s.lease(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cur == nil || !s.held(cur) || num(&cur.ObjectMeta, annToken) != l.Token || holderOf(cur) != l.Holder {
+		return nil, s.fenced(ctx, l.Token)
+	}
+	return cur, nil
+}
+
+// Refresh extends l by its TTL from now.
+func (s *Store) Refresh(ctx context.Context, l state.Lease) (state.Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return state.Lease{}, err
+	}
+	start := s.now()
+	cur, err := s.current(ctx, l)
+	if err != nil {
+		return state.Lease{}, err
+	}
+	now := metav1.NewMicroTime(start)
+	cur.Spec.RenewTime = &now
+	if err := s.c.Update(ctx, cur); err != nil {
+		if apierrors.IsConflict(err) {
+			return state.Lease{}, s.fenced(ctx, l.Token)
+		}
+		return state.Lease{}, errorf("refresh Lease %s/%s: %w", s.namespace, s.name, err)
+	}
+	l.Expires = start.Add(time.Duration(*cur.Spec.LeaseDurationSeconds) * time.Second)
+	return l, nil
+}
+
+// Release frees the Lease; its token stays, so the next one is higher.
+func (s *Store) Release(ctx context.Context, l state.Lease) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cur, err := s.current(ctx, l)
+	if err != nil {
+		return err
+	}
+	cur.Spec.HolderIdentity = nil
+	if err := s.c.Update(ctx, cur); err != nil {
+		if apierrors.IsConflict(err) {
+			return s.fenced(ctx, l.Token)
+		}
+		return errorf("release Lease %s/%s: %w", s.namespace, s.name, err)
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/hopdag/hopdag/kube/store"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
+	"github.com/hopdag/hopdag/state/statetest"
+)
+
+var (
+	cfg        *rest.Config
+	skipReason string
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		skipReason = `no API server: set KUBEBUILDER_ASSETS to a directory with kube-apiserver and etcd (eval "$(tools/env.sh kube)")`
+		os.Exit(m.Run())
+	}
+	env := &envtest.Environment{}
+	var err error
+	if cfg, err = env.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "starting the API server:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func needAPIServer(t *testing.T) {
+	t.Helper()
+	if skipReason == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(skipReason)
+	}
+	t.Skip(skipReason)
+}
+
+func newClient(t *testing.T) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(s))
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	require.NoError(t, err)
+	return c
+}
+
+var n atomic.Int64
+
+// TestConformance runs the state backends' suite against the API server.
+func TestConformance(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
+	require.NoError(t, c.Create(context.Background(), ns))
+	statetest.Run(t, func(t *testing.T) statetest.Env {
+		name := fmt.Sprintf("run-%d", n.Add(1))
+		return statetest.Env{
+			Open: func() statetest.Backend { return store.New(newClient(t), ns.Name, name) },
+			Expire: func(l state.Lease) {
+				var lease coordinationv1.Lease
+				require.NoError(t, c.Get(context.Background(), client.ObjectKey{Namespace: ns.Name, Name: name}, &lease))
+				past := metav1.NewMicroTime(time.Now().Add(-time.Hour))
+				lease.Spec.RenewTime = &past
+				require.NoError(t, c.Update(context.Background(), &lease))
+			},
+			TTL: 30 * time.Second,
+		}
+	})
+}
+
+// TestLargeStatusIsChunked saves the status of a 10,000-component run:
+// every object stays under 1 MiB, and it loads back whole.
+func TestLargeStatusIsChunked(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
+	require.NoError(t, c.Create(ctx, ns))
+	s := store.New(c, ns.Name, "big")
+	l, err := s.Acquire(ctx, "test", time.Minute)
+	require.NoError(t, err)
+	st := &runner.Status{Phase: runner.Running, From: "v1", To: "v2", Hops: []runner.HopStatus{{From: "v1", To: "v2", Phase: runner.Running}}}
+	for i := range 10000 {
+		st.Hops[0].Components = append(st.Hops[0].Components, runner.ComponentStatus{
+			Name: fmt.Sprintf("component-%05d", i), ToVersion: "v2.0.0", Phase: runner.Succeeded, Attempts: 1,
+			Error: "an error message of some length, as runners write them, repeated for size",
+		})
+	}
+	require.NoError(t, s.Save(ctx, l.Token, st))
+	require.NoError(t, s.Save(ctx, l.Token, st), "a second save replaces the first generation")
+	got, err := s.Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, st, got)
+	var cms corev1.ConfigMapList
+	require.NoError(t, c.List(ctx, &cms, client.InNamespace(ns.Name), client.MatchingLabels{"hopdag.io/store": "big"}))
+	largest := 0
+	for _, cm := range cms.Items {
+		b, err := json.Marshal(cm)
+		require.NoError(t, err)
+		largest = max(largest, len(b))
+	}
+	data, _ := json.Marshal(st)
+	t.Logf("10,000-component status: %d bytes of JSON in %d objects (head included), the largest %d bytes", len(data), len(cms.Items), largest)
+	assert.Greater(t, len(cms.Items), 2, "the status is split")
+	assert.Less(t, largest, 1<<20, "every object stays under 1 MiB")
+}
+
+// TestTokenSurvivesLeaseDeletion: deleting the Lease does not reset the
+// fencing token.
+func TestTokenSurvivesLeaseDeletion(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
+	require.NoError(t, c.Create(ctx, ns))
+	s := store.New(c, ns.Name, "run")
+	l1, err := s.Acquire(ctx, "a", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, s.Save(ctx, l1.Token, &runner.Status{Phase: runner.Running}))
+	require.NoError(t, c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "run"}}))
+	l2, err := s.Acquire(ctx, "b", time.Minute)
+	require.NoError(t, err)
+	assert.Greater(t, l2.Token, l1.Token, "the token after the Lease was deleted is higher")
+	err = s.Save(ctx, l1.Token, &runner.Status{Phase: runner.Failed})
+	require.ErrorIs(t, err, state.ErrFenced, "the old holder is fenced")
+	got, err := s.Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, runner.Running, got.Phase)
+}
