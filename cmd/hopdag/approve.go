@@ -30,12 +30,13 @@ func (c *cli) runStepFlags() {
 
 // approveFlags adds approve's --state and --by.
 func (c *cli) approveFlags() {
-	c.state = c.fs.String("state", "", "where the run's status lives: a directory, or etcd://host:port/prefix (required)")
+	c.state = c.fs.String("state", "", "where the run's status lives: a directory, etcd://host:port/prefix or kube://namespace/name (required)")
 	user := os.Getenv("USER")
 	if user == "" {
 		user = "operator"
 	}
 	c.steps.by = c.fs.String("by", user, "who approves (recorded with the time)")
+	c.kubeFlags()
 }
 
 // until and gates are run's step flags for simulate.Upgrade.

@@ -28,9 +28,9 @@ type kubeWiring struct {
 	Store   func(cfg kubeConfig, namespace, name string) (*backend, error)
 }
 
-// builtinKube is the wiring of this build: kube/apply's Applier
-// (kube_wiring.go). kube/store has not landed: kube:// state says so.
-func builtinKube() kubeWiring { return kubeWiring{Applier: newKubeApplier} }
+// builtinKube is the wiring of this build (kube_wiring.go): kube/apply's
+// Applier, and kube/store for kube://namespace/name state.
+func builtinKube() kubeWiring { return kubeWiring{Applier: newKubeApplier, Store: newKubeStore} }
 
 // kubeFlags are the flags that say which cluster (run, status, abandon).
 type kubeFlags struct {

@@ -327,4 +327,23 @@ func TestKubeRun(t *testing.T) {
 		assert.NotContains(t, dataOf(inv, "objects"), "legacy", "config's inventory no longer holds the pruned ConfigMap")
 	})
 
+
+	// The status can live in the cluster too (kube/store): an exec catalog
+	// run with --state kube://default/NAME, read back with status.
+	t.Run("state in the cluster", func(t *testing.T) {
+		u := newUpgrade(t)
+		u.state = "kube://default/exec-upgrade"
+		args := append(u.runArgs(), "--kubeconfig", c.kubeconfig)
+		code, out, stderr := hopdagEnv(t, nil, args...)
+		require.Equal(t, 0, code, "hopdag %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), out, stderr)
+		code, table, stderr := hopdagEnv(t, nil, "status", "--state", u.state, "--kubeconfig", c.kubeconfig)
+		require.Equal(t, 0, code, "status of a succeeded run in the cluster:\n%s\n%s", table, stderr)
+		assert.Regexp(t, `db +1\.1 +2\.0 +Succeeded`, table)
+		lease := c.get(t, schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}, "default", "exec-upgrade")
+		assert.NotNil(t, lease, "the lock is a Lease named after the state")
+		// A second run finds everything done and runs nothing again.
+		code, out, stderr = hopdagEnv(t, nil, args...)
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+		assert.Contains(t, out, "resuming from kube://default/exec-upgrade")
+	})
 }

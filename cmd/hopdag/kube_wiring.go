@@ -11,12 +11,16 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/apply"
+	"github.com/hopdag/hopdag/kube/store"
 )
 
 // reachTimeout bounds the request that checks, before anything runs, that
@@ -49,6 +53,30 @@ func newKubeApplier(cfg kubeConfig) (components.Applier, error) {
 		return a, nil
 	}
 	return &reportingApplier{Applier: a, w: cfg.Report}, nil
+}
+
+// newKubeStore is kube://namespace/name state: kube/store's Lease and
+// status ConfigMaps named name in namespace (which must exist), on the
+// cluster of cfg's kubeconfig and context. A checkpoint costs a few
+// requests, so the client is allowed more than client-go's default 5 a
+// second (kube/store's doc).
+func newKubeStore(cfg kubeConfig, namespace, name string) (*backend, error) {
+	rc, err := restConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rc = rest.CopyConfig(rc)
+	rc.QPS, rc.Burst = 100, 200
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	c, err := client.New(rc, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("kube://%s/%s: %w", namespace, name, err)
+	}
+	s := store.New(c, namespace, name)
+	return &backend{store: s, lock: s, where: "kube://" + namespace + "/" + name, close: func() error { return nil }}, nil
 }
 
 // restConfig returns the client config of cfg's kubeconfig and context,

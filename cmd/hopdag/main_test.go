@@ -84,7 +84,7 @@ func TestExitCodes(t *testing.T) {
 		{"completion without shell", []string{"completion"}, 2, "want bash or zsh"},
 		{"unknown state scheme", []string{"status", "--state", "s3://bucket/x"}, 1, `unknown scheme "s3"`},
 		{"etcd without prefix", []string{"status", "--state", "etcd://127.0.0.1:2379"}, 1, "want etcd://host:port/prefix"},
-		{"kube state not built in", []string{"status", "--state", "kube://ns/name"}, 1, "no Kubernetes state store"},
+		{"kube state without a cluster", []string{"status", "--state", "kube://ns/name", "--kubeconfig", "testdata/no-such-kubeconfig"}, 1, "no such file"},
 		{"invalid catalog", []string{"validate", "testdata/bad-catalog"}, 1, "problems"},
 		{"no such dir", []string{"validate", "testdata/nope"}, 1, "no such file or directory"},
 		{"unknown version", []string{"plan", catalog, "--from", "v26.07", "--to", "v26.09"}, 1, "v26.07"},
