@@ -327,7 +327,6 @@ func TestKubeRun(t *testing.T) {
 		assert.NotContains(t, dataOf(inv, "objects"), "legacy", "config's inventory no longer holds the pruned ConfigMap")
 	})
 
-
 	// The status can live in the cluster too (kube/store): an exec catalog
 	// run with --state kube://default/NAME, read back with status.
 	t.Run("state in the cluster", func(t *testing.T) {
