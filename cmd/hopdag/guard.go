@@ -61,12 +61,35 @@ func (g guarded) Run(ctx context.Context, t runner.Task) error {
 
 func (g guarded) Validate(cv *release.ComponentVersion) error { return g.exec.Validate(g.wrap(cv)) }
 
+// Rollback runs the component's rollback command (spec.rollback) under
+// the guard too, so runner.Rollback policies work from the command line.
+func (g guarded) Rollback(ctx context.Context, t runner.Task) error {
+	t.To = g.wrap(t.To)
+	return g.exec.Rollback(ctx, t)
+}
+
+// ValidateRollback is the exec runner's: the rollback command is declared
+// and renders.
+func (g guarded) ValidateRollback(cv *release.ComponentVersion) error {
+	return g.exec.ValidateRollback(g.wrap(cv))
+}
+
+// wrap returns cv with its command and its rollback command run by the
+// guard.
 func (g guarded) wrap(cv *release.ComponentVersion) *release.ComponentVersion {
-	if cv == nil || cv.Command == nil || len(cv.Command.Args) == 0 {
+	if cv == nil {
+		return cv
+	}
+	guard := func(c *release.Command) bool { return c != nil && len(c.Args) > 0 }
+	if !guard(cv.Command) && !guard(cv.Rollback) {
 		return cv
 	}
 	out := cv.DeepCopy()
-	out.Command.Args = append([]string{g.self, guardCommand, g.grace.String(), g.lock, strconv.Itoa(os.Getpid())}, cv.Command.Args...)
+	for _, c := range []*release.Command{out.Command, out.Rollback} {
+		if guard(c) {
+			c.Args = append([]string{g.self, guardCommand, g.grace.String(), g.lock, strconv.Itoa(os.Getpid())}, c.Args...)
+		}
+	}
 	return out
 }
 

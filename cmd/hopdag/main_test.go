@@ -78,6 +78,8 @@ func TestExitCodes(t *testing.T) {
 		{"dry run of commands", []string{"run", "testdata/exec-catalog", "--from", "v1.0", "--to", "v2.0", "--dry-run"}, 1, "exec components app 1.1, cache 1.1, config 1.1, db 1.1, app 2.0, db 2.0: a command has no dry run"},
 		{"dry run without a cluster", []string{"run", "testdata/dir-catalog", "--from", "v1.0", "--to", "v2.0", "--dry-run", "--kubeconfig", "testdata/no-such-kubeconfig"}, 1, "no such file"},
 		{"dry run with state", []string{"run", "testdata/dir-catalog", "--from", "v1.0", "--to", "v2.0", "--dry-run", "--state", "x"}, 2, "--dry-run changes nothing, so it saves no status"},
+		{"rollback without rollback commands", []string{"run", "testdata/exec-catalog", "--from", "v1.0", "--to", "v2.0", "--on-failure", "rollback"}, 1, "no rollback command: declare spec.rollback.args"},
+		{"bad on-failure", []string{"run", "testdata/exec-catalog", "--from", "v1.0", "--to", "v2.0", "--on-failure", "undo"}, 2, "--on-failure must be rollback or rollback-run"},
 		{"status without state", []string{"status"}, 2, "--state is required"},
 		{"status of nothing", []string{"status", "--state", "testdata/nope"}, 1, "no status in testdata/nope"},
 		{"abandon without state", []string{"abandon"}, 2, "--state is required"},

@@ -28,6 +28,7 @@ type runFlags struct {
 	logFile     *string
 	logFormat   *string
 	maxParallel *int
+	onFailure   *string
 	set         *string
 	// checks are the --check commands by check name.
 	checks map[string]string
@@ -44,6 +45,7 @@ func (c *cli) runFlags() {
 		logFile:     c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
 		logFormat:   c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
 		maxParallel: c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
+		onFailure:   c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback)"),
 		set:         c.fs.String("set", "", "comma-separated KEY=VALUE template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set"),
 	}
 	c.rf.checks = map[string]string{}
@@ -61,6 +63,10 @@ func (c *cli) runFlags() {
 func (c *cli) run(ctx context.Context) (code int) {
 	rf := c.rf
 	mode, err := simulate.ParseMode(*c.mode)
+	if err != nil {
+		return c.usageError(err.Error())
+	}
+	policy, err := simulate.ParsePolicy(*rf.onFailure)
 	if err != nil {
 		return c.usageError(err.Error())
 	}
@@ -119,7 +125,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if err != nil {
 		return c.fail1(err)
 	}
-	opts := []runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger), runner.WithUntil(c.until()),
+	opts := []runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger), runner.WithUntil(c.until()), runner.WithFailurePolicy(policy),
 		runner.WithObserver(simulate.NewProgress(c.stdout, simulate.IsTerminal(c.stdout)))}
 	if rf.audit != nil {
 		opts = append(opts, runner.WithObserver(rf.audit))
@@ -164,7 +170,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 
 	var e *runner.Executor
 	if *c.simulate {
-		e = simulate.Executor(cat, simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Values: values}, opts...)
+		e = simulate.Executor(cat, simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Policy: policy, Values: values}, opts...)
 	} else {
 		router, err := c.router(plan, values)
 		if err != nil {
