@@ -262,11 +262,18 @@ func (s *Store) checkGeneration(ctx context.Context, head *corev1.ConfigMap) err
 		_, err := s.status(ctx, head)
 		return err
 	}
+	// One request for the metadata of all of the store's chunks.
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	if err := s.c.List(ctx, list, client.InNamespace(s.namespace), client.MatchingLabels{labelStore: s.name}); err != nil {
+		return errorf("save: listing the chunks of %s: %w", s.path("ConfigMap", s.name), err)
+	}
+	rv := map[string]string{}
+	for _, m := range list.Items {
+		rv[m.Name] = m.ResourceVersion
+	}
 	for i := range n {
-		m := &metav1.PartialObjectMetadata{}
-		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-		err := s.c.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: chunkName(s.name, gen, id, i)}, m)
-		if err != nil || m.ResourceVersion != versions[i] {
+		if rv[chunkName(s.name, gen, id, i)] != versions[i] {
 			_, err := s.status(ctx, head)
 			return err
 		}

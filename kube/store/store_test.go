@@ -90,7 +90,9 @@ func TestConformance(t *testing.T) {
 				lease.Spec.RenewTime = &past
 				require.NoError(t, c.Update(context.Background(), &lease))
 			},
-			TTL: 30 * time.Second,
+			// Large's 314 whole-status commits of ~1 MiB take ~30s on a
+			// loaded 2-core machine: the lease must outlast them.
+			TTL: 2 * time.Minute,
 			Raw: raw{t: t, c: c, namespace: ns.Name, name: name},
 		}
 	})
