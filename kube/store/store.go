@@ -47,10 +47,11 @@ type Store struct {
 }
 
 // New returns the store NS/name. c needs get, create, update and delete on
-// ConfigMaps and Leases of the namespace; it must not read through a cache
-// (use client.New, not the manager's client). A Save costs about five
-// requests: raise the rest.Config's QPS above client-go's default of 5 a
-// second, or checkpoints will wait on the client's rate limiter.
+// ConfigMaps and Leases of the namespace, and list on its ConfigMaps; it
+// must not read through a cache (use client.New, not the manager's
+// client). A Save costs about six requests and two per chunk: raise the
+// rest.Config's QPS above client-go's default of 5 a second, or
+// checkpoints will wait on the client's rate limiter.
 func New(c client.Client, namespace, name string) *Store {
 	return &Store{c: c, namespace: namespace, name: name, now: time.Now}
 }
@@ -162,7 +163,8 @@ func (s *Store) path(kind, name string) string { return kind + " " + s.namespace
 // Commit implements state.Store's Commit by saving the whole status: this
 // store does not keep the journal of the File and etcd stores yet, so a
 // commit costs what a Save does (the status's size in chunks of at most
-// ChunkSize, whatever changed) and changed is not used. Every object still
+// ChunkSize, whatever changed, and a List of the chunks' metadata) and
+// changed is not used. Every object still
 // stays under ChunkSize, whatever the run's size.
 func (s *Store) Commit(ctx context.Context, token uint64, st *runner.Status, _ []runner.Ref) error {
 	return s.Save(ctx, token, st)

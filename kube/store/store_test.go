@@ -298,3 +298,56 @@ func TestTokenSurvivesLeaseDeletion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, runner.Running, got.Phase)
 }
+
+// TestDamagedAnnotation: an annotation of the store's that does not parse
+// is a *state.CorruptError naming it at its first bad byte, not a 0 that
+// would let a stale token be current again; nothing writes over it.
+func TestDamagedAnnotation(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
+	require.NoError(t, c.Create(ctx, ns))
+	for i, tc := range []struct {
+		kind, ann, value string
+		offset           int64
+	}{
+		{"ConfigMap", "hopdag.io/fence", "1x", 1},
+		{"ConfigMap", "hopdag.io/generation", "", 0},
+		{"ConfigMap", "hopdag.io/chunks", "-1", 0},
+		{"ConfigMap", "hopdag.io/id", "0123456Z", 7},
+		{"ConfigMap", "hopdag.io/sha256", "abc", 3},
+		{"Lease", "hopdag.io/token", "12\x003", 2},
+	} {
+		t.Run(tc.kind+" "+tc.ann, func(t *testing.T) {
+			name := fmt.Sprintf("damaged-%d", i)
+			s := store.New(c, ns.Name, name)
+			l, err := s.Acquire(ctx, "a", time.Minute)
+			require.NoError(t, err)
+			require.NoError(t, s.Save(ctx, l.Token, &runner.Status{Phase: runner.Running}))
+			var o client.Object = &corev1.ConfigMap{}
+			if tc.kind == "Lease" {
+				o = &coordinationv1.Lease{}
+			}
+			key := client.ObjectKey{Namespace: ns.Name, Name: name}
+			require.NoError(t, c.Get(ctx, key, o))
+			anns := o.GetAnnotations()
+			anns[tc.ann] = tc.value
+			o.SetAnnotations(anns)
+			require.NoError(t, c.Update(ctx, o))
+			rv := o.GetResourceVersion()
+
+			err = s.Save(ctx, l.Token, &runner.Status{Phase: runner.Failed})
+			var ce *state.CorruptError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tc.kind+" "+ns.Name+"/"+name+" annotation "+tc.ann, ce.Path)
+			assert.Equal(t, tc.offset, ce.Offset)
+			_, err = s.Refresh(ctx, l)
+			if tc.kind == "Lease" {
+				require.ErrorIs(t, err, state.ErrCorrupt, "Refresh")
+			}
+			require.NoError(t, c.Get(ctx, key, o))
+			assert.Equal(t, rv, o.GetResourceVersion(), "nothing wrote over the damaged %s", tc.kind)
+		})
+	}
+}
