@@ -29,6 +29,16 @@
 // does not reset it (the head keeps the fence); deleting the head deletes
 // the run's status with it.
 //
+// Damage: an annotation of the store's that does not parse (a fence or a
+// token that is not a number, an id or a checksum that is not hex) and a
+// chunk whose bytes do not match its hopdag.io/sha256 (or, together, the
+// head's) are a *state.CorruptError naming the object, the annotation or
+// binaryData.status, and the first bad byte. Nothing writes over them:
+// Acquire, Save and Commit refuse, and Save checks the generation it
+// replaces before it removes it (with one metadata List: a chunk is read
+// whole again only when its resourceVersion is no longer the one it was
+// created with, which the head keeps in hopdag.io/chunk-versions).
+//
 // Save also refuses a token whose Lease expired or was released, as the
 // state.Lock contract asks. Lease times are the writer's wall clock, as in
 // client-go's leader election.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -31,6 +32,7 @@ const (
 	annChunks     = "hopdag.io/chunks"
 	annSum        = "hopdag.io/sha256"
 	annID         = "hopdag.io/id"
+	annVersions   = "hopdag.io/chunk-versions"
 	labelStore    = "hopdag.io/store"
 )
 
@@ -45,10 +47,11 @@ type Store struct {
 }
 
 // New returns the store NS/name. c needs get, create, update and delete on
-// ConfigMaps and Leases of the namespace; it must not read through a cache
-// (use client.New, not the manager's client). A Save costs about five
-// requests: raise the rest.Config's QPS above client-go's default of 5 a
-// second, or checkpoints will wait on the client's rate limiter.
+// ConfigMaps and Leases of the namespace, and list on its ConfigMaps; it
+// must not read through a cache (use client.New, not the manager's
+// client). A Save costs about six requests and two per chunk: raise the
+// rest.Config's QPS above client-go's default of 5 a second, or
+// checkpoints will wait on the client's rate limiter.
 func New(c client.Client, namespace, name string) *Store {
 	return &Store{c: c, namespace: namespace, name: name, now: time.Now}
 }
@@ -68,44 +71,100 @@ func (s *Store) Load(ctx context.Context) (*runner.Status, error) {
 		if err != nil || head == nil {
 			return nil, err
 		}
-		gen, n, id := num(head, annGeneration), num(head, annChunks), head.Annotations[annID]
-		if gen == 0 {
-			return nil, nil
+		data, err := s.status(ctx, head)
+		if errors.Is(err, errMoved) && attempt < 3 {
+			continue // a Save moved the head and removed this generation: follow it
 		}
-		var data []byte
-		missing := false
-		for i := range n {
-			var cm corev1.ConfigMap
-			if err := s.c.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: chunkName(s.name, gen, id, i)}, &cm); err != nil {
-				if apierrors.IsNotFound(err) {
-					missing = true
-					break
-				}
-				return nil, errorf("load %s/%s: %w", s.namespace, s.name, err)
-			}
-			data = append(data, cm.BinaryData["status"]...)
-		}
-		if missing { // a Save moved the head and removed this generation: follow it
-			if attempt < 3 {
-				continue
-			}
-			return nil, &state.CorruptError{Path: "ConfigMap " + s.namespace + "/" + s.name, Err: fmt.Errorf("generation %d lacks chunks", gen)}
-		}
-		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != head.Annotations[annSum] {
-			return nil, &state.CorruptError{Path: "ConfigMap " + s.namespace + "/" + s.name, Err: errors.New("checksum mismatch")}
+		if err != nil || data == nil {
+			return nil, err
 		}
 		var st runner.Status
 		if err := json.Unmarshal(data, &st); err != nil {
-			return nil, &state.CorruptError{Path: "ConfigMap " + s.namespace + "/" + s.name, Err: err}
+			return nil, &state.CorruptError{Path: s.path("ConfigMap", s.name) + " (the status of generation " + head.Annotations[annGeneration] + ")", Err: err}
 		}
 		return &st, nil
 	}
 }
 
+// errMoved is a chunk of the head's generation that is not there: a Save
+// may have moved the head on and removed it.
+var errMoved = errors.New("store: a chunk of the generation is missing")
+
+// status reads and checks the chunks of the generation head names: nil
+// when it names none. A chunk that is not there is errMoved wrapped in
+// a *state.CorruptError naming it; a chunk whose bytes do not check out
+// is a *state.CorruptError naming it, at the first bad byte when the
+// JSON shows one.
+func (s *Store) status(ctx context.Context, head *corev1.ConfigMap) ([]byte, error) {
+	gen, n, id := num(head, annGeneration), num(head, annChunks), head.Annotations[annID]
+	if gen == 0 {
+		return nil, nil
+	}
+	var data []byte
+	chunks := make([][]byte, n)
+	for i := range n {
+		name := chunkName(s.name, gen, id, i)
+		var cm corev1.ConfigMap
+		if err := s.c.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: name}, &cm); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, &state.CorruptError{Path: s.path("ConfigMap", name), Err: fmt.Errorf("%w: chunk %d of the %d of generation %d, which the head ConfigMap %s names, is not there", errMoved, i, n, gen, s.path("ConfigMap", s.name))}
+			}
+			return nil, errorf("load %s: %w", s.path("ConfigMap", name), err)
+		}
+		chunks[i] = cm.BinaryData["status"]
+		if want, ok := cm.Annotations[annSum]; ok && want != sumOf(chunks[i]) {
+			return nil, s.badChunk(name, chunks[i], want)
+		}
+		data = append(data, chunks[i]...)
+	}
+	if want := head.Annotations[annSum]; sumOf(data) != want {
+		// The chunks check out one by one (or predate their own sums):
+		// find the bad byte in the JSON if there is one.
+		var se *json.SyntaxError
+		if err := json.Unmarshal(data, new(json.RawMessage)); errors.As(err, &se) && se.Offset > 0 {
+			off := se.Offset - 1
+			for i, c := range chunks {
+				if off < int64(len(c)) {
+					return nil, &state.CorruptError{Path: s.path("ConfigMap", chunkName(s.name, gen, id, uint64(i))) + " binaryData.status", Offset: off, Err: se}
+				}
+				off -= int64(len(c))
+			}
+		}
+		return nil, &state.CorruptError{Path: s.path("ConfigMap", s.name) + " annotation " + annSum,
+			Err: fmt.Errorf("the %d chunks of generation %d have the checksum %s, not %q", n, gen, sumOf(data), want)}
+	}
+	return data, nil
+}
+
+// badChunk is the error of chunk name whose bytes b do not have the
+// checksum want it was written with.
+func (s *Store) badChunk(name string, b []byte, want string) error {
+	ce := &state.CorruptError{Path: s.path("ConfigMap", name) + " binaryData.status", Err: fmt.Errorf("checksum %s does not match the chunk's %s", sumOf(b), want)}
+	// A chunk is a piece of one JSON document: its first byte that no
+	// JSON could hold is where the damage is, when there is one.
+	for i, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			ce.Offset = int64(i)
+			ce.Err = fmt.Errorf("byte %#02x cannot appear in JSON, and %w", c, ce.Err)
+			break
+		}
+	}
+	return ce
+}
+
+func sumOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// path names one object of the store, as its errors do.
+func (s *Store) path(kind, name string) string { return kind + " " + s.namespace + "/" + name }
+
 // Commit implements state.Store's Commit by saving the whole status: this
 // store does not keep the journal of the File and etcd stores yet, so a
 // commit costs what a Save does (the status's size in chunks of at most
-// ChunkSize, whatever changed) and changed is not used. Every object still
+// ChunkSize, whatever changed, and a List of the chunks' metadata) and
+// changed is not used. Every object still
 // stays under ChunkSize, whatever the run's size.
 func (s *Store) Commit(ctx context.Context, token uint64, st *runner.Status, _ []runner.Ref) error {
 	return s.Save(ctx, token, st)
@@ -148,26 +207,39 @@ func (s *Store) save(ctx context.Context, token uint64, data []byte) (bool, erro
 	if err := s.checkToken(ctx, head, token); err != nil {
 		return false, err
 	}
+	// The generation this Save replaces must check out: a damaged chunk
+	// is left as it is, for its owner to repair, and nothing goes over it.
+	if err := s.checkGeneration(ctx, head); err != nil {
+		if errors.Is(err, errMoved) {
+			if now, herr := s.head(ctx); herr == nil && now != nil && now.ResourceVersion != head.ResourceVersion {
+				return false, nil // another Save of this holder moved the head
+			}
+		}
+		return false, err
+	}
 	oldGen, oldN, oldID := num(head, annGeneration), num(head, annChunks), head.Annotations[annID]
 	gen, id := oldGen+1, nonce()
 	n := uint64(0)
+	var versions []string
 	for off := 0; off < len(data) || n == 0; off += ChunkSize {
 		end := min(off+ChunkSize, len(data))
 		cm := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: chunkName(s.name, gen, id, n), Labels: map[string]string{labelStore: s.name}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: chunkName(s.name, gen, id, n), Labels: map[string]string{labelStore: s.name},
+				Annotations: map[string]string{annSum: sumOf(data[off:end])}},
 			BinaryData: map[string][]byte{"status": data[off:end]},
 		}
 		if err := s.c.Create(ctx, cm); err != nil {
 			s.deleteChunks(ctx, gen, id, n)
 			return false, errorf("save %s/%s: chunk %d: %w", s.namespace, s.name, n, err)
 		}
+		versions = append(versions, cm.ResourceVersion)
 		n++
 	}
-	sum := sha256.Sum256(data)
+	head.Annotations[annVersions] = strings.Join(versions, ",")
 	head.Annotations[annGeneration] = strconv.FormatUint(gen, 10)
 	head.Annotations[annID] = id
 	head.Annotations[annChunks] = strconv.FormatUint(n, 10)
-	head.Annotations[annSum] = hex.EncodeToString(sum[:])
+	head.Annotations[annSum] = sumOf(data)
 	// Conditioned on the resourceVersion read above: an Acquire since then
 	// raised the fence, and this write conflicts.
 	if err := s.c.Update(ctx, head); err != nil {
@@ -179,6 +251,36 @@ func (s *Store) save(ctx context.Context, token uint64, data []byte) (bool, erro
 	}
 	s.deleteChunks(ctx, oldGen, oldID, oldN)
 	return true, nil
+}
+
+// checkGeneration checks the chunks of the generation head names before
+// a Save replaces them. A chunk whose resourceVersion is the one it was
+// created with (hopdag.io/chunk-versions) is as the store wrote it, and
+// only its metadata is read; any other is read whole and checked.
+func (s *Store) checkGeneration(ctx context.Context, head *corev1.ConfigMap) error {
+	gen, n, id := num(head, annGeneration), num(head, annChunks), head.Annotations[annID]
+	versions := strings.Split(head.Annotations[annVersions], ",")
+	if gen == 0 || uint64(len(versions)) != n {
+		_, err := s.status(ctx, head)
+		return err
+	}
+	// One request for the metadata of all of the store's chunks.
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	if err := s.c.List(ctx, list, client.InNamespace(s.namespace), client.MatchingLabels{labelStore: s.name}); err != nil {
+		return errorf("save: listing the chunks of %s: %w", s.path("ConfigMap", s.name), err)
+	}
+	rv := map[string]string{}
+	for _, m := range list.Items {
+		rv[m.Name] = m.ResourceVersion
+	}
+	for i := range n {
+		if rv[chunkName(s.name, gen, id, i)] != versions[i] {
+			_, err := s.status(ctx, head)
+			return err
+		}
+	}
+	return nil
 }
 
 // nonce makes the chunk names of one Save attempt its own.
@@ -239,6 +341,19 @@ func (s *Store) head(ctx context.Context) (*corev1.ConfigMap, error) {
 	if cm.Annotations == nil {
 		cm.Annotations = map[string]string{}
 	}
+	for _, ann := range []string{annFence, annGeneration, annChunks} {
+		if err := checkNum(&cm, ann, s.path("ConfigMap", s.name)); err != nil {
+			return nil, err
+		}
+	}
+	if num(&cm, annGeneration) != 0 {
+		if err := checkHex(&cm, annID, 8, s.path("ConfigMap", s.name)); err != nil {
+			return nil, err
+		}
+		if err := checkHex(&cm, annSum, 64, s.path("ConfigMap", s.name)); err != nil {
+			return nil, err
+		}
+	}
 	return &cm, nil
 }
 
@@ -250,7 +365,44 @@ func (s *Store) lease(ctx context.Context) (*coordinationv1.Lease, error) {
 		}
 		return nil, errorf("reading Lease %s/%s: %w", s.namespace, s.name, err)
 	}
+	if err := checkNum(&l, annToken, s.path("Lease", s.name)); err != nil {
+		return nil, err
+	}
 	return &l, nil
+}
+
+// checkNum refuses an annotation ann of o that is there and is not a
+// number: it would read as 0, and a fence or token of 0 lets a stale
+// holder's token be current again.
+func checkNum(o metav1.Object, ann, path string) error {
+	v, ok := o.GetAnnotations()[ann]
+	if !ok {
+		return nil
+	}
+	if _, err := strconv.ParseUint(v, 10, 64); err == nil {
+		return nil
+	}
+	off := 0
+	for off < len(v)-1 && '0' <= v[off] && v[off] <= '9' {
+		off++
+	}
+	return &state.CorruptError{Path: path + " annotation " + ann, Offset: int64(off),
+		Err: fmt.Errorf("%q is not a whole number (the store writes them there)", v)}
+}
+
+// checkHex refuses an annotation ann of o that is not n lower-case hex
+// digits, as the store writes it.
+func checkHex(o metav1.Object, ann string, n int, path string) error {
+	v := o.GetAnnotations()[ann]
+	for i := range len(v) {
+		if !('0' <= v[i] && v[i] <= '9' || 'a' <= v[i] && v[i] <= 'f') {
+			return &state.CorruptError{Path: path + " annotation " + ann, Offset: int64(i), Err: fmt.Errorf("%q is not %d hex digits (the store writes them there)", v, n)}
+		}
+	}
+	if len(v) != n {
+		return &state.CorruptError{Path: path + " annotation " + ann, Offset: int64(min(len(v), n)), Err: fmt.Errorf("%q is not %d hex digits (the store writes them there)", v, n)}
+	}
+	return nil
 }
 
 // held reports whether l has a holder and has not expired.

@@ -1,10 +1,13 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -86,9 +90,153 @@ func TestConformance(t *testing.T) {
 				lease.Spec.RenewTime = &past
 				require.NoError(t, c.Update(context.Background(), &lease))
 			},
-			TTL: 30 * time.Second,
+			// Large's 314 whole-status commits of ~1 MiB take ~30s on a
+			// loaded 2-core machine: the lease must outlast them.
+			TTL: 2 * time.Minute,
+			Raw: raw{t: t, c: c, namespace: ns.Name, name: name},
 		}
 	})
+}
+
+// raw is a Store's objects as the suite's records, named as the store's
+// errors name them: "ConfigMap NS/NAME" (the head), "ConfigMap
+// NS/NAME-G-X-I" (the chunks), "Lease NS/NAME". A record's bytes are
+// what the store parses in the object, the part the suite damages (the
+// middle of the first line) first:
+//
+//   - a chunk: its binaryData.status, the JSON piece;
+//   - the head: its annotations hopdag.io/fence, generation, id, chunks
+//     and sha256, one value a line;
+//   - the Lease: its annotation hopdag.io/token, then a line of its spec
+//     as JSON.
+//
+// Write puts the bytes back in the object, creating it if need be.
+type raw struct {
+	t               *testing.T
+	c               client.Client
+	namespace, name string
+}
+
+var headAnnotations = []string{"hopdag.io/fence", "hopdag.io/generation", "hopdag.io/id", "hopdag.io/chunks", "hopdag.io/sha256"}
+
+func (r raw) Names() []string {
+	ctx := context.Background()
+	var cms corev1.ConfigMapList
+	require.NoError(r.t, r.c.List(ctx, &cms, client.InNamespace(r.namespace), client.MatchingLabels{"hopdag.io/store": r.name}))
+	var names []string
+	for _, cm := range cms.Items {
+		names = append(names, "ConfigMap "+r.namespace+"/"+cm.Name)
+	}
+	if r.Read("Lease "+r.namespace+"/"+r.name) != nil {
+		names = append(names, "Lease "+r.namespace+"/"+r.name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// object parses a record's name.
+func (r raw) object(name string) (kind string, key client.ObjectKey) {
+	kind, rest, _ := strings.Cut(name, " ")
+	ns, n, _ := strings.Cut(rest, "/")
+	require.Equal(r.t, r.namespace, ns, "record %s", name)
+	return kind, client.ObjectKey{Namespace: ns, Name: n}
+}
+
+func (r raw) Read(name string) []byte {
+	ctx := context.Background()
+	kind, key := r.object(name)
+	if kind == "Lease" {
+		var l coordinationv1.Lease
+		if err := r.c.Get(ctx, key, &l); apierrors.IsNotFound(err) {
+			return nil
+		} else {
+			require.NoError(r.t, err)
+		}
+		spec, err := json.Marshal(l.Spec)
+		require.NoError(r.t, err)
+		return append([]byte(l.Annotations["hopdag.io/token"]+"\n"), spec...)
+	}
+	var cm corev1.ConfigMap
+	if err := r.c.Get(ctx, key, &cm); apierrors.IsNotFound(err) {
+		return nil
+	} else {
+		require.NoError(r.t, err)
+	}
+	if key.Name != r.name {
+		return slices.Clone(cm.BinaryData["status"])
+	}
+	var b []byte
+	for _, ann := range headAnnotations {
+		b = append(b, cm.Annotations[ann]+"\n"...)
+	}
+	return b
+}
+
+func (r raw) Write(name string, data []byte) {
+	ctx := context.Background()
+	kind, key := r.object(name)
+	meta := metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}
+	if kind == "Lease" {
+		token, spec, ok := bytes.Cut(data, []byte("\n"))
+		require.True(r.t, ok, "Lease record %q", data)
+		l := &coordinationv1.Lease{}
+		err := r.c.Get(ctx, key, l)
+		if apierrors.IsNotFound(err) {
+			l.ObjectMeta = meta
+		} else {
+			require.NoError(r.t, err)
+		}
+		l.Spec = coordinationv1.LeaseSpec{}
+		require.NoError(r.t, json.Unmarshal(spec, &l.Spec))
+		if l.Annotations == nil {
+			l.Annotations = map[string]string{}
+		}
+		l.Annotations["hopdag.io/token"] = string(token)
+		if l.ResourceVersion == "" {
+			require.NoError(r.t, r.c.Create(ctx, l))
+		} else {
+			require.NoError(r.t, r.c.Update(ctx, l))
+		}
+		return
+	}
+	cm := &corev1.ConfigMap{}
+	err := r.c.Get(ctx, key, cm)
+	if apierrors.IsNotFound(err) {
+		cm.ObjectMeta = meta
+		cm.Labels = map[string]string{"hopdag.io/store": r.name}
+	} else {
+		require.NoError(r.t, err)
+	}
+	if key.Name != r.name {
+		cm.BinaryData = map[string][]byte{"status": slices.Clone(data)}
+	} else {
+		lines := strings.Split(string(data), "\n")
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		for i, ann := range headAnnotations {
+			if i < len(lines) && lines[i] != "" {
+				cm.Annotations[ann] = lines[i]
+			} else {
+				delete(cm.Annotations, ann)
+			}
+		}
+	}
+	if cm.ResourceVersion == "" {
+		require.NoError(r.t, r.c.Create(ctx, cm))
+	} else {
+		require.NoError(r.t, r.c.Update(ctx, cm))
+	}
+}
+
+func (r raw) Remove(name string) {
+	kind, key := r.object(name)
+	meta := metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}
+	var o client.Object = &corev1.ConfigMap{ObjectMeta: meta}
+	if kind == "Lease" {
+		o = &coordinationv1.Lease{ObjectMeta: meta}
+	}
+	require.NoError(r.t, client.IgnoreNotFound(r.c.Delete(context.Background(), o)))
 }
 
 // TestLargeStatusIsChunked saves the status of a 10,000-component run:
@@ -149,4 +297,57 @@ func TestTokenSurvivesLeaseDeletion(t *testing.T) {
 	got, err := s.Load(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, runner.Running, got.Phase)
+}
+
+// TestDamagedAnnotation: an annotation of the store's that does not parse
+// is a *state.CorruptError naming it at its first bad byte, not a 0 that
+// would let a stale token be current again; nothing writes over it.
+func TestDamagedAnnotation(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
+	require.NoError(t, c.Create(ctx, ns))
+	for i, tc := range []struct {
+		kind, ann, value string
+		offset           int64
+	}{
+		{"ConfigMap", "hopdag.io/fence", "1x", 1},
+		{"ConfigMap", "hopdag.io/generation", "", 0},
+		{"ConfigMap", "hopdag.io/chunks", "-1", 0},
+		{"ConfigMap", "hopdag.io/id", "0123456Z", 7},
+		{"ConfigMap", "hopdag.io/sha256", "abc", 3},
+		{"Lease", "hopdag.io/token", "12\x003", 2},
+	} {
+		t.Run(tc.kind+" "+tc.ann, func(t *testing.T) {
+			name := fmt.Sprintf("damaged-%d", i)
+			s := store.New(c, ns.Name, name)
+			l, err := s.Acquire(ctx, "a", time.Minute)
+			require.NoError(t, err)
+			require.NoError(t, s.Save(ctx, l.Token, &runner.Status{Phase: runner.Running}))
+			var o client.Object = &corev1.ConfigMap{}
+			if tc.kind == "Lease" {
+				o = &coordinationv1.Lease{}
+			}
+			key := client.ObjectKey{Namespace: ns.Name, Name: name}
+			require.NoError(t, c.Get(ctx, key, o))
+			anns := o.GetAnnotations()
+			anns[tc.ann] = tc.value
+			o.SetAnnotations(anns)
+			require.NoError(t, c.Update(ctx, o))
+			rv := o.GetResourceVersion()
+
+			err = s.Save(ctx, l.Token, &runner.Status{Phase: runner.Failed})
+			var ce *state.CorruptError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tc.kind+" "+ns.Name+"/"+name+" annotation "+tc.ann, ce.Path)
+			assert.Equal(t, tc.offset, ce.Offset)
+			_, err = s.Refresh(ctx, l)
+			if tc.kind == "Lease" {
+				require.ErrorIs(t, err, state.ErrCorrupt, "Refresh")
+			}
+			require.NoError(t, c.Get(ctx, key, o))
+			assert.Equal(t, rv, o.GetResourceVersion(), "nothing wrote over the damaged %s", tc.kind)
+		})
+	}
 }
