@@ -45,6 +45,7 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/apply"
 	"github.com/hopdag/hopdag/kube/catalog"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -92,7 +93,17 @@ func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS strin
 	if err != nil {
 		return err
 	}
-	if err := wire(mgr, components.NewRecorder(), os.DirFS(dir), handlers(cat), checks(cat), log, false); err != nil {
+	// Against a real cluster the manifests are applied with server-side
+	// apply (kube/apply). The demo's API server runs no kubelet, so no
+	// Deployment of the catalog would ever become ready: there the
+	// manifests go to an in-memory Recorder instead.
+	var applier components.Applier = components.NewRecorder()
+	if !demo {
+		if applier, err = apply.New(cfg, apply.WithFieldManager("hopdag-operator")); err != nil {
+			return err
+		}
+	}
+	if err := wire(mgr, applier, os.DirFS(dir), handlers(cat), checks(cat), log, false); err != nil {
 		return err
 	}
 	if !demo {
