@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -91,9 +92,20 @@ func child() error {
 	if err != nil {
 		return err
 	}
-	var once sync.Once
+	var (
+		once     sync.Once
+		replaced atomic.Bool // the self-upgrade is done: this controller is on its way out
+	)
 	rn := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
 		name := fmt.Sprintf("%d %s", t.HopIndex, t.Component)
+		if replaced.Load() {
+			// A controller whose replacement is rolling out starts nothing
+			// more (its pod is terminating); on a loaded machine it could
+			// otherwise finish the plan before its exit, and the test would
+			// show no handover.
+			<-ctx.Done()
+			return ctx.Err()
+		}
 		fmt.Fprintf(logf, "start %s %s\n", name, time.Now().Format("15:04:05.000"))
 		select {
 		case <-time.After(delay):
@@ -103,7 +115,10 @@ func child() error {
 		fmt.Fprintf(logf, "done %s %s\n", name, time.Now().Format("15:04:05.000"))
 		if name == os.Getenv(envSelfUpdate) {
 			// The new controller replaces this one once the success is durable.
-			once.Do(func() { go exitWhenDurable(st, t.HopIndex, t.Component) })
+			once.Do(func() {
+				replaced.Store(true)
+				go exitWhenDurable(st, t.HopIndex, t.Component)
+			})
 		}
 		return nil
 	})
