@@ -145,28 +145,7 @@ func altMatches(alt []comparison, v Version) bool {
 			return false
 		}
 	}
-	for _, cm := range alt {
-		d := v.Compare(cm.v)
-		ok := false
-		switch cm.op {
-		case opEQ:
-			ok = d == 0
-		case opNE:
-			ok = d != 0
-		case opGT:
-			ok = d > 0
-		case opGE:
-			ok = d >= 0
-		case opLT:
-			ok = d < 0
-		case opLE:
-			ok = d <= 0
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
+	return altCovers(alt, v)
 }
 
 // Exact returns the version when c is a single exact version (`v26.06` or

@@ -17,6 +17,8 @@ func (c Constraint) Covers(v Version) bool {
 	return false
 }
 
+// altCovers reports whether v meets every comparison of alt, ignoring the
+// prerelease rule (Check adds it for allowing rules; Covers does not).
 func altCovers(alt []comparison, v Version) bool {
 	for _, cm := range alt {
 		d := v.Compare(cm.v)

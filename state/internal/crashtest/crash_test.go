@@ -135,15 +135,8 @@ type kill struct {
 // dead lease's expiry into the past (ageLease), so that restarts do not
 // wait 5s each. (TestCrashExec waits for a real expiry.)
 func TestCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the crash test starts dozens of processes; run it without -short")
-	}
-	s := *seed
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (rerun with -crash.seed=%d); at least %d kills", s, s, *kills)
-	rng := rand.New(rand.NewPCG(s, 0))
+	rng := crashRand(t, 0)
+	t.Logf("at least %d kills", *kills)
 	catalog, err := filepath.Abs("../../../testdata/catalog")
 	require.NoError(t, err)
 
@@ -189,15 +182,7 @@ func (rd *round) run(t *testing.T, cfg Config, rng *rand.Rand, spread int) (read
 // a layered DAG), killed every 1 to 600 component starts: the journal,
 // its group commits and its snapshots survive SIGKILL at any moment.
 func TestCrashLarge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the crash test starts dozens of processes; run it without -short")
-	}
-	s := *seed
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (rerun with -crash.seed=%d)", s, s)
-	rng := rand.New(rand.NewPCG(s, 1))
+	rng := crashRand(t, 1)
 	rd := newRound(t)
 	// Each read replays a status of 2,000 components: a reader every 20ms
 	// leaves the two cores to the coordinator.
@@ -490,4 +475,20 @@ func (rd *round) check(t *testing.T, cfg Config) {
 			}
 		}
 	}
+}
+
+// crashRand skips a crash test under -short and returns the random source
+// of its kills: seeded by -crash.seed, or by the clock (logged, so that a
+// failure can be rerun), and one stream per test.
+func crashRand(t *testing.T, stream uint64) *rand.Rand {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the crash test starts dozens of processes; run it without -short")
+	}
+	s := *seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -crash.seed=%d)", s, s)
+	return rand.New(rand.NewPCG(s, stream))
 }

@@ -1,7 +1,6 @@
 package crashtest
 
 import (
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,15 +21,7 @@ import (
 // component rolled back again once the status on disk recorded it
 // RolledBack.
 func TestCrashRollback(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the crash test starts dozens of processes; run it without -short")
-	}
-	s := *seed
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (rerun with -crash.seed=%d)", s, s)
-	rng := rand.New(rand.NewPCG(s, 2))
+	rng := crashRand(t, 2)
 	catalog, err := filepath.Abs("../../../testdata/catalog")
 	require.NoError(t, err)
 	during, total := 0, 0

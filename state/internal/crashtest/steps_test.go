@@ -1,7 +1,6 @@
 package crashtest
 
 import (
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,15 +21,7 @@ import (
 // no step before it runs again, nothing runs once it Succeeded, and every
 // component ends Succeeded with every step run, in order.
 func TestCrashSteps(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the crash test starts dozens of processes; run it without -short")
-	}
-	s := *seed
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (rerun with -crash.seed=%d)", s, s)
-	rng := rand.New(rand.NewPCG(s, 3))
+	rng := crashRand(t, 3)
 	catalog, err := filepath.Abs("../../../testdata/catalog")
 	require.NoError(t, err)
 	steps := []string{"drain", "upgrade", "rollout"}
