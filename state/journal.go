@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/hopdag/hopdag/internal/codec"
 	"github.com/hopdag/hopdag/runner"
-	"github.com/hopdag/hopdag/state/internal/codec"
 )
 
 // Names of a journaled store's records (File: files in its directory;

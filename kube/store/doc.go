@@ -1,28 +1,47 @@
 // Package store keeps a run's state.Store and state.Lock on the Kubernetes
 // API server, for operators whose only database is the cluster.
 //
-// A Store named N in namespace NS is three kinds of object:
+// A Store named N in namespace NS keeps the state package's record format
+// (checksummed snapshot and commit records, see package state) in these
+// objects, all labelled hopdag.io/store=N:
 //
 //   - the coordination.k8s.io/v1 Lease NS/N: the lock. Its holderIdentity,
 //     renewTime and leaseDurationSeconds are the lease; the annotation
 //     hopdag.io/token is the fencing token of the last acquisition;
 //   - the ConfigMap NS/N, the head: the annotation hopdag.io/fence holds the
-//     highest token ever handed out, hopdag.io/generation the generation of
-//     the status it points to and hopdag.io/chunks its number of chunks;
-//   - the ConfigMaps NS/N-G-X-I: chunk I of generation G of the status (JSON;
-//     X is a random id of the Save that wrote it, hopdag.io/id on the head),
-//     each at most ChunkSize bytes, so that no object nears the API server's
-//     ~1.5 MiB limit whatever the run size.
+//     highest token ever handed out; hopdag.io/generation, hopdag.io/id and
+//     hopdag.io/chunks name the current snapshot; hopdag.io/journal names
+//     the last journal record after it (SEQ-ID);
+//   - the ConfigMaps NS/N-G-X-I: chunk I of snapshot generation G (X is a
+//     random id of the write that made it): chunk 0 is the snapshot's head
+//     record, the others its shards;
+//   - the ConfigMaps NS/N-G-X-jSEQ-ID: the journal, one record of one group
+//     commit each (the changed components), its annotation hopdag.io/prev
+//     naming the record before it.
+//
+// Every record is one ConfigMap of at most ChunkSize bytes, so no object
+// nears the API server's ~1.5 MiB limit whatever the run's size, and a
+// commit writes only what changed: one new ConfigMap and an update of the
+// head's annotations (a commit larger than ChunkSize is split into
+// records written together). When the journal outgrows the snapshot (or 1
+// MiB, whichever is larger), or a commit rewrites most of the status, a
+// new snapshot replaces it and the records it includes are removed: the
+// bytes written stay linear in the run (BenchmarkDurableRun: about 300
+// bytes a transition at 10,000 components). No object is ever rewritten.
 //
 // Fencing: Acquire takes the Lease (a write conditioned on its
 // resourceVersion, so two acquirers cannot both win), then raises the
-// head's fence to the new token (also conditioned). Save reads the head,
-// refuses a token other than its fence, writes the new generation's
-// chunks, and then moves the head to them with a write conditioned on the
-// resourceVersion it read: an Acquire in between changed the head, so the
-// write conflicts and the Save is fenced. A Save therefore commits only
-// while its token is the newest, and it commits atomically: readers follow
-// the head, which names either the old generation or the new one.
+// head's fence to the new token (also conditioned). A commit checks that
+// the Lease holds its token unexpired and that the head's fence is the
+// token, creates its records, and then moves the head's journal pointer
+// to them with a write conditioned on the head's resourceVersion as the
+// writer last saw it: an Acquire since then changed the head, so the
+// write conflicts, the records are removed and the commit is fenced. A
+// record no head names (its writer lost that race, or crashed before the
+// head moved) is never read; the next snapshot removes it. A write
+// therefore lands only while its token is the newest, and atomically:
+// readers follow the head, from one consistent List of the store's
+// objects.
 //
 // The token never decreases: a new one is one more than the larger of the
 // Lease's token and the head's fence, so deleting or recreating the Lease
@@ -30,14 +49,14 @@
 // the run's status with it.
 //
 // Damage: an annotation of the store's that does not parse (a fence or a
-// token that is not a number, an id or a checksum that is not hex) and a
-// chunk whose bytes do not match its hopdag.io/sha256 (or, together, the
-// head's) are a *state.CorruptError naming the object, the annotation or
-// binaryData.status, and the first bad byte. Nothing writes over them:
-// Acquire, Save and Commit refuse, and Save checks the generation it
-// replaces before it removes it (with one metadata List: a chunk is read
-// whole again only when its resourceVersion is no longer the one it was
-// created with, which the head keeps in hopdag.io/chunk-versions).
+// token that is not a number, an id that is not hex, a journal reference
+// that is not SEQ-ID) and a record whose bytes do not check out (its
+// CRC-32C, its kind, its place in the chain) are a *state.CorruptError
+// naming the object, the annotation or binaryData.status, and the first
+// bad byte. Nothing writes over them: Acquire, Save and Commit refuse, and
+// a snapshot checks the records it replaces before it removes them (one
+// metadata List: an object is read whole again only when its
+// resourceVersion is no longer the one the writer saw).
 //
 // Save also refuses a token whose Lease expired or was released, as the
 // state.Lock contract asks. Lease times are the writer's wall clock, as in

@@ -113,6 +113,11 @@ func (s *Store) raiseFence(ctx context.Context, token uint64) error {
 	if err != nil {
 		return errorf("acquire: raising the fence of %s/%s: %w", s.namespace, s.name, err)
 	}
+	// The head moved: the next write reads it again rather than
+	// conflicting on it.
+	s.mu.Lock()
+	s.v.fresh = false
+	s.mu.Unlock()
 	return nil
 }
 

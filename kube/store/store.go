@@ -3,13 +3,12 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -18,23 +17,37 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/hopdag/hopdag/internal/codec"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
 
-// ChunkSize is the largest status chunk one ConfigMap holds.
+// ChunkSize is the most status bytes one ConfigMap holds: a snapshot
+// shard, or a journal record (a commit larger than that is split into
+// several, written together).
 const ChunkSize = 256 << 10
+
+// minJournal is the journal size (bytes) under which a commit never
+// writes a snapshot: with the snapshot's own size as the other bound, the
+// journal is replayed in about the time the snapshot takes to read, and
+// snapshots cost about as many bytes as the journal.
+const minJournal = 1 << 20
 
 const (
 	annToken      = "hopdag.io/token"
 	annFence      = "hopdag.io/fence"
 	annGeneration = "hopdag.io/generation"
 	annChunks     = "hopdag.io/chunks"
-	annSum        = "hopdag.io/sha256"
 	annID         = "hopdag.io/id"
-	annVersions   = "hopdag.io/chunk-versions"
+	annJournal    = "hopdag.io/journal"
+	annPrev       = "hopdag.io/prev"
 	labelStore    = "hopdag.io/store"
+	dataKey       = "status"
 )
+
+// annLegacy marks a head written by the first version of this store
+// (the whole status as JSON chunks), whose records this one cannot read.
+const annLegacy = "hopdag.io/sha256"
 
 // Store is a state.Store and state.Lock in one namespace of an API server.
 // It is safe for concurrent use, and any number of Stores in any number of
@@ -44,13 +57,46 @@ type Store struct {
 	namespace string
 	name      string
 	now       func() time.Time
+
+	mu sync.Mutex
+	v  view
+	// written counts the status bytes this handle wrote.
+	written int64
 }
 
-// New returns the store NS/name. c needs get, create, update and delete on
-// ConfigMaps and Leases of the namespace, and list on its ConfigMaps; it
-// must not read through a cache (use client.New, not the manager's
-// client). A Save costs about six requests and two per chunk: raise the
-// rest.Config's QPS above client-go's default of 5 a second, or
+// view is the stored status as a handle last read or wrote it: enough to
+// append the next commit without reading anything back.
+type view struct {
+	fresh bool
+	head  *corev1.ConfigMap // with the resourceVersion it was read or written with
+	// gen and id name the snapshot's objects, n their number.
+	gen uint64
+	id  string
+	n   uint64
+	// seq is the last commit's number; last names its record ("" when
+	// no record follows the snapshot).
+	seq  uint64
+	last string
+	// token is the greatest token a record of the status was written
+	// under.
+	token     uint64
+	exists    bool
+	counts    int // components of the stored status
+	snapBytes int64
+	logBytes  int64
+	// versions holds the resourceVersion of each object of the status
+	// (snapshot and journal) as read or created: one that changed since
+	// was written by someone else, and is read and checked again before
+	// anything removes it.
+	versions map[string]string
+}
+
+// New returns the store NS/name. c needs get, list, create, update and
+// delete on ConfigMaps and get, create and update on Leases of the
+// namespace; it must not read through a cache (use client.New, not the
+// manager's client). A commit costs three requests (read the Lease,
+// create the record, move the head); a snapshot two and one per chunk:
+// raise the rest.Config's QPS above client-go's default of 5 a second, or
 // checkpoints will wait on the client's rate limiter.
 func New(c client.Client, namespace, name string) *Store {
 	return &Store{c: c, namespace: namespace, name: name, now: time.Now}
@@ -60,250 +106,399 @@ func (s *Store) key() client.ObjectKey { return client.ObjectKey{Namespace: s.na
 
 func errorf(format string, args ...any) error { return fmt.Errorf("store: "+format, args...) }
 
-// Load reads the status the head points to; nil and no error when none
-// was saved.
+// path names one object of the store, as its errors do.
+func (s *Store) path(kind, name string) string { return kind + " " + s.namespace + "/" + name }
+
+// Load reads the snapshot the head names and replays the journal records
+// after it, in one consistent List; nil and no error when nothing was
+// saved.
 func (s *Store) Load(ctx context.Context) (*runner.Status, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		head, err := s.head(ctx)
-		if err != nil || head == nil {
-			return nil, err
-		}
-		data, err := s.status(ctx, head)
-		if errors.Is(err, errMoved) && attempt < 3 {
-			continue // a Save moved the head and removed this generation: follow it
-		}
-		if err != nil || data == nil {
-			return nil, err
-		}
-		var st runner.Status
-		if err := json.Unmarshal(data, &st); err != nil {
-			return nil, &state.CorruptError{Path: s.path("ConfigMap", s.name) + " (the status of generation " + head.Annotations[annGeneration] + ")", Err: err}
-		}
-		return &st, nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.load(ctx)
+	if err != nil {
+		return nil, err
 	}
+	return st.Status, nil
 }
 
-// errMoved is a chunk of the head's generation that is not there: a Save
-// may have moved the head on and removed it.
-var errMoved = errors.New("store: a chunk of the generation is missing")
+// errMissing is an object the head's chain names that is not there: the
+// store was damaged by hand.
+var errMissing = errors.New("an object of the status is missing")
 
-// status reads and checks the chunks of the generation head names: nil
-// when it names none. A chunk that is not there is errMoved wrapped in
-// a *state.CorruptError naming it; a chunk whose bytes do not check out
-// is a *state.CorruptError naming it, at the first bad byte when the
-// JSON shows one.
-func (s *Store) status(ctx context.Context, head *corev1.ConfigMap) ([]byte, error) {
-	gen, n, id := num(head, annGeneration), num(head, annChunks), head.Annotations[annID]
-	if gen == 0 {
-		return nil, nil
+// load reads the store's objects (the head among them) in one List and
+// rebuilds the status, and makes the view the one it read.
+func (s *Store) load(ctx context.Context) (*codec.State, error) {
+	s.v.fresh = false
+	var list corev1.ConfigMapList
+	if err := s.c.List(ctx, &list, client.InNamespace(s.namespace), client.MatchingLabels{labelStore: s.name}); err != nil {
+		return nil, errorf("load %s: %w", s.path("ConfigMap", s.name), err)
 	}
-	var data []byte
-	chunks := make([][]byte, n)
-	for i := range n {
-		name := chunkName(s.name, gen, id, i)
-		var cm corev1.ConfigMap
-		if err := s.c.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: name}, &cm); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, &state.CorruptError{Path: s.path("ConfigMap", name), Err: fmt.Errorf("%w: chunk %d of the %d of generation %d, which the head ConfigMap %s names, is not there", errMoved, i, n, gen, s.path("ConfigMap", s.name))}
-			}
-			return nil, errorf("load %s: %w", s.path("ConfigMap", name), err)
-		}
-		chunks[i] = cm.BinaryData["status"]
-		if want, ok := cm.Annotations[annSum]; ok && want != sumOf(chunks[i]) {
-			return nil, s.badChunk(name, chunks[i], want)
-		}
-		data = append(data, chunks[i]...)
+	objs := make(map[string]*corev1.ConfigMap, len(list.Items))
+	for i := range list.Items {
+		objs[list.Items[i].Name] = &list.Items[i]
 	}
-	if want := head.Annotations[annSum]; sumOf(data) != want {
-		// The chunks check out one by one (or predate their own sums):
-		// find the bad byte in the JSON if there is one.
-		var se *json.SyntaxError
-		if err := json.Unmarshal(data, new(json.RawMessage)); errors.As(err, &se) && se.Offset > 0 {
-			off := se.Offset - 1
-			for i, c := range chunks {
-				if off < int64(len(c)) {
-					return nil, &state.CorruptError{Path: s.path("ConfigMap", chunkName(s.name, gen, id, uint64(i))) + " binaryData.status", Offset: off, Err: se}
-				}
-				off -= int64(len(c))
-			}
+	v := view{versions: map[string]string{}}
+	st := &codec.State{}
+	head := objs[s.name]
+	if head != nil {
+		if err := s.checkHead(head); err != nil {
+			return nil, err
 		}
-		return nil, &state.CorruptError{Path: s.path("ConfigMap", s.name) + " annotation " + annSum,
-			Err: fmt.Errorf("the %d chunks of generation %d have the checksum %s, not %q", n, gen, sumOf(data), want)}
+		v.head = head
+		v.gen, v.id, v.n = num(head, annGeneration), head.Annotations[annID], num(head, annChunks)
 	}
-	return data, nil
+	if v.gen != 0 {
+		if err := s.replay(st, &v, objs); err != nil {
+			return nil, err
+		}
+	}
+	v.seq, v.token, v.exists = st.Seq, st.Token, st.Status != nil
+	if st.Status != nil {
+		for _, h := range st.Status.Hops {
+			v.counts += len(h.Components)
+		}
+	}
+	v.fresh = true
+	s.v = v
+	return st, nil
 }
 
-// badChunk is the error of chunk name whose bytes b do not have the
-// checksum want it was written with.
-func (s *Store) badChunk(name string, b []byte, want string) error {
-	ce := &state.CorruptError{Path: s.path("ConfigMap", name) + " binaryData.status", Err: fmt.Errorf("checksum %s does not match the chunk's %s", sumOf(b), want)}
-	// A chunk is a piece of one JSON document: its first byte that no
-	// JSON could hold is where the damage is, when there is one.
-	for i, c := range b {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+// replay applies the snapshot's chunks and the journal's records to st,
+// and records their sizes and versions in v.
+func (s *Store) replay(st *codec.State, v *view, objs map[string]*corev1.ConfigMap) error {
+	read := func(name string, what string) ([]byte, *codec.Record, error) {
+		cm := objs[name]
+		if cm == nil {
+			return nil, nil, &state.CorruptError{Path: s.path("ConfigMap", name), Err: fmt.Errorf("%w: %s, which %s names, is not there", errMissing, what, s.path("ConfigMap", s.name))}
+		}
+		data := cm.BinaryData[dataKey]
+		v.versions[name] = cm.ResourceVersion
+		r, err := codec.Unframe(data)
+		if err != nil {
+			return nil, nil, s.corrupt(name, data, err)
+		}
+		return data, r, nil
+	}
+	var snapSeq uint64
+	for i := range v.n {
+		name := chunkName(s.name, v.gen, v.id, i)
+		data, r, err := read(name, fmt.Sprintf("chunk %d of the %d of snapshot generation %d", i, v.n, v.gen))
+		if err != nil {
+			return err
+		}
+		switch {
+		case i == 0 && r.Kind != codec.KindSnapshot:
+			err = fmt.Errorf("the first chunk is a %s record, want a snapshot head", r.Kind)
+		case i == 0 && uint64(r.Shards)+1 != v.n:
+			err = fmt.Errorf("the snapshot head says %d shards follow, the head ConfigMap's %s says %d chunks in all", r.Shards, annChunks, v.n)
+		case i > 0 && (r.Kind != codec.KindShard || uint64(r.Shard) != i-1 || r.Seq != snapSeq):
+			err = fmt.Errorf("a %s record of seq %d, want shard %d of seq %d", r.Kind, r.Seq, i-1, snapSeq)
+		}
+		if err == nil {
+			if i == 0 {
+				snapSeq = r.Seq
+			}
+			err = st.Apply(r)
+		}
+		if err != nil {
+			return s.corrupt(name, nil, err)
+		}
+		v.snapBytes += int64(len(data))
+	}
+	if v.n == 0 {
+		return &state.CorruptError{Path: s.path("ConfigMap", s.name) + " annotation " + annChunks, Err: fmt.Errorf("generation %d has no chunks", v.gen)}
+	}
+	// The journal: from the head's last record back to the snapshot,
+	// each record naming the one before it.
+	var chain []string
+	for ref, from := v.head.Annotations[annJournal], s.path("ConfigMap", s.name)+" annotation "+annJournal; ref != ""; {
+		seq, _ := refSeq(ref)
+		if seq <= snapSeq {
+			return &state.CorruptError{Path: from, Err: fmt.Errorf("record %q does not follow snapshot %d", ref, snapSeq)}
+		}
+		name := recordName(s.name, v.gen, v.id, ref)
+		cm := objs[name]
+		if cm == nil {
+			return &state.CorruptError{Path: s.path("ConfigMap", name), Err: fmt.Errorf("%w: journal record %d, which %s names, is not there", errMissing, seq, from)}
+		}
+		chain = append(chain, name)
+		prev := cm.Annotations[annPrev]
+		from = s.path("ConfigMap", name) + " annotation " + annPrev
+		if err := checkRef(prev, from); err != nil {
+			return err
+		}
+		if p, _ := refSeq(prev); prev != "" && p+1 != seq || prev == "" && seq != snapSeq+1 {
+			return &state.CorruptError{Path: from, Err: fmt.Errorf("record %d names %q before it", seq, prev)}
+		}
+		ref = prev
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		name := chain[i]
+		data, r, err := read(name, "a journal record")
+		if err != nil {
+			return err
+		}
+		if r.Kind != codec.KindCommit || r.Seq != st.Seq+1 {
+			err = fmt.Errorf("a %s record of seq %d, want commit %d", r.Kind, r.Seq, st.Seq+1)
+		} else {
+			err = st.Apply(r)
+		}
+		if err != nil {
+			return s.corrupt(name, nil, err)
+		}
+		v.logBytes += int64(len(data))
+		v.last = strings.TrimPrefix(name, recordPrefix(s.name, v.gen, v.id))
+	}
+	if err := st.Check(); err != nil {
+		return &state.CorruptError{Path: s.path("ConfigMap", s.name), Err: fmt.Errorf("the status its records add up to is not valid: %w", err)}
+	}
+	return nil
+}
+
+// corrupt is the *state.CorruptError of object name's record: at its
+// first byte that no record line holds (a control character before the
+// final newline), when data has one.
+func (s *Store) corrupt(name string, data []byte, err error) error {
+	ce := &state.CorruptError{Path: s.path("ConfigMap", name) + " binaryData." + dataKey, Err: err}
+	for i, c := range data {
+		if c < 0x20 && c != '\t' && !(c == '\n' && i == len(data)-1) {
 			ce.Offset = int64(i)
-			ce.Err = fmt.Errorf("byte %#02x cannot appear in JSON, and %w", c, ce.Err)
+			ce.Err = fmt.Errorf("byte %#02x cannot appear in a record, and %w", c, err)
 			break
 		}
 	}
 	return ce
 }
 
-func sumOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// path names one object of the store, as its errors do.
-func (s *Store) path(kind, name string) string { return kind + " " + s.namespace + "/" + name }
-
-// Commit implements state.Store's Commit by saving the whole status: this
-// store does not keep the journal of the File and etcd stores yet, so a
-// commit costs what a Save does (the status's size in chunks of at most
-// ChunkSize, whatever changed, and a List of the chunks' metadata) and
-// changed is not used. Every object still
-// stays under ChunkSize, whatever the run's size.
-func (s *Store) Commit(ctx context.Context, token uint64, st *runner.Status, _ []runner.Ref) error {
-	return s.Save(ctx, token, st)
-}
-
-// Save writes st as a new generation and moves the head to it, if token
-// is the current lease's (see the package documentation).
+// Save writes st whole, as a new snapshot generation, if token is the
+// current lease's (see the package documentation).
 func (s *Store) Save(ctx context.Context, token uint64, st *runner.Status) error {
+	return s.commit(ctx, token, st, nil, true)
+}
+
+// Commit writes the changed components of st as one journal record (a
+// ConfigMap of at most ChunkSize bytes; a few when the commit is larger),
+// or a snapshot when the journal has outgrown the snapshot, when the
+// commit changes most of the status or when its components are not the
+// stored ones (a new run).
+func (s *Store) Commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) error {
+	return s.commit(ctx, token, st, changed, false)
+}
+
+func (s *Store) commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref, all bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if st == nil {
 		return errorf("save: nil status")
 	}
-	data, err := json.Marshal(st)
-	if err != nil {
-		return errorf("save: %w", err)
-	}
-	// Saves under one token may run concurrently: a conflict on the head
-	// whose fence is still the token is another Save of the same holder,
-	// and this one tries again on top of it.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Commits under one token may come from several handles: a conflict
+	// on the head whose fence is still the token is another handle of
+	// the same holder, and this one tries again on top of it.
 	for attempt := 0; ; attempt++ {
-		done, err := s.save(ctx, token, data)
-		if done || err != nil {
+		if !s.v.fresh {
+			if _, err := s.load(ctx); err != nil {
+				return err
+			}
+		}
+		if err := s.checkToken(ctx, token); err != nil {
 			return err
 		}
+		done, err := s.write(ctx, token, st, changed, all)
+		if done || err != nil {
+			if err != nil {
+				s.v.fresh = false // what is stored is unknown: read it again
+			}
+			return err
+		}
+		s.v.fresh = false
 		if attempt == 50 {
-			return errorf("save %s/%s: the head kept changing under 50 attempts", s.namespace, s.name)
+			return errorf("save %s: the head kept changing under 50 attempts; is another coordinator writing it without the lock?", s.path("ConfigMap", s.name))
 		}
 	}
 }
 
-// save makes one attempt; false and no error means: the head changed under
-// the same token, try again.
-func (s *Store) save(ctx context.Context, token uint64, data []byte) (bool, error) {
-	head, err := s.head(ctx)
+// write appends a commit or writes a snapshot; false and no error means
+// the head changed since the view was taken (nothing was written).
+func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref, all bool) (bool, error) {
+	total := 0
+	for _, h := range st.Hops {
+		total += len(h.Components)
+	}
+	v := &s.v
+	if !all && v.exists && total == v.counts && 2*len(changed) <= total && v.logBytes <= max(minJournal, v.snapBytes) {
+		return s.append(ctx, token, st, changed)
+	}
+	return s.snapshot(ctx, token, st, total)
+}
+
+// append writes the commit's records, each naming the one before it, and
+// then moves the head's journal pointer to the last (conditioned on the
+// head's resourceVersion: an Acquire or a snapshot since conflicts).
+// Records that no head names are never read; the next snapshot removes
+// them.
+func (s *Store) append(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) (bool, error) {
+	v := &s.v
+	lines, err := codec.Commits(v.seq+1, token, st, changed, ChunkSize)
 	if err != nil {
-		return false, err
+		return false, errorf("save: %w", err)
 	}
-	if err := s.checkToken(ctx, head, token); err != nil {
-		return false, err
-	}
-	// The generation this Save replaces must check out: a damaged chunk
-	// is left as it is, for its owner to repair, and nothing goes over it.
-	if err := s.checkGeneration(ctx, head); err != nil {
-		if errors.Is(err, errMoved) {
-			if now, herr := s.head(ctx); herr == nil && now != nil && now.ResourceVersion != head.ResourceVersion {
-				return false, nil // another Save of this holder moved the head
-			}
-		}
-		return false, err
-	}
-	oldGen, oldN, oldID := num(head, annGeneration), num(head, annChunks), head.Annotations[annID]
-	gen, id := oldGen+1, nonce()
-	n := uint64(0)
-	var versions []string
-	for off := 0; off < len(data) || n == 0; off += ChunkSize {
-		end := min(off+ChunkSize, len(data))
-		cm := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: chunkName(s.name, gen, id, n), Labels: map[string]string{labelStore: s.name},
-				Annotations: map[string]string{annSum: sumOf(data[off:end])}},
-			BinaryData: map[string][]byte{"status": data[off:end]},
-		}
+	prev := v.last
+	var created []*corev1.ConfigMap
+	size := int64(0)
+	for i, line := range lines {
+		ref := fmt.Sprintf("%d-%s", v.seq+1+uint64(i), nonce())
+		cm := s.object(recordName(s.name, v.gen, v.id, ref), line)
+		cm.Annotations = map[string]string{annPrev: prev}
 		if err := s.c.Create(ctx, cm); err != nil {
-			s.deleteChunks(ctx, gen, id, n)
-			return false, errorf("save %s/%s: chunk %d: %w", s.namespace, s.name, n, err)
+			s.remove(ctx, created)
+			return false, errorf("save %s: journal record %d: %w", s.path("ConfigMap", s.name), v.seq+1+uint64(i), err)
 		}
-		versions = append(versions, cm.ResourceVersion)
-		n++
+		created = append(created, cm)
+		prev = ref
+		size += int64(len(line))
 	}
-	head.Annotations[annVersions] = strings.Join(versions, ",")
-	head.Annotations[annGeneration] = strconv.FormatUint(gen, 10)
-	head.Annotations[annID] = id
-	head.Annotations[annChunks] = strconv.FormatUint(n, 10)
-	head.Annotations[annSum] = sumOf(data)
-	// Conditioned on the resourceVersion read above: an Acquire since then
-	// raised the fence, and this write conflicts.
-	if err := s.c.Update(ctx, head); err != nil {
-		s.deleteChunks(ctx, gen, id, n)
-		if apierrors.IsConflict(err) {
-			return false, nil
-		}
-		return false, errorf("save %s/%s: %w", s.namespace, s.name, err)
+	head := v.head.DeepCopy()
+	head.Annotations[annJournal] = prev
+	if done, err := s.moveHead(ctx, head, created); !done || err != nil {
+		return done, err
 	}
-	s.deleteChunks(ctx, oldGen, oldID, oldN)
+	for _, cm := range created {
+		v.versions[cm.Name] = cm.ResourceVersion
+	}
+	v.seq += uint64(len(lines))
+	v.last, v.token = prev, token
+	v.logBytes += size
+	s.written += size
 	return true, nil
 }
 
-// checkGeneration checks the chunks of the generation head names before
-// a Save replaces them. A chunk whose resourceVersion is the one it was
-// created with (hopdag.io/chunk-versions) is as the store wrote it, and
-// only its metadata is read; any other is read whole and checked.
-func (s *Store) checkGeneration(ctx context.Context, head *corev1.ConfigMap) error {
-	gen, n, id := num(head, annGeneration), num(head, annChunks), head.Annotations[annID]
-	versions := strings.Split(head.Annotations[annVersions], ",")
-	if gen == 0 || uint64(len(versions)) != n {
-		_, err := s.status(ctx, head)
-		return err
+// moveHead updates the head, conditioned on the resourceVersion the view
+// has. On a conflict it removes created, which nothing names, and reports
+// false; on another error it leaves them (the update may have been
+// applied).
+func (s *Store) moveHead(ctx context.Context, head *corev1.ConfigMap, created []*corev1.ConfigMap) (bool, error) {
+	if err := s.c.Update(ctx, head); err != nil {
+		if apierrors.IsConflict(err) {
+			s.remove(ctx, created)
+			return false, nil
+		}
+		return false, errorf("save %s: %w", s.path("ConfigMap", s.name), err)
 	}
-	// One request for the metadata of all of the store's chunks.
+	s.v.head = head
+	return true, nil
+}
+
+// snapshot writes st as a new generation of chunks, moves the head to it,
+// and removes every other object of the store: the old generation, its
+// journal, and records of failed commits. The old generation must check
+// out first: a damaged object is left as it is, for its owner to repair,
+// and nothing goes over it.
+func (s *Store) snapshot(ctx context.Context, token uint64, st *runner.Status, total int) (bool, error) {
+	v := &s.v
+	old, stale, err := s.others(ctx)
+	if err != nil || stale {
+		return false, err
+	}
+	next := v.seq + 1
+	lines, err := codec.Snapshot(next, token, st, ChunkSize)
+	if err != nil {
+		return false, errorf("save: %w", err)
+	}
+	gen, id := v.gen+1, nonce()
+	var created []*corev1.ConfigMap
+	size := int64(0)
+	for i, line := range lines {
+		cm := s.object(chunkName(s.name, gen, id, uint64(i)), line)
+		if err := s.c.Create(ctx, cm); err != nil {
+			s.remove(ctx, created)
+			return false, errorf("save %s: snapshot chunk %d: %w", s.path("ConfigMap", s.name), i, err)
+		}
+		created = append(created, cm)
+		size += int64(len(line))
+	}
+	head := v.head.DeepCopy()
+	head.Annotations[annGeneration] = strconv.FormatUint(gen, 10)
+	head.Annotations[annID] = id
+	head.Annotations[annChunks] = strconv.Itoa(len(lines))
+	delete(head.Annotations, annJournal)
+	if done, err := s.moveHead(ctx, head, created); !done || err != nil {
+		return done, err
+	}
+	s.remove(ctx, old)
+	*v = view{fresh: true, head: head, gen: gen, id: id, n: uint64(len(lines)), seq: next, token: token,
+		exists: true, counts: total, snapBytes: size, versions: map[string]string{}}
+	for _, cm := range created {
+		v.versions[cm.Name] = cm.ResourceVersion
+	}
+	s.written += size
+	return true, nil
+}
+
+// others lists the store's objects but the head (one metadata List), to
+// be removed once a new snapshot replaced them. The view's objects among
+// them must be as the view saw them; stale reports that one changed and
+// the view was read again (and checked out): the caller starts over.
+func (s *Store) others(ctx context.Context) (objs []*corev1.ConfigMap, stale bool, err error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
 	if err := s.c.List(ctx, list, client.InNamespace(s.namespace), client.MatchingLabels{labelStore: s.name}); err != nil {
-		return errorf("save: listing the chunks of %s: %w", s.path("ConfigMap", s.name), err)
+		return nil, false, errorf("save: listing the objects of %s: %w", s.path("ConfigMap", s.name), err)
 	}
-	rv := map[string]string{}
+	seen := map[string]string{}
 	for _, m := range list.Items {
-		rv[m.Name] = m.ResourceVersion
+		if m.Name == s.name {
+			continue
+		}
+		seen[m.Name] = m.ResourceVersion
+		objs = append(objs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion}})
 	}
-	for i := range n {
-		if rv[chunkName(s.name, gen, id, i)] != versions[i] {
-			_, err := s.status(ctx, head)
-			return err
+	for name, rv := range s.v.versions {
+		if seen[name] != rv {
+			if _, err := s.load(ctx); err != nil {
+				return nil, false, err
+			}
+			return nil, true, nil
 		}
 	}
-	return nil
+	return objs, false, nil
 }
 
-// nonce makes the chunk names of one Save attempt its own.
+// object is a ConfigMap of the store holding one record.
+func (s *Store) object(name string, record []byte) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: name, Labels: map[string]string{labelStore: s.name}},
+		BinaryData: map[string][]byte{dataKey: record},
+	}
+}
+
+// remove deletes objs, each only if it is still the version listed or
+// created (an orphan left behind is harmless: no head names it).
+func (s *Store) remove(ctx context.Context, objs []*corev1.ConfigMap) {
+	ctx = context.WithoutCancel(ctx)
+	for _, cm := range objs {
+		pre := metav1.Preconditions{UID: &cm.UID, ResourceVersion: &cm.ResourceVersion}
+		_ = s.c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name}}, &client.DeleteOptions{Preconditions: &pre})
+	}
+}
+
+// nonce makes the names of one write its own.
 func nonce() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-func (s *Store) deleteChunks(ctx context.Context, gen uint64, id string, n uint64) {
-	if gen == 0 {
-		return
-	}
-	for i := range n {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: chunkName(s.name, gen, id, i)}}
-		_ = s.c.Delete(context.WithoutCancel(ctx), cm) // an orphan is harmless: the head never names it
-	}
-}
-
-// checkToken refuses token unless it is the head's fence and the Lease
-// holds it unexpired.
-func (s *Store) checkToken(ctx context.Context, head *corev1.ConfigMap, token uint64) error {
-	if head == nil || num(head, annFence) != token || token == 0 {
+// checkToken refuses token unless it is the view's fence, the Lease
+// holds it unexpired, and no greater token wrote the status.
+func (s *Store) checkToken(ctx context.Context, token uint64) error {
+	if s.v.head == nil || num(s.v.head, annFence) != token || token == 0 {
 		return s.fenced(ctx, token)
 	}
 	l, err := s.lease(ctx)
@@ -312,6 +507,9 @@ func (s *Store) checkToken(ctx context.Context, head *corev1.ConfigMap, token ui
 	}
 	if l == nil || !s.held(l) || num(&l.ObjectMeta, annToken) != token {
 		return s.fenced(ctx, token)
+	}
+	if token < s.v.token {
+		return &state.FencedError{Token: token, Written: s.v.token}
 	}
 	return nil
 }
@@ -336,25 +534,38 @@ func (s *Store) head(ctx context.Context) (*corev1.ConfigMap, error) {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
-		return nil, errorf("reading %s/%s: %w", s.namespace, s.name, err)
+		return nil, errorf("reading %s: %w", s.path("ConfigMap", s.name), err)
 	}
+	if err := s.checkHead(&cm); err != nil {
+		return nil, err
+	}
+	return &cm, nil
+}
+
+// checkHead refuses a head whose annotations do not parse.
+func (s *Store) checkHead(cm *corev1.ConfigMap) error {
 	if cm.Annotations == nil {
 		cm.Annotations = map[string]string{}
 	}
+	where := s.path("ConfigMap", s.name)
+	if _, ok := cm.Annotations[annLegacy]; ok {
+		return &state.CorruptError{Path: where + " annotation " + annLegacy,
+			Err: errors.New("the status was written by an earlier hopdag (whole-status chunks), which this one does not read: finish or abandon that run with the hopdag that started it")}
+	}
 	for _, ann := range []string{annFence, annGeneration, annChunks} {
-		if err := checkNum(&cm, ann, s.path("ConfigMap", s.name)); err != nil {
-			return nil, err
+		if err := checkNum(cm, ann, where); err != nil {
+			return err
 		}
 	}
-	if num(&cm, annGeneration) != 0 {
-		if err := checkHex(&cm, annID, 8, s.path("ConfigMap", s.name)); err != nil {
-			return nil, err
+	if num(cm, annGeneration) != 0 {
+		if err := checkHex(cm, annID, 8, where); err != nil {
+			return err
 		}
-		if err := checkHex(&cm, annSum, 64, s.path("ConfigMap", s.name)); err != nil {
-			return nil, err
+		if err := checkRef(cm.Annotations[annJournal], where+" annotation "+annJournal); err != nil {
+			return err
 		}
 	}
-	return &cm, nil
+	return nil
 }
 
 func (s *Store) lease(ctx context.Context) (*coordinationv1.Lease, error) {
@@ -363,7 +574,7 @@ func (s *Store) lease(ctx context.Context) (*coordinationv1.Lease, error) {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
-		return nil, errorf("reading Lease %s/%s: %w", s.namespace, s.name, err)
+		return nil, errorf("reading %s: %w", s.path("Lease", s.name), err)
 	}
 	if err := checkNum(&l, annToken, s.path("Lease", s.name)); err != nil {
 		return nil, err
@@ -394,15 +605,55 @@ func checkNum(o metav1.Object, ann, path string) error {
 // digits, as the store writes it.
 func checkHex(o metav1.Object, ann string, n int, path string) error {
 	v := o.GetAnnotations()[ann]
+	if off := badHex(v, n); off >= 0 {
+		return &state.CorruptError{Path: path + " annotation " + ann, Offset: int64(off), Err: fmt.Errorf("%q is not %d hex digits (the store writes them there)", v, n)}
+	}
+	return nil
+}
+
+// badHex returns the offset of the first byte of v that makes it not n
+// lower-case hex digits, or -1.
+func badHex(v string, n int) int {
 	for i := range len(v) {
 		if !('0' <= v[i] && v[i] <= '9' || 'a' <= v[i] && v[i] <= 'f') {
-			return &state.CorruptError{Path: path + " annotation " + ann, Offset: int64(i), Err: fmt.Errorf("%q is not %d hex digits (the store writes them there)", v, n)}
+			return i
 		}
 	}
 	if len(v) != n {
-		return &state.CorruptError{Path: path + " annotation " + ann, Offset: int64(min(len(v), n)), Err: fmt.Errorf("%q is not %d hex digits (the store writes them there)", v, n)}
+		return min(len(v), n)
 	}
-	return nil
+	return -1
+}
+
+// checkRef refuses a journal reference that is not "" or SEQ-ID (a
+// commit's number, a dash, 8 hex digits), as the store writes it.
+func checkRef(ref, path string) error {
+	if ref == "" {
+		return nil
+	}
+	seq, id, ok := strings.Cut(ref, "-")
+	off := 0
+	for off < len(seq) && '0' <= seq[off] && seq[off] <= '9' {
+		off++
+	}
+	switch {
+	case off < len(seq) || off == 0 || !ok:
+	case badHex(id, 8) >= 0:
+		off = len(seq) + 1 + badHex(id, 8)
+	default:
+		if _, err := strconv.ParseUint(seq, 10, 64); err == nil {
+			return nil
+		}
+		off = 0
+	}
+	return &state.CorruptError{Path: path, Offset: int64(off), Err: fmt.Errorf("%q is not a journal record's SEQ-ID (the store writes them there)", ref)}
+}
+
+// refSeq is the commit number of a journal reference checkRef accepted.
+func refSeq(ref string) (uint64, bool) {
+	seq, _, _ := strings.Cut(ref, "-")
+	n, err := strconv.ParseUint(seq, 10, 64)
+	return n, err == nil
 }
 
 // held reports whether l has a holder and has not expired.
@@ -429,6 +680,17 @@ func num(o metav1.Object, ann string) uint64 {
 	return n
 }
 
+// chunkName names chunk i of snapshot generation gen (write id).
 func chunkName(name string, gen uint64, id string, i uint64) string {
 	return fmt.Sprintf("%s-%d-%s-%d", name, gen, id, i)
+}
+
+func recordPrefix(name string, gen uint64, id string) string {
+	return fmt.Sprintf("%s-%d-%s-j", name, gen, id)
+}
+
+// recordName names the journal record ref (SEQ-ID) after snapshot
+// generation gen.
+func recordName(name string, gen uint64, id, ref string) string {
+	return recordPrefix(name, gen, id) + ref
 }

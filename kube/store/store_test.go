@@ -90,12 +90,6 @@ func TestConformance(t *testing.T) {
 				lease.Spec.RenewTime = &past
 				require.NoError(t, c.Update(context.Background(), &lease))
 			},
-			// Large's 314 commits each rewrite the whole 10,000-component
-			// status (~1.6 MiB in chunks: this store keeps no journal yet),
-			// which took 30 s alone and over 120 s under -race beside a
-			// second CI run on this 2-core machine. The suite never waits
-			// on the TTL (Expire ages a lease), so a long one costs nothing.
-			TTL: 10 * time.Minute,
 			Raw: raw{t: t, c: c, namespace: ns.Name, name: name},
 		}
 	})
@@ -103,13 +97,15 @@ func TestConformance(t *testing.T) {
 
 // raw is a Store's objects as the suite's records, named as the store's
 // errors name them: "ConfigMap NS/NAME" (the head), "ConfigMap
-// NS/NAME-G-X-I" (the chunks), "Lease NS/NAME". A record's bytes are
-// what the store parses in the object, the part the suite damages (the
-// middle of the first line) first:
+// NS/NAME-G-X-I" (the snapshot's chunks), "ConfigMap NS/NAME-G-X-jSEQ-ID"
+// (the journal's records), "Lease NS/NAME". A record's bytes are what the
+// store parses in the object, the part the suite damages (the middle of
+// the first line) first:
 //
-//   - a chunk: its binaryData.status, the JSON piece;
+//   - a chunk or a journal record: its binaryData.status, one framed
+//     record line;
 //   - the head: its annotations hopdag.io/fence, generation, id, chunks
-//     and sha256, one value a line;
+//     and journal, one value a line;
 //   - the Lease: its annotation hopdag.io/token, then a line of its spec
 //     as JSON.
 //
@@ -120,7 +116,7 @@ type raw struct {
 	namespace, name string
 }
 
-var headAnnotations = []string{"hopdag.io/fence", "hopdag.io/generation", "hopdag.io/id", "hopdag.io/chunks", "hopdag.io/sha256"}
+var headAnnotations = []string{"hopdag.io/fence", "hopdag.io/generation", "hopdag.io/id", "hopdag.io/chunks", "hopdag.io/journal"}
 
 func (r raw) Names() []string {
 	ctx := context.Background()
@@ -319,7 +315,7 @@ func TestDamagedAnnotation(t *testing.T) {
 		{"ConfigMap", "hopdag.io/generation", "", 0},
 		{"ConfigMap", "hopdag.io/chunks", "-1", 0},
 		{"ConfigMap", "hopdag.io/id", "0123456Z", 7},
-		{"ConfigMap", "hopdag.io/sha256", "abc", 3},
+		{"ConfigMap", "hopdag.io/journal", "7-xyz", 2},
 		{"Lease", "hopdag.io/token", "12\x003", 2},
 	} {
 		t.Run(tc.kind+" "+tc.ann, func(t *testing.T) {
@@ -353,4 +349,174 @@ func TestDamagedAnnotation(t *testing.T) {
 			assert.Equal(t, rv, o.GetResourceVersion(), "nothing wrote over the damaged %s", tc.kind)
 		})
 	}
+}
+
+// storeObjects lists the store's ConfigMaps (the head among them) by name.
+func storeObjects(t *testing.T, c client.Client, ns, name string) map[string]corev1.ConfigMap {
+	t.Helper()
+	var cms corev1.ConfigMapList
+	require.NoError(t, c.List(context.Background(), &cms, client.InNamespace(ns), client.MatchingLabels{"hopdag.io/store": name}))
+	out := map[string]corev1.ConfigMap{}
+	for _, cm := range cms.Items {
+		out[cm.Name] = cm
+	}
+	return out
+}
+
+// TestCommitAppendsOneRecord: a commit of 64 transitions on the status of
+// a 10,000-component run writes one small ConfigMap (the journal record)
+// and moves the head; it does not rewrite the status. A new handle loads
+// the snapshot with the record replayed.
+func TestCommitAppendsOneRecord(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
+	require.NoError(t, c.Create(ctx, ns))
+	s := store.New(c, ns.Name, "big")
+	l, err := s.Acquire(ctx, "test", time.Minute)
+	require.NoError(t, err)
+	st := statetest.Big(10000)
+	require.NoError(t, s.Commit(ctx, l.Token, st, nil))
+	before := storeObjects(t, c, ns.Name, "big")
+	written := store.Written(s)
+
+	var changed []runner.Ref
+	for i := range 64 {
+		st.Hops[0].Components[i].Phase = runner.Succeeded
+		st.Hops[0].Components[i].Attempts = 1
+		changed = append(changed, runner.Ref{Hop: 0, Component: i})
+	}
+	require.NoError(t, s.Commit(ctx, l.Token, st, changed))
+	after := storeObjects(t, c, ns.Name, "big")
+	var added []string
+	for name := range after {
+		if _, ok := before[name]; !ok {
+			added = append(added, name)
+		}
+	}
+	require.Len(t, added, 1, "one new object: the journal record")
+	record := after[added[0]].BinaryData["status"]
+	t.Logf("commit of 64 of 10,000 components: one record of %d bytes; the snapshot is %d bytes in %d chunks", len(record), written, len(before)-1)
+	assert.Less(t, len(record), 64*300, "the record holds the 64 changed components, not the status")
+	assert.Equal(t, int64(len(record)), store.Written(s)-written, "the commit wrote the record and nothing else")
+	for name, cm := range before {
+		if name != "big" {
+			assert.Equal(t, cm.ResourceVersion, after[name].ResourceVersion, "the commit rewrote %s", name)
+		}
+	}
+	got, err := store.New(newClient(t), ns.Name, "big").Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, st, got)
+}
+
+// TestJournalStaysBounded: a long run of commits on one status makes a
+// snapshot whenever the journal outgrows it, removing the records it
+// includes, so the number of objects stays bounded; each load equals the
+// status committed.
+func TestJournalStaysBounded(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
+	require.NoError(t, c.Create(ctx, ns))
+	s := store.New(c, ns.Name, "run")
+	l, err := s.Acquire(ctx, "test", time.Minute)
+	require.NoError(t, err)
+	st := statetest.Big(200)
+	require.NoError(t, s.Commit(ctx, l.Token, st, nil))
+	most, snapshots := 0, 0
+	prevGen := ""
+	for round := range 150 {
+		var changed []runner.Ref
+		for i := range 64 {
+			k := (round*64 + i) % 200
+			st.Hops[0].Components[k].Attempts++
+			st.Hops[0].Components[k].Error = strings.Repeat("x", 200)
+			changed = append(changed, runner.Ref{Hop: 0, Component: k})
+		}
+		require.NoError(t, s.Commit(ctx, l.Token, st, changed), "round %d", round)
+		objs := storeObjects(t, c, ns.Name, "run")
+		most = max(most, len(objs))
+		if gen := objs["run"].Annotations["hopdag.io/generation"]; gen != prevGen {
+			snapshots++
+			prevGen = gen
+		}
+	}
+	got, err := store.New(newClient(t), ns.Name, "run").Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, st, got)
+	t.Logf("150 commits of 64 components on a 200-component status: %d snapshots, at most %d objects", snapshots-1, most)
+	assert.Greater(t, snapshots-1, 1, "the journal was folded into a snapshot")
+	assert.Less(t, most, 100, "records included in a snapshot are removed")
+}
+
+// TestOrphanRecordIsIgnored: a journal record that no head names (a
+// commit whose head update lost to an Acquire, by a holder then fenced)
+// is never replayed, and the next snapshot removes it.
+func TestOrphanRecordIsIgnored(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
+	require.NoError(t, c.Create(ctx, ns))
+	s := store.New(c, ns.Name, "run")
+	l, err := s.Acquire(ctx, "test", time.Minute)
+	require.NoError(t, err)
+	st := statetest.Big(20)
+	require.NoError(t, s.Commit(ctx, l.Token, st, nil))
+	st.Hops[0].Components[0].Phase = runner.Succeeded
+	require.NoError(t, s.Commit(ctx, l.Token, st, []runner.Ref{{Hop: 0, Component: 0}}))
+	want := st.DeepCopy()
+
+	// The orphan: the next record's name and a copy of the last record,
+	// as a stale writer would have left it.
+	objs := storeObjects(t, c, ns.Name, "run")
+	last := objs["run"].Annotations["hopdag.io/journal"]
+	require.NotEmpty(t, last)
+	var rec corev1.ConfigMap
+	for name, cm := range objs {
+		if strings.HasSuffix(name, "-j"+last) {
+			rec = cm
+		}
+	}
+	require.NotEmpty(t, rec.Name)
+	orphan := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: strings.TrimSuffix(rec.Name, last) + "3-00c0ffee",
+			Labels: rec.Labels, Annotations: map[string]string{"hopdag.io/prev": last}},
+		BinaryData: map[string][]byte{"status": []byte("00000000 {\"kind\":\"commit\"}\n")},
+	}
+	require.NoError(t, c.Create(ctx, orphan))
+	got, err := store.New(newClient(t), ns.Name, "run").Load(ctx)
+	require.NoError(t, err, "an orphan record is not read")
+	assert.Equal(t, want, got)
+
+	require.NoError(t, s.Save(ctx, l.Token, st))
+	_, ok := storeObjects(t, c, ns.Name, "run")[orphan.Name]
+	assert.False(t, ok, "the snapshot removed the orphan")
+}
+
+// BenchmarkDurableRun is statetest.BenchDurableRun on the API server (see
+// the state package's): overhead-us/component and bytes/transition.
+//
+//	go test -run '^$' -bench DurableRun -benchtime 1x ./store
+func BenchmarkDurableRun(b *testing.B) {
+	if skipReason != "" {
+		if os.Getenv("CI") == "true" {
+			b.Fatal(skipReason)
+		}
+		b.Skip(skipReason)
+	}
+	cfg := rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 1000, 2000
+	s := runtime.NewScheme()
+	require.NoError(b, clientgoscheme.AddToScheme(s))
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	require.NoError(b, err)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-"}}
+	require.NoError(b, c.Create(context.Background(), ns))
+	statetest.BenchDurableRun(b, statetest.DurableRun{
+		Open:    func(b *testing.B) statetest.Backend { return store.New(c, ns.Name, fmt.Sprintf("run-%d", n.Add(1))) },
+		Written: func(be statetest.Backend) int64 { return store.Written(be.(*store.Store)) },
+	})
 }

@@ -14,9 +14,9 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/hopdag/hopdag/internal/codec"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
-	"github.com/hopdag/hopdag/state/internal/codec"
 )
 
 // Store is a state.Store and state.Lock under one key prefix of an etcd
