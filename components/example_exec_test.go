@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/release"
@@ -40,4 +41,28 @@ func ExampleExec() {
 	// components: containerd v2.1.3: exec: /bin/sh: exit code 3; last lines of stderr:
 	// 	config.toml: version 3 not supported
 	// exit code: 3
+}
+
+// WithGuard runs each command under a guard process that stops the
+// command's whole process group, with the grace period, if the
+// coordinator dies: nothing the command started outlives a killed
+// coordinator to run beside the resumed step. The program's main calls
+// components.RunGuard first (here the test binary's TestMain does). A
+// coordinator resuming the run waits for the guards of a killed
+// predecessor first, with the same lock file.
+func ExampleWithGuard() {
+	lock := os.TempDir() + "/hopdag-example-commands.lock"
+	if err := components.WaitGuards(context.Background(), lock, 15*time.Second, func() {
+		fmt.Println("waiting for the commands of an earlier run to exit")
+	}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	x := components.NewExec(components.WithGuard(lock), components.WithOutput(os.Stdout, os.Stdout))
+	cv := &release.ComponentVersion{Name: "kubelet", Version: release.MustParseVersion("v1.34.1"), Type: release.TypeExec,
+		Command: &release.Command{Args: []string{"/bin/sh", "-c", "sleep 0.01 & wait; echo drained node-1"}}}
+	fmt.Println(x.Run(context.Background(), runner.Task{Component: cv.Name, To: cv}))
+	// Output:
+	// drained node-1
+	// <nil>
 }

@@ -58,11 +58,13 @@ const (
 // Linux: the child gets the parent-death signal (SIGKILL), so the next
 // coordinator, which takes over only once the lease expired, never runs
 // the step while the old copy still runs. The signal reaches the child
-// Exec started (make the command's last step exec its program, as sh -c
-// 'exec ...' does); processes the child started in turn are killed by it
+// Exec started; processes the child started in turn are killed by it
 // only if they set their own, or when the coordinator is PID 1 of its
-// container (the kernel then kills the whole PID namespace). On other
-// systems there is no parent-death signal: see exec_bsd.go. When the
+// container (the kernel then kills the whole PID namespace). WithGuard
+// closes that gap, on every Unix: a guard process stops the command's
+// whole process group, with its grace period, when the coordinator dies.
+// Without the guard, other systems have no parent-death signal: see
+// exec_bsd.go. When the
 // coordinator is PID 1 or a child subreaper, the group's orphans are
 // reparented to it: Exec reaps the ones that exited, so that zombies
 // neither pile up nor hold a stop for the whole grace period.
@@ -84,6 +86,9 @@ type Exec struct {
 	envSet         bool
 	stdout, stderr io.Writer
 	outMu          sync.Mutex // serialises writes to stdout and stderr
+	// guard runs commands under the guard (WithGuard), holding guardLock.
+	guard     bool
+	guardLock string
 }
 
 // ExecOption configures NewExec.
@@ -247,6 +252,17 @@ func (x *Exec) run(ctx context.Context, c command) (stdout, stderr *tail, err er
 	}
 	cmd := exec.Command(prog, c.args[1:]...)
 	cmd.Args[0] = c.args[0]
+	if x.guard {
+		self, err := os.Executable()
+		if err != nil {
+			_ = outR.Close()
+			_ = outW.Close()
+			_ = errR.Close()
+			_ = errW.Close()
+			return stdout, stderr, fmt.Errorf("starting the guard of %s: %w", c.args[0], err)
+		}
+		cmd = exec.Command(self, x.guardArgs(prog, c.args[1:])...)
+	}
 	cmd.Env, cmd.Dir = c.env, c.dir
 	cmd.Stdout, cmd.Stderr = outW, errW
 	newProcessGroup(cmd)

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
@@ -56,9 +57,7 @@ func binary(t *testing.T) string {
 func TestMain(m *testing.M) {
 	// Commands of in-process runs are started under the guard through
 	// os.Executable, which is this test binary.
-	if len(os.Args) > 1 && os.Args[1] == guardCommand {
-		os.Exit(guard(os.Args[2:]))
-	}
+	components.RunGuard()
 	code := m.Run()
 	if built.path != "" {
 		os.RemoveAll(filepath.Dir(built.path))
@@ -595,32 +594,6 @@ func TestSecondInterruptKillsAtOnce(t *testing.T) {
 	// parent-death signal (sent to the guard alone) does not reach, is
 	// gone well before it would have ended by itself.
 	waitUnlocked(t, lock, 4*time.Second+10*time.Second)
-}
-
-// A guard whose hopdag is gone before it starts the command (it died
-// between starting the guard and the guard's first look) does not start
-// it: the resumed run would run it again.
-func TestGuardWithoutHopdagStartsNothing(t *testing.T) {
-	if !guardSupported {
-		t.Skip("no guard on this system")
-	}
-	self, err := os.Executable()
-	require.NoError(t, err)
-	ran := filepath.Join(t.TempDir(), "ran")
-	// PID 1 is not this guard's parent: the test process is.
-	cmd := exec.Command(self, guardCommand, "1s", "", "1", "sh", "-c", "touch "+ran)
-	out, err := cmd.CombinedOutput()
-	require.Error(t, err, "output: %s", out)
-	assert.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), "output: %s", out)
-	assert.Contains(t, string(out), "hopdag (pid 1) exited before the command started")
-	assert.NoFileExists(t, ran, "the command ran")
-
-	// With its real parent it runs the command and exits as it does.
-	cmd = exec.Command(self, guardCommand, "1s", "", strconv.Itoa(os.Getpid()), "sh", "-c", "touch "+ran+"; exit 7")
-	out, err = cmd.CombinedOutput()
-	require.Error(t, err, "output: %s", out)
-	assert.Equal(t, 7, cmd.ProcessState.ExitCode(), "output: %s", out)
-	assert.FileExists(t, ran)
 }
 
 // A run finds the lock of a live run: it waits only until it sees that

@@ -44,6 +44,7 @@ import (
 
 	"github.com/hopdag/hopdag"
 	"github.com/hopdag/hopdag/bundle"
+	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
@@ -87,9 +88,7 @@ Exit status: 0 ok, 1 invalid input or failed run, 2 usage, 3 not finished
 `
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == guardCommand {
-		os.Exit(guard(os.Args[2:]))
-	}
+	components.RunGuard() // when hopdag runs an exec command's guard
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	os.Exit(runWith(context.Background(), env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, signals: signals, exit: os.Exit}, os.Args[1:]))

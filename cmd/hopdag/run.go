@@ -191,7 +191,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 		return c.fail1(err)
 	}
 	if lock := c.commandsLock(); lock != "" && !*c.simulate {
-		err := waitCommands(ctx, lock, c.grace()+killMargin, func() {
+		err := components.WaitGuards(ctx, lock, c.grace()+killMargin, func() {
 			fmt.Fprintf(c.stderr, "hopdag run: waiting for the commands of an earlier run of %s to exit\n", *c.state)
 		})
 		if err != nil {

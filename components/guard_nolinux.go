@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package main
+package components
 
 // replaceParentDeathSignal does nothing: there is no parent-death signal
 // here; the guard polls its parent (guard_unix.go).
