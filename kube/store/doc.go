@@ -27,21 +27,26 @@
 // MiB, whichever is larger), or a commit rewrites most of the status, a
 // new snapshot replaces it and the records it includes are removed: the
 // bytes written stay linear in the run (BenchmarkDurableRun: about 300
-// bytes a transition at 10,000 components). No object is ever rewritten.
+// bytes a transition at 10,000 components). No record is ever rewritten;
+// only the head's annotations change.
 //
 // Fencing: Acquire takes the Lease (a write conditioned on its
 // resourceVersion, so two acquirers cannot both win), then raises the
 // head's fence to the new token (also conditioned). A commit checks that
 // the Lease holds its token unexpired and that the head's fence is the
-// token, creates its records, and then moves the head's journal pointer
-// to them with a write conditioned on the head's resourceVersion as the
-// writer last saw it: an Acquire since then changed the head, so the
-// write conflicts, the records are removed and the commit is fenced. A
-// record no head names (its writer lost that race, or crashed before the
-// head moved) is never read; the next snapshot removes it. A write
-// therefore lands only while its token is the newest, and atomically:
-// readers follow the head, from one consistent List of the store's
-// objects.
+// token (reading the head again when the writer's last view of it has
+// another fence), creates its records, and then moves the head's journal
+// pointer to them with a write conditioned on the head's resourceVersion
+// as the writer last saw it: an Acquire since then changed the head, so
+// the write conflicts and the commit is fenced. (A conflict is checked by
+// reading the head: client-go resends a request that got a 5xx with
+// Retry-After, so the first one may have landed.) A record no head names
+// (its writer lost that race, or crashed before the head moved) is never
+// read; the next snapshot removes it. A superseded holder's write can
+// therefore land only before its successor's Acquire returns (between the
+// Lease takeover and the fence raise), where the successor's Load sees it,
+// never after; and it lands atomically: readers follow the head, from one
+// consistent List of the store's objects.
 //
 // The token never decreases: a new one is one more than the larger of the
 // Lease's token and the head's fence, so deleting or recreating the Lease
@@ -53,10 +58,13 @@
 // that is not SEQ-ID) and a record whose bytes do not check out (its
 // CRC-32C, its kind, its place in the chain) are a *state.CorruptError
 // naming the object, the annotation or binaryData.status, and the first
-// bad byte. Nothing writes over them: Acquire, Save and Commit refuse, and
-// a snapshot checks the records it replaces before it removes them (one
-// metadata List: an object is read whole again only when its
-// resourceVersion is no longer the one the writer saw).
+// bad byte, and so is a head whose label was taken off. Nothing writes
+// over them: Save and Commit refuse (Acquire refuses a damaged annotation
+// of the head or the Lease), and a snapshot checks the records it
+// replaces before it removes them (one metadata List: an object is read
+// whole again only when its resourceVersion is no longer the one the
+// writer saw). A snapshot removes only objects named as the store names
+// its own: a labelled copy an operator made stays.
 //
 // Save also refuses a token whose Lease expired or was released, as the
 // state.Lock contract asks. Lease times are the writer's wall clock, as in

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,7 +96,8 @@ type view struct {
 // delete on ConfigMaps and get, create and update on Leases of the
 // namespace; it must not read through a cache (use client.New, not the
 // manager's client). A commit costs three requests (read the Lease,
-// create the record, move the head); a snapshot two and one per chunk:
+// create the record, move the head); a snapshot four, one per chunk and
+// one per object it replaces:
 // raise the rest.Config's QPS above client-go's default of 5 a second, or
 // checkpoints will wait on the client's rate limiter.
 func New(c client.Client, namespace, name string) *Store {
@@ -144,6 +146,18 @@ func (s *Store) load(ctx context.Context) (*codec.State, error) {
 	v := view{versions: map[string]string{}}
 	st := &codec.State{}
 	head := objs[s.name]
+	if head == nil {
+		// Not among the labelled objects: absent, or its label was taken
+		// off (a GitOps prune, an apply of a ConfigMap of that name).
+		h, err := s.head(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if h != nil {
+			return nil, &state.CorruptError{Path: s.path("ConfigMap", s.name) + " label " + labelStore,
+				Err: fmt.Errorf("the head has no label %s=%s, which the store sets on its objects and lists them by: put it back", labelStore, s.name)}
+		}
+	}
 	if head != nil {
 		if err := s.checkHead(head); err != nil {
 			return nil, err
@@ -302,7 +316,10 @@ func (s *Store) commit(ctx context.Context, token uint64, st *runner.Status, cha
 	// on the head whose fence is still the token is another handle of
 	// the same holder, and this one tries again on top of it.
 	for attempt := 0; ; attempt++ {
-		if !s.v.fresh {
+		// A view whose fence is not the token was taken before another
+		// handle acquired it (or the token is stale): read it again
+		// before judging the token.
+		if !s.v.fresh || s.v.head == nil || num(s.v.head, annFence) != token {
 			if _, err := s.load(ctx); err != nil {
 				return err
 			}
@@ -320,6 +337,12 @@ func (s *Store) commit(ctx context.Context, token uint64, st *runner.Status, cha
 		s.v.fresh = false
 		if attempt == 50 {
 			return errorf("save %s: the head kept changing under 50 attempts; is another coordinator writing it without the lock?", s.path("ConfigMap", s.name))
+		}
+		// Handles of one holder racing each other: spread them out.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(1+mrand.IntN(5)) * time.Millisecond):
 		}
 	}
 }
@@ -366,7 +389,11 @@ func (s *Store) append(ctx context.Context, token uint64, st *runner.Status, cha
 	}
 	head := v.head.DeepCopy()
 	head.Annotations[annJournal] = prev
-	if done, err := s.moveHead(ctx, head, created); !done || err != nil {
+	gen, id := v.gen, v.id
+	applied := func(h *corev1.ConfigMap) bool {
+		return num(h, annGeneration) == gen && h.Annotations[annID] == id && h.Annotations[annJournal] == prev
+	}
+	if done, err := s.moveHead(ctx, head, created, applied); !done || err != nil {
 		return done, err
 	}
 	for _, cm := range created {
@@ -380,15 +407,28 @@ func (s *Store) append(ctx context.Context, token uint64, st *runner.Status, cha
 }
 
 // moveHead updates the head, conditioned on the resourceVersion the view
-// has. On a conflict it removes created, which nothing names, and reports
-// false; on another error it leaves them (the update may have been
-// applied).
-func (s *Store) moveHead(ctx context.Context, head *corev1.ConfigMap, created []*corev1.ConfigMap) (bool, error) {
-	if err := s.c.Update(ctx, head); err != nil {
-		if apierrors.IsConflict(err) {
+// has. A conflict does not prove that the update was not applied (client-go
+// resends a request that got a 5xx with Retry-After, and the resent one
+// conflicts with the first): moveHead reads the head, and when applied
+// says it names created (their names are this write's own) the write
+// landed. Otherwise it removes created, which nothing names, and reports
+// false. On another error it leaves them: the update may have been
+// applied, and an orphan is harmless.
+func (s *Store) moveHead(ctx context.Context, head *corev1.ConfigMap, created []*corev1.ConfigMap, applied func(*corev1.ConfigMap) bool) (bool, error) {
+	err := s.c.Update(ctx, head)
+	if apierrors.IsConflict(err) {
+		now, gerr := s.head(ctx)
+		if gerr != nil {
+			return false, gerr
+		}
+		if now != nil && applied(now) {
+			head, err = now, nil
+		} else {
 			s.remove(ctx, created)
 			return false, nil
 		}
+	}
+	if err != nil {
 		return false, errorf("save %s: %w", s.path("ConfigMap", s.name), err)
 	}
 	s.v.head = head
@@ -428,7 +468,10 @@ func (s *Store) snapshot(ctx context.Context, token uint64, st *runner.Status, t
 	head.Annotations[annID] = id
 	head.Annotations[annChunks] = strconv.Itoa(len(lines))
 	delete(head.Annotations, annJournal)
-	if done, err := s.moveHead(ctx, head, created); !done || err != nil {
+	applied := func(h *corev1.ConfigMap) bool {
+		return num(h, annGeneration) == gen && h.Annotations[annID] == id
+	}
+	if done, err := s.moveHead(ctx, head, created, applied); !done || err != nil {
 		return done, err
 	}
 	s.remove(ctx, old)
@@ -453,21 +496,45 @@ func (s *Store) others(ctx context.Context) (objs []*corev1.ConfigMap, stale boo
 	}
 	seen := map[string]string{}
 	for _, m := range list.Items {
-		if m.Name == s.name {
-			continue
+		if m.Name == s.name || !s.owns(m.Name) {
+			continue // the head, or a copy someone labelled: not the store's to remove
 		}
 		seen[m.Name] = m.ResourceVersion
 		objs = append(objs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion}})
 	}
 	for name, rv := range s.v.versions {
 		if seen[name] != rv {
-			if _, err := s.load(ctx); err != nil {
-				return nil, false, err
-			}
-			return nil, true, nil
+			return nil, true, nil // the caller reads the view again, checking it
 		}
 	}
 	return objs, false, nil
+}
+
+// owns reports whether name is one the store gives its objects:
+// N-G-X-I (a snapshot chunk) or N-G-X-jSEQ-ID (a journal record).
+func (s *Store) owns(name string) bool {
+	rest, ok := strings.CutPrefix(name, s.name+"-")
+	if !ok {
+		return false
+	}
+	parts := strings.SplitN(rest, "-", 3)
+	if len(parts) != 3 || !digits(parts[0]) || badHex(parts[1], 8) >= 0 {
+		return false
+	}
+	if ref, ok := strings.CutPrefix(parts[2], "j"); ok {
+		seq, id, ok := strings.Cut(ref, "-")
+		return ok && digits(seq) && badHex(id, 8) < 0
+	}
+	return digits(parts[2])
+}
+
+func digits(s string) bool {
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // object is a ConfigMap of the store holding one record.
@@ -481,7 +548,8 @@ func (s *Store) object(name string, record []byte) *corev1.ConfigMap {
 // remove deletes objs, each only if it is still the version listed or
 // created (an orphan left behind is harmless: no head names it).
 func (s *Store) remove(ctx context.Context, objs []*corev1.ConfigMap) {
-	ctx = context.WithoutCancel(ctx)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	for _, cm := range objs {
 		pre := metav1.Preconditions{UID: &cm.UID, ResourceVersion: &cm.ResourceVersion}
 		_ = s.c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name}}, &client.DeleteOptions{Preconditions: &pre})
@@ -498,14 +566,18 @@ func nonce() string {
 // checkToken refuses token unless it is the view's fence, the Lease
 // holds it unexpired, and no greater token wrote the status.
 func (s *Store) checkToken(ctx context.Context, token uint64) error {
-	if s.v.head == nil || num(s.v.head, annFence) != token || token == 0 {
-		return s.fenced(ctx, token)
-	}
 	l, err := s.lease(ctx)
 	if err != nil {
 		return err
 	}
-	if l == nil || !s.held(l) || num(&l.ObjectMeta, annToken) != token {
+	if l == nil || !s.held(l) || num(&l.ObjectMeta, annToken) != token || token == 0 {
+		return s.fenced(ctx, token)
+	}
+	if s.v.head == nil {
+		return &state.CorruptError{Path: s.path("ConfigMap", s.name),
+			Err: fmt.Errorf("the head is not there, though lease %d holds the store: the run's status went with it (release the lock and acquire it again to start a new record)", token)}
+	}
+	if num(s.v.head, annFence) != token {
 		return s.fenced(ctx, token)
 	}
 	if token < s.v.token {

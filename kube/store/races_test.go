@@ -1,0 +1,133 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hopdag/hopdag/kube/store"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
+	"github.com/hopdag/hopdag/state/statetest"
+)
+
+func newNamespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
+	require.NoError(t, c.Create(context.Background(), ns))
+	return ns.Name
+}
+
+// A token acquired through another handle is current for this one too,
+// though this handle's view predates the acquisition.
+func TestTokenAcquiredOnAnotherHandle(t *testing.T) {
+	needAPIServer(t)
+	ns := newNamespace(t, newClient(t))
+	ctx := context.Background()
+	a, b := store.New(newClient(t), ns, "run"), store.New(newClient(t), ns, "run")
+	la, err := a.Acquire(ctx, "p", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, a.Save(ctx, la.Token, statetest.Sample(1)))
+	require.NoError(t, a.Release(ctx, la))
+	lb, err := b.Acquire(ctx, "p", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, a.Save(ctx, lb.Token, statetest.Sample(2)), "a's view is older than b's Acquire")
+	err = a.Save(ctx, la.Token, statetest.Sample(3))
+	require.ErrorIs(t, err, state.ErrFenced, "the released token")
+	got, err := b.Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, statetest.Sample(2), got)
+}
+
+// conflictAfterApply applies an Update of the head and then answers with
+// a Conflict, as when client-go resends a PUT the server applied (a 5xx
+// with Retry-After on the way back) and the second one conflicts.
+type conflictAfterApply struct {
+	client.Client
+	head  string
+	armed *atomic.Bool
+}
+
+func (c conflictAfterApply) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	err := c.Client.Update(ctx, obj, opts...)
+	if _, ok := obj.(*corev1.ConfigMap); ok && err == nil && obj.GetName() == c.head && c.armed.CompareAndSwap(true, false) {
+		return apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, c.head, errors.New("the object has been modified"))
+	}
+	return err
+}
+
+// A head update that landed but answered Conflict is a landed write: the
+// records it names stay, for a commit and for a snapshot.
+func TestConflictAfterApplyKeepsTheWrite(t *testing.T) {
+	needAPIServer(t)
+	ns := newNamespace(t, newClient(t))
+	ctx := context.Background()
+	var armed atomic.Bool
+	s := store.New(conflictAfterApply{Client: newClient(t), head: "run", armed: &armed}, ns, "run")
+	l, err := s.Acquire(ctx, "p", time.Minute)
+	require.NoError(t, err)
+	st := statetest.Big(20)
+	require.NoError(t, s.Commit(ctx, l.Token, st, nil))
+	for _, all := range []bool{false, true} {
+		st.Hops[0].Components[0].Attempts++
+		armed.Store(true)
+		if all {
+			require.NoError(t, s.Save(ctx, l.Token, st), "snapshot")
+		} else {
+			require.NoError(t, s.Commit(ctx, l.Token, st, []runner.Ref{{Hop: 0, Component: 0}}), "commit")
+		}
+		require.False(t, armed.Load(), "the fault was injected")
+		got, err := store.New(newClient(t), ns, "run").Load(ctx)
+		require.NoError(t, err, "snapshot %v", all)
+		assert.Equal(t, st, got, "snapshot %v", all)
+	}
+}
+
+// A head whose label was taken off is an error naming the label, not an
+// empty store that a controller would start a new run on.
+func TestHeadWithoutLabel(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	ctx := context.Background()
+	s := store.New(newClient(t), ns, "run")
+	l, err := s.Acquire(ctx, "p", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, s.Save(ctx, l.Token, statetest.Sample(1)))
+	var head corev1.ConfigMap
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "run"}, &head))
+	delete(head.Labels, "hopdag.io/store")
+	require.NoError(t, c.Update(ctx, &head))
+	_, err = store.New(newClient(t), ns, "run").Load(ctx)
+	var ce *state.CorruptError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "ConfigMap "+ns+"/run label hopdag.io/store", ce.Path)
+	assert.Contains(t, err.Error(), "put it back")
+}
+
+// A snapshot removes the store's own objects only: a labelled copy (a
+// backup an operator made) stays.
+func TestSnapshotKeepsForeignObjects(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	ctx := context.Background()
+	s := store.New(newClient(t), ns, "run")
+	l, err := s.Acquire(ctx, "p", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, s.Save(ctx, l.Token, statetest.Sample(1)))
+	backup := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "run-backup-1", Labels: map[string]string{"hopdag.io/store": "run"}}}
+	require.NoError(t, c.Create(ctx, backup))
+	require.NoError(t, s.Save(ctx, l.Token, statetest.Sample(2)))
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(backup), backup), "the snapshot removed a ConfigMap that is not the store's")
+}
