@@ -33,6 +33,7 @@ var cases = []struct {
 	{"TakeoverFences", testTakeoverFences},
 	{"ConcurrentAcquire", testConcurrentAcquire},
 	{"ConcurrentSaves", testConcurrentSaves},
+	{"OtherHandlesToken", testOtherHandlesToken},
 	{"CancelledContext", testCancelledContext},
 	{"Fencing", testFencing},
 	{"Commit", testCommit},
@@ -289,6 +290,21 @@ func testConcurrentSaves(t *testing.T, env Env) {
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	assert.Contains(t, []*runner.Status{Sample(0), Sample(1), Sample(2), Sample(3)}, got, "Load() after concurrent Saves is none of the statuses saved")
+}
+
+// testOtherHandlesToken: a handle that wrote and released writes again
+// under a token another handle acquired since (one process, a Lock and a
+// Store opened apart); the released token stays fenced on it.
+func testOtherHandlesToken(t *testing.T, env Env) {
+	a, b := env.Open(), env.Open()
+	la := acquire(t, a, "p", env)
+	require.NoError(t, a.Commit(t.Context(), la.Token, Sample(1), nil))
+	require.NoError(t, a.Release(t.Context(), la))
+	lb := acquire(t, b, "p", env)
+	require.NoError(t, a.Save(t.Context(), lb.Token, Sample(2)), "a Save on a under the token b acquired")
+	require.NoError(t, a.Commit(t.Context(), lb.Token, Sample(3), []runner.Ref{{Hop: 0, Component: 2}}), "a Commit on a's own view")
+	require.ErrorIs(t, a.Save(t.Context(), la.Token, Sample(1)), state.ErrFenced, "the released token")
+	requireStatus(t, b, Sample(3))
 }
 
 func testCancelledContext(t *testing.T, env Env) {
