@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/runner"
 )
 
 // kubeConfig says which cluster: --kubeconfig and --context (empty: the
@@ -21,16 +22,21 @@ type kubeConfig struct {
 // kubeWiring is what needs a Kubernetes client: the seam where the kube
 // module plugs in. kube/apply gives Applier (server-side apply, prune from
 // the inventory, kstatus readiness; DryRun as a server-side dry run) and
-// kube/store gives Store (kube://namespace/name). A nil func means this
-// build has none, and the flags that need it say so.
+// kube/store gives Store (kube://namespace/name), kube/helm gives Helm (the
+// runner of helm components; chartRoot is the directory local chart paths
+// are relative to). A nil func means this build has none, and the flags
+// that need it say so.
 type kubeWiring struct {
 	Applier func(cfg kubeConfig) (components.Applier, error)
 	Store   func(cfg kubeConfig, namespace, name string) (*backend, error)
+	Helm    func(cfg kubeConfig, chartRoot string, values map[string]any) (runner.Runner, error)
 }
 
 // builtinKube is the wiring of this build (kube_wiring.go): kube/apply's
-// Applier, and kube/store for kube://namespace/name state.
-func builtinKube() kubeWiring { return kubeWiring{Applier: newKubeApplier, Store: newKubeStore} }
+// Applier, kube/store for kube://namespace/name state, and kube/helm.
+func builtinKube() kubeWiring {
+	return kubeWiring{Applier: newKubeApplier, Store: newKubeStore, Helm: newHelmRunner}
+}
 
 // kubeFlags are the flags that say which cluster (run, status, abandon).
 type kubeFlags struct {

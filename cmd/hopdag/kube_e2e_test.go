@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -345,4 +348,56 @@ func TestKubeRun(t *testing.T) {
 		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 		assert.Contains(t, out, "resuming from kube://default/exec-upgrade")
 	})
+
+	t.Run("helm", func(t *testing.T) {
+		// A catalog with a helm component whose chart (an archive) sits in
+		// the catalog directory: v0.0 -> v1.0 installs the release, v1.0 ->
+		// v2.0 upgrades it, both through kube/helm on the cluster.
+		cat := helmCatalog(t)
+		state := filepath.Join(dir, "helm")
+		for _, hop := range [][2]string{{"v0.0", "v1.0"}, {"v1.0", "v2.0"}} {
+			args := []string{"run", cat, "--from", hop[0], "--to", hop[1], "--kubeconfig", c.kubeconfig, "--state", state + hop[1]}
+			code, out, stderr := hopdagEnv(t, []string{"HELM_CACHE_HOME=" + t.TempDir(), "HELM_CONFIG_HOME=" + t.TempDir()}, args...)
+			require.Equal(t, 0, code, "hopdag %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), out, stderr)
+			assert.Equal(t, "Succeeded", statusJSON(t, state+hop[1])["phase"])
+			assert.Equal(t, "hello "+strings.TrimPrefix(hop[1], "v"), dataOf(c.get(t, configMaps, "helm-apps", "greeter"), "greeting"), "after %s", hop[1])
+		}
+		secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+		assert.NotNil(t, c.get(t, secrets, "helm-apps", "sh.helm.release.v1.greeter.v2"), "Helm recorded the upgrade as revision 2")
+
+		code, _, stderr := hopdagEnv(t, nil, "run", cat, "--from", "v0.0", "--to", "v1.0", "--apply-dir", t.TempDir())
+		assert.Equal(t, 1, code)
+		assert.Contains(t, stderr, "helm component greeter 1.0: a Helm release needs a cluster (--kubeconfig, --context), not --apply-dir")
+	})
+}
+
+// helmCatalog writes a catalog of one helm component, greeter, whose
+// chart is the archive charts/greeter-0.1.0.tgz in the catalog directory
+// (built here from a chart directory outside it: the catalog loader reads
+// every YAML file under its root). Its values name the component's
+// version; v0.0 holds nothing.
+func helmCatalog(t *testing.T) string {
+	t.Helper()
+	src, cat := t.TempDir(), t.TempDir()
+	write := func(dir, name, data string) {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	write(src, "Chart.yaml", "apiVersion: v2\nname: greeter\nversion: 0.1.0\n")
+	write(src, "templates/configmap.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeter\ndata:\n  greeting: {{ .Values.greeting | quote }}\n")
+	ch, err := loader.Load(src)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(cat, "charts"), 0o755))
+	_, err = chartutil.Save(ch, filepath.Join(cat, "charts"))
+	require.NoError(t, err)
+	var b strings.Builder
+	b.WriteString("apiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata: {name: r0}\nspec: {version: v0.0, components: []}\n")
+	for _, v := range []string{"1.0", "2.0"} {
+		fmt.Fprintf(&b, "---\napiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata: {name: r%s}\nspec: {version: v%s, components: [{name: greeter, version: \"%s\"}]}\n", v, v, v)
+		fmt.Fprintf(&b, "---\napiVersion: hopdag.io/v1alpha1\nkind: ComponentVersion\nmetadata: {name: greeter-%s}\nspec:\n  name: greeter\n  version: \"%s\"\n  type: helm\n  expectedDuration: 1s\n  helm:\n    chart: charts/greeter-0.1.0.tgz\n    version: 0.1.0\n    namespace: helm-apps\n    values: |\n      greeting: hello {{ .Component.Version }}\n", v, v)
+	}
+	b.WriteString("---\napiVersion: hopdag.io/v1alpha1\nkind: UpgradePath\nmetadata: {name: paths}\nspec:\n  rules: [{from: v0.0, to: v1.0}, {from: v1.0, to: v2.0}]\n")
+	write(cat, "catalog.yaml", b.String())
+	return cat
 }

@@ -20,7 +20,9 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/apply"
+	"github.com/hopdag/hopdag/kube/helm"
 	"github.com/hopdag/hopdag/kube/store"
+	"github.com/hopdag/hopdag/runner"
 )
 
 // reachTimeout bounds the request that checks, before anything runs, that
@@ -53,6 +55,19 @@ func newKubeApplier(cfg kubeConfig) (components.Applier, error) {
 		return a, nil
 	}
 	return &reportingApplier{Applier: a, w: cfg.Report}, nil
+}
+
+// newHelmRunner is the runner of helm components: kube/helm's `helm
+// upgrade --install` (and rollback) against the cluster of cfg's kubeconfig
+// and context, local charts relative to chartRoot, values rendered with
+// --set values. Helm's own environment (HELM_CACHE_HOME, HELM_REGISTRY_CONFIG,
+// ...) locates remote charts.
+func newHelmRunner(cfg kubeConfig, chartRoot string, values map[string]any) (runner.Runner, error) {
+	rc, err := restConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return helm.New(rc, helm.WithChartRoot(chartRoot), helm.WithValues(values)), nil
 }
 
 // newKubeStore is kube://namespace/name state: kube/store's Lease and

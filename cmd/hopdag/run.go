@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -264,13 +265,15 @@ func (c *cli) checkRunFlags() string {
 
 // router returns the runners of a real run: exec components run as
 // commands, manifest components go through --apply-dir's Dir applier or
-// the Kubernetes applier. What it cannot run (inline components, a
+// the Kubernetes applier, helm components through kube/helm on the
+// cluster of --kubeconfig. What it cannot run (inline components, a
 // manifest without an applier, a type without a runner, hop checks) is
 // refused here, before anything runs, all at once.
 func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Router, error) {
 	byType := map[string][]string{}
 	handlers := map[string]bool{}
 	checks := map[string]bool{}
+	var helms []*release.ComponentVersion
 	for _, h := range plan.Hops {
 		for i := 0; i < h.Graph.Len(); i++ {
 			n := h.Graph.Node(i)
@@ -280,6 +283,9 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 			byType[n.To.Type] = append(byType[n.To.Type], n.To.Name+" "+n.To.Version.Original())
 			if n.To.Type == release.TypeInline {
 				handlers[n.To.Handler] = true
+			}
+			if n.To.Type == release.TypeHelm {
+				helms = append(helms, n.To)
 			}
 		}
 		for _, ch := range slices.Concat(h.PreChecks, h.PostChecks) {
@@ -311,8 +317,17 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 			router.Register(release.TypeManifest, components.NewManifest(applier, components.WithValues(values)))
 		}
 	}
+	if names := byType[release.TypeHelm]; len(names) > 0 {
+		if p := c.helmProblem(helms, names); p != "" {
+			problems = append(problems, p)
+		} else if h, err := c.kube.Helm(c.kubeConfig(), c.dir, values); err != nil {
+			problems = append(problems, fmt.Sprintf("helm %s %s: %v", plural(len(names), "component"), list(names), err))
+		} else {
+			router.Register(release.TypeHelm, h)
+		}
+	}
 	for _, t := range slices.Sorted(maps.Keys(byType)) {
-		if t != release.TypeInline && t != release.TypeManifest && t != release.TypeExec {
+		if t != release.TypeInline && t != release.TypeManifest && t != release.TypeExec && t != release.TypeHelm {
 			problems = append(problems, fmt.Sprintf("%s %s: the command line has no runner for type %q; run them from a Go program that registers one (components.Router.Register)",
 				plural(len(byType[t]), "component"), list(byType[t]), t))
 		}
@@ -360,6 +375,36 @@ func (c *cli) applier() (components.Applier, error) {
 		return nil, errors.New("this hopdag has no Kubernetes applier (kube/apply); pass --apply-dir DIR to write their objects to files, or --simulate")
 	}
 	return c.kube.Applier(c.kubeConfig())
+}
+
+// helmProblem says why the helm components names (helms) cannot run here,
+// or "": they need a cluster (not --apply-dir), have no dry run, and a
+// chart given as a path needs the catalog to be a directory (the path is
+// relative to it).
+func (c *cli) helmProblem(helms []*release.ComponentVersion, names []string) string {
+	what := fmt.Sprintf("helm %s %s", plural(len(names), "component"), list(names))
+	switch {
+	case c.kube.Helm == nil:
+		return what + ": this hopdag has no Helm runner (kube/helm); run them from a Go program that registers one"
+	case *c.rf.dryRun:
+		return what + ": Helm releases have no server-side dry run here, and --dry-run must change nothing; use hopdag plan to see what would run"
+	case *c.rf.applyDir != "":
+		return what + ": a Helm release needs a cluster (--kubeconfig, --context), not --apply-dir"
+	}
+	if fi, err := os.Stat(c.dir); c.dir != "-" && err == nil && fi.IsDir() {
+		return ""
+	}
+	var local []string
+	for _, cv := range helms {
+		if h := cv.Helm; h != nil && h.Repo == "" && !strings.HasPrefix(h.Chart, "oci://") && !filepath.IsAbs(h.Chart) {
+			local = append(local, cv.Name+" "+cv.Version.Original()+" ("+h.Chart+")")
+		}
+	}
+	if len(local) > 0 {
+		return fmt.Sprintf("helm %s %s: a chart path is relative to the catalog directory, and %s is not one; give the chart as oci:// or a repository chart, or run from the catalog directory",
+			plural(len(local), "component"), list(local), c.dir)
+	}
+	return ""
 }
 
 // parseValues reads --set: KEY=VALUE, comma-separated.
