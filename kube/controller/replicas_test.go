@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +18,7 @@ import (
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/controller"
 	"github.com/hopdag/hopdag/kube/store"
+	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 	"github.com/hopdag/hopdag/state"
 )
@@ -103,7 +106,11 @@ func TestLargeHopCoalescesStatusWrites(t *testing.T) {
 	require.NoError(t, c.Create(ctx, &v1alpha1.UpgradePath{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "big"},
 		Spec: v1alpha1.UpgradePathSpec{Rules: []v1alpha1.Rule{{From: "v1.0", To: "v2.0"}}}}))
 	const interval = time.Second
-	op := startOperator(t, opConfig{rn: runnertest.New(), opts: []controller.Option{controller.WithStatusInterval(interval)}})
+	// The run's record in kube/store, counted: its checkpoints must be
+	// journal commits (what changed), not whole-status saves.
+	counted := &countingStore{Store: store.New(newClient(t), ns, "big")}
+	stores := func(types.NamespacedName) (state.Store, state.Lock) { return counted, counted.Store.(*store.Store) }
+	op := startOperator(t, opConfig{rn: runnertest.New(), stores: stores, opts: []controller.Option{controller.WithStatusInterval(interval)}})
 	start := time.Now()
 	cv := newCV(ns, "v1.0", "v2.0")
 	require.NoError(t, c.Create(ctx, cv))
@@ -129,4 +136,34 @@ func TestLargeHopCoalescesStatusWrites(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("largest catalog object (the Release of 2,000 components): %d bytes", len(data))
 	assert.Less(t, len(data), 1<<20)
+
+	saves, commits := counted.saves.Load(), counted.commits.Load()
+	var cms corev1.ConfigMapList
+	require.NoError(t, c.List(ctx, &cms, client.InNamespace(ns), client.MatchingLabels{"hopdag.io/store": "big"}))
+	largest := 0
+	for _, cm := range cms.Items {
+		b, err := json.Marshal(cm)
+		require.NoError(t, err)
+		largest = max(largest, len(b))
+	}
+	t.Logf("kube/store: %d whole-status saves, %d journal commits; %d objects, the largest %d bytes", saves, commits, len(cms.Items), largest)
+	assert.Less(t, largest, 1<<20, "every kube/store object stays under 1 MiB")
+	assert.Positive(t, commits, "checkpoints are journal commits (what changed)")
+	assert.LessOrEqual(t, saves, int64(2), "whole-status saves only to start the record")
+}
+
+// countingStore counts the Saves and Commits of a state.Store.
+type countingStore struct {
+	state.Store
+	saves, commits atomic.Int64
+}
+
+func (c *countingStore) Save(ctx context.Context, token uint64, s *runner.Status) error {
+	c.saves.Add(1)
+	return c.Store.Save(ctx, token, s)
+}
+
+func (c *countingStore) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+	c.commits.Add(1)
+	return c.Store.Commit(ctx, token, s, changed)
 }

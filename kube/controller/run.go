@@ -157,13 +157,7 @@ func (ru *run) execute(ctx context.Context) {
 	var writer sync.WaitGroup
 	writer.Go(func() { ru.writeLoop(done) })
 	opts := append(append([]runner.Option(nil), r.execOpts...),
-		runner.WithCheckpointer(runner.CheckpointFunc(func(ctx context.Context, s *runner.Status) error {
-			if err := state.Checkpointer(store, keeper.Lease()).Checkpoint(ctx, s); err != nil {
-				return err
-			}
-			ru.note(s)
-			return nil
-		})),
+		runner.WithCheckpointer(&noting{cp: state.Checkpointer(store, keeper.Lease()), ru: ru}),
 		runner.WithObserver(runner.ObserverFunc(ru.observe)))
 	exec := runner.New(gated{ru}, opts...)
 	s, err := exec.Execute(rctx, ru.p.plan, prev)
@@ -174,6 +168,36 @@ func (ru *run) execute(ctx context.Context) {
 		return
 	}
 	ru.finish(kctx, store, keeper.Lease(), s, err)
+}
+
+// noting is the run's checkpointer: the state store's (journal commits
+// of what changed, through its runner.ChangeCheckpointer), noting each
+// status written for the ClusterVersion's coalesced status updates. (A
+// runner.CheckpointFunc would hide CheckpointChanges, and every
+// checkpoint would rewrite the whole status.)
+type noting struct {
+	cp runner.Checkpointer
+	ru *run
+}
+
+func (n *noting) Checkpoint(ctx context.Context, s *runner.Status) error {
+	if err := n.cp.Checkpoint(ctx, s); err != nil {
+		return err
+	}
+	n.ru.note(s)
+	return nil
+}
+
+func (n *noting) CheckpointChanges(ctx context.Context, s *runner.Status, changed []runner.Ref) error {
+	cc, ok := n.cp.(runner.ChangeCheckpointer)
+	if !ok {
+		return n.Checkpoint(ctx, s)
+	}
+	if err := cc.CheckpointChanges(ctx, s, changed); err != nil {
+		return err
+	}
+	n.ru.note(s)
+	return nil
 }
 
 // gated is the run's gate as a runner.Runner (the plan was checked
