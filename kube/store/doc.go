@@ -67,6 +67,13 @@
 // its own: a labelled copy an operator made stays.
 //
 // Save also refuses a token whose Lease expired or was released, as the
-// state.Lock contract asks. Lease times are the writer's wall clock, as in
-// client-go's leader election.
+// state.Lock contract asks, and Acquire takes an expired Lease over only
+// once the clock-skew allowance (state.Skew: a tenth of its duration)
+// has passed after its expiry too. Lease times are wall-clock times:
+// renewTime is the holder's clock, compared with the acquirer's, so the
+// allowance must cover the clocks' difference (keep nodes on NTP).
+// (client-go's leader election instead times a lease from when the
+// acquirer observed its last change, on its own clock; that needs a
+// watcher that has seen the lease for a whole TTL, which a Store opened to
+// resume a run has not.)
 package store

@@ -33,7 +33,7 @@ func (s *Store) Acquire(ctx context.Context, holder string, ttl time.Duration) (
 	if err != nil {
 		return state.Lease{}, err
 	}
-	if l != nil && s.held(l) {
+	if l != nil && s.taken(l) {
 		return state.Lease{}, &state.LockedError{Holder: holderOf(l), Token: num(&l.ObjectMeta, annToken), Expires: expiry(l)}
 	}
 	head, err := s.head(ctx)

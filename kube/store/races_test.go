@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,4 +131,32 @@ func TestSnapshotKeepsForeignObjects(t *testing.T) {
 	require.NoError(t, c.Create(ctx, backup))
 	require.NoError(t, s.Save(ctx, l.Token, statetest.Sample(2)))
 	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(backup), backup), "the snapshot removed a ConfigMap that is not the store's")
+}
+
+// An expired Lease is taken over only once the clock-skew allowance (a
+// tenth of its duration) has passed after its expiry, as the state.Lock
+// contract says.
+func TestAcquireWaitsForSkewAllowance(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	ctx := context.Background()
+	s := store.New(newClient(t), ns, "run")
+	l, err := s.Acquire(ctx, "a", 20*time.Second)
+	require.NoError(t, err)
+	age := func(d time.Duration) {
+		var lease coordinationv1.Lease
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "run"}, &lease))
+		renew := metav1.NewMicroTime(time.Now().Add(-d))
+		lease.Spec.RenewTime = &renew
+		require.NoError(t, c.Update(ctx, &lease))
+	}
+	age(21 * time.Second) // expired 1s ago; the allowance is 2s
+	require.ErrorIs(t, s.Save(ctx, l.Token, statetest.Sample(1)), state.ErrFenced, "the expired holder is fenced")
+	_, err = store.New(newClient(t), ns, "run").Acquire(ctx, "b", 20*time.Second)
+	require.ErrorIs(t, err, state.ErrLocked, "within the allowance after the expiry")
+	age(23 * time.Second) // expired 3s ago
+	lb, err := store.New(newClient(t), ns, "run").Acquire(ctx, "b", 20*time.Second)
+	require.NoError(t, err, "after the allowance")
+	assert.Greater(t, lb.Token, l.Token)
 }

@@ -736,6 +736,19 @@ func (s *Store) held(l *coordinationv1.Lease) bool {
 	return s.now().Before(expiry(l))
 }
 
+// taken reports whether l cannot be acquired: it has a holder and its
+// expiry plus the clock-skew allowance (state.Skew of its duration) has not
+// passed. Between the expiry and then nobody writes: the holder is
+// fenced, the next one not yet in. The allowance covers the difference
+// between the holder's clock, which wrote renewTime, and this one.
+func (s *Store) taken(l *coordinationv1.Lease) bool {
+	if holderOf(l) == "" || l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+		return false
+	}
+	ttl := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	return s.now().Before(expiry(l).Add(state.Skew(ttl)))
+}
+
 func expiry(l *coordinationv1.Lease) time.Time {
 	return l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second)
 }
