@@ -2,11 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -123,6 +125,7 @@ func (ru *run) execute(ctx context.Context) {
 	lease, err := lock.Acquire(ctx, r.holder, r.ttl)
 	if err != nil {
 		r.logger.Warn("controller: store lock", "clusterversion", key, "error", err)
+		ru.storeError(ctx, "locking the run's record", err)
 		select { // the wake re-queues; let the holder's lease run out first
 		case <-time.After(r.ttl / 3):
 		case <-ctx.Done():
@@ -138,8 +141,14 @@ func (ru *run) execute(ctx context.Context) {
 	prev, err := store.Load(kctx)
 	if err != nil {
 		r.logger.Warn("controller: loading the stored run", "clusterversion", key, "error", err)
+		ru.storeError(kctx, "loading the run's record", err)
+		select { // the wake re-queues: not at once
+		case <-time.After(r.ttl / 3):
+		case <-ctx.Done():
+		}
 		return
 	}
+	ru.storeError(kctx, "", nil)
 	if prev != nil && (prev.From != ru.p.plan.Route.From.Original() || prev.To != ru.p.plan.Route.To.Original() || prev.Phase == runner.Abandoned) {
 		prev = nil // another upgrade's record: this one starts afresh
 	}
@@ -303,6 +312,48 @@ func (ru *run) update(ctx context.Context, fn func(*v1alpha1.ClusterVersionStatu
 	if err := r.writeStatus(ctx, &cv, st); err != nil {
 		r.logger.Warn("controller: status write", "clusterversion", ru.p.key, "error", err)
 	}
+}
+
+// storeError shows on the ClusterVersion why its run cannot start: the
+// lock or the record of its state store failed (RBAC, an unreachable
+// backend, a damaged record). A lock held by another holder is not a
+// failure: Progressing says whom the run waits for. A nil err clears a
+// store failure shown before.
+func (ru *run) storeError(ctx context.Context, doing string, err error) {
+	r, cv := ru.r, ru.p.cv
+	if err == nil {
+		ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
+			if storeFailing(st) {
+				setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+				if st.Plan != nil {
+					setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
+				}
+			}
+		})
+		return
+	}
+	if _, ok := errors.AsType[*state.LockedError](err); ok {
+		ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "WaitingForLock", "waiting for the run's lock: "+err.Error())
+		})
+		return
+	}
+	reason := "StoreUnavailable"
+	if errors.Is(err, state.ErrCorrupt) {
+		reason = "StoreCorrupt"
+	}
+	msg := doing + ": " + err.Error()
+	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
+		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionTrue, reason, msg)
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, "not upgrading: "+firstLine(msg)+"; retrying")
+	})
+	r.event(cv, "Warning", reason, "Upgrade", firstLine(msg))
+}
+
+// storeFailing reports whether st shows a store failure (storeError).
+func storeFailing(st *v1alpha1.ClusterVersionStatus) bool {
+	c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionFailing)
+	return c != nil && c.Status == metav1.ConditionTrue && (c.Reason == "StoreUnavailable" || c.Reason == "StoreCorrupt")
 }
 
 // finish records how the run ended.
