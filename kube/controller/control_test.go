@@ -119,6 +119,23 @@ func TestWebhookRefusalsAndAbort(t *testing.T) {
 	}
 	assert.LessOrEqual(t, len(rn.Records()), abortedAt+1, "at most the components already running finish after the abort (etcd's attempt may have been recorded late)")
 	assert.Less(t, got.Status.Plan.Progress.Done, got.Status.Plan.Progress.Total, "the abort stopped the run before its end")
+	// After the abort, the reconciles that follow do not fail on the way
+	// back (a downgrade when a hop had completed): they say what to set.
+	got = waitFor(t, c, key, 10*time.Second, "settled after the abort", func(cv *v1alpha1.ClusterVersion) bool {
+		p := meta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionProgressing)
+		return p != nil && p.Reason == "UpgradeAborted" && cv.Status.ObservedGeneration == cv.Generation
+	})
+	time.Sleep(time.Second) // another reconcile or two
+	require.NoError(t, c.Get(ctx, key, got))
+	f := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing)
+	require.NotNil(t, f)
+	assert.Equal(t, metav1.ConditionFalse, f.Status, "Failing after an abort: %s %s", f.Reason, f.Message)
+	assert.Equal(t, v1alpha1.PhaseIdle, got.Status.Phase)
+	if got.Status.CurrentVersion != "v26.06-rc.2" {
+		p := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing)
+		assert.Contains(t, p.Message, "was aborted after reaching "+got.Status.CurrentVersion+", and going back to v26.06-rc.2 is a downgrade, which is refused: set desiredVersion to "+got.Status.CurrentVersion)
+	}
+	t.Logf("aborted at %s, the system runs %s", got.Status.Plan.Progress.Summary, got.Status.CurrentVersion)
 	// Deleting is allowed again.
 	require.NoError(t, c.Delete(ctx, got))
 	_ = op

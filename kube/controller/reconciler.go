@@ -242,6 +242,18 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 		return nil, nil
 	}
+	if !inFlight && to.Compare(from) < 0 && len(st.History) > 0 && st.History[0].State == v1alpha1.HistoryPartial && st.History[0].From == to.Original() {
+		// An abort that stopped after a hop had completed: the system runs
+		// a later version than the one the upgrade started from, and
+		// going back is a downgrade. The abort did what it could; say
+		// what to set instead of failing on the downgrade.
+		st.Phase = v1alpha1.PhaseIdle
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeAborted",
+			fmt.Sprintf("the upgrade from %s was aborted after reaching %s, and going back to %s is a downgrade, which is refused: set desiredVersion to %s to accept where the system is, or to a later version to go on",
+				to.Original(), from.Original(), to.Original(), from.Original()))
+		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+		return nil, nil
+	}
 	popts := []path.Option{path.WithTrack(cv.Spec.Track), path.AcceptRisks(cv.Spec.AcceptRisks...)}
 	if _, err := path.Resolve(cat, from, to, popts...); err != nil {
 		reason := "NoRoute"

@@ -45,7 +45,9 @@ func TestStoreFailureIsVisible(t *testing.T) {
 	var refuse atomic.Bool
 	refuse.Store(true)
 	mem := state.NewMemory()
-	stores := func(types.NamespacedName) (state.Store, state.Lock) { return mem, refusingLock{Lock: mem, refuse: &refuse} }
+	stores := func(types.NamespacedName) (state.Store, state.Lock) {
+		return mem, refusingLock{Lock: mem, refuse: &refuse}
+	}
 	startOperator(t, opConfig{stores: stores, opts: []controller.Option{controller.WithLeaseTTL(3 * time.Second)}})
 	ctx := context.Background()
 	cv := newCV(ns, "v26.06-rc.2", "v26.09")

@@ -78,19 +78,39 @@ func (v *Validator) ValidateDelete(_ context.Context, cv *v1alpha1.ClusterVersio
 }
 
 // CheckUpdate is the rule for desiredVersion changes during an upgrade:
-// while a hop is in progress only the abort back to the from-version is
-// allowed.
+// while an upgrade has started and not ended (Upgrading, or Paused or
+// Failed with components done) only the abort back to the from-version
+// is allowed, or an abandon: the components of a half-done hop have
+// moved, and a plan from the last completed hop would not know where they
+// are. An upgrade paused before its first component may change target.
 func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
-	if old.Status.Phase != v1alpha1.PhaseUpgrading || old.Status.Plan == nil || old.Spec.DesiredVersion == cv.Spec.DesiredVersion {
+	ps := old.Status.Plan
+	if ps == nil || old.Spec.DesiredVersion == cv.Spec.DesiredVersion || cv.Spec.Abandon != nil {
 		return nil
 	}
-	from := old.Status.Plan.From
+	switch old.Status.Phase {
+	case v1alpha1.PhaseUpgrading:
+	case v1alpha1.PhasePaused, v1alpha1.PhaseFailed:
+		if ps.Progress.Done == 0 {
+			return nil
+		}
+	default:
+		return nil
+	}
+	from := ps.From
 	if string(cv.Spec.DesiredVersion) == from {
 		return nil
 	}
+	state, next := "is in progress", "wait for the upgrade to end, or pause it"
+	switch old.Status.Phase {
+	case v1alpha1.PhasePaused:
+		state, next = "is paused", "resume it (spec.paused: false), or abandon it (spec.abandon) and then set a new target"
+	case v1alpha1.PhaseFailed:
+		state, next = "failed", "fix the failure and let it resume, or abandon it (spec.abandon) and then set a new target"
+	}
 	return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Forbidden(field.NewPath("spec", "desiredVersion"),
-		fmt.Sprintf("hop %s of the upgrade %s -> %s is in progress (%s done): desiredVersion may only be set back to %s, which aborts the upgrade at the next safe point; wait for the upgrade to end, or pause it",
-			old.Status.Plan.Hop, from, old.Status.Plan.To, old.Status.Plan.Progress.Summary, from))})
+		fmt.Sprintf("hop %s of the upgrade %s -> %s %s (%s done): desiredVersion may only be set back to %s, which aborts the upgrade at the next safe point; %s",
+			ps.Hop, from, ps.To, state, ps.Progress.Summary, from, next))})
 }
 
 // CheckDelete refuses deleting a ClusterVersion whose upgrade is in

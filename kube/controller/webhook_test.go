@@ -69,6 +69,27 @@ func TestCheckUpdateAndDelete(t *testing.T) {
 	idle := upgrading.DeepCopy()
 	idle.Status.Phase = v1alpha1.PhaseIdle
 	assert.NoError(t, controller.CheckUpdate(idle, to("v26.06.1")), "an idle ClusterVersion may change target")
+	// Paused or failed mid-hop: the hop's components have moved.
+	for _, tc := range []struct {
+		phase v1alpha1.Phase
+		says  string
+	}{
+		{v1alpha1.PhasePaused, "is paused (14/33 done): desiredVersion may only be set back to v26.06-rc.2, which aborts the upgrade at the next safe point; resume it (spec.paused: false), or abandon it (spec.abandon) and then set a new target"},
+		{v1alpha1.PhaseFailed, "failed (14/33 done): desiredVersion may only be set back to v26.06-rc.2"},
+	} {
+		stopped := upgrading.DeepCopy()
+		stopped.Status.Phase = tc.phase
+		err := controller.CheckUpdate(stopped, to("v26.06.1"))
+		require.Error(t, err, "a new target while %s mid-hop", tc.phase)
+		assert.Contains(t, err.Error(), tc.says)
+		assert.NoError(t, controller.CheckUpdate(stopped, to("v26.06-rc.2")), "the abort is allowed while %s", tc.phase)
+		abandon := to("v26.06.1")
+		abandon.Spec.Abandon = &v1alpha1.AbandonRequest{Reason: "give up"}
+		assert.NoError(t, controller.CheckUpdate(stopped, abandon), "with an abandon while %s", tc.phase)
+		notStarted := stopped.DeepCopy()
+		notStarted.Status.Plan.Progress.Done = 0
+		assert.NoError(t, controller.CheckUpdate(notStarted, to("v26.06.1")), "%s before the first component", tc.phase)
+	}
 
 	err = controller.CheckDelete(upgrading)
 	require.Error(t, err)
