@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"log/slog"
 	"os"
 	"strings"
@@ -142,8 +143,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	if ru := r.active(req.NamespacedName); ru != nil {
-		// The run in flight acts on the spec at its next safe point.
+		// The run in flight acts on the spec at its next safe point; the
+		// reachable targets follow the catalog and the version reached.
 		ru.control(&cv.Spec)
+		r.refreshUpdates(ctx, ru, &cv)
 		return ctrl.Result{}, nil
 	}
 	st := cv.Status.DeepCopy()
@@ -156,6 +159,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.start(next)
 	}
 	return ctrl.Result{}, err
+}
+
+// refreshUpdates writes cv's availableUpdates and conditionalUpdates from
+// the version its run in flight has reached, when they changed (a hop
+// completed, the catalog changed): they are kept on every reconcile, not
+// only between upgrades. The status write is ru's, so that it does not
+// race the run's own.
+func (r *Reconciler) refreshUpdates(ctx context.Context, ru *run, cv *v1alpha1.ClusterVersion) {
+	cat, err := catalog.Load(ctx, r.client, cv.Namespace, catalog.WithManifests(r.manifests))
+	if err != nil {
+		return // the run goes on with the catalog it started with; decide reports it after
+	}
+	current, err := release.ParseVersion(cv.Status.CurrentVersion)
+	if err != nil {
+		return
+	}
+	av, cu, _ := Updates(cat, cv.Spec.Track, current, cv.Spec.AcceptRisks)
+	if equality.Semantic.DeepEqual(av, cv.Status.AvailableUpdates) && equality.Semantic.DeepEqual(cu, cv.Status.ConditionalUpdates) {
+		return
+	}
+	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
+		if st.CurrentVersion == cv.Status.CurrentVersion {
+			st.AvailableUpdates, st.ConditionalUpdates = av, cu
+		}
+	})
 }
 
 // observe fills in what holds whatever happens next: versions and the
