@@ -87,6 +87,7 @@ func TestWebhookRefusalsAndAbort(t *testing.T) {
 	err = c.Create(ctx, newCV(ns, "v26.06-rc.2", "latest"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spec.desiredVersion")
+	assert.Contains(t, err.Error(), "should match", "the CRD's OpenAPI pattern refuses it, before the webhook: %v", err)
 
 	cv := newCV(ns, "v26.06-rc.2", "v26.06-rc.2")
 	require.NoError(t, c.Create(ctx, cv))
