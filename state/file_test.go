@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
@@ -185,4 +186,27 @@ func TestFileClosed(t *testing.T) {
 	require.NoError(t, f.Close(), "second Close")
 	_, err = f.Acquire(t.Context(), "a", time.Minute)
 	assert.ErrorContains(t, err, "store is closed")
+}
+
+// A missing snapshot is named as such, not as a gap in the journal.
+func TestFileMissingSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	f, err := state.OpenFile(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = f.Close() })
+	l, err := f.Acquire(t.Context(), "a", time.Minute)
+	require.NoError(t, err)
+	s := statetest.Big(20)
+	require.NoError(t, f.Commit(t.Context(), l.Token, s, nil))
+	s.Hops[0].Components[0].Attempts++
+	require.NoError(t, f.Commit(t.Context(), l.Token, s, []runner.Ref{{Hop: 0, Component: 0}}))
+	require.NoError(t, os.Remove(filepath.Join(dir, state.SnapshotFile)))
+	g, err := state.OpenFile(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	_, err = g.Load(t.Context())
+	var ce *state.CorruptError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, filepath.Join(dir, state.SnapshotFile), ce.Path)
+	assert.Contains(t, err.Error(), "it is not there, and the journal")
 }

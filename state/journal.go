@@ -118,6 +118,11 @@ func (j *journal) load() (*codec.State, error) {
 			err = fmt.Errorf("a %s record in the journal", r.Kind)
 		}
 		if err == nil && r.Seq > st.Seq && r.Seq != st.Seq+1 {
+			if st.Seq == 0 && j.snapBytes == 0 {
+				// No snapshot, and the journal does not start at the first
+				// commit: the snapshot that held the commits before it is gone.
+				return nil, j.corrupt(SnapshotFile, 0, fmt.Errorf("it is not there, and the journal (%s) starts at commit %d: the commits before it were in the snapshot", j.v.where(JournalFile), r.Seq))
+			}
 			err = fmt.Errorf("commit %d follows %d: commits are missing", r.Seq, st.Seq)
 		}
 		if err == nil && r.Seq > st.Seq {
