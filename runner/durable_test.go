@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -456,4 +457,22 @@ func TestResumeClearsLastFailure(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, runner.Succeeded, st.Phase)
 	assert.Nil(t, st.LastFailure, "LastFailure of a run that succeeded on resume")
+}
+
+// A runaway error message (a command that prints a megabyte to stderr, a
+// wrapped error chain gone wild) is recorded cut to runner.MaxRecorded,
+// head and tail kept, in the component's status and the run's last
+// failure, so that no record outgrows a store's value limit.
+func TestHugeErrorIsCut(t *testing.T) {
+	huge := errors.New("HEAD " + strings.Repeat("x", 1<<20) + " TAIL")
+	s, err := runner.New(runner.RunnerFunc(func(context.Context, runner.Task) error { return runner.Permanent(huge) })).
+		Execute(t.Context(), plan1(t, c("big")), nil)
+	require.Error(t, err)
+	got := s.Hops[0].Components[0].Error
+	assert.LessOrEqual(t, len(got), runner.MaxRecorded)
+	assert.True(t, strings.HasPrefix(got, "HEAD ") && strings.HasSuffix(got, " TAIL"), "head and tail kept")
+	assert.Contains(t, got, "bytes cut")
+	require.NotNil(t, s.LastFailure)
+	assert.Equal(t, got, s.LastFailure.Error)
+	assert.ErrorIs(t, err, huge, "Execute's error still carries the whole error")
 }

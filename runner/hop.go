@@ -142,16 +142,16 @@ func (r *run) runChecks(ctx context.Context, i int, h *HopPlan, stage string) bo
 		if err != nil && ctx.Err() != nil {
 			// The caller cancelled while the check ran: the check did not
 			// fail, the run stops.
-			cs.Phase, cs.Error = Cancelled, err.Error()
+			cs.Phase, cs.Error = Cancelled, recorded(err.Error())
 			hs.Checks = append(hs.Checks, cs)
 			r.checkpoint(ctx)
 			return false
 		}
 		if err != nil {
-			cs.Phase, cs.Error = Failed, err.Error()
+			cs.Phase, cs.Error = Failed, recorded(err.Error())
 			r.emit(Event{Type: CheckFailed, Hop: i, Check: c.Name, Err: err, Code: CodeCheckFailed, Reason: map[bool]string{true: "required", false: "not required: recorded as a warning"}[c.Required]})
 			if c.Required {
-				r.s.LastFailure = &Failure{Hop: i, Check: c.Name, Code: CodeCheckFailed, Error: err.Error(), Time: r.e.clock.Now()}
+				r.s.LastFailure = &Failure{Hop: i, Check: c.Name, Code: CodeCheckFailed, Error: cs.Error, Time: r.e.clock.Now()}
 				r.errs = append(r.errs, &CheckError{Hop: i, Check: c.Name, Stage: stage, Err: err})
 			} else {
 				hs.Warnings = append(hs.Warnings, fmt.Sprintf("%s-check %s failed: %v", stage, c.Name, err))

@@ -333,7 +333,7 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 		now := r.e.clock.Now()
 		pending[res.node] = false
 		if res.err != nil {
-			c.Phase, c.Code, c.Error, c.Reason = RollbackFailed, CodeRollbackFailed, res.err.Error(), "rollback failed"
+			c.Phase, c.Code, c.Error, c.Reason = RollbackFailed, CodeRollbackFailed, recorded(res.err.Error()), "rollback failed"
 			if ctx.Err() != nil {
 				// Interrupted, not failed: resume it later.
 				c.Phase, c.Code, c.Reason = RollingBack, "", ""

@@ -548,7 +548,7 @@ func (sc *scheduler) handle(o outcome) {
 		// (One that failed by itself before is a failure, stop or not.)
 		sc.terminal(i, Cancelled, CodeCancelled, "cancelled: "+sc.stopReason, err)
 	case panicOf(err) != nil:
-		sc.r.s.Hops[sc.hop].Components[i].Stack = panicOf(err).Stack
+		sc.r.s.Hops[sc.hop].Components[i].Stack = recorded(panicOf(err).Stack)
 		sc.r.mark(sc.hop, i)
 		sc.terminal(i, Failed, CodePanic, "", err)
 	default:
@@ -583,7 +583,7 @@ func (sc *scheduler) retry(i int, pol retryPolicy, err error) {
 	r := sc.r
 	cs := &r.s.Hops[sc.hop].Components[i]
 	wait := pol.delay(sc.tries[i]+1, r.e.jitter, r.rnd)
-	cs.Error = err.Error()
+	cs.Error = recorded(err.Error())
 	r.mark(sc.hop, i)
 	sc.release(i)
 	sc.backoffs++
@@ -611,7 +611,7 @@ func (sc *scheduler) terminal(i int, phase Phase, code Code, reason string, err 
 	wasStarted := cs.Phase == Running
 	cs.Phase, cs.Code, cs.Reason = phase, code, reason
 	if err != nil {
-		cs.Error = err.Error()
+		cs.Error = recorded(err.Error())
 	}
 	if wasStarted && !cs.StartedAt.IsZero() {
 		cs.FinishedAt, cs.Duration = now, durationOf(cs.StartedAt, now)

@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hopdag/hopdag/release"
 )
@@ -147,9 +149,12 @@ type ComponentStatus struct {
 	Code       Code             `json:"code,omitempty" yaml:"code,omitempty"`
 	// Reason says why a component was Skipped or Cancelled.
 	Reason string `json:"reason,omitempty" yaml:"reason,omitempty"`
-	// Error is the last attempt's error message.
+	// Error is the last attempt's error message: at most MaxRecorded
+	// bytes, its middle cut out when longer (the head says what failed,
+	// the tail how it ended), so that one runaway message cannot push a
+	// record past a store's value limit.
 	Error string `json:"error,omitempty" yaml:"error,omitempty"`
-	// Stack is the goroutine stack of a recovered panic.
+	// Stack is the goroutine stack of a recovered panic, cut as Error is.
 	Stack string `json:"stack,omitempty" yaml:"stack,omitempty"`
 }
 
@@ -221,4 +226,28 @@ func (h *HopStatus) DeepCopyInto(out *HopStatus) {
 	out.Checks = slices.Clone(h.Checks)
 	out.Components = slices.Clone(h.Components)
 	out.Warnings = slices.Clone(h.Warnings)
+}
+
+// MaxRecorded is the most bytes of an error message (or a panic's stack)
+// that a Status records for one component or check.
+const MaxRecorded = 16 << 10
+
+// recorded is msg as a Status records it: msg itself when it fits in
+// MaxRecorded bytes, else its first three quarters and last quarter of
+// that, around a note of how much was cut (at rune boundaries).
+func recorded(msg string) string {
+	if len(msg) <= MaxRecorded {
+		return msg
+	}
+	const note = "\n[... %d bytes cut ...]\n"
+	room := MaxRecorded - len(note) - 12
+	head, tail := room*3/4, room/4
+	for head > 0 && !utf8.RuneStart(msg[head]) {
+		head--
+	}
+	t := len(msg) - tail
+	for t < len(msg) && !utf8.RuneStart(msg[t]) {
+		t++
+	}
+	return msg[:head] + fmt.Sprintf(note, t-head) + msg[t:]
 }
