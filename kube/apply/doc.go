@@ -11,7 +11,12 @@
 //
 //   - Apply: Namespaces and CustomResourceDefinitions first; then, once
 //     every CRD is Established and the discovery cache is refreshed, the
-//     rest (see ApplyAll). Every object goes through server-side apply
+//     rest (see ApplyAll). The objects of one stage are applied
+//     concurrently (WithParallelism, 8 by default), so their order within
+//     the stage is not kept; WithParallelism(1) keeps it, for objects
+//     that depend on one another without a stage between them (an
+//     admission webhook's Service before what the webhook admits). Every
+//     object goes through server-side apply
 //     with field manager "hopdag" (WithFieldManager), Force off
 //     (WithForce); a field another manager owns is a *ConflictError that
 //     names the managers and the fields. Kinds are resolved with a REST
@@ -31,6 +36,9 @@
 //     and Prune directly) says per object created, configured, unchanged
 //     or pruned. DryRunHop is the plan's dry run against a cluster: every
 //     manifest component of a hop, through a Manifest, nothing written.
+//     Each hop is compared with the live cluster, not with what the hops
+//     before it would have left: for a plan of several hops, only the
+//     first hop's report is exact.
 //
 // Every verb returns or reports a ChangeSet, one Change per object, in the
 // order the objects were given. The package registers nothing in any
