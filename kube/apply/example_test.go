@@ -17,22 +17,20 @@ import (
 // compiles here and needs a cluster to run.
 //
 // snippet:start
-func operator(ctx context.Context) error {
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{})
-	if err != nil {
-		return err
-	}
+func operator(ctx context.Context, plan *runner.Plan) error {
 	// Server-side apply as "cluster-version-operator", inventories in
 	// hopdag-system, objects labelled as instance "prod-eu-1".
-	applier, err := apply.New(mgr.GetConfig(), apply.WithFieldManager("cluster-version-operator"))
+	applier, err := apply.New(ctrl.GetConfigOrDie(), apply.WithFieldManager("cluster-version-operator"))
 	if err != nil {
 		return err
 	}
 	router := components.NewRouter().
 		Register(release.TypeManifest, components.NewManifest(applier, components.WithInstance("prod-eu-1")))
-	executor := runner.New(router) // give it to the ClusterVersion reconciler
-	_ = executor
-	return mgr.Start(ctx)
+	// An operator gives the router to kube/controller.New, which runs the
+	// ClusterVersion's upgrades (see "Use it in an operator"); a program
+	// runs a plan with it itself:
+	_, err = runner.New(router).Execute(ctx, plan, nil)
+	return err
 }
 
 // snippet:end
