@@ -1,7 +1,8 @@
 // Command operator is a runnable hopdag upgrade operator: a
 // controller-runtime manager with the ClusterVersion reconciler, simulated
-// inline handlers, and a manifest runner. Until kube/apply is wired in
-// here, manifest components are applied to an in-memory recorder.
+// inline handlers, and a manifest runner: kube/apply's server-side apply
+// against a cluster, an in-memory recorder in the demo (its API server runs
+// no kubelet, so no Deployment would become ready).
 //
 // Against a cluster (its kubeconfig from --kubeconfig or KUBECONFIG), with
 // the CRDs of kube/config/crd and a catalog applied to a namespace:
@@ -10,12 +11,18 @@
 //	kubectl apply -n demo -f testdata/catalog -f testdata/catalog/components
 //	go run ./kube/examples/operator -catalog testdata/catalog
 //
+// With -webhook-cert-dir DIR it also serves the validating webhook of
+// kube/config/webhook (DIR holds tls.crt and tls.key, e.g. from
+// cert-manager; point the webhook configuration's clientConfig at this
+// process), and with -leader-elect only the replica holding the leader
+// Lease acts.
+//
 // The demo starts its own API server from KUBEBUILDER_ASSETS (the binaries
 // tools/env.sh builds), applies the CRDs, the sample catalog and a
 // ClusterVersion upgrading v26.06-rc.2 to v26.09, and prints the
 // ClusterVersion as the upgrade goes:
 //
-//	eval "$(tools/env.sh kube)" && cd kube && go run ./examples/operator -demo
+//	eval "$(tools/env.sh kube)" && cd kube && go run ./examples/operator -demo -catalog ../testdata/catalog
 package main
 
 import (
@@ -42,6 +49,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
@@ -56,29 +64,37 @@ func main() {
 	demo := flag.Bool("demo", false, "start an API server from KUBEBUILDER_ASSETS, apply the catalog and a ClusterVersion, and upgrade")
 	leaderElect := flag.Bool("leader-elect", false, "only the replica holding the leader Lease acts")
 	leaderNS := flag.String("leader-election-namespace", "default", "namespace of the leader Lease")
+	certDir := flag.String("webhook-cert-dir", "", "serve the validating webhook (kube/config/webhook) with tls.crt and tls.key from this directory; the demo always serves it")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctrl.SetLogger(logr.FromSlogHandler(log.Handler()))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *catalogDir, *demo, *leaderElect, *leaderNS, log); err != nil {
+	if err := run(ctx, *catalogDir, *demo, *leaderElect, *leaderNS, *certDir, log); err != nil {
 		fmt.Fprintln(os.Stderr, "operator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS string, log *slog.Logger) error {
+func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS, certDir string, log *slog.Logger) error {
 	cat, err := release.LoadDir(dir)
 	if err != nil {
 		return err
 	}
 	var cfg *rest.Config
+	serve := certDir != ""
+	hook := webhook.Options{CertDir: certDir}
 	if demo {
-		env := &envtest.Environment{CRDDirectoryPaths: []string{crdDir()}, ErrorIfCRDPathMissing: true}
+		// The demo's API server calls the webhook this process serves,
+		// with a certificate envtest makes.
+		env := &envtest.Environment{CRDDirectoryPaths: []string{configDir("crd")}, ErrorIfCRDPathMissing: true,
+			WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{configDir("webhook")}}}
 		if cfg, err = env.Start(); err != nil {
 			return fmt.Errorf("starting the demo API server (set KUBEBUILDER_ASSETS: eval \"$(tools/env.sh kube)\"): %w", err)
 		}
 		defer func() { _ = env.Stop() }()
+		wio := &env.WebhookInstallOptions
+		hook, serve = webhook.Options{Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir}, true
 	} else if cfg, err = ctrl.GetConfig(); err != nil {
 		return err
 	}
@@ -89,6 +105,7 @@ func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS strin
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		LeaderElection: leaderElect, LeaderElectionID: "hopdag-operator", LeaderElectionNamespace: leaderNS,
+		WebhookServer: webhook.NewServer(hook),
 	})
 	if err != nil {
 		return err
@@ -103,7 +120,7 @@ func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS strin
 			return err
 		}
 	}
-	if err := wire(mgr, applier, os.DirFS(dir), handlers(cat), checks(cat), log, false); err != nil {
+	if err := wire(mgr, applier, os.DirFS(dir), handlers(cat), checks(cat), log, serve); err != nil {
 		return err
 	}
 	if !demo {
@@ -184,14 +201,15 @@ func upgradeDemo(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, 
 	}
 }
 
-// crdDir finds kube/config/crd from the kube module's root or the repository's.
-func crdDir() string {
-	for _, d := range []string{"config/crd", "kube/config/crd", "../../config/crd"} {
-		if _, err := os.Stat(d); err == nil {
-			return d
+// configDir is kube/config/NAME from the kube module, the repository root
+// or this directory.
+func configDir(name string) string {
+	for _, d := range []string{"config/", "kube/config/", "../../config/"} {
+		if _, err := os.Stat(d + name); err == nil {
+			return d + name
 		}
 	}
-	return filepath.Join("kube", "config", "crd")
+	return filepath.Join("kube", "config", name)
 }
 
 // handlers are the inline handler names of the catalog, sorted.
