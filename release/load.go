@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -80,7 +81,7 @@ func LoadDir(dir string) (*Catalog, error) {
 // are listed, the rest counted ("and N more").
 func Load(fsys fs.FS) (*Catalog, error) {
 	var ps problems
-	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &ps, dec: newDecoder(&ps), names: map[kindName]Source{},
+	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &ps, dec: newDecoder(&ps),
 		broken: map[brokenKey]Source{}, manifests: map[string]bool{}}
 	var files []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -134,6 +135,7 @@ func (l *loader) dropManifests() {
 
 // parsed is one catalog file, parsed; done is closed when it is.
 type parsed struct {
+	data     []byte
 	docs     []document
 	problems []Problem
 	panicked any
@@ -144,19 +146,43 @@ type parsed struct {
 // need not be safe for concurrent use), parses each on a goroutine of its
 // own, at most GOMAXPROCS at a time, and decodes them in order on this
 // goroutine as they become ready, so the result does not depend on
-// scheduling. At most 2*GOMAXPROCS files are read and not yet decoded,
+// scheduling. At most 2*GOMAXPROCS files are parsed and not yet decoded,
 // which bounds the node trees alive at once; a decoded file's tree is
 // garbage. A panic while parsing is raised again here.
+//
+// All files are read first (their text is kept until Load returns
+// anyway, for the lines of problems found after decoding), so that the
+// number of documents of each kind can be estimated from the text and the
+// catalog's slices and maps sized once.
 func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
+	jobs := make([]*parsed, len(files))
+	var kinds kindCounts
+	for i, name := range files {
+		j := &parsed{done: make(chan struct{})}
+		jobs[i] = j
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			// Dropped later if the file is a manifest (reported where it is named).
+			j.problems = []Problem{{File: name, Message: err.Error()}}
+			close(j.done)
+			continue
+		}
+		j.data = data
+		kinds.count(data)
+	}
+	l.reserve(kinds, len(files))
+
 	workers := runtime.GOMAXPROCS(0)
 	sem := make(chan struct{}, workers)
-	jobs := make([]*parsed, len(files))
 	next := 0 // the next file to decode
 	decodeNext := func() {
 		j := jobs[next]
 		<-j.done
 		if j.panicked != nil {
 			panic(j.panicked)
+		}
+		if len(j.docs) > 0 {
+			l.sn.raw[files[next]] = make([]rawDoc, 0, len(j.docs))
 		}
 		for _, doc := range j.docs {
 			l.decode(doc)
@@ -171,15 +197,12 @@ func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
 		for i-next >= 2*workers {
 			decodeNext()
 		}
-		j := &parsed{done: make(chan struct{})}
-		jobs[i] = j
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			// Dropped later if the file is a manifest (reported where it is named).
-			j.problems = []Problem{{File: name, Message: err.Error()}}
-			close(j.done)
-			continue
+		j := jobs[i]
+		if j.data == nil {
+			continue // not read
 		}
+		data := j.data
+		j.data = nil
 		// Wait for a free worker, decoding what is ready meanwhile.
 		for acquired := false; !acquired; {
 			var ready chan struct{}
@@ -207,6 +230,48 @@ func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
 	}
 }
 
+// kindCounts estimates the documents of each kind in catalog text: the
+// lines "kind: Release" and so on (a kind written otherwise, in flow style
+// or quoted, is not counted). It sizes the loader's slices; a wrong guess
+// costs a copy or some unused capacity, nothing else.
+type kindCounts struct{ releases, components, paths int }
+
+func (k *kindCounts) count(data []byte) {
+	for off := 0; ; {
+		i := bytes.Index(data[off:], []byte("kind: "))
+		if i < 0 {
+			return
+		}
+		start := off + i
+		off = start + len("kind: ")
+		if start > 0 && data[start-1] != '\n' {
+			continue
+		}
+		val := data[off:]
+		if e := bytes.IndexByte(val, '\n'); e >= 0 {
+			val = val[:e]
+		}
+		switch string(bytes.TrimRight(val, " \t\r")) {
+		case KindRelease:
+			k.releases++
+		case KindComponentVersion:
+			k.components++
+		case KindUpgradePath:
+			k.paths++
+		}
+	}
+}
+
+// reserve sizes what decoding fills for the documents kinds counts, in
+// files files.
+func (l *loader) reserve(kinds kindCounts, files int) {
+	l.releases.reserve(kinds.releases)
+	l.components.reserve(kinds.components)
+	l.paths.reserve(kinds.paths)
+	l.names = make(map[kindName]Source, kinds.releases+kinds.components+kinds.paths)
+	l.sn.raw = make(map[string][]rawDoc, files)
+}
+
 // catalogFile reports whether the file at p holds catalog YAML: its
 // extension is .yaml or .yml, in any case.
 func catalogFile(p string) bool {
@@ -220,6 +285,7 @@ type loader struct {
 	sn    *specNodes
 	ps    *problems
 	dec   *decoder
+	env   envelope            // of the document being decoded (reused: it escapes)
 	names map[kindName]Source // first document of each kind and name
 	// broken holds the Release and ComponentVersion documents that could
 	// not be decoded, by the version they declare.
@@ -269,8 +335,9 @@ func (l *loader) decode(doc document) {
 		return
 	}
 	d.start(doc.src.File, doc.base)
-	var env envelope
-	d.decode(doc.node, reflect.ValueOf(&env).Elem())
+	l.env = envelope{}
+	env := &l.env
+	d.decode(doc.node, reflect.ValueOf(env).Elem())
 	if env.APIVersion == "" && unset(find(doc.node, "apiVersion")) {
 		report(doc.src.Line, "apiVersion", "missing apiVersion", "add apiVersion: "+APIVersion)
 		return
@@ -332,7 +399,7 @@ func (l *loader) decode(doc document) {
 		}
 	}
 	d.pop()
-	l.sn.raw[doc.src] = rawDoc{doc.text, doc.textBase}
+	l.sn.raw[doc.src.File] = append(l.sn.raw[doc.src.File], rawDoc{doc.src.Line, doc.text, doc.textBase})
 	if env.Metadata.Name != "" {
 		k := kindName{env.Kind, env.Metadata.Name}
 		if first, dup := l.names[k]; dup {
