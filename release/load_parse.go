@@ -168,22 +168,25 @@ var parserErrors = []string{
 	"found undefined tag handle",
 }
 
-// parseFile parses the documents of a file. Problems of the YAML text are
-// added to ps: binary data, a document over maxDocumentBytes, a syntax
-// error. None of them stops the file: checking resumes at the next
-// document (the next line that starts with "---"), as if the file began
-// there; a syntax error in the last document ends the file.
-func parseFile(name string, data []byte, ps *[]Problem) []document {
+// fileSpans cuts a file into its documents (splitDocuments), or returns
+// the whole of a UTF-16 file.
+func fileSpans(data []byte) []span {
 	if bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
 		// UTF-16 (with a byte order mark): yaml.v3 decodes it; lines are
 		// the decoder's.
-		return parseSpans(name, data, []span{{start: 0, end: len(data), line: 1, bad: -1}}, ps)
+		return []span{{start: 0, end: len(data), line: 1, bad: -1}}
 	}
-	return parseSpans(name, data, splitDocuments(data), ps)
+	return splitDocuments(data)
 }
 
-// parseSpans parses runs of good spans with one yaml.Decoder each (a
-// decoder per document would allocate kilobytes per document).
+// parseSpans parses the documents of spans, consecutive spans of a file
+// (all of them, or a piece). Problems of the YAML text are added to ps:
+// binary data, a document over maxDocumentBytes, a syntax error. None of
+// them stops the file: checking resumes at the next document (the next
+// line that starts with "---"), as if the file began there; a syntax error
+// in the last document ends the file. Runs of good spans are parsed with
+// one yaml.Decoder each (a decoder per document would allocate kilobytes
+// per document).
 func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []document {
 	var docs []document
 	for i := 0; i < len(spans); {
