@@ -188,7 +188,7 @@ func fileSpans(data []byte) []span {
 // one yaml.Decoder each (a decoder per document would allocate kilobytes
 // per document).
 func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []document {
-	var docs []document
+	docs := make([]document, 0, len(spans)) // at most one per span
 	for i := 0; i < len(spans); {
 		s := spans[i]
 		switch {
@@ -208,8 +208,9 @@ func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []documen
 		for j < len(spans) && spans[j].bad < 0 && spans[j].end-spans[j].start <= maxDocumentBytes {
 			j++
 		}
-		got, errLine, err := parseRun(name, data, spans[i:j])
-		docs = append(docs, got...)
+		var errLine int
+		var err *Problem
+		docs, errLine, err = parseRun(name, data, spans[i:j], docs)
 		if err == nil {
 			i = j
 			continue
@@ -235,16 +236,16 @@ func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []documen
 	return docs
 }
 
-// parseRun parses the documents of spans, consecutive spans of data. On a
-// syntax error it returns the documents before it, the error's line and
-// the problem.
-func parseRun(name string, data []byte, spans []span) ([]document, int, *Problem) {
+// parseRun parses the documents of spans, consecutive spans of data, and
+// appends them to docs. On a syntax error it returns the documents before
+// it, the error's line and the problem.
+func parseRun(name string, data []byte, spans []span, docs []document) ([]document, int, *Problem) {
 	base := spans[0].line - 1
 	dec := yaml.NewDecoder(bytes.NewReader(data[spans[0].start:spans[len(spans)-1].end]))
-	var docs []document
-	k := 0 // the span of the last document
+	k := 0          // the span of the last document
+	var n yaml.Node // the document node, reused: only its content is kept
 	for {
-		var n yaml.Node
+		n = yaml.Node{}
 		err := dec.Decode(&n)
 		if errors.Is(err, io.EOF) {
 			return docs, 0, nil
