@@ -74,9 +74,9 @@ func LoadDir(dir string) (*Catalog, error) {
 //
 // Cost and limits: Load parses each document once and decodes it from the
 // parsed tree in one walk, so time and memory are linear in the input.
-// Files are read one at a time and parsed concurrently (at most
-// GOMAXPROCS at once); the result does not depend on the order parsing
-// ends in. A
+// Files are read one at a time, then cut into pieces of whole documents
+// that are parsed concurrently (at most GOMAXPROCS at once) and decoded in
+// order; the result does not depend on the order parsing ends in. A
 // document larger than 8 MiB, one whose aliases expand to more than 10,000
 // values, YAML nested deeper than 10,000 levels and binary data are
 // reported, not processed; at most 100 problems per file and 1,000 in all
