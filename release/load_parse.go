@@ -46,7 +46,9 @@ type span struct {
 // the cut is exact. It finds the marker lines with bytes.Index and checks
 // each span for binary data a word at a time.
 func splitDocuments(data []byte) []span {
-	spans := []span{{start: 0, line: 1}}
+	// Sized for a document per "---" line (a "..." line adds one more).
+	spans := make([]span, 1, 1+bytes.Count(data, []byte("\n---")))
+	spans[0] = span{start: 0, line: 1}
 	cur := &spans[0]
 	// next returns the offset of the next line start after from whose line
 	// begins with pat, or len(data).
