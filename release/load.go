@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -71,16 +74,16 @@ func LoadDir(dir string) (*Catalog, error) {
 //
 // Cost and limits: Load parses each document once and decodes it from the
 // parsed tree in one walk, so time and memory are linear in the input.
-// Files are read one at a time and parsed concurrently (at most
-// GOMAXPROCS at once); the result does not depend on the order parsing
-// ends in. A
+// Files are read one at a time, then cut into pieces of whole documents
+// that are parsed concurrently (at most GOMAXPROCS at once) and decoded in
+// order; the result does not depend on the order parsing ends in. A
 // document larger than 8 MiB, one whose aliases expand to more than 10,000
 // values, YAML nested deeper than 10,000 levels and binary data are
 // reported, not processed; at most 100 problems per file and 1,000 in all
 // are listed, the rest counted ("and N more").
 func Load(fsys fs.FS) (*Catalog, error) {
 	var ps problems
-	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &ps, dec: newDecoder(&ps), names: map[kindName]Source{},
+	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &ps, dec: newDecoder(&ps),
 		broken: map[brokenKey]Source{}, manifests: map[string]bool{}}
 	var files []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -132,59 +135,145 @@ func (l *loader) dropManifests() {
 	}
 }
 
-// parsed is one catalog file, parsed; done is closed when it is.
-type parsed struct {
-	docs     []document
-	problems []Problem
-	panicked any
-	done     chan struct{}
+// piece is a run of consecutive documents of one file, parsed as a unit;
+// done is closed when it is.
+type piece struct {
+	file  string
+	data  []byte // the whole file's text
+	spans []span // the piece's documents (none when the file could not be read)
+	// first and last say whether the piece is the first or last of its
+	// file; docs of a first piece counts the file's documents.
+	first, last bool
+	docs        int
+	parsed      []document
+	problems    []Problem
+	panicked    any
+	done        chan struct{}
 }
 
+// pieceBytes is about how much text one piece holds: a file is cut into
+// pieces at document boundaries, so that large files spread over the
+// workers and only the node trees of a few pieces are alive at once. (A
+// variable for TestLoadPieces, which checks that cutting changes nothing.)
+var pieceBytes = 256 << 10
+
 // parseAndDecode reads the files, in order, on this goroutine (an fs.FS
-// need not be safe for concurrent use), parses each on a goroutine of its
-// own, at most GOMAXPROCS at a time, and decodes them in order on this
-// goroutine as they become ready, so the result does not depend on
-// scheduling. At most 2*GOMAXPROCS files are read and not yet decoded,
-// which bounds the node trees alive at once; a decoded file's tree is
-// garbage. A panic while parsing is raised again here.
+// need not be safe for concurrent use), cuts each into pieces of whole
+// documents (on GOMAXPROCS goroutines), parses each piece on a goroutine of its own, at most
+// GOMAXPROCS at a time, and decodes the pieces in order on this goroutine
+// as they become ready, so the result does not depend on scheduling. At
+// most 2*GOMAXPROCS pieces are parsed and not yet decoded, which bounds the
+// node trees alive at once; a decoded piece's tree is garbage. A panic
+// while parsing is raised again here.
+//
+// Cutting is exact: a line that starts with "---" begins a document
+// wherever it is (splitDocuments), and a syntax error stops at the end of
+// its document at the latest, so a piece parses as it would inside its
+// file. The problems of parsing a file are added after its last document
+// is decoded, as for a file parsed whole.
+//
+// All files are read first (their text is kept until Load returns
+// anyway, for the lines of problems found after decoding), so that the
+// number of documents of each kind can be estimated from the text and the
+// catalog's slices and maps sized once.
 func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
+	type read struct {
+		data  []byte
+		err   error
+		spans []span
+		kinds kindCounts
+	}
+	reads := make([]read, len(files))
+	for i, name := range files {
+		reads[i].data, reads[i].err = fs.ReadFile(fsys, name)
+	}
 	workers := runtime.GOMAXPROCS(0)
-	sem := make(chan struct{}, workers)
-	jobs := make([]*parsed, len(files))
-	next := 0 // the next file to decode
-	decodeNext := func() {
-		j := jobs[next]
-		<-j.done
-		if j.panicked != nil {
-			panic(j.panicked)
+	// Cut the files into documents and count their kinds, in parallel.
+	var nextRead atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(files)) {
+		wg.Go(func() {
+			for {
+				i := int(nextRead.Add(1) - 1)
+				if i >= len(reads) {
+					return
+				}
+				if r := &reads[i]; r.err == nil {
+					r.spans = fileSpans(r.data)
+					r.kinds.count(r.data)
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	var pieces []*piece
+	var kinds kindCounts
+	for i, name := range files {
+		data, err, spans := reads[i].data, reads[i].err, reads[i].spans
+		if err != nil {
+			// Dropped later if the file is a manifest (reported where it is named).
+			p := &piece{file: name, first: true, last: true, problems: []Problem{{File: name, Message: err.Error()}}, done: make(chan struct{})}
+			close(p.done)
+			pieces = append(pieces, p)
+			continue
 		}
-		for _, doc := range j.docs {
+		kinds.releases += reads[i].kinds.releases
+		kinds.components += reads[i].kinds.components
+		kinds.paths += reads[i].kinds.paths
+		firstPiece := len(pieces)
+		for i := 0; i < len(spans); {
+			j, size := i, 0
+			for j < len(spans) && (j == i || size < pieceBytes) {
+				size += spans[j].end - spans[j].start
+				j++
+			}
+			pieces = append(pieces, &piece{file: name, data: data, spans: spans[i:j], done: make(chan struct{})})
+			i = j
+		}
+		pieces[firstPiece].first, pieces[firstPiece].docs = true, len(spans)
+		pieces[len(pieces)-1].last = true
+	}
+	reads = nil
+	l.reserve(kinds, len(files))
+
+	sem := make(chan struct{}, workers)
+	next := 0          // the next piece to decode
+	var held []Problem // of parsing the file being decoded, added after its last piece
+	decodeNext := func() {
+		p := pieces[next]
+		<-p.done
+		if p.panicked != nil {
+			panic(p.panicked)
+		}
+		if p.first && p.docs > 0 {
+			l.sn.raw[p.file] = make([]rawDoc, 0, p.docs)
+		}
+		for _, doc := range p.parsed {
 			l.decode(doc)
 		}
-		for _, p := range j.problems {
-			l.ps.add(p)
+		held = append(held, p.problems...)
+		if p.last {
+			for _, pr := range held {
+				l.ps.add(pr)
+			}
+			held = held[:0]
 		}
-		jobs[next] = nil
+		pieces[next] = nil
 		next++
 	}
-	for i, name := range files {
+	for i, p := range pieces {
 		for i-next >= 2*workers {
 			decodeNext()
 		}
-		j := &parsed{done: make(chan struct{})}
-		jobs[i] = j
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			// Dropped later if the file is a manifest (reported where it is named).
-			j.problems = []Problem{{File: name, Message: err.Error()}}
-			close(j.done)
-			continue
+		if len(p.spans) == 0 {
+			continue // a file that could not be read: done already
 		}
 		// Wait for a free worker, decoding what is ready meanwhile.
 		for acquired := false; !acquired; {
 			var ready chan struct{}
 			if next < i {
-				ready = jobs[next].done
+				ready = pieces[next].done
 			}
 			select {
 			case sem <- struct{}{}:
@@ -195,16 +284,58 @@ func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
 		}
 		go func() {
 			defer func() {
-				j.panicked = recover()
+				p.panicked = recover()
 				<-sem
-				close(j.done)
+				close(p.done)
 			}()
-			j.docs = parseFile(name, data, &j.problems)
+			p.parsed = parseSpans(p.file, p.data, p.spans, &p.problems)
 		}()
 	}
-	for next < len(files) {
+	for next < len(pieces) {
 		decodeNext()
 	}
+}
+
+// kindCounts estimates the documents of each kind in catalog text: the
+// lines "kind: Release" and so on (a kind written otherwise, in flow style
+// or quoted, is not counted). It sizes the loader's slices; a wrong guess
+// costs a copy or some unused capacity, nothing else.
+type kindCounts struct{ releases, components, paths int }
+
+func (k *kindCounts) count(data []byte) {
+	for off := 0; ; {
+		i := bytes.Index(data[off:], []byte("kind: "))
+		if i < 0 {
+			return
+		}
+		start := off + i
+		off = start + len("kind: ")
+		if start > 0 && data[start-1] != '\n' {
+			continue
+		}
+		val := data[off:]
+		if e := bytes.IndexByte(val, '\n'); e >= 0 {
+			val = val[:e]
+		}
+		switch string(bytes.TrimRight(val, " \t\r")) {
+		case KindRelease:
+			k.releases++
+		case KindComponentVersion:
+			k.components++
+		case KindUpgradePath:
+			k.paths++
+		}
+	}
+}
+
+// reserve sizes what decoding fills for the documents kinds counts, in
+// files files.
+func (l *loader) reserve(kinds kindCounts, files int) {
+	l.releases.reserve(kinds.releases)
+	l.components.reserve(kinds.components)
+	l.paths.reserve(kinds.paths)
+	l.names = make(map[kindName]Source, kinds.releases+kinds.components+kinds.paths)
+	l.sn.raw = make(map[string][]rawDoc, files)
 }
 
 // catalogFile reports whether the file at p holds catalog YAML: its
@@ -220,6 +351,7 @@ type loader struct {
 	sn    *specNodes
 	ps    *problems
 	dec   *decoder
+	env   envelope            // of the document being decoded (reused: it escapes)
 	names map[kindName]Source // first document of each kind and name
 	// broken holds the Release and ComponentVersion documents that could
 	// not be decoded, by the version they declare.
@@ -269,8 +401,9 @@ func (l *loader) decode(doc document) {
 		return
 	}
 	d.start(doc.src.File, doc.base)
-	var env envelope
-	d.decode(doc.node, reflect.ValueOf(&env).Elem())
+	l.env = envelope{}
+	env := &l.env
+	d.decode(doc.node, reflect.ValueOf(env).Elem())
 	if env.APIVersion == "" && unset(find(doc.node, "apiVersion")) {
 		report(doc.src.Line, "apiVersion", "missing apiVersion", "add apiVersion: "+APIVersion)
 		return
@@ -332,7 +465,7 @@ func (l *loader) decode(doc document) {
 		}
 	}
 	d.pop()
-	l.sn.raw[doc.src] = rawDoc{doc.text, doc.textBase}
+	l.sn.raw[doc.src.File] = append(l.sn.raw[doc.src.File], rawDoc{doc.src.Line, doc.text, doc.textBase})
 	if env.Metadata.Name != "" {
 		k := kindName{env.Kind, env.Metadata.Name}
 		if first, dup := l.names[k]; dup {

@@ -46,7 +46,9 @@ type span struct {
 // the cut is exact. It finds the marker lines with bytes.Index and checks
 // each span for binary data a word at a time.
 func splitDocuments(data []byte) []span {
-	spans := []span{{start: 0, line: 1}}
+	// Sized for a document per "---" line (a "..." line adds one more).
+	spans := make([]span, 1, 1+bytes.Count(data, []byte("\n---")))
+	spans[0] = span{start: 0, line: 1}
 	cur := &spans[0]
 	// next returns the offset of the next line start after from whose line
 	// begins with pat, or len(data).
@@ -168,24 +170,27 @@ var parserErrors = []string{
 	"found undefined tag handle",
 }
 
-// parseFile parses the documents of a file. Problems of the YAML text are
-// added to ps: binary data, a document over maxDocumentBytes, a syntax
-// error. None of them stops the file: checking resumes at the next
-// document (the next line that starts with "---"), as if the file began
-// there; a syntax error in the last document ends the file.
-func parseFile(name string, data []byte, ps *[]Problem) []document {
+// fileSpans cuts a file into its documents (splitDocuments), or returns
+// the whole of a UTF-16 file.
+func fileSpans(data []byte) []span {
 	if bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
 		// UTF-16 (with a byte order mark): yaml.v3 decodes it; lines are
 		// the decoder's.
-		return parseSpans(name, data, []span{{start: 0, end: len(data), line: 1, bad: -1}}, ps)
+		return []span{{start: 0, end: len(data), line: 1, bad: -1}}
 	}
-	return parseSpans(name, data, splitDocuments(data), ps)
+	return splitDocuments(data)
 }
 
-// parseSpans parses runs of good spans with one yaml.Decoder each (a
-// decoder per document would allocate kilobytes per document).
+// parseSpans parses the documents of spans, consecutive spans of a file
+// (all of them, or a piece). Problems of the YAML text are added to ps:
+// binary data, a document over maxDocumentBytes, a syntax error. None of
+// them stops the file: checking resumes at the next document (the next
+// line that starts with "---"), as if the file began there; a syntax error
+// in the last document ends the file. Runs of good spans are parsed with
+// one yaml.Decoder each (a decoder per document would allocate kilobytes
+// per document).
 func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []document {
-	var docs []document
+	docs := make([]document, 0, len(spans)) // at most one per span
 	for i := 0; i < len(spans); {
 		s := spans[i]
 		switch {
@@ -205,8 +210,9 @@ func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []documen
 		for j < len(spans) && spans[j].bad < 0 && spans[j].end-spans[j].start <= maxDocumentBytes {
 			j++
 		}
-		got, errLine, err := parseRun(name, data, spans[i:j])
-		docs = append(docs, got...)
+		var errLine int
+		var err *Problem
+		docs, errLine, err = parseRun(name, data, spans[i:j], docs)
 		if err == nil {
 			i = j
 			continue
@@ -232,16 +238,16 @@ func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []documen
 	return docs
 }
 
-// parseRun parses the documents of spans, consecutive spans of data. On a
-// syntax error it returns the documents before it, the error's line and
-// the problem.
-func parseRun(name string, data []byte, spans []span) ([]document, int, *Problem) {
+// parseRun parses the documents of spans, consecutive spans of data, and
+// appends them to docs. On a syntax error it returns the documents before
+// it, the error's line and the problem.
+func parseRun(name string, data []byte, spans []span, docs []document) ([]document, int, *Problem) {
 	base := spans[0].line - 1
 	dec := yaml.NewDecoder(bytes.NewReader(data[spans[0].start:spans[len(spans)-1].end]))
-	var docs []document
-	k := 0 // the span of the last document
+	k := 0          // the span of the last document
+	var n yaml.Node // the document node, reused: only its content is kept
 	for {
-		var n yaml.Node
+		n = yaml.Node{}
 		err := dec.Decode(&n)
 		if errors.Is(err, io.EOF) {
 			return docs, 0, nil

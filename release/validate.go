@@ -2,6 +2,7 @@ package release
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,7 +17,7 @@ import (
 // first time a problem needs a line in it. The nil *specNodes (NewCatalog)
 // gives lines of documents only.
 type specNodes struct {
-	raw    map[Source]rawDoc
+	raw    map[string][]rawDoc // per file, by line
 	parsed map[Source]*yaml.Node
 }
 
@@ -25,15 +26,27 @@ type specNodes struct {
 // and canonical version.
 type brokenKey struct{ kind, name, version string }
 
-// rawDoc is the text of one document, whose first line is line base+1 of
-// its file.
+// rawDoc is the text of the document at line of its file; the text's first
+// line is line base+1.
 type rawDoc struct {
+	line int
 	text []byte
 	base int
 }
 
 func newSpecNodes() *specNodes {
-	return &specNodes{raw: map[Source]rawDoc{}, parsed: map[Source]*yaml.Node{}}
+	return &specNodes{raw: map[string][]rawDoc{}, parsed: map[Source]*yaml.Node{}}
+}
+
+// find returns the text of the document at doc. The documents of a file
+// are added in the order of their lines.
+func (sn *specNodes) find(doc Source) (rawDoc, bool) {
+	docs := sn.raw[doc.File]
+	i, ok := slices.BinarySearchFunc(docs, doc.Line, func(r rawDoc, line int) int { return cmp.Compare(r.line, line) })
+	if !ok {
+		return rawDoc{}, false
+	}
+	return docs[i], true
 }
 
 // spec returns the spec node of the document at doc, and its line offset.
@@ -41,7 +54,7 @@ func (sn *specNodes) spec(doc Source) (*yaml.Node, int) {
 	if sn == nil {
 		return nil, 0
 	}
-	raw, ok := sn.raw[doc]
+	raw, ok := sn.find(doc)
 	if !ok {
 		return nil, 0
 	}
@@ -106,7 +119,7 @@ func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *proble
 		validateComponent(&c.Components[i], sn, ps)
 	}
 	// Duplicates, before index() keeps the first of each.
-	seenCV := map[compKey]*ComponentVersion{}
+	seenCV := make(map[compKey]*ComponentVersion, len(c.Components))
 	for i := range c.Components {
 		cv := &c.Components[i]
 		k := compKey{cv.Name, cv.Version.Canonical()}
@@ -118,7 +131,7 @@ func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *proble
 		}
 		seenCV[k] = cv
 	}
-	seenRel := map[trackKey]*Release{}
+	seenRel := make(map[trackKey]*Release, len(c.Releases))
 	for i := range c.Releases {
 		r := &c.Releases[i]
 		if r.Version.IsZero() {
@@ -139,8 +152,9 @@ func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *proble
 	for _, t := range c.Tracks() {
 		tracks[t] = true
 	}
+	shipped := map[string]int{} // reused: cleared for each release
 	for i := range c.Releases {
-		validateRelease(c, &c.Releases[i], tracks, sn, broken, ps)
+		validateRelease(c, &c.Releases[i], tracks, shipped, sn, broken, ps)
 	}
 	listed := map[trackKey]listedVersion{}
 	for i := range c.Paths {
@@ -239,9 +253,11 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 	validateHelm(cv, at, ps)
 }
 
-func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
+// validateRelease checks r; shipped is scratch space, for the index of
+// each component name in r.Components.
+func validateRelease(c *Catalog, r *Release, tracks map[string]bool, shipped map[string]int, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(r.Source, path...) }
-	shipped := map[string]int{}
+	clear(shipped)
 	cvs := make([]*ComponentVersion, len(r.Components)) // resolved once
 	for i, ref := range r.Components {
 		if first, dup := shipped[ref.Name]; dup {

@@ -61,12 +61,21 @@ func ParseVersion(s string) (Version, error) {
 		}
 		rest = rest[:i]
 	}
-	parts := strings.Split(rest, ".")
-	if len(parts) < 2 || len(parts) > 3 {
+	// Two or three dot-separated parts, cut without allocating.
+	var parts [3]string
+	n := 0
+	for part, more := rest, true; more; n++ {
+		if n == len(parts) {
+			n++ // a fourth part
+			break
+		}
+		parts[n], part, more = cutDot(part)
+	}
+	if n < 2 || n > 3 {
 		return Version{}, fmt.Errorf("release: invalid version %q: want MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. v26.06 or v1.34.1", s)
 	}
 	nums := [3]uint64{}
-	for i, p := range parts {
+	for i, p := range parts[:n] {
 		if p == "" || strings.TrimLeft(p, "0123456789") != "" {
 			return Version{}, fmt.Errorf("release: invalid version %q: %q is not a decimal number", s, p)
 		}
@@ -86,7 +95,9 @@ func checkIdents(s string) error {
 	if s == "" {
 		return fmt.Errorf("empty")
 	}
-	for _, id := range strings.Split(s, ".") {
+	for rest, more := s, true; more; {
+		var id string
+		id, rest, more = cutDot(rest)
 		if id == "" {
 			return fmt.Errorf("empty identifier in %q", s)
 		}
@@ -97,6 +108,14 @@ func checkIdents(s string) error {
 		}
 	}
 	return nil
+}
+
+// cutDot returns s before and after its first ".", and whether there was one.
+func cutDot(s string) (before, after string, found bool) {
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, "", false
 }
 
 // MustParseVersion is ParseVersion for constants in tests and examples; it
@@ -136,39 +155,42 @@ func (v Version) Canonical() string {
 	if v.IsZero() {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString(strconv.FormatUint(v.major, 10))
-	b.WriteByte('.')
-	b.WriteString(strconv.FormatUint(v.minor, 10))
-	b.WriteByte('.')
-	b.WriteString(strconv.FormatUint(v.patch, 10))
+	// Built on the stack, copied once into the string.
+	var buf [80]byte
+	b := strconv.AppendUint(buf[:0], v.major, 10)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, v.minor, 10)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, v.patch, 10)
 	if v.pre != "" {
-		b.WriteByte('-')
-		b.WriteString(canonicalPre(v.pre))
+		b = append(b, '-')
+		b = appendCanonicalPre(b, v.pre)
 	}
-	return b.String()
+	return string(b)
 }
 
-// canonicalPre strips the leading zeros that do not count in ordering: those
-// of a numeric identifier (rc.01 == rc.1) and those of the number of a
-// letters-then-digits identifier (rc01 == rc1). Other identifiers are kept
-// as written: e01f3a9 and e1f03a9 are different versions.
-func canonicalPre(pre string) string {
-	var b strings.Builder
-	for i, id := range strings.Split(pre, ".") {
+// appendCanonicalPre appends pre to b without the leading zeros that do not
+// count in ordering: those of a numeric identifier (rc.01 == rc.1) and
+// those of the number of a letters-then-digits identifier (rc01 == rc1).
+// Other identifiers are kept as written: e01f3a9 and e1f03a9 are different
+// versions.
+func appendCanonicalPre(b []byte, pre string) []byte {
+	for i, more := 0, true; more; i++ {
+		var id string
+		id, pre, more = cutDot(pre)
 		if i > 0 {
-			b.WriteByte('.')
+			b = append(b, '.')
 		}
 		if isDigits(id) {
-			b.WriteString(trimZeros(id))
+			b = append(b, trimZeros(id)...)
 		} else if letters, digits, ok := splitLD(id); ok {
-			b.WriteString(letters)
-			b.WriteString(trimZeros(digits))
+			b = append(b, letters...)
+			b = append(b, trimZeros(digits)...)
 		} else {
-			b.WriteString(id)
+			b = append(b, id...)
 		}
 	}
-	return b.String()
+	return b
 }
 
 func trimZeros(d string) string {

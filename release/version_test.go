@@ -338,3 +338,17 @@ func TestVersionText(t *testing.T) {
 	assert.EqualError(t, w.UnmarshalText([]byte("nope")), `release: invalid version "nope": want MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. v26.06 or v1.34.1`)
 	assert.Equal(t, v, w, "a failed UnmarshalText leaves the value alone")
 }
+
+// ParseVersion of a valid version allocates nothing (the loader parses
+// tens of thousands); Canonical allocates only its result.
+func TestVersionAllocs(t *testing.T) {
+	for _, s := range []string{"v26.06", "v26.06-rc.2", "26.06.01", "v1.34.1", "v26.06-rc.10+build.5", "v1.2.3-rc01.x.007"} {
+		if n := testing.AllocsPerRun(100, func() { _, _ = ParseVersion(s) }); n != 0 {
+			t.Errorf("ParseVersion(%q): %v allocations, want 0", s, n)
+		}
+		v := MustParseVersion(s)
+		if n := testing.AllocsPerRun(100, func() { _ = v.Canonical() }); n > 1 {
+			t.Errorf("%q.Canonical(): %v allocations, want at most 1", s, n)
+		}
+	}
+}
