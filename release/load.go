@@ -52,7 +52,9 @@ func LoadDir(dir string) (*Catalog, error) {
 // Load reads a catalog from every *.yaml and *.yml file of fsys (the
 // extension in any case: .YAML too), recursively, in lexical order.
 // Directories and files whose name starts with "." (.git, .github, editor
-// files) are skipped. A file may hold several documents; each is
+// files) are skipped, and so are Helm chart directories (those holding a
+// Chart.yaml: a helm component's chart may live in the catalog, its path
+// relative to the root). A file may hold several documents; each is
 // Kubernetes-style:
 //
 //	apiVersion: hopdag.io/v1alpha1
@@ -97,6 +99,9 @@ func Load(fsys fs.FS) (*Catalog, error) {
 			}
 			return nil
 		}
+		if d.IsDir() && p != "." && isChart(fsys, p) {
+			return fs.SkipDir // a Helm chart a helm component names: not catalog documents
+		}
 		if !d.IsDir() && catalogFile(p) {
 			files = append(files, p)
 		}
@@ -115,6 +120,13 @@ func Load(fsys fs.FS) (*Catalog, error) {
 		return nil, err
 	}
 	return l.c, nil
+}
+
+// isChart reports whether directory dir of fsys is a Helm chart: it holds
+// a Chart.yaml.
+func isChart(fsys fs.FS, dir string) bool {
+	fi, err := fs.Stat(fsys, path.Join(dir, "Chart.yaml"))
+	return err == nil && !fi.IsDir()
 }
 
 // dropManifests forgets what the files that ComponentVersions name as

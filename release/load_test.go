@@ -313,10 +313,16 @@ func TestLoadFiles(t *testing.T) {
 		"nulls.yml":                {Data: []byte("~\n---\nnull\n")},
 		"r.yml":                    {Data: []byte(doc("Release", "r", "  version: v1.0\n  components: [{name: etcd, version: 3.5.21}]\n"))},
 		"x.yaml/inner":             {Data: []byte("a directory named x.yaml is not a file")},
+		// A Helm chart in the catalog (a helm component's chart path) is
+		// not read: its Chart.yaml, values and templates are not documents.
+		"charts/app/Chart.yaml":        {Data: []byte("apiVersion: v2\nname: app\nversion: 0.1.0\n")},
+		"charts/app/values.yaml":       {Data: []byte("greeting: hi\n")},
+		"charts/app/templates/cm.yaml": {Data: []byte("data: {g: {{ .Values.greeting | quote }}}\n")},
+		"charts/notachart/stray.yaml":  {Data: []byte(doc("Release", "r3", "  version: v3.0\n  components: [{name: etcd, version: 3.5.21}]\n"))},
 	}
 	c, err := release.Load(fsys)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"v1.0", "v2.0"}, originals(c.Versions()))
+	assert.Equal(t, []string{"v1.0", "v2.0", "v3.0"}, originals(c.Versions()), "a directory without Chart.yaml is read")
 	cv, ok := c.Component("etcd", v("v3.5.21"))
 	require.True(t, ok)
 	assert.Equal(t, release.Source{File: "a/b/deep.yaml", Line: 4}, cv.Source)
