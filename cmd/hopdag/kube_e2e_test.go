@@ -15,8 +15,6 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -350,8 +348,8 @@ func TestKubeRun(t *testing.T) {
 	})
 
 	t.Run("helm", func(t *testing.T) {
-		// A catalog with a helm component whose chart (an archive) sits in
-		// the catalog directory: v0.0 -> v1.0 installs the release, v1.0 ->
+		// A catalog with a helm component whose chart sits in the catalog
+		// directory: v0.0 -> v1.0 installs the release, v1.0 ->
 		// v2.0 upgrades it, both through kube/helm on the cluster.
 		cat := helmCatalog(t)
 		state := filepath.Join(dir, "helm")
@@ -372,30 +370,24 @@ func TestKubeRun(t *testing.T) {
 }
 
 // helmCatalog writes a catalog of one helm component, greeter, whose
-// chart is the archive charts/greeter-0.1.0.tgz in the catalog directory
-// (built here from a chart directory outside it: the catalog loader reads
-// every YAML file under its root). Its values name the component's
-// version; v0.0 holds nothing.
+// chart is the directory charts/greeter in the catalog (the loader skips
+// chart directories). Its values name the component's version; v0.0
+// holds nothing.
 func helmCatalog(t *testing.T) string {
 	t.Helper()
-	src, cat := t.TempDir(), t.TempDir()
+	cat := t.TempDir()
 	write := func(dir, name, data string) {
 		p := filepath.Join(dir, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
 	}
-	write(src, "Chart.yaml", "apiVersion: v2\nname: greeter\nversion: 0.1.0\n")
-	write(src, "templates/configmap.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeter\ndata:\n  greeting: {{ .Values.greeting | quote }}\n")
-	ch, err := loader.Load(src)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(cat, "charts"), 0o755))
-	_, err = chartutil.Save(ch, filepath.Join(cat, "charts"))
-	require.NoError(t, err)
+	write(cat, "charts/greeter/Chart.yaml", "apiVersion: v2\nname: greeter\nversion: 0.1.0\n")
+	write(cat, "charts/greeter/templates/configmap.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeter\ndata:\n  greeting: {{ .Values.greeting | quote }}\n")
 	var b strings.Builder
 	b.WriteString("apiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata: {name: r0}\nspec: {version: v0.0, components: []}\n")
 	for _, v := range []string{"1.0", "2.0"} {
 		fmt.Fprintf(&b, "---\napiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata: {name: r%s}\nspec: {version: v%s, components: [{name: greeter, version: \"%s\"}]}\n", v, v, v)
-		fmt.Fprintf(&b, "---\napiVersion: hopdag.io/v1alpha1\nkind: ComponentVersion\nmetadata: {name: greeter-%s}\nspec:\n  name: greeter\n  version: \"%s\"\n  type: helm\n  expectedDuration: 1s\n  helm:\n    chart: charts/greeter-0.1.0.tgz\n    version: 0.1.0\n    namespace: helm-apps\n    values: |\n      greeting: hello {{ .Component.Version }}\n", v, v)
+		fmt.Fprintf(&b, "---\napiVersion: hopdag.io/v1alpha1\nkind: ComponentVersion\nmetadata: {name: greeter-%s}\nspec:\n  name: greeter\n  version: \"%s\"\n  type: helm\n  expectedDuration: 1s\n  helm:\n    chart: charts/greeter\n    version: 0.1.0\n    namespace: helm-apps\n    values: |\n      greeting: hello {{ .Component.Version }}\n", v, v)
 	}
 	b.WriteString("---\napiVersion: hopdag.io/v1alpha1\nkind: UpgradePath\nmetadata: {name: paths}\nspec:\n  rules: [{from: v0.0, to: v1.0}, {from: v1.0, to: v2.0}]\n")
 	write(cat, "catalog.yaml", b.String())
