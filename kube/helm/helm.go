@@ -45,6 +45,7 @@ type Runner struct {
 	values   map[string]any
 	settings *cli.EnvSettings
 	logger   *slog.Logger
+	plain    bool
 }
 
 // Option configures New.
@@ -60,6 +61,11 @@ func WithValues(v map[string]any) Option { return func(r *Runner) { r.values = m
 // WithSettings sets Helm's environment (cache and repository config
 // directories, registry config); cli.New() by default.
 func WithSettings(s *cli.EnvSettings) Option { return func(r *Runner) { r.settings = s } }
+
+// WithPlainHTTP fetches oci:// and repository charts over plain HTTP, not
+// HTTPS: for a registry on localhost or a trusted network only (Helm's
+// --plain-http).
+func WithPlainHTTP() Option { return func(r *Runner) { r.plain = true } }
 
 // WithLogger sets the logger given to Helm; nil discards.
 func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.logger = l } }
@@ -121,9 +127,13 @@ func (r *Runner) load(cv *release.ComponentVersion) (*chart.Chart, error) {
 		// An Install action locates charts (its ChartPathOptions hold the
 		// registry client an oci:// reference needs); nothing is installed.
 		in := action.NewInstall(action.NewConfiguration())
-		in.RepoURL, in.Version = h.Repo, h.Version
+		in.RepoURL, in.Version, in.PlainHTTP = h.Repo, h.Version, r.plain
 		if strings.HasPrefix(h.Chart, "oci://") {
-			rc, err := registry.NewClient(registry.ClientOptCredentialsFile(r.settings.RegistryConfig))
+			opts := []registry.ClientOption{registry.ClientOptCredentialsFile(r.settings.RegistryConfig)}
+			if r.plain {
+				opts = append(opts, registry.ClientOptPlainHTTP())
+			}
+			rc, err := registry.NewClient(opts...)
 			if err != nil {
 				return nil, fmt.Errorf("helm: %s: registry client: %w", cv.Key(), err)
 			}
