@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,8 +35,8 @@ import (
 
 // The handover tests run the controller as separate OS processes: this test
 // binary, re-executed with HOPDAG_CHILD set, runs childMain instead of the
-// tests. A child logs "start HOP COMPONENT" before and "done HOP COMPONENT"
-// after each component (O_APPEND, one write per line).
+// tests. A child logs "start HOP COMPONENT TIME PID" before and "done HOP
+// COMPONENT TIME PID" after each component (O_APPEND, one write per line).
 const (
 	envChild      = "HOPDAG_CHILD"       // the kubeconfig file
 	envNamespace  = "HOPDAG_CHILD_NS"    // where the ClusterVersion is
@@ -106,13 +107,13 @@ func child() error {
 			<-ctx.Done()
 			return ctx.Err()
 		}
-		fmt.Fprintf(logf, "start %s %s\n", name, time.Now().Format("15:04:05.000"))
+		fmt.Fprintf(logf, "start %s %s %d\n", name, time.Now().Format("15:04:05.000"), os.Getpid())
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		fmt.Fprintf(logf, "done %s %s\n", name, time.Now().Format("15:04:05.000"))
+		fmt.Fprintf(logf, "done %s %s %d\n", name, time.Now().Format("15:04:05.000"), os.Getpid())
 		if name == os.Getenv(envSelfUpdate) {
 			// The new controller replaces this one once the success is durable.
 			once.Do(func() {
@@ -178,6 +179,18 @@ func (h *handover) start(self string, delay time.Duration) *exec.Cmd {
 	return cmd
 }
 
+// pids reads the process id of each line of the log, in order.
+func (h *handover) pids() []string {
+	data, err := os.ReadFile(h.lg)
+	require.NoError(h.t, err)
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(l)
+		out = append(out, f[len(f)-1])
+	}
+	return out
+}
+
 // lines reads the log as (verb, "HOP COMPONENT") pairs in order.
 func (h *handover) lines() [][2]string {
 	f, err := os.Open(h.lg)
@@ -189,7 +202,7 @@ func (h *handover) lines() [][2]string {
 	var out [][2]string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		f := strings.Fields(sc.Text()) // verb, hop, component, time
+		f := strings.Fields(sc.Text()) // verb, hop, component, time, pid
 		out = append(out, [2]string{f[0], f[1] + " " + f[2]})
 	}
 	return out
@@ -234,6 +247,10 @@ func TestSelfUpgradeHandover(t *testing.T) {
 	first := h.start(selfName, 100*time.Millisecond)
 	exited := make(chan error, 1)
 	go func() { exited <- first.Wait() }()
+	// The new controller starts while the old one still runs (a rolling
+	// update's surge): it must not act before the old one is gone.
+	h.waitForStart(0, 90*time.Second)
+	h.start("", 100*time.Millisecond)
 	select {
 	case err := <-exited:
 		require.NoError(t, err, "the first controller exits by itself after the self-upgrade")
@@ -248,11 +265,20 @@ func TestSelfUpgradeHandover(t *testing.T) {
 	require.NoError(t, c.Get(context.Background(), key, &cv))
 	require.NotEqual(t, "v26.09", cv.Status.CurrentVersion, "the handover happened mid-plan")
 
-	h.start("", 100*time.Millisecond)
 	waitFor(t, c, key, 90*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
 		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
 	})
 	lines := h.lines()
+	// Never two controllers at once: every line of the first process comes
+	// before every line of the second.
+	pids := h.pids()
+	firstPID := strconv.Itoa(first.Process.Pid)
+	for i, p := range pids {
+		if p != firstPID && i+1 < len(pids) {
+			assert.NotContains(t, pids[i+1:], firstPID, "the first controller acted after the second had started acting (line %d)", i+1)
+			break
+		}
+	}
 	starts := map[string]int{}
 	for i, l := range lines {
 		if l[0] != "start" {
