@@ -172,6 +172,8 @@ type hopView struct {
 	From             string           `json:"from" yaml:"from"`
 	To               string           `json:"to" yaml:"to"`
 	Deprecated       string           `json:"deprecated,omitempty" yaml:"deprecated,omitempty"`
+	ToDeprecated     string           `json:"toDeprecated,omitempty" yaml:"toDeprecated,omitempty"`
+	Why              string           `json:"why,omitempty" yaml:"why,omitempty"`
 	Risks            []release.Risk   `json:"risks,omitempty" yaml:"risks,omitempty"`
 	Overrides        []string         `json:"overrides,omitempty" yaml:"overrides,omitempty"`
 	PreChecks        []release.Check  `json:"preChecks,omitempty" yaml:"preChecks,omitempty"`
@@ -204,7 +206,7 @@ func (p *Plan) view() planView {
 		cp, d := h.CriticalPath()
 		total += d
 		hv := hopView{
-			Track: h.Track, From: h.From.Original(), To: h.To.Original(), Deprecated: h.Deprecated, Risks: h.Risks,
+			Track: h.Track, From: h.From.Original(), To: h.To.Original(), Deprecated: h.Deprecated, ToDeprecated: h.ToDeprecated, Why: h.Why, Risks: h.Risks,
 			Overrides: h.Overrides, PreChecks: h.PreChecks, PostChecks: h.PostChecks,
 			Batches: h.Batches(), CriticalPath: cp, ExpectedDuration: release.D(d), Work: release.D(h.Work()),
 		}
@@ -254,6 +256,12 @@ func (p *Plan) String() string {
 		}
 		if h.Deprecated != "" {
 			fmt.Fprintf(&b, "  deprecated: %s\n", h.Deprecated)
+		}
+		if h.ToDeprecated != "" {
+			fmt.Fprintf(&b, "  deprecated version %s: %s\n", h.To, h.ToDeprecated)
+		}
+		if h.Why != "" {
+			fmt.Fprintf(&b, "  why: %s\n", h.Why)
 		}
 		for _, r := range h.Risks {
 			fmt.Fprintf(&b, "  risk %s (accepted): %s%s\n", r.Name, r.Message, urlSuffix(r.URL))

@@ -259,3 +259,21 @@ func mustIndex(t *testing.T, g *dag.Graph, name string) int {
 	require.True(t, ok, "%s in graph", name)
 	return i
 }
+
+// A hop that uses a deprecated edge (or enters a deprecated version)
+// because nothing better exists says so in the dry run: text, JSON.
+func TestPlanSaysWhyDeprecated(t *testing.T) {
+	p := plan1(t, c("app"))
+	h := p.Hops[0]
+	h.Deprecated = "v1.0 -> v2.0 skips the schema migration"
+	h.ToDeprecated = "CVE-2026-1234: do not install"
+	h.Why = "every route from v1.0 to v2.0 uses 1 deprecated edge; this is the shortest"
+	text := p.String()
+	assert.Contains(t, text, "  deprecated: v1.0 -> v2.0 skips the schema migration\n")
+	assert.Contains(t, text, "  deprecated version v2.0: CVE-2026-1234: do not install\n")
+	assert.Contains(t, text, "  why: every route from v1.0 to v2.0 uses 1 deprecated edge; this is the shortest\n")
+	data, err := json.Marshal(p)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"toDeprecated":"CVE-2026-1234: do not install"`)
+	assert.Contains(t, string(data), `"why":"every route from v1.0 to v2.0 uses 1 deprecated edge; this is the shortest"`)
+}
