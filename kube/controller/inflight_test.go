@@ -47,4 +47,9 @@ func TestUpdatesFollowTheRun(t *testing.T) {
 		}
 		return slices.Equal(av, targets(cv.Status.CurrentVersion))
 	})
+	// The run ends here: a ClusterVersion left mid-upgrade would be
+	// resumed by the operators of the tests after this one.
+	waitFor(t, c, key, 60*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
+	})
 }

@@ -221,7 +221,9 @@ type opConfig struct {
 	rn       *runnertest.Runner
 }
 
-// startOperator starts a replica; the test stops it at its end.
+// startOperator starts a replica; the test stops it at its end. Replicas
+// watch every namespace: a test must not leave a ClusterVersion mid-upgrade,
+// or the replicas of the tests after it resume that upgrade too.
 func startOperator(t *testing.T, oc opConfig) *operator {
 	t.Helper()
 	if oc.stores == nil {

@@ -135,6 +135,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile observes one ClusterVersion and does one step (see the package
 // documentation).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// Whether a run is in flight is looked at before the read: a run that
+	// ends has written its last status first, so a read after this look
+	// sees it (a decision on a read taken before would write over it).
+	ru := r.active(req.NamespacedName)
 	var cv v1alpha1.ClusterVersion
 	if err := r.reader.Get(ctx, req.NamespacedName, &cv); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -142,7 +146,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !cv.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	if ru := r.active(req.NamespacedName); ru != nil {
+	if ru != nil {
 		// The run in flight acts on the spec at its next safe point; the
 		// reachable targets follow the catalog and the version reached.
 		ru.control(&cv.Spec)
@@ -383,7 +387,9 @@ func progressing(ps *v1alpha1.PlanSummary) string {
 
 // writeStatus writes st as cv's status unless nothing changed. A conflict
 // (someone else wrote in between) re-reads the object and writes st again:
-// the status is this reconciler's alone.
+// Reconcile calls it only when no run of cv is in flight (looked at before
+// its read), so no other writer of this controller has anything to lose;
+// a run's writes go through run.update, which re-applies its change.
 func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) error {
 	if equalStatus(&cv.Status, st) {
 		return nil

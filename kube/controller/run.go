@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
@@ -300,16 +301,29 @@ func reached(s *runner.Status) string {
 }
 
 // update re-reads the ClusterVersion and writes fn's change of its status.
+// A conflict (another writer in between: the run's progress writer, a
+// reconcile, finish) reads it again and applies fn again, so that no
+// writer puts back what another wrote since its read.
 func (ru *run) update(ctx context.Context, fn func(*v1alpha1.ClusterVersionStatus)) {
 	r := ru.r
-	var cv v1alpha1.ClusterVersion
-	if err := r.reader.Get(ctx, ru.p.key, &cv); err != nil {
-		r.logger.Warn("controller: reading ClusterVersion for a status write", "clusterversion", ru.p.key, "error", err)
-		return
-	}
-	st := cv.Status.DeepCopy()
-	fn(st)
-	if err := r.writeStatus(ctx, &cv, st); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var cv v1alpha1.ClusterVersion
+		if err := r.reader.Get(ctx, ru.p.key, &cv); err != nil {
+			return err
+		}
+		st := cv.Status.DeepCopy()
+		fn(st)
+		if equalStatus(&cv.Status, st) {
+			return nil
+		}
+		cv.Status = *st
+		if err := r.client.Status().Update(ctx, &cv); err != nil {
+			return err
+		}
+		r.writes.Add(1)
+		return nil
+	})
+	if err != nil {
 		r.logger.Warn("controller: status write", "clusterversion", ru.p.key, "error", err)
 	}
 }
