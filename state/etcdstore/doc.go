@@ -9,8 +9,14 @@
 // MiB). A new snapshot is made current by one transaction that puts its
 // head and deletes the older shards and the commits it includes. No key
 // is rewritten once per transition, so etcd's database, which keeps every
-// revision until compaction, grows with the run (about 12 MiB for a
-// 10,000-component run), not with its square. The lock is at
+// revision until compaction, grows with the run (about 6-12 MiB for a
+// 10,000-component run), not with its square. The store never compacts:
+// compaction is cluster-wide and would cut the history other clients of
+// the same etcd watch. Run etcd with auto-compaction (e.g.
+// --auto-compaction-mode=periodic --auto-compaction-retention=1h, and
+// defragment now and then) so that the space of deleted commits and
+// snapshots comes back; the fencing tokens do not depend on history (a
+// create revision of a live key). The lock is at
 // prefix+"lock": a key bound to an etcd lease with the lease's TTL, so
 // etcd deletes it when its holder stops refreshing; its value is the
 // holder's name. The fencing token is the lock key's create revision:
