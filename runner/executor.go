@@ -104,7 +104,8 @@ type Executor struct {
 	drain        time.Duration
 	clock        Clock
 	logger       *slog.Logger
-	until        string // WithUntil (until.go)
+	until        string   // WithUntil (until.go)
+	gates        []string // WithGates (gate.go)
 }
 
 // Option configures an Executor.
@@ -321,6 +322,9 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status,
 	}
 	until, err := e.resolveUntil(p)
 	if err != nil {
+		return nil, err
+	}
+	if s.Gates, err = e.resolveGates(p, s); err != nil {
 		return nil, err
 	}
 	r := &run{e: e, plan: p, s: s, events: newDispatcher(e.observers, e.logger), until: until}

@@ -95,6 +95,9 @@ type Status struct {
 	Waiting []string `json:"waiting,omitempty" yaml:"waiting,omitempty"`
 	// Approvals are the approvals given, in the order given.
 	Approvals []Approval `json:"approvals,omitempty" yaml:"approvals,omitempty"`
+	// Gates are the steps gated by the caller (WithGates) on top of the
+	// catalog's gates, sorted: a resumed run keeps them (gate.go).
+	Gates []string `json:"gates,omitempty" yaml:"gates,omitempty"`
 }
 
 // Progress counts components across all hops. Done counts Succeeded and
@@ -203,6 +206,7 @@ func (s *Status) DeepCopyInto(out *Status) {
 	}
 	out.Waiting = slices.Clone(s.Waiting)
 	out.Approvals = slices.Clone(s.Approvals)
+	out.Gates = slices.Clone(s.Gates)
 }
 
 // DeepCopy returns a copy of s that shares no memory with it.

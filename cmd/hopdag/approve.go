@@ -25,7 +25,7 @@ type stepFlags struct {
 // runStepFlags adds run's --until and --gate.
 func (c *cli) runStepFlags() {
 	c.steps.until = c.fs.String("until", "", "stop after this step, HOP[/COMPONENT[/PHASE]] (HOP is the hop's target version); the next run continues")
-	c.steps.gate = c.fs.String("gate", "", "comma-separated hops (target versions) that wait for approval (hopdag approve) before they start")
+	c.steps.gate = c.fs.String("gate", "", "comma-separated hops (target versions) that wait for approval (hopdag approve) before they start; recorded with --state, so a resumed run keeps them")
 }
 
 // approveFlags adds approve's --state and --by.

@@ -133,6 +133,13 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if *rf.logFormat == "json" {
 		opts = append(opts, runner.WithObserver(runner.SlogObserver(logger)))
 	}
+	// --gate is recorded in the status: a resumed run keeps its gates
+	// whatever flags it gets.
+	gates, err := simulate.Gates(plan, c.gates())
+	if err != nil {
+		return c.fail1(err)
+	}
+	opts = append(opts, gates)
 
 	var (
 		prev   *runner.Status
@@ -187,9 +194,6 @@ func (c *cli) run(ctx context.Context) (code int) {
 		return c.fail1(err)
 	}
 	plan.Catalog = c.bundle.source
-	if err := simulate.Gate(plan, c.gates()); err != nil {
-		return c.fail1(err)
-	}
 	if lock := c.commandsLock(); lock != "" && !*c.simulate {
 		err := components.WaitGuards(ctx, lock, c.grace()+killMargin, func() {
 			fmt.Fprintf(c.stderr, "hopdag run: waiting for the commands of an earlier run of %s to exit\n", *c.state)

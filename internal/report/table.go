@@ -36,6 +36,9 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 	if s.Message != "" {
 		fmt.Fprintf(w, "message: %s\n", firstLine(s.Message))
 	}
+	if g := gates(s); g != "" {
+		fmt.Fprintf(w, "gated: %s\n", g)
+	}
 	var rowsBuf bytes.Buffer
 	tw := tabwriter.NewWriter(&rowsBuf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "HOP\tCOMPONENT\tFROM\tTO\tPHASE\tATTEMPTS\tDURATION\tCODE\tERROR")
@@ -65,6 +68,26 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 		}
 		fmt.Fprintf(w, "last failure: hop %d %s: %s: %s\n", f.Hop+1, what, f.Code, firstLine(f.Error))
 	}
+}
+
+// gates lists the steps the caller gated (Status.Gates) and those
+// waiting, sorted, each with its state: waiting, approved by whom, or not
+// reached yet.
+func gates(s *runner.Status) string {
+	steps := slices.Concat(s.Gates, s.Waiting)
+	slices.Sort(steps)
+	var out []string
+	for _, step := range slices.Compact(steps) {
+		state := "not reached"
+		switch i := slices.IndexFunc(s.Approvals, func(a runner.Approval) bool { return a.Step == step }); {
+		case i >= 0:
+			state = "approved by " + s.Approvals[i].By
+		case slices.Contains(s.Waiting, step):
+			state = "waiting"
+		}
+		out = append(out, fmt.Sprintf("%s (%s)", step, state))
+	}
+	return strings.Join(out, ", ")
 }
 
 // rows orders a hop's components: by their position in names when given
