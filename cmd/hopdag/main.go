@@ -84,7 +84,7 @@ state directory or etcd://host:port/prefix.
 Run "hopdag COMMAND -h" for a command's flags and an example.
 
 Exit status: 0 ok, 1 invalid input or failed run, 2 usage, 3 not finished
-(still running, or waiting for approval), 130 interrupted.
+(still running, waiting for approval, or stopped by --until), 130 interrupted.
 `
 
 func main() {
@@ -114,7 +114,7 @@ var commands = map[string]command{
 		example: "hopdag graph - --from v26.06-rc.2 --to v26.09 --hop 1 -o dot"},
 	"run": {summary: "run the upgrade: exec components as commands, manifest components through --apply-dir (or --simulate)", run: (*cli).run,
 		example: "hopdag run my-catalog --from v1.0 --to v1.1 --state /var/lib/hopdag --log-file upgrade.log"},
-	"status": {summary: "print the status of a run from its state; exit 0 succeeded, 1 failed, 3 running", run: (*cli).status, noDir: true,
+	"status": {summary: "print the status of a run from its state; exit 0 succeeded, 1 failed, 3 not finished (running, waiting for approval, or stopped by --until)", run: (*cli).status, noDir: true,
 		example: "hopdag status --state /var/lib/hopdag --watch"},
 	"abandon": {summary: "abandon a run so that it never resumes (asks first; --yes for scripts)", run: (*cli).abandon, noDir: true,
 		example: "hopdag abandon --state /var/lib/hopdag --yes"},

@@ -33,8 +33,10 @@ func (c *cli) statusFlags() {
 }
 
 // status prints the run's status and exits with what it says: 0
-// Succeeded, 3 Pending or Running, 1 anything else (Failed, Cancelled,
-// Abandoned) or no status at all. It only reads: it takes no lock.
+// Succeeded, 3 not finished (Pending or Running, WaitingForApproval at a
+// gate, Paused at --until), 1 anything else (Failed, Cancelled,
+// Abandoned, rolled back) or no status at all. --watch follows it while it
+// is Pending or Running. It only reads: it takes no lock.
 func (c *cli) status(ctx context.Context) int {
 	switch *c.sf.output {
 	case "table", "json", "yaml":
@@ -91,7 +93,7 @@ func (c *cli) status(ctx context.Context) int {
 				c.stdout.Write(out)
 				last = out
 			}
-			if code := statusCode(st); !*c.sf.watch || code != exitRunning {
+			if code := statusCode(st); !*c.sf.watch || (st.Phase != runner.Pending && st.Phase != runner.Running) {
 				return code
 			}
 		}
@@ -144,7 +146,7 @@ func statusCode(st *runner.Status) int {
 	switch st.Phase {
 	case runner.Succeeded:
 		return exitOK
-	case runner.Pending, runner.Running:
+	case runner.Pending, runner.Running, runner.WaitingForApproval, runner.Paused:
 		return exitRunning
 	}
 	return exitInvalid

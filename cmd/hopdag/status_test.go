@@ -76,7 +76,7 @@ func TestStatusExitCodes(t *testing.T) {
 		code  int
 	}{
 		{runner.Succeeded, 0}, {runner.Failed, 1}, {runner.Cancelled, 1}, {runner.Abandoned, 1},
-		{runner.Running, 3}, {runner.Pending, 3},
+		{runner.Running, 3}, {runner.Pending, 3}, {runner.WaitingForApproval, 3}, {runner.Paused, 3},
 	} {
 		t.Run(string(tt.phase), func(t *testing.T) {
 			code, out, stderr := invoke("status", "--state", saved(t, fixture(tt.phase)))
