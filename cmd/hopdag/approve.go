@@ -51,7 +51,7 @@ func (c *cli) held(st *runner.Status, err error) (int, bool) {
 	case st == nil:
 		return 0, false
 	case errors.Is(err, runner.ErrUntilReached):
-		fmt.Fprintf(c.stdout, "\nstopped as asked: %s\n", st.Message)
+		fmt.Fprintf(c.stdout, "\n%s\n", st.Message)
 		return exitOK, true
 	case errors.Is(err, runner.ErrWaitingForApproval):
 		fmt.Fprintf(c.stdout, "\n%s\n", st.Message)

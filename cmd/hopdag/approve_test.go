@@ -17,7 +17,8 @@ func TestRunUntilGateApprove(t *testing.T) {
 	base := []string{"run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state}
 	code, out, stderr := invoke(append(base, "--until", "v26.06-rc.3")...)
 	assert.Equal(t, 0, code, "--until: stderr:\n%s", stderr)
-	assert.Contains(t, out, "stopped as asked: stopped after v26.06-rc.3 as asked (until v26.06-rc.3)")
+	assert.Contains(t, out, "\nstopped after v26.06-rc.3 as asked (until v26.06-rc.3); run again without it to continue")
+	assert.NotContains(t, out, "stopped as asked: stopped")
 	assert.Contains(t, out, "status v26.06-rc.2 -> v26.09: Paused")
 
 	code, out, stderr = invoke(append(base, "--gate", "v26.09")...)
@@ -80,4 +81,15 @@ func TestGateUnknownHop(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "hopdag run: --gate v9: the plan has no hop to v9")
 	assert.NotContains(t, stderr, "simulate:")
+}
+
+// --until HOP/COMPONENT/PHASE refuses a phase the component does not
+// have, listing those it has, before anything runs.
+func TestUntilUnknownPhase(t *testing.T) {
+	state := t.TempDir()
+	code, out, stderr := invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state,
+		"--until", "v26.06-rc.3/provider/nosuch")
+	assert.Equal(t, 1, code, "stdout:\n%s", out)
+	assert.Contains(t, stderr, "until v26.06-rc.3/provider/nosuch: provider has no phase nosuch: a manifest component without spec.phases has no phases to stop at; stop after the component (HOP/provider)")
+	assert.NotContains(t, out, "stopped after")
 }
