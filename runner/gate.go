@@ -54,7 +54,7 @@ type GateError struct {
 }
 
 func (e *GateError) Error() string {
-	return fmt.Sprintf("runner: waiting for approval of %s; approve with Status.Approve (hopdag approve --state DIR STEP) and run again", strings.Join(e.Steps, ", "))
+	return fmt.Sprintf("runner: waiting for approval of %s; approve it (Status.Approve) and run again", strings.Join(e.Steps, ", "))
 }
 
 // Is matches ErrWaitingForApproval.

@@ -136,9 +136,20 @@ func (c *cli) formatStatus(st *runner.Status) ([]byte, error) {
 		}
 		enc.Close()
 	default:
-		report.Table(&b, st, nil)
+		report.Table(&b, c.shown(st), nil)
 	}
 	return b.Bytes(), nil
+}
+
+// shown is st with its message in the command line's terms, for the
+// table: a gate's names the hopdag approve command.
+func (c *cli) shown(st *runner.Status) *runner.Status {
+	out := *st
+	out.Message = cliText(st.Message)
+	if st.Phase == runner.WaitingForApproval {
+		out.Message = c.waitText(st)
+	}
+	return &out
 }
 
 // statusCode is the exit status of hopdag status for st.
