@@ -15,7 +15,7 @@
 // DIR is a catalog directory; "-" means the embedded sample catalog; a
 // bundle reference (oci://REF, oci-layout://PATH[:TAG]) pulls it. See
 // "hopdag bundle" (bundle.go) for push, pull, export and copy. S is a
-// state directory or etcd://host:port/prefix. V and W are versions, or
+// state directory, etcd://host:port/prefix or kube://namespace/name. V and W are versions, or
 // states across tracks: --from platform=13.01.0,kubernetes=v1.33.0 --to
 // platform=27.03.0.
 //
@@ -80,7 +80,7 @@ Usage:
 
 DIR is a catalog directory; "-" is the embedded sample catalog; oci://REF or
 oci-layout://PATH[:TAG] is a catalog bundle (with --verify-key CERT). S is a
-state directory or etcd://host:port/prefix.
+state directory, etcd://host:port/prefix or kube://namespace/name.
 Run "hopdag COMMAND -h" for a command's flags and an example.
 
 Exit status: 0 ok, 1 invalid input or failed run, 2 usage, 3 not finished
@@ -261,7 +261,7 @@ func newCLI(e env, name string, cmd command) *cli {
 		c.hop = c.fs.Int("hop", 1, "which hop to draw, from 1")
 	case "run":
 		c.simulate = c.fs.Bool("simulate", false, "simulate the runners instead of running commands and applying manifests")
-		c.state = c.fs.String("state", "", "where the status lives: a directory, or etcd://host:port/prefix; a run resumes from it")
+		c.state = c.fs.String("state", "", "where the status lives: a directory, etcd://host:port/prefix or kube://namespace/name; a run resumes from it")
 		c.speed = c.fs.Float64("speed", simulate.DefaultSpeed, "with --simulate: simulated seconds per real second")
 		c.fail = c.fs.String("fail", "", "with --simulate: comma-separated components that fail on purpose")
 		c.mode = c.fs.String("mode", "eager", "scheduling: eager or batch")

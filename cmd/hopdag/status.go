@@ -23,7 +23,7 @@ type statusFlags struct {
 }
 
 func (c *cli) statusFlags() {
-	c.state = c.fs.String("state", "", "where the run's status lives: a directory, or etcd://host:port/prefix (required)")
+	c.state = c.fs.String("state", "", "where the run's status lives: a directory, etcd://host:port/prefix or kube://namespace/name (required)")
 	c.sf = &statusFlags{
 		output:   c.fs.String("o", "table", "output format: table, json or yaml"),
 		watch:    c.fs.Bool("watch", false, "follow the run: print the status each time it changes, until it ends"),
