@@ -108,7 +108,7 @@ var commands = map[string]command{
 		example: "hopdag validate testdata/catalog"},
 	"targets": {summary: "list the versions reachable from --from, with hop counts", run: (*cli).targets,
 		example: "hopdag targets - --from v26.06-rc.2"},
-	"plan": {summary: "show the plan from --from to --to (the dry run)", run: (*cli).plan,
+	"plan": {summary: "show the plan from --from to --to (the dry run of any executor; warns when hopdag run would refuse it: inline components, a rollback the components cannot do)", run: (*cli).plan,
 		example: "hopdag plan - --from v26.06-rc.2 --to v26.09 -o yaml"},
 	"graph": {summary: "draw a hop's component graph", run: (*cli).graph,
 		example: "hopdag graph - --from v26.06-rc.2 --to v26.09 --hop 1 -o dot"},
@@ -415,6 +415,7 @@ func (c *cli) plan(context.Context) int {
 	default:
 		fmt.Fprint(c.stdout, p.String())
 	}
+	c.warnRun(p)
 	return exitOK
 }
 
