@@ -368,6 +368,7 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 	}
 	r.s.Progress = progressOf(r.s)
 	r.s.Waiting = nil // what still waits says so again
+	r.recordOrder()
 	if r.s.Phase == Running && r.s.Runs > 1 {
 		// A resumed run that succeeds must not keep the failure of the
 		// run it resumed; it is set again if something fails.
@@ -399,6 +400,18 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 		}
 	}
 	return r.finish(ctx)
+}
+
+// recordOrder records each component's place in its hop's batch order
+// (ComponentStatus.Order), also in a status written before it was.
+func (r *run) recordOrder() {
+	for i, h := range r.plan.Hops {
+		for k, name := range slices.Concat(h.Batches()...) {
+			if j, ok := h.Graph.Index(name); ok {
+				r.s.Hops[i].Components[j].Order = k + 1
+			}
+		}
+	}
 }
 
 // finish sets the final phase, checkpoints it (the final checkpoint,

@@ -141,6 +141,12 @@ type ComponentStatus struct {
 	ToVersion   string `json:"toVersion" yaml:"toVersion"`
 	Phase       Phase  `json:"phase" yaml:"phase"`
 	Attempts    int    `json:"attempts" yaml:"attempts"`
+	// Order is the component's place in the plan's batch order on its
+	// hop (HopPlan.Batches, one after the other), from 1, so that a
+	// reader without the plan lists components as the run does. Execute
+	// records it; it is 0 before (NewStatus) and in a status written by
+	// an older hopdag.
+	Order int `json:"order,omitempty" yaml:"order,omitempty"`
 	// Step is the step (a runner's phase: "post-upgrade", a declared
 	// lifecycle phase) the component entered last; see Task.Enter.
 	Step       string           `json:"step,omitempty" yaml:"step,omitempty"`

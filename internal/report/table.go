@@ -53,7 +53,7 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 				note = c.Reason
 			}
 			fmt.Fprintf(tw, "%d %s -> %s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", i+1, h.From, h.To, c.Name,
-				dash(c.FromVersion), c.ToVersion, c.Phase, c.Attempts, duration(c.Duration.Duration), dash(string(c.Code)), firstLine(note))
+				dash(c.FromVersion), c.ToVersion, c.Phase, c.Attempts, duration(c.Duration.Duration), dash(string(c.Code)), oneLine(note))
 		}
 	}
 	tw.Flush()
@@ -95,6 +95,11 @@ func gates(s *runner.Status) string {
 // time, then the rest; ties keep the status's order.
 func rows(cs []runner.ComponentStatus, names []string) []runner.ComponentStatus {
 	out := slices.Clone(cs)
+	if names == nil && slices.ContainsFunc(cs, func(c runner.ComponentStatus) bool { return c.Order > 0 }) {
+		// The plan's order, as recorded in the status.
+		slices.SortStableFunc(out, func(a, b runner.ComponentStatus) int { return cmp.Compare(a.Order, b.Order) })
+		return out
+	}
 	if names != nil {
 		rank := make(map[string]int, len(names))
 		for i, n := range names {
@@ -128,6 +133,17 @@ func duration(d time.Duration) string {
 		return "-"
 	}
 	return d.Round(time.Millisecond).String()
+}
+
+// oneLine is s on one line: its first line, and its last when it has
+// more (an exec failure's first line ends "last lines of stderr:").
+func oneLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	first, last := strings.TrimSpace(lines[0]), strings.TrimSpace(lines[len(lines)-1])
+	if len(lines) == 1 {
+		return first
+	}
+	return first + " … " + last
 }
 
 func firstLine(s string) string {
