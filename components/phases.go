@@ -20,6 +20,8 @@ const (
 	StepPostUpgrade  = "post-upgrade"
 )
 
+// inlineSteps are runner.InlineSteps (which --until checks a phase
+// against); TestInlineStepsMatchRunner keeps them equal.
 var inlineSteps = []string{StepNeedsUpgrade, StepPreUpgrade, StepUpgrade, StepPostUpgrade}
 
 // Stepper is an optional ability of an inline handler: it runs the steps

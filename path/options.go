@@ -122,7 +122,7 @@ func (ix *Index) newQuery(opts []Option) (*query, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: channel %q: no version%s is in it; the channels: %s", ErrInvalidOption, q.channel, onTrack(ix.track), listOrNone(slices.Sorted(maps.Keys(ix.channels))))
 		}
-		q.exclude, q.excludeWhy = ex, "is not in channel "+q.channel
+		q.exclude, q.excludeWhy = ex, "is not in channel "+q.channel+" (path.WithChannel)"
 	}
 	risks := append(slices.Clone(ix.defaults.risks), o.risks...)
 	if len(risks) > 0 {
@@ -156,7 +156,7 @@ func (ix *Index) prereleaseRule(q *query, src, dst int32) *query {
 		return q
 	}
 	r := *q
-	r.exclude, r.excludeWhy = ix.pre, "is a prerelease: a route between GA versions enters none unless prereleases are allowed"
+	r.exclude, r.excludeWhy = ix.pre, "is a prerelease: a route between GA versions enters none unless prereleases are allowed (path.AllowPrereleases, or a channel listing it: path.WithChannel)"
 	return &r
 }
 

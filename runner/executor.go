@@ -104,7 +104,8 @@ type Executor struct {
 	drain        time.Duration
 	clock        Clock
 	logger       *slog.Logger
-	until        string // WithUntil (until.go)
+	until        string   // WithUntil (until.go)
+	gates        []string // WithGates (gate.go)
 }
 
 // Option configures an Executor.
@@ -323,6 +324,9 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status,
 	if err != nil {
 		return nil, err
 	}
+	if s.Gates, err = e.resolveGates(p, s); err != nil {
+		return nil, err
+	}
 	r := &run{e: e, plan: p, s: s, events: newDispatcher(e.observers, e.logger), until: until}
 	return r.execute(ctx)
 }
@@ -364,6 +368,7 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 	}
 	r.s.Progress = progressOf(r.s)
 	r.s.Waiting = nil // what still waits says so again
+	r.recordOrder()
 	if r.s.Phase == Running && r.s.Runs > 1 {
 		// A resumed run that succeeds must not keep the failure of the
 		// run it resumed; it is set again if something fails.
@@ -395,6 +400,18 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 		}
 	}
 	return r.finish(ctx)
+}
+
+// recordOrder records each component's place in its hop's batch order
+// (ComponentStatus.Order), also in a status written before it was.
+func (r *run) recordOrder() {
+	for i, h := range r.plan.Hops {
+		for k, name := range slices.Concat(h.Batches()...) {
+			if j, ok := h.Graph.Index(name); ok {
+				r.s.Hops[i].Components[j].Order = k + 1
+			}
+		}
+	}
 }
 
 // finish sets the final phase, checkpoints it (the final checkpoint,

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hopdag/hopdag/release"
 )
 
 // Gates. A hop (its UpgradePath rule's gate), a component
@@ -19,6 +21,10 @@ import (
 // the gate. Approvals are part of the record: they survive a crash with
 // the status, and nothing but Approve sets one (a restart, a resume, a
 // retry never does).
+//
+// WithGates adds gates the catalog does not have: on a hop (HOP) or a
+// component (HOP/COMPONENT). Execute records them in Status.Gates, so an
+// Execute that resumes the status keeps them whatever its options say.
 //
 // Steps are named HOP[/COMPONENT[/PHASE]]: HOP is the hop's target
 // version as the catalog spells it ("v26.06"), COMPONENT a component's
@@ -48,11 +54,64 @@ type GateError struct {
 }
 
 func (e *GateError) Error() string {
-	return fmt.Sprintf("runner: waiting for approval of %s; approve with Status.Approve (hopdag approve --state DIR STEP) and run again", strings.Join(e.Steps, ", "))
+	return fmt.Sprintf("runner: waiting for approval of %s; approve it (Status.Approve) and run again", strings.Join(e.Steps, ", "))
 }
 
 // Is matches ErrWaitingForApproval.
 func (e *GateError) Is(target error) bool { return target == ErrWaitingForApproval }
+
+// WithGates gates each step (HOP or HOP/COMPONENT, see StepName) as if
+// the catalog gated it: the run waits there until Status.Approve. Execute
+// refuses a step the plan does not have (ErrInvalidPlan) and records the
+// steps in Status.Gates: a resumed run keeps every gate recorded before,
+// with or without this option.
+func WithGates(steps ...string) Option {
+	return func(e *Executor) { e.gates = append(e.gates, steps...) }
+}
+
+// gateReason is the reason of a gate added by WithGates.
+const gateReason = "gated when the run started"
+
+// resolveGates checks the executor's gates against p and returns s's
+// gates with them, sorted, once each.
+func (e *Executor) resolveGates(p *Plan, s *Status) ([]string, error) {
+	gates := slices.Clone(s.Gates)
+	for _, step := range e.gates {
+		hop, component, _ := strings.Cut(step, "/")
+		var hops []string
+		found := false
+		for _, h := range p.Hops {
+			hops = append(hops, StepName(h, "", ""))
+			if StepName(h, "", "") != hop {
+				continue
+			}
+			if component == "" {
+				found = true
+				break
+			}
+			if _, ok := h.Graph.Index(component); !ok || strings.Contains(component, "/") {
+				return nil, fmt.Errorf("%w: gate %s: hop %s has no component %s; its components are %s", ErrInvalidPlan, step, hop, component, strings.Join(h.Graph.Names(), ", "))
+			}
+			found = true
+			break
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: gate %s: the plan has no hop to %s; its hops are %s", ErrInvalidPlan, step, hop, strings.Join(hops, ", "))
+		}
+		gates = append(gates, step)
+	}
+	slices.Sort(gates)
+	return slices.Compact(gates), nil
+}
+
+// gate is the gate of step: the catalog's g, else one recorded in
+// Status.Gates (WithGates), else nil.
+func (r *run) gate(step string, g *release.Gate) *release.Gate {
+	if g == nil && slices.Contains(r.s.Gates, step) {
+		return &release.Gate{Reason: gateReason}
+	}
+	return g
+}
 
 // Approval is an operator's approval of a gated step.
 type Approval struct {
@@ -113,8 +172,8 @@ func (r *run) addWaiting(step string) {
 // gateHop stops hop i at its rule's gate unless approved. It reports
 // whether the hop waits.
 func (r *run) gateHop(ctx context.Context, i int, h *HopPlan) bool {
-	g := h.Rule.Gate
 	step := StepName(h, "", "")
+	g := r.gate(step, h.Rule.Gate)
 	if g == nil || r.s.Approved(step) {
 		return false
 	}
@@ -138,14 +197,15 @@ func waitMessage(step, reason string) string {
 // start).
 func (sc *scheduler) gated(i int) bool {
 	to := sc.h.Graph.Node(i).To
-	if to == nil || to.Gate == nil {
+	if to == nil {
 		return false
 	}
 	step := StepName(sc.h, to.Name, "")
-	if sc.r.s.Approved(step) {
+	g := sc.r.gate(step, to.Gate)
+	if g == nil || sc.r.s.Approved(step) {
 		return false
 	}
-	sc.hold(i, WaitingForApproval, CodeWaitingForApproval, waitMessage(step, to.Gate.Reason))
+	sc.hold(i, WaitingForApproval, CodeWaitingForApproval, waitMessage(step, g.Reason))
 	sc.r.addWaiting(step)
 	return true
 }

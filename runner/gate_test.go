@@ -205,3 +205,31 @@ func TestUntilUnknownStep(t *testing.T) {
 	assert.EqualError(t, err, "runner: invalid plan: until v9.0: the plan has no hop to v9.0; its hops are v2.0")
 	assert.False(t, errors.Is(err, runner.ErrUntilReached))
 }
+
+// WithGates gates a component the catalog does not gate; the gate is
+// recorded in the status, so a resumed Execute without the option still
+// waits there; an approval passes it. A step the plan lacks is refused.
+func TestWithGatesRecorded(t *testing.T) {
+	p := plan1(t, c("a"), c("b", "a"))
+	fake := runnertest.New()
+	st, err := runner.New(fake, runner.WithGates("v2.0/b")).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrWaitingForApproval)
+	assert.Equal(t, []string{"v2.0/b"}, st.Gates)
+	assert.Equal(t, []string{"v2.0/b"}, st.Waiting)
+
+	st, err = runner.New(fake).Execute(context.Background(), p, st)
+	require.ErrorIs(t, err, runner.ErrWaitingForApproval, "a resumed run keeps the recorded gate")
+	assert.Empty(t, attemptsOf(fake.Records(), "b"), "b never ran")
+
+	require.NoError(t, st.Approve("v2.0/b", "alice", t0))
+	st, err = runner.New(fake).Execute(context.Background(), p, st)
+	require.NoError(t, err)
+	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, []int{1}, attemptsOf(fake.Records(), "b"))
+
+	_, err = runner.New(fake, runner.WithGates("v9")).Execute(context.Background(), p, nil)
+	assert.ErrorIs(t, err, runner.ErrInvalidPlan)
+	assert.ErrorContains(t, err, "gate v9: the plan has no hop to v9; its hops are v2.0")
+	_, err = runner.New(fake, runner.WithGates("v2.0/nosuch")).Execute(context.Background(), p, nil)
+	assert.ErrorContains(t, err, "gate v2.0/nosuch: hop v2.0 has no component nosuch")
+}

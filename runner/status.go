@@ -97,6 +97,9 @@ type Status struct {
 	Waiting []string `json:"waiting,omitempty" yaml:"waiting,omitempty"`
 	// Approvals are the approvals given, in the order given.
 	Approvals []Approval `json:"approvals,omitempty" yaml:"approvals,omitempty"`
+	// Gates are the steps gated by the caller (WithGates) on top of the
+	// catalog's gates, sorted: a resumed run keeps them (gate.go).
+	Gates []string `json:"gates,omitempty" yaml:"gates,omitempty"`
 }
 
 // Progress counts components across all hops. Done counts Succeeded and
@@ -140,6 +143,12 @@ type ComponentStatus struct {
 	ToVersion   string `json:"toVersion" yaml:"toVersion"`
 	Phase       Phase  `json:"phase" yaml:"phase"`
 	Attempts    int    `json:"attempts" yaml:"attempts"`
+	// Order is the component's place in the plan's batch order on its
+	// hop (HopPlan.Batches, one after the other), from 1, so that a
+	// reader without the plan lists components as the run does. Execute
+	// records it; it is 0 before (NewStatus) and in a status written by
+	// an older hopdag.
+	Order int `json:"order,omitempty" yaml:"order,omitempty"`
 	// Step is the step (a runner's phase: "post-upgrade", a declared
 	// lifecycle phase) the component entered last; see Task.Enter.
 	Step       string           `json:"step,omitempty" yaml:"step,omitempty"`
@@ -208,6 +217,7 @@ func (s *Status) DeepCopyInto(out *Status) {
 	}
 	out.Waiting = slices.Clone(s.Waiting)
 	out.Approvals = slices.Clone(s.Approvals)
+	out.Gates = slices.Clone(s.Gates)
 }
 
 // DeepCopy returns a copy of s that shares no memory with it.

@@ -3,7 +3,10 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/hopdag/hopdag/release"
 )
 
 // Run to a step (StarlingX's targetDeployStep): WithUntil names a step
@@ -76,6 +79,9 @@ func (e *Executor) resolveUntil(p *Plan) (*untilStep, error) {
 		if parts[2] == "" {
 			return nil, fmt.Errorf("%w: until %s: empty phase; write HOP/COMPONENT/PHASE", ErrInvalidPlan, e.until)
 		}
+		if err := checkPhase(g.Node(c).To, parts[2]); err != nil {
+			return nil, fmt.Errorf("%w: until %s: %s", ErrInvalidPlan, e.until, err.Error())
+		}
 		u.phase = parts[2]
 	}
 	u.allowed = make([]bool, g.Len())
@@ -84,6 +90,38 @@ func (e *Executor) resolveUntil(p *Plan) (*untilStep, error) {
 		u.allowed[a] = true
 	}
 	return u, nil
+}
+
+// InlineSteps are the steps of an inline component without declared
+// phases, in order, as package components enters them (Task.Enter).
+var InlineSteps = []string{"needs-upgrade", "pre-upgrade", "upgrade", "post-upgrade"}
+
+// checkPhase reports whether phase is a step that cv enters: one of its
+// declared lifecycle phases, else an inline component's InlineSteps.
+// Exec and manifest components without declared phases have no steps to
+// stop at; a component of another type (its runner registered by the
+// program) may enter any step, so any phase goes.
+func checkPhase(cv *release.ComponentVersion, phase string) error {
+	if cv == nil {
+		return fmt.Errorf("no phase %s: the component is removed on this hop", phase)
+	}
+	var phases []string
+	switch {
+	case len(cv.Phases) > 0:
+		for _, p := range cv.Phases {
+			phases = append(phases, p.Name)
+		}
+	case cv.Type == release.TypeInline:
+		phases = InlineSteps
+	case cv.Type == release.TypeExec || cv.Type == release.TypeManifest:
+		return fmt.Errorf("%s has no phase %s: a %s component without spec.phases has no phases to stop at; stop after the component (HOP/%s)", cv.Name, phase, cv.Type, cv.Name)
+	default:
+		return nil
+	}
+	if slices.Contains(phases, phase) {
+		return nil
+	}
+	return fmt.Errorf("%s has no phase %s; its phases are %s", cv.Name, phase, strings.Join(phases, ", "))
 }
 
 // limits reports whether the step leaves components of hop out.

@@ -21,7 +21,7 @@ type abandonFlags struct {
 }
 
 func (c *cli) abandonFlags() {
-	c.state = c.fs.String("state", "", "where the run's status lives: a directory, or etcd://host:port/prefix (required)")
+	c.state = c.fs.String("state", "", "where the run's status lives: a directory, etcd://host:port/prefix or kube://namespace/name (required)")
 	c.af = &abandonFlags{
 		yes:     c.fs.Bool("yes", false, "do not ask for confirmation"),
 		force:   c.fs.Bool("force", false, "abandon a run whose status says Running although no process holds its lock (it crashed, or its lease expired)"),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hopdag/hopdag/internal/simulate"
@@ -25,7 +26,7 @@ type stepFlags struct {
 // runStepFlags adds run's --until and --gate.
 func (c *cli) runStepFlags() {
 	c.steps.until = c.fs.String("until", "", "stop after this step, HOP[/COMPONENT[/PHASE]] (HOP is the hop's target version); the next run continues")
-	c.steps.gate = c.fs.String("gate", "", "comma-separated hops (target versions) that wait for approval (hopdag approve) before they start")
+	c.steps.gate = c.fs.String("gate", "", "comma-separated hops (target versions) that wait for approval (hopdag approve) before they start; recorded with --state, so a resumed run keeps them")
 }
 
 // approveFlags adds approve's --state and --by.
@@ -51,13 +52,29 @@ func (c *cli) held(st *runner.Status, err error) (int, bool) {
 	case st == nil:
 		return 0, false
 	case errors.Is(err, runner.ErrUntilReached):
-		fmt.Fprintf(c.stdout, "\nstopped as asked: %s\n", st.Message)
+		fmt.Fprintf(c.stdout, "\n%s\n", st.Message)
 		return exitOK, true
 	case errors.Is(err, runner.ErrWaitingForApproval):
-		fmt.Fprintf(c.stdout, "\n%s\n", st.Message)
+		fmt.Fprintf(c.stdout, "\n%s\n", c.waitText(st))
 		return exitWaiting, true
 	}
 	return 0, false
+}
+
+// waitText says what waits for approval in st and the command that
+// approves it, with this command's --state.
+func (c *cli) waitText(st *runner.Status) string {
+	if len(st.Waiting) == 0 {
+		return st.Message
+	}
+	if *c.state == "" {
+		return fmt.Sprintf("waiting for approval of %s; without --state nothing was saved to approve: run with --state", strings.Join(st.Waiting, ", "))
+	}
+	var cmds []string
+	for _, step := range st.Waiting {
+		cmds = append(cmds, "hopdag approve --state "+*c.state+" "+step)
+	}
+	return fmt.Sprintf("waiting for approval of %s; approve with: %s, then run again", strings.Join(st.Waiting, ", "), strings.Join(cmds, "; "))
 }
 
 // approve records an approval: hopdag approve --state S [--by WHO] STEP.

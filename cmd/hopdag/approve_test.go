@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/runner"
 )
 
 // --until stops the run after a hop (exit 0, the status says so); a gate
@@ -13,7 +17,8 @@ func TestRunUntilGateApprove(t *testing.T) {
 	base := []string{"run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state}
 	code, out, stderr := invoke(append(base, "--until", "v26.06-rc.3")...)
 	assert.Equal(t, 0, code, "--until: stderr:\n%s", stderr)
-	assert.Contains(t, out, "stopped as asked: stopped after v26.06-rc.3 as asked (until v26.06-rc.3)")
+	assert.Contains(t, out, "\nstopped after v26.06-rc.3 as asked (until v26.06-rc.3); run again without it to continue")
+	assert.NotContains(t, out, "stopped as asked: stopped")
 	assert.Contains(t, out, "status v26.06-rc.2 -> v26.09: Paused")
 
 	code, out, stderr = invoke(append(base, "--gate", "v26.09")...)
@@ -35,4 +40,56 @@ func TestRunUntilGateApprove(t *testing.T) {
 	code, _, stderr = invoke("approve", "--by", "alice", "v26.09")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--state is required")
+}
+
+// A --gate is recorded with the run: the same command without --gate
+// still stops at it (an approval is never implied by a restart), nothing
+// past it runs, hopdag status names it; hopdag approve lets the run go on.
+func TestGateSurvivesRestart(t *testing.T) {
+	state := t.TempDir()
+	base := []string{"run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state}
+	code, out, stderr := invoke(append(base, "--gate", "v26.09")...)
+	require.Equal(t, exitWaiting, code, "--gate: stderr:\n%s\nstdout:\n%s", stderr, out)
+
+	code, out, stderr = invoke(base...)
+	assert.Equal(t, exitWaiting, code, "restart without --gate: stderr:\n%s\nstdout:\n%s", stderr, out)
+	assert.Contains(t, out, "waiting for approval of v26.09")
+	_, js, _ := invoke("status", "--state", state, "-o", "json")
+	var st runner.Status
+	require.NoError(t, json.Unmarshal([]byte(js), &st), js)
+	assert.Equal(t, []string{"v26.09"}, st.Gates)
+	last := st.Hops[len(st.Hops)-1]
+	require.Equal(t, "v26.09", last.To)
+	for _, c := range last.Components {
+		assert.Equal(t, runner.Pending, c.Phase, "%s on the gated hop ran", c.Name)
+	}
+	_, table, _ := invoke("status", "--state", state)
+	assert.Contains(t, table, "gated: v26.09 (waiting)")
+
+	code, _, stderr = invoke("approve", "--state", state, "--by", "alice", "v26.09")
+	require.Equal(t, 0, code, "approve: stderr:\n%s", stderr)
+	code, out, stderr = invoke(base...)
+	assert.Equal(t, 0, code, "after approval: stderr:\n%s\nstdout:\n%s", stderr, out)
+	assert.Contains(t, out, "status v26.06-rc.2 -> v26.09: Succeeded")
+	_, table, _ = invoke("status", "--state", state)
+	assert.Contains(t, table, "gated: v26.09 (approved by alice)")
+}
+
+// A --gate that names no hop is refused in the command's terms.
+func TestGateUnknownHop(t *testing.T) {
+	code, _, stderr := invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--gate", "v9")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "hopdag run: --gate v9: the plan has no hop to v9")
+	assert.NotContains(t, stderr, "simulate:")
+}
+
+// --until HOP/COMPONENT/PHASE refuses a phase the component does not
+// have, listing those it has, before anything runs.
+func TestUntilUnknownPhase(t *testing.T) {
+	state := t.TempDir()
+	code, out, stderr := invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state,
+		"--until", "v26.06-rc.3/provider/nosuch")
+	assert.Equal(t, 1, code, "stdout:\n%s", out)
+	assert.Contains(t, stderr, "until v26.06-rc.3/provider/nosuch: provider has no phase nosuch: a manifest component without spec.phases has no phases to stop at; stop after the component (HOP/provider)")
+	assert.NotContains(t, out, "stopped after")
 }

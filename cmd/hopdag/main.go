@@ -15,7 +15,7 @@
 // DIR is a catalog directory; "-" means the embedded sample catalog; a
 // bundle reference (oci://REF, oci-layout://PATH[:TAG]) pulls it. See
 // "hopdag bundle" (bundle.go) for push, pull, export and copy. S is a
-// state directory or etcd://host:port/prefix. V and W are versions, or
+// state directory, etcd://host:port/prefix or kube://namespace/name. V and W are versions, or
 // states across tracks: --from platform=13.01.0,kubernetes=v1.33.0 --to
 // platform=27.03.0.
 //
@@ -80,11 +80,11 @@ Usage:
 
 DIR is a catalog directory; "-" is the embedded sample catalog; oci://REF or
 oci-layout://PATH[:TAG] is a catalog bundle (with --verify-key CERT). S is a
-state directory or etcd://host:port/prefix.
+state directory, etcd://host:port/prefix or kube://namespace/name.
 Run "hopdag COMMAND -h" for a command's flags and an example.
 
 Exit status: 0 ok, 1 invalid input or failed run, 2 usage, 3 not finished
-(still running, or waiting for approval), 130 interrupted.
+(still running, waiting for approval, or stopped by --until), 130 interrupted.
 `
 
 func main() {
@@ -108,13 +108,13 @@ var commands = map[string]command{
 		example: "hopdag validate testdata/catalog"},
 	"targets": {summary: "list the versions reachable from --from, with hop counts", run: (*cli).targets,
 		example: "hopdag targets - --from v26.06-rc.2"},
-	"plan": {summary: "show the plan from --from to --to (the dry run)", run: (*cli).plan,
+	"plan": {summary: "show the plan from --from to --to (the dry run of any executor; warns when hopdag run would refuse it: inline components, a rollback the components cannot do)", run: (*cli).plan,
 		example: "hopdag plan - --from v26.06-rc.2 --to v26.09 -o yaml"},
 	"graph": {summary: "draw a hop's component graph", run: (*cli).graph,
 		example: "hopdag graph - --from v26.06-rc.2 --to v26.09 --hop 1 -o dot"},
 	"run": {summary: "run the upgrade: exec components as commands, manifest components through --apply-dir (or --simulate)", run: (*cli).run,
 		example: "hopdag run my-catalog --from v1.0 --to v1.1 --state /var/lib/hopdag --log-file upgrade.log"},
-	"status": {summary: "print the status of a run from its state; exit 0 succeeded, 1 failed, 3 running", run: (*cli).status, noDir: true,
+	"status": {summary: "print the status of a run from its state; exit 0 succeeded, 1 failed, 3 not finished (running, waiting for approval, or stopped by --until)", run: (*cli).status, noDir: true,
 		example: "hopdag status --state /var/lib/hopdag --watch"},
 	"abandon": {summary: "abandon a run so that it never resumes (asks first; --yes for scripts)", run: (*cli).abandon, noDir: true,
 		example: "hopdag abandon --state /var/lib/hopdag --yes"},
@@ -261,7 +261,7 @@ func newCLI(e env, name string, cmd command) *cli {
 		c.hop = c.fs.Int("hop", 1, "which hop to draw, from 1")
 	case "run":
 		c.simulate = c.fs.Bool("simulate", false, "simulate the runners instead of running commands and applying manifests")
-		c.state = c.fs.String("state", "", "where the status lives: a directory, or etcd://host:port/prefix; a run resumes from it")
+		c.state = c.fs.String("state", "", "where the status lives: a directory, etcd://host:port/prefix or kube://namespace/name; a run resumes from it")
 		c.speed = c.fs.Float64("speed", simulate.DefaultSpeed, "with --simulate: simulated seconds per real second")
 		c.fail = c.fs.String("fail", "", "with --simulate: comma-separated components that fail on purpose")
 		c.mode = c.fs.String("mode", "eager", "scheduling: eager or batch")
@@ -415,6 +415,7 @@ func (c *cli) plan(context.Context) int {
 	default:
 		fmt.Fprint(c.stdout, p.String())
 	}
+	c.warnRun(p)
 	return exitOK
 }
 

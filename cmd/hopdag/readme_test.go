@@ -45,3 +45,36 @@ func rowsOf(table string) []string {
 	slices.Sort(rows)
 	return rows
 }
+
+// The README's go run command lines work from the repository root:
+// cmd/hopdag is its own module, so they run in it (go run -C cmd/hopdag .)
+// with paths relative to it, as this test (whose directory is
+// cmd/hopdag) runs them; --state forms name kube:// with etcd://.
+func TestReadmeGoRunLines(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	assert.NotContains(t, string(readme), "go run ./cmd/hopdag", "cmd/hopdag is a module of its own: use go run -C cmd/hopdag .")
+	const prefix = "go run -C cmd/hopdag . "
+	n := 0
+	for line := range strings.Lines(string(readme)) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		n++
+		code, _, stderr := invoke(strings.Fields(strings.TrimPrefix(line, prefix))...)
+		assert.Equal(t, 0, code, "README: %s\n%s", line, stderr)
+	}
+	assert.NotZero(t, n, "README has a go run -C cmd/hopdag line")
+	assert.Contains(t, string(readme), "`--state` is a directory, `etcd://host:port/prefix` or `kube://namespace/name`")
+}
+
+// Every --state flag and the top-level help name kube:// with etcd://.
+func TestStateFormsInHelp(t *testing.T) {
+	for _, name := range []string{"run", "status", "abandon", "approve"} {
+		_, _, stderr := invoke(name, "-h")
+		assert.Contains(t, stderr, "kube://namespace/name", "hopdag %s -h", name)
+	}
+	_, _, stderr := invoke("-h")
+	assert.Contains(t, stderr, "kube://namespace/name")
+}

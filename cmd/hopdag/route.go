@@ -126,14 +126,25 @@ func (c *cli) stateTargets() int {
 func message(err error) string {
 	var se *path.StateNoRouteError
 	if errors.As(err, &se) {
-		return se.Explain(flagText)
+		return cliText(se.Explain(flagText))
 	}
 	var nr *path.NoRouteError
 	if errors.As(err, &nr) {
-		return nr.Explain(flagText)
+		return cliText(nr.Explain(flagText))
 	}
-	return err.Error()
+	return cliText(err.Error())
 }
+
+// cliTerms are the Go API the library's messages name, and what a
+// command-line user does instead.
+var cliTerms = strings.NewReplacer(
+	"(path.AllowPrereleases, or a channel listing it: path.WithChannel)", "(--prereleases, or a --channel that lists it)",
+	"(path.WithChannel)", "(--channel)",
+	"; start a new run with an empty status", "; its status is final: start over with a new --state (or delete what the old one holds)",
+)
+
+// cliText is a library message in the command line's terms.
+func cliText(s string) string { return cliTerms.Replace(s) }
 
 // flagText writes relaxations as the flags that apply them: risks as
 // --accept.

@@ -134,6 +134,13 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if *rf.logFormat == "json" {
 		opts = append(opts, runner.WithObserver(runner.SlogObserver(logger)))
 	}
+	// --gate is recorded in the status: a resumed run keeps its gates
+	// whatever flags it gets.
+	gates, err := simulate.Gates(plan, c.gates())
+	if err != nil {
+		return c.fail1(err)
+	}
+	opts = append(opts, gates)
 
 	var (
 		prev   *runner.Status
@@ -188,9 +195,6 @@ func (c *cli) run(ctx context.Context) (code int) {
 		return c.fail1(err)
 	}
 	plan.Catalog = c.bundle.source
-	if err := simulate.Gate(plan, c.gates()); err != nil {
-		return c.fail1(err)
-	}
 	if lock := c.commandsLock(); lock != "" && !*c.simulate {
 		err := components.WaitGuards(ctx, lock, c.grace()+killMargin, func() {
 			fmt.Fprintf(c.stderr, "hopdag run: waiting for the commands of an earlier run of %s to exit\n", *c.state)
@@ -203,20 +207,20 @@ func (c *cli) run(ctx context.Context) (code int) {
 	st, err := e.Execute(ctx, plan, prev)
 	if st != nil {
 		fmt.Fprintln(c.stdout)
-		report.Table(c.stdout, st, report.PlanOrder(plan))
+		report.Table(c.stdout, c.shown(st), report.PlanOrder(plan))
 	}
 	if code, ok := c.held(st, err); ok {
 		return code
 	}
 	if sig := interruptedBy(ctx); sig != nil {
-		fmt.Fprintf(c.stderr, "hopdag run: interrupted by %s: %s", signame(sig), c.resumeHint())
+		fmt.Fprintf(c.stderr, "hopdag run: interrupted by %s: %s", signame(sig), c.resumeHint(st))
 		return exitInterrupted
 	}
 	if err != nil {
 		if st == nil || !errors.Is(err, runner.ErrRunFailed) {
 			return c.fail1(err)
 		}
-		fmt.Fprintf(c.stderr, "hopdag run: %s -> %s %s: %s", st.From, st.To, strings.ToLower(string(st.Phase)), c.resumeHint())
+		fmt.Fprintf(c.stderr, "hopdag run: %s -> %s %s: %s", st.From, st.To, phaseText(st.Phase), c.resumeHint(st))
 		return exitInvalid
 	}
 	if st.Phase != runner.Succeeded {
@@ -225,11 +229,26 @@ func (c *cli) run(ctx context.Context) (code int) {
 	return exitOK
 }
 
-func (c *cli) resumeHint() string {
+func (c *cli) resumeHint(st *runner.Status) string {
 	if *c.state == "" {
 		return "no --state, so nothing was saved\n"
 	}
+	if st != nil && (st.Phase == runner.RolledBack || st.Phase == runner.Abandoned) {
+		// Execute refuses to resume these (ErrRolledBack, ErrAbandoned).
+		return fmt.Sprintf("its status in %s is final: start over with a new --state (or delete what %s holds)\n", *c.state, *c.state)
+	}
 	return fmt.Sprintf("the status is saved in %s; run the same command again to resume\n", *c.state)
+}
+
+// phaseText is a run's phase in a sentence: "failed", "rolled back".
+func phaseText(p runner.Phase) string {
+	switch p {
+	case runner.RolledBack:
+		return "rolled back"
+	case runner.RollbackFailed:
+		return "rollback failed"
+	}
+	return strings.ToLower(string(p))
 }
 
 // checkRunFlags returns what is wrong with the combination of run's flags.

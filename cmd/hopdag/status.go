@@ -23,7 +23,7 @@ type statusFlags struct {
 }
 
 func (c *cli) statusFlags() {
-	c.state = c.fs.String("state", "", "where the run's status lives: a directory, or etcd://host:port/prefix (required)")
+	c.state = c.fs.String("state", "", "where the run's status lives: a directory, etcd://host:port/prefix or kube://namespace/name (required)")
 	c.sf = &statusFlags{
 		output:   c.fs.String("o", "table", "output format: table, json or yaml"),
 		watch:    c.fs.Bool("watch", false, "follow the run: print the status each time it changes, until it ends"),
@@ -33,8 +33,10 @@ func (c *cli) statusFlags() {
 }
 
 // status prints the run's status and exits with what it says: 0
-// Succeeded, 3 Pending or Running, 1 anything else (Failed, Cancelled,
-// Abandoned) or no status at all. It only reads: it takes no lock.
+// Succeeded, 3 not finished (Pending or Running, WaitingForApproval at a
+// gate, Paused at --until), 1 anything else (Failed, Cancelled,
+// Abandoned, rolled back) or no status at all. --watch follows it while it
+// is Pending or Running. It only reads: it takes no lock.
 func (c *cli) status(ctx context.Context) int {
 	switch *c.sf.output {
 	case "table", "json", "yaml":
@@ -91,7 +93,7 @@ func (c *cli) status(ctx context.Context) int {
 				c.stdout.Write(out)
 				last = out
 			}
-			if code := statusCode(st); !*c.sf.watch || code != exitRunning {
+			if code := statusCode(st); !*c.sf.watch || (st.Phase != runner.Pending && st.Phase != runner.Running) {
 				return code
 			}
 		}
@@ -134,9 +136,20 @@ func (c *cli) formatStatus(st *runner.Status) ([]byte, error) {
 		}
 		enc.Close()
 	default:
-		report.Table(&b, st, nil)
+		report.Table(&b, c.shown(st), nil)
 	}
 	return b.Bytes(), nil
+}
+
+// shown is st with its message in the command line's terms, for the
+// table: a gate's names the hopdag approve command.
+func (c *cli) shown(st *runner.Status) *runner.Status {
+	out := *st
+	out.Message = cliText(st.Message)
+	if st.Phase == runner.WaitingForApproval {
+		out.Message = c.waitText(st)
+	}
+	return &out
 }
 
 // statusCode is the exit status of hopdag status for st.
@@ -144,7 +157,7 @@ func statusCode(st *runner.Status) int {
 	switch st.Phase {
 	case runner.Succeeded:
 		return exitOK
-	case runner.Pending, runner.Running:
+	case runner.Pending, runner.Running, runner.WaitingForApproval, runner.Paused:
 		return exitRunning
 	}
 	return exitInvalid

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,7 +77,7 @@ func TestStatusExitCodes(t *testing.T) {
 		code  int
 	}{
 		{runner.Succeeded, 0}, {runner.Failed, 1}, {runner.Cancelled, 1}, {runner.Abandoned, 1},
-		{runner.Running, 3}, {runner.Pending, 3},
+		{runner.Running, 3}, {runner.Pending, 3}, {runner.WaitingForApproval, 3}, {runner.Paused, 3},
 	} {
 		t.Run(string(tt.phase), func(t *testing.T) {
 			code, out, stderr := invoke("status", "--state", saved(t, fixture(tt.phase)))
@@ -91,4 +92,25 @@ func TestStatusExitCodes(t *testing.T) {
 func TestStatusOrderWithoutPlan(t *testing.T) {
 	_, out, _ := invoke("status", "--state", saved(t, fixture(runner.Failed)))
 	assert.Regexp(t, `(?s)config .*cache .*db .*app .*\n2 v1.1`, out)
+}
+
+// hopdag status lists components in the order hopdag run does (the
+// plan's batch order, recorded in the status), not in start order.
+func TestStatusOrderIsRunOrder(t *testing.T) {
+	u := newUpgrade(t)
+	code, out, stderr := invoke(u.runArgs()...)
+	require.Equal(t, 0, code, stderr)
+	code, st, stderr := invoke("status", "--state", u.state)
+	require.Equal(t, 0, code, stderr)
+	rowsOfTable := func(s string) []string {
+		var names []string
+		for line := range strings.Lines(s[strings.LastIndex(s, "HOP "):]) {
+			if f := strings.Fields(line); len(f) > 4 && f[0] != "HOP" {
+				names = append(names, f[0]+" "+f[4])
+			}
+		}
+		return names
+	}
+	assert.Equal(t, rowsOfTable(out), rowsOfTable(st))
+	assert.NotEmpty(t, rowsOfTable(st))
 }

@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}, stdout)
 	switch {
 	case errors.Is(err, runner.ErrUntilReached):
-		fmt.Fprintln(stdout, "\nstopped as asked:", st.Message)
+		fmt.Fprintln(stdout, "\n"+st.Message)
 		return 0
 	case errors.Is(err, runner.ErrWaitingForApproval):
 		fmt.Fprintln(stdout, "\n"+st.Message)

@@ -17,7 +17,7 @@ func TestDemoUntilAndGate(t *testing.T) {
 	dir := t.TempDir()
 	code, out := demo(t, "--state", dir, "--until", "v26.06-rc.3")
 	assert.Equal(t, 0, code, out)
-	assert.Contains(t, out, "stopped as asked: stopped after v26.06-rc.3")
+	assert.Contains(t, out, "\nstopped after v26.06-rc.3 as asked")
 	st := readStatus(t, dir)
 	assert.Equal(t, runner.Paused, st.Phase)
 	assert.Equal(t, []runner.Phase{runner.Succeeded, runner.Pending, runner.Pending}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase, st.Hops[2].Phase})

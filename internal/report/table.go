@@ -36,6 +36,9 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 	if s.Message != "" {
 		fmt.Fprintf(w, "message: %s\n", firstLine(s.Message))
 	}
+	if g := gates(s); g != "" {
+		fmt.Fprintf(w, "gated: %s\n", g)
+	}
 	var rowsBuf bytes.Buffer
 	tw := tabwriter.NewWriter(&rowsBuf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "HOP\tCOMPONENT\tFROM\tTO\tPHASE\tATTEMPTS\tDURATION\tCODE\tERROR")
@@ -50,7 +53,7 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 				note = c.Reason
 			}
 			fmt.Fprintf(tw, "%d %s -> %s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", i+1, h.From, h.To, c.Name,
-				dash(c.FromVersion), c.ToVersion, c.Phase, c.Attempts, duration(c.Duration.Duration), dash(string(c.Code)), firstLine(note))
+				dash(c.FromVersion), c.ToVersion, c.Phase, c.Attempts, duration(c.Duration.Duration), dash(string(c.Code)), oneLine(note))
 		}
 	}
 	tw.Flush()
@@ -67,11 +70,36 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 	}
 }
 
+// gates lists the steps the caller gated (Status.Gates) and those
+// waiting, sorted, each with its state: waiting, approved by whom, or not
+// reached yet.
+func gates(s *runner.Status) string {
+	steps := slices.Concat(s.Gates, s.Waiting)
+	slices.Sort(steps)
+	var out []string
+	for _, step := range slices.Compact(steps) {
+		state := "not reached"
+		switch i := slices.IndexFunc(s.Approvals, func(a runner.Approval) bool { return a.Step == step }); {
+		case i >= 0:
+			state = "approved by " + s.Approvals[i].By
+		case slices.Contains(s.Waiting, step):
+			state = "waiting"
+		}
+		out = append(out, fmt.Sprintf("%s (%s)", step, state))
+	}
+	return strings.Join(out, ", ")
+}
+
 // rows orders a hop's components: by their position in names when given
 // (components names does not list come last), else started ones by start
 // time, then the rest; ties keep the status's order.
 func rows(cs []runner.ComponentStatus, names []string) []runner.ComponentStatus {
 	out := slices.Clone(cs)
+	if names == nil && slices.ContainsFunc(cs, func(c runner.ComponentStatus) bool { return c.Order > 0 }) {
+		// The plan's order, as recorded in the status.
+		slices.SortStableFunc(out, func(a, b runner.ComponentStatus) int { return cmp.Compare(a.Order, b.Order) })
+		return out
+	}
 	if names != nil {
 		rank := make(map[string]int, len(names))
 		for i, n := range names {
@@ -105,6 +133,17 @@ func duration(d time.Duration) string {
 		return "-"
 	}
 	return d.Round(time.Millisecond).String()
+}
+
+// oneLine is s on one line: its first line, and its last when it has
+// more (an exec failure's first line ends "last lines of stderr:").
+func oneLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	first, last := strings.TrimSpace(lines[0]), strings.TrimSpace(lines[len(lines)-1])
+	if len(lines) == 1 {
+		return first
+	}
+	return first + " … " + last
 }
 
 func firstLine(s string) string {

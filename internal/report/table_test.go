@@ -39,7 +39,7 @@ func TestTable(t *testing.T) {
 HOP         COMPONENT  FROM  TO   PHASE      ATTEMPTS  DURATION  CODE               ERROR
 1 v1 -> v2  b          1.0   1.1  Succeeded  1         2s        -
 1 v1 -> v2  d          -     1.1  Succeeded  1         1s        -
-1 v1 -> v2  a          -     1.1  Failed     2         1.5s      COMPONENT_FAILED   boom
+1 v1 -> v2  a          -     1.1  Failed     2         1.5s      COMPONENT_FAILED   boom … second line
 1 v1 -> v2  c          -     1.1  Skipped    0         -         DEPENDENCY_FAILED  dependency a failed
 last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
 `},
@@ -47,14 +47,14 @@ last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
 HOP         COMPONENT  FROM  TO   PHASE      ATTEMPTS  DURATION  CODE               ERROR
 1 v1 -> v2  b          1.0   1.1  Succeeded  1         2s        -
 1 v1 -> v2  d          -     1.1  Succeeded  1         1s        -
-1 v1 -> v2  a          -     1.1  Failed     2         1.5s      COMPONENT_FAILED   boom
+1 v1 -> v2  a          -     1.1  Failed     2         1.5s      COMPONENT_FAILED   boom … second line
 1 v1 -> v2  c          -     1.1  Skipped    0         -         DEPENDENCY_FAILED  dependency a failed
 last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
 `},
 		{"names missing from the order come last", [][]string{{"c", "a"}}, `status v1 -> v2: Failed (COMPONENT_FAILED), 2/4 components done, run 1
 HOP         COMPONENT  FROM  TO   PHASE      ATTEMPTS  DURATION  CODE               ERROR
 1 v1 -> v2  c          -     1.1  Skipped    0         -         DEPENDENCY_FAILED  dependency a failed
-1 v1 -> v2  a          -     1.1  Failed     2         1.5s      COMPONENT_FAILED   boom
+1 v1 -> v2  a          -     1.1  Failed     2         1.5s      COMPONENT_FAILED   boom … second line
 1 v1 -> v2  b          1.0   1.1  Succeeded  1         2s        -
 1 v1 -> v2  d          -     1.1  Succeeded  1         1s        -
 last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
@@ -67,6 +67,30 @@ last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
 			assert.Equal(t, tt.want, b.String(), "Table (-want +got)")
 		})
 	}
+}
+
+// Without the plan, a status that records the plan's order
+// (ComponentStatus.Order, written by runner.NewStatus) lists the rows in
+// it, as hopdag run does; an error of several lines (an exec failure's
+// "last lines of stderr:") shows its first and last lines.
+func TestTableStoredOrder(t *testing.T) {
+	s := status()
+	for i, name := range []string{"c", "a", "d", "b"} {
+		c, _ := s.Component(0, name)
+		c.Order = i + 1
+	}
+	c, _ := s.Component(0, "a")
+	c.Error = "components: a 1.1: exit status 1; last lines of stderr:\nstarting\nerror: disk full\n"
+	var b bytes.Buffer
+	report.Table(&b, s, nil)
+	assert.Equal(t, `status v1 -> v2: Failed (COMPONENT_FAILED), 2/4 components done, run 1
+HOP         COMPONENT  FROM  TO   PHASE      ATTEMPTS  DURATION  CODE               ERROR
+1 v1 -> v2  c          -     1.1  Skipped    0         -         DEPENDENCY_FAILED  dependency a failed
+1 v1 -> v2  a          -     1.1  Failed     2         1.5s      COMPONENT_FAILED   components: a 1.1: exit status 1; last lines of stderr: … error: disk full
+1 v1 -> v2  d          -     1.1  Succeeded  1         1s        -
+1 v1 -> v2  b          1.0   1.1  Succeeded  1         2s        -
+last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
+`, b.String())
 }
 
 func ExampleTable() {

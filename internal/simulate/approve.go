@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
-	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
@@ -42,19 +43,19 @@ func Approve(ctx context.Context, dir, step, by string, now time.Time) (*runner.
 	return st, nil
 }
 
-// Gate puts a gate on each hop of p named in hops (a hop's target
-// version); it refuses a name that is no hop of p.
-func Gate(p *runner.Plan, hops []string) error {
+// Gates is the option that gates each hop of p named in hops (a hop's
+// target version, as --gate gives them): runner.WithGates, which records
+// them in the status so that a resumed run keeps them. It refuses a name
+// that is no hop of p, in the terms of the --gate flag.
+func Gates(p *runner.Plan, hops []string) (runner.Option, error) {
+	var names []string
+	for _, h := range p.Hops {
+		names = append(names, runner.StepName(h, "", ""))
+	}
 	for _, name := range hops {
-		found := false
-		for _, h := range p.Hops {
-			if runner.StepName(h, "", "") == name {
-				h.Rule.Gate, found = &release.Gate{Reason: "the demo's gate: approve it with hopdag approve"}, true
-			}
-		}
-		if !found {
-			return fmt.Errorf("simulate: --gate %s: the plan has no hop to %s", name, name)
+		if !slices.Contains(names, name) {
+			return nil, fmt.Errorf("--gate %s: the plan has no hop to %s; its hops are %s", name, name, strings.Join(names, ", "))
 		}
 	}
-	return nil
+	return runner.WithGates(hops...), nil
 }

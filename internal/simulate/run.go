@@ -73,21 +73,30 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(store, lease)))
 	}
 	opts = append(opts, runner.WithUntil(u.Until))
-	e := Executor(u.Catalog, u.Config, opts...)
-	var plan *runner.Plan
-	var err error
-	if u.Route != nil {
-		plan, err = runner.PlanRoute(u.Catalog, u.Route, runner.ForExecutor(e))
-	} else {
-		plan, err = runner.NewPlan(u.Catalog, u.From, u.To, runner.ForExecutor(e), runner.PathOptions(path.AcceptRisks(u.Accept...)))
+	planFor := func(e *runner.Executor) (*runner.Plan, error) {
+		var popts []runner.PlanOption
+		if e != nil {
+			popts = append(popts, runner.ForExecutor(e))
+		}
+		if u.Route != nil {
+			return runner.PlanRoute(u.Catalog, u.Route, popts...)
+		}
+		return runner.NewPlan(u.Catalog, u.From, u.To, append(popts, runner.PathOptions(path.AcceptRisks(u.Accept...)))...)
 	}
+	// The plan's hops first, to check the gates against.
+	plan, err := planFor(nil)
 	if err != nil {
 		return nil, err
 	}
-	plan.Catalog = u.Source
-	if err := Gate(plan, u.Gates); err != nil {
+	gates, err := Gates(plan, u.Gates)
+	if err != nil {
 		return nil, err
 	}
+	e := Executor(u.Catalog, u.Config, append(opts, gates)...)
+	if plan, err = planFor(e); err != nil {
+		return nil, err
+	}
+	plan.Catalog = u.Source
 	fmt.Fprint(out, plan.String(), resume, "\n")
 	st, err := e.Execute(ctx, plan, prev)
 	if st != nil {

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A rolled-back run says what to do from the command line: its status is
+// final, so a new --state starts over (running it again is refused, and
+// says so in CLI terms); nothing names Go API.
+func TestRolledBackSaysWhatToDo(t *testing.T) {
+	state := t.TempDir()
+	base := []string{"run", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "--simulate", "--speed", "20000"}
+	code, _, stderr := invoke(append(base, "--state", state, "--fail", "calico", "--on-failure", "rollback")...)
+	require.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "v26.06-rc.2 -> v26.06-rc.3 rolled back: its status in "+state+" is final: start over with a new --state")
+	assert.NotContains(t, stderr, "run the same command again to resume")
+
+	code, _, stderr = invoke(append(base, "--state", state)...)
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "was rolled back")
+	assert.Contains(t, stderr, "its status is final: start over with a new --state")
+	assert.NotContains(t, stderr, "empty status")
+
+	code, _, stderr = invoke(append(base, "--state", t.TempDir())...)
+	assert.Equal(t, 0, code, "a new --state starts over: %s", stderr)
+}
+
+// A run waiting at a gate gives the hopdag approve command with its
+// --state, not Go API.
+func TestGateMessageNamesTheCommand(t *testing.T) {
+	state := t.TempDir()
+	code, out, stderr := invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "--simulate", "--speed", "20000", "--state", state, "--gate", "v26.06-rc.3")
+	require.Equal(t, exitWaiting, code, stderr)
+	assert.Contains(t, out, "waiting for approval of v26.06-rc.3; approve with: hopdag approve --state "+state+" v26.06-rc.3, then run again")
+	assert.NotContains(t, out, "Status.Approve")
+	_, table, _ := invoke("status", "--state", state)
+	assert.NotContains(t, table, "Status.Approve")
+}
+
+// Route closures name the flags that open them.
+func TestPrereleaseClosureNamesFlags(t *testing.T) {
+	assert.Equal(t, "v2-rc.1 is a prerelease: a route between GA versions enters none unless prereleases are allowed (--prereleases, or a --channel that lists it)",
+		cliText("v2-rc.1 is a prerelease: a route between GA versions enters none unless prereleases are allowed (path.AllowPrereleases, or a channel listing it: path.WithChannel)"))
+	assert.Equal(t, "v2 is not in channel beta (--channel)", cliText("v2 is not in channel beta (path.WithChannel)"))
+}
