@@ -18,11 +18,12 @@ import (
 // may run inline components, register checks and rollback), so it only
 // warns. It checks p as run's plan step does (runner.Executor.Validate:
 // a runner for every component, what a rollback needs), with the
-// command line's runners: exec, and manifest (through any applier), and
+// command line's runners: exec, manifest (through any applier), helm, and
 // every hop check given (--check).
 func runRefusal(p *runner.Plan) error {
 	router := components.NewRouter().Register(release.TypeExec, components.NewExec()).
-		Register(release.TypeManifest, components.NewManifest(components.NewDir(os.TempDir())))
+		Register(release.TypeManifest, components.NewManifest(components.NewDir(os.TempDir()))).
+		Register(release.TypeHelm, helmAtPlan{})
 	var opts []runner.Option
 	for _, h := range p.Hops {
 		for _, ch := range slices.Concat(h.PreChecks, h.PostChecks) {
@@ -46,6 +47,19 @@ func runRefusal(p *runner.Plan) error {
 		return nil
 	}
 	return errors.Join(kept...)
+}
+
+// helmAtPlan stands for kube/helm at plan time: the command line runs
+// helm components and Helm rolls them back; whether a chart resolves is
+// run's plan step (it needs Helm's cache and the network).
+type helmAtPlan struct{}
+
+func (helmAtPlan) Run(context.Context, runner.Task) error {
+	return errors.New("hopdag plan runs nothing")
+}
+
+func (helmAtPlan) Rollback(context.Context, runner.Task) error {
+	return errors.New("hopdag plan runs nothing")
 }
 
 // flatten is the problems of Validate's error: ErrInvalidPlan wrapped

@@ -31,6 +31,11 @@ func TestPlanWarnsWhatRunRefuses(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "component db: runner: cannot roll back: components: db 1.1: validate-rollback: no rollback command: declare spec.rollback.args")
 
+	// The command line runs helm components too.
+	code, _, stderr = invoke("plan", helmCatalog(t), "--from", "v0.0", "--to", "v2.0")
+	assert.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stderr, "warning", "a helm catalog runs from the command line")
+
 	_, _, stderr = invoke("plan", "-h")
 	assert.Contains(t, stderr, "warns when hopdag run would refuse")
 }
