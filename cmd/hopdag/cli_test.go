@@ -128,6 +128,12 @@ func TestCompletionBash(t *testing.T) {
 	assert.Equal(t, "--set --simulate --speed --state", complete("run", execCatalog, "--s"))
 	assert.Equal(t, "v1.0 v1.1", complete("plan", execCatalog, "--from", "v1"))
 	assert.Equal(t, "bash", complete("completion", "b"))
+	assert.Equal(t, "bundle", complete("bun"))
+	assert.Equal(t, "pull push", complete("bundle", "pu"))
+	// A catalog of several tracks: TRACK=VERSION, as --from takes it there.
+	two := complete("plan", "../../testdata/two-track", "--from", "kubernetes=v1.3")
+	assert.Contains(t, two, "kubernetes=v1.32.0")
+	assert.NotContains(t, two, "platform=")
 
 	code, out, _ = invoke("completion", "zsh")
 	require.Equal(t, 0, code)

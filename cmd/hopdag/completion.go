@@ -38,7 +38,8 @@ func (c *cli) completion(ctx context.Context) int {
 }
 
 // completeVersions prints the versions of the catalog in dir, one a line,
-// ascending; nothing (and exit 0) when it does not load, so that a
+// ascending (on a catalog of several tracks, as TRACK=VERSION, the form
+// --from and --to take there, by track); nothing (and exit 0) when it does not load, so that a
 // half-typed command line completes to nothing rather than to an error.
 func (c *cli) completeVersions(dir string) int {
 	var (
@@ -53,14 +54,23 @@ func (c *cli) completeVersions(dir string) int {
 	if err != nil {
 		return exitOK
 	}
-	seen := map[string]release.Version{}
+	byTrack := map[string]map[string]release.Version{}
 	for _, r := range cat.Releases {
-		seen[r.Version.Original()] = r.Version
+		if byTrack[r.Track] == nil {
+			byTrack[r.Track] = map[string]release.Version{}
+		}
+		byTrack[r.Track][r.Version.Original()] = r.Version
 	}
-	vs := slices.Collect(maps.Values(seen))
-	slices.SortFunc(vs, func(a, b release.Version) int { return a.Compare(b) })
-	for _, v := range vs {
-		fmt.Fprintln(c.stdout, v.Original())
+	for _, track := range slices.Sorted(maps.Keys(byTrack)) {
+		vs := slices.Collect(maps.Values(byTrack[track]))
+		slices.SortFunc(vs, func(a, b release.Version) int { return a.Compare(b) })
+		for _, v := range vs {
+			if len(byTrack) > 1 {
+				fmt.Fprintln(c.stdout, track+"="+v.Original())
+			} else {
+				fmt.Fprintln(c.stdout, v.Original())
+			}
+		}
 	}
 	return exitOK
 }
@@ -70,6 +80,7 @@ var pathFlags = []string{"state", "apply-dir", "log-file", "kubeconfig"}
 
 func bashCompletion(commands map[string]command) string {
 	names := slices.Sorted(maps.Keys(commands))
+	words := slices.Sorted(slices.Values(append(slices.Clone(names), "bundle")))
 	var cases strings.Builder
 	for _, name := range names {
 		c := newCLI(env{}, name, commands[name])
@@ -113,10 +124,12 @@ _hopdag() {
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
   elif [ "$cmd" = completion ]; then
     COMPREPLY=($(compgen -W "bash zsh" -- "$cur"))
+  elif [ "$cmd" = bundle ] && [ "$COMP_CWORD" -eq 2 ]; then
+    COMPREPLY=($(compgen -W "copy export keygen pull push" -- "$cur"))
   else
     COMPREPLY=($(compgen -d -- "$cur"))
   fi
 }
 complete -F _hopdag hopdag
-`, strings.Join(names, " "), strings.Join(paths, "|"), cases.String())
+`, strings.Join(words, " "), strings.Join(paths, "|"), cases.String())
 }

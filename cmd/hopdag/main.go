@@ -245,13 +245,13 @@ func newCLI(e env, name string, cmd command) *cli {
 	}
 	switch c.name {
 	case "targets", "plan", "graph", "run":
-		c.from = c.fs.String("from", "", "version the system runs (required)")
+		c.from = c.fs.String("from", "", "version the system runs (required); on a catalog of several tracks, the state: TRACK=VERSION,... e.g. platform=13.01.0,kubernetes=v1.33.0")
 		c.accept = c.fs.String("accept", "", "comma-separated risks to accept")
 		c.addRouteFlags()
 	}
 	switch c.name {
 	case "plan", "graph", "run":
-		c.to = c.fs.String("to", "", "version to upgrade to (required)")
+		c.to = c.fs.String("to", "", "version to upgrade to (required); on a catalog of several tracks, TRACK=VERSION,... (the tracks it names)")
 	}
 	switch c.name {
 	case "plan":
