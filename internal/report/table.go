@@ -52,7 +52,11 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 			if note == "" || c.Phase == runner.Succeeded {
 				note = c.Reason
 			}
-			fmt.Fprintf(tw, "%d %s -> %s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", i+1, h.From, h.To, c.Name,
+			hop := fmt.Sprintf("%d %s -> %s", i+1, h.From, h.To)
+			if h.Track != "" { // a route across tracks: which one moves
+				hop = fmt.Sprintf("%d %s %s -> %s", i+1, h.Track, h.From, h.To)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", hop, c.Name,
 				dash(c.FromVersion), c.ToVersion, c.Phase, c.Attempts, duration(c.Duration.Duration), dash(string(c.Code)), oneLine(note))
 		}
 	}

@@ -106,3 +106,14 @@ func ExampleTable() {
 	// 1 v1 -> v2  db         5.0   5.1  Succeeded  1         1s        -
 	// 1 v1 -> v2  app        1.0   1.1  Succeeded  1         3s        -
 }
+
+// On a route across tracks each hop says which track moves.
+func TestTableTrack(t *testing.T) {
+	s := &runner.Status{Phase: runner.Succeeded, From: "platform=13.01.0,kubernetes=v1.32.0", To: "platform=13.01.2", Runs: 1, Progress: runner.Progress{Done: 1, Total: 1},
+		Hops: []runner.HopStatus{{Track: "platform", From: "13.01.0", To: "13.01.2", Phase: runner.Succeeded, Components: []runner.ComponentStatus{
+			{Name: "sysinv", FromVersion: "13.01.0", ToVersion: "13.01.2", Phase: runner.Succeeded, Attempts: 1, Duration: release.D(time.Second)},
+		}}}}
+	var b bytes.Buffer
+	report.Table(&b, s, nil)
+	assert.Contains(t, b.String(), "\n1 platform 13.01.0 -> 13.01.2  sysinv")
+}
