@@ -242,3 +242,28 @@ func labelsOf(o components.Object) map[string]string {
 	}
 	return out
 }
+
+// A manifest component the hop installed rolls back to nothing: what its
+// inventory holds is pruned, and no template is rendered (the regression:
+// the rollback rendered "no manifests" and failed as Permanent).
+func TestManifestRollbackInstalled(t *testing.T) {
+	for _, to := range []*release.ComponentVersion{webV1(), webV2()} {
+		t.Run(to.Version.String(), func(t *testing.T) {
+			ctx := context.Background()
+			rec, log := components.NewRecorder(), &phaseLog{}
+			r := webRouter(rec, log)
+			keep := manifestCV("other", "v1.0", cm("other", "v", "1"))
+			require.NoError(t, r.Run(ctx, task(nil, keep, nil)))
+			require.NoError(t, r.Run(ctx, task(nil, to, nil)))
+			require.NoError(t, r.Rollback(ctx, task(nil, to, nil)))
+			assert.Equal(t, []string{"ConfigMap web/other v=1"}, liveData(rec), "only the other component's object is left")
+			invs, err := rec.Inventories(ctx, components.DefaultInstance)
+			require.NoError(t, err)
+			for _, inv := range invs {
+				if inv.Component == "web" {
+					assert.Empty(t, inv.Objects, "web's inventory after the rollback")
+				}
+			}
+		})
+	}
+}
