@@ -83,15 +83,16 @@ func TestWalker(t *testing.T) {
 		Gate *inner `json:"gate,omitempty" yaml:"gate,omitempty"`
 	}
 	type doc struct {
-		Name       string            `json:"name" yaml:"-"`
-		Version    release.Version   `json:"version" yaml:"version"`
-		Leaf       leaf              `json:"leaf" yaml:"leaf"`
-		List       []*inner          `json:"list" yaml:"list"`
-		Map        map[string]inner  `json:"map" yaml:"map"`
-		Strings    map[string]string `json:"strings" yaml:"strings"`
-		Source     release.Source    `json:"-" yaml:"-"`
-		Wrong      string            `json:"wrong" yaml:"Wrong"`
-		embedded   `json:",inline" yaml:",inline"`
+		Name     string            `json:"name" yaml:"-"`
+		Version  release.Version   `json:"version" yaml:"version"`
+		Leaf     leaf              `json:"leaf" yaml:"leaf"`
+		List     []*inner          `json:"list" yaml:"list"`
+		Map      map[string]inner  `json:"map" yaml:"map"`
+		Strings  map[string]string `json:"strings" yaml:"strings"`
+		Source   release.Source    `json:"-" yaml:"-"`
+		Wrong    string            `json:"wrong" yaml:"Wrong"`
+		embedded `json:",inline" yaml:",inline"`
+		//lint:ignore U1000 here for the walk to skip
 		unexported string
 	}
 	w := walker{release: true, skip: []string{"Name"}}
