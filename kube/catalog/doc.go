@@ -9,9 +9,14 @@
 // the same way (Line is 0).
 //
 // A cluster holds no files: a ComponentVersion whose manifests name a file
-// loads only when WithManifests gives a file system to read it from;
-// otherwise the problem says the file does not exist. Inline templates need
-// nothing.
+// (in spec.manifests or in a lifecycle phase's manifests) loads only when
+// WithManifests gives a file system to read it from; otherwise the problem
+// says the file does not exist. Inline templates need nothing.
+//
+// The objects carry every field of the catalog's documents (package
+// v1alpha1 mirrors them, and its tests check it), so a catalog directory
+// applied to a cluster loads back into the catalog release.LoadDir reads
+// from it, gates, rollback and channels included.
 //
 // Objects are read in name order, so the catalog and its errors are the
 // same whatever order the API server lists them in.

@@ -18,7 +18,7 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-// Option configures Load and FromObjects.
+// Option configures Load and Objects.Catalog.
 type Option func(*options)
 
 type options struct {
@@ -26,8 +26,8 @@ type options struct {
 }
 
 // WithManifests reads the files that ComponentVersions name in
-// spec.manifests[].file from fsys (paths relative to its root, as in a
-// catalog directory).
+// spec.manifests[].file and spec.phases[].manifests[].file from fsys
+// (paths relative to its root, as in a catalog directory).
 func WithManifests(fsys fs.FS) Option { return func(o *options) { o.manifests = fsys } }
 
 // Objects are the catalog objects of one namespace.
@@ -53,7 +53,7 @@ func List(ctx context.Context, c client.Reader, namespace string) (*Objects, err
 }
 
 // Load lists the catalog objects of namespace and builds the catalog (see
-// FromObjects).
+// Objects.Catalog).
 func Load(ctx context.Context, c client.Reader, namespace string, opts ...Option) (*release.Catalog, error) {
 	objs, err := List(ctx, c, namespace)
 	if err != nil {
@@ -97,11 +97,7 @@ func (o *Objects) Catalog(opts ...Option) (*release.Catalog, error) {
 		if cfg.manifests == nil {
 			continue
 		}
-		for _, m := range cv.Spec.Manifests {
-			if m.File == "" {
-				continue
-			}
-			name := path.Clean(m.File)
+		for _, name := range manifestFiles(&cv.Spec) {
 			if _, done := fsys[name]; done || !fs.ValidPath(name) {
 				continue
 			}
@@ -134,6 +130,25 @@ func (o *Objects) Catalog(opts ...Option) (*release.Catalog, error) {
 	}
 	relocate(c)
 	return c, nil
+}
+
+// manifestFiles lists the files that a ComponentVersion names as
+// manifests, cleaned: spec.manifests[].file, then
+// spec.phases[].manifests[].file, in the order written.
+func manifestFiles(spec *v1alpha1.ComponentVersionSpec) []string {
+	var out []string
+	add := func(ms []v1alpha1.Manifest) {
+		for _, m := range ms {
+			if m.File != "" {
+				out = append(out, path.Clean(m.File))
+			}
+		}
+	}
+	add(spec.Manifests)
+	for _, p := range spec.Phases {
+		add(p.Manifests)
+	}
+	return out
 }
 
 // fileOf is the file of an object's document: "Kind/name.yaml".

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,8 +28,8 @@ var ErrNotObjects = errors.New("catalog: not a catalog object")
 // would create from it (to seed a cluster, or to compare the loaders). It
 // reads every *.yaml file under dir (recursively, in lexical
 // order). Documents of another apiVersion are left out, and so are the
-// files that ComponentVersions name as manifests (templates need not be
-// YAML). Each catalog document is decoded strictly into its v1alpha1 type,
+// files that ComponentVersions name as manifests, in spec.manifests or in
+// a lifecycle phase's manifests (templates need not be YAML). Each catalog document is decoded strictly into its v1alpha1 type,
 // namespace empty; a document that does not decode gives an error matching
 // ErrNotObjects.
 func ReadDir(dir string) (*Objects, error) {
@@ -71,8 +70,8 @@ func ReadDir(dir string) (*Objects, error) {
 		return nil, err
 	}
 	for _, cv := range objs.Components {
-		for _, m := range cv.Spec.Manifests {
-			delete(broken, path.Clean(m.File))
+		for _, f := range manifestFiles(&cv.Spec) {
+			delete(broken, f)
 		}
 	}
 	for _, f := range slices.Sorted(maps.Keys(broken)) {

@@ -50,6 +50,68 @@ type ComponentVersionSpec struct {
 	// +optional
 	// +listType=atomic
 	Manifests []Manifest `json:"manifests,omitempty"`
+	// Helm is the chart of a component of type helm.
+	// +optional
+	Helm *HelmChart `json:"helm,omitempty"`
+	// Lifecycle: phases, gate, rollback and irreversible, written at the
+	// spec's level as in the catalog.
+	Lifecycle `json:",inline"`
+}
+
+// HelmChart mirrors release.HelmChart.
+type HelmChart struct {
+	Chart string `json:"chart"`
+	// +optional
+	Repo string `json:"repo,omitempty"`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// +optional
+	Release string `json:"release,omitempty"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	Values string `json:"values,omitempty"`
+}
+
+// Lifecycle mirrors release.Lifecycle.
+type Lifecycle struct {
+	// Phases, when set, run in order in place of the type's single step.
+	// +optional
+	// +listType=atomic
+	Phases []LifecyclePhase `json:"phases,omitempty"`
+	// Gate holds the component until an operator approves it.
+	// +optional
+	Gate *Gate `json:"gate,omitempty"`
+	// Rollback is the command that undoes an exec component's upgrade.
+	// +optional
+	Rollback *Command `json:"rollback,omitempty"`
+	// Irreversible says why the component cannot be rolled back.
+	// +optional
+	Irreversible string `json:"irreversible,omitempty"`
+}
+
+// LifecyclePhase mirrors release.LifecyclePhase: exactly one of Handler,
+// Command and Manifests (the catalog loader checks it).
+type LifecyclePhase struct {
+	Name string `json:"name"`
+	// +optional
+	Handler string `json:"handler,omitempty"`
+	// +optional
+	Command *Command `json:"command,omitempty"`
+	// +optional
+	// +listType=atomic
+	Manifests []Manifest `json:"manifests,omitempty"`
+	// +optional
+	Gate *Gate `json:"gate,omitempty"`
+}
+
+// Gate mirrors release.Gate. An empty gate (`gate: {}`) is a gate.
+type Gate struct {
+	// Reason says what the operator should look at before approving.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 }
 
 // Retries mirrors release.Retries.

@@ -6,6 +6,16 @@
 // status says where the system is, what it can reach, and how the upgrade
 // goes.
 //
+// Field for field means every field, nested ones too: the ComponentVersion
+// spec carries helm and the lifecycle (phases, gate, rollback,
+// irreversible) at its own level, an UpgradePath rule its gate and
+// onFailure, a versions entry its channels. A field that a CRD lacked would
+// be pruned by the API server without an error, and an approval gate or a
+// rollback policy would vanish between a catalog directory and the catalog
+// an operator loads from the cluster. TestSpecsMirrorCatalog compares the
+// field paths of the specs with those of the release types; add a field
+// to both.
+//
 // Every kind is namespaced: a ClusterVersion reads the catalog objects of its
 // own namespace, so one cluster may hold the catalogs and ClusterVersions of
 // several managed systems. Release also answers to the short names

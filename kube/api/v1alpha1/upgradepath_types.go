@@ -44,6 +44,21 @@ type Rule struct {
 	// +optional
 	// +listType=atomic
 	PostChecks []Check `json:"postChecks,omitempty"`
+	// RuleControl: the hop's gate and failure policy, written at the
+	// rule's level as in the catalog.
+	RuleControl `json:",inline"`
+}
+
+// RuleControl mirrors release.RuleControl.
+type RuleControl struct {
+	// Gate holds the hop until an operator approves it.
+	// +optional
+	Gate *Gate `json:"gate,omitempty"`
+	// OnFailure is the hop's failure policy: "" (the executor's) or
+	// "rollback".
+	// +optional
+	// +kubebuilder:validation:Enum="";rollback
+	OnFailure string `json:"onFailure,omitempty"`
 }
 
 // Risk mirrors release.Risk.
@@ -69,6 +84,10 @@ type VersionInfo struct {
 	Installable *bool `json:"installable,omitempty"`
 	// +optional
 	Deprecated string `json:"deprecated,omitempty"`
+	// Channels lists the channels the version belongs to.
+	// +optional
+	// +listType=atomic
+	Channels []string `json:"channels,omitempty"`
 }
 
 // UpgradePathList is a list of UpgradePaths.
