@@ -161,3 +161,33 @@ spec:
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+// A rule's onFailure is "" or rollback: a misspelt policy would silently
+// fall back to the executor's (and the CRD refuses it).
+func TestRuleOnFailureInvalid(t *testing.T) {
+	fsys := fstest.MapFS{"c.yaml": {Data: []byte(`apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: api}
+spec: {name: api, version: v1.0, handler: api}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: Release
+metadata: {name: v1.0}
+spec: {version: v1.0, components: [{name: api, version: v1.0}]}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: Release
+metadata: {name: v2.0}
+spec: {version: v2.0, components: [{name: api, version: v1.0}]}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: UpgradePath
+metadata: {name: p}
+spec:
+  rules:
+  - {from: v1.0, to: v2.0, onFailure: Rollback}
+`)}}
+	_, err := release.Load(fsys)
+	require.ErrorIs(t, err, release.ErrInvalidCatalog)
+	assert.Contains(t, err.Error(), `c.yaml:21: spec.rules[0].onFailure: onFailure must be "rollback" or unset, got "Rollback"; write onFailure: rollback, or remove it to use the executor's failure policy`)
+}

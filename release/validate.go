@@ -341,6 +341,9 @@ type listedVersion struct {
 func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKey]Source, listed map[trackKey]listedVersion, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
 	for i, r := range p.Rules {
+		if r.OnFailure != "" && r.OnFailure != OnFailureRollback {
+			ps.add(at("rules", i, "onFailure").with(fmt.Sprintf("onFailure must be %q or unset, got %q", OnFailureRollback, r.OnFailure), "write onFailure: rollback, or remove it to use the executor's failure policy"))
+		}
 		if r.From.IsZero() {
 			ps.add(at("rules", i).with("rule has no from", "set from to a version or a range, e.g. \">= v26.06-rc.1, < v26.06\""))
 		} else if from, exact := r.From.Exact(); exact {

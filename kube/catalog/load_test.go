@@ -167,11 +167,6 @@ func TestPhaseManifestFile(t *testing.T) {
 	require.Len(t, objs.Components[0].Spec.Phases, 2)
 
 	want, err := release.LoadDir(phaseFileDir)
-	if err != nil && strings.Contains(err.Error(), "manifests/rollout.yaml:") {
-		// release's directory loader reads the files of spec.manifests
-		// only; support for phase manifest files is being added there.
-		t.Skipf("release.LoadDir does not read lifecycle phase manifest files yet: %v", err)
-	}
 	require.NoError(t, err)
 	got, err := objs.Catalog(catalog.WithManifests(os.DirFS(phaseFileDir)))
 	require.NoError(t, err)

@@ -26,7 +26,8 @@ func WithExecutorOptions(opts ...runner.Option) Option {
 }
 
 // WithManifests gives the files that ComponentVersions name in
-// spec.manifests[].file (see catalog.WithManifests).
+// spec.manifests[].file and spec.phases[].manifests[].file (see
+// catalog.WithManifests).
 func WithManifests(fsys fs.FS) Option { return func(r *Reconciler) { r.manifests = fsys } }
 
 // WithStatusInterval sets how often, at most, progress inside a hop is
