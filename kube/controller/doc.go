@@ -40,7 +40,7 @@
 //
 // Validator is the validating admission webhook of ClusterVersion.
 //
-// +kubebuilder:webhook:path=/validate-hopdag-io-v1alpha1-clusterversion,mutating=false,failurePolicy=fail,sideEffects=None,groups=hopdag.io,resources=clusterversions,verbs=create;update;delete,versions=v1alpha1,name=vclusterversion.hopdag.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-hopdag-io-v1alpha1-clusterversion,mutating=false,failurePolicy=fail,sideEffects=None,groups=hopdag.io,resources=clusterversions,verbs=create;update;delete,versions=v1alpha1,name=vclusterversion.hopdag.io,admissionReviewVersions=v1,timeoutSeconds=30
 package controller
 
 //go:generate sh -c "$HOPDAG_CONTROLLER_GEN webhook paths=./... output:webhook:dir=../config/webhook"

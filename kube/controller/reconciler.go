@@ -43,6 +43,7 @@ type Reconciler struct {
 	recorder  recorder.EventRecorder
 	execOpts  []runner.Option
 	manifests fs.FS
+	catalogs  *catalog.Cache // built in New, with manifests
 	interval  time.Duration
 	holder    string
 	ttl       time.Duration
@@ -79,6 +80,7 @@ func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *R
 	for _, o := range opts {
 		o(r)
 	}
+	r.catalogs = catalog.NewCache(catalog.WithManifests(r.manifests))
 	return r
 }
 
@@ -171,7 +173,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // only between upgrades. The status write is ru's, so that it does not
 // race the run's own.
 func (r *Reconciler) refreshUpdates(ctx context.Context, ru *run, cv *v1alpha1.ClusterVersion) {
-	cat, err := catalog.Load(ctx, r.client, cv.Namespace, catalog.WithManifests(r.manifests))
+	cat, err := r.catalogs.Load(ctx, r.client, cv.Namespace)
 	if err != nil {
 		return // the run goes on with the catalog it started with; decide reports it after
 	}
@@ -215,7 +217,7 @@ type plan struct {
 // if any.
 func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) (*plan, error) {
 	now := metav1.Now()
-	cat, err := catalog.Load(ctx, r.client, cv.Namespace, catalog.WithManifests(r.manifests))
+	cat, err := r.catalogs.Load(ctx, r.client, cv.Namespace)
 	if err != nil {
 		if !errors.Is(err, release.ErrInvalidCatalog) {
 			return nil, err

@@ -31,14 +31,20 @@ import (
 //     change only back to the version the upgrade started from (the abort);
 //   - a ClusterVersion cannot be deleted while an upgrade is in progress or
 //     paused.
+//
+// The catalog is built again only when one of its objects changed
+// (catalog.Cache): on a catalog of thousands of objects the strict load
+// takes seconds, and the API server waits for the webhook at most 30 s
+// (timeoutSeconds in kube/config/webhook).
 type Validator struct {
-	reader    client.Reader
-	manifests fs.FS
+	reader   client.Reader
+	catalogs *catalog.Cache
 }
 
-// NewValidator returns a validator that reads the catalog through r.
+// NewValidator returns a validator that reads the catalog through r, and
+// the files its ComponentVersions name from manifests (catalog.WithManifests).
 func NewValidator(r client.Reader, manifests fs.FS) *Validator {
-	return &Validator{reader: r, manifests: manifests}
+	return &Validator{reader: r, catalogs: catalog.NewCache(catalog.WithManifests(manifests))}
 }
 
 // SetupWebhookWithManager serves the validator from the manager's webhook
@@ -132,7 +138,7 @@ func planFrom(cv *v1alpha1.ClusterVersion) string {
 
 // reachable refuses a desiredVersion the catalog cannot reach from from.
 func (v *Validator) reachable(ctx context.Context, cv *v1alpha1.ClusterVersion, from string) error {
-	cat, err := catalog.Load(ctx, v.reader, cv.Namespace, catalog.WithManifests(v.manifests))
+	cat, err := v.catalogs.Load(ctx, v.reader, cv.Namespace)
 	if err != nil {
 		if errors.Is(err, release.ErrInvalidCatalog) {
 			return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "desiredVersion"), cv.Spec.DesiredVersion, "the catalog of namespace "+cv.Namespace+" is invalid: "+err.Error())})
