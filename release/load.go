@@ -469,9 +469,10 @@ func (l *loader) decode(doc document) {
 			break
 		}
 		p.Name, p.Source = env.Metadata.Name, doc.src
+		rules := find(spec, "rules") // once: find scans spec's keys
 		for i := range p.Rules {
 			p.Rules[i].Source = Source{File: doc.src.File, Line: doc.src.Line}
-			if n := find(spec, "rules", i); n != nil {
+			if n := find(rules, i); n != nil {
 				p.Rules[i].Source.Line = line(n)
 			}
 		}

@@ -347,7 +347,8 @@ func isMerge(k *yaml.Node) bool {
 // mappings its merge keys (<<) name, as YAML defines merging: a key of n
 // overrides a merged one, and an earlier merged mapping overrides a later
 // one (fn skips keys it has, silently when merged is true). Reaching a
-// merged mapping counts as an alias use.
+// merged mapping counts as an alias use, and so does each of its pairs: a
+// mapping of many keys merged many times costs at most maxAliasNodes.
 func (d *decoder) pairs(n *yaml.Node, merged bool, fn func(k, v *yaml.Node, merged bool)) {
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -355,6 +356,9 @@ func (d *decoder) pairs(n *yaml.Node, merged bool, fn func(k, v *yaml.Node, merg
 		if isMerge(k) {
 			merges = append(merges, n.Content[i+1])
 			continue
+		}
+		if merged && !d.countAlias(k) {
+			return
 		}
 		fn(k, n.Content[i+1], merged)
 	}

@@ -19,6 +19,9 @@ import (
 type specNodes struct {
 	raw    map[string][]rawDoc // per file, by line
 	parsed map[Source]*yaml.Node
+	// keys indexes the top-level keys of large specs, so that locating
+	// one problem per rule of a spec with many keys stays linear.
+	keys map[*yaml.Node]map[string]*yaml.Node
 }
 
 // brokenKey names a Release or ComponentVersion document that could not be
@@ -35,7 +38,7 @@ type rawDoc struct {
 }
 
 func newSpecNodes() *specNodes {
-	return &specNodes{raw: map[string][]rawDoc{}, parsed: map[Source]*yaml.Node{}}
+	return &specNodes{raw: map[string][]rawDoc{}, parsed: map[Source]*yaml.Node{}, keys: map[*yaml.Node]map[string]*yaml.Node{}}
 }
 
 // find returns the text of the document at doc. The documents of a file
@@ -80,11 +83,53 @@ func (sn *specNodes) spec(doc Source) (*yaml.Node, int) {
 func (sn *specNodes) at(doc Source, path ...any) Problem {
 	p := Problem{File: doc.File, Line: doc.Line, Field: fieldPath(path)}
 	if spec, base := sn.spec(doc); spec != nil {
-		if n := find(spec, path...); n != nil {
+		n := spec
+		if key, ok := firstKey(path); ok {
+			n, path = sn.child(spec, key), path[1:]
+		}
+		if n = find(n, path...); n != nil {
 			p.Line = base + n.Line
 		}
 	}
 	return p
+}
+
+func firstKey(path []any) (string, bool) {
+	if len(path) == 0 {
+		return "", false
+	}
+	key, ok := path[0].(string)
+	return key, ok
+}
+
+// smallMapping is the number of keys up to which child scans a mapping
+// rather than index it.
+const smallMapping = 32
+
+// child is find(spec, key), from an index of spec's keys when spec is
+// large (each answer, a merged key's or an absent one's too, is kept).
+func (sn *specNodes) child(spec *yaml.Node, key string) *yaml.Node {
+	if spec.Kind != yaml.MappingNode || len(spec.Content) <= 2*smallMapping {
+		return find(spec, key)
+	}
+	idx, ok := sn.keys[spec]
+	if !ok {
+		idx = make(map[string]*yaml.Node, len(spec.Content)/2)
+		for i := 0; i+1 < len(spec.Content); i += 2 {
+			if k := spec.Content[i]; !isMerge(k) {
+				if _, dup := idx[k.Value]; !dup {
+					idx[k.Value] = spec.Content[i+1]
+				}
+			}
+		}
+		sn.keys[spec] = idx
+	}
+	n, ok := idx[key]
+	if !ok {
+		n = find(spec, key)
+		idx[key] = n
+	}
+	return n
 }
 
 func fieldPath(path []any) string {
