@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
 )
 
 // templateData is what manifest and command templates see.
@@ -41,6 +42,18 @@ func newData(cv *release.ComponentVersion, from, hop string, values map[string]a
 		Hop:       hop,
 		Values:    values,
 	}
+}
+
+// RenderText renders text, a template named name, as the manifest and exec
+// runners render theirs: with t's data (.Component, .From, .Hop) and
+// values as .Values, the same function library (funcs), and a missing key
+// or a nil value an error. Runners of other modules (kube/helm's values)
+// use it so that every template of a catalog means the same.
+func RenderText(name, text string, t runner.Task, values map[string]any) (string, error) {
+	if t.To == nil {
+		return "", noTarget(t)
+	}
+	return execute(name, text, newData(t.To, fromVersion(t), hopName(t), values))
 }
 
 // funcs is the template function library: Masterminds/sprig's, the set

@@ -355,3 +355,15 @@ func TestRenderValuesSafely(t *testing.T) {
 		})
 	}
 }
+
+func TestRenderText(t *testing.T) {
+	to := manifestCV("web", "v2.0")
+	to.Params = map[string]string{"replicas": "3"}
+	tk := task(manifestCV("web", "v1.0"), to, hop("v26.06", "v26.09"))
+	got, err := components.RenderText("values", "image: {{ .Values.registry | quote }}\nfrom: {{ .From }}\nhop: {{ .Hop }}\nreplicas: {{ .Component.Params.replicas }}\n", tk, map[string]any{"registry": "mirror.local: 5000"})
+	require.NoError(t, err)
+	assert.Equal(t, "image: \"mirror.local: 5000\"\nfrom: v1.0\nhop: v26.06 -> v26.09\nreplicas: 3\n", got)
+	_, err = components.RenderText("values", "{{ .Values.missing }}", tk, nil)
+	assert.ErrorIs(t, err, components.ErrTemplate)
+	assert.ErrorContains(t, err, "missing")
+}

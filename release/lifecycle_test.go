@@ -191,3 +191,21 @@ spec:
 	require.ErrorIs(t, err, release.ErrInvalidCatalog)
 	assert.Contains(t, err.Error(), `c.yaml:21: spec.rules[0].onFailure: onFailure must be "rollback" or unset, got "Rollback"; write onFailure: rollback, or remove it to use the executor's failure policy`)
 }
+
+// CatalogFiles lists what Load reads and the chart directories it skips.
+func TestCatalogFiles(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a.yaml":                       {Data: []byte("x")},
+		"B.YAML":                       {Data: []byte("x")},
+		"sub/c.yml":                    {Data: []byte("x")},
+		".github/ci.yml":               {Data: []byte("x")},
+		".hidden.yaml":                 {Data: []byte("x")},
+		"charts/app/Chart.yaml":        {Data: []byte("x")},
+		"charts/app/templates/cm.yaml": {Data: []byte("x")},
+		"notes.txt":                    {Data: []byte("x")},
+	}
+	files, charts, err := release.CatalogFiles(fsys)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"B.YAML", "a.yaml", "sub/c.yml"}, files)
+	assert.Equal(t, []string{"charts/app"}, charts)
+}

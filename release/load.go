@@ -87,26 +87,7 @@ func Load(fsys fs.FS) (*Catalog, error) {
 	var ps problems
 	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &ps, dec: newDecoder(&ps),
 		broken: map[brokenKey]Source{}, manifests: map[string]bool{}}
-	var files []string
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			ps.add(Problem{File: p, Message: err.Error()})
-			return nil
-		}
-		if p != "." && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() && p != "." && isChart(fsys, p) {
-			return fs.SkipDir // a Helm chart a helm component names: not catalog documents
-		}
-		if !d.IsDir() && catalogFile(p) {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files, _, err := walk(fsys, func(p string, err error) { ps.add(Problem{File: p, Message: err.Error()}) })
 	if err != nil {
 		return nil, fmt.Errorf("release: reading catalog: %w", err)
 	}
@@ -120,6 +101,51 @@ func Load(fsys fs.FS) (*Catalog, error) {
 		return nil, err
 	}
 	return l.c, nil
+}
+
+// CatalogFiles returns, sorted, the files of fsys that Load reads as
+// catalog documents, and the Helm chart directories it skips (a directory
+// holding a Chart.yaml): what a copy of the catalog must hold, with the
+// manifest files its ComponentVersions name (ComponentVersion.ManifestFiles).
+// Unlike Load it stops at the first error reading fsys.
+func CatalogFiles(fsys fs.FS) (files, charts []string, err error) {
+	var first error
+	files, charts, err = walk(fsys, func(p string, err error) {
+		if first == nil {
+			first = fmt.Errorf("release: reading catalog: %s: %w", p, err)
+		}
+	})
+	if err == nil {
+		err = first
+	}
+	return files, charts, err
+}
+
+// walk lists the catalog files and chart directories of fsys, in lexical
+// order, and hands what cannot be read to fail: files and directories
+// whose name starts with "." are skipped, and so are Helm charts.
+func walk(fsys fs.FS, fail func(p string, err error)) (files, charts []string, err error) {
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			fail(p, err)
+			return nil
+		}
+		if p != "." && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() && p != "." && isChart(fsys, p) {
+			charts = append(charts, p)
+			return fs.SkipDir // a Helm chart a helm component names: not catalog documents
+		}
+		if !d.IsDir() && catalogFile(p) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files, charts, err
 }
 
 // isChart reports whether directory dir of fsys is a Helm chart: it holds
