@@ -97,6 +97,7 @@ func Load(fsys fs.FS) (*Catalog, error) {
 	loadManifests(fsys, l.c, l.sn, &ps)
 	validate(l.c, l.sn, l.broken, &ps)
 	validateCycles(l.c, l.sn, &ps)
+	validateBeforeAll(l.c, l.sn, &ps)
 	if err := ps.err(); err != nil {
 		return nil, err
 	}

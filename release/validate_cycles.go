@@ -151,3 +151,43 @@ func nameCycles(c *Catalog) bool {
 	}
 	return len(cycles.Find(off, adj, nil)) > 0
 }
+
+// validateBeforeAll reports a `before: all` component that depends on a
+// component of its release that does not run first: every such component
+// depends on it (dag adds those edges), so the dependency closes a cycle
+// whenever both change in a hop. Any path from a component that runs
+// first to one that does not has such an edge, so direct dependencies are
+// all there is to check. Each is reported at the ComponentVersion, the
+// same for every release that ships the two, so it is listed once. Like
+// validateCycles it is Load's: a catalog built in code meets it in dag.
+func validateBeforeAll(c *Catalog, sn *specNodes, ps *problems) {
+	firsts := false
+	for i := range c.Components {
+		firsts = firsts || (c.Components[i].RunsFirst() && len(c.Components[i].Dependencies) > 0)
+	}
+	if !firsts {
+		return
+	}
+	shipped := map[string]*ComponentVersion{}
+	for ri := range c.Releases {
+		r := &c.Releases[ri]
+		clear(shipped)
+		for _, ref := range r.Components {
+			if cv, ok := c.Component(ref.Name, ref.Version); ok {
+				shipped[ref.Name] = cv
+			}
+		}
+		for _, cv := range shipped {
+			if !cv.RunsFirst() {
+				continue
+			}
+			for k, d := range cv.Dependencies {
+				if dep, ok := shipped[d]; ok && !dep.RunsFirst() {
+					ps.add(sn.at(cv.Source, "dependencies", k).with(
+						fmt.Sprintf("component %s %s runs before all others (before: all) but depends on %s, which does not: %s runs after %s and %s before it, a dependency cycle whenever both change in a hop", cv.Name, cv.Version, d, d, cv.Name, cv.Name),
+						fmt.Sprintf("remove %s from spec.dependencies, or give %s before: all too", d, d)))
+				}
+			}
+		}
+	}
+}
