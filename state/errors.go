@@ -42,12 +42,21 @@ type LockedError struct {
 	// holder acquire Skew(TTL) after it; etcd when its server expired
 	// the lease.
 	Expires time.Time
+	// Missing, when set, names the lease record that was found missing
+	// (File: lease.json) while the status had been written under Token:
+	// the lease is taken as held by an unknown holder until Expires, so
+	// that a holder still running keeps it by refreshing.
+	Missing string
 }
 
 // Error is like "state: locked by node-a (lease 7) until
 // 2026-09-01T10:00:00Z; wait for the lease to expire or for node-a to
 // release it".
 func (e *LockedError) Error() string {
+	if e.Missing != "" {
+		return fmt.Sprintf("state: %s was missing while the status had been written under lease %d: the lease is taken as held until %s, so that a holder still running keeps it (its next refresh does); if none runs, acquire again after that",
+			e.Missing, e.Token, e.Expires.UTC().Format(time.RFC3339Nano))
+	}
 	until := ""
 	if !e.Expires.IsZero() {
 		until = " until " + e.Expires.UTC().Format(time.RFC3339Nano)

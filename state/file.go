@@ -43,6 +43,11 @@ const (
 // lease expires, and is fenced after that. (No file's absence or lock is
 // taken as a sign that a holder is dead: only the lease's expiry is.)
 //
+// A lease whose record was lost (LeaseFile deleted while the status had
+// been written under it) is taken as held, by an unknown holder, for one
+// TTL from when Acquire found it missing: the holder, if it still runs,
+// keeps it with its next Refresh, and nobody else gets in before.
+//
 // Tokens survive the loss of any one record: the next token is above both
 // LeaseFile's last token and the greatest token the status was written
 // under, and a write under a token below the latter is fenced. Deleting

@@ -1,6 +1,7 @@
 package state_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -209,4 +210,53 @@ func TestFileMissingSnapshot(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, filepath.Join(dir, state.SnapshotFile), ce.Path)
 	assert.Contains(t, err.Error(), "it is not there, and the journal")
+}
+
+// TestFileLeaseRecordDeleted: deleting lease.json (the cure people reach
+// for with stale locks) while its holder runs handed the live lease to the
+// next Acquire at once. Now the lease is taken as held, by an unknown
+// holder, for one TTL from when the record was found missing: a live
+// holder's Refresh keeps it (its token is the status's last), and only
+// once nobody refreshed does another holder get in, with a greater token.
+func TestFileLeaseRecordDeleted(t *testing.T) {
+	for _, alive := range []bool{true, false} {
+		t.Run(map[bool]string{true: "holder alive", false: "holder dead"}[alive], func(t *testing.T) {
+			ctx := context.Background()
+			clock := runnertest.NewClock(epoch)
+			dir := t.TempDir()
+			open := func() *state.File {
+				f, err := state.OpenFile(dir, state.WithClock(clock))
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = f.Close() })
+				return f
+			}
+			a, b := open(), open()
+			la, err := a.Acquire(ctx, "a", time.Minute)
+			require.NoError(t, err)
+			s := statetest.Big(3)
+			require.NoError(t, a.Commit(ctx, la.Token, s, nil))
+			require.NoError(t, os.Remove(filepath.Join(dir, state.LeaseFile)))
+
+			_, err = b.Acquire(ctx, "b", time.Minute)
+			require.ErrorIs(t, err, state.ErrLocked, "Acquire right after lease.json was deleted")
+			assert.ErrorContains(t, err, state.LeaseFile+" was missing")
+
+			clock.Advance(40 * time.Second)
+			if alive {
+				la, err = a.Refresh(ctx, la)
+				require.NoError(t, err, "the live holder's Refresh keeps its lease")
+				require.NoError(t, a.Commit(ctx, la.Token, s, nil))
+			}
+			clock.Advance(40 * time.Second)
+			lb, err := b.Acquire(ctx, "b", time.Minute)
+			if alive {
+				require.ErrorIs(t, err, state.ErrLocked, "the refreshed lease is still held")
+				assert.ErrorContains(t, err, "locked by a ", "the holder is named again once it refreshed")
+				return
+			}
+			require.NoError(t, err, "a TTL and the skew allowance after nobody refreshed")
+			assert.Greater(t, lb.Token, la.Token)
+			assert.ErrorIs(t, a.Commit(ctx, la.Token, s, nil), state.ErrFenced)
+		})
+	}
 }

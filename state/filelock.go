@@ -25,6 +25,17 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 		if err != nil {
 			return err
 		}
+		if r.missing && written > 0 {
+			// The status was written under a lease whose record is gone
+			// (deleted by hand, say): its holder may still run. Take the
+			// lease as held, by an unknown holder, for one TTL from now;
+			// the holder's next Refresh keeps it (record.refresh).
+			*r = record{Last: written, Token: written, Holder: unknownHolder, TTL: ttl, Expires: now.Add(ttl)}
+			if err := writeRecord(f.v, r); err != nil {
+				return errorf("acquire: %w", err)
+			}
+			return &LockedError{Holder: unknownHolder, Token: written, Expires: r.Expires, Missing: f.v.where(LeaseFile)}
+		}
 		if lease, err = r.acquire(now, holder, ttl, written); err != nil {
 			return err
 		}
@@ -72,11 +83,12 @@ func (f *File) Release(ctx context.Context, l Lease) error {
 	})
 }
 
-// readRecord reads LeaseFile; a zero record when it does not exist.
+// readRecord reads LeaseFile; a zero record, missing, when it does not
+// exist.
 func readRecord(v volume) (*record, error) {
 	b, err := v.read(LeaseFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &record{}, nil
+		return &record{missing: true}, nil
 	}
 	if err != nil {
 		return nil, errorf("read lease: %w", err)

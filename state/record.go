@@ -16,7 +16,14 @@ type record struct {
 	// TTL is in nanoseconds.
 	TTL     time.Duration `json:"ttl,omitempty"`
 	Expires time.Time     `json:"expires,omitzero"`
+
+	// missing is set by File when lease.json did not exist.
+	missing bool
 }
+
+// unknownHolder is the holder of a lease File takes as held because its
+// record was missing; the holder's Refresh names it again.
+const unknownHolder = "(unknown: the lease record was missing)"
 
 // held reports whether a lease holds the lock at now: its holder may
 // write until it expires.
@@ -76,6 +83,9 @@ func (r *record) refresh(now time.Time, l Lease) (Lease, error) {
 		return Lease{}, err
 	}
 	r.Expires = now.Add(r.TTL)
+	if r.Holder == unknownHolder {
+		r.Holder = l.Holder
+	}
 	return r.lease(), nil
 }
 
