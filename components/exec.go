@@ -48,7 +48,10 @@ const (
 // and Exec owns the group: when ctx ends it sends SIGTERM to the group,
 // waits up to the grace period (WithGracePeriod, 10s by default) for the
 // group to exit, then sends SIGKILL, so a child that ignores SIGTERM is
-// still killed. When the command exits by itself, whatever is left in its
+// still killed. A context cancelled because a lease is lost (its cause
+// has a StopBy method, as state.LostError does) cuts the grace period
+// short at that time: the command never outlives the lease. When the
+// command exits by itself, whatever is left in its
 // group is killed at once: a command must not leave processes behind (start
 // daemons with setsid, or through a service manager). A descendant that
 // left the group and keeps stdout or stderr open holds Run up for one
@@ -289,7 +292,7 @@ func (x *Exec) run(ctx context.Context, c command) (stdout, stderr *tail, err er
 		g.kill()
 	case <-ctx.Done():
 		stopErr = ctx.Err()
-		waitErr = x.stop(g, exited)
+		waitErr = x.stop(g, exited, stopGrace(ctx, x.grace))
 	}
 	g.settle()
 
@@ -368,12 +371,24 @@ func lookPath(file string, env []string) (string, error) {
 	return "", &exec.Error{Name: file, Err: fmt.Errorf("%w (the command's PATH is %s)", exec.ErrNotFound, path)}
 }
 
+// stopGrace is the grace period of a stop: grace, cut short when ctx's
+// cause says by when work must have stopped (a StopBy method: a lost
+// lease, state.LostError, must not be outlived by its commands, since
+// another coordinator may take over soon after its expiry).
+func stopGrace(ctx context.Context, grace time.Duration) time.Duration {
+	sb, ok := context.Cause(ctx).(interface{ StopBy() time.Time })
+	if !ok {
+		return grace
+	}
+	return max(min(grace, time.Until(sb.StopBy())), 0)
+}
+
 // stop ends a command whose context ended: SIGTERM to its group, up to one
 // grace period for the whole group to exit, then SIGKILL to whatever is
 // left. It returns the leader's wait error.
-func (x *Exec) stop(g group, exited <-chan error) error {
+func (x *Exec) stop(g group, exited <-chan error, d time.Duration) error {
 	g.terminate()
-	grace := time.NewTimer(x.grace)
+	grace := time.NewTimer(d)
 	defer grace.Stop()
 	var waitErr error
 	select {

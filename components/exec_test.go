@@ -23,6 +23,7 @@ import (
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
 )
 
 // script writes an executable /bin/sh script into dir and returns its path.
@@ -347,5 +348,37 @@ func TestExecOptionBounds(t *testing.T) {
 	err := components.NewExec(components.WithGracePeriod(-time.Second), components.WithOutputLimit(-1)).Run(ctx, task(nil, cv, nil))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 3*time.Second)
+	assertGroupGone(t, readPID(t, filepath.Join(dir, "leader.pid")))
+}
+
+// A context cancelled because the coordinator's lease is lost (the
+// Keeper's cause, a state.LostError, says by when work must have stopped)
+// cuts the grace period short: a command that ignores SIGTERM is killed at
+// the lease's expiry, not after the 10 s grace, so it never runs on while
+// another coordinator takes over.
+func TestExecStopsByTheLostLeasesExpiry(t *testing.T) {
+	dir := t.TempDir()
+	prog := script(t, dir, "trap '' TERM\necho $$ > leader.pid\nwhile :; do sleep 0.05; done\n")
+	cv := execCV("app", "v1.0.0", prog)
+	cv.Command.Dir = dir
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	done := make(chan error, 1)
+	go func() {
+		done <- components.NewExec(components.WithGracePeriod(10*time.Second)).Run(ctx, task(nil, cv, nil))
+	}()
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(dir, "leader.pid")); return err == nil }, 5*time.Second, 10*time.Millisecond)
+	stopBy := time.Now().Add(300 * time.Millisecond)
+	cancel(&state.LostError{Lease: state.Lease{Holder: "a", Token: 1, Expires: stopBy}})
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(8 * time.Second):
+		t.Fatal("the command outlived its lost lease by more than 7 s (the grace period is 10 s)")
+	}
+	ee, ok := errors.AsType[*components.ExitError](err)
+	require.True(t, ok, "errors.As(%v, *ExitError)", err)
+	assert.Equal(t, "killed", ee.Signal, "SIGTERM was ignored; SIGKILL at the lease's expiry ended it")
+	assert.GreaterOrEqual(t, time.Since(stopBy), -50*time.Millisecond, "killed no earlier than the lease's expiry")
 	assertGroupGone(t, readPID(t, filepath.Join(dir, "leader.pid")))
 }

@@ -118,6 +118,14 @@ func (e *LostError) Error() string {
 	return head + ": no refresh succeeded before its expiry at " + e.Lease.Expires.UTC().Format(time.RFC3339Nano) + " (less the keeper's margin)"
 }
 
+// StopBy is when whatever the lost lease guarded must have stopped: the
+// lease's expiry, after which another holder may soon take the lock. The
+// Keeper cancels its context with the LostError as the cause, Margin
+// before that; a runner that stops work gracefully (components.Exec's
+// SIGTERM, grace period, SIGKILL) cuts its grace short at StopBy, found
+// through context.Cause by this method.
+func (e *LostError) StopBy() time.Time { return e.Lease.Expires }
+
 // Unwrap returns ErrLost and Err, so errors.Is matches both ErrLost and,
 // for a fenced refresh, ErrFenced.
 func (e *LostError) Unwrap() []error {
