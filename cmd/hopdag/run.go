@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ import (
 // runFlags are the flags of hopdag run beyond the plan's.
 type runFlags struct {
 	applyDir    *string
+	instance    *string
 	dryRun      *bool
 	grace       *time.Duration
 	leaseTTL    *time.Duration
@@ -41,6 +43,7 @@ func (c *cli) runFlags() {
 	c.rf = &runFlags{
 		applyDir:    c.fs.String("apply-dir", "", "apply manifest components by writing their objects under this directory (the Dir applier)"),
 		dryRun:      c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)"),
+		instance:    c.fs.String("instance", components.DefaultInstance, "the installation the manifest components belong to: their objects are labelled hopdag.io/instance=NAME and their inventories kept per NAME, so a prune only ever deletes this installation's objects; give each catalog that shares a cluster (or an --apply-dir) its own"),
 		grace:       c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL"),
 		leaseTTL:    c.fs.Duration("lease-ttl", leaseTTL, "with --state: the lease on the state's lock, refreshed every third of it; a run killed without releasing it blocks the next run until it expires (plus a tenth)"),
 		logFile:     c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
@@ -251,9 +254,16 @@ func phaseText(p runner.Phase) string {
 	return strings.ToLower(string(p))
 }
 
+// instanceName is what --instance may be: a label value that also goes
+// into the kube applier's inventory ConfigMap names (hopdag.NAME.COMPONENT).
+var instanceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
+
 // checkRunFlags returns what is wrong with the combination of run's flags.
 func (c *cli) checkRunFlags() string {
 	rf := c.rf
+	if !instanceName.MatchString(*rf.instance) {
+		return fmt.Sprintf("--instance %q: want 1 to 40 lowercase letters, digits and '-', starting and ending with a letter or digit (it is a label value and part of the inventories' names)", *rf.instance)
+	}
 	if *rf.leaseTTL < time.Second {
 		return fmt.Sprintf("--lease-ttl %s: want at least 1s (the lease is refreshed every third of it)", *rf.leaseTTL)
 	}
@@ -333,7 +343,7 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("manifest %s %s: %v", plural(len(names), "component"), list(names), err))
 		} else {
-			router.Register(release.TypeManifest, components.NewManifest(applier, components.WithValues(values)))
+			router.Register(release.TypeManifest, components.NewManifest(applier, components.WithValues(values), components.WithInstance(*c.rf.instance)))
 		}
 	}
 	if names := byType[release.TypeHelm]; len(names) > 0 {
