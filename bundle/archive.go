@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing/fstest"
@@ -28,26 +29,51 @@ const (
 	maxFiles        = 100_000
 )
 
-// catalogFiles lists the files of a catalog directory that a bundle holds:
-// every YAML file Load reads and every manifest file a ComponentVersion
-// names, sorted.
+// catalogFiles lists, sorted, the files of a catalog directory that a
+// bundle holds: the catalog documents Load reads (release.CatalogFiles:
+// hidden files and directories are not among them), every manifest file a
+// ComponentVersion names, and the local Helm charts: every file of each
+// chart directory Load skips, and the chart directory or archive a helm
+// component names by a catalog-relative path. A chart is packed whole,
+// hidden files included (Helm reads a chart's .helmignore and applies it
+// itself). A named local chart that is not in fsys is an error: the bundle
+// would hold a catalog whose chart is gone. An absolute chart path names a
+// file of the machine that runs the upgrade, not of the catalog, and is
+// left alone.
 func catalogFiles(fsys fs.FS, c *release.Catalog) ([]string, error) {
-	set := map[string]bool{}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if ext := path.Ext(p); !d.IsDir() && (ext == ".yaml" || ext == ".yml") {
-			set[p] = true
-		}
-		return nil
-	})
+	docs, charts, err := release.CatalogFiles(fsys)
 	if err != nil {
 		return nil, err
 	}
+	set := map[string]bool{}
+	for _, f := range docs {
+		set[f] = true
+	}
+	for _, d := range charts {
+		if err := addTree(fsys, d, set); err != nil {
+			return nil, err
+		}
+	}
 	for i := range c.Components {
-		for _, f := range c.Components[i].ManifestFiles() {
+		cv := &c.Components[i]
+		for _, f := range cv.ManifestFiles() {
 			set[f] = true
+		}
+		chart, ok := localChart(cv)
+		if !ok {
+			continue
+		}
+		if !fs.ValidPath(chart) {
+			return nil, fmt.Errorf("%s: helm chart %s is outside the catalog directory: a bundle holds only the catalog's files; move the chart into the catalog or give it as oci:// or a repository chart", cv.Key(), cv.Helm.Chart)
+		}
+		fi, err := fs.Stat(fsys, chart)
+		if err != nil {
+			return nil, fmt.Errorf("%s: helm chart %s is not in the catalog directory (%w): a bundle must hold the local charts its helm components name", cv.Key(), cv.Helm.Chart, err)
+		}
+		if !fi.IsDir() {
+			set[chart] = true
+		} else if err := addTree(fsys, chart, set); err != nil {
+			return nil, err
 		}
 	}
 	files := make([]string, 0, len(set))
@@ -58,14 +84,52 @@ func catalogFiles(fsys fs.FS, c *release.Catalog) ([]string, error) {
 	return files, nil
 }
 
+// localChart is the cleaned catalog-relative path of cv's Helm chart, when
+// it is one: not an oci:// reference, not a chart name in a repository,
+// not an absolute path (as kube/helm resolves charts).
+func localChart(cv *release.ComponentVersion) (string, bool) {
+	h := cv.Helm
+	if h == nil || h.Chart == "" || h.Repo != "" || strings.HasPrefix(h.Chart, "oci://") ||
+		path.IsAbs(h.Chart) || filepath.IsAbs(h.Chart) {
+		return "", false
+	}
+	return path.Clean(filepath.ToSlash(h.Chart)), true
+}
+
+// addTree adds every file under directory dir of fsys to set, whatever its
+// name.
+func addTree(fsys fs.FS, dir string, set map[string]bool) error {
+	return fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("reading chart %s: %w", dir, err)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			// Packed as the file it points to; a link to a directory
+			// cannot be (a bundle holds regular files).
+			if fi, err := fs.Stat(fsys, p); err != nil || fi.IsDir() {
+				return fmt.Errorf("chart %s: %s is a symbolic link to a directory or to nothing: a bundle holds regular files; copy what it points to", dir, p)
+			}
+		}
+		set[p] = true
+		return nil
+	})
+}
+
 // pack writes files of fsys as a reproducible tar (sorted, zero times and
 // owners, mode 0644) compressed with gzip (no name, no time). Entries are
 // under catalog/, the layer's title, as the oras CLI unpacks directories. It returns
 // the compressed bytes and the digest of the uncompressed tar.
 func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
+	if len(files) > maxFiles {
+		return nil, "", fmt.Errorf("the catalog has %d files, more than the %d a bundle may hold", len(files), maxFiles)
+	}
 	var tarBuf bytes.Buffer
 	tw := tar.NewWriter(&tarBuf)
 	dirs := map[string]bool{}
+	var size int64
 	// dir writes the entries of d and its parents (the oras CLI needs them
 	// to unpack), each once.
 	var dir func(d string) error
@@ -86,6 +150,9 @@ func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
 		data, err := fs.ReadFile(fsys, f)
 		if err != nil {
 			return nil, "", err
+		}
+		if size += int64(len(data)); size > maxCatalogSize {
+			return nil, "", fmt.Errorf("the catalog's files hold more than the %d bytes a bundle may hold", maxCatalogSize)
 		}
 		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: layerTitle + "/" + f, Mode: 0o644, Size: int64(len(data)), ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
 		if err := tw.WriteHeader(hdr); err != nil {

@@ -13,11 +13,14 @@
 //   - artifactType ArtifactType (application/vnd.hopdag.catalog.v1),
 //   - the empty config (application/vnd.oci.empty.v1+json),
 //   - one layer of LayerMediaType (application/vnd.hopdag.catalog.v1.tar+gzip):
-//     a gzip-compressed tar of the catalog's files, the YAML files and the
-//     manifest templates they reference, under catalog/ at their paths
-//     relative to the catalog root (with their directories), sorted, with
-//     zeroed times and owners so that the same directory always makes the
-//     same digest,
+//     a gzip-compressed tar of the catalog's files: the documents
+//     release.Load reads (release.CatalogFiles: .yaml and .yml of any case,
+//     not under a hidden name), the manifest templates they reference, and
+//     every file of the local Helm charts (each chart directory, and the
+//     chart directory or archive a helm component names by a path), under
+//     catalog/ at their paths relative to the catalog root (with their
+//     directories), sorted, with zeroed times and owners so that the same
+//     directory always makes the same digest,
 //   - annotations AnnotationVersions (the catalog's release versions, sorted
 //     and comma-separated) and AnnotationReleases (how many).
 //

@@ -28,8 +28,9 @@ type Pushed struct {
 }
 
 // Push validates the catalog in dir (an invalid catalog is never pushed),
-// packs its YAML files and the manifest files they reference into a
-// bundle, pushes it to ref (a registry repository with a tag, or an OCI
+// packs the files Load read and what they name (the catalog documents, the
+// manifest files, the local Helm charts whole; not hidden files and
+// directories nor other files) into a bundle, pushes it to ref (a registry repository with a tag, or an OCI
 // layout: oci-layout://PATH:TAG, created if missing), tags it, and signs it
 // when a signing key is configured. Pushing the same directory again makes
 // the same digest.

@@ -180,7 +180,7 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if p.Signed {
 			signed = ", signed"
 		}
-		fmt.Fprintf(stdout, "pushed %s: %s (%d files%s)\n", p.Ref, p.Digest, len(p.Files), signed)
+		fmt.Fprintf(stdout, "pushed %s: %s (%d %s%s)\n", p.Ref, p.Digest, len(p.Files), plural(len(p.Files), "file"), signed)
 	case "pull":
 		b, err := c.Pull(ctx, pos[0])
 		if err != nil {
@@ -192,7 +192,7 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if err := os.CopyFS(pos[1], b.Files); err != nil {
 			return fail(fmt.Errorf("writing %s: %w (pull into a new or empty directory)", pos[1], err))
 		}
-		fmt.Fprintf(stdout, "pulled %s: %s into %s (%d releases%s)\n", b.Ref, b.Digest, pos[1], len(b.Catalog.Releases), bundleNote(b))
+		fmt.Fprintf(stdout, "pulled %s: %s into %s (%d %s%s)\n", b.Ref, b.Digest, pos[1], len(b.Catalog.Releases), plural(len(b.Catalog.Releases), "release"), bundleNote(b))
 	case "export", "copy":
 		run := c.Export
 		if sub == "copy" {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -103,6 +105,43 @@ func TestBundleUsage(t *testing.T) {
 			code, _, errOut := invoke(tc.args...)
 			assert.Equal(t, tc.code, code, "exit code; stderr: %s", errOut)
 			assert.Contains(t, errOut, tc.want)
+		})
+	}
+}
+
+// push and pull count files and releases in words that agree with the
+// number ("1 file", "1 release"), offline through an OCI layout.
+func TestBundleCounts(t *testing.T) {
+	doc := func(kind, name, spec string) string {
+		return fmt.Sprintf("---\napiVersion: hopdag.io/v1alpha1\nkind: %s\nmetadata: {name: %s}\nspec:\n%s", kind, name, spec)
+	}
+	component := doc("ComponentVersion", "a-v1.0", "  name: a\n  version: v1.0\n  handler: a\n")
+	rel := func(v string) string {
+		return doc("Release", "r-"+v, "  version: "+v+"\n  components: [{name: a, version: v1.0}]\n")
+	}
+	for _, tc := range []struct {
+		name   string
+		files  map[string]string
+		pushed string
+		pulled string
+	}{
+		{"one of each", map[string]string{"catalog.yaml": component + rel("v1.0")}, "(1 file)", "(1 release)"},
+		{"two of each", map[string]string{"catalog.yaml": component + rel("v1.0"), "more.yaml": rel("v1.1")}, "(2 files)", "(2 releases)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := filepath.Join(dir, "src")
+			require.NoError(t, os.Mkdir(src, 0o755))
+			for name, data := range tc.files {
+				require.NoError(t, os.WriteFile(filepath.Join(src, name), []byte(data), 0o644))
+			}
+			ref := "oci-layout://" + filepath.Join(dir, "layout") + ":v1"
+			code, out, errOut := invoke("bundle", "push", src, ref, "--cache=")
+			require.Equal(t, exitOK, code, "push: %s", errOut)
+			assert.Contains(t, out, tc.pushed, "push output")
+			code, out, errOut = invoke("bundle", "pull", ref, filepath.Join(dir, "pulled"), "--cache=")
+			require.Equal(t, exitOK, code, "pull: %s", errOut)
+			assert.Contains(t, out, tc.pulled, "pull output")
 		})
 	}
 }
