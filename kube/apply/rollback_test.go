@@ -167,8 +167,8 @@ type rbRun struct {
 	events *events
 }
 
-// failSmoke is the smoke handler: before scripted runs before the
-// terminal failure; undone records the smoke's rollback.
+// failSmoke is the smoke handler: it runs before (when not nil), then
+// fails terminally; its rollback does nothing.
 func failSmoke(before func(ctx context.Context) error) components.Phases {
 	return components.Phases{
 		Upgrade: func(ctx context.Context, _ runner.Task) error {
