@@ -45,11 +45,9 @@ func catalogFiles(fsys fs.FS, c *release.Catalog) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, cv := range c.Components {
-		for _, m := range cv.Manifests {
-			if m.File != "" {
-				set[path.Clean(m.File)] = true
-			}
+	for i := range c.Components {
+		for _, f := range c.Components[i].ManifestFiles() {
+			set[f] = true
 		}
 	}
 	files := make([]string, 0, len(set))

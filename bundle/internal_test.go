@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -127,4 +128,34 @@ func TestUnpackRefuses(t *testing.T) {
 	}
 	_, err := unpack([]byte("not gzip"))
 	assert.ErrorIs(t, err, ErrNotBundle)
+}
+
+// A bundle holds every manifest file the catalog names, a lifecycle
+// phase's included, whatever its extension.
+func TestCatalogFilesIncludePhaseManifests(t *testing.T) {
+	fsys := fstest.MapFS{
+		"c.yaml": {Data: []byte(`apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: web}
+spec:
+  name: web
+  version: v1.0
+  manifests: [{file: m/config.tpl}]
+  phases:
+  - {name: drain, manifests: [{file: m/traffic.tpl}]}
+  - {name: up, manifests: [{file: m/config.tpl}]}
+`)},
+		"m/config.tpl":  {Data: []byte("kind: ConfigMap\n")},
+		"m/traffic.tpl": {Data: []byte("kind: ConfigMap\n")},
+		"m/unused.tpl":  {Data: []byte("kind: ConfigMap\n")},
+	}
+	c := &release.Catalog{Components: []release.ComponentVersion{{Name: "web",
+		Manifests: []release.Manifest{{File: "m/config.tpl"}},
+		Lifecycle: release.Lifecycle{Phases: []release.LifecyclePhase{
+			{Name: "drain", Manifests: []release.Manifest{{File: "m/traffic.tpl"}}},
+			{Name: "up", Manifests: []release.Manifest{{File: "./m/config.tpl"}}},
+		}}}}}
+	files, err := catalogFiles(fsys, c)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c.yaml", "m/config.tpl", "m/traffic.tpl"}, files)
 }

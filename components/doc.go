@@ -30,7 +30,8 @@
 // NeedsUpgrade once past it. A component that declares lifecycle phases
 // (ComponentVersion.Phases) runs them through the Router: handler phases
 // call the inline handler's [Stepper] ([Steps]), command phases run as
-// exec commands. Every runner here implements runner.Rollbacker for the
+// exec commands, manifest phases through the manifest runner's
+// [PhaseRunner] ([Manifest.RunPhase]). Every runner here implements runner.Rollbacker for the
 // Rollback failure policy: an inline handler's Rollback phase, an exec
 // component's rollback command, a manifest component's previous objects
 // re-applied (rollback.go).

@@ -57,6 +57,19 @@ import (
 //
 // An Applier that is not an InventoryStore never prunes.
 //
+// Lifecycle phases: a component that declares phases with manifests
+// (release.LifecyclePhase.Manifests; drain, upgrade, rollout...) has them
+// run one at a time through RunPhase, which the Router calls for each
+// manifest phase in order. A phase applies its own objects, owned by the
+// component like any other, and records them in the inventory before it
+// applies them (steps 1 to 3). The last manifest phase then waits for the
+// component's health checks and prunes (steps 4 and 5), against every
+// object the version's phases render: what the version leaves behind is
+// the merge of its phases' objects, an object that two phases render
+// (traffic at weight 0 in drain, 100 in rollout) being the later phase's.
+// Render, Validate, ValidateHop and Rollback see that merge, so rolling
+// back to or from a phased version applies its end state in one step.
+//
 // A Manifest holds no state between runs and is safe for concurrent use if
 // its Applier is.
 type Manifest struct {
@@ -139,8 +152,49 @@ func (m *Manifest) Render(t runner.Task) ([]Object, error) {
 	return objs, nil
 }
 
+// render renders what cv leaves behind: its manifests, or, when it
+// declares lifecycle phases, the merge of its manifest phases' objects in
+// phase order (an object a later phase renders again is that phase's).
 func (m *Manifest) render(cv *release.ComponentVersion, data templateData) ([]Object, error) {
-	return renderObjects(cv, data, scoping{ns: m.namespaceFor(cv.Params), extra: m.cluster})
+	if len(cv.Phases) == 0 {
+		return m.renderManifests(cv, cv.Manifests, data)
+	}
+	var (
+		all  []Object
+		at   = map[objectKey]int{}
+		errs []error
+	)
+	for _, p := range cv.Phases {
+		if len(p.Manifests) == 0 {
+			continue
+		}
+		objs, err := m.renderManifests(cv, p.Manifests, data)
+		if err != nil {
+			errs = append(errs, annotate(err, "phase %s", p.Name))
+			continue
+		}
+		for _, o := range objs {
+			if i, ok := at[o.key()]; ok {
+				all[i] = o
+				continue
+			}
+			at[o.key()] = len(all)
+			all = append(all, o)
+		}
+	}
+	if err := join(errs); err != nil {
+		return nil, err
+	}
+	if len(at) == 0 && lastManifestPhase(cv) == "" {
+		return nil, ErrNoManifests
+	}
+	sortObjects(all)
+	return all, nil
+}
+
+// renderManifests renders ms, manifests of cv.
+func (m *Manifest) renderManifests(cv *release.ComponentVersion, ms []release.Manifest, data templateData) ([]Object, error) {
+	return renderObjects(cv, ms, data, scoping{ns: m.namespaceFor(cv.Params), extra: m.cluster})
 }
 
 // Run renders, applies, waits for readiness and prunes (see Manifest).
@@ -151,6 +205,53 @@ func (m *Manifest) Run(ctx context.Context, t runner.Task) error {
 	if err != nil {
 		return err
 	}
+	return m.apply(ctx, t, objs, objs)
+}
+
+// RunPhase runs the manifest phase of t.To named phase (see Manifest): it
+// applies the phase's objects, and when it is the version's last manifest
+// phase it also waits for the health checks and prunes. A phase that does
+// not exist or has no manifests, and a rendering error, are
+// runner.Permanent.
+func (m *Manifest) RunPhase(ctx context.Context, t runner.Task, phase string) error {
+	cv := t.To
+	if cv == nil {
+		return noTarget(t)
+	}
+	p, ok := cv.Phase(phase)
+	if !ok || len(p.Manifests) == 0 {
+		return runner.Permanent(wrap(cv, "run", fmt.Errorf("%s has no manifest phase %q", cv.Key(), phase)))
+	}
+	data := newData(cv, fromVersion(t), hopName(t), m.values)
+	objs, err := m.renderManifests(cv, p.Manifests, data)
+	if err != nil {
+		return runner.Permanent(wrap(cv, "render", fmt.Errorf("phase %s: %w", phase, err)))
+	}
+	var final []Object // nil: not the last manifest phase, nothing to prune yet
+	if lastManifestPhase(cv) == phase {
+		if final, err = m.render(cv, data); err != nil {
+			return runner.Permanent(wrap(cv, "render", err))
+		}
+	}
+	return m.apply(ctx, t, objs, final)
+}
+
+// lastManifestPhase is the name of cv's last phase with manifests.
+func lastManifestPhase(cv *release.ComponentVersion) string {
+	for i := len(cv.Phases) - 1; i >= 0; i-- {
+		if len(cv.Phases[i].Manifests) > 0 {
+			return cv.Phases[i].Name
+		}
+	}
+	return ""
+}
+
+// apply owns and applies objs; when final is not nil (the objects the
+// version renders in all: objs for a component without phases) it then
+// waits for the health checks against final and prunes what the previous
+// inventory holds and final does not.
+func (m *Manifest) apply(ctx context.Context, t runner.Task, objs, final []Object) error {
+	var err error
 	cv, log := t.To, logger(t)
 	fail := func(op string, err error) error {
 		return &Error{Component: cv.Name, Version: cv.Version.Original(), Op: op, Err: err}
@@ -195,8 +296,11 @@ func (m *Manifest) Run(ctx context.Context, t runner.Task) error {
 		}
 	}
 	log.Debug("applied objects", "objects", len(objs))
+	if final == nil {
+		return nil
+	}
 	if len(cv.HealthChecks) > 0 {
-		if err := waitReady(ctx, rc, cv.HealthChecks, objs); err != nil {
+		if err := waitReady(ctx, rc, cv.HealthChecks, final); err != nil {
 			return fail("ready", err)
 		}
 		log.Debug("component ready", "checks", len(cv.HealthChecks))
@@ -204,6 +308,7 @@ func (m *Manifest) Run(ctx context.Context, t runner.Task) error {
 	if !pruning {
 		return nil
 	}
+	refs = refsOf(final)
 	if gone := stale(prev.Objects, refs); len(gone) > 0 {
 		if err := ctx.Err(); err != nil {
 			return fail("prune", err)
@@ -255,7 +360,7 @@ func (m *Manifest) ValidateHop(h *runner.HopPlan) error {
 	var invs []Inventory
 	for i := range h.Graph.Len() {
 		n := h.Graph.Node(i)
-		if n.To == nil || len(n.To.Manifests) == 0 {
+		if n.To == nil || (len(n.To.Manifests) == 0 && lastManifestPhase(n.To) == "") {
 			continue
 		}
 		objs, err := m.render(n.To, newData(n.To, "", "", m.values))

@@ -54,8 +54,10 @@ func (s Steps) Run(context.Context, runner.Task) error {
 // resumed run continues at the phase that failed or was interrupted,
 // and a phase's gate holds it): a Handler phase calls the Step of the
 // component's inline handler (a Stepper), a Command phase runs through
-// the exec runner as an exec component whose command it is. Manifest
-// phases are refused at plan time: not supported yet.
+// the exec runner as an exec component whose command it is, and a
+// Manifests phase through the RunPhase of the runner registered for type
+// manifest (a PhaseRunner: the Manifest runner applies the phase's
+// objects, and prunes after the last manifest phase).
 
 // runDeclared runs t's declared phases from the one its record names.
 func (r *Router) runDeclared(ctx context.Context, t runner.Task) error {
@@ -98,7 +100,31 @@ func (r *Router) runPhase(ctx context.Context, t runner.Task, p release.Lifecycl
 		t.To = &cv
 		return rn.Run(ctx, t)
 	}
-	return runner.Permanent(fmt.Errorf("phase %s: manifest phases are not supported yet", p.Name))
+	pr, err := r.phaseRunner()
+	if err != nil {
+		return runner.Permanent(err)
+	}
+	return pr.RunPhase(ctx, t, p.Name)
+}
+
+// PhaseRunner is an optional ability of the runner registered for type
+// manifest: it runs one declared manifest phase of t.To (the Manifest
+// runner's RunPhase).
+type PhaseRunner interface {
+	RunPhase(ctx context.Context, t runner.Task, phase string) error
+}
+
+// phaseRunner is the runner of type manifest as a PhaseRunner.
+func (r *Router) phaseRunner() (PhaseRunner, error) {
+	rn, err := r.lookup(release.TypeManifest)
+	if err != nil {
+		return nil, err
+	}
+	pr, ok := rn.(PhaseRunner)
+	if !ok {
+		return nil, fmt.Errorf("the %s runner is a %T, not a components.PhaseRunner: it cannot run manifest phases", release.TypeManifest, rn)
+	}
+	return pr, nil
 }
 
 // stepper is the inline handler of cv as a Stepper.
@@ -124,7 +150,10 @@ func (r *Router) stepper(cv *release.ComponentVersion) (Stepper, error) {
 
 // validateDeclared reports what of cv's declared phases r cannot run.
 func (r *Router) validateDeclared(cv *release.ComponentVersion) error {
-	var errs []error
+	var (
+		errs     []error
+		rendered bool
+	)
 	for _, p := range cv.Phases {
 		switch {
 		case p.Handler != "":
@@ -143,7 +172,19 @@ func (r *Router) validateDeclared(cv *release.ComponentVersion) error {
 				errs = append(errs, fmt.Errorf("phase %s: %w", p.Name, err))
 			}
 		default:
-			errs = append(errs, fmt.Errorf("phase %s: manifest phases are not supported yet; use a handler or a command", p.Name))
+			pr, err := r.phaseRunner()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("phase %s: %w", p.Name, err))
+				continue
+			}
+			// The runner renders every manifest phase at once, naming
+			// the phase of each problem: ask it once.
+			if v, ok := pr.(runner.Validator); ok && !rendered {
+				rendered = true
+				if err := v.Validate(cv); err != nil {
+					errs = append(errs, err)
+				}
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -289,7 +289,7 @@ func TestDeclaredPhasesValidate(t *testing.T) {
 	r := components.NewRouter().Register(release.TypeInline, components.NewInline().Register("api", components.Steps{"drain": nil}))
 	err := r.Validate(cv)
 	require.Error(t, err)
-	for _, want := range []string{"phase missing: handler api has no step nope", "phase cmd: ", "phase objs: manifest phases are not supported yet"} {
+	for _, want := range []string{"phase missing: handler api has no step nope", "phase cmd: ", `phase objs: components: no runner registered for component type "manifest"`} {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.NotContains(t, err.Error(), "phase drain")

@@ -177,19 +177,19 @@ type scoping struct {
 	extra map[string]bool
 }
 
-// renderObjects renders every manifest of cv with data, defaults the
+// renderObjects renders every manifest of ms (cv's) with data, defaults the
 // namespaces of its objects, and returns them in apply order. It reports
 // every template and document problem at once, and an object rendered
 // twice (identity after defaulting).
-func renderObjects(cv *release.ComponentVersion, data templateData, sc scoping) ([]Object, error) {
-	if len(cv.Manifests) == 0 {
+func renderObjects(cv *release.ComponentVersion, ms []release.Manifest, data templateData, sc scoping) ([]Object, error) {
+	if len(ms) == 0 {
 		return nil, ErrNoManifests
 	}
 	var (
 		docs []document
 		errs []error
 	)
-	for i, m := range cv.Manifests {
+	for i, m := range ms {
 		name := manifestName(m, i)
 		if m.Template == "" {
 			errs = append(errs, emptyTemplate(name))

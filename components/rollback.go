@@ -154,9 +154,13 @@ func (m *Manifest) Rollback(ctx context.Context, t runner.Task) error {
 	back := t
 	back.From, back.To = t.To, t.From
 	if back.To == nil {
+		// Back to nothing: no template is rendered (the target's are
+		// not what is undone, and there is no previous version), and
+		// the prune deletes all that the inventory holds.
 		none := *t.To
-		none.Manifests, none.HealthChecks = nil, nil
+		none.Manifests, none.HealthChecks, none.Phases = nil, nil, nil
 		back.To = &none
+		return m.apply(ctx, back, nil, []Object{})
 	}
 	return m.Run(ctx, back)
 }

@@ -1,5 +1,10 @@
 package release
 
+import (
+	"path"
+	"slices"
+)
+
 // Component types the project ships runners for. Users may register others.
 const (
 	TypeInline   = "inline"   // a Go function registered by handler name
@@ -57,6 +62,24 @@ type ComponentVersion struct {
 
 // RunsFirst reports whether the component has `before: all`.
 func (c *ComponentVersion) RunsFirst() bool { return c.Before == BeforeAll }
+
+// ManifestFiles returns the files cv's manifests name, spec.manifests
+// first and then each lifecycle phase's, cleaned, each once, in order.
+func (c *ComponentVersion) ManifestFiles() []string {
+	var files []string
+	add := func(ms []Manifest) {
+		for _, m := range ms {
+			if f := path.Clean(m.File); m.File != "" && !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+	}
+	add(c.Manifests)
+	for _, p := range c.Phases {
+		add(p.Manifests)
+	}
+	return files
+}
 
 // Key is "name@version", as used in messages.
 func (c *ComponentVersion) Key() string { return c.Name + "@" + c.Version.Original() }

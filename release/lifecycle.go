@@ -102,7 +102,29 @@ func (rc *RuleControl) deepCopyInto(out *RuleControl) {
 	}
 }
 
+// hasManifestPhase reports whether a phase of l has manifests.
+func (l *Lifecycle) hasManifestPhase() bool {
+	return slices.ContainsFunc(l.Phases, func(p LifecyclePhase) bool { return len(p.Manifests) > 0 })
+}
+
+// onlyManifestPhases reports whether l has phases and each has manifests.
+func (l *Lifecycle) onlyManifestPhases() bool {
+	return len(l.Phases) > 0 && !slices.ContainsFunc(l.Phases, func(p LifecyclePhase) bool { return len(p.Manifests) == 0 })
+}
+
 func validateLifecycle(cv *ComponentVersion, at func(path ...any) Problem, ps *problems) {
+	if len(cv.Phases) > 0 {
+		const msg = "a component with lifecycle phases runs them in place of its type's step: spec.%s %s never %s"
+		if len(cv.Manifests) > 0 {
+			ps.add(at("manifests").with(fmt.Sprintf(msg, "manifests", "are", "applied"), "move them into a phase's manifests"))
+		}
+		if cv.Command != nil {
+			ps.add(at("command").with(fmt.Sprintf(msg, "command", "is", "run"), "move it into a phase's command"))
+		}
+		if cv.Helm != nil {
+			ps.add(at("helm").with(fmt.Sprintf(msg, "helm", "is", "installed"), "remove phases, or spec.helm"))
+		}
+	}
 	seen := map[string]int{}
 	for i, p := range cv.Phases {
 		if p.Name == "" {

@@ -92,3 +92,72 @@ spec:
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+// A phase's manifests are read from files as spec.manifests are (and the
+// files are not taken for catalog documents); a component whose phases
+// carry its manifests needs no spec.manifests and no type.
+func TestLoadManifestPhases(t *testing.T) {
+	fsys := fstest.MapFS{
+		"c.yaml": {Data: []byte(`apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: web}
+spec:
+  name: web
+  version: v2.0
+  phases:
+  - name: drain
+    manifests: [{file: m/traffic-0.yaml}]
+  - name: rollout
+    manifests:
+    - {file: m/traffic-100.yaml}
+    - template: 'kind: ConfigMap'
+`)},
+		"m/traffic-0.yaml":   {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: traffic}\ndata: {weight: '0'}\n")},
+		"m/traffic-100.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: traffic}\ndata: {weight: '100'}\n")},
+	}
+	c, err := release.Load(fsys)
+	require.NoError(t, err)
+	cv, ok := c.Component("web", release.MustParseVersion("v2.0"))
+	require.True(t, ok)
+	assert.Equal(t, release.TypeManifest, cv.Type, "the type of a component whose phases are all manifests")
+	require.Len(t, cv.Phases, 2)
+	assert.Equal(t, release.Manifest{Name: "m/traffic-0.yaml", File: "m/traffic-0.yaml", Template: string(fsys["m/traffic-0.yaml"].Data)}, cv.Phases[0].Manifests[0])
+	assert.Equal(t, "m/traffic-100.yaml", cv.Phases[1].Manifests[0].Name)
+	assert.Equal(t, "rollout/inline-1", cv.Phases[1].Manifests[1].Name, "an inline manifest of a phase is named after the phase")
+	assert.Equal(t, []string{"m/traffic-0.yaml", "m/traffic-100.yaml"}, cv.ManifestFiles())
+}
+
+func TestManifestPhasesInvalid(t *testing.T) {
+	fsys := fstest.MapFS{"c.yaml": {Data: []byte(`apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: web}
+spec:
+  name: web
+  version: v2.0
+  type: manifest
+  manifests: [{template: 'kind: ConfigMap'}]
+  phases:
+  - name: drain
+    manifests: [{file: m/missing.yaml}]
+  - {name: test, handler: test}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: mixed}
+spec:
+  name: mixed
+  version: v1.0
+  phases:
+  - {name: drain, command: {args: [/bin/true]}}
+  - {name: up, manifests: [{template: 'kind: ConfigMap'}]}
+`)}}
+	_, err := release.Load(fsys)
+	require.ErrorIs(t, err, release.ErrInvalidCatalog)
+	for _, want := range []string{
+		"c.yaml:11: spec.phases[0].manifests[0].file: manifest file m/missing.yaml does not exist",
+		"c.yaml:8: spec.manifests: a component with lifecycle phases runs them in place of its type's step: spec.manifests are never applied; move them into a phase's manifests",
+		"c.yaml:18: spec: component version has no type",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}

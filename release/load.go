@@ -496,61 +496,84 @@ func unset(n *yaml.Node) bool { return n == nil || n.Kind == yaml.ScalarNode }
 // noteManifests records the files a ComponentVersion's spec names as
 // manifests, whether or not the spec decodes.
 func (l *loader) noteManifests(spec *yaml.Node) {
-	ms := find(spec, "manifests")
-	if ms == nil || ms.Kind != yaml.SequenceNode {
-		return
+	note := func(ms *yaml.Node) {
+		if ms == nil || ms.Kind != yaml.SequenceNode {
+			return
+		}
+		for _, m := range ms.Content {
+			if f := find(m, "file"); f != nil && f.Kind == yaml.ScalarNode && f.Value != "" {
+				l.manifests[path.Clean(f.Value)] = true
+			}
+		}
 	}
-	for _, m := range ms.Content {
-		if f := find(m, "file"); f != nil && f.Kind == yaml.ScalarNode && f.Value != "" {
-			l.manifests[path.Clean(f.Value)] = true
+	note(find(spec, "manifests"))
+	if ps := find(spec, "phases"); ps != nil && ps.Kind == yaml.SequenceNode {
+		for _, p := range ps.Content {
+			note(find(p, "manifests"))
 		}
 	}
 }
 
 type kindName struct{ kind, name string }
 
-// loadManifests reads each manifest file into its Template. Each file is read
-// once: versions that share a file share its text (strings are immutable).
+// loadManifests reads each manifest file, of spec.manifests and of each
+// lifecycle phase, into its Template. Each file is read once: versions
+// that share a file share its text (strings are immutable).
 func loadManifests(fsys fs.FS, c *Catalog, sn *specNodes, ps *problems) {
-	type read struct {
-		data string
-		err  error
-	}
-	files := map[string]read{}
+	files := map[string]manifestFile{}
 	for i := range c.Components {
 		cv := &c.Components[i]
 		for j := range cv.Manifests {
-			m := &cv.Manifests[j]
-			if m.Name == "" {
-				if m.File != "" {
-					m.Name = m.File
-				} else {
-					m.Name = "inline-" + strconv.Itoa(j)
-				}
+			loadManifest(fsys, files, &cv.Manifests[j], "inline-"+strconv.Itoa(j), func(more ...any) Problem {
+				return sn.at(cv.Source, append([]any{"manifests", j}, more...)...)
+			}, ps)
+		}
+		for k, p := range cv.Phases {
+			for j := range p.Manifests {
+				loadManifest(fsys, files, &p.Manifests[j], p.Name+"/inline-"+strconv.Itoa(j), func(more ...any) Problem {
+					return sn.at(cv.Source, append([]any{"phases", k, "manifests", j}, more...)...)
+				}, ps)
 			}
-			if m.File == "" {
-				continue
-			}
-			if m.Template != "" {
-				ps.add(sn.at(cv.Source, "manifests", j).with("a manifest needs exactly one of file and template", "remove template to read the file, or remove file to use the inline template"))
-				continue
-			}
-			name := path.Clean(m.File)
-			f, ok := files[name]
-			if !ok {
-				data, err := fs.ReadFile(fsys, name)
-				f = read{string(data), err}
-				files[name] = f
-			}
-			if err := f.err; err != nil {
-				msg := fmt.Sprintf("manifest file %s: %v", m.File, err)
-				if errors.Is(err, fs.ErrNotExist) {
-					msg = fmt.Sprintf("manifest file %s does not exist", m.File)
-				}
-				ps.add(sn.at(cv.Source, "manifests", j, "file").with(msg, "write the path relative to the catalog root, or use template for inline YAML"))
-				continue
-			}
-			m.Template = f.data
 		}
 	}
+}
+
+// manifestFile is what reading a manifest file gave.
+type manifestFile struct {
+	data string
+	err  error
+}
+
+// loadManifest names m (inline, when it has neither name nor file) and
+// reads its file into its Template through files; at is m's field.
+func loadManifest(fsys fs.FS, files map[string]manifestFile, m *Manifest, inline string, at func(more ...any) Problem, ps *problems) {
+	if m.Name == "" {
+		m.Name = m.File
+		if m.File == "" {
+			m.Name = inline
+		}
+	}
+	if m.File == "" {
+		return
+	}
+	if m.Template != "" {
+		ps.add(at().with("a manifest needs exactly one of file and template", "remove template to read the file, or remove file to use the inline template"))
+		return
+	}
+	name := path.Clean(m.File)
+	f, ok := files[name]
+	if !ok {
+		data, err := fs.ReadFile(fsys, name)
+		f = manifestFile{string(data), err}
+		files[name] = f
+	}
+	if err := f.err; err != nil {
+		msg := fmt.Sprintf("manifest file %s: %v", m.File, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			msg = fmt.Sprintf("manifest file %s does not exist", m.File)
+		}
+		ps.add(at("file").with(msg, "write the path relative to the catalog root, or use template for inline YAML"))
+		return
+	}
+	m.Template = f.data
 }

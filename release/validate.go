@@ -203,6 +203,8 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 			cv.Type = TypeManifest
 		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm != nil:
 			cv.Type = TypeHelm
+		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm == nil && cv.onlyManifestPhases():
+			cv.Type = TypeManifest
 		default:
 			ps.add(at().with("component version has no type", "set spec.type to inline, manifest, exec or a registered type"))
 		}
@@ -217,7 +219,7 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 			ps.add(at("command").with("an exec component needs a command", "set spec.command.args to an argv list, e.g. [/usr/bin/upgrade, --to, \"{{.Component.Version}}\"]"))
 		}
 	case TypeManifest:
-		if len(cv.Manifests) == 0 {
+		if len(cv.Manifests) == 0 && !cv.hasManifestPhase() {
 			ps.add(at("type").with("a manifest component needs manifests", "add spec.manifests entries with file or template"))
 		}
 	}

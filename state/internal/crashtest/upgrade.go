@@ -53,6 +53,17 @@ type Config struct {
 	// StepLog before it takes Delay (steps.go).
 	Steps   []string
 	StepLog string
+	// PhaseLog, when set, makes the components run through the library's
+	// own phase machinery, a components.Router (phases.go): inline
+	// handlers are components.Phases, or components.Steps for components
+	// with declared lifecycle phases, and command phases run through
+	// components.Exec. Each phase logs "hop component phase" to PhaseLog
+	// before it takes Delay. Live is the live system: the components
+	// whose Upgrade phase completed, one "hop component" a line.
+	PhaseLog string
+	Live     string
+	// From and To, when set, replace the route's ends (From, To).
+	From, To string
 }
 
 // Plan is the plan the program runs.
@@ -64,7 +75,11 @@ func (cfg Config) Plan() (*runner.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runner.NewPlan(c, release.MustParseVersion(From), release.MustParseVersion(To))
+	from, to := From, To
+	if cfg.From != "" {
+		from, to = cfg.From, cfg.To
+	}
+	return runner.NewPlan(c, release.MustParseVersion(from), release.MustParseVersion(to))
 }
 
 // Upgrade runs (or resumes) the upgrade. It writes "ready" to ready once
@@ -119,6 +134,11 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 	opts := []runner.Option{runner.WithCheckpointer(state.Checkpointer(store, lease))}
 	if len(cfg.Steps) > 0 {
 		rn = stepper(cfg, upgrade, &mu)
+	}
+	if cfg.PhaseLog != "" {
+		if rn, err = phased(cfg, plan, &mu); err != nil {
+			return err
+		}
 	}
 	if cfg.Fail != "" {
 		rn = undoer(cfg, plan, upgrade, &mu)
