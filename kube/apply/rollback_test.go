@@ -141,8 +141,9 @@ func rbCatalog(t *testing.T, v1, v2 []*release.ComponentVersion) *release.Catalo
 // events records the component events of a run, in order, as
 // "Type component".
 type events struct {
-	mu  sync.Mutex
-	all []string
+	mu   sync.Mutex
+	all  []string
+	wake map[string]chan struct{}
 }
 
 func (e *events) Observe(ev runner.Event) {
@@ -151,7 +152,25 @@ func (e *events) Observe(ev runner.Event) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.all = append(e.all, string(ev.Type)+" "+ev.Component)
+	s := string(ev.Type) + " " + ev.Component
+	e.all = append(e.all, s)
+	if ch, ok := e.wake[s]; ok {
+		close(ch)
+		delete(e.wake, s)
+	}
+}
+
+// on returns a channel closed when the event s ("Type component") is
+// observed. Call it before the run.
+func (e *events) on(s string) <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.wake == nil {
+		e.wake = map[string]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	e.wake[s] = ch
+	return ch
 }
 
 func (e *events) index(s string) int {
@@ -185,8 +204,8 @@ func failSmoke(before func(ctx context.Context) error) components.Phases {
 
 // runHop installs v1's manifest components (through Manifest.Run, as a
 // previous run would have), then executes the hop v1.0 -> v2.0 with the
-// Rollback policy.
-func runHop(t *testing.T, ns string, a *apply.Applier, v1, v2 []*release.ComponentVersion, smokeH components.Phases) rbRun {
+// Rollback policy, its events recorded in ev (nil: a new events).
+func runHop(t *testing.T, ns string, a *apply.Applier, v1, v2 []*release.ComponentVersion, smokeH components.Phases, ev *events) rbRun {
 	t.Helper()
 	ctx := context.Background()
 	m := components.NewManifest(a, components.WithInstance(ns))
@@ -198,7 +217,9 @@ func runHop(t *testing.T, ns string, a *apply.Applier, v1, v2 []*release.Compone
 	router := components.NewRouter().
 		Register(release.TypeManifest, m).
 		Register(release.TypeInline, components.NewInline().Register("smoke", smokeH))
-	ev := &events{}
+	if ev == nil {
+		ev = &events{}
+	}
 	exec := runner.New(router, runner.WithFailurePolicy(runner.Rollback), runner.WithObserver(ev))
 	p, err := runner.NewPlan(rbCatalog(t, v1, v2), release.MustParseVersion(rbV1), release.MustParseVersion(rbV2), runner.ForExecutor(exec))
 	require.NoError(t, err)
@@ -216,15 +237,23 @@ func (r rbRun) phases() map[string]runner.Phase {
 	return out
 }
 
-// collect plays the garbage collector for the objects of instance:
-// every interval it finishes the foreground deletions it finds (none of
-// the tests' objects has dependents). It stops with the test.
-func collect(t testing.TB, instance string, rs ...schema.GroupVersionResource) {
+// collect plays the garbage collector for the objects of instance: once
+// gate is closed (nil: at once), every interval it finishes the
+// foreground deletions it finds (none of the tests' objects has
+// dependents). It stops with the test.
+func collect(t testing.TB, gate <-chan struct{}, instance string, rs ...schema.GroupVersionResource) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
 	go func() {
 		defer close(done)
+		if gate != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-gate:
+			}
+		}
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -348,7 +377,7 @@ func TestRollbackUpgrade(t *testing.T) {
 	ns := namespace(t)
 	bns := rbNS(ns)
 	a, _ := newApplier(t, ns)
-	collect(t, ns, configmaps, services)
+	collect(t, nil, ns, configmaps, services)
 	b := bV1(ns)
 	v1 := []*release.ComponentVersion{b, appV1(ns), webV("v1.0.0", ns)}
 	v2 := []*release.ComponentVersion{b, appV2(ns), webV("v2.0.0", ns), smoke("web")}
@@ -384,7 +413,7 @@ func TestRollbackUpgrade(t *testing.T) {
 		beforeRollback.bNS, beforeRollback.bCM = n.GetResourceVersion(), bc.GetResourceVersion()
 		return nil
 	})
-	run := runHop(t, ns, a, v1, v2, handler)
+	run := runHop(t, ns, a, v1, v2, handler, nil)
 
 	t.Run("status", func(t *testing.T) {
 		require.ErrorIs(t, run.err, runner.ErrRunFailed)
@@ -467,20 +496,14 @@ func extraV1(ns string) *release.ComponentVersion {
 // inventory is empty or gone, and app's and b's objects, in the same
 // namespace, are not touched.
 //
-// BUG (fails on purpose, not fixed here): components/rollback.go:158,
-// Manifest.Rollback rolls a component with no from-version back by
-// running a copy of t.To with Manifests nil, and Manifest.Run renders it
-// first: renderObjects (components/render.go:185) refuses a component
-// with no manifests (ErrNoManifests, permanent). extra is then
-// RollbackFailed ("render: component has no manifests"), its objects and
-// inventory stay, the hop and the run are RollbackFailed, and what extra
-// depends on would be ROLLBACK_BLOCKED. components' own test
-// (TestRollbackRunners) rolls back only a component with a from-version.
+// Manifest.Rollback prunes, for a component with no from-version, what
+// its inventory holds (components, a851feb; it used to render the
+// emptied target and fail Permanent with "component has no manifests").
 func TestRollbackInstalled(t *testing.T) {
 	ns := namespace(t)
 	bns := rbNS(ns)
 	a, _ := newApplier(t, ns)
-	collect(t, ns, configmaps, services)
+	collect(t, nil, ns, configmaps, services)
 	b, app := bV1(ns), appV1(ns)
 	v1 := []*release.ComponentVersion{b, app}
 	v2 := []*release.ComponentVersion{b, app, extraV1(ns), smoke("extra")}
@@ -502,7 +525,7 @@ func TestRollbackInstalled(t *testing.T) {
 		rvs["namespace"] = n.GetResourceVersion()
 		return nil
 	})
-	run := runHop(t, ns, a, v1, v2, handler)
+	run := runHop(t, ns, a, v1, v2, handler, nil)
 
 	t.Run("status", func(t *testing.T) {
 		require.ErrorIs(t, run.err, runner.ErrRunFailed)
@@ -548,50 +571,84 @@ func TestRollbackInstalled(t *testing.T) {
 }
 
 // TestRollbackPrunedTerminating: as TestRollbackUpgrade, but smoke fails
-// at once, before a garbage collector has finished deleting app-old,
-// the ConfigMap app v2 pruned (foreground deletion: it keeps its
-// deletionTimestamp until the collector removes its finalizer; here the
-// collector only starts after the run). The rollback re-applies v1's
-// app-old; once the collector has done its work, v1's app-old must be
-// there.
+// while app-old, the ConfigMap app v2 pruned, is still being deleted: the
+// prune's foreground deletion keeps it, with a deletionTimestamp, until
+// the garbage collector removes its foregroundDeletion finalizer. The
+// rollback then applies v1's app-old, which the deletion would take
+// away: the apply must wait until it is gone and create it again.
 //
-// BUG (fails on purpose, not fixed here): kube/apply/manager_apply.go,
-// applyOne (Get at line 117, Patch at 132) applies to an object that is
-// being deleted as to any other: the server-side apply patches the dying
-// object, the Change is Configured, the rollback RolledBack and the
-// inventory lists the object; then the collector deletes it, and v1's
-// object is gone. In a cluster the window is the collector's latency for
-// a ConfigMap, and a pruned Deployment's whole foreground deletion (its
-// Pods' grace period, 30s by default) for a Deployment, so a rollback
-// soon after a prune loses the objects v2 dropped. The same holds for an
-// upgrade that renders again an object the previous one pruned.
+// The collector (collect) starts only once app's rollback has read
+// app-old twice (the read, then a poll of the object being deleted): so
+// the rollback has to wait for it, and finishes only after it. The test
+// counts the GETs of app-old on the Applier's wire.
+//
+// It checks: the run is RolledBack; smoke saw app-old being deleted;
+// afterwards app-old is a new object (another UID), not being deleted,
+// with v1's data and app's labels; the apply reported it recreated; the
+// inventory lists it.
 func TestRollbackPrunedTerminating(t *testing.T) {
 	ns := namespace(t)
 	bns := rbNS(ns)
-	a, _ := newApplier(t, ns)
+	reqs := newObjectRequests("configmaps", "app-old")
+	rec := &recorder{}
+	a, err := apply.New(reqs.config(cfg), apply.WithInventoryNamespace(ns), apply.WithReporter(rec.report))
+	require.NoError(t, err)
 	b := bV1(ns)
 	v1 := []*release.ComponentVersion{b, appV1(ns)}
 	v2 := []*release.ComponentVersion{b, appV2(ns), smoke("app")}
-	run := runHop(t, ns, a, v1, v2, failSmoke(nil))
+
+	ev := &events{}
+	rollingBack := ev.on("ComponentRollingBack app")
+	gate := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-rollingBack:
+		}
+		select {
+		case <-ctx.Done():
+		case <-reqs.getsAfter(2):
+			close(gate)
+		}
+	}()
+	collect(t, gate, ns, configmaps, services)
+
+	var pruned struct {
+		uid      types.UID
+		deleting bool
+	}
+	run := runHop(t, ns, a, v1, v2, failSmoke(func(ctx context.Context) error {
+		u, err := dyn.Resource(configmaps).Namespace(bns).Get(ctx, "app-old", metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("smoke: app-old, pruned by app v2, is not there being deleted: %w", err)
+		}
+		pruned.uid, pruned.deleting = u.GetUID(), u.GetDeletionTimestamp() != nil
+		return nil
+	}), ev)
 	require.ErrorIs(t, run.err, runner.ErrRunFailed)
+	assert.NotErrorIs(t, run.err, runner.ErrRollbackFailed, "every component rolled back")
 	require.Equal(t, runner.RolledBack, run.st.Phase, "the run says app is back at v1 (%s)", run.st.Hops[0].Message)
+	require.True(t, pruned.deleting, "smoke failed while app-old was being deleted")
+	select {
+	case <-gate:
+	default:
+		t.Fatal("the collector never ran: app's rollback did not poll app-old, so it did not wait for its deletion")
+	}
 
 	old := get(t, configmaps, bns, "app-old")
-	require.NotNil(t, old, "app-old exists right after the rollback")
-	t.Logf("app-old after the rollback: deletionTimestamp %v, finalizers %v", old.GetDeletionTimestamp(), old.GetFinalizers())
-	assert.Nil(t, old.GetDeletionTimestamp(), "app-old, which v1 renders, is not being deleted after the rollback to v1")
-
-	// What a real cluster does next: its garbage collector finishes the
-	// deletion app v2's prune started.
-	collect(t, ns, configmaps, services)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if old.GetDeletionTimestamp() != nil {
-		require.NoError(t, waitGone(ctx, configmaps, bns, "app-old"), "the collector finishes the deletion")
-	}
-	assert.True(t, live(t, configmaps, bns, "app-old"), "app-old, which v1 renders, exists once the garbage collector is done")
+	require.NotNil(t, old, "app-old exists after the rollback")
+	assert.Nil(t, old.GetDeletionTimestamp(), "app-old, which v1 renders, is not being deleted after the rollback to v1 (finalizers %v)", old.GetFinalizers())
+	assert.NotEqual(t, pruned.uid, old.GetUID(), "app-old is a new object, created once the pruned one was gone")
+	assert.Equal(t, map[string]any{"k": "old"}, dataOf(t, bns, "app-old"), "v1's data")
+	assert.Equal(t, map[string]string{components.LabelComponent: "app", components.LabelInstance: ns, components.LabelManagedBy: "hopdag"},
+		old.GetLabels(), "app-old's labels")
+	assert.Contains(t, rec.take(), "ConfigMap "+bns+"/app-old created (was being deleted; recreated once gone)", "the rollback's change")
 	inv, ok := inventory(t, a, ns, "app")
 	require.True(t, ok)
-	assert.Equal(t, []string{"ConfigMap " + bns + "/app-config", "ConfigMap " + bns + "/app-old"}, refStrings(inv.Objects),
-		"the inventory holds app-old, which the cluster does not")
+	assert.Equal(t, "v1.0.0", inv.Version)
+	assert.Equal(t, []string{"ConfigMap " + bns + "/app-config", "ConfigMap " + bns + "/app-old"}, refStrings(inv.Objects))
+	t.Logf("requests for app-old: %v", reqs.counts())
 }
