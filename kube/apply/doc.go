@@ -21,6 +21,21 @@
 //     (WithForce); a field another manager owns is a *ConflictError that
 //     names the managers and the fields. Kinds are resolved with a REST
 //     mapper over cached discovery, refreshed when a kind is unknown.
+//   - Apply of an object being deleted (it exists with a
+//     deletionTimestamp: a prune's foreground deletion still running, or
+//     another finalizer or a grace period holding it): it is not applied
+//     to, since the deletion would then take the applied object away;
+//     the apply waits until it is gone (reading it at intervals from 50ms
+//     to 1s, as long as the context lasts), then creates it, reported
+//     Created "(was being deleted; recreated once gone)". A context that
+//     ends first is a *TerminatingError naming the object, since when it
+//     is being deleted and its finalizers. The wait has no limit of its
+//     own: without a deadline on the context (a component's timeout,
+//     runner.WithDefaultTimeout), a finalizer no controller removes blocks
+//     the apply. This is what a rollback, or an upgrade, meets when it
+//     renders again an object a prune just deleted. A dry run does not
+//     wait: it dry-run applies the object as it is and reports it Created
+//     "(being deleted; recreated once gone)".
 //   - Inventory: what each component applied is a ConfigMap in the
 //     inventory namespace (see Inventories for the format and why a
 //     ConfigMap). components.Manifest reads them to refuse an object
@@ -45,7 +60,9 @@
 // scheme: objects stay unstructured.
 //
 // Concurrency: an Applier is safe for concurrent use; each call makes at
-// most WithParallelism requests at once. Cost: Apply reads and applies
-// each object (two requests), Prune reads and deletes, Ready reads each
-// object it checks per poll, Inventories is one list.
+// most WithParallelism requests at once; an apply waiting for an object
+// being deleted holds one of them. Cost: Apply reads and applies each
+// object (two requests; one more read per poll for an object being
+// deleted), Prune reads and deletes, Ready reads each object it checks
+// per poll, Inventories is one list.
 package apply

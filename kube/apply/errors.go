@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hopdag/hopdag/components"
 )
@@ -62,6 +63,37 @@ func quoteAll(ss []string) []string {
 	}
 	return out
 }
+
+// TerminatingError is an apply of an object that is being deleted (it
+// has a deletionTimestamp) whose context ended before the object was
+// gone. The apply waits for the deletion to finish rather than apply to
+// the object, which the deletion would then take away; what holds the
+// object is its finalizers (foregroundDeletion: the garbage collector
+// deletes the object's dependents first, a Deployment's Pods through their
+// grace period) or, with none, its grace period.
+type TerminatingError struct {
+	Object components.Ref
+	// Since is the object's deletionTimestamp, Finalizers its finalizers,
+	// as last read.
+	Since      time.Time
+	Finalizers []string
+	// Waited is how long the apply waited.
+	Waited time.Duration
+	// Err is the context's error (its cause, when it has one).
+	Err error
+}
+
+func (e *TerminatingError) Error() string {
+	held := "no finalizers"
+	if len(e.Finalizers) > 0 {
+		held = "finalizers: [" + strings.Join(e.Finalizers, " ") + "]"
+	}
+	return fmt.Sprintf("apply: %s is being deleted (since %s, %s); it must be gone before it can be applied again, waited %s: %v",
+		e.Object, e.Since.Format(time.RFC3339), held, e.Waited.Round(time.Millisecond), e.Err)
+}
+
+// Unwrap returns the context's error.
+func (e *TerminatingError) Unwrap() error { return e.Err }
 
 // Unready is one object that is not ready: its kstatus status and message,
 // and its own conditions ("Available=False (MinimumReplicasUnavailable:

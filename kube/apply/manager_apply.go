@@ -14,12 +14,29 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/hopdag/hopdag/components"
 )
 
 // crdEstablishTimeout bounds the wait for an applied CRD to be Established.
 const crdEstablishTimeout = time.Minute
+
+// An apply of an object being deleted reads it again after
+// deletionPollMin, then at doubling intervals up to deletionPollMax, until
+// it is gone: a ConfigMap's deletion is over in milliseconds, a
+// Deployment's foreground deletion waits for its Pods' grace period (30s
+// by default).
+const (
+	deletionPollMin = 50 * time.Millisecond
+	deletionPollMax = time.Second
+)
+
+// The Reasons of a Created Change for an object that was being deleted.
+const (
+	reasonRecreated       = "was being deleted; recreated once gone"
+	reasonRecreatedDryRun = "being deleted; recreated once gone"
+)
 
 // Apply applies objs with server-side apply (see ApplyAll) and hands the
 // ChangeSet to the reporter (WithReporter).
@@ -35,6 +52,22 @@ func (a *Applier) Apply(ctx context.Context, objs []components.Object, opts comp
 // the parallelism (WithParallelism) objects are applied at once. Each
 // object is read before it is applied, so that its Change says created,
 // configured (its resourceVersion moved) or unchanged.
+//
+// An object that exists but is being deleted (it has a deletionTimestamp:
+// its finalizers hold it, e.g. foregroundDeletion while the garbage
+// collector deletes its dependents, or its grace period runs) is not
+// applied to, since its deletion would then take what was applied with
+// it: the apply reads it again, at intervals from 50ms up to 1s, until it
+// is gone, then creates it; its Change is Created, with the reason "was
+// being deleted; recreated once gone". This is what a rollback or an
+// upgrade that renders again an object a prune has just deleted meets.
+// The wait lasts as long as ctx, with no limit of its own: when ctx ends
+// first, the error is a *TerminatingError naming the object, since when
+// it is being deleted and its finalizers. Under WithDryRun nothing waits: the object is
+// dry-run applied as it is (the API server validates the content against
+// the object being deleted) and reported Created with the reason "being
+// deleted; recreated once gone". An object not being deleted costs no
+// more than the read and the apply.
 //
 // The field manager is opts.FieldManager when it is set and not "hopdag",
 // else the Applier's; Force is opts.Force or WithForce. A field another
@@ -121,6 +154,20 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 	case err != nil:
 		return Change{}, &ObjectError{Object: r, Op: "get", Err: err}
 	}
+	// reason is set when the object was being deleted.
+	var reason string
+	if old != nil && old.GetDeletionTimestamp() != nil {
+		if a.cfg.dryRun {
+			reason = reasonRecreatedDryRun
+		} else {
+			if old, err = a.awaitDeletion(ctx, res, r, old); err != nil {
+				return Change{}, err
+			}
+			if old == nil {
+				reason = reasonRecreated
+			}
+		}
+	}
 	body, err := json.Marshal(o.Content)
 	if err != nil {
 		return Change{}, &ObjectError{Object: r, Op: "apply", Err: fmt.Errorf("encode as JSON: %w", err)}
@@ -136,9 +183,9 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 		}
 		return Change{}, &ObjectError{Object: r, Op: "apply", Err: err}
 	}
-	c := Change{Object: r, DryRun: a.cfg.dryRun}
+	c := Change{Object: r, DryRun: a.cfg.dryRun, Reason: reason}
 	switch {
-	case old == nil:
+	case old == nil, reason != "":
 		c.Action = Created
 	case a.cfg.dryRun && sameContent(old, got), !a.cfg.dryRun && old.GetResourceVersion() == got.GetResourceVersion():
 		c.Action = Unchanged
@@ -146,6 +193,50 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 		c.Action = Configured
 	}
 	return c, nil
+}
+
+// awaitDeletion waits until old, an object being deleted, is gone, and
+// returns nil; or, when another client has created the object again in
+// the meantime, that object. It reads the object at intervals from
+// deletionPollMin doubling up to deletionPollMax. When ctx ends first the
+// error is a *TerminatingError made from the last read.
+func (a *Applier) awaitDeletion(ctx context.Context, res dynamic.ResourceInterface, r components.Ref, old *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	a.cfg.log.InfoContext(ctx, "waiting for an object being deleted to be gone before applying it",
+		"object", r.String(), "deletionTimestamp", old.GetDeletionTimestamp(), "finalizers", old.GetFinalizers())
+	start := time.Now()
+	interval := deletionPollMin
+	timer := time.NewTimer(interval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, terminatingError(r, old, time.Since(start), context.Cause(ctx))
+		case <-timer.C:
+		}
+		u, err := res.Get(ctx, r.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			a.cfg.log.InfoContext(ctx, "the object being deleted is gone; applying it", "object", r.String(), "waited", time.Since(start))
+			return nil, nil
+		case err != nil && ctx.Err() != nil:
+			return nil, terminatingError(r, old, time.Since(start), context.Cause(ctx))
+		case err != nil:
+			return nil, &ObjectError{Object: r, Op: "get", Err: err}
+		case u.GetDeletionTimestamp() == nil:
+			return u, nil
+		}
+		old = u
+		interval = min(2*interval, deletionPollMax)
+		timer.Reset(interval)
+	}
+}
+
+func terminatingError(r components.Ref, u *unstructured.Unstructured, waited time.Duration, err error) *TerminatingError {
+	e := &TerminatingError{Object: r, Finalizers: u.GetFinalizers(), Waited: waited, Err: err}
+	if ts := u.GetDeletionTimestamp(); ts != nil {
+		e.Since = ts.UTC()
+	}
+	return e
 }
 
 // sameContent compares a live object with a dry-run result, leaving out
