@@ -30,6 +30,8 @@ const crdEstablishTimeout = time.Minute
 const (
 	deletionPollMin = 50 * time.Millisecond
 	deletionPollMax = time.Second
+	// deletionWarnEvery is how often a wait for a deletion logs a warning.
+	deletionWarnEvery = 30 * time.Second
 )
 
 // The Reasons of a Created Change for an object that was being deleted.
@@ -204,6 +206,7 @@ func (a *Applier) awaitDeletion(ctx context.Context, res dynamic.ResourceInterfa
 	a.cfg.log.InfoContext(ctx, "waiting for an object being deleted to be gone before applying it",
 		"object", r.String(), "deletionTimestamp", old.GetDeletionTimestamp(), "finalizers", old.GetFinalizers())
 	start := time.Now()
+	warned := start
 	interval := deletionPollMin
 	timer := time.NewTimer(interval)
 	defer timer.Stop()
@@ -226,6 +229,12 @@ func (a *Applier) awaitDeletion(ctx context.Context, res dynamic.ResourceInterfa
 			return u, nil
 		}
 		old = u
+		if time.Since(warned) >= deletionWarnEvery {
+			// No limit but ctx's: say, now and then, what holds the apply.
+			warned = time.Now()
+			a.cfg.log.WarnContext(ctx, "still waiting for an object being deleted to be gone before applying it; its finalizers must be removed by their controller",
+				"object", r.String(), "waited", time.Since(start).Round(time.Second), "finalizers", u.GetFinalizers())
+		}
 		interval = min(2*interval, deletionPollMax)
 		timer.Reset(interval)
 	}

@@ -78,11 +78,13 @@ func TestManifestPhases(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"ConfigMap " + ns + "/traffic", "ConfigMap " + ns + "/config", "ServiceAccount " + ns + "/web"}, refs)
 
-	// Rolled back: v1's objects again, what v2's phases added pruned.
-	// (ConfigMap old is not checked: its deletion, foreground, never
-	// completes where no garbage collector runs.)
+	// Rolled back: v1's objects again, what v2's phases added pruned, and
+	// ConfigMap old, which rollout pruned, back once its deletion ended
+	// (collect plays the garbage collector envtest does not run).
+	collect(t, nil, components.DefaultInstance, configmaps, serviceAccs)
 	require.NoError(t, r.Rollback(ctx, task(v1, v2)))
 	assert.Equal(t, map[string]any{"v": "1"}, data("config"))
+	assert.True(t, live(t, configmaps, ns, "old"), "the object v2 pruned is back")
 	assert.False(t, live(t, configmaps, ns, "traffic"))
 	assert.False(t, live(t, serviceAccs, ns, "web"))
 }
