@@ -80,7 +80,10 @@
 // its highest version, and between tracks the smaller change goes first
 // (patch before minor before major), then the constraining track. The
 // route's hops record the track they move
-// ([Hop.Track]); a runner executes it like a one-track route.
+// ([Hop.Track]); a runner executes it like a one-track route. A one-track
+// query (Resolve, Targets, NewIndex) of a track that supports ties to
+// another track is refused (ErrInvalidOption): it could not keep to the
+// other track's version.
 //
 // # Errors
 //

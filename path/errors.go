@@ -28,6 +28,8 @@ type UnknownVersionError struct {
 	Role string `json:"role,omitempty" yaml:"role,omitempty"`
 	// Tracks are the catalog's tracks, sorted, when Track has no releases.
 	Tracks []string `json:"tracks,omitempty" yaml:"tracks,omitempty"`
+	// OnTracks are the other tracks that have Version, sorted.
+	OnTracks []string `json:"onTracks,omitempty" yaml:"onTracks,omitempty"`
 }
 
 // Error is "path: unknown target version v26.07: nearest known versions: v26.06, ...".
@@ -41,6 +43,11 @@ func (e *UnknownVersionError) Error() string {
 	b.WriteString("version ")
 	b.WriteString(quoteVersion(e.Version))
 	b.WriteString(onTrack(e.Track))
+	if len(e.OnTracks) > 0 {
+		fmt.Fprintf(&b, ": %s is a version of track %s, not of this one; give a state, one version per track (the command line: --%s %s=%s,...)",
+			e.Version, strings.Join(e.OnTracks, ", "), roleFlag(e.Role), e.OnTracks[0], e.Version)
+		return b.String()
+	}
 	if len(e.Nearest) == 0 {
 		b.WriteString(": the track has no releases")
 		if len(e.Tracks) > 0 {
@@ -52,6 +59,14 @@ func (e *UnknownVersionError) Error() string {
 	b.WriteString(": no release has it; nearest known versions: ")
 	b.WriteString(joinVersions(e.Nearest, 0))
 	return b.String()
+}
+
+// roleFlag is the command line's flag for a role.
+func roleFlag(role string) string {
+	if role == "target" {
+		return "to"
+	}
+	return "from"
 }
 
 // Is reports whether target is ErrUnknownVersion.

@@ -3,6 +3,7 @@ package path
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -27,6 +28,7 @@ type Index struct {
 	anyPre      bool
 	channels    map[string][]bool // channel -> versions outside it
 	tracks      []string          // the catalog's tracks
+	catalog     *release.Catalog  // for what an error says of other tracks
 
 	// Open edges in compressed sparse row form: the edges out of node i are
 	// arcs[off[i]:off[i+1]].
@@ -69,6 +71,38 @@ type closedArc struct {
 	viols          []GuardViolation
 }
 
+// oneTrack refuses a one-track index of track when releases tie it to
+// another track (Release.Supports, either way): a route on one track
+// cannot keep to what the other track's version allows.
+func oneTrack(c *release.Catalog, track string) error {
+	for i := range c.Releases {
+		r := &c.Releases[i]
+		for _, other := range slices.Sorted(maps.Keys(r.Supports)) {
+			if r.Track != track && other != track {
+				continue
+			}
+			if other == r.Track {
+				continue
+			}
+			t, o := r.Track, other
+			if t != track {
+				t, o = o, t
+			}
+			return fmt.Errorf("%w: track %s is tied to track %s (release %s%s supports %s %s): a route on one track cannot keep to it; resolve across tracks with ResolveState (the command line: --from %s=VERSION,%s=VERSION)",
+				ErrInvalidOption, trackWord(t), trackWord(o), r.Version, onTrack(r.Track), trackWord(other), r.Supports[other], trackWord(t), trackWord(o))
+		}
+	}
+	return nil
+}
+
+// trackWord names a track in a message.
+func trackWord(t string) string {
+	if t == "" {
+		return `""`
+	}
+	return t
+}
+
 // NewIndex expands the rules of a track (WithTrack, default "") into edges
 // and applies the guards given with WithGuards. Risks accepted and guards
 // overridden here apply to every query of the index; queries may accept and
@@ -84,6 +118,11 @@ func NewIndex(c *release.Catalog, opts ...Option) (*Index, error) {
 		return nil, errors.New("path: nil catalog")
 	}
 	o := collect(opts)
+	if !o.acrossTracks {
+		if err := oneTrack(c, o.track); err != nil {
+			return nil, err
+		}
+	}
 	seen := map[string]bool{}
 	for _, g := range o.guards {
 		if err := g.validate(); err != nil {
@@ -100,6 +139,7 @@ func NewIndex(c *release.Catalog, opts ...Option) (*Index, error) {
 		defaults: options{risks: slices.Clone(o.risks), overrides: slices.Clone(o.overrides), channel: o.channel, prereleases: o.prereleases},
 		versions: c.TrackVersions(o.track),
 		tracks:   c.Tracks(),
+		catalog:  c,
 	}
 	for pi := range c.Paths { // Catalog.Rules order, without copying
 		if p := &c.Paths[pi]; p.Track == o.track {

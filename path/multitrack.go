@@ -156,7 +156,7 @@ func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi,
 	}
 	channelFound := o.channel == ""
 	for _, t := range m.tracks {
-		topts := append(slices.Clone(base), WithTrack(t))
+		topts := append(slices.Clone(base), WithTrack(t), func(o *options) { o.acrossTracks = true })
 		if o.channel != "" && slices.Contains(c.Channels(t), o.channel) {
 			topts = append(topts, WithChannel(o.channel))
 			channelFound = true

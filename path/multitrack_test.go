@@ -155,10 +155,29 @@ func TestUnknownVersionNamesTracks(t *testing.T) {
 	require.NoError(t, err)
 	_, err = path.Resolve(c, v("13.01.0"), v("27.03.0"))
 	require.ErrorIs(t, err, path.ErrUnknownVersion)
-	assert.EqualError(t, err, `path: unknown current version 13.01.0: the track has no releases; the catalog's tracks: kubernetes, platform`)
-	r, err := path.Resolve(c, v("13.01.0"), v("27.03.0"), path.WithTrack("platform"))
+	assert.EqualError(t, err, `path: unknown current version 13.01.0: 13.01.0 is a version of track platform, not of this one; give a state, one version per track (the command line: --from platform=13.01.0,...)`)
+	_, err = path.Resolve(c, v("v1.33.0"), v("v9.9"))
+	assert.EqualError(t, err, `path: unknown current version v1.33.0: v1.33.0 is a version of track kubernetes, not of this one; give a state, one version per track (the command line: --from kubernetes=v1.33.0,...)`)
+}
+
+// A one-track route on a track that another track's versions constrain
+// (Release.Supports) cannot keep to them: it went from platform 13.01.0 to
+// 27.03.1 whatever Kubernetes version ran. Resolve, Targets and NewIndex
+// refuse it and point at ResolveState.
+func TestOneTrackRefusedWhereTracksAreTied(t *testing.T) {
+	c, err := release.LoadDir("../testdata/two-track")
 	require.NoError(t, err)
-	assert.Len(t, r.Hops, 2)
+	const want = `path: invalid option: track platform is tied to track kubernetes (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): a route on one track cannot keep to it; resolve across tracks with ResolveState (the command line: --from platform=VERSION,kubernetes=VERSION)`
+	_, err = path.Resolve(c, v("13.01.0"), v("27.03.1"), path.WithTrack("platform"))
+	require.ErrorIs(t, err, path.ErrInvalidOption)
+	assert.EqualError(t, err, want)
+	_, err = path.Targets(c, v("13.01.0"), path.WithTrack("platform"))
+	assert.EqualError(t, err, want)
+	_, err = path.Resolve(c, v("v1.33.0"), v("v1.34.0"), path.WithTrack("kubernetes"))
+	assert.ErrorContains(t, err, "track kubernetes is tied to track platform")
+	r, err := path.ResolveState(c, path.State{"platform": v("13.01.0"), "kubernetes": v("v1.33.0")}, path.State{"platform": v("27.03.1")})
+	require.NoError(t, err)
+	assert.NotEmpty(t, r.Hops)
 }
 
 // FuzzParseState: a state that parses prints as a state that parses to the

@@ -29,6 +29,9 @@ type options struct {
 	channel     string
 	channelSet  bool
 	prereleases bool
+	// acrossTracks marks the per-track indexes ResolveState builds: the
+	// constraints between tracks are its to check.
+	acrossTracks bool
 }
 
 func collect(opts []Option) options {

@@ -160,6 +160,11 @@ func (ix *Index) lookup(v release.Version, role string) (int32, error) {
 	if len(near) == 0 {
 		e.Tracks = ix.tracks
 	}
+	for _, t := range ix.tracks {
+		if t != "" && t != ix.track && slices.ContainsFunc(ix.catalog.TrackVersions(t), v.Equal) {
+			e.OnTracks = append(e.OnTracks, t)
+		}
+	}
 	return -1, e
 }
 
