@@ -83,8 +83,10 @@ oci-layout://PATH[:TAG] is a catalog bundle (with --verify-key CERT). S is a
 state directory, etcd://host:port/prefix or kube://namespace/name.
 Run "hopdag COMMAND -h" for a command's flags and an example.
 
-Exit status: 0 ok, 1 invalid input or failed run, 2 usage, 3 not finished
-(still running, waiting for approval, or stopped by --until), 130 interrupted.
+Exit status: 0 ok (run: also a run that stopped at its --until step, as
+asked), 1 invalid input or failed run, 2 usage, 3 not finished (run: waiting
+for approval; status: still running, waiting for approval, or stopped by
+--until), 130 interrupted.
 `
 
 func main() {
