@@ -294,6 +294,9 @@ func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
 		held = append(held, p.problems...)
 		if p.last {
 			for _, pr := range held {
+				if pr.hides {
+					l.sn.hidden = append(l.sn.hidden, Source{File: pr.File, Line: pr.Line})
+				}
 				l.ps.add(pr)
 			}
 			held = held[:0]

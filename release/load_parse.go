@@ -287,7 +287,7 @@ func syntaxProblem(name string, err error, base int) *Problem {
 		msg = "YAML nested deeper than the limit of " + strings.TrimPrefix(msg, "exceeded max depth of ") + " levels"
 		fix = "flatten the value; catalog documents nest a few levels"
 	}
-	return &Problem{File: name, Line: base + line, Message: "invalid YAML: " + msg, Fix: fix}
+	return &Problem{File: name, Line: base + line, Message: "invalid YAML: " + msg, Fix: fix, hides: true}
 }
 
 // lineAt is the 1-based line of data's byte at off.

@@ -22,6 +22,9 @@ type specNodes struct {
 	// keys indexes the top-level keys of large specs, so that locating
 	// one problem per rule of a spec with many keys stays linear.
 	keys map[*yaml.Node]map[string]*yaml.Node
+	// hidden are the syntax errors that cost documents: a document a
+	// reference finds missing may be one of those.
+	hidden []Source
 }
 
 // brokenKey names a Release or ComponentVersion document that could not be
@@ -321,9 +324,13 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, shipped map
 					"fix the problems reported there"))
 				continue
 			}
+			fix := knownVersions(c, ref.Name)
+			if sn != nil && len(sn.hidden) > 0 {
+				fix = fmt.Sprintf("fix the YAML syntax error at %s first: the document it hides may be that ComponentVersion; else %s", sn.hidden[0], fix)
+			}
 			ps.add(at("components", i, "version").with(
 				fmt.Sprintf("release %s ships %s %s, but no ComponentVersion %s %s exists", r.Version, ref.Name, ref.Version, ref.Name, ref.Version),
-				knownVersions(c, ref.Name)))
+				fix))
 		}
 	}
 	for i, ref := range r.Components {
