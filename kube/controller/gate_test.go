@@ -89,6 +89,27 @@ func TestGateApproval(t *testing.T) {
 	err := c.Delete(ctx, &v1alpha1.ClusterVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name}})
 	assert.True(t, apierrors.IsForbidden(err), "deleting an upgrade waiting for approval: %v", err)
 
+	// The webhook keeps a waiting upgrade like a paused one: no new
+	// target, but the abort (dry runs: nothing changes).
+	for _, tc := range []struct {
+		desired string
+		refused string // "" allowed
+	}{
+		{"v26.06.1", "waits for approval (" + st.Plan.Progress.Summary + " done): desiredVersion may only be set back to v26.06-rc.2"},
+		{"v26.06-rc.2", ""},
+	} {
+		var cur v1alpha1.ClusterVersion
+		require.NoError(t, c.Get(ctx, key, &cur))
+		cur.Spec.DesiredVersion = v1alpha1.Version(tc.desired)
+		err := c.Update(ctx, &cur, client.DryRunAll)
+		if tc.refused == "" {
+			assert.NoError(t, err, "desiredVersion %s while waiting", tc.desired)
+			continue
+		}
+		require.Error(t, err, "desiredVersion %s while waiting", tc.desired)
+		assert.Contains(t, err.Error(), tc.refused)
+	}
+
 	// Not implied: the operator restarts, the spec changes, another step
 	// is approved; it still waits, and the run's record has no approval.
 	op.stop()

@@ -175,6 +175,10 @@ func (ru *run) execute(ctx context.Context) {
 		if err := ru.approve(kctx, store, keeper.Lease(), prev); err != nil {
 			r.logger.Warn("controller: recording approvals", "clusterversion", key, "error", err)
 			ru.storeError(kctx, "recording the approvals", err)
+			select { // the wake re-queues: not at once
+			case <-time.After(r.ttl / 3):
+			case <-ctx.Done():
+			}
 			return
 		}
 	}

@@ -74,6 +74,12 @@ func (v *Validator) ValidateUpdate(ctx context.Context, old, cv *v1alpha1.Cluste
 	if old.Status.Phase == v1alpha1.PhaseUpgrading {
 		return nil, nil // the abort
 	}
+	if ps := old.Status.Plan; ps != nil && old.Status.Phase == v1alpha1.PhaseWaitingForApproval && string(cv.Spec.DesiredVersion) == ps.From {
+		// The abort of an upgrade waiting at a gate: going back to where
+		// it started may be a downgrade from status.currentVersion,
+		// which the reconciler then explains instead of running.
+		return nil, nil
+	}
 	from := cmpOr(v1alpha1.Version(old.Status.CurrentVersion), old.Spec.InstalledVersion, old.Spec.DesiredVersion)
 	return nil, v.reachable(ctx, cv, string(from))
 }
