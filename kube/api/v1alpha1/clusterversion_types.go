@@ -146,8 +146,8 @@ type HistoryState string
 const (
 	// HistoryCompleted: the upgrade reached its target.
 	HistoryCompleted HistoryState = "Completed"
-	// HistoryPartial: the upgrade runs, or was stopped (aborted, paused)
-	// before reaching its target.
+	// HistoryPartial: the upgrade runs, waits for approval, or was
+	// stopped (aborted, paused) before reaching its target.
 	HistoryPartial HistoryState = "Partial"
 	// HistoryFailed: the upgrade failed, its rollback failed, or it was
 	// abandoned.
