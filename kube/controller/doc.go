@@ -17,7 +17,29 @@
 // start and end and at the end of the run, whatever the number of
 // components (StatusWrites counts them). Events: UpgradeStarted (hops,
 // target), HopCompleted (duration), UpgradeCompleted, UpgradeFailed
-// (component, code), UpgradeAborted, UpgradePaused, UpgradeAbandoned.
+// (component, code), UpgradeAborted, UpgradePaused, UpgradeAbandoned,
+// UpgradeWaitingForApproval (the steps, what to set), UpgradeApproved
+// (step, by), UpgradeRolledBack (component, code, where the system is),
+// UpgradeRollbackFailed.
+//
+// How a run ends, in the status:
+//   - at a gate (a rule's, a ComponentVersion's or a phase's gate):
+//     phase WaitingForApproval, status.plan.waiting naming each step and
+//     its gate's reason, Progressing False reason WaitingForApproval
+//     saying what to add to spec.approvals; the history entry stays
+//     Partial. Nothing but an entry of spec.approvals naming a step that
+//     waits approves it: the reconciler records it (by, and the time) in
+//     the run's record, once, under the run's lock, and resumes the run.
+//   - rolled back (a rule's onFailure: rollback, or runner.Rollback in
+//     the executor options): phase RolledBack, history RolledBack,
+//     Failing True reason UpgradeRolledBack, currentVersion the release
+//     the system runs (hops completed before stay). A spec change starts
+//     a new upgrade from there.
+//   - a rollback that did not finish: phase Failed, Failing True reason
+//     RollbackFailed with the code, history Failed.
+//   - at the executor's Until step (runner.WithUntil in the executor
+//     options; the ClusterVersion has no such field): phase Paused,
+//     Progressing reason UntilReached, resumed by a spec change.
 //
 // Control, through the spec:
 //   - desiredVersion set back to the version the run started from aborts
@@ -31,6 +53,7 @@
 //     Abandoned.
 //   - a failed run is resumed when the spec changes again (a new
 //     metadata.generation).
+//   - approvals approve the steps a run waits at (above).
 //
 // The reconciler is level-based: what it does follows from the
 // ClusterVersion, the catalog and the stored run; the only state it keeps

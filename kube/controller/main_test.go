@@ -219,6 +219,9 @@ type opConfig struct {
 	leaderNS string // leader election in this namespace when set
 	opts     []controller.Option
 	rn       *runnertest.Runner
+	// inner, when set, is the runner the reconciler runs components
+	// with (a wrapper of rn with more abilities, e.g. Rollback).
+	inner runner.Runner
 }
 
 // startOperator starts a replica; the test stops it at its end. Replicas
@@ -251,7 +254,11 @@ func startOperator(t *testing.T, oc opConfig) *operator {
 		controller.WithStatusInterval(200 * time.Millisecond),
 		controller.WithLeaseTTL(2 * time.Second),
 	}, oc.opts...)
-	r := controller.New(mgr.GetClient(), oc.rn, oc.stores, all...)
+	var inner runner.Runner = oc.rn
+	if oc.inner != nil {
+		inner = oc.inner
+	}
+	r := controller.New(mgr.GetClient(), inner, oc.stores, all...)
 	require.NoError(t, r.SetupWithManager(mgr))
 	ctx, cancel := context.WithCancel(context.Background())
 	o := &operator{r: r, runner: oc.rn, cancel: cancel, done: make(chan struct{})}

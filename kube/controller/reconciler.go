@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -244,7 +245,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "UnknownVersion", uerr.Error())
 	}
 
-	inFlight := st.Plan != nil && (st.Phase == v1alpha1.PhaseUpgrading || st.Phase == v1alpha1.PhasePaused || st.Phase == v1alpha1.PhaseFailed)
+	inFlight := st.Plan != nil && (st.Phase == v1alpha1.PhaseUpgrading || st.Phase == v1alpha1.PhasePaused || st.Phase == v1alpha1.PhaseWaitingForApproval || st.Phase == v1alpha1.PhaseFailed)
 	from, to := current, desired
 	if inFlight {
 		from, to = release.MustParseVersion(st.Plan.From), release.MustParseVersion(st.Plan.To)
@@ -269,6 +270,9 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	}
 	if st.Phase == v1alpha1.PhaseAbandoned && cv.Spec.Abandon != nil {
 		return nil, nil // stays abandoned until the spec asks for another upgrade
+	}
+	if st.Phase == v1alpha1.PhaseRolledBack && !from.Equal(to) && endedFor(cv, st, v1alpha1.ConditionFailing, "UpgradeRolledBack") {
+		return nil, nil // a new upgrade starts at the next spec change
 	}
 	if !inFlight && from.Equal(to) {
 		st.Phase = v1alpha1.PhaseIdle
@@ -317,6 +321,12 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", msg)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 		return nil, nil
+	}
+	if inFlight && st.Phase == v1alpha1.PhaseWaitingForApproval && !approvable(cv, st.Plan) {
+		return nil, nil // until spec.approvals names a step that waits
+	}
+	if inFlight && st.Phase == v1alpha1.PhasePaused && endedFor(cv, st, v1alpha1.ConditionProgressing, "UntilReached") {
+		return nil, nil // stopped at the executor's Until step: resumed by the next spec change
 	}
 	if !inFlight {
 		st.Plan = summary(p, nil)
@@ -375,12 +385,70 @@ func summary(p *runner.Plan, s *runner.Status) *v1alpha1.PlanSummary {
 		if f := s.LastFailure; f != nil {
 			ps.LastFailure = &v1alpha1.Failure{Hop: f.Hop, Component: f.Component, Check: f.Check, Code: string(f.Code), Message: truncate(f.Error)}
 		}
+		for _, step := range s.Waiting {
+			ps.Waiting = append(ps.Waiting, v1alpha1.WaitingStep{Step: step, Reason: gateReason(p, step)})
+		}
+		for _, a := range s.Approvals {
+			ps.Approvals = append(ps.Approvals, v1alpha1.Approval{Step: a.Step, By: a.By, At: metav1.NewTime(a.At)})
+		}
 	}
 	if ps.CurrentHop < len(ps.Hops) {
 		ps.Hop = ps.Hops[ps.CurrentHop]
 	}
 	ps.Progress.Summary = fmt.Sprintf("%d/%d", ps.Progress.Done, ps.Progress.Total)
 	return ps
+}
+
+// gateReason is the reason of the catalog's gate on step
+// (HOP[/COMPONENT[/PHASE]], runner.StepName) in p, or "".
+func gateReason(p *runner.Plan, step string) string {
+	parts := strings.SplitN(step, "/", 3)
+	for _, h := range p.Hops {
+		if runner.StepName(h, "", "") != parts[0] {
+			continue
+		}
+		g := h.Rule.Gate
+		if len(parts) > 1 {
+			i, ok := h.Graph.Index(parts[1])
+			if !ok || h.Graph.Node(i).To == nil {
+				return ""
+			}
+			to := h.Graph.Node(i).To
+			g = to.Gate
+			if len(parts) > 2 {
+				ph, ok := to.Phase(parts[2])
+				if !ok {
+					return ""
+				}
+				g = ph.Gate
+			}
+		}
+		if g == nil {
+			return ""
+		}
+		return g.Reason
+	}
+	return ""
+}
+
+// approvable reports whether spec.approvals names a step the plan waits
+// at that was not approved yet.
+func approvable(cv *v1alpha1.ClusterVersion, ps *v1alpha1.PlanSummary) bool {
+	for _, a := range cv.Spec.Approvals {
+		waits := slices.ContainsFunc(ps.Waiting, func(w v1alpha1.WaitingStep) bool { return w.Step == a.Step })
+		done := slices.ContainsFunc(ps.Approvals, func(d v1alpha1.Approval) bool { return d.Step == a.Step })
+		if waits && !done {
+			return true
+		}
+	}
+	return false
+}
+
+// endedFor reports whether st's condition typ has reason and was set at
+// cv's generation: the outcome it reports stays until the spec changes.
+func endedFor(cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus, typ, reason string) bool {
+	c := meta.FindStatusCondition(st.Conditions, typ)
+	return c != nil && c.Reason == reason && c.ObservedGeneration == cv.Generation
 }
 
 func progressing(ps *v1alpha1.PlanSummary) string {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
@@ -72,6 +75,21 @@ func (ru *run) control(spec *v1alpha1.ClusterVersionSpec) {
 // cancelled when the last running component returns. That is the safe
 // point: nothing is interrupted inside a runner.
 func (ru *run) Run(ctx context.Context, t runner.Task) error {
+	return ru.through(ctx, func() error { return ru.r.runner.Run(ctx, t) })
+}
+
+// Rollback passes the same gate as Run: a stop asked during a rollback
+// stops it between components, and the resumed run goes on with it.
+func (ru *run) Rollback(ctx context.Context, t runner.Task) error {
+	rb, ok := ru.r.runner.(runner.Rollbacker)
+	if !ok { // the plan was refused before (decide checks the abilities)
+		return fmt.Errorf("controller: the runner (%T) cannot roll back %s", ru.r.runner, t.Component)
+	}
+	return ru.through(ctx, func() error { return rb.Rollback(ctx, t) })
+}
+
+// through runs fn, one component's work, at the gate.
+func (ru *run) through(ctx context.Context, fn func() error) error {
 	ru.mu.Lock()
 	if ru.why != noStop {
 		ru.mu.Unlock()
@@ -88,7 +106,7 @@ func (ru *run) Run(ctx context.Context, t runner.Task) error {
 		}
 		ru.mu.Unlock()
 	}()
-	return ru.r.runner.Run(ctx, t)
+	return fn()
 }
 
 // start launches p in the background.
@@ -150,8 +168,19 @@ func (ru *run) execute(ctx context.Context) {
 		return
 	}
 	ru.storeError(kctx, "", nil)
-	if prev != nil && (prev.From != ru.p.plan.Route.From.Original() || prev.To != ru.p.plan.Route.To.Original() || prev.Phase == runner.Abandoned) {
-		prev = nil // another upgrade's record: this one starts afresh
+	if prev != nil && (prev.From != ru.p.plan.Route.From.Original() || prev.To != ru.p.plan.Route.To.Original() || prev.Phase == runner.Abandoned || prev.Phase == runner.RolledBack) {
+		prev = nil // another upgrade's record, or one that ended for good: this one starts afresh
+	}
+	if prev != nil {
+		if err := ru.approve(kctx, store, keeper.Lease(), prev); err != nil {
+			r.logger.Warn("controller: recording approvals", "clusterversion", key, "error", err)
+			ru.storeError(kctx, "recording the approvals", err)
+			select { // the wake re-queues: not at once
+			case <-time.After(r.ttl / 3):
+			case <-ctx.Done():
+			}
+			return
+		}
 	}
 	rctx, cancel := context.WithCancel(kctx)
 	defer cancel()
@@ -178,6 +207,34 @@ func (ru *run) execute(ctx context.Context) {
 		return
 	}
 	ru.finish(kctx, store, keeper.Lease(), s, err)
+}
+
+// approve records in prev each approval of the spec whose step waits
+// and was not approved, and saves prev when it recorded one: the run
+// that follows passes those gates. An approval is recorded only here,
+// under the run's lock, once: prev.Approve refuses a step approved
+// before, and a step that does not wait is not approved ahead.
+func (ru *run) approve(ctx context.Context, store state.Store, lease state.Lease, prev *runner.Status) error {
+	var recorded []runner.Approval
+	for _, a := range ru.p.cv.Spec.Approvals {
+		if !slices.Contains(prev.Waiting, a.Step) || prev.Approved(a.Step) {
+			continue
+		}
+		if err := prev.Approve(a.Step, a.By, time.Now().UTC()); err != nil {
+			return err
+		}
+		recorded = append(recorded, prev.Approvals[len(prev.Approvals)-1])
+	}
+	if len(recorded) == 0 {
+		return nil
+	}
+	if err := store.Save(ctx, lease.Token, prev); err != nil {
+		return err
+	}
+	for _, a := range recorded {
+		ru.r.event(ru.p.cv, "Normal", "UpgradeApproved", "Approve "+a.Step, fmt.Sprintf("approved %s (by %s); the upgrade %s -> %s resumes", a.Step, a.By, prev.From, prev.To))
+	}
+	return nil
 }
 
 // noting is the run's checkpointer: the state store's (journal commits
@@ -211,10 +268,25 @@ func (n *noting) CheckpointChanges(ctx context.Context, s *runner.Status, change
 }
 
 // gated is the run's gate as a runner.Runner (the plan was checked
-// against the embedder's runner when it was made).
+// against the embedder's runner when it was made). It has the
+// embedder's rollback abilities: Rollback, and ValidateRollback, which
+// the executor asks again at Execute.
 type gated struct{ ru *run }
 
 func (g gated) Run(ctx context.Context, t runner.Task) error { return g.ru.Run(ctx, t) }
+
+func (g gated) Rollback(ctx context.Context, t runner.Task) error { return g.ru.Rollback(ctx, t) }
+
+func (g gated) ValidateRollback(cv *release.ComponentVersion) error {
+	inner := g.ru.r.runner
+	if _, ok := inner.(runner.Rollbacker); !ok {
+		return fmt.Errorf("the runner (%T) has no Rollback method", inner)
+	}
+	if rv, ok := inner.(runner.RollbackValidator); ok {
+		return rv.ValidateRollback(cv)
+	}
+	return nil
+}
 
 // brief is what the ClusterVersion's status shows of a run's Status: a
 // copy whose cost does not grow with the number of components, taken on
@@ -228,6 +300,8 @@ type brief struct {
 func (ru *run) note(s *runner.Status) {
 	b := brief{s: *s, reached: reached(s)}
 	b.s.Hops = nil
+	// The writer reads these while the executor goes on changing its own.
+	b.s.Waiting, b.s.Approvals = slices.Clone(s.Waiting), slices.Clone(s.Approvals)
 	if s.LastFailure != nil {
 		f := *s.LastFailure
 		b.s.LastFailure = &f
@@ -407,6 +481,39 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			endHistory(st, v1alpha1.HistoryFailed, "abandoned: "+reason, now)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Abandoned", "abandoned at "+st.Plan.Progress.Summary+": "+reason)
 			r.event(cv, "Warning", "UpgradeAbandoned", "Abandon", "abandoned: "+reason)
+		case s.Phase == runner.WaitingForApproval:
+			st.Phase = v1alpha1.PhaseWaitingForApproval
+			msg := waitingMessage(st.Plan.Waiting)
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForApproval", msg)
+			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+			r.event(cv, "Normal", "UpgradeWaitingForApproval", "Gate", msg)
+		case s.Phase == runner.Paused: // at the Until step (runner.WithUntil in the executor options)
+			st.Phase = v1alpha1.PhasePaused
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UntilReached", s.Message+"; change the spec to continue")
+			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+			r.event(cv, "Normal", "UpgradePaused", "Pause", s.Message)
+		case s.Phase == runner.RolledBack:
+			st.Phase = v1alpha1.PhaseRolledBack
+			msg := fmt.Sprintf("the upgrade %s -> %s failed and was rolled back; the system runs %s", s.From, s.To, st.CurrentVersion)
+			if f := s.LastFailure; f != nil {
+				msg = fmt.Sprintf("the upgrade %s -> %s failed at component %s on hop %d (%s: %s) and was rolled back; the system runs %s", s.From, s.To, cmpStr(f.Component, f.Check), f.Hop+1, f.Code, firstLine(f.Error), st.CurrentVersion)
+			}
+			endHistory(st, v1alpha1.HistoryRolledBack, msg, now)
+			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionTrue, "UpgradeRolledBack", msg+"; change the spec to try again")
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeRolledBack", "not upgrading: rolled back to "+st.CurrentVersion)
+			r.event(cv, "Warning", "UpgradeRolledBack", "Rollback", msg)
+		case s.Phase == runner.RollbackFailed:
+			st.Phase = v1alpha1.PhaseFailed
+			msg := fmt.Sprintf("%s: the upgrade %s -> %s failed and its rollback did not finish: the system is between versions", s.Code, s.From, s.To)
+			if f := s.LastFailure; f != nil {
+				msg += fmt.Sprintf(" (the upgrade failed at component %s on hop %d: %s)", cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
+			}
+			if err != nil {
+				msg += ": " + err.Error()
+			}
+			endHistory(st, v1alpha1.HistoryFailed, firstLine(msg), now)
+			r.failing(cv, st, "RollbackFailed", msg)
+			r.event(cv, "Warning", "UpgradeRollbackFailed", "Rollback", firstLine(msg))
 		case s.Phase == runner.Cancelled && why == stopPause:
 			st.Phase = v1alpha1.PhasePaused
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", "paused at "+st.Plan.Progress.Summary+" toward "+s.To)
@@ -432,6 +539,23 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			r.event(cv, "Warning", "UpgradeFailed", "Upgrade", note)
 		}
 	})
+}
+
+// waitingMessage says what waits for approval and what to set.
+func waitingMessage(ws []v1alpha1.WaitingStep) string {
+	var waits, adds []string
+	for _, w := range ws {
+		wait := w.Step
+		if w.Reason != "" {
+			wait += " (" + w.Reason + ")"
+		}
+		waits = append(waits, wait)
+		adds = append(adds, "{step: "+w.Step+", by: <who approves>}")
+	}
+	if len(ws) == 0 {
+		return "waiting for approval"
+	}
+	return "waiting for approval of " + strings.Join(waits, ", ") + "; to approve, add " + strings.Join(adds, " or ") + " to spec.approvals"
 }
 
 func cmpStr(a, b string) string {

@@ -29,8 +29,8 @@ import (
 //     message lists what is reachable;
 //   - while an upgrade is in progress (phase Upgrading), desiredVersion may
 //     change only back to the version the upgrade started from (the abort);
-//   - a ClusterVersion cannot be deleted while an upgrade is in progress or
-//     paused.
+//   - a ClusterVersion cannot be deleted while an upgrade is in progress,
+//     paused or waiting for approval.
 //
 // The catalog is built again only when one of its objects changed
 // (catalog.Cache): on a catalog of thousands of objects the strict load
@@ -74,6 +74,12 @@ func (v *Validator) ValidateUpdate(ctx context.Context, old, cv *v1alpha1.Cluste
 	if old.Status.Phase == v1alpha1.PhaseUpgrading {
 		return nil, nil // the abort
 	}
+	if ps := old.Status.Plan; ps != nil && old.Status.Phase == v1alpha1.PhaseWaitingForApproval && string(cv.Spec.DesiredVersion) == ps.From {
+		// The abort of an upgrade waiting at a gate: going back to where
+		// it started may be a downgrade from status.currentVersion,
+		// which the reconciler then explains instead of running.
+		return nil, nil
+	}
 	from := cmpOr(v1alpha1.Version(old.Status.CurrentVersion), old.Spec.InstalledVersion, old.Spec.DesiredVersion)
 	return nil, v.reachable(ctx, cv, string(from))
 }
@@ -85,7 +91,8 @@ func (v *Validator) ValidateDelete(_ context.Context, cv *v1alpha1.ClusterVersio
 
 // CheckUpdate is the rule for desiredVersion changes during an upgrade:
 // while an upgrade has started and not ended (Upgrading, or Paused or
-// Failed with components done) only the abort back to the from-version
+// WaitingForApproval or Failed with components done) only the abort back
+// to the from-version
 // is allowed, or an abandon: the components of a half-done hop have
 // moved, and a plan from the last completed hop would not know where they
 // are. An upgrade paused before its first component may change target.
@@ -96,7 +103,7 @@ func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
 	}
 	switch old.Status.Phase {
 	case v1alpha1.PhaseUpgrading:
-	case v1alpha1.PhasePaused, v1alpha1.PhaseFailed:
+	case v1alpha1.PhasePaused, v1alpha1.PhaseWaitingForApproval, v1alpha1.PhaseFailed:
 		if ps.Progress.Done == 0 {
 			return nil
 		}
@@ -111,6 +118,8 @@ func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
 	switch old.Status.Phase {
 	case v1alpha1.PhasePaused:
 		state, next = "is paused", "resume it (spec.paused: false), or abandon it (spec.abandon) and then set a new target"
+	case v1alpha1.PhaseWaitingForApproval:
+		state, next = "waits for approval", "approve it (spec.approvals, see status.plan.waiting), or abandon it (spec.abandon) and then set a new target"
 	case v1alpha1.PhaseFailed:
 		state, next = "failed", "fix the failure and let it resume, or abandon it (spec.abandon) and then set a new target"
 	}
@@ -120,13 +129,19 @@ func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
 }
 
 // CheckDelete refuses deleting a ClusterVersion whose upgrade is in
-// progress or paused.
+// progress, paused or waiting for approval.
 func CheckDelete(cv *v1alpha1.ClusterVersion) error {
-	if cv.Status.Phase != v1alpha1.PhaseUpgrading && cv.Status.Phase != v1alpha1.PhasePaused {
+	state := ""
+	switch cv.Status.Phase {
+	case v1alpha1.PhaseUpgrading, v1alpha1.PhasePaused:
+		state = strings.ToLower(string(cv.Status.Phase))
+	case v1alpha1.PhaseWaitingForApproval:
+		state = "waiting for approval"
+	default:
 		return nil
 	}
 	return apierrors.NewForbidden(v1alpha1.GroupVersion.WithResource("clusterversions").GroupResource(), cv.Name,
-		fmt.Errorf("the upgrade to %s is %s: set desiredVersion back to %s to abort it, or abandon it (spec.abandon), then delete", cv.Status.DesiredVersion, strings.ToLower(string(cv.Status.Phase)), planFrom(cv)))
+		fmt.Errorf("the upgrade to %s is %s: set desiredVersion back to %s to abort it, or abandon it (spec.abandon), then delete", cv.Status.DesiredVersion, state, planFrom(cv)))
 }
 
 func planFrom(cv *v1alpha1.ClusterVersion) string {

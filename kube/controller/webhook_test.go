@@ -75,6 +75,7 @@ func TestCheckUpdateAndDelete(t *testing.T) {
 		says  string
 	}{
 		{v1alpha1.PhasePaused, "is paused (14/33 done): desiredVersion may only be set back to v26.06-rc.2, which aborts the upgrade at the next safe point; resume it (spec.paused: false), or abandon it (spec.abandon) and then set a new target"},
+		{v1alpha1.PhaseWaitingForApproval, "waits for approval (14/33 done): desiredVersion may only be set back to v26.06-rc.2, which aborts the upgrade at the next safe point; approve it (spec.approvals"},
 		{v1alpha1.PhaseFailed, "failed (14/33 done): desiredVersion may only be set back to v26.06-rc.2"},
 	} {
 		stopped := upgrading.DeepCopy()
@@ -96,4 +97,20 @@ func TestCheckUpdateAndDelete(t *testing.T) {
 	assert.True(t, apierrors.IsForbidden(err))
 	assert.Contains(t, err.Error(), "the upgrade to v26.09 is upgrading: set desiredVersion back to v26.06-rc.2 to abort it")
 	assert.NoError(t, controller.CheckDelete(idle))
+	waiting := upgrading.DeepCopy()
+	waiting.Status.Phase = v1alpha1.PhaseWaitingForApproval
+	err = controller.CheckDelete(waiting)
+	require.Error(t, err, "deleting an upgrade waiting for approval")
+	assert.True(t, apierrors.IsForbidden(err))
+	assert.Contains(t, err.Error(), "the upgrade to v26.09 is waiting for approval: set desiredVersion back to v26.06-rc.2 to abort it")
+	// An upgrade that ended may be deleted; one rolled back or abandoned
+	// may change target (a rollback leaves the system at a release).
+	for _, phase := range []v1alpha1.Phase{v1alpha1.PhaseRolledBack, v1alpha1.PhaseAbandoned, v1alpha1.PhaseFailed} {
+		ended := upgrading.DeepCopy()
+		ended.Status.Phase = phase
+		assert.NoError(t, controller.CheckDelete(ended), "CheckDelete while %s", phase)
+		if phase != v1alpha1.PhaseFailed {
+			assert.NoError(t, controller.CheckUpdate(ended, to("v26.06.1")), "CheckUpdate while %s", phase)
+		}
+	}
 }

@@ -55,6 +55,32 @@ type ClusterVersionSpec struct {
 	// and clear Abandon to start another upgrade.
 	// +optional
 	Abandon *AbandonRequest `json:"abandon,omitempty"`
+	// Approvals approve the steps the upgrade waits at
+	// (status.plan.waiting, phase WaitingForApproval): a gate of the
+	// catalog (an UpgradePath rule's, a ComponentVersion's, a lifecycle
+	// phase's) holds its step until an entry here names it. The
+	// reconciler records the approval (by, and when it recorded it) in
+	// the run's record once, when the step waits, and resumes the run;
+	// status.plan.approvals lists what was recorded. An entry approves
+	// nothing before its step waits, and nothing else approves a step.
+	// Remove the entries once the upgrade ended: an entry left in place
+	// approves the same step again when a later upgrade waits there.
+	// +optional
+	// +listType=map
+	// +listMapKey=step
+	// +kubebuilder:validation:MaxItems=64
+	Approvals []ApprovalRequest `json:"approvals,omitempty"`
+}
+
+// ApprovalRequest approves one gated step.
+type ApprovalRequest struct {
+	// Step is the step to approve as status.plan.waiting names it:
+	// HOP[/COMPONENT[/PHASE]], HOP being the hop's target version.
+	// +kubebuilder:validation:MinLength=1
+	Step string `json:"step"`
+	// By says who approves; it is recorded with the time.
+	// +kubebuilder:validation:MinLength=1
+	By string `json:"by"`
 }
 
 // AbandonRequest asks to abandon the upgrade in progress.
@@ -66,7 +92,7 @@ type AbandonRequest struct {
 
 // Phase is the state of a ClusterVersion.
 //
-// +kubebuilder:validation:Enum=Idle;Upgrading;Paused;Failed;Abandoned
+// +kubebuilder:validation:Enum=Idle;Upgrading;Paused;WaitingForApproval;Failed;RolledBack;Abandoned
 type Phase string
 
 // Phases of a ClusterVersion.
@@ -78,9 +104,20 @@ const (
 	PhaseUpgrading Phase = "Upgrading"
 	// PhasePaused: spec.paused stopped the upgrade between components.
 	PhasePaused Phase = "Paused"
+	// PhaseWaitingForApproval: the upgrade stopped at a gate;
+	// status.plan.waiting names the steps, and an entry of spec.approvals
+	// naming one resumes the upgrade.
+	PhaseWaitingForApproval Phase = "WaitingForApproval"
 	// PhaseFailed: the upgrade failed; status.plan.lastFailure says where.
 	// Change the spec (metadata.generation) to resume it.
 	PhaseFailed Phase = "Failed"
+	// PhaseRolledBack: a hop failed and its rule (onFailure: rollback)
+	// rolled it back; status.currentVersion is the release the system
+	// runs (the hops completed before stay), status.plan.lastFailure says
+	// what failed. Change the spec (metadata.generation) to try again: a
+	// new upgrade starts from status.currentVersion. A rollback that did
+	// not finish is PhaseFailed, Failing with reason RollbackFailed.
+	PhaseRolledBack Phase = "RolledBack"
 	// PhaseAbandoned: the upgrade was abandoned and will not resume.
 	PhaseAbandoned Phase = "Abandoned"
 )
@@ -101,18 +138,23 @@ const (
 
 // HistoryState is the outcome of one upgrade.
 //
-// +kubebuilder:validation:Enum=Completed;Partial;Failed
+// +kubebuilder:validation:Enum=Completed;Partial;Failed;RolledBack
 type HistoryState string
 
-// History states, as OpenShift's history uses them, plus Failed.
+// History states, as OpenShift's history uses them, plus Failed and
+// openFuyao's RolledBack.
 const (
 	// HistoryCompleted: the upgrade reached its target.
 	HistoryCompleted HistoryState = "Completed"
-	// HistoryPartial: the upgrade runs, or was stopped (aborted, paused)
-	// before reaching its target.
+	// HistoryPartial: the upgrade runs, waits for approval, or was
+	// stopped (aborted, paused) before reaching its target.
 	HistoryPartial HistoryState = "Partial"
-	// HistoryFailed: the upgrade failed or was abandoned.
+	// HistoryFailed: the upgrade failed, its rollback failed, or it was
+	// abandoned.
 	HistoryFailed HistoryState = "Failed"
+	// HistoryRolledBack: a hop failed and was rolled back; the system
+	// runs the release it ran before that hop.
+	HistoryRolledBack HistoryState = "RolledBack"
 )
 
 // ClusterVersionStatus is what the reconciler observes and does.
@@ -214,6 +256,33 @@ type PlanSummary struct {
 	// LastFailure is the most recent component or check failure.
 	// +optional
 	LastFailure *Failure `json:"lastFailure,omitempty"`
+	// Waiting are the steps waiting for approval, by step; add an entry
+	// naming one to spec.approvals to approve it.
+	// +optional
+	// +listType=atomic
+	Waiting []WaitingStep `json:"waiting,omitempty"`
+	// Approvals are the approvals recorded in the run's record, in the
+	// order recorded.
+	// +optional
+	// +listType=atomic
+	Approvals []Approval `json:"approvals,omitempty"`
+}
+
+// WaitingStep is a step held by its gate.
+type WaitingStep struct {
+	// Step names it, HOP[/COMPONENT[/PHASE]], as spec.approvals does.
+	Step string `json:"step"`
+	// Reason is the gate's: what to look at before approving.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// Approval is an approval recorded in the run's record (runner.Approval).
+type Approval struct {
+	Step string `json:"step"`
+	By   string `json:"by"`
+	// At is when the reconciler recorded it.
+	At metav1.Time `json:"at"`
 }
 
 // Progress counts the plan's components: Done of Total (succeeded or
