@@ -72,9 +72,11 @@
 // etcd's transactions are on the lock key's revision.
 //
 // A torn last journal line (an append a crash cut short: never
-// acknowledged) fails its checksum or lacks its newline and is dropped;
-// the next commit cuts it off. Any other record that does not check out
-// (a bad checksum, a gap in the sequence, a status that does not add up)
+// acknowledged) lacks its newline and is dropped; the next commit cuts it
+// off. Any other record that does not check out (a bad checksum, the last
+// line's too when it is whole: a whole line was written out, so damage to
+// it is not a torn append; a gap in the sequence, a status that does not
+// add up)
 // is a [*CorruptError] ([ErrCorrupt]) naming the file or key and the byte
 // offset; it is left in place, nothing is written over it, and the error
 // never advises deleting it.
