@@ -286,3 +286,157 @@ func (h *heldUndoer) Run(ctx context.Context, t runner.Task) error {
 	}
 	return h.undoer.Run(ctx, t)
 }
+
+// hopUndoer is undoer keyed by hop and component: a component runs in
+// several hops of a plan.
+type hopUndoer struct {
+	mu           sync.Mutex
+	seq          int
+	ran, undone  map[string]int
+	start, end   map[string]int
+	fail         string // "hop/name" whose forward run fails
+	failRollback map[string]bool
+}
+
+func hopKey(h int, name string) string { return fmt.Sprintf("%d/%s", h, name) }
+
+func (u *hopUndoer) Run(_ context.Context, t runner.Task) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	k := hopKey(t.HopIndex, t.Component)
+	u.ran[k]++
+	if k == u.fail {
+		return runner.Permanent(fmt.Errorf("%s: scripted failure", k))
+	}
+	return nil
+}
+
+func (u *hopUndoer) Rollback(_ context.Context, t runner.Task) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	k := hopKey(t.HopIndex, t.Component)
+	u.seq++
+	u.start[k] = u.seq
+	u.seq++
+	u.end[k] = u.seq
+	if u.failRollback[k] {
+		return errors.New("rollback: scripted failure")
+	}
+	u.undone[k]++
+	return nil
+}
+
+// Property, across hops: on plans of 2 to 4 hops of random DAGs, a
+// component failing in a random hop f, with random irreversible
+// components and failing rollbacks: with Rollback only hop f is rolled
+// back (completed hops stay completed); with RollbackRun the hops before
+// it are too, last first, each only once the hop after it is RolledBack,
+// and every rollback of a hop ends before any of the hop before it
+// starts. Within a hop, the single-hop property holds: dependents first,
+// each component that ran rolled back exactly once, or named
+// irreversible, blocked or failed. Hops after f never run.
+func TestRollbackPropertyHops(t *testing.T) {
+	for seed := range uint64(150) {
+		rnd := rand.New(rand.NewPCG(seed, 29))
+		nh := 2 + rnd.IntN(3)
+		var hops []hop
+		var names [][]string
+		for range nh {
+			n := 1 + rnd.IntN(8)
+			var nodes []comp
+			hn := make([]string, n)
+			for i := range n {
+				hn[i] = fmt.Sprintf("c%02d", i)
+				var deps []string
+				for j := range i {
+					if rnd.IntN(3) == 0 {
+						deps = append(deps, hn[j])
+					}
+				}
+				nd := c(hn[i], deps...)
+				if rnd.IntN(8) == 0 {
+					nd = nd.with(irreversible("one way"))
+				}
+				nodes = append(nodes, nd)
+			}
+			hops = append(hops, hop{g: graphOf(t, nodes...)})
+			names = append(names, hn)
+		}
+		p := planOf(hops...)
+		f := rnd.IntN(nh)
+		u := &hopUndoer{ran: map[string]int{}, undone: map[string]int{}, start: map[string]int{}, end: map[string]int{},
+			fail: hopKey(f, names[f][rnd.IntN(len(names[f]))]), failRollback: map[string]bool{}}
+		for h := range nh {
+			for _, name := range names[h] {
+				if rnd.IntN(12) == 0 {
+					u.failRollback[hopKey(h, name)] = true
+				}
+			}
+		}
+		policy := runner.Rollback
+		if rnd.IntN(2) == 0 {
+			policy = runner.RollbackRun
+		}
+		st, err := runner.New(u, runner.WithFailurePolicy(policy), runner.WithMaxParallel(rnd.IntN(4))).Execute(context.Background(), p, nil)
+		require.ErrorIs(t, err, runner.ErrRunFailed, "seed %d", seed)
+		msg := fmt.Sprintf("seed %d, %d hops, failing %s, policy %v", seed, nh, u.fail, policy)
+		rolledBack := func(h int) bool { return st.Hops[h].Phase == runner.RolledBack }
+		for h := range nh {
+			g := hops[h].g
+			// Whether hop h is rolled back at all.
+			undo := h == f || (policy == runner.RollbackRun && h < f && rolledBack(h+1) && hopUndoneAfter(h+1, f, rolledBack))
+			for i, name := range names[h] {
+				k := hopKey(h, name)
+				cs := compStatus(t, st, h, name)
+				switch {
+				case h > f:
+					assert.Zero(t, u.ran[k], "%s: %s runs after the failed hop", msg, k)
+				case !undo:
+					assert.Zero(t, u.start[k], "%s: %s is in a hop that is not rolled back", msg, k)
+					if h < f {
+						assert.Equal(t, runner.Succeeded, cs.Phase, "%s: %s of a completed hop stays", msg, k)
+					}
+				case u.ran[k] == 0:
+					assert.Zero(t, u.start[k], "%s: %s never ran and is not rolled back", msg, k)
+				case g.Node(i).To.Irreversible != "":
+					assert.Contains(t, []runner.Code{runner.CodeIrreversible, runner.CodeRollbackBlocked}, cs.Code, "%s: %s is irreversible", msg, k)
+					assert.Zero(t, u.start[k], "%s: irreversible %s is not rolled back", msg, k)
+				case cs.Code == runner.CodeRollbackBlocked:
+					assert.Zero(t, u.start[k], "%s: blocked %s is not rolled back", msg, k)
+				case u.failRollback[k]:
+					assert.Equal(t, runner.RollbackFailed, cs.Phase, "%s: %s", msg, k)
+				default:
+					assert.Equal(t, 1, u.undone[k], "%s: %s rolled back exactly once", msg, k)
+					assert.Equal(t, runner.RolledBack, cs.Phase, "%s: %s", msg, k)
+					for _, d := range g.Dependents(i) {
+						if dk := hopKey(h, names[h][d]); u.start[dk] > 0 {
+							assert.Less(t, u.end[dk], u.start[k], "%s: dependent %s rolled back before %s", msg, dk, k)
+						}
+					}
+				}
+				// Hop order: this hop's rollbacks start after every
+				// rollback of the later hops ended.
+				if u.start[k] > 0 {
+					for later := h + 1; later <= f; later++ {
+						for _, ln := range names[later] {
+							if lk := hopKey(later, ln); u.end[lk] > 0 {
+								assert.Less(t, u.end[lk], u.start[k], "%s: %s (hop %d) rolled back before %s", msg, lk, later, k)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// hopUndoneAfter reports whether every hop from h to f was rolled back
+// (RollbackRun goes on to the hop before only then).
+func hopUndoneAfter(h, f int, rolledBack func(int) bool) bool {
+	for k := h; k <= f; k++ {
+		if !rolledBack(k) {
+			return false
+		}
+	}
+	return true
+}
