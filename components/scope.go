@@ -54,12 +54,15 @@ func (m *Manifest) namespaceFor(params map[string]string) string {
 // reports whether the kind (group "" for the core group) is cluster-scoped
 // where the Applier applies, known false when it does not know the kind
 // (its CRD is not installed yet). Manifest asks it, while rendering, about
-// the kinds of its objects that neither the built-in kinds, nor a
-// CustomResourceDefinition of the same render, nor WithClusterScoped
-// decide: a custom resource whose CRD another component installs. A kind
-// it does not know is namespaced, as without a ScopeResolver; an error
-// fails the render with a *ScopeError. Appliers without the ability (the
-// Recorder, Dir) render as before, without asking anyone.
+// the kinds of its objects that neither its table of built-in
+// cluster-scoped kinds, nor a CustomResourceDefinition of the same render,
+// nor WithClusterScoped decide: a custom resource whose CRD another
+// component installs, and namespaced built-in kinds too (ConfigMap: the
+// table lists only cluster-scoped kinds, and a cluster knows kinds newer
+// than the table). Each kind is asked once per render, in sorted order. A
+// kind it does not know is namespaced, as without a ScopeResolver; an
+// error fails the render with a *ScopeError. Appliers without the ability
+// (the Recorder, Dir) render as before, without asking anyone.
 //
 // It takes no context because rendering has none: Render, Validate and
 // ValidateHop have none to give (the last two implement the context-free
