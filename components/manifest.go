@@ -2,6 +2,7 @@ package components
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -32,8 +33,13 @@ import (
 // gets the component's "namespace" param, else the Manifest's namespace
 // (WithNamespace, "default" when not set); an object's identity is taken
 // after that (group, kind, namespace, name). Which kinds are namespaced is
-// known for the built-in kinds and the CRDs of the same render; give others
-// with WithClusterScoped. Every object is applied with the ownership labels
+// known for the built-in kinds and the CRDs of the same render, and for the
+// kinds given with WithClusterScoped; when the Applier is a ScopeResolver
+// (kube/apply's asks the cluster's discovery), it is asked about the
+// others, so that a custom resource whose CRD another component installed
+// is cluster-scoped as its CRD says. A kind nothing knows (its CRD is not
+// installed yet: at plan time, before the hop that installs it) is
+// namespaced. Every object is applied with the ownership labels
 // (LabelComponent, LabelInstance, LabelManagedBy).
 //
 // Run, in order:
@@ -140,16 +146,27 @@ func NewManifest(a Applier, opts ...ManifestOption) *Manifest {
 
 // Render returns the objects of t.To in apply order, namespaces defaulted,
 // YAML as rendered (without the ownership labels Run adds). Errors are
-// *Error values with Op "render".
+// *Error values with Op "render", runner.Permanent but for a *ScopeError.
 func (m *Manifest) Render(t runner.Task) ([]Object, error) {
 	if t.To == nil {
 		return nil, noTarget(t)
 	}
 	objs, err := m.render(t.To, newData(t.To, fromVersion(t), hopName(t), m.values))
 	if err != nil {
-		return nil, runner.Permanent(wrap(t.To, "render", err))
+		return nil, renderFailed(t.To, err)
 	}
 	return objs, nil
+}
+
+// renderFailed is the error of a render at run time: runner.Permanent, as
+// rendering again gives the same, but for a *ScopeError (a ScopeResolver's
+// lookup that failed), which a retry may get past.
+func renderFailed(cv *release.ComponentVersion, err error) error {
+	err = wrap(cv, "render", err)
+	if _, ok := errors.AsType[*ScopeError](err); ok {
+		return err
+	}
+	return runner.Permanent(err)
 }
 
 // render renders what cv leaves behind: its manifests, or, when it
@@ -192,14 +209,32 @@ func (m *Manifest) render(cv *release.ComponentVersion, data templateData) ([]Ob
 	return all, nil
 }
 
-// renderManifests renders ms, manifests of cv.
+// renderManifests renders ms, manifests of cv. When the Applier is a
+// ScopeResolver and it says that kinds of the objects are cluster-scoped,
+// ms are rendered again with those kinds added to WithClusterScoped's, so
+// that namespaces are defaulted, checked and compared for duplicates as
+// for any cluster-scoped kind. A first render that fails is returned as it
+// is: an assumed namespaced kind never hides a problem, at worst it names
+// a cluster-scoped object that sets a namespace as a duplicate.
 func (m *Manifest) renderManifests(cv *release.ComponentVersion, ms []release.Manifest, data templateData) ([]Object, error) {
-	return renderObjects(cv, ms, data, scoping{ns: m.namespaceFor(cv.Params), extra: m.cluster})
+	sc := scoping{ns: m.namespaceFor(cv.Params), extra: m.cluster}
+	objs, err := renderObjects(cv, ms, data, sc)
+	r, ok := m.applier.(ScopeResolver)
+	if err != nil || !ok {
+		return objs, err
+	}
+	cluster, err := resolveScopes(r, objs, m.cluster)
+	if err != nil || cluster == nil {
+		return objs, err
+	}
+	maps.Copy(cluster, m.cluster)
+	sc.extra = cluster
+	return renderObjects(cv, ms, data, sc)
 }
 
 // Run renders, applies, waits for readiness and prunes (see Manifest).
 // A rendering error and a shared object are runner.Permanent; the
-// Applier's errors are not.
+// Applier's errors, its ScopeResolver's included, are not.
 func (m *Manifest) Run(ctx context.Context, t runner.Task) error {
 	objs, err := m.Render(t)
 	if err != nil {
@@ -212,7 +247,7 @@ func (m *Manifest) Run(ctx context.Context, t runner.Task) error {
 // applies the phase's objects, and when it is the version's last manifest
 // phase it also waits for the health checks and prunes. A phase that does
 // not exist or has no manifests, and a rendering error, are
-// runner.Permanent.
+// runner.Permanent (a *ScopeError is not).
 func (m *Manifest) RunPhase(ctx context.Context, t runner.Task, phase string) error {
 	cv := t.To
 	if cv == nil {
@@ -225,12 +260,12 @@ func (m *Manifest) RunPhase(ctx context.Context, t runner.Task, phase string) er
 	data := newData(cv, fromVersion(t), hopName(t), m.values)
 	objs, err := m.renderManifests(cv, p.Manifests, data)
 	if err != nil {
-		return runner.Permanent(wrap(cv, "render", fmt.Errorf("phase %s: %w", phase, err)))
+		return renderFailed(cv, fmt.Errorf("phase %s: %w", phase, err))
 	}
 	var final []Object // nil: not the last manifest phase, nothing to prune yet
 	if lastManifestPhase(cv) == phase {
 		if final, err = m.render(cv, data); err != nil {
-			return runner.Permanent(wrap(cv, "render", err))
+			return renderFailed(cv, err)
 		}
 	}
 	return m.apply(ctx, t, objs, final)

@@ -11,8 +11,8 @@ import (
 
 // clusterScoped are the built-in kinds that live outside namespaces, by
 // "Kind.group" ("Kind" for the core group). Custom kinds are cluster-scoped
-// when a CustomResourceDefinition of the same render says so, or when
-// given to WithClusterScoped.
+// when a CustomResourceDefinition of the same render says so, when given
+// to WithClusterScoped, or when the Applier's ScopeResolver says so.
 var clusterScoped = map[string]bool{
 	"Namespace": true, "Node": true, "PersistentVolume": true, "ComponentStatus": true,
 	"ClusterRole.rbac.authorization.k8s.io": true, "ClusterRoleBinding.rbac.authorization.k8s.io": true,
@@ -50,6 +50,100 @@ func (m *Manifest) namespaceFor(params map[string]string) string {
 	return m.namespace
 }
 
+// ScopeResolver is an optional ability of an Applier: ClusterScoped
+// reports whether the kind (group "" for the core group) is cluster-scoped
+// where the Applier applies, known false when it does not know the kind
+// (its CRD is not installed yet). Manifest asks it, while rendering, about
+// the kinds of its objects that neither its table of built-in
+// cluster-scoped kinds, nor a CustomResourceDefinition of the same render,
+// nor WithClusterScoped decide: a custom resource whose CRD another
+// component installs, and namespaced built-in kinds too (ConfigMap: the
+// table lists only cluster-scoped kinds, and a cluster knows kinds newer
+// than the table). Each kind is asked once per render, in sorted order. A
+// kind it does not know is namespaced, as without a ScopeResolver; an
+// error fails the render with a *ScopeError. Appliers without the ability
+// (the Recorder, Dir) render as before, without asking anyone.
+//
+// It takes no context because rendering has none: Render, Validate and
+// ValidateHop have none to give (the last two implement the context-free
+// runner.Validator and runner.HopValidator), and a Kubernetes REST mapper,
+// what answers it for kube/apply, takes none either. It is called from
+// many goroutines at once, as the Applier's other methods are.
+type ScopeResolver interface {
+	ClusterScoped(group, kind string) (cluster, known bool, err error)
+}
+
+// ScopeError is a ScopeResolver that could not tell whether a kind is
+// cluster-scoped (the discovery of the cluster's API failed). Run and
+// RunPhase return it, unlike other rendering errors, without
+// runner.Permanent: the lookup may succeed when the component is retried.
+type ScopeError struct {
+	// Group and Kind are the kind asked about (Group "" for the core group).
+	Group, Kind string
+	Err         error
+}
+
+func (e *ScopeError) Error() string {
+	return fmt.Sprintf("%scannot tell whether %s is cluster-scoped, which decides the namespace of its objects: %s", prefix, groupKind(e.Group, e.Kind), trim(e.Err.Error()))
+}
+
+// Unwrap returns the resolver's error.
+func (e *ScopeError) Unwrap() error { return e.Err }
+
+// crdScope is the kind a CustomResourceDefinition defines, as "Kind.group",
+// and whether it is cluster-scoped; ok is false for other objects.
+func crdScope(o Object) (gk string, cluster, ok bool) {
+	if o.Kind != "CustomResourceDefinition" {
+		return "", false, false
+	}
+	spec, _ := o.Content["spec"].(map[string]any)
+	names, _ := spec["names"].(map[string]any)
+	g, _ := spec["group"].(string)
+	k, _ := names["kind"].(string)
+	if k == "" {
+		return "", false, false
+	}
+	return groupKind(g, k), spec["scope"] == "Cluster", true
+}
+
+// resolveScopes asks r about every kind of objs that the built-in kinds,
+// the CRDs among objs and extra leave undecided, once each, in sorted
+// order, and returns the kinds it says are cluster-scoped ("Kind.group"
+// names; nil for none). The first error stops it: when discovery fails it
+// fails for every kind.
+func resolveScopes(r ScopeResolver, objs []Object, extra map[string]bool) (map[string]bool, error) {
+	decided := map[string]bool{}
+	for _, o := range objs {
+		if gk, _, ok := crdScope(o); ok {
+			decided[gk] = true
+		}
+	}
+	ask := map[string][2]string{}
+	for _, o := range objs {
+		ref := o.Ref()
+		gk := groupKind(ref.Group, ref.Kind)
+		if _, builtIn := clusterScoped[gk]; builtIn || decided[gk] || extra[gk] {
+			continue
+		}
+		ask[gk] = [2]string{ref.Group, ref.Kind}
+	}
+	var cluster map[string]bool
+	for _, gk := range slices.Sorted(maps.Keys(ask)) {
+		g, k := ask[gk][0], ask[gk][1]
+		c, known, err := r.ClusterScoped(g, k)
+		if err != nil {
+			return nil, &ScopeError{Group: g, Kind: k, Err: err}
+		}
+		if c && known {
+			if cluster == nil {
+				cluster = map[string]bool{}
+			}
+			cluster[gk] = true
+		}
+	}
+	return cluster, nil
+}
+
 // defaultNamespaces gives every namespaced object of docs without a
 // namespace the namespace ns, and checks that cluster-scoped ones have
 // none. Scope comes from the built-in kinds, the CRDs among docs, and
@@ -58,16 +152,8 @@ func defaultNamespaces(docs []document, ns string, extra map[string]bool) []erro
 	scope := maps.Clone(clusterScoped)
 	maps.Copy(scope, extra)
 	for _, d := range docs {
-		o := d.obj
-		if o.Kind != "CustomResourceDefinition" {
-			continue
-		}
-		spec, _ := o.Content["spec"].(map[string]any)
-		names, _ := spec["names"].(map[string]any)
-		g, _ := spec["group"].(string)
-		k, _ := names["kind"].(string)
-		if k != "" {
-			scope[groupKind(g, k)] = spec["scope"] == "Cluster"
+		if gk, cluster, ok := crdScope(d.obj); ok {
+			scope[gk] = cluster
 		}
 	}
 	var errs []error

@@ -1,8 +1,8 @@
 // Package apply is hopdag's Kubernetes Applier: server-side apply through
 // client-go's dynamic client, prune from an inventory kept in the cluster,
 // and readiness with kstatus. An *Applier is the components.Applier,
-// components.ReadyChecker and components.InventoryStore of a
-// components.Manifest:
+// components.ReadyChecker, components.InventoryStore and
+// components.ScopeResolver of a components.Manifest:
 //
 //	applier, err := apply.New(mgr.GetConfig())            // a *rest.Config
 //	manifest := components.NewManifest(applier, components.WithInstance("prod-eu-1"))
@@ -21,6 +21,19 @@
 //     (WithForce); a field another manager owns is a *ConflictError that
 //     names the managers and the fields. Kinds are resolved with a REST
 //     mapper over cached discovery, refreshed when a kind is unknown.
+//   - Scope (ClusterScoped): the Manifest asks, while it renders, whether
+//     a kind that neither its built-in kinds, nor a CRD of the same
+//     render, nor components.WithClusterScoped decide is cluster-scoped;
+//     the answer comes from the same REST mapper, refreshed once when the
+//     kind is unknown. So a custom resource that sets no namespace, of a
+//     cluster-scoped CRD another component installed, stays
+//     cluster-scoped (its identity, in the inventory too, has no
+//     namespace), and one of a namespaced CRD gets the component's
+//     namespace. A kind the API server does not serve yet (at plan time,
+//     before the hop that installs its CRD) is namespaced; a failed
+//     discovery fails the render with a *components.ScopeError, which the
+//     runner may retry. The lookup takes no context (the REST mapper's
+//     takes none): it is bounded only by the rest.Config's Timeout.
 //   - Apply of an object being deleted (it exists with a
 //     deletionTimestamp: a prune's foreground deletion still running, or
 //     another finalizer or a grace period holding it): it is not applied
@@ -64,5 +77,6 @@
 // being deleted holds one of them. Cost: Apply reads and applies each
 // object (two requests; one more read per poll for an object being
 // deleted), Prune reads and deletes, Ready reads each object it checks
-// per poll, Inventories is one list.
+// per poll, Inventories is one list, ClusterScoped reads the discovery
+// cache (the whole discovery again for a kind the cache does not know).
 package apply

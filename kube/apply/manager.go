@@ -19,8 +19,9 @@ import (
 )
 
 // Applier applies, prunes and waits for Kubernetes objects through one
-// API server. It is a components.Applier, components.ReadyChecker and
-// components.InventoryStore: give it to components.NewManifest.
+// API server. It is a components.Applier, components.ReadyChecker,
+// components.InventoryStore and components.ScopeResolver: give it to
+// components.NewManifest.
 //
 // It is safe for concurrent use; it keeps no state between calls but the
 // discovery cache of its REST mapper.
