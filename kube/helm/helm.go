@@ -1,7 +1,6 @@
 package helm
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/template"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -26,6 +24,7 @@ import (
 	"helm.sh/helm/v4/pkg/storage/driver"
 	"k8s.io/client-go/rest"
 
+	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -166,33 +165,24 @@ func (r *Runner) config(cv *release.ComponentVersion) (*action.Configuration, er
 	return cfg, nil
 }
 
-// values renders cv's values template.
+// valuesOf renders cv's values template as the manifest and exec runners
+// render theirs (components.RenderText: the same data, sprig functions,
+// missing keys errors) and parses it as YAML.
 func (r *Runner) valuesOf(t runner.Task, cv *release.ComponentVersion) (map[string]any, error) {
 	out := map[string]any{}
 	if cv.Helm.Values == "" {
 		return out, nil
 	}
-	tpl, err := template.New(cv.Key() + " values").Option("missingkey=error").Parse(cv.Helm.Values)
+	t.To = cv
+	text, err := components.RenderText(cv.Key()+" values", cv.Helm.Values, t, r.values)
 	if err != nil {
 		return nil, fmt.Errorf("helm: %s: values: %w", cv.Key(), err)
 	}
-	from, hop := "", ""
-	if t.From != nil {
-		from = t.From.Version.Original()
-	}
-	if t.Hop != nil {
-		hop = t.Hop.Name()
-	}
-	data := map[string]any{
-		"Component": map[string]any{"Name": cv.Name, "Version": cv.Version.Original(), "Params": cv.Params},
-		"From":      from, "Hop": hop, "Values": r.values,
-	}
-	var b bytes.Buffer
-	if err := tpl.Execute(&b, data); err != nil {
-		return nil, fmt.Errorf("helm: %s: values: %w", cv.Key(), err)
-	}
-	if err := yaml.Unmarshal(b.Bytes(), &out); err != nil {
+	if err := yaml.Unmarshal([]byte(text), &out); err != nil {
 		return nil, fmt.Errorf("helm: %s: values do not parse as YAML: %w", cv.Key(), err)
+	}
+	if out == nil {
+		out = map[string]any{}
 	}
 	return out, nil
 }
