@@ -21,7 +21,6 @@ import (
 	"helm.sh/helm/v4/pkg/cli"
 	"helm.sh/helm/v4/pkg/kube"
 	"helm.sh/helm/v4/pkg/registry"
-	"helm.sh/helm/v4/pkg/storage/driver"
 	"k8s.io/client-go/rest"
 
 	"github.com/hopdag/hopdag/components"
@@ -187,6 +186,14 @@ func (r *Runner) valuesOf(t runner.Task, cv *release.ComponentVersion) (map[stri
 	return out, nil
 }
 
+// taskLogger is t's logger, or the Runner's.
+func (r *Runner) taskLogger(t runner.Task) *slog.Logger {
+	if t.Logger != nil {
+		return t.Logger
+	}
+	return r.logger
+}
+
 func timeoutOf(cv *release.ComponentVersion) time.Duration {
 	if cv.Timeout.Duration > 0 {
 		return cv.Timeout.Duration
@@ -213,54 +220,31 @@ func (r *Runner) Run(ctx context.Context, t runner.Task) error {
 		return err
 	}
 	name, ns := releaseName(cv), namespace(cv)
-	hist := action.NewHistory(cfg)
-	hist.Max = 1
-	if _, err := hist.Run(name); errors.Is(err, driver.ErrReleaseNotFound) {
+	hs, err := history(cfg, name)
+	if err != nil {
+		return fmt.Errorf("helm: %s: history of release %s/%s: %w", cv.Key(), ns, name, err)
+	}
+	if err := clearPending(cfg, hs, r.taskLogger(t)); err != nil {
+		return fmt.Errorf("helm: %s: release %s/%s: %w", cv.Key(), ns, name, err)
+	}
+	labels := map[string]string{VersionLabel: versionLabel(cv.Version)}
+	if len(hs) == 0 {
 		in := action.NewInstall(cfg)
 		in.ReleaseName, in.Namespace, in.CreateNamespace = name, ns, true
 		in.Timeout, in.WaitStrategy = timeoutOf(cv), kube.StatusWatcherStrategy
+		in.Labels, in.Description = labels, "hopdag: install "+cv.Key()
 		if _, err := in.RunWithContext(ctx, ch, vals); err != nil {
 			return fmt.Errorf("helm: %s: install release %s/%s: %w", cv.Key(), ns, name, err)
 		}
 		return nil
-	} else if err != nil {
-		return fmt.Errorf("helm: %s: history of release %s/%s: %w", cv.Key(), ns, name, err)
 	}
 	up := action.NewUpgrade(cfg)
 	up.Namespace, up.Timeout, up.WaitStrategy = ns, timeoutOf(cv), kube.StatusWatcherStrategy
+	up.Labels, up.Description = labels, "hopdag: upgrade to "+cv.Key()
 	if _, err := up.RunWithContext(ctx, name, ch, vals); err != nil {
 		return fmt.Errorf("helm: %s: upgrade release %s/%s: %w", cv.Key(), ns, name, err)
 	}
 	return nil
-}
-
-// Rollback rolls t.To's release back to its previous revision, or
-// uninstalls it when the hop installed it (t.From is nil or no helm
-// component).
-func (r *Runner) Rollback(ctx context.Context, t runner.Task) error {
-	cv := t.To
-	if _, err := chartRef(cv); err != nil {
-		return runner.Permanent(err)
-	}
-	cfg, err := r.config(cv)
-	if err != nil {
-		return err
-	}
-	name, ns := releaseName(cv), namespace(cv)
-	if t.From == nil || t.From.Helm == nil {
-		un := action.NewUninstall(cfg)
-		un.Timeout, un.WaitStrategy = timeoutOf(cv), kube.StatusWatcherStrategy
-		if _, err := un.Run(name); err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
-			return fmt.Errorf("helm: %s: uninstall release %s/%s: %w", cv.Key(), ns, name, err)
-		}
-		return nil
-	}
-	rb := action.NewRollback(cfg)
-	rb.Timeout, rb.WaitStrategy = timeoutOf(cv), kube.StatusWatcherStrategy
-	if err := rb.Run(name); err != nil {
-		return fmt.Errorf("helm: %s: roll back release %s/%s: %w", cv.Key(), ns, name, err)
-	}
-	return ctx.Err()
 }
 
 // Validate loads cv's chart, so that a chart reference that does not

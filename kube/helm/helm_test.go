@@ -77,8 +77,8 @@ func settings(t *testing.T) *cli.EnvSettings {
 }
 
 // Install, upgrade with changed values, a failed upgrade with Helm's
-// message, then Rollback to the previous revision, against a real API
-// server.
+// message, then Rollback to the from-version's revision, against a real
+// API server.
 func TestHelmInstallUpgradeRollback(t *testing.T) {
 	rc := apiServer(t)
 	ctx := context.Background()
@@ -113,7 +113,7 @@ func TestHelmInstallUpgradeRollback(t *testing.T) {
 	assert.Contains(t, err.Error(), "65535", "Helm's (the API server's) message")
 
 	require.NoError(t, r.Rollback(ctx, task(v2, v3)), "rollback")
-	assert.Equal(t, "hello v2.0 from lab", greeting(), "back at the previous revision")
+	assert.Equal(t, "hello v2.0 from lab", greeting(), "back at the from-version")
 	assert.Equal(t, int32(8080), port())
 
 	require.NoError(t, r.Rollback(ctx, task(nil, v1)), "rolling back an install uninstalls")
