@@ -2,14 +2,10 @@ package helm
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -110,14 +106,15 @@ func namespace(cv *release.ComponentVersion) string {
 }
 
 // load locates and loads cv's chart: a local path under the root, or a
-// remote chart through Helm's cache.
+// remote chart through Helm's cache, and checks it against the catalog's
+// pins (Version, Digest).
 func (r *Runner) load(cv *release.ComponentVersion) (*chart.Chart, error) {
 	h, err := chartRef(cv)
 	if err != nil {
 		return nil, err
 	}
-	path := h.Chart
-	if h.Repo == "" && !strings.HasPrefix(h.Chart, "oci://") {
+	path, manifest, verified := h.Chart, "", false
+	if h.Repo == "" && !isOCI(h.Chart) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(r.root, path)
 		}
@@ -126,23 +123,33 @@ func (r *Runner) load(cv *release.ComponentVersion) (*chart.Chart, error) {
 		// registry client an oci:// reference needs); nothing is installed.
 		in := action.NewInstall(action.NewConfiguration())
 		in.RepoURL, in.Version, in.PlainHTTP = h.Repo, h.Version, r.plain
-		if strings.HasPrefix(h.Chart, "oci://") {
-			opts := []registry.ClientOption{registry.ClientOptCredentialsFile(r.settings.RegistryConfig)}
-			if r.plain {
-				opts = append(opts, registry.ClientOptPlainHTTP())
-			}
-			rc, err := registry.NewClient(opts...)
+		ref := h.Chart
+		if isOCI(h.Chart) {
+			rc, err := r.registryClient()
 			if err != nil {
 				return nil, fmt.Errorf("helm: %s: registry client: %w", cv.Key(), err)
 			}
 			in.SetRegistryClient(rc)
+			if h.Digest != "" {
+				if ref, manifest, verified, err = pinManifest(rc, h); err != nil {
+					return nil, fmt.Errorf("helm: %s: %w", cv.Key(), err)
+				}
+				if verified {
+					// Pulled by the manifest digest: the registry client
+					// checks what it fetches against it. load checks the
+					// version below.
+					in.Version = ""
+				}
+			}
 		}
-		if path, err = in.LocateChart(h.Chart, r.settings); err != nil {
+		if path, err = in.LocateChart(ref, r.settings); err != nil {
 			return nil, fmt.Errorf("helm: %s: locate chart %s %s: %w", cv.Key(), h.Chart, h.Version, err)
 		}
 	}
-	if err := checkDigest(cv, path); err != nil {
-		return nil, err
+	if !verified {
+		if err := checkDigest(cv, path, manifest); err != nil {
+			return nil, err
+		}
 	}
 	c, err := loader.Load(path)
 	if err != nil {
@@ -152,6 +159,18 @@ func (r *Runner) load(cv *release.ComponentVersion) (*chart.Chart, error) {
 		return nil, fmt.Errorf("helm: %s: chart %s is version %s, the catalog pins %s", cv.Key(), h.Chart, c.Metadata.Version, h.Version)
 	}
 	return c, nil
+}
+
+func isOCI(ref string) bool { return strings.HasPrefix(ref, "oci://") }
+
+// registryClient is a client for oci:// charts, with Helm's registry
+// credentials.
+func (r *Runner) registryClient() (*registry.Client, error) {
+	opts := []registry.ClientOption{registry.ClientOptCredentialsFile(r.settings.RegistryConfig)}
+	if r.plain {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	}
+	return registry.NewClient(opts...)
 }
 
 // config is a Helm action configuration for cv's namespace.
@@ -262,33 +281,4 @@ func (r *Runner) Validate(cv *release.ComponentVersion) error {
 func (r *Runner) ValidateRollback(cv *release.ComponentVersion) error {
 	_, err := chartRef(cv)
 	return err
-}
-
-// checkDigest checks the chart archive at path against cv's pinned
-// digest, if any.
-func checkDigest(cv *release.ComponentVersion, path string) error {
-	want := cv.Helm.Digest
-	if want == "" {
-		return nil
-	}
-	hexWant, ok := strings.CutPrefix(want, "sha256:")
-	if !ok {
-		return fmt.Errorf("helm: %s: digest %q: write sha256:HEX", cv.Key(), want)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("helm: %s: digest: %w", cv.Key(), err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return fmt.Errorf("helm: %s: chart %s is a directory: a digest pins an archive (.tgz)", cv.Key(), cv.Helm.Chart)
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return fmt.Errorf("helm: %s: digest: %w", cv.Key(), err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != hexWant {
-		return fmt.Errorf("helm: %s: chart %s has digest sha256:%s, the catalog pins %s", cv.Key(), cv.Helm.Chart, got, want)
-	}
-	return nil
 }
