@@ -28,7 +28,7 @@ func TestHelmResumeAfterKill(t *testing.T) {
 		pending rcommon.Status // the interrupted operation's revision
 		resume  func(r *helm.Runner, ctx context.Context, t runner.Task) error
 		task    func(ns string) runner.Task
-		want    string         // the greeting after
+		want    string         // the greeting after, "" for none (uninstalled)
 		after   rcommon.Status // the interrupted revision after
 	}{
 		// Helm's upgrade of a release with no deployed revision supersedes
@@ -36,6 +36,9 @@ func TestHelmResumeAfterKill(t *testing.T) {
 		{name: "install", pending: rcommon.StatusPendingInstall,
 			resume: (*helm.Runner).Run, task: func(ns string) runner.Task { return task(nil, in(v1, ns)) },
 			want: "hello v1.0 from lab", after: rcommon.StatusSuperseded},
+		{name: "rollback of the install", pending: rcommon.StatusPendingInstall,
+			resume: (*helm.Runner).Rollback, task: func(ns string) runner.Task { return task(nil, in(v1, ns)) },
+			want: ""},
 		{name: "upgrade", pending: rcommon.StatusPendingUpgrade,
 			resume: (*helm.Runner).Run, task: func(ns string) runner.Task { return task(in(v1, ns), in(v2, ns)) },
 			want: "hello v2.0 from lab", after: rcommon.StatusFailed},
@@ -70,6 +73,10 @@ func TestHelmResumeAfterKill(t *testing.T) {
 			tk.Attempt, tk.Logger = 2, slog.New(slog.NewTextHandler(&log, nil))
 			require.NoError(t, tc.resume(r, ctx, tk), "resumed after the kill")
 			assert.Equal(t, tc.want, c.greeting(t, ns))
+			if tc.want == "" {
+				assert.Empty(t, c.revisions(t, ns), "uninstalled")
+				return
+			}
 			assert.Contains(t, log.String(), `msg="helm: marking an interrupted revision failed" release=`+ns+`/app revision=`+itoa(killed.Version)+` status=`+string(tc.pending))
 			revs = c.revisions(t, ns)
 			assert.Equal(t, tc.after, revs[killed.Version-1].Info.Status, "the interrupted revision")

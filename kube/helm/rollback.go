@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/kube"
@@ -65,7 +66,9 @@ func (r *Runner) Rollback(ctx context.Context, t runner.Task) error {
 	}
 	rb := action.NewRollback(cfg)
 	rb.Version, rb.Timeout, rb.WaitStrategy = target.Version, timeoutOf(cv), kube.StatusWatcherStrategy
-	rb.Description = fmt.Sprintf("hopdag: roll back %s to %s (revision %d)", cv.Key(), t.From.Version, target.Version)
+	if d := fmt.Sprintf("hopdag: roll back %s to %s (revision %d)", cv.Key(), t.From.Version, target.Version); utf8.RuneCountInString(d) <= action.MaxDescriptionLength {
+		rb.Description = d // else Helm's own, "Rollback to N"
+	}
 	if err := rb.Run(name); err != nil {
 		return fmt.Errorf("helm: %s: roll back release %s/%s to revision %d (%s): %w", cv.Key(), ns, name, target.Version, t.From.Version, err)
 	}

@@ -156,4 +156,9 @@ func TestHelmRollbackFinishedAfterCancel(t *testing.T) {
 	assert.Equal(t, "hello v1.0 from lab", c.greeting(t, "cancel"))
 	assert.NoError(t, r.Rollback(ctx, task(v1, v2)), "run again (resumed), it has nothing to do")
 	assert.Len(t, c.revisions(t, "cancel"), 3, "install, upgrade, one rollback")
+	// A rollback that has something to do (back to v2.0's revision) does
+	// not start once ctx is done.
+	assert.ErrorIs(t, r.Rollback(ctx, task(v2, v1)), context.Canceled)
+	assert.Len(t, c.revisions(t, "cancel"), 3, "no revision added")
+	assert.Equal(t, "hello v1.0 from lab", c.greeting(t, "cancel"))
 }
