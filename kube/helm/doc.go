@@ -35,11 +35,14 @@
 // several hops ends at the run's starting version, and an upgrade that
 // failed before Helm wrote a revision is not rolled back past its
 // from-version. It does nothing when the last revision is already that
-// version and deployed. A release whose earlier revisions carry no label
-// (made before labels) is rolled back to the newest deployed revision
-// before the hop's own when that is certain to be the from-version;
-// otherwise Rollback fails with the revisions listed, to roll back by
-// hand. A component the hop installed (no from-version, or one of
+// version and deployed. For a release whose older revisions carry no
+// label (made before labels), when no revision has the from-version's
+// label and the labelled revisions all follow the unlabelled ones, the
+// newest deployed unlabelled revision is where labelling began, so the
+// from-version: Rollback labels it and rolls back to it. Otherwise it
+// fails with the revisions listed, to roll back by hand. (A `helm
+// upgrade` by hand copies the last revision's labels: its revision counts
+// as the version it was made on.) A component the hop installed (no from-version, or one of
 // another type) is uninstalled (`helm uninstall`; a release already gone
 // is fine). Helm's rollback takes no context: Rollback does not start one
 // once ctx is done, and one that finished reports success even when ctx

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"unicode/utf8"
 
 	"helm.sh/helm/v4/pkg/action"
@@ -51,7 +53,7 @@ func (r *Runner) Rollback(ctx context.Context, t runner.Task) error {
 	if err := clearPending(cfg, hs, log); err != nil {
 		return fmt.Errorf("helm: %s: release %s/%s: %w", cv.Key(), ns, name, err)
 	}
-	target, err := rollbackTarget(hs, t)
+	target, inferred, err := rollbackTarget(hs, t)
 	if err != nil {
 		return runner.Permanent(fmt.Errorf("helm: %s: roll back release %s/%s to %s: %w", cv.Key(), ns, name, t.From.Version, err))
 	}
@@ -63,6 +65,20 @@ func (r *Runner) Rollback(ctx context.Context, t runner.Task) error {
 	// Helm's rollback takes no context: do not start one once ctx is done.
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if inferred {
+		// Label it, so that the rollback's revision (Helm copies the
+		// labels) and later rollbacks find it by its version.
+		log.Info("helm: labelling a revision made before labels with the from-version", "release", ns+"/"+name,
+			"revision", target.Version, "version", t.From.Version.Original())
+		target.Labels = maps.Clone(target.Labels)
+		if target.Labels == nil {
+			target.Labels = map[string]string{}
+		}
+		target.Labels[VersionLabel] = versionLabel(t.From.Version)
+		if err := cfg.Releases.Update(target); err != nil {
+			return fmt.Errorf("helm: %s: release %s/%s: label revision %d: %w", cv.Key(), ns, name, target.Version, err)
+		}
 	}
 	rb := action.NewRollback(cfg)
 	rb.Version, rb.Timeout, rb.WaitStrategy = target.Version, timeoutOf(cv), kube.StatusWatcherStrategy
@@ -80,49 +96,47 @@ func (r *Runner) Rollback(ctx context.Context, t runner.Task) error {
 // revision is that version, deployed.
 //
 // A revision is t.From's when it carries t.From's VersionLabel. For a
-// release whose revisions from before the hop carry no label (made by a
-// hopdag that did not label them): when every labelled revision is one of
-// this hop's (labelled t.To's version) and they all follow the unlabelled
-// ones, the newest deployed unlabelled revision is the one the hop
-// started from; its chart version must be the one t.From pins, if any.
+// release with revisions from before labels (made by a hopdag that did
+// not label them), when no revision is labelled t.From's version and the
+// labelled revisions all follow the unlabelled ones: t.From is a version
+// the release was at before labelling began (each hop starts where the
+// one before ended), and the newest deployed unlabelled revision is where
+// labelling began, so it is t.From's (inferred); its chart version must
+// be the one t.From pins, if any. With no labelled revision at all, the
+// hop wrote none, and a deployed last revision is where it started.
 // Anything else is an error that lists the revisions.
-func rollbackTarget(hs []*rv1.Release, t runner.Task) (*rv1.Release, error) {
-	want, to := versionLabel(t.From.Version), versionLabel(t.To.Version)
+func rollbackTarget(hs []*rv1.Release, t runner.Task) (target *rv1.Release, inferred bool, err error) {
+	want := versionLabel(t.From.Version)
 	last := hs[len(hs)-1]
-	if last.Info != nil && last.Info.Status == rcommon.StatusDeployed && last.Labels[VersionLabel] == want {
-		return nil, nil
+	lastDeployed := last.Info != nil && last.Info.Status == rcommon.StatusDeployed
+	if lastDeployed && last.Labels[VersionLabel] == want {
+		return nil, false, nil
 	}
 	for i := len(hs) - 1; i >= 0; i-- {
 		if h := hs[i]; h.Labels[VersionLabel] == want && deployed(h) {
-			return h, nil
+			return h, false, nil
 		}
 	}
-	// The fallback for revisions made before labels.
-	k := len(hs)
-	for k > 0 && hs[k-1].Labels[VersionLabel] == to {
-		k--
-	}
-	unlabelled := true
-	for _, h := range hs[:k] {
-		if h.Labels[VersionLabel] != "" {
-			unlabelled = false
+	// The fallback for revisions made before labels: k is the first
+	// labelled one.
+	k := slices.IndexFunc(hs, func(h *rv1.Release) bool { return h.Labels[VersionLabel] != "" })
+	if k < 0 {
+		if lastDeployed {
+			return nil, false, nil
 		}
+		k = 0 // nothing to infer from
 	}
-	if unlabelled {
-		if k == len(hs) && last.Info != nil && last.Info.Status == rcommon.StatusDeployed {
-			return nil, nil // the hop wrote no revision: the release is as it was
+	suffix := !slices.ContainsFunc(hs[k:], func(h *rv1.Release) bool { return h.Labels[VersionLabel] == "" })
+	for i := k - 1; suffix && i >= 0; i-- {
+		h := hs[i]
+		if !deployed(h) {
+			continue
 		}
-		for i := k - 1; i >= 0 && k < len(hs); i-- {
-			h := hs[i]
-			if !deployed(h) {
-				continue
-			}
-			if pin := t.From.Helm.Version; pin != "" && (h.Chart == nil || h.Chart.Metadata == nil || h.Chart.Metadata.Version != pin) {
-				break
-			}
-			return h, nil
+		if pin := t.From.Helm.Version; pin != "" && (h.Chart == nil || h.Chart.Metadata == nil || h.Chart.Metadata.Version != pin) {
+			break
 		}
+		return h, true, nil
 	}
-	return nil, fmt.Errorf("no deployed revision is labelled %s=%s (revisions: %s); roll back by hand: helm rollback %s REVISION -n %s",
+	return nil, false, fmt.Errorf("no deployed revision is labelled %s=%s, nor is one certain to be that version (revisions: %s); roll back by hand: helm rollback %s REVISION -n %s",
 		VersionLabel, want, describe(hs), last.Name, last.Namespace)
 }

@@ -14,15 +14,19 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-// stripLabels removes hopdag's label from every revision Secret in ns: a
-// release made before the runner labelled its revisions.
-func (c *cluster) stripLabels(t *testing.T, ns string) {
+// stripLabels removes hopdag's label from revision only's Secret in ns,
+// or every revision's when only is 0: a release made before the runner
+// labelled its revisions.
+func (c *cluster) stripLabels(t *testing.T, ns string, only int) {
 	t.Helper()
 	ctx := context.Background()
 	list, err := c.kc.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: "owner=helm"})
 	require.NoError(t, err)
 	require.NotEmpty(t, list.Items)
 	for _, s := range list.Items {
+		if only != 0 && s.Labels["version"] != itoa(only) {
+			continue
+		}
 		delete(s.Labels, helm.VersionLabel)
 		_, err := c.kc.CoreV1().Secrets(ns).Update(ctx, &s, metav1.UpdateOptions{})
 		require.NoError(t, err)
@@ -45,6 +49,7 @@ func TestHelmRollbackToFromVersion(t *testing.T) {
 		from, to *release.ComponentVersion
 		fail     bool // the Run fails
 		strip    bool // instead of a Run: remove the labels so far
+		only     int  // of this revision only
 	}
 	type rollback struct {
 		from, to *release.ComponentVersion
@@ -56,25 +61,29 @@ func TestHelmRollbackToFromVersion(t *testing.T) {
 		rollbacks []rollback
 		want      string // the greeting after, "" for none
 		added     int    // revisions the rollbacks add
+		label     string // the last revision's VersionLabel after
 	}{
 		{name: "rolled back twice", run: []step{{to: v1}, {from: v1, to: v2}},
 			rollbacks: []rollback{{from: v1, to: v2}, {from: v1, to: v2}},
-			want:      "hello v1.0 from lab", added: 1},
+			want:      "hello v1.0 from lab", added: 1, label: "1.0.0"},
 		{name: "two hops rolled back", run: []step{{to: v1}, {from: v1, to: v2}, {from: v2, to: v3, fail: true}},
 			rollbacks: []rollback{{from: v2, to: v3}, {from: v1, to: v2}},
-			want:      "hello v1.0 from lab", added: 2},
+			want:      "hello v1.0 from lab", added: 2, label: "1.0.0"},
 		{name: "failed before a revision", run: []step{{to: v1}, {from: v1, to: v2}, {from: v2, to: missing, fail: true}},
 			rollbacks: []rollback{{from: v2, to: missing}},
-			want:      "hello v2.0 from lab", added: 0},
+			want:      "hello v2.0 from lab", added: 0, label: "2.0.0"},
 		{name: "installed by the hop", run: []step{{to: v1}},
 			rollbacks: []rollback{{to: v1}, {to: v1}},
 			want:      "", added: -1},
 		{name: "revisions before labels", run: []step{{to: v1}, {strip: true}, {from: v1, to: v3, fail: true}},
-			rollbacks: []rollback{{from: v1, to: v3}},
-			want:      "hello v1.0 from lab", added: 1},
+			rollbacks: []rollback{{from: v1, to: v3}, {from: v1, to: v3}},
+			want:      "hello v1.0 from lab", added: 1, label: "1.0.0"},
 		{name: "revisions before labels, two hops", run: []step{{to: v1}, {from: v1, to: v2}, {strip: true}, {from: v2, to: v3, fail: true}},
-			rollbacks: []rollback{{from: v2, to: v3}, {from: v1, to: v2, err: "no deployed revision is labelled hopdag.io/version=1.0.0"}},
-			want:      "hello v2.0 from lab", added: 1},
+			rollbacks: []rollback{{from: v2, to: v3}, {from: v1, to: v2}, {from: v1, to: v2}},
+			want:      "hello v1.0 from lab", added: 2, label: "1.0.0"},
+		{name: "an unlabelled revision between labelled ones", run: []step{{to: v1}, {from: v1, to: v2}, {strip: true, only: 2}, {from: v2, to: v3, fail: true}},
+			rollbacks: []rollback{{from: v2, to: v3, err: "no deployed revision is labelled hopdag.io/version=2.0.0, nor is one certain to be that version (revisions: 1 (app-0.1.0, 1.0.0, superseded), 2 (app-0.1.0, unlabelled, deployed), 3 (app-0.1.0, 3.0.0, failed))"}},
+			want:      "hello v3.0 from lab", added: 0, label: "3.0.0"}, // the failed upgrade applied the ConfigMap; nothing is rolled back
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -87,7 +96,7 @@ func TestHelmRollbackToFromVersion(t *testing.T) {
 			}
 			for i, s := range tc.run {
 				if s.strip {
-					c.stripLabels(t, ns)
+					c.stripLabels(t, ns, s.only)
 					continue
 				}
 				err := r.Run(ctx, task(on(s.from), on(s.to)))
@@ -113,6 +122,8 @@ func TestHelmRollbackToFromVersion(t *testing.T) {
 				assert.Zero(t, after, "the release is uninstalled")
 			} else {
 				assert.Equal(t, tc.added, after-before, "revisions added by the rollbacks")
+				revs := c.revisions(t, ns)
+				assert.Equal(t, tc.label, revs[len(revs)-1].Labels[helm.VersionLabel], "the last revision's label")
 			}
 		})
 	}
