@@ -1,19 +1,13 @@
 package helm
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
-	"text/template"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -23,9 +17,9 @@ import (
 	"helm.sh/helm/v4/pkg/cli"
 	"helm.sh/helm/v4/pkg/kube"
 	"helm.sh/helm/v4/pkg/registry"
-	"helm.sh/helm/v4/pkg/storage/driver"
 	"k8s.io/client-go/rest"
 
+	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -112,14 +106,15 @@ func namespace(cv *release.ComponentVersion) string {
 }
 
 // load locates and loads cv's chart: a local path under the root, or a
-// remote chart through Helm's cache.
+// remote chart through Helm's cache, and checks it against the catalog's
+// pins (Version, Digest).
 func (r *Runner) load(cv *release.ComponentVersion) (*chart.Chart, error) {
 	h, err := chartRef(cv)
 	if err != nil {
 		return nil, err
 	}
-	path := h.Chart
-	if h.Repo == "" && !strings.HasPrefix(h.Chart, "oci://") {
+	path, manifest, verified := h.Chart, "", false
+	if h.Repo == "" && !isOCI(h.Chart) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(r.root, path)
 		}
@@ -128,23 +123,33 @@ func (r *Runner) load(cv *release.ComponentVersion) (*chart.Chart, error) {
 		// registry client an oci:// reference needs); nothing is installed.
 		in := action.NewInstall(action.NewConfiguration())
 		in.RepoURL, in.Version, in.PlainHTTP = h.Repo, h.Version, r.plain
-		if strings.HasPrefix(h.Chart, "oci://") {
-			opts := []registry.ClientOption{registry.ClientOptCredentialsFile(r.settings.RegistryConfig)}
-			if r.plain {
-				opts = append(opts, registry.ClientOptPlainHTTP())
-			}
-			rc, err := registry.NewClient(opts...)
+		ref := h.Chart
+		if isOCI(h.Chart) {
+			rc, err := r.registryClient()
 			if err != nil {
 				return nil, fmt.Errorf("helm: %s: registry client: %w", cv.Key(), err)
 			}
 			in.SetRegistryClient(rc)
+			if h.Digest != "" {
+				if ref, manifest, verified, err = pinManifest(rc, h); err != nil {
+					return nil, fmt.Errorf("helm: %s: %w", cv.Key(), err)
+				}
+				if verified {
+					// Pulled by the manifest digest: the registry client
+					// checks what it fetches against it. load checks the
+					// version below.
+					in.Version = ""
+				}
+			}
 		}
-		if path, err = in.LocateChart(h.Chart, r.settings); err != nil {
+		if path, err = in.LocateChart(ref, r.settings); err != nil {
 			return nil, fmt.Errorf("helm: %s: locate chart %s %s: %w", cv.Key(), h.Chart, h.Version, err)
 		}
 	}
-	if err := checkDigest(cv, path); err != nil {
-		return nil, err
+	if !verified {
+		if err := checkDigest(cv, path, manifest); err != nil {
+			return nil, err
+		}
 	}
 	c, err := loader.Load(path)
 	if err != nil {
@@ -154,6 +159,18 @@ func (r *Runner) load(cv *release.ComponentVersion) (*chart.Chart, error) {
 		return nil, fmt.Errorf("helm: %s: chart %s is version %s, the catalog pins %s", cv.Key(), h.Chart, c.Metadata.Version, h.Version)
 	}
 	return c, nil
+}
+
+func isOCI(ref string) bool { return strings.HasPrefix(ref, "oci://") }
+
+// registryClient is a client for oci:// charts, with Helm's registry
+// credentials.
+func (r *Runner) registryClient() (*registry.Client, error) {
+	opts := []registry.ClientOption{registry.ClientOptCredentialsFile(r.settings.RegistryConfig)}
+	if r.plain {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	}
+	return registry.NewClient(opts...)
 }
 
 // config is a Helm action configuration for cv's namespace.
@@ -166,35 +183,34 @@ func (r *Runner) config(cv *release.ComponentVersion) (*action.Configuration, er
 	return cfg, nil
 }
 
-// values renders cv's values template.
+// valuesOf renders cv's values template as the manifest and exec runners
+// render theirs (components.RenderText: the same data, sprig functions,
+// missing keys errors) and parses it as YAML.
 func (r *Runner) valuesOf(t runner.Task, cv *release.ComponentVersion) (map[string]any, error) {
 	out := map[string]any{}
 	if cv.Helm.Values == "" {
 		return out, nil
 	}
-	tpl, err := template.New(cv.Key() + " values").Option("missingkey=error").Parse(cv.Helm.Values)
+	t.To = cv
+	text, err := components.RenderText(cv.Key()+" values", cv.Helm.Values, t, r.values)
 	if err != nil {
 		return nil, fmt.Errorf("helm: %s: values: %w", cv.Key(), err)
 	}
-	from, hop := "", ""
-	if t.From != nil {
-		from = t.From.Version.Original()
-	}
-	if t.Hop != nil {
-		hop = t.Hop.Name()
-	}
-	data := map[string]any{
-		"Component": map[string]any{"Name": cv.Name, "Version": cv.Version.Original(), "Params": cv.Params},
-		"From":      from, "Hop": hop, "Values": r.values,
-	}
-	var b bytes.Buffer
-	if err := tpl.Execute(&b, data); err != nil {
-		return nil, fmt.Errorf("helm: %s: values: %w", cv.Key(), err)
-	}
-	if err := yaml.Unmarshal(b.Bytes(), &out); err != nil {
+	if err := yaml.Unmarshal([]byte(text), &out); err != nil {
 		return nil, fmt.Errorf("helm: %s: values do not parse as YAML: %w", cv.Key(), err)
 	}
+	if out == nil {
+		out = map[string]any{}
+	}
 	return out, nil
+}
+
+// taskLogger is t's logger, or the Runner's.
+func (r *Runner) taskLogger(t runner.Task) *slog.Logger {
+	if t.Logger != nil {
+		return t.Logger
+	}
+	return r.logger
 }
 
 func timeoutOf(cv *release.ComponentVersion) time.Duration {
@@ -223,54 +239,31 @@ func (r *Runner) Run(ctx context.Context, t runner.Task) error {
 		return err
 	}
 	name, ns := releaseName(cv), namespace(cv)
-	hist := action.NewHistory(cfg)
-	hist.Max = 1
-	if _, err := hist.Run(name); errors.Is(err, driver.ErrReleaseNotFound) {
+	hs, err := history(cfg, name)
+	if err != nil {
+		return fmt.Errorf("helm: %s: history of release %s/%s: %w", cv.Key(), ns, name, err)
+	}
+	if err := clearPending(cfg, hs, r.taskLogger(t)); err != nil {
+		return fmt.Errorf("helm: %s: release %s/%s: %w", cv.Key(), ns, name, err)
+	}
+	labels := map[string]string{VersionLabel: versionLabel(cv.Version)}
+	if len(hs) == 0 {
 		in := action.NewInstall(cfg)
 		in.ReleaseName, in.Namespace, in.CreateNamespace = name, ns, true
 		in.Timeout, in.WaitStrategy = timeoutOf(cv), kube.StatusWatcherStrategy
+		in.Labels, in.Description = labels, "hopdag: install "+cv.Key()
 		if _, err := in.RunWithContext(ctx, ch, vals); err != nil {
 			return fmt.Errorf("helm: %s: install release %s/%s: %w", cv.Key(), ns, name, err)
 		}
 		return nil
-	} else if err != nil {
-		return fmt.Errorf("helm: %s: history of release %s/%s: %w", cv.Key(), ns, name, err)
 	}
 	up := action.NewUpgrade(cfg)
 	up.Namespace, up.Timeout, up.WaitStrategy = ns, timeoutOf(cv), kube.StatusWatcherStrategy
+	up.Labels, up.Description = labels, "hopdag: upgrade to "+cv.Key()
 	if _, err := up.RunWithContext(ctx, name, ch, vals); err != nil {
 		return fmt.Errorf("helm: %s: upgrade release %s/%s: %w", cv.Key(), ns, name, err)
 	}
 	return nil
-}
-
-// Rollback rolls t.To's release back to its previous revision, or
-// uninstalls it when the hop installed it (t.From is nil or no helm
-// component).
-func (r *Runner) Rollback(ctx context.Context, t runner.Task) error {
-	cv := t.To
-	if _, err := chartRef(cv); err != nil {
-		return runner.Permanent(err)
-	}
-	cfg, err := r.config(cv)
-	if err != nil {
-		return err
-	}
-	name, ns := releaseName(cv), namespace(cv)
-	if t.From == nil || t.From.Helm == nil {
-		un := action.NewUninstall(cfg)
-		un.Timeout, un.WaitStrategy = timeoutOf(cv), kube.StatusWatcherStrategy
-		if _, err := un.Run(name); err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
-			return fmt.Errorf("helm: %s: uninstall release %s/%s: %w", cv.Key(), ns, name, err)
-		}
-		return nil
-	}
-	rb := action.NewRollback(cfg)
-	rb.Timeout, rb.WaitStrategy = timeoutOf(cv), kube.StatusWatcherStrategy
-	if err := rb.Run(name); err != nil {
-		return fmt.Errorf("helm: %s: roll back release %s/%s: %w", cv.Key(), ns, name, err)
-	}
-	return ctx.Err()
 }
 
 // Validate loads cv's chart, so that a chart reference that does not
@@ -288,33 +281,4 @@ func (r *Runner) Validate(cv *release.ComponentVersion) error {
 func (r *Runner) ValidateRollback(cv *release.ComponentVersion) error {
 	_, err := chartRef(cv)
 	return err
-}
-
-// checkDigest checks the chart archive at path against cv's pinned
-// digest, if any.
-func checkDigest(cv *release.ComponentVersion, path string) error {
-	want := cv.Helm.Digest
-	if want == "" {
-		return nil
-	}
-	hexWant, ok := strings.CutPrefix(want, "sha256:")
-	if !ok {
-		return fmt.Errorf("helm: %s: digest %q: write sha256:HEX", cv.Key(), want)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("helm: %s: digest: %w", cv.Key(), err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return fmt.Errorf("helm: %s: chart %s is a directory: a digest pins an archive (.tgz)", cv.Key(), cv.Helm.Chart)
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return fmt.Errorf("helm: %s: digest: %w", cv.Key(), err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != hexWant {
-		return fmt.Errorf("helm: %s: chart %s has digest sha256:%s, the catalog pins %s", cv.Key(), cv.Helm.Chart, got, want)
-	}
-	return nil
 }

@@ -77,8 +77,8 @@ func settings(t *testing.T) *cli.EnvSettings {
 }
 
 // Install, upgrade with changed values, a failed upgrade with Helm's
-// message, then Rollback to the previous revision, against a real API
-// server.
+// message, then Rollback to the from-version's revision, against a real
+// API server.
 func TestHelmInstallUpgradeRollback(t *testing.T) {
 	rc := apiServer(t)
 	ctx := context.Background()
@@ -113,7 +113,7 @@ func TestHelmInstallUpgradeRollback(t *testing.T) {
 	assert.Contains(t, err.Error(), "65535", "Helm's (the API server's) message")
 
 	require.NoError(t, r.Rollback(ctx, task(v2, v3)), "rollback")
-	assert.Equal(t, "hello v2.0 from lab", greeting(), "back at the previous revision")
+	assert.Equal(t, "hello v2.0 from lab", greeting(), "back at the from-version")
 	assert.Equal(t, int32(8080), port())
 
 	require.NoError(t, r.Rollback(ctx, task(nil, v1)), "rolling back an install uninstalls")
@@ -181,4 +181,36 @@ func TestHelmRollbackPolicy(t *testing.T) {
 	svc, err := kc.CoreV1().Services("apps").Get(ctx, "app", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, int32(80), svc.Spec.Ports[0].Port, "back at v1.0's port")
+}
+
+// Values templates have the manifest runner's template functions (sprig's
+// and Helm's toYaml, through components.RenderText): quote, upper,
+// toYaml, default.
+func TestHelmValuesFunctions(t *testing.T) {
+	c := newCluster(t)
+	ctx := context.Background()
+	r := helm.New(c.rc, helm.WithChartRoot("testdata"), helm.WithSettings(settings(t)),
+		helm.WithValues(map[string]any{"site": "lab", "rest": map[string]any{"port": 8081}, "empty": ""}))
+	cv := in(appVersion("v1.0", 80), "funcs")
+	cv.Helm.Values = "greeting: {{ printf \"hello %s from %s\" .Component.Version .Values.site | upper | quote }}\n" +
+		"{{ toYaml .Values.rest }}\nsize: {{ .Values.empty | default 2 }}\n"
+	require.NoError(t, r.Validate(cv))
+	require.NoError(t, r.Run(ctx, task(nil, cv)))
+	assert.Equal(t, "HELLO V1.0 FROM LAB", c.greeting(t, "funcs"))
+	svc, err := c.kc.CoreV1().Services("funcs").Get(ctx, "app", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, int32(8081), svc.Spec.Ports[0].Port, "the port from toYaml")
+
+	for _, tc := range []struct{ name, values, err string }{
+		{"missing key", "a: {{ .Values.nope }}", `map has no entry for key "nope"`},
+		{"unknown function", "a: {{ nope 1 }}", `function "nope" not defined`},
+		{"env is not there", "a: {{ env \"HOME\" }}", `function "env" not defined`},
+		{"not YAML", "a: [", "values do not parse as YAML"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := appVersion("v1.0", 80)
+			bad.Helm.Values = tc.values
+			assert.ErrorContains(t, r.Validate(bad), tc.err)
+		})
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v4/pkg/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/hopdag/hopdag/bundle/bundletest"
 	"github.com/hopdag/hopdag/kube/helm"
@@ -57,4 +58,53 @@ func TestHelmOCIChart(t *testing.T) {
 	cm, err := kc.CoreV1().ConfigMaps("apps").Get(ctx, "app-config", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "hello v1.0 from oci", cm.Data["greeting"])
+}
+
+// An OCI chart is pinned by the digest `helm push` prints (the manifest's)
+// and pulled by it; the chart layer's digest (the .tgz's SHA-256) is
+// accepted too. A mismatch names both digests of the chart.
+func TestHelmOCIDigest(t *testing.T) {
+	reg := bundletest.Start(t)
+	ch, err := loader.Load("testdata/charts/app")
+	require.NoError(t, err)
+	archive, err := chartutil.Save(ch, t.TempDir())
+	require.NoError(t, err)
+	data, err := os.ReadFile(archive)
+	require.NoError(t, err)
+	rc, err := registry.NewClient(registry.ClientOptPlainHTTP())
+	require.NoError(t, err)
+	ref := strings.TrimPrefix(reg.Ref("charts/app"), "oci://")
+	res, err := rc.Push(data, ref+":0.1.0")
+	require.NoError(t, err, "push the chart")
+	require.NotEqual(t, res.Manifest.Digest, res.Chart.Digest)
+	wrong := "sha256:" + strings.Repeat("0", 64)
+
+	r := helm.New(&rest.Config{Host: "https://127.0.0.1:1"}, helm.WithPlainHTTP(), helm.WithValues(map[string]any{"site": "oci"}), helm.WithSettings(settings(t)))
+	for _, tc := range []struct {
+		name, chart, version, digest string
+		err                          []string // the error contains each; none: no error
+	}{
+		{name: "manifest digest", chart: "oci://" + ref, version: "0.1.0", digest: res.Manifest.Digest},
+		{name: "chart layer digest", chart: "oci://" + ref, version: "0.1.0", digest: res.Chart.Digest},
+		{name: "tag in the reference", chart: "oci://" + ref + ":0.1.0", version: "0.1.0", digest: res.Manifest.Digest},
+		{name: "digest in the reference", chart: "oci://" + ref + "@" + res.Manifest.Digest, digest: res.Manifest.Digest},
+		{name: "digest in the reference, no pin", chart: "oci://" + ref + "@" + res.Manifest.Digest},
+		{name: "wrong digest", chart: "oci://" + ref, version: "0.1.0", digest: wrong,
+			err: []string{"has manifest digest " + res.Manifest.Digest + " (the digest helm push prints)",
+				"archive digest " + res.Chart.Digest, "the catalog pins " + wrong}},
+		{name: "wrong digest in the reference", chart: "oci://" + ref + "@" + wrong, version: "0.1.0", digest: wrong,
+			err: []string{"locate chart oci://" + ref + "@" + wrong}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cv := appVersion("v1.0", 80)
+			cv.Helm.Chart, cv.Helm.Version, cv.Helm.Digest = tc.chart, tc.version, tc.digest
+			err := r.Validate(cv)
+			if len(tc.err) == 0 {
+				assert.NoError(t, err)
+			}
+			for _, e := range tc.err {
+				assert.ErrorContains(t, err, e)
+			}
+		})
+	}
 }
