@@ -15,8 +15,9 @@ type HelmChart struct {
 	Repo string `json:"repo,omitempty" yaml:"repo,omitempty"`
 	// Version pins the chart's version (required for a remote chart).
 	Version string `json:"version,omitempty" yaml:"version,omitempty"`
-	// Digest, when set, pins the chart archive's content: "sha256:" and
-	// the hex SHA-256 of the .tgz (for an OCI chart, its layer's digest).
+	// Digest, when set, pins the chart: "sha256:" and the hex SHA-256 of
+	// the .tgz; for an OCI chart, the manifest digest `helm push` prints
+	// (the chart is then pulled by it), or the chart layer's digest.
 	Digest string `json:"digest,omitempty" yaml:"digest,omitempty"`
 	// Release is the Helm release's name; the component's name when empty.
 	Release string `json:"release,omitempty" yaml:"release,omitempty"`

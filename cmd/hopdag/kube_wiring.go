@@ -196,4 +196,5 @@ var _ interface {
 	components.Applier
 	components.ReadyChecker
 	components.InventoryStore
+	components.ScopeResolver
 } = (*reportingApplier)(nil)
