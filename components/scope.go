@@ -31,6 +31,15 @@ var clusterScoped = map[string]bool{
 	"FlowSchema.flowcontrol.apiserver.k8s.io":                       true,
 	"PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io":       true,
 	"DeviceClass.resource.k8s.io":                                   true,
+	"ResourceSlice.resource.k8s.io":                                 true,
+	"DeviceTaintRule.resource.k8s.io":                               true,
+	"VolumeAttributesClass.storage.k8s.io":                          true,
+	"IPAddress.networking.k8s.io":                                   true,
+	"ServiceCIDR.networking.k8s.io":                                 true,
+	"MutatingAdmissionPolicy.admissionregistration.k8s.io":          true,
+	"MutatingAdmissionPolicyBinding.admissionregistration.k8s.io":   true,
+	"ClusterTrustBundle.certificates.k8s.io":                        true,
+	"StorageVersionMigration.storagemigration.k8s.io":               true,
 }
 
 // groupKind is "Kind.group", or "Kind" for the core group.
