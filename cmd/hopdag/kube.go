@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 
 	"github.com/hopdag/hopdag/components"
@@ -28,6 +29,9 @@ type kubeConfig struct {
 // that need it say so.
 type kubeWiring struct {
 	Applier func(cfg kubeConfig) (components.Applier, error)
+	// DryRun is the plan's dry run of hop h against the cluster: what each
+	// manifest component would do to each object, as text.
+	DryRun func(ctx context.Context, cfg kubeConfig, h *runner.HopPlan, mopts []components.ManifestOption) (string, error)
 	Store   func(cfg kubeConfig, namespace, name string) (*backend, error)
 	Helm    func(cfg kubeConfig, chartRoot string, values map[string]any) (runner.Runner, error)
 }
@@ -35,7 +39,7 @@ type kubeWiring struct {
 // builtinKube is the wiring of this build (kube_wiring.go): kube/apply's
 // Applier, kube/store for kube://namespace/name state, and kube/helm.
 func builtinKube() kubeWiring {
-	return kubeWiring{Applier: newKubeApplier, Store: newKubeStore, Helm: newHelmRunner}
+	return kubeWiring{Applier: newKubeApplier, DryRun: dryRunHop, Store: newKubeStore, Helm: newHelmRunner}
 }
 
 // kubeFlags are the flags that say which cluster (run, status, abandon).

@@ -267,6 +267,26 @@ func TestKubeRun(t *testing.T) {
 		assert.Equal(t, "1.0", dataOf(c.get(t, configMaps, kubeNS, "settings"), "version"))
 	})
 
+	t.Run("plan's dry run", func(t *testing.T) {
+		before := c.snapshot(t)
+		args := kubeRunArgs(c, "v1.0", "v2.0", "")
+		args[0] = "plan"
+		code, out, stderr := hopdagEnv(t, nil, args...)
+		require.Equal(t, 0, code, "hopdag %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), out, stderr)
+		assert.Contains(t, out, "Dry run of hop 1 (v1.0 -> v2.0) against the cluster: server-side, nothing is written.")
+		for _, line := range []string{
+			"ConfigMap " + kubeNS + "/settings configured",
+			"ConfigMap " + kubeNS + "/legacy pruned",
+			"Deployment.apps " + kubeNS + "/web configured",
+		} {
+			assert.Contains(t, out, line)
+		}
+		assert.Equal(t, before, c.snapshot(t), "the plan's dry run changed the cluster")
+		code, _, stderr = hopdagEnv(t, nil, append(args, "-o", "json")...)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr, "--kubeconfig and --context add the cluster dry run to the text plan")
+	})
+
 	t.Run("killed and resumed", func(t *testing.T) {
 		state := filepath.Join(dir, "upgrade")
 		args := kubeRunArgs(c, "v1.0", "v2.0", state)

@@ -57,6 +57,17 @@ func newKubeApplier(cfg kubeConfig) (components.Applier, error) {
 	return &reportingApplier{Applier: a, w: cfg.Report}, nil
 }
 
+// dryRunHop is the plan's dry run of hop h: kube/apply.DryRunHop against
+// the cluster of cfg (nothing is written, the inventories included).
+func dryRunHop(ctx context.Context, cfg kubeConfig, h *runner.HopPlan, mopts []components.ManifestOption) (string, error) {
+	rc, err := restConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	ccs, err := apply.DryRunHop(ctx, rc, h, mopts, apply.WithFieldManager("hopdag"))
+	return apply.FormatChanges(ccs), err
+}
+
 // newHelmRunner is the runner of helm components: kube/helm's `helm
 // upgrade --install` (and rollback) against the cluster of cfg's kubeconfig
 // and context, local charts relative to chartRoot, values rendered with

@@ -158,6 +158,7 @@ type cli struct {
 	sf   *statusFlags
 	af   *abandonFlags
 	kf   *kubeFlags
+	pf   *planFlags
 	kube kubeWiring
 	// commands is the command table (for completion).
 	commands map[string]command
@@ -258,6 +259,7 @@ func newCLI(e env, name string, cmd command) *cli {
 	switch c.name {
 	case "plan":
 		c.output = c.fs.String("o", "text", "output format: text, json or yaml")
+		c.planFlags()
 	case "graph":
 		c.output = c.fs.String("o", "mermaid", "output format: mermaid, dot or json")
 		c.hop = c.fs.Int("hop", 1, "which hop to draw, from 1")
@@ -390,11 +392,14 @@ func (c *cli) newPlan() (*runner.Plan, error) {
 	return p, err
 }
 
-func (c *cli) plan(context.Context) int {
+func (c *cli) plan(ctx context.Context) int {
 	switch *c.output {
 	case "text", "json", "yaml":
 	default:
 		return c.usageError(fmt.Sprintf("-o must be text, json or yaml, got %q", *c.output))
+	}
+	if c.clusterGiven() && *c.output != "text" {
+		return c.usageError("--kubeconfig and --context add the cluster dry run to the text plan: leave out -o " + *c.output)
 	}
 	p, err := c.newPlan()
 	if err != nil {
@@ -418,6 +423,9 @@ func (c *cli) plan(context.Context) int {
 		fmt.Fprint(c.stdout, p.String())
 	}
 	c.warnRun(p)
+	if c.clusterGiven() {
+		return c.planDryRun(ctx, p)
+	}
 	return exitOK
 }
 

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// planFlags: a plan given a cluster (--kubeconfig or --context) ends with
+// the server-side dry run of its first hop's manifest components, with the
+// values (--set) and the installation (--instance) a run would use.
+type planFlags struct {
+	set      *string
+	instance *string
+}
+
+func (c *cli) planFlags() {
+	c.pf = &planFlags{
+		set:      c.fs.String("set", "", "with a cluster: comma-separated KEY=VALUE template values (.Values.KEY) the manifests render with, as hopdag run's"),
+		instance: c.fs.String("instance", components.DefaultInstance, "with a cluster: the installation, as hopdag run's --instance (what the dry run would prune is this installation's)"),
+	}
+	c.kubeFlags()
+}
+
+// clusterGiven reports whether the command line names a cluster.
+func (c *cli) clusterGiven() bool {
+	return c.kf != nil && (*c.kf.kubeconfig != "" || *c.kf.context != "")
+}
+
+// planDryRun prints what the plan's first hop would do to the cluster,
+// object by object: the truth only for that hop (a later hop starts from
+// the cluster the earlier ones leave), so the others are named, not
+// guessed at.
+func (c *cli) planDryRun(ctx context.Context, p *runner.Plan) int {
+	if c.kube.DryRun == nil {
+		return c.fail1(fmt.Errorf("this hopdag has no Kubernetes applier: it cannot dry-run against a cluster"))
+	}
+	if !instanceName.MatchString(*c.pf.instance) {
+		return c.usageError(fmt.Sprintf("--instance %q: want 1 to 40 lowercase letters, digits and '-', starting and ending with a letter or digit", *c.pf.instance))
+	}
+	values, err := parseValues(*c.pf.set)
+	if err != nil {
+		return c.usageError(err.Error())
+	}
+	if _, ok := values["catalog"]; !ok && c.dir != "-" {
+		abs, err := filepath.Abs(c.dir)
+		if err != nil {
+			return c.fail1(err)
+		}
+		if values == nil {
+			values = map[string]any{}
+		}
+		values["catalog"] = abs
+	}
+	if len(p.Hops) == 0 {
+		fmt.Fprintln(c.stdout, "\nDry run: no hop, nothing to apply.")
+		return exitOK
+	}
+	h := p.Hops[0]
+	manifests := 0
+	for i := range h.Graph.Len() {
+		if n := h.Graph.Node(i); n.To != nil && n.To.Type == release.TypeManifest {
+			manifests++
+		}
+	}
+	fmt.Fprintf(c.stdout, "\nDry run of hop 1 (%s) against the cluster: server-side, nothing is written.\n", h.Name())
+	if manifests == 0 {
+		fmt.Fprintln(c.stdout, "  no manifest component changes in this hop")
+	}
+	out, err := c.kube.DryRun(ctx, c.kubeConfig(), h, []components.ManifestOption{components.WithValues(values), components.WithInstance(*c.pf.instance)})
+	fmt.Fprint(c.stdout, out)
+	if len(p.Hops) > 1 {
+		fmt.Fprintf(c.stdout, "Hops 2 to %d start from the cluster hop 1 leaves: run them with hopdag run --dry-run, hop by hop (--until), to see theirs.\n", len(p.Hops))
+	}
+	if err != nil {
+		return c.fail1(err)
+	}
+	return exitOK
+}
