@@ -32,8 +32,8 @@ type kubeWiring struct {
 	// DryRun is the plan's dry run of hop h against the cluster: what each
 	// manifest component would do to each object, as text.
 	DryRun func(ctx context.Context, cfg kubeConfig, h *runner.HopPlan, mopts []components.ManifestOption) (string, error)
-	Store   func(cfg kubeConfig, namespace, name string) (*backend, error)
-	Helm    func(cfg kubeConfig, chartRoot string, values map[string]any) (runner.Runner, error)
+	Store  func(cfg kubeConfig, namespace, name string) (*backend, error)
+	Helm   func(cfg kubeConfig, chartRoot string, values map[string]any) (runner.Runner, error)
 }
 
 // builtinKube is the wiring of this build (kube_wiring.go): kube/apply's
