@@ -4,7 +4,7 @@
 //
 //	hopdag validate DIR
 //	hopdag targets  DIR --from V
-//	hopdag plan     DIR --from V --to W [-o text|json|yaml] [--accept RISK,...] [--channel C] [--prereleases]
+//	hopdag plan     DIR --from V --to W [-o text|json|yaml] [--accept RISK,...] [--channel C] [--prereleases] [--kubeconfig K]
 //	hopdag graph    DIR --from V --to W [--hop N] [-o mermaid|dot|json]
 //	hopdag run      DIR --from V --to W [--state S] [--apply-dir D] [--log-file F] [--simulate ...]
 //	hopdag status   --state S [-o table|json|yaml] [--watch]
@@ -36,6 +36,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -373,7 +374,58 @@ func (c *cli) targets(context.Context) int {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Version, t.Hops, strings.Join(hops, " -> "))
 	}
 	tw.Flush()
+	c.riskyTargets(cat, from, ts)
 	return exitOK
+}
+
+// riskyTargets prints the versions reachable only by accepting risks (the
+// ClusterVersion's conditionalUpdates), each with the risks its route
+// would take: the targets ts (reachable as the flags stand) leave out.
+func (c *cli) riskyTargets(cat *release.Catalog, from release.Version, ts []path.Target) {
+	accepted := simulate.List(*c.accept)
+	var all []string
+	for _, p := range cat.Paths {
+		for _, r := range p.Rules {
+			for _, risk := range r.Risks {
+				if !slices.Contains(all, risk.Name) && !slices.Contains(accepted, risk.Name) {
+					all = append(all, risk.Name)
+				}
+			}
+		}
+	}
+	if len(all) == 0 {
+		return
+	}
+	more, err := path.Targets(cat, from, append(c.pathOptions(), path.AcceptRisks(all...))...)
+	if err != nil {
+		return
+	}
+	reachable := map[string]bool{}
+	for _, t := range ts {
+		reachable[t.Version.Canonical()] = true
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	header := false
+	for _, t := range more {
+		if reachable[t.Version.Canonical()] {
+			continue
+		}
+		var risks []string
+		for _, h := range t.Route().Hops {
+			for _, r := range h.Risks {
+				if !slices.Contains(accepted, r.Name) && !slices.Contains(risks, r.Name) {
+					risks = append(risks, r.Name)
+				}
+			}
+		}
+		if !header {
+			fmt.Fprintln(c.stdout, "\nBehind risks (plan them with --accept NAME,...):")
+			fmt.Fprintln(tw, "VERSION\tHOPS\tRISKS")
+			header = true
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Version, t.Hops, strings.Join(risks, ", "))
+	}
+	tw.Flush()
 }
 
 func (c *cli) newPlan() (*runner.Plan, error) {

@@ -42,6 +42,7 @@ func TestGolden(t *testing.T) {
 		{"validate.golden", []string{"validate", catalog}},
 		{"targets.golden", []string{"targets", catalog, "--from", "v26.06-rc.2"}},
 		{"targets-accept.golden", []string{"targets", "--from", "v26.06", "--accept", "containerd-v2-config", catalog}},
+		{"targets-risky.golden", []string{"targets", catalog, "--from", "v26.06"}},
 		{"plan.golden", []string{"plan", catalog, "--from", "v26.06-rc.2", "--to", "v26.09"}},
 		{"plan-json.golden", []string{"plan", catalog, "--from", "v26.06-rc.2", "--to", "v26.09", "-o", "json"}},
 		{"plan-yaml.golden", []string{"plan", catalog, "--from", "v26.06-rc.2", "--to", "v26.09", "-o", "yaml"}},
