@@ -135,7 +135,7 @@ func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
 	case v1alpha1.PhaseWaitingForApproval:
 		state, next = "waits for approval", "approve it (spec.approvals, see status.plan.waiting), or abandon it (spec.abandon) and then set a new target"
 	case v1alpha1.PhaseFailed:
-		state, next = "failed", "fix the failure and let it resume, or abandon it (spec.abandon) and then set a new target"
+		state, next = "failed", "fix the failure and increment spec.retry to retry it, or abandon it (spec.abandon) and then set a new target"
 	}
 	return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Forbidden(field.NewPath("spec", "desiredVersion"),
 		fmt.Sprintf("hop %s of the upgrade %s -> %s %s (%s done): desiredVersion may only be set back to %s, which aborts the upgrade at the next safe point; %s",
