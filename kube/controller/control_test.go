@@ -226,3 +226,75 @@ func slowRunner(t *testing.T, d time.Duration) *runnertest.Runner {
 	}
 	return rn
 }
+
+// TestAbortStoppedAfterHop: the abort of an upgrade paused or failed after
+// a hop completed is allowed (the webhook once refused it: going back from
+// status.currentVersion is a downgrade), and ends the upgrade Partial; the
+// status then says what to set instead of going back.
+func TestAbortStoppedAfterHop(t *testing.T) {
+	needAPIServer(t)
+	tests := []struct {
+		name string
+		rn   func() *runnertest.Runner
+		stop func(t *testing.T, c client.Client, key client.ObjectKey) // until the upgrade is stopped after a hop
+	}{
+		{
+			name: "paused",
+			// provider moves on hop 2: the pause is asked while it runs.
+			rn: func() *runnertest.Runner {
+				return runnertest.New().Script("provider", runnertest.Script{Delay: 2 * time.Second})
+			},
+			stop: func(t *testing.T, c client.Client, key client.ObjectKey) {
+				waitFor(t, c, key, 30*time.Second, "past hop 1", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.CurrentVersion == "v26.06-rc.3" })
+				setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Paused = true })
+				waitFor(t, c, key, 30*time.Second, "paused", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhasePaused })
+			},
+		},
+		{
+			name: "failed",
+			// etcd moves on hop 3 only.
+			rn: func() *runnertest.Runner {
+				return runnertest.New().Script("etcd", runnertest.Script{FailAlways: true, Permanent: true})
+			},
+			stop: func(t *testing.T, c client.Client, key client.ObjectKey) {
+				waitFor(t, c, key, 60*time.Second, "failed", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseFailed })
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t)
+			ns := newNamespace(t, c)
+			applyCatalog(t, c, ns, catalogDir)
+			rn := tt.rn()
+			startOperator(t, opConfig{rn: rn})
+			ctx := context.Background()
+			cv := newCV(ns, "v26.06-rc.2", "v26.09")
+			require.NoError(t, c.Create(ctx, cv))
+			key := client.ObjectKeyFromObject(cv)
+			tt.stop(t, c, key)
+			var stopped v1alpha1.ClusterVersion
+			require.NoError(t, c.Get(ctx, key, &stopped))
+			reached := stopped.Status.CurrentVersion
+			require.NotEqual(t, "v26.06-rc.2", reached, "a hop completed")
+			n := len(rn.Records())
+
+			require.NoError(t, updateSpec(c, key, func(s *v1alpha1.ClusterVersionSpec) { s.DesiredVersion = "v26.06-rc.2" }),
+				"the abort of an upgrade %s after a hop", tt.name)
+			got := waitFor(t, c, key, 30*time.Second, "aborted", func(cv *v1alpha1.ClusterVersion) bool {
+				p := meta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionProgressing)
+				return cv.Status.Phase == v1alpha1.PhaseIdle && p != nil && p.Reason == "UpgradeAborted" && cv.Status.ObservedGeneration == cv.Generation
+			})
+			h := got.Status.History[0]
+			assert.Equal(t, v1alpha1.HistoryPartial, h.State, "history: %+v", h)
+			assert.NotNil(t, h.CompletionTime)
+			assert.Equal(t, "aborted: desiredVersion set back to v26.06-rc.2", h.Message)
+			assert.Equal(t, reached, got.Status.CurrentVersion, "hopdag does not roll back")
+			p := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing)
+			assert.Contains(t, p.Message, "set desiredVersion to "+reached)
+			assert.True(t, meta.IsStatusConditionFalse(got.Status.Conditions, v1alpha1.ConditionFailing))
+			assert.Len(t, rn.Records(), n, "nothing ran after the abort")
+			require.NoError(t, c.Delete(ctx, got))
+		})
+	}
+}

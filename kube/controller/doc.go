@@ -36,7 +36,8 @@
 //     the system runs (hops completed before stay). A spec change starts
 //     a new upgrade from there.
 //   - a rollback that did not finish: phase Failed, Failing True reason
-//     RollbackFailed with the code, history Failed.
+//     RollbackFailed with the code, history Failed; spec.retry resumes
+//     the rollback.
 //   - at the executor's Until step (runner.WithUntil in the executor
 //     options; the ClusterVersion has no such field): phase Paused,
 //     Progressing reason UntilReached, resumed by a spec change.
@@ -51,8 +52,19 @@
 //     resumes from the store, never re-running what succeeded.
 //   - abandon marks the stored run Abandoned (never resumed) and the phase
 //     Abandoned.
-//   - a failed run is resumed when the spec changes again (a new
-//     metadata.generation).
+//   - a failed run (phase Failed) is retried when spec.retry changes
+//     (increment it): the run resumes from its record, retrying what
+//     failed. status.observedRetry is the value acted on; it is recorded
+//     with the failure, so a value set before the failure showed retries
+//     nothing, and neither does another spec change or an operator
+//     restart (a record that says Failed while the status does not yet
+//     is recorded as the failure, not run again). The Failing condition
+//     and the UpgradeFailed Event end with what to do: retry, abort
+//     (desiredVersion back to where the upgrade started, allowed when
+//     paused, waiting or failed after a hop too), or abandon.
+//   - a plan the executor refuses as the run starts: phase Failed,
+//     Failing PlanInvalid, the history entry Failed with its completion
+//     time.
 //   - approvals approve the steps a run waits at (above).
 //
 // The reconciler is level-based: what it does follows from the

@@ -3,6 +3,8 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,10 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
+	"github.com/hopdag/hopdag/state"
 )
 
 // eventNotes lists the notes of the Events of reason about the
@@ -34,20 +40,23 @@ func eventNotes(t *testing.T, c client.Client, ns, reason string) []string {
 // TestComponentFailure: a component that fails for good fails the run:
 // phase Failed, Failing UpgradeFailed with the error, the history entry
 // Failed, the plan's last failure naming the component and its code, and
-// an UpgradeFailed Event naming them. A spec change resumes the run, which
-// then finishes without re-running what succeeded.
+// an UpgradeFailed Event naming them; both end with what to do. Neither an
+// unrelated spec change nor an operator restart resumes it; incrementing
+// spec.retry does, and the run finishes without re-running what succeeded.
 func TestComponentFailure(t *testing.T) {
 	needAPIServer(t)
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	applyCatalog(t, c, ns, catalogDir)
 	rn := runnertest.New().Script("etcd", runnertest.Script{FailAlways: true, Permanent: true})
-	startOperator(t, opConfig{rn: rn})
+	stores := memStores()
+	op := startOperator(t, opConfig{rn: rn, stores: stores})
 	ctx := context.Background()
 	cv := newCV(ns, "v26.06-rc.2", "v26.09")
 	require.NoError(t, c.Create(ctx, cv))
 	key := client.ObjectKeyFromObject(cv)
 	got := waitFor(t, c, key, 60*time.Second, "failed", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseFailed })
+	next := "increment spec.retry to retry the failed component(s), set desiredVersion back to v26.06-rc.2 to abort, or abandon (spec.abandon)"
 
 	f := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing)
 	require.NotNil(t, f)
@@ -55,6 +64,8 @@ func TestComponentFailure(t *testing.T) {
 	assert.Equal(t, "UpgradeFailed", f.Reason)
 	assert.Contains(t, f.Message, "etcd")
 	assert.Contains(t, f.Message, runnertest.ErrScripted.Error())
+	assert.True(t, strings.HasSuffix(f.Message, "; "+next), "the Failing message ends with what to do: %q", f.Message)
+	assert.Zero(t, got.Status.ObservedRetry)
 	require.NotEmpty(t, got.Status.History)
 	assert.Equal(t, v1alpha1.HistoryFailed, got.Status.History[0].State)
 	assert.NotNil(t, got.Status.History[0].CompletionTime)
@@ -68,6 +79,7 @@ func TestComponentFailure(t *testing.T) {
 		return len(notes) > 0
 	}, 10*time.Second, 100*time.Millisecond, "an UpgradeFailed Event")
 	assert.Contains(t, notes[0], fmt.Sprintf("component etcd on hop %d: %s", lf.Hop+1, lf.Code))
+	assert.True(t, strings.HasSuffix(notes[0], "; "+next), "the UpgradeFailed Event ends with what to do: %q", notes[0])
 	assert.Equal(t, "Warning", eventType(t, c, ns, "UpgradeFailed"))
 	type step struct {
 		hop       int
@@ -80,13 +92,30 @@ func TestComponentFailure(t *testing.T) {
 		}
 	}
 
-	// Nothing happens until the spec changes (the failure is for good);
-	// then the run resumes.
+	// Nothing resumes it but spec.retry (the failure is for good): not a
+	// restart of the operator, not a change of another field, though
+	// etcd would now succeed.
 	n := len(rn.Records())
-	time.Sleep(time.Second)
-	assert.Len(t, rn.Records(), n, "a failed run waits for a spec change")
 	rn.Script("etcd", runnertest.Script{})
-	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.AcceptRisks = append(s.AcceptRisks, "operator-retry") })
+	op.stop()
+	startOperator(t, opConfig{rn: rn, stores: stores})
+	for _, change := range []func(*v1alpha1.ClusterVersionSpec){
+		func(s *v1alpha1.ClusterVersionSpec) { s.AcceptRisks = append(s.AcceptRisks, "test-unrelated") },
+		func(s *v1alpha1.ClusterVersionSpec) { s.Paused = true },
+		func(s *v1alpha1.ClusterVersionSpec) { s.Paused = false },
+	} {
+		setSpec(t, c, key, change)
+		var cv v1alpha1.ClusterVersion
+		require.NoError(t, c.Get(ctx, key, &cv))
+		got = waitFor(t, c, key, 30*time.Second, "reconciled by the restarted operator", func(o *v1alpha1.ClusterVersion) bool {
+			return o.Status.ObservedGeneration >= cv.Generation
+		})
+		assert.Equal(t, v1alpha1.PhaseFailed, got.Status.Phase, "a change of another field is no retry")
+	}
+	time.Sleep(500 * time.Millisecond) // a run started by mistake would have run components by now
+	assert.Len(t, rn.Records(), n, "a failed run waits for spec.retry")
+	assert.Equal(t, v1alpha1.PhaseFailed, got.Status.Phase)
+	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Retry++ })
 	done := waitFor(t, c, key, 60*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
 		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
 	})
@@ -96,6 +125,9 @@ func TestComponentFailure(t *testing.T) {
 		assert.False(t, succeeded[step{r.Hop, r.Component}], "hop %d %s ran again after it succeeded", r.Hop, r.Component)
 	}
 	assert.Equal(t, v1alpha1.HistoryCompleted, done.Status.History[0].State, "history: %+v", done.Status.History[0])
+	assert.Len(t, done.Status.History, 1, "the retry resumed the upgrade, it did not start another")
+	assert.Equal(t, int64(1), done.Status.ObservedRetry, "the retry acted on")
+	assert.Contains(t, eventReasons(t, c, ns), "UpgradeRetried")
 }
 
 func eventType(t *testing.T, c client.Client, ns, reason string) string {
@@ -108,4 +140,125 @@ func eventType(t *testing.T, c client.Client, ns, reason string) string {
 		}
 	}
 	return ""
+}
+
+// stallingStore is a state.Store that, once, holds the checkpoint that
+// records the run Failed (after storing it) until release closes: an
+// operator stopped meanwhile has the failure in the run's record and not
+// in the ClusterVersion's status. (The executor's final checkpoint does
+// not end with its context.)
+type stallingStore struct {
+	state.Store
+	stalled chan struct{} // closed when the failure is stored
+	release chan struct{}
+	once    *sync.Once
+}
+
+func (s stallingStore) stall(st *runner.Status, err error) error {
+	if err == nil && st.Phase == runner.Failed {
+		s.once.Do(func() {
+			close(s.stalled)
+			<-s.release
+		})
+	}
+	return err
+}
+
+func (s stallingStore) Save(ctx context.Context, token uint64, st *runner.Status) error {
+	return s.stall(st, s.Store.Save(ctx, token, st))
+}
+
+func (s stallingStore) Commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) error {
+	return s.stall(st, s.Store.Commit(ctx, token, st, changed))
+}
+
+// TestRestartDoesNotRetry: an operator that stops after the run's record
+// says Failed, before the status does, leaves the ClusterVersion
+// Upgrading. The operator that takes over records the failure from the
+// record, and does not run the failed component again (that would be a
+// retry nobody asked for); spec.retry then retries it.
+func TestRestartDoesNotRetry(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	applyCatalog(t, c, ns, catalogDir)
+	rn := runnertest.New().Script("etcd", runnertest.Script{FailAlways: true, Permanent: true})
+	mem := memStores()
+	stalled, release, once := make(chan struct{}), make(chan struct{}), &sync.Once{}
+	stalling := func(k types.NamespacedName) (state.Store, state.Lock) {
+		s, l := mem(k)
+		return stallingStore{Store: s, stalled: stalled, release: release, once: once}, l
+	}
+	op := startOperator(t, opConfig{rn: rn, stores: stalling})
+	ctx := context.Background()
+	cv := newCV(ns, "v26.06-rc.2", "v26.09")
+	require.NoError(t, c.Create(ctx, cv))
+	key := client.ObjectKeyFromObject(cv)
+	select {
+	case <-stalled:
+	case <-time.After(60 * time.Second):
+		close(release)
+		t.Fatal("the run's record never said Failed")
+	}
+	op.cancel() // the operator stops: its run ends with the record written, not the status
+	close(release)
+	op.stop()
+	var mid v1alpha1.ClusterVersion
+	require.NoError(t, c.Get(ctx, key, &mid))
+	require.Equal(t, v1alpha1.PhaseUpgrading, mid.Status.Phase, "the stopped operator did not write the failure")
+	n := len(rn.Records())
+	rn.Script("etcd", runnertest.Script{}) // a retry would now succeed
+
+	startOperator(t, opConfig{rn: rn, stores: mem})
+	got := waitFor(t, c, key, 30*time.Second, "failed", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseFailed })
+	assert.Len(t, rn.Records(), n, "the restarted operator ran nothing")
+	f := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing)
+	require.NotNil(t, f)
+	assert.Equal(t, "UpgradeFailed", f.Reason)
+	assert.Contains(t, f.Message, "component etcd on hop 3")
+	assert.Contains(t, f.Message, runnertest.ErrScripted.Error())
+	assert.True(t, strings.HasSuffix(f.Message, "increment spec.retry to retry the failed component(s), set desiredVersion back to v26.06-rc.2 to abort, or abandon (spec.abandon)"), "%q", f.Message)
+	assert.Equal(t, v1alpha1.HistoryFailed, got.Status.History[0].State)
+	time.Sleep(500 * time.Millisecond) // a run started by mistake would have run components by now
+	assert.Len(t, rn.Records(), n, "the restarted operator ran nothing")
+
+	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Retry = 1 })
+	done := waitFor(t, c, key, 60*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
+	})
+	assert.Equal(t, v1alpha1.HistoryCompleted, done.Status.History[0].State)
+	for _, r := range rn.Records()[n:] {
+		assert.Equal(t, 2, r.Hop, "the retry ran only the failed hop, not %d/%s", r.Hop, r.Component)
+	}
+}
+
+// TestPlanRefusedAtRun: a plan the executor refuses when it is about to
+// run it (here an until step the plan lacks) fails the upgrade: phase
+// Failed, Failing PlanInvalid saying what to do, and the history entry
+// that the start opened ends Failed, with its completion time.
+func TestPlanRefusedAtRun(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	applyCatalog(t, c, ns, catalogDir)
+	op := startOperator(t, opConfig{opts: []controller.Option{controller.WithExecutorOptions(runner.WithUntil("v99.0"))}})
+	ctx := context.Background()
+	cv := newCV(ns, "v26.06-rc.2", "v26.06")
+	require.NoError(t, c.Create(ctx, cv))
+	key := client.ObjectKeyFromObject(cv)
+	got := waitFor(t, c, key, 30*time.Second, "failed", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseFailed })
+	f := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing)
+	require.NotNil(t, f)
+	assert.Equal(t, "PlanInvalid", f.Reason)
+	assert.Contains(t, f.Message, "until v99.0: the plan has no hop to v99.0")
+	assert.True(t, strings.HasSuffix(f.Message, "; increment spec.retry to retry the failed component(s), set desiredVersion back to v26.06-rc.2 to abort, or abandon (spec.abandon)"), "%q", f.Message)
+	require.Len(t, got.Status.History, 1)
+	h := got.Status.History[0]
+	assert.Equal(t, v1alpha1.HistoryFailed, h.State, "history: %+v", h)
+	require.NotNil(t, h.CompletionTime, "history: %+v", h)
+	assert.False(t, h.CompletionTime.Before(&h.StartedTime))
+	assert.Contains(t, h.Message, "the plan has no hop to v99.0")
+	require.Eventually(t, func() bool { return len(eventNotes(t, c, ns, "UpgradeFailed")) > 0 }, 10*time.Second, 100*time.Millisecond, "an UpgradeFailed Event")
+	assert.Empty(t, op.runner.Records(), "nothing ran")
+	require.NoError(t, c.Delete(ctx, got))
 }

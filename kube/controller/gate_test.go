@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
@@ -98,10 +99,16 @@ func TestGateApproval(t *testing.T) {
 		{"v26.06.1", "waits for approval (" + st.Plan.Progress.Summary + " done): desiredVersion may only be set back to v26.06-rc.2"},
 		{"v26.06-rc.2", ""},
 	} {
-		var cur v1alpha1.ClusterVersion
-		require.NoError(t, c.Get(ctx, key, &cur))
-		cur.Spec.DesiredVersion = v1alpha1.Version(tc.desired)
-		err := c.Update(ctx, &cur, client.DryRunAll)
+		// A status write between the read and the update conflicts
+		// before the webhook is asked: read again then.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var cur v1alpha1.ClusterVersion
+			if err := c.Get(ctx, key, &cur); err != nil {
+				return err
+			}
+			cur.Spec.DesiredVersion = v1alpha1.Version(tc.desired)
+			return c.Update(ctx, &cur, client.DryRunAll)
+		})
 		if tc.refused == "" {
 			assert.NoError(t, err, "desiredVersion %s while waiting", tc.desired)
 			continue

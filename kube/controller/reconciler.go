@@ -212,6 +212,9 @@ type plan struct {
 	cv    *v1alpha1.ClusterVersion
 	plan  *runner.Plan
 	fresh bool // a new upgrade, not the resumption of one
+	// retry: the resumption of a Failed upgrade that spec.retry asked
+	// for. Only then does the run resume a record that ended failed.
+	retry bool
 }
 
 // decide sets the status for what it sees, and returns the run to start,
@@ -298,10 +301,13 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		if errors.Is(err, path.ErrUnknownVersion) {
 			reason = "UnknownVersion"
 		}
-		r.failing(cv, st, reason, err.Error())
 		if inFlight {
-			st.Phase = v1alpha1.PhaseFailed
+			// The upgrade cannot go on: it is Failed, and a retry (once
+			// the catalog has a route again) is asked like any other.
+			r.failing(cv, st, reason, withNext(err.Error(), failedNext(st.Plan.From)))
+			st.Phase, st.ObservedRetry = v1alpha1.PhaseFailed, cv.Spec.Retry
 		} else {
+			r.failing(cv, st, reason, err.Error())
 			st.Phase = v1alpha1.PhaseIdle
 		}
 		return nil, nil
@@ -311,6 +317,19 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	if err != nil {
 		r.failing(cv, st, "PlanInvalid", err.Error())
 		return nil, nil
+	}
+	retry := false
+	if inFlight && st.Phase == v1alpha1.PhaseFailed {
+		if cv.Spec.Retry == st.ObservedRetry {
+			return nil, nil // until spec.retry changes (the Failing message says so)
+		}
+		// A retry: recorded before the run starts, so that it is acted on
+		// once. The run resumes from its record, retrying what failed.
+		retry, st.ObservedRetry = true, cv.Spec.Retry
+		if len(st.History) > 0 {
+			st.History[0].State, st.History[0].CompletionTime, st.History[0].Message = v1alpha1.HistoryPartial, nil, ""
+		}
+		r.event(cv, "Normal", "UpgradeRetried", "Retry", fmt.Sprintf("spec.retry %d: retrying the upgrade %s -> %s at %s", cv.Spec.Retry, from, to, st.Plan.Progress.Summary))
 	}
 	if cv.Spec.Paused {
 		st.Phase = v1alpha1.PhasePaused
@@ -335,20 +354,12 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 			st.History = st.History[:maxHistory]
 		}
 	}
-	if st.Phase == v1alpha1.PhaseFailed {
-		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionFailing); c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == cv.Generation {
-			return nil, nil // resumed by the next spec change
-		}
-		if len(st.History) > 0 {
-			st.History[0].State, st.History[0].CompletionTime, st.History[0].Message = v1alpha1.HistoryPartial, nil, ""
-		}
-	}
 	st.Phase = v1alpha1.PhaseUpgrading
 	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
 	if !storeFailing(st) { // cleared once the run has its record (run.execute)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 	}
-	return &plan{key: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}, cv: cv.DeepCopy(), plan: p, fresh: !inFlight}, nil
+	return &plan{key: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}, cv: cv.DeepCopy(), plan: p, fresh: !inFlight, retry: retry}, nil
 }
 
 const maxHistory = 50

@@ -171,6 +171,14 @@ func (ru *run) execute(ctx context.Context) {
 	if prev != nil && (prev.From != ru.p.plan.Route.From.Original() || prev.To != ru.p.plan.Route.To.Original() || prev.Phase == runner.Abandoned || prev.Phase == runner.RolledBack) {
 		prev = nil // another upgrade's record, or one that ended for good: this one starts afresh
 	}
+	if prev != nil && !ru.p.fresh && !ru.p.retry && (prev.Phase == runner.Failed || prev.Phase == runner.RollbackFailed) {
+		// The record ended failed but the status does not say so yet:
+		// the operator stopped between the two (a restart, a new
+		// leader). Nothing asked for a retry: record the failure, and
+		// leave its retry to spec.retry.
+		ru.finish(kctx, store, keeper.Lease(), prev, recordedFailure(prev))
+		return
+	}
 	if prev != nil {
 		if err := ru.approve(kctx, store, keeper.Lease(), prev); err != nil {
 			r.logger.Warn("controller: recording approvals", "clusterversion", key, "error", err)
@@ -379,6 +387,12 @@ func reached(s *runner.Status) string {
 // reconcile, finish) reads it again and applies fn again, so that no
 // writer puts back what another wrote since its read.
 func (ru *run) update(ctx context.Context, fn func(*v1alpha1.ClusterVersionStatus)) {
+	ru.updateFor(ctx, func(_ *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) { fn(st) })
+}
+
+// updateFor is update for a change that depends on the ClusterVersion as
+// read (its spec): the status written goes with the spec fn saw.
+func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, *v1alpha1.ClusterVersionStatus)) {
 	r := ru.r
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var cv v1alpha1.ClusterVersion
@@ -386,7 +400,7 @@ func (ru *run) update(ctx context.Context, fn func(*v1alpha1.ClusterVersionStatu
 			return err
 		}
 		st := cv.Status.DeepCopy()
-		fn(st)
+		fn(&cv, st)
 		if equalStatus(&cv.Status, st) {
 			return nil
 		}
@@ -451,10 +465,17 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 	why, reason := ru.why, ru.reason
 	ru.mu.Unlock()
 	if s == nil { // the plan was refused before it ran
-		ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
-			r.failing(cv, st, "PlanInvalid", err.Error())
-			st.Phase = v1alpha1.PhaseFailed
+		now := metav1.Now()
+		msg := withNext(err.Error(), failedNext(ru.from))
+		ru.updateFor(ctx, func(latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
+			// The history entry decide opened ends here, Failed: the
+			// upgrade was shown Upgrading (and, when resumed, may have
+			// completed hops before), so it is not dropped.
+			endHistory(st, v1alpha1.HistoryFailed, firstLine(err.Error()), now)
+			r.failing(cv, st, "PlanInvalid", msg)
+			st.Phase, st.ObservedRetry = v1alpha1.PhaseFailed, latest.Spec.Retry
 		})
+		r.event(cv, "Warning", "UpgradeFailed", "Upgrade", fmt.Sprintf("upgrade %s -> %s failed: the plan was refused: %s; %s", ru.from, ru.p.plan.Route.To, firstLine(err.Error()), failedNext(ru.from)))
 		return
 	}
 	now := metav1.Now()
@@ -466,7 +487,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			}
 		}
 	}
-	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
+	ru.updateFor(ctx, func(latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
 		st.Plan = summary(ru.p.plan, s)
 		st.CurrentVersion = reached(s)
 		switch {
@@ -512,7 +533,9 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 				msg += ": " + err.Error()
 			}
 			endHistory(st, v1alpha1.HistoryFailed, firstLine(msg), now)
+			msg = withNext(msg, "increment spec.retry to resume the rollback, or abandon the upgrade (spec.abandon)")
 			r.failing(cv, st, "RollbackFailed", msg)
+			st.ObservedRetry = latest.Spec.Retry // a failure: only a later spec.retry resumes it
 			r.event(cv, "Warning", "UpgradeRollbackFailed", "Rollback", firstLine(msg))
 		case s.Phase == runner.Cancelled && why == stopPause:
 			st.Phase = v1alpha1.PhasePaused
@@ -531,14 +554,45 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 				msg = err.Error()
 			}
 			endHistory(st, v1alpha1.HistoryFailed, firstLine(msg), now)
-			r.failing(cv, st, "UpgradeFailed", msg)
+			r.failing(cv, st, "UpgradeFailed", withNext(msg, failedNext(ru.from)))
+			// Recorded with the spec.retry of the object the failure is
+			// written to: only a later change of spec.retry retries it.
+			st.ObservedRetry = latest.Spec.Retry
 			note := fmt.Sprintf("upgrade %s -> %s failed: %s", s.From, s.To, s.Code)
 			if f := s.LastFailure; f != nil {
 				note = fmt.Sprintf("upgrade %s -> %s failed: component %s on hop %d: %s", s.From, s.To, cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
 			}
-			r.event(cv, "Warning", "UpgradeFailed", "Upgrade", note)
+			r.event(cv, "Warning", "UpgradeFailed", "Upgrade", note+"; "+failedNext(ru.from))
 		}
 	})
+}
+
+// recordedFailure is the error of a run record that ended failed, for
+// finish, when the Execute call that failed is gone.
+func recordedFailure(s *runner.Status) error {
+	msg := s.Message
+	if f := s.LastFailure; f != nil && f.Error != "" {
+		msg = fmt.Sprintf("component %s on hop %d: %s: %s", cmpStr(f.Component, f.Check), f.Hop+1, f.Code, f.Error)
+	}
+	if msg == "" {
+		msg = "hop " + fmt.Sprint(s.CurrentHop+1) + " did not succeed"
+	}
+	return fmt.Errorf("%w: %s (recorded in the run's record)", runner.ErrRunFailed, msg)
+}
+
+// withNext ends msg with next, keeping next whole when msg is truncated.
+func withNext(msg, next string) string {
+	const limit = 4096 - 2
+	if room := limit - len(next); len(msg) > room {
+		msg = msg[:max(room-3, 0)] + "..."
+	}
+	return msg + "; " + next
+}
+
+// failedNext says what the user may do about a Failed upgrade that
+// started from from; the Failing condition and the Event end with it.
+func failedNext(from string) string {
+	return "increment spec.retry to retry the failed component(s), set desiredVersion back to " + from + " to abort, or abandon (spec.abandon)"
 }
 
 // waitingMessage says what waits for approval and what to set.

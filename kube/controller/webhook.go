@@ -27,8 +27,11 @@ import (
 //   - desiredVersion must be a release of the catalog, reachable from the
 //     version the system runs with the accepted risks; otherwise the
 //     message lists what is reachable;
-//   - while an upgrade is in progress (phase Upgrading), desiredVersion may
-//     change only back to the version the upgrade started from (the abort);
+//   - while an upgrade is in progress (phase Upgrading), or paused,
+//     waiting for approval or failed after a component moved,
+//     desiredVersion may change only back to the version the upgrade
+//     started from (the abort), which is allowed even when a hop has
+//     completed and going back is a downgrade from currentVersion;
 //   - a ClusterVersion cannot be deleted while an upgrade is in progress,
 //     paused or waiting for approval.
 //
@@ -74,14 +77,25 @@ func (v *Validator) ValidateUpdate(ctx context.Context, old, cv *v1alpha1.Cluste
 	if old.Status.Phase == v1alpha1.PhaseUpgrading {
 		return nil, nil // the abort
 	}
-	if ps := old.Status.Plan; ps != nil && old.Status.Phase == v1alpha1.PhaseWaitingForApproval && string(cv.Spec.DesiredVersion) == ps.From {
-		// The abort of an upgrade waiting at a gate: going back to where
-		// it started may be a downgrade from status.currentVersion,
-		// which the reconciler then explains instead of running.
+	if ps := old.Status.Plan; ps != nil && stopped(old.Status.Phase) && string(cv.Spec.DesiredVersion) == ps.From {
+		// The abort of an upgrade that waits at a gate, is paused or
+		// failed: once a hop has completed, going back to where it
+		// started is a downgrade from status.currentVersion, which the
+		// reconciler then explains instead of running.
 		return nil, nil
 	}
 	from := cmpOr(v1alpha1.Version(old.Status.CurrentVersion), old.Spec.InstalledVersion, old.Spec.DesiredVersion)
 	return nil, v.reachable(ctx, cv, string(from))
+}
+
+// stopped reports whether phase is an upgrade that has started and not
+// ended, stopped between components: its abort is allowed.
+func stopped(phase v1alpha1.Phase) bool {
+	switch phase {
+	case v1alpha1.PhasePaused, v1alpha1.PhaseWaitingForApproval, v1alpha1.PhaseFailed:
+		return true
+	}
+	return false
 }
 
 // ValidateDelete refuses to delete a ClusterVersion mid-upgrade.
@@ -121,7 +135,7 @@ func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
 	case v1alpha1.PhaseWaitingForApproval:
 		state, next = "waits for approval", "approve it (spec.approvals, see status.plan.waiting), or abandon it (spec.abandon) and then set a new target"
 	case v1alpha1.PhaseFailed:
-		state, next = "failed", "fix the failure and let it resume, or abandon it (spec.abandon) and then set a new target"
+		state, next = "failed", "fix the failure and increment spec.retry to retry it, or abandon it (spec.abandon) and then set a new target"
 	}
 	return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Forbidden(field.NewPath("spec", "desiredVersion"),
 		fmt.Sprintf("hop %s of the upgrade %s -> %s %s (%s done): desiredVersion may only be set back to %s, which aborts the upgrade at the next safe point; %s",

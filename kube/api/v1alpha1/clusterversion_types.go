@@ -70,6 +70,15 @@ type ClusterVersionSpec struct {
 	// +listMapKey=step
 	// +kubebuilder:validation:MaxItems=64
 	Approvals []ApprovalRequest `json:"approvals,omitempty"`
+	// Retry retries a Failed upgrade: increment it (any new value does)
+	// and the reconciler resumes the run, retrying the failed
+	// component(s) and never re-running what succeeded. The reconciler
+	// records the value it acted on in status.observedRetry; a value set
+	// before the failure was recorded retries nothing, nor does a restart
+	// of the operator or a change of another field.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Retry int64 `json:"retry,omitempty"`
 }
 
 // ApprovalRequest approves one gated step.
@@ -109,7 +118,10 @@ const (
 	// naming one resumes the upgrade.
 	PhaseWaitingForApproval Phase = "WaitingForApproval"
 	// PhaseFailed: the upgrade failed; status.plan.lastFailure says where.
-	// Change the spec (metadata.generation) to resume it.
+	// Increment spec.retry to resume it, set desiredVersion back to the
+	// version it started from to abort it, or abandon it (spec.abandon).
+	// Nothing else resumes it: not another spec change, not a restart of
+	// the operator.
 	PhaseFailed Phase = "Failed"
 	// PhaseRolledBack: a hop failed and its rule (onFailure: rollback)
 	// rolled it back; status.currentVersion is the release the system
@@ -162,6 +174,11 @@ type ClusterVersionStatus struct {
 	// ObservedGeneration is the metadata.generation last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// ObservedRetry is the spec.retry the reconciler last acted on: it is
+	// recorded with a failure, and when a retry resumes the failed run.
+	// A Failed upgrade is retried when spec.retry differs from it.
+	// +optional
+	ObservedRetry int64 `json:"observedRetry,omitempty"`
 	// CurrentVersion is the version the system runs: the target of the
 	// last hop that completed.
 	// +optional
