@@ -14,10 +14,12 @@ import (
 // available are path.Targets with those risks; conditional are the further
 // targets path.Targets gives when every risk of the catalog is accepted,
 // each with the risks of its route that are not accepted yet. Both are
-// sorted by version. An unknown current version gives its error.
-func Updates(c *release.Catalog, track string, current release.Version, accepted []string) (available []v1alpha1.Update, conditional []v1alpha1.ConditionalUpdate, err error) {
-	opts := []path.Option{path.WithTrack(track), path.AcceptRisks(accepted...)}
-	ts, err := path.Targets(c, current, opts...)
+// sorted by version. An unknown current version gives its error. opts
+// add to the query (path.WithChannel, path.AllowPrereleases:
+// RouteOptions gives a ClusterVersion's).
+func Updates(c *release.Catalog, track string, current release.Version, accepted []string, opts ...path.Option) (available []v1alpha1.Update, conditional []v1alpha1.ConditionalUpdate, err error) {
+	base := append([]path.Option{path.WithTrack(track)}, opts...)
+	ts, err := path.Targets(c, current, append(slices.Clone(base), path.AcceptRisks(accepted...))...)
 	if err != nil && !errors.Is(err, path.ErrNoRoute) {
 		return nil, nil, err
 	}
@@ -30,7 +32,7 @@ func Updates(c *release.Catalog, track string, current release.Version, accepted
 	if len(all) == 0 {
 		return available, nil, nil
 	}
-	ts, err = path.Targets(c, current, path.WithTrack(track), path.AcceptRisks(append(slices.Clone(accepted), all...)...))
+	ts, err = path.Targets(c, current, append(slices.Clone(base), path.AcceptRisks(append(slices.Clone(accepted), all...)...))...)
 	if err != nil && !errors.Is(err, path.ErrNoRoute) {
 		return nil, nil, err
 	}
@@ -52,6 +54,25 @@ func Updates(c *release.Catalog, track string, current release.Version, accepted
 		conditional = append(conditional, cu)
 	}
 	return available, conditional, nil
+}
+
+// RouteOptions are the path options a ClusterVersion's spec gives: its
+// track, accepted risks, channel and prereleases.
+func RouteOptions(spec *v1alpha1.ClusterVersionSpec) []path.Option {
+	opts := []path.Option{path.WithTrack(spec.Track), path.AcceptRisks(spec.AcceptRisks...)}
+	if spec.Channel != "" {
+		opts = append(opts, path.WithChannel(spec.Channel))
+	}
+	if spec.AllowPrereleases {
+		opts = append(opts, path.AllowPrereleases())
+	}
+	return opts
+}
+
+// filterOptions are the options of RouteOptions that Updates takes in
+// addition to the track and the risks.
+func filterOptions(spec *v1alpha1.ClusterVersionSpec) []path.Option {
+	return RouteOptions(spec)[2:]
 }
 
 func update(current release.Version, t path.Target) v1alpha1.Update {

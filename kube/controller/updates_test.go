@@ -2,10 +2,12 @@ package controller_test
 
 import (
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/controller"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
@@ -62,4 +64,59 @@ func TestUpdates(t *testing.T) {
 	}
 	_, _, err = controller.Updates(cat, "", v("v26.07"), nil)
 	assert.ErrorIs(t, err, path.ErrUnknownVersion, "an unknown current version is an error")
+}
+
+// spec.channel and spec.allowPrereleases reach the routes the operator
+// plans, checks and offers: on the stable channel v1.2 (fast only) is
+// neither offered nor accepted, and a GA-to-GA route through a prerelease
+// needs allowPrereleases.
+func TestChannelAndPrereleases(t *testing.T) {
+	doc := func(kind, name, spec string) string {
+		return "apiVersion: hopdag.io/v1alpha1\nkind: " + kind + "\nmetadata: {name: " + name + "}\nspec: " + spec + "\n---\n"
+	}
+	var y string
+	for _, v := range []string{"v1.0", "v1.1", "v1.2", "v1.3-rc.1", "v1.3"} {
+		y += doc("Release", v, "{version: "+v+", components: [{name: a, version: v1.0}]}")
+	}
+	y += doc("ComponentVersion", "a", "{name: a, version: v1.0, handler: a}")
+	y += doc("UpgradePath", "p", `{rules: [{from: v1.0, to: v1.1}, {from: v1.0, to: v1.2}, {from: v1.1, to: v1.3-rc.1}, {from: v1.3-rc.1, to: v1.3}],
+  versions: [{version: v1.1, channels: [stable, fast]}, {version: v1.2, channels: [fast]}, {version: v1.3-rc.1, channels: [stable, fast]}, {version: v1.3, channels: [stable, fast]}]}`)
+	cat, err := release.Load(fstest.MapFS{"c.yaml": {Data: []byte(y)}})
+	require.NoError(t, err)
+	v := release.MustParseVersion
+	versions := func(us []v1alpha1.Update) []string {
+		var out []string
+		for _, u := range us {
+			out = append(out, u.Version)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name string
+		spec v1alpha1.ClusterVersionSpec
+		want []string
+	}{
+		// v1.3 only through its prerelease: not between GA versions.
+		{"no channel", v1alpha1.ClusterVersionSpec{}, []string{"v1.1", "v1.2", "v1.3-rc.1"}},
+		// v1.2 is not on it; the channel lists the prerelease as fine.
+		{"stable channel", v1alpha1.ClusterVersionSpec{Channel: "stable"}, []string{"v1.1", "v1.3-rc.1", "v1.3"}},
+		{"prereleases allowed", v1alpha1.ClusterVersionSpec{AllowPrereleases: true}, []string{"v1.1", "v1.2", "v1.3-rc.1", "v1.3"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			av, _, err := controller.Updates(cat, tt.spec.Track, v("v1.0"), nil, controller.RouteOptions(&tt.spec)[2:]...)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, versions(av))
+		})
+	}
+	cv := &v1alpha1.ClusterVersion{Spec: v1alpha1.ClusterVersionSpec{DesiredVersion: "v1.2", Channel: "stable"}}
+	cv.Name = "cluster"
+	err = controller.CheckReachable(cat, cv, "v1.0")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "v1.2 cannot be reached from v1.0")
+	cv.Spec.Channel = ""
+	assert.NoError(t, controller.CheckReachable(cat, cv, "v1.0"))
+	cv.Spec.DesiredVersion = "v1.3"
+	assert.Error(t, controller.CheckReachable(cat, cv, "v1.0"), "v1.3 only through the prerelease")
+	cv.Spec.AllowPrereleases = true
+	assert.NoError(t, controller.CheckReachable(cat, cv, "v1.0"))
 }

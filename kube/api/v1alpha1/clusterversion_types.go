@@ -40,6 +40,15 @@ type ClusterVersionSpec struct {
 	// Track is the release track ("" is the default track).
 	// +optional
 	Track string `json:"track,omitempty"`
+	// Channel, when set, keeps routes to the versions of that channel
+	// (the UpgradePath's versions[].channels), the current one excepted
+	// (path.WithChannel).
+	// +optional
+	Channel string `json:"channel,omitempty"`
+	// AllowPrereleases lets a route between two GA versions pass through
+	// prereleases (path.AllowPrereleases); without it, it never does.
+	// +optional
+	AllowPrereleases bool `json:"allowPrereleases,omitempty"`
 	// AcceptRisks names the upgrade risks the user accepts: a route whose
 	// edges carry these risks may be used (status.conditionalUpdates lists
 	// the targets behind risks).
