@@ -209,6 +209,7 @@ func (s *loggedStore) note(verb string, token uint64, err error) {
 		result = "fenced"
 	case err != nil:
 		result = "error"
+		fmt.Fprintf(os.Stderr, "child %d: %s under token %d: %v\n", os.Getpid(), verb, token, err)
 	}
 	fmt.Fprintf(s.log, "%s %d %s %s %d\n", verb, token, result, time.Now().Format("15:04:05.000"), os.Getpid())
 }
@@ -260,6 +261,11 @@ func newHandover(t *testing.T) (*handover, client.Client, client.ObjectKey) {
 	dir := t.TempDir()
 	h := &handover{t: t, ns: ns, kc: filepath.Join(dir, "kubeconfig"), lg: filepath.Join(dir, "components.log")}
 	require.NoError(t, os.WriteFile(h.kc, kc, 0o600))
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(h.lg); err == nil && t.Failed() {
+			t.Logf("the controllers' log:\n%s", data)
+		}
+	})
 	cv := newCV(ns, "v26.06-rc.2", "v26.09")
 	require.NoError(t, c.Create(context.Background(), cv))
 	return h, c, client.ObjectKeyFromObject(cv)
@@ -387,6 +393,18 @@ func interleaved(lines []entry) (int, string) {
 	return -1, ""
 }
 
+// acts keeps the lines of actions: component starts and ends, and
+// accepted writes (a refused one is the fence at work, not an action).
+func acts(lines []entry) []entry {
+	var out []entry
+	for _, l := range lines {
+		if l.verb == "start" || l.verb == "done" || l.verb == "write" && l.result() == "ok" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // staleWrite finds a successful write under a lower token than one that
 // succeeded before it (-1 if none): the record went back to a superseded
 // holder.
@@ -408,8 +426,9 @@ func staleWrite(lines []entry) int {
 // time and the record never written under a superseded token.
 func assertOneAtATime(t *testing.T, lines []entry) {
 	t.Helper()
-	if i, pid := interleaved(lines); i >= 0 {
-		t.Errorf("process %s acted (line %d: %s %s) after another had started acting", pid, i+1, lines[i].verb, lines[i].what)
+	acted := acts(lines)
+	if i, pid := interleaved(acted); i >= 0 {
+		t.Errorf("process %s acted (action %d: %s %s) after another had started acting", pid, i+1, acted[i].verb, acted[i].what)
 	}
 	if i := staleWrite(lines); i >= 0 {
 		t.Errorf("line %d: the record was written under token %d after a greater token wrote it", i+1, lines[i].token())
@@ -429,10 +448,12 @@ func TestSelfUpgradeInterleaveCheck(t *testing.T) {
 		{"first acts again", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"done", "0 a", "1"}}, 2, -1},
 		{"alternating", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"start", "0 c", "1"}, {"start", "0 d", "2"}}, 2, -1},
 		{"fenced write of the old", []entry{{"write", "1 ok", "1"}, {"write", "2 ok", "2"}, {"write", "1 fenced", "2"}}, -1, -1},
+		{"refused refresh and write of the old", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"refresh", "1 fenced", "1"}, {"write", "1 fenced", "1"}}, -1, -1},
+		{"accepted write of the old", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"write", "1 ok", "1"}}, 2, -1},
 		{"old token lands after new", []entry{{"write", "1 ok", "1"}, {"write", "2 ok", "2"}, {"write", "1 ok", "2"}}, -1, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			i, _ := interleaved(tc.lines)
+			i, _ := interleaved(acts(tc.lines))
 			assert.Equal(t, tc.inter, i)
 			assert.Equal(t, tc.stale, staleWrite(tc.lines))
 		})
@@ -457,6 +478,7 @@ func TestSelfUpgradeHandover(t *testing.T) {
 		t.Fatal("the first controller did not exit after the self-upgrade component")
 	}
 	handedOver := len(h.lines())
+	assertOneAtATime(t, h.lines())
 	durable := durableSuccesses(t, h)
 	require.True(t, durable[selfName], "the self-upgrade's success was durable when its process ended")
 	t.Logf("the first controller exited after %v", time.Since(t0))
@@ -561,6 +583,7 @@ func TestSIGKILLResumes(t *testing.T) {
 			}
 		}
 		checkedLines = len(lines)
+		assertOneAtATime(t, lines) // at each kill too: a failure shows where it began
 		durable = durableSuccesses(t, h)
 		if cur.err != nil && doneSelf(cur) {
 			if durable[selfName] {
