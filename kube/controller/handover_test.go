@@ -3,10 +3,12 @@ package controller_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +20,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,13 +40,24 @@ import (
 // The handover tests run the controller as separate OS processes: this test
 // binary, re-executed with HOPDAG_CHILD set, runs childMain instead of the
 // tests. A child logs "start HOP COMPONENT TIME PID" before and "done HOP
-// COMPONENT TIME PID" after each component (O_APPEND, one write per line).
+// COMPONENT TIME PID" after each component, "write TOKEN RESULT TIME PID"
+// after each Save or Commit of the run's record and "refresh TOKEN RESULT
+// TIME PID" after each refresh of its lease that failed (RESULT is ok,
+// fenced or error; O_APPEND, one write per line). On SIGCONT a child tries
+// one Save of the stored record under the last token it wrote with: a
+// paused leader's first write once it runs again.
 const (
 	envChild      = "HOPDAG_CHILD"       // the kubeconfig file
 	envNamespace  = "HOPDAG_CHILD_NS"    // where the ClusterVersion is
 	envLog        = "HOPDAG_CHILD_LOG"   // the log of components run
 	envSelfUpdate = "HOPDAG_CHILD_SELF"  // "HOP COMPONENT" whose success ends the process
 	envDelay      = "HOPDAG_CHILD_DELAY" // how long each component takes
+	// envNoLock, set to 1 in the test's environment (the children inherit
+	// it), breaks mutual exclusion to show that the tests' assertions
+	// catch two controllers acting at once: no leader election, and a
+	// store lock whose Acquire deletes the holder's Lease first (fencing
+	// stays: the holder's next write is refused).
+	envNoLock = "HOPDAG_CHILD_NOLOCK"
 )
 
 // selfName is the component that upgrades the controller itself: provider
@@ -70,11 +85,12 @@ func child() error {
 	// of 5 requests a second would throttle the run.
 	rc.QPS, rc.Burst = 200, 400
 	ns := os.Getenv(envNamespace)
+	noLock := os.Getenv(envNoLock) == "1"
 	lease, renew, retry := 1500*time.Millisecond, time.Second, 100*time.Millisecond
 	mgr, err := ctrl.NewManager(rc, ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		Controller:     config.Controller{SkipNameValidation: new(true)},
-		LeaderElection: true, LeaderElectionID: "hopdag-handover", LeaderElectionNamespace: ns,
+		LeaderElection: !noLock, LeaderElectionID: "hopdag-handover", LeaderElectionNamespace: ns,
 		LeaseDuration: &lease, RenewDeadline: &renew, RetryPeriod: &retry,
 	})
 	if err != nil {
@@ -89,6 +105,18 @@ func child() error {
 	if err != nil {
 		return err
 	}
+	ls := &loggedStore{Store: st, log: logf}
+	var lock state.Lock = ls
+	if noLock {
+		lock = &stealingLock{loggedStore: ls, c: direct, key: client.ObjectKey{Namespace: ns, Name: "hopdag-cluster"}}
+	}
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	go func() {
+		for range cont {
+			ls.staleWrite()
+		}
+	}()
 	delay, err := time.ParseDuration(os.Getenv(envDelay))
 	if err != nil {
 		return err
@@ -123,7 +151,7 @@ func child() error {
 		}
 		return nil
 	})
-	r := controller.New(mgr.GetClient(), rn, func(types.NamespacedName) (state.Store, state.Lock) { return st, st },
+	r := controller.New(mgr.GetClient(), rn, func(types.NamespacedName) (state.Store, state.Lock) { return ls, lock },
 		controller.WithExecutorOptions(checks()...), controller.WithManifests(os.DirFS(catalogDir)),
 		controller.WithLeaseTTL(2*time.Second), controller.WithStatusInterval(200*time.Millisecond))
 	if err := r.SetupWithManager(mgr); err != nil {
@@ -141,6 +169,78 @@ func exitWhenDurable(st *store.Store, hop int, component string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// loggedStore is the child's store: it logs the outcome of every write of
+// the run's record, and of every failed lease refresh.
+type loggedStore struct {
+	*store.Store
+	log   *os.File
+	token atomic.Uint64 // the last token written with
+}
+
+func (s *loggedStore) Save(ctx context.Context, token uint64, st *runner.Status) error {
+	err := s.Store.Save(ctx, token, st)
+	s.note("write", token, err)
+	return err
+}
+
+func (s *loggedStore) Commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) error {
+	err := s.Store.Commit(ctx, token, st, changed)
+	s.note("write", token, err)
+	return err
+}
+
+func (s *loggedStore) Refresh(ctx context.Context, l state.Lease) (state.Lease, error) {
+	n, err := s.Store.Refresh(ctx, l)
+	if err != nil {
+		s.note("refresh", l.Token, err)
+	}
+	return n, err
+}
+
+func (s *loggedStore) note(verb string, token uint64, err error) {
+	if verb == "write" {
+		s.token.Store(token)
+	}
+	result := "ok"
+	switch {
+	case errors.Is(err, state.ErrFenced):
+		result = "fenced"
+	case err != nil:
+		result = "error"
+		fmt.Fprintf(os.Stderr, "child %d: %s under token %d: %v\n", os.Getpid(), verb, token, err)
+	}
+	fmt.Fprintf(s.log, "%s %d %s %s %d\n", verb, token, result, time.Now().Format("15:04:05.000"), os.Getpid())
+}
+
+// staleWrite saves the stored record again under the last token written
+// with, as a leader that was paused would write next.
+func (s *loggedStore) staleWrite() {
+	token := s.token.Load()
+	if token == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := s.Load(ctx)
+	if err != nil || st == nil {
+		return
+	}
+	_ = s.Save(ctx, token, st)
+}
+
+// stealingLock is the broken lock of envNoLock: it takes the store's
+// Lease from whoever holds it.
+type stealingLock struct {
+	*loggedStore
+	c   client.Client
+	key client.ObjectKey
+}
+
+func (l *stealingLock) Acquire(ctx context.Context, holder string, ttl time.Duration) (state.Lease, error) {
+	_ = l.c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: l.key.Namespace, Name: l.key.Name}})
+	return l.loggedStore.Acquire(ctx, holder, ttl)
 }
 
 // handover is one test's processes and their shared log.
@@ -161,68 +261,107 @@ func newHandover(t *testing.T) (*handover, client.Client, client.ObjectKey) {
 	dir := t.TempDir()
 	h := &handover{t: t, ns: ns, kc: filepath.Join(dir, "kubeconfig"), lg: filepath.Join(dir, "components.log")}
 	require.NoError(t, os.WriteFile(h.kc, kc, 0o600))
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(h.lg); err == nil && t.Failed() {
+			t.Logf("the controllers' log:\n%s", data)
+		}
+	})
 	cv := newCV(ns, "v26.06-rc.2", "v26.09")
 	require.NoError(t, c.Create(context.Background(), cv))
 	return h, c, client.ObjectKeyFromObject(cv)
 }
 
+// proc is a controller process.
+type proc struct {
+	cmd    *exec.Cmd
+	pid    string
+	exited chan struct{} // closed when it ended; err is then its Wait error
+	err    error
+}
+
+// gone reports whether the process ended.
+func (p *proc) gone() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // start runs a controller process.
-func (h *handover) start(self string, delay time.Duration) *exec.Cmd {
+func (h *handover) start(self string, delay time.Duration) *proc {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envChild+"="+h.kc, envNamespace+"="+h.ns, envLog+"="+h.lg, envSelfUpdate+"="+self, envDelay+"="+delay.String())
 	cmd.Stderr = os.Stderr
 	require.NoError(h.t, cmd.Start())
+	p := &proc{cmd: cmd, pid: strconv.Itoa(cmd.Process.Pid), exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
 	h.t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
+		<-p.exited
 	})
-	return cmd
+	return p
 }
 
-// pids reads the process id of each line of the log, in order.
-func (h *handover) pids() []string {
-	data, err := os.ReadFile(h.lg)
-	require.NoError(h.t, err)
-	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		f := strings.Fields(l)
-		out = append(out, f[len(f)-1])
-	}
-	return out
+// entry is a line of the log.
+type entry struct {
+	verb string // start, done, write or refresh
+	what string // "HOP COMPONENT"; "TOKEN RESULT" for write and refresh
+	pid  string
 }
 
-// lines reads the log as (verb, "HOP COMPONENT") pairs in order.
-func (h *handover) lines() [][2]string {
+// token and result split the what of a write or refresh.
+func (e entry) token() uint64 {
+	n, _ := strconv.ParseUint(strings.Fields(e.what)[0], 10, 64)
+	return n
+}
+
+func (e entry) result() string { return strings.Fields(e.what)[1] }
+
+// lines reads the log in order.
+func (h *handover) lines() []entry {
 	f, err := os.Open(h.lg)
 	if os.IsNotExist(err) {
 		return nil
 	}
 	require.NoError(h.t, err)
 	defer f.Close()
-	var out [][2]string
+	var out []entry
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text()) // verb, hop, component, time, pid
-		out = append(out, [2]string{f[0], f[1] + " " + f[2]})
+		out = append(out, entry{verb: f[0], what: f[1] + " " + f[2], pid: f[4]})
 	}
 	return out
+}
+
+// waitForLine waits until a line after the log's first n satisfies ok, and
+// returns its index.
+func (h *handover) waitForLine(n int, timeout time.Duration, what string, ok func(entry) bool) int {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		lines := h.lines()
+		for i := n; i < len(lines); i++ {
+			if ok(lines[i]) {
+				return i
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h.t.Fatalf("no %s within %v", what, timeout)
+	return 0
 }
 
 // waitForStart waits until the log has a start line after its first n
 // lines.
 func (h *handover) waitForStart(n int, timeout time.Duration) {
 	h.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		lines := h.lines()
-		for _, l := range lines[min(n, len(lines)):] {
-			if l[0] == "start" {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	h.t.Fatalf("no controller started a component within %v", timeout)
+	h.waitForLine(n, timeout, "controller started a component", func(e entry) bool { return e.verb == "start" })
 }
 
 // waitForDurable waits until more than n successes are durable.
@@ -238,6 +377,89 @@ func waitForDurable(t *testing.T, h *handover, n int, timeout time.Duration) {
 	t.Fatalf("no new success was recorded within %v", timeout)
 }
 
+// interleaved checks that the processes' lines never interleave: once a
+// process's line follows another's, the other logs nothing more. It
+// returns the first line that breaks this (-1 if none) and its process.
+func interleaved(lines []entry) (int, string) {
+	ended := map[string]bool{}
+	for i, l := range lines {
+		if ended[l.pid] {
+			return i, l.pid
+		}
+		if i > 0 && lines[i-1].pid != l.pid {
+			ended[lines[i-1].pid] = true
+		}
+	}
+	return -1, ""
+}
+
+// acts keeps the lines of actions: component starts and ends, and
+// accepted writes (a refused one is the fence at work, not an action).
+func acts(lines []entry) []entry {
+	var out []entry
+	for _, l := range lines {
+		if l.verb == "start" || l.verb == "done" || l.verb == "write" && l.result() == "ok" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// staleWrite finds a successful write under a lower token than one that
+// succeeded before it (-1 if none): the record went back to a superseded
+// holder.
+func staleWrite(lines []entry) int {
+	var top uint64
+	for i, l := range lines {
+		if l.verb != "write" || l.result() != "ok" {
+			continue
+		}
+		if l.token() < top {
+			return i
+		}
+		top = l.token()
+	}
+	return -1
+}
+
+// assertOneAtATime asserts that the log shows one controller acting at a
+// time and the record never written under a superseded token.
+func assertOneAtATime(t *testing.T, lines []entry) {
+	t.Helper()
+	acted := acts(lines)
+	if i, pid := interleaved(acted); i >= 0 {
+		t.Errorf("process %s acted (action %d: %s %s) after another had started acting", pid, i+1, acted[i].verb, acted[i].what)
+	}
+	if i := staleWrite(lines); i >= 0 {
+		t.Errorf("line %d: the record was written under token %d after a greater token wrote it", i+1, lines[i].token())
+	}
+}
+
+// TestSelfUpgradeInterleaveCheck: the checks of assertOneAtATime fail on
+// logs of two controllers at once, and of a superseded holder's write.
+func TestSelfUpgradeInterleaveCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []entry
+		inter int
+		stale int
+	}{
+		{"one after another", []entry{{"start", "0 a", "1"}, {"write", "1 ok", "1"}, {"start", "0 b", "2"}, {"write", "2 ok", "2"}}, -1, -1},
+		{"first acts again", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"done", "0 a", "1"}}, 2, -1},
+		{"alternating", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"start", "0 c", "1"}, {"start", "0 d", "2"}}, 2, -1},
+		{"fenced write of the old", []entry{{"write", "1 ok", "1"}, {"write", "2 ok", "2"}, {"write", "1 fenced", "2"}}, -1, -1},
+		{"refused refresh and write of the old", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"refresh", "1 fenced", "1"}, {"write", "1 fenced", "1"}}, -1, -1},
+		{"accepted write of the old", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"write", "1 ok", "1"}}, 2, -1},
+		{"old token lands after new", []entry{{"write", "1 ok", "1"}, {"write", "2 ok", "2"}, {"write", "1 ok", "2"}}, -1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			i, _ := interleaved(acts(tc.lines))
+			assert.Equal(t, tc.inter, i)
+			assert.Equal(t, tc.stale, staleWrite(tc.lines))
+		})
+	}
+}
+
 // TestSelfUpgradeHandover: the plan's self-upgrade component ends the
 // controller process; a new process resumes from kube/store. The
 // self-upgrade ran once and nothing that succeeded ran again.
@@ -245,19 +467,18 @@ func TestSelfUpgradeHandover(t *testing.T) {
 	h, c, key := newHandover(t)
 	t0 := time.Now()
 	first := h.start(selfName, 100*time.Millisecond)
-	exited := make(chan error, 1)
-	go func() { exited <- first.Wait() }()
 	// The new controller starts while the old one still runs (a rolling
 	// update's surge): it must not act before the old one is gone.
 	h.waitForStart(0, 90*time.Second)
 	h.start("", 100*time.Millisecond)
 	select {
-	case err := <-exited:
-		require.NoError(t, err, "the first controller exits by itself after the self-upgrade")
+	case <-first.exited:
+		require.NoError(t, first.err, "the first controller exits by itself after the self-upgrade")
 	case <-time.After(90 * time.Second):
 		t.Fatal("the first controller did not exit after the self-upgrade component")
 	}
 	handedOver := len(h.lines())
+	assertOneAtATime(t, h.lines())
 	durable := durableSuccesses(t, h)
 	require.True(t, durable[selfName], "the self-upgrade's success was durable when its process ended")
 	t.Logf("the first controller exited after %v", time.Since(t0))
@@ -271,24 +492,17 @@ func TestSelfUpgradeHandover(t *testing.T) {
 	lines := h.lines()
 	// Never two controllers at once: every line of the first process comes
 	// before every line of the second.
-	pids := h.pids()
-	firstPID := strconv.Itoa(first.Process.Pid)
-	for i, p := range pids {
-		if p != firstPID && i+1 < len(pids) {
-			assert.NotContains(t, pids[i+1:], firstPID, "the first controller acted after the second had started acting (line %d)", i+1)
-			break
-		}
-	}
+	assertOneAtATime(t, lines)
 	starts := map[string]int{}
 	for i, l := range lines {
-		if l[0] != "start" {
+		if l.verb != "start" {
 			continue
 		}
-		starts[l[1]]++
+		starts[l.what]++
 		// A component whose end the first process did not record before
 		// exiting runs again; one recorded as succeeded never does.
 		if i >= handedOver {
-			assert.False(t, durable[l[1]], "%s started again after its success was recorded", l[1])
+			assert.False(t, durable[l.what], "%s started again after its success was recorded", l.what)
 		}
 	}
 	assert.Equal(t, 1, starts[selfName], "the self-upgrade component ran exactly once")
@@ -296,54 +510,141 @@ func TestSelfUpgradeHandover(t *testing.T) {
 }
 
 // TestSIGKILLResumes kills the controller with SIGKILL at random moments,
-// ten times, starting a new one each time: a component recorded as
-// succeeded in the store is never started again, and the upgrade ends.
+// ten times, each time after starting its successor (which waits for the
+// leader Lease and the store's lock meanwhile). Every controller has the
+// self-upgrade component: the one that runs it exits by itself once its
+// success is durable, and the next takes over. A component recorded as
+// succeeded in the store is never started again, the controllers never
+// act at once, the self-upgrade succeeded exactly once, and the upgrade
+// ends.
 func TestSIGKILLResumes(t *testing.T) {
 	h, c, key := newHandover(t)
+	t0 := time.Now()
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	durable := map[string]bool{}
 	checkedLines := 0
 	const total = 19 // components of the three hops
-	for i := range 10 {
-		p := h.start("", time.Second)
-		// The new controller acts once the killed one's leader Lease ran
-		// out (1.5s) and it has started (a while on a loaded machine).
-		// Every other kill comes at a random moment of its first second
-		// of work (components take 1s each: mid-component); the others
-		// a random moment of the half second after it recorded a new
-		// success (mid-checkpoint, or about to start the next). So the
-		// kills hit a moving upgrade whatever the machine's speed.
-		h.waitForStart(len(h.lines()), 90*time.Second)
+	// selfExits counts the processes the self-upgrade ended; selfRedone
+	// the self-upgrade successes a kill lost (it came after the component
+	// logged done and before its success was durable: it runs again).
+	// selfKilled the kills that came after it was durable, before its
+	// process exited by itself.
+	// steppedDown the controllers that ended by themselves otherwise
+	// (leader election lost on a loaded machine).
+	selfExits, selfRedone, selfKilled, kills, steppedDown := 0, 0, 0, 0, 0
+	// doneSelf reports whether p logged the self-upgrade's success.
+	doneSelf := func(p *proc) bool {
+		for _, l := range h.lines() {
+			if l.pid == p.pid && l.verb == "done" && l.what == selfName {
+				return true
+			}
+		}
+		return false
+	}
+	cur := h.start(selfName, time.Second)
+	for i := 0; kills < 10; i++ {
+		// Components take 1s each. The next controller starts as soon as
+		// this one acts (a rolling update's surge): it acts once this
+		// one's leader Lease (1.5s) and store lease (2s) ran out. Every
+		// other kill comes at a random moment of the second after this
+		// one started a component (mid-component); the others a random
+		// moment of the half second after it recorded a new success
+		// (mid-checkpoint, or about to start the next). So the kills hit
+		// a moving upgrade whatever the machine's speed.
+		h.waitForLine(checkedLines, 90*time.Second, "start of the controller "+cur.pid, func(e entry) bool {
+			return e.pid == cur.pid && e.verb == "start"
+		})
+		next := h.start(selfName, time.Second)
 		if i%2 == 1 {
 			waitForDurable(t, h, len(durable), 90*time.Second)
-			time.Sleep(time.Duration(rnd.IntN(500)) * time.Millisecond)
+			time.Sleep(time.Duration(rnd.IntN(500)) * time.Millisecond) // a random kill time, not a wait for an event
 		} else {
-			time.Sleep(time.Duration(rnd.IntN(1000)) * time.Millisecond)
+			time.Sleep(time.Duration(rnd.IntN(1000)) * time.Millisecond) // a random kill time
 		}
-		require.NoError(t, p.Process.Signal(syscall.SIGKILL))
-		_, _ = p.Process.Wait()
-		// Starts since the last kill must not name a durable success.
+		if doneSelf(cur) {
+			// It is on its way out by itself: let it go.
+			select {
+			case <-cur.exited:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("controller %s did not exit after the self-upgrade", cur.pid)
+			}
+		} else if !cur.gone() {
+			_ = cur.cmd.Process.Signal(syscall.SIGKILL) // it may have ended by itself just now
+		}
+		<-cur.exited
+		switch {
+		case cur.err == nil:
+			selfExits++
+		case killed(cur):
+			kills++
+		default:
+			steppedDown++
+		}
+		// Starts since the last check must not name a durable success.
 		lines := h.lines()
 		for _, l := range lines[checkedLines:] {
-			if l[0] == "start" {
-				assert.False(t, durable[l[1]], "kill %d: %s started again after its success was recorded", i, l[1])
+			if l.verb == "start" {
+				assert.False(t, durable[l.what], "kill %d: %s started again after its success was recorded", kills, l.what)
 			}
 		}
 		checkedLines = len(lines)
+		assertOneAtATime(t, lines) // at each kill too: a failure shows where it began
 		durable = durableSuccesses(t, h)
+		if killed(cur) && doneSelf(cur) {
+			if durable[selfName] {
+				selfKilled++
+			} else {
+				selfRedone++
+			}
+		}
+		cur = next
 	}
-	h.start("", time.Second)
+	lastDurable := len(durable)
+	// The last controllers finish; one that runs the self-upgrade ends and
+	// another takes over.
 	waitFor(t, c, key, 120*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
+		if cur.gone() {
+			if cur.err == nil {
+				selfExits++
+			} else {
+				steppedDown++
+			}
+			cur = h.start(selfName, time.Second)
+		}
 		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
 	})
-	for _, l := range h.lines()[checkedLines:] {
-		if l[0] == "start" {
-			assert.False(t, durable[l[1]], "%s started again after its success was recorded", l[1])
+	lines := h.lines()
+	for _, l := range lines[checkedLines:] {
+		if l.verb == "start" {
+			assert.False(t, durable[l.what], "%s started again after its success was recorded", l.what)
 		}
 	}
-	t.Logf("10 SIGKILLs; %d of %d component successes were durable before the last controller started", len(durable), total)
-	assert.GreaterOrEqual(t, len(durable), 5, "the kills hit a moving upgrade: successes were recorded between them")
-	assert.Less(t, len(durable), total, "the last controller had work left: the kills came mid-upgrade")
+	assertOneAtATime(t, lines)
+	succeeded := map[string]int{}
+	for _, l := range lines {
+		if l.verb == "done" {
+			succeeded[l.what]++
+		}
+	}
+	final := durableSuccesses(t, h)
+	t.Logf("%d SIGKILLs, %d self-upgrade exits and %d other exits in %v; %d of %d component successes were durable before the last controller started; %d self-upgrade successes lost to a kill",
+		kills, selfExits, steppedDown, time.Since(t0), lastDurable, total, selfRedone)
+	assert.Len(t, final, total, "every component succeeded")
+	assert.True(t, final[selfName], "the self-upgrade's success is recorded")
+	assert.Equal(t, 1, succeeded[selfName]-selfRedone, "the self-upgrade succeeded exactly once (besides successes a kill lost before they were durable)")
+	assert.Equal(t, 1, selfExits+selfKilled, "one controller ended after the self-upgrade (by itself, or killed on its way out)")
+	assert.GreaterOrEqual(t, lastDurable, 5, "the kills hit a moving upgrade: successes were recorded between them")
+	assert.Less(t, lastDurable, total, "the last controller had work left: the kills came mid-upgrade")
+}
+
+// killed reports whether p ended by SIGKILL.
+func killed(p *proc) bool {
+	ee, ok := errors.AsType[*exec.ExitError](p.err)
+	if !ok {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 // durableSuccesses reads the components recorded as succeeded in the run's

@@ -1,0 +1,127 @@
+package controller_test
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+)
+
+// TestStaleLeaderFenced pauses the leading controller (SIGSTOP) mid-run,
+// lets its leases run out and a second controller take over and record
+// progress, then lets the first run again (SIGCONT): the first's writes
+// of the run's record are refused as fenced, it starts nothing more and
+// exits, and the second finishes the upgrade with every component
+// succeeded exactly once. The processes are those of the handover tests
+// (handover_test.go): leader Lease 1.5s, store lease 2s, components 1s.
+func TestStaleLeaderFenced(t *testing.T) {
+	h, c, key := newHandover(t)
+	t0 := time.Now()
+	const total = 19 // components of the three hops
+	a := h.start("", time.Second)
+	// The pause comes after progress: a success of the first's is
+	// durable and it has started another component.
+	waitForDurable(t, h, 0, 90*time.Second)
+	h.waitForLine(len(h.lines()), 90*time.Second, "component started by the first controller after its first success", func(e entry) bool {
+		return e.pid == a.pid && e.verb == "start"
+	})
+	b := h.start("", time.Second) // the standby: it waits for the leases
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGSTOP))
+	pausedAt := time.Now()
+	stopped := len(h.lines())
+	var aToken uint64
+	for _, l := range h.lines()[:stopped] {
+		if l.pid == a.pid && l.verb == "write" && l.result() == "ok" {
+			aToken = l.token()
+		}
+	}
+	require.NotZero(t, aToken, "the first controller wrote the record before its pause")
+
+	// The second takes over once the first's leases ran out, and records
+	// a success of its own.
+	took := h.waitForLine(stopped, 60*time.Second, "start by the second controller", func(e entry) bool {
+		return e.pid == b.pid && e.verb == "start"
+	})
+	tookAfter := time.Since(pausedAt)
+	atTakeover := durableSuccesses(t, h)
+	waitForDurable(t, h, len(atTakeover), 60*time.Second)
+	t.Logf("the second controller started a component %v after the pause (line %d), with %d of %d successes durable; it recorded one %v after the pause",
+		tookAfter, took+1, len(atTakeover), total, time.Since(pausedAt))
+
+	resumed := len(h.lines())
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
+	// Its first write (the SIGCONT hook's Save, or a checkpoint or lease
+	// refresh it had due) is refused.
+	h.waitForLine(resumed, 30*time.Second, "refused write of the first controller after SIGCONT", func(e entry) bool {
+		return e.pid == a.pid && (e.verb == "write" || e.verb == "refresh") && e.result() == "fenced"
+	})
+	select {
+	case <-a.exited:
+		t.Logf("the resumed controller exited: %v", a.err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the resumed controller did not stop: it lost its leases")
+	}
+	require.False(t, b.gone(), "the second controller runs on")
+	waitFor(t, c, key, 120*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
+	})
+
+	lines := h.lines()
+	var acting []entry // the log without the resumed controller's lines
+	refused, late := 0, 0
+	for i, l := range lines {
+		if l.pid != a.pid || i < resumed {
+			acting = append(acting, l)
+			continue
+		}
+		switch {
+		case l.verb == "start":
+			t.Errorf("line %d: the resumed controller started %s", i+1, l.what)
+		case l.verb == "write" && l.result() == "ok":
+			t.Errorf("line %d: the resumed controller's write under token %d was accepted", i+1, l.token())
+		case l.verb == "done":
+			late++ // the component it was running when paused; its success is not recorded
+		case l.result() == "fenced":
+			refused++
+		}
+		t.Logf("after SIGCONT, the first controller: %s %s", l.verb, l.what)
+	}
+	for i, l := range lines[:resumed] {
+		if l.pid == a.pid && i >= stopped {
+			t.Errorf("line %d: the paused controller logged %s %s", i+1, l.verb, l.what)
+		}
+	}
+	// Before its pause and after the resume the first controller's lines
+	// are apart; the rest is one controller at a time, and no write under
+	// the first's token landed after the second's.
+	assertOneAtATime(t, acting)
+	assert.Equal(t, -1, staleWrite(lines), "a write under a superseded token landed")
+	var bToken uint64
+	succeeded := map[string]int{}
+	for i, l := range acting {
+		switch {
+		case l.pid == b.pid && l.verb == "write" && l.result() == "ok" && bToken == 0:
+			bToken = l.token()
+		case l.verb == "start" && l.pid == b.pid:
+			assert.False(t, atTakeover[l.what], "line %d: %s started again after its success was recorded", i+1, l.what)
+		case l.verb == "done" && (l.pid == b.pid || atTakeover[l.what]):
+			// The first's successes count if they were recorded before
+			// the takeover; the second runs the others again.
+			succeeded[l.what]++
+		}
+	}
+	assert.Greater(t, bToken, aToken, "the second controller wrote under a greater token")
+	final := durableSuccesses(t, h)
+	assert.Len(t, final, total, "every component succeeded")
+	for what := range final {
+		assert.Equal(t, 1, succeeded[what], "%s succeeded exactly once", what)
+	}
+	assert.Len(t, succeeded, total, fmt.Sprintf("successes: %v", succeeded))
+	t.Logf("tokens %d then %d; after SIGCONT the first controller had %d writes refused and logged %d late component ends; %v in all",
+		aToken, bToken, refused, late, time.Since(t0))
+}
