@@ -214,6 +214,14 @@ func (ru *run) execute(ctx context.Context) {
 		r.logger.Warn("controller: stopped, or the store lease was lost; the next leader resumes", "clusterversion", key)
 		return
 	}
+	if errors.Is(err, state.ErrFenced) {
+		// Another holder wrote the record under a greater token: the run
+		// is theirs, and so is the ClusterVersion's status. Writing
+		// Failed here would overwrite it; the wake re-queues, and the
+		// next run takes the record when the lock is free.
+		r.logger.Warn("controller: the run's record was written by another holder; stopping without touching the status", "clusterversion", key, "error", err)
+		return
+	}
 	ru.finish(kctx, store, keeper.Lease(), s, err)
 }
 
