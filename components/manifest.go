@@ -240,7 +240,16 @@ func (m *Manifest) Run(ctx context.Context, t runner.Task) error {
 	if err != nil {
 		return err
 	}
-	return m.apply(ctx, t, objs, objs)
+	return m.apply(ctx, t, objs, nonNil(objs))
+}
+
+// nonNil is objs, or an empty slice: apply's final set, which prunes also
+// when the version renders no object at all.
+func nonNil(objs []Object) []Object {
+	if objs == nil {
+		return []Object{}
+	}
+	return objs
 }
 
 // RunPhase runs the manifest phase of t.To named phase (see Manifest): it
@@ -267,6 +276,7 @@ func (m *Manifest) RunPhase(ctx context.Context, t runner.Task, phase string) er
 		if final, err = m.render(cv, data); err != nil {
 			return renderFailed(cv, err)
 		}
+		final = nonNil(final)
 	}
 	return m.apply(ctx, t, objs, final)
 }

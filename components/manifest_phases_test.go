@@ -267,3 +267,18 @@ func TestManifestRollbackInstalled(t *testing.T) {
 		})
 	}
 }
+
+// A version whose manifest phases render no object at all still prunes:
+// rolling back to it deletes what the target had.
+func TestManifestPhasesRenderingNothingPrune(t *testing.T) {
+	ctx := context.Background()
+	rec, log := components.NewRecorder(), &phaseLog{}
+	r := webRouter(rec, log)
+	empty := &release.ComponentVersion{Name: "web", Version: release.MustParseVersion("v0.9"), Type: release.TypeManifest,
+		Lifecycle: release.Lifecycle{Phases: []release.LifecyclePhase{{Name: "p", Manifests: []release.Manifest{{Name: "p.yaml", Template: "# nothing yet\n"}}}}}}
+	require.NoError(t, r.Run(ctx, task(nil, empty, nil)))
+	require.NoError(t, r.Run(ctx, task(empty, webV1(), nil)))
+	require.NotEmpty(t, liveData(rec))
+	require.NoError(t, r.Rollback(ctx, task(empty, webV1(), nil)))
+	assert.Empty(t, liveData(rec), "back at a version with no objects")
+}

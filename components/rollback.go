@@ -160,7 +160,7 @@ func (m *Manifest) Rollback(ctx context.Context, t runner.Task) error {
 		none := *t.To
 		none.Manifests, none.HealthChecks, none.Phases = nil, nil, nil
 		back.To = &none
-		return m.apply(ctx, back, nil, []Object{})
+		return m.apply(ctx, back, nil, nonNil(nil))
 	}
 	return m.Run(ctx, back)
 }
