@@ -182,7 +182,7 @@ func (r *Reconciler) refreshUpdates(ctx context.Context, ru *run, cv *v1alpha1.C
 	if err != nil {
 		return
 	}
-	av, cu, _ := Updates(cat, cv.Spec.Track, current, cv.Spec.AcceptRisks, filterOptions(&cv.Spec)...)
+	av, cu, _ := Updates(cat, cv.Spec.Track, current, cv.Spec.AcceptRisks, steer(&cv.Spec)...)
 	if equality.Semantic.DeepEqual(av, cv.Status.AvailableUpdates) && equality.Semantic.DeepEqual(cu, cv.Status.ConditionalUpdates) {
 		return
 	}
@@ -240,7 +240,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		r.failing(cv, st, "UnknownVersion", err.Error())
 		return nil, nil
 	}
-	av, cu, uerr := Updates(cat, cv.Spec.Track, current, cv.Spec.AcceptRisks, filterOptions(&cv.Spec)...)
+	av, cu, uerr := Updates(cat, cv.Spec.Track, current, cv.Spec.AcceptRisks, steer(&cv.Spec)...)
 	st.AvailableUpdates, st.ConditionalUpdates = av, cu
 	if _, ok := cat.ReleaseOn(cv.Spec.Track, current); ok {
 		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+current.Original())
@@ -295,7 +295,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 		return nil, nil
 	}
-	popts := RouteOptions(&cv.Spec)
+	popts := routeOptions(&cv.Spec)
 	if _, err := path.Resolve(cat, from, to, popts...); err != nil {
 		reason := "NoRoute"
 		if errors.Is(err, path.ErrUnknownVersion) {

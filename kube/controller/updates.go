@@ -15,8 +15,7 @@ import (
 // targets path.Targets gives when every risk of the catalog is accepted,
 // each with the risks of its route that are not accepted yet. Both are
 // sorted by version. An unknown current version gives its error. opts
-// add to the query (path.WithChannel, path.AllowPrereleases:
-// RouteOptions gives a ClusterVersion's).
+// add to the query (path.WithChannel, path.AllowPrereleases).
 func Updates(c *release.Catalog, track string, current release.Version, accepted []string, opts ...path.Option) (available []v1alpha1.Update, conditional []v1alpha1.ConditionalUpdate, err error) {
 	base := append([]path.Option{path.WithTrack(track)}, opts...)
 	ts, err := path.Targets(c, current, append(slices.Clone(base), path.AcceptRisks(accepted...))...)
@@ -56,10 +55,16 @@ func Updates(c *release.Catalog, track string, current release.Version, accepted
 	return available, conditional, nil
 }
 
-// RouteOptions are the path options a ClusterVersion's spec gives: its
-// track, accepted risks, channel and prereleases.
-func RouteOptions(spec *v1alpha1.ClusterVersionSpec) []path.Option {
-	opts := []path.Option{path.WithTrack(spec.Track), path.AcceptRisks(spec.AcceptRisks...)}
+// routeOptions are the path options a ClusterVersion's spec gives: its
+// track and accepted risks, then steer's.
+func routeOptions(spec *v1alpha1.ClusterVersionSpec) []path.Option {
+	return append([]path.Option{path.WithTrack(spec.Track), path.AcceptRisks(spec.AcceptRisks...)}, steer(spec)...)
+}
+
+// steer are the options of the spec that steer routes, the channel and
+// prereleases: what Updates takes beside the track and the risks.
+func steer(spec *v1alpha1.ClusterVersionSpec) []path.Option {
+	var opts []path.Option
 	if spec.Channel != "" {
 		opts = append(opts, path.WithChannel(spec.Channel))
 	}
@@ -67,12 +72,6 @@ func RouteOptions(spec *v1alpha1.ClusterVersionSpec) []path.Option {
 		opts = append(opts, path.AllowPrereleases())
 	}
 	return opts
-}
-
-// filterOptions are the options of RouteOptions that Updates takes in
-// addition to the track and the risks.
-func filterOptions(spec *v1alpha1.ClusterVersionSpec) []path.Option {
-	return RouteOptions(spec)[2:]
 }
 
 func update(current release.Version, t path.Target) v1alpha1.Update {

@@ -66,10 +66,11 @@ func TestUpdates(t *testing.T) {
 	assert.ErrorIs(t, err, path.ErrUnknownVersion, "an unknown current version is an error")
 }
 
-// spec.channel and spec.allowPrereleases reach the routes the operator
-// plans, checks and offers: on the stable channel v1.2 (fast only) is
-// neither offered nor accepted, and a GA-to-GA route through a prerelease
-// needs allowPrereleases.
+// Channels and prereleases steer what Updates offers, and
+// spec.channel and spec.allowPrereleases reach the routes the webhook
+// checks: on the stable channel v1.2 (fast only) is neither offered nor
+// accepted, and a GA-to-GA route through a prerelease needs
+// allowPrereleases.
 func TestChannelAndPrereleases(t *testing.T) {
 	doc := func(kind, name, spec string) string {
 		return "apiVersion: hopdag.io/v1alpha1\nkind: " + kind + "\nmetadata: {name: " + name + "}\nspec: " + spec + "\n---\n"
@@ -93,17 +94,17 @@ func TestChannelAndPrereleases(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name string
-		spec v1alpha1.ClusterVersionSpec
+		opts []path.Option
 		want []string
 	}{
 		// v1.3 only through its prerelease: not between GA versions.
-		{"no channel", v1alpha1.ClusterVersionSpec{}, []string{"v1.1", "v1.2", "v1.3-rc.1"}},
+		{"no channel", nil, []string{"v1.1", "v1.2", "v1.3-rc.1"}},
 		// v1.2 is not on it; the channel lists the prerelease as fine.
-		{"stable channel", v1alpha1.ClusterVersionSpec{Channel: "stable"}, []string{"v1.1", "v1.3-rc.1", "v1.3"}},
-		{"prereleases allowed", v1alpha1.ClusterVersionSpec{AllowPrereleases: true}, []string{"v1.1", "v1.2", "v1.3-rc.1", "v1.3"}},
+		{"stable channel", []path.Option{path.WithChannel("stable")}, []string{"v1.1", "v1.3-rc.1", "v1.3"}},
+		{"prereleases allowed", []path.Option{path.AllowPrereleases()}, []string{"v1.1", "v1.2", "v1.3-rc.1", "v1.3"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			av, _, err := controller.Updates(cat, tt.spec.Track, v("v1.0"), nil, controller.RouteOptions(&tt.spec)[2:]...)
+			av, _, err := controller.Updates(cat, "", v("v1.0"), nil, tt.opts...)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, versions(av))
 		})

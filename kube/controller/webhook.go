@@ -188,11 +188,11 @@ func CheckReachable(cat *release.Catalog, cv *v1alpha1.ClusterVersion, from stri
 	if err != nil {
 		return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "desiredVersion"), cv.Spec.DesiredVersion, err.Error())})
 	}
-	_, err = path.Resolve(cat, fv, to, RouteOptions(&cv.Spec)...)
+	_, err = path.Resolve(cat, fv, to, routeOptions(&cv.Spec)...)
 	if err == nil {
 		return nil
 	}
-	av, cu, _ := Updates(cat, cv.Spec.Track, fv, cv.Spec.AcceptRisks, filterOptions(&cv.Spec)...)
+	av, cu, _ := Updates(cat, cv.Spec.Track, fv, cv.Spec.AcceptRisks, steer(&cv.Spec)...)
 	var reach []string
 	for _, u := range av {
 		reach = append(reach, u.Version)
