@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/release"
@@ -39,22 +38,15 @@ func (c *cli) planDryRun(ctx context.Context, p *runner.Plan) int {
 	if c.kube.DryRun == nil {
 		return c.fail1(fmt.Errorf("this hopdag has no Kubernetes applier: it cannot dry-run against a cluster"))
 	}
-	if !instanceName.MatchString(*c.pf.instance) {
-		return c.usageError(fmt.Sprintf("--instance %q: want 1 to 40 lowercase letters, digits and '-', starting and ending with a letter or digit", *c.pf.instance))
+	if msg := checkInstance(*c.pf.instance); msg != "" {
+		return c.usageError(msg)
 	}
 	values, err := parseValues(*c.pf.set)
 	if err != nil {
 		return c.usageError(err.Error())
 	}
-	if _, ok := values["catalog"]; !ok && c.dir != "-" {
-		abs, err := filepath.Abs(c.dir)
-		if err != nil {
-			return c.fail1(err)
-		}
-		if values == nil {
-			values = map[string]any{}
-		}
-		values["catalog"] = abs
+	if values, err = c.withCatalogValue(values); err != nil {
+		return c.fail1(err)
 	}
 	if len(p.Hops) == 0 {
 		fmt.Fprintln(c.stdout, "\nDry run: no hop, nothing to apply.")

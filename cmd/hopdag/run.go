@@ -81,17 +81,10 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if err != nil {
 		return c.usageError(err.Error())
 	}
-	// .Values.catalog is the catalog's directory, so that commands can run
-	// scripts shipped with it.
-	if _, ok := values["catalog"]; !ok && c.dir != "-" && !*c.simulate {
-		abs, err := filepath.Abs(c.dir)
-		if err != nil {
+	if !*c.simulate {
+		if values, err = c.withCatalogValue(values); err != nil {
 			return c.fail1(err)
 		}
-		if values == nil {
-			values = map[string]any{}
-		}
-		values["catalog"] = abs
 	}
 	var logger *slog.Logger
 	switch *rf.logFormat {
@@ -258,11 +251,37 @@ func phaseText(p runner.Phase) string {
 // into the kube applier's inventory ConfigMap names (hopdag.NAME.COMPONENT).
 var instanceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
 
+// checkInstance says what is wrong with an --instance, or "".
+func checkInstance(name string) string {
+	if instanceName.MatchString(name) {
+		return ""
+	}
+	return fmt.Sprintf("--instance %q: want 1 to 40 lowercase letters, digits and '-', starting and ending with a letter or digit (it is a label value and part of the inventories' names)", name)
+}
+
+// withCatalogValue sets .Values.catalog to the catalog's directory, unless
+// --set gave it or the catalog is not a directory: commands can run
+// scripts shipped with the catalog.
+func (c *cli) withCatalogValue(values map[string]any) (map[string]any, error) {
+	if _, ok := values["catalog"]; ok || c.dir == "-" {
+		return values, nil
+	}
+	abs, err := filepath.Abs(c.dir)
+	if err != nil {
+		return nil, err
+	}
+	if values == nil {
+		values = map[string]any{}
+	}
+	values["catalog"] = abs
+	return values, nil
+}
+
 // checkRunFlags returns what is wrong with the combination of run's flags.
 func (c *cli) checkRunFlags() string {
 	rf := c.rf
-	if !instanceName.MatchString(*rf.instance) {
-		return fmt.Sprintf("--instance %q: want 1 to 40 lowercase letters, digits and '-', starting and ending with a letter or digit (it is a label value and part of the inventories' names)", *rf.instance)
+	if msg := checkInstance(*rf.instance); msg != "" {
+		return msg
 	}
 	if *rf.leaseTTL < time.Second {
 		return fmt.Sprintf("--lease-ttl %s: want at least 1s (the lease is refreshed every third of it)", *rf.leaseTTL)
