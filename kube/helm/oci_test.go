@@ -27,17 +27,7 @@ import (
 // too.
 func TestHelmOCIChart(t *testing.T) {
 	reg := bundletest.Start(t)
-	ch, err := loader.Load("testdata/charts/app")
-	require.NoError(t, err)
-	archive, err := chartutil.Save(ch, t.TempDir())
-	require.NoError(t, err)
-	data, err := os.ReadFile(archive)
-	require.NoError(t, err)
-	rc, err := registry.NewClient(registry.ClientOptPlainHTTP())
-	require.NoError(t, err)
-	ref := strings.TrimPrefix(reg.Ref("charts/app"), "oci://")
-	_, err = rc.Push(data, ref+":0.1.0")
-	require.NoError(t, err, "push the chart")
+	ref, _ := pushChart(t, reg)
 
 	rcfg := apiServer(t)
 	cv := appVersion("v1.0", 80)
@@ -65,17 +55,7 @@ func TestHelmOCIChart(t *testing.T) {
 // accepted too. A mismatch names both digests of the chart.
 func TestHelmOCIDigest(t *testing.T) {
 	reg := bundletest.Start(t)
-	ch, err := loader.Load("testdata/charts/app")
-	require.NoError(t, err)
-	archive, err := chartutil.Save(ch, t.TempDir())
-	require.NoError(t, err)
-	data, err := os.ReadFile(archive)
-	require.NoError(t, err)
-	rc, err := registry.NewClient(registry.ClientOptPlainHTTP())
-	require.NoError(t, err)
-	ref := strings.TrimPrefix(reg.Ref("charts/app"), "oci://")
-	res, err := rc.Push(data, ref+":0.1.0")
-	require.NoError(t, err, "push the chart")
+	ref, res := pushChart(t, reg)
 	require.NotEqual(t, res.Manifest.Digest, res.Chart.Digest)
 	wrong := "sha256:" + strings.Repeat("0", 64)
 
@@ -107,4 +87,22 @@ func TestHelmOCIDigest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pushChart pushes testdata/charts/app to reg as Helm pushes it, tagged
+// 0.1.0, and returns its reference (without oci://) and the push result.
+func pushChart(t *testing.T, reg *bundletest.Registry) (string, *registry.PushResult) {
+	t.Helper()
+	ch, err := loader.Load("testdata/charts/app")
+	require.NoError(t, err)
+	archive, err := chartutil.Save(ch, t.TempDir())
+	require.NoError(t, err)
+	data, err := os.ReadFile(archive)
+	require.NoError(t, err)
+	rc, err := registry.NewClient(registry.ClientOptPlainHTTP())
+	require.NoError(t, err)
+	ref := strings.TrimPrefix(reg.Ref("charts/app"), "oci://")
+	res, err := rc.Push(data, ref+":0.1.0")
+	require.NoError(t, err, "push the chart")
+	return ref, res
 }
