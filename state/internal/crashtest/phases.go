@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/release"
@@ -123,14 +122,7 @@ func phase(ctx context.Context, cfg Config, mu *sync.Mutex, t runner.Task, name 
 	if err := appendLine(mu, cfg.PhaseLog, fmt.Sprintf("%d %s %s", t.HopIndex, t.Component, name)); err != nil {
 		return runner.Permanent(err)
 	}
-	tm := time.NewTimer(cfg.Delay)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return pause(ctx, cfg.Delay)
 }
 
 func liveLine(t runner.Task) string { return fmt.Sprintf("%d %s", t.HopIndex, t.Component) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/hopdag/hopdag/runner"
 )
@@ -47,14 +46,7 @@ func undoer(cfg Config, plan *runner.Plan, upgrade runner.RunnerFunc, mu *sync.M
 		if err != nil {
 			return runner.Permanent(err)
 		}
-		tm := time.NewTimer(cfg.Delay)
-		defer tm.Stop()
-		select {
-		case <-tm.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return pause(ctx, cfg.Delay)
 	}
 	return rollbackRunner{RunnerFunc: run, undo: undo}
 }

@@ -25,12 +25,8 @@ func stepper(cfg Config, upgrade runner.RunnerFunc, mu *sync.Mutex) runner.Runne
 			if err := appendLine(mu, cfg.StepLog, fmt.Sprintf("%d %s %s", t.HopIndex, t.Component, s)); err != nil {
 				return runner.Permanent(err)
 			}
-			tm := time.NewTimer(cfg.Delay)
-			select {
-			case <-tm.C:
-			case <-ctx.Done():
-				tm.Stop()
-				return ctx.Err()
+			if err := pause(ctx, cfg.Delay); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -52,4 +48,16 @@ func appendLine(mu *sync.Mutex, path, line string) error {
 		err = cerr
 	}
 	return err
+}
+
+// pause waits d, or until ctx is done (its error): a step's work.
+func pause(ctx context.Context, d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -121,14 +121,7 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 		if err != nil {
 			return runner.Permanent(err)
 		}
-		tm := time.NewTimer(cfg.Delay)
-		defer tm.Stop()
-		select {
-		case <-tm.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return pause(ctx, cfg.Delay)
 	})
 	var rn runner.Runner = upgrade
 	opts := []runner.Option{runner.WithCheckpointer(state.Checkpointer(store, lease))}
