@@ -313,7 +313,8 @@ func plural(n int, word string) string {
 // Validate reports, all at once and sorted, every component of p that e's
 // runner refuses (when it implements Validator), every hop it refuses (when
 // it implements HopValidator) and every hop check that has no function
-// registered with WithCheck. Execute calls it before running. The runner's
+// registered with WithCheck, and a WithUntil step the plan does not have.
+// Execute calls it before running. The runner's
 // own errors stay in the chain (errors.Is and errors.As find them).
 func (e *Executor) Validate(p *Plan) error {
 	var problems []error
@@ -346,6 +347,9 @@ func (e *Executor) Validate(p *Plan) error {
 				problems = append(problems, fmt.Errorf("hop %d %s: check %s has no function registered (registered: %s)", i+1, h.Name(), c.Name, e.checkNames()))
 			}
 		}
+	}
+	if _, err := e.untilStep(p); err != nil {
+		problems = append(problems, err)
 	}
 	rollback := e.validateRollback(p) // rollback.go
 	if len(problems) == 0 && len(rollback) == 0 {

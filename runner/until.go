@@ -49,8 +49,18 @@ type untilStep struct {
 	allowed   []bool // on hop: COMPONENT and its ancestors
 }
 
-// resolveUntil resolves the executor's until step against p.
+// resolveUntil resolves the executor's until step against p; a step p
+// does not have is ErrInvalidPlan. Validate reports the same problem.
 func (e *Executor) resolveUntil(p *Plan) (*untilStep, error) {
+	u, err := e.untilStep(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidPlan, err)
+	}
+	return u, nil
+}
+
+// untilStep is resolveUntil without the ErrInvalidPlan wrapping.
+func (e *Executor) untilStep(p *Plan) (*untilStep, error) {
 	if e.until == "" {
 		return nil, nil
 	}
@@ -64,7 +74,7 @@ func (e *Executor) resolveUntil(p *Plan) (*untilStep, error) {
 		}
 	}
 	if u.hop < 0 {
-		return nil, fmt.Errorf("%w: until %s: the plan has no hop to %s; its hops are %s", ErrInvalidPlan, e.until, parts[0], strings.Join(hops, ", "))
+		return nil, fmt.Errorf("until %s: the plan has no hop to %s; its hops are %s", e.until, parts[0], strings.Join(hops, ", "))
 	}
 	if len(parts) == 1 {
 		return u, nil
@@ -72,15 +82,15 @@ func (e *Executor) resolveUntil(p *Plan) (*untilStep, error) {
 	g := p.Hops[u.hop].Graph
 	c, ok := g.Index(parts[1])
 	if !ok {
-		return nil, fmt.Errorf("%w: until %s: hop %s has no component %s; its components are %s", ErrInvalidPlan, e.until, parts[0], parts[1], strings.Join(g.Names(), ", "))
+		return nil, fmt.Errorf("until %s: hop %s has no component %s; its components are %s", e.until, parts[0], parts[1], strings.Join(g.Names(), ", "))
 	}
 	u.component = parts[1]
 	if len(parts) == 3 {
 		if parts[2] == "" {
-			return nil, fmt.Errorf("%w: until %s: empty phase; write HOP/COMPONENT/PHASE", ErrInvalidPlan, e.until)
+			return nil, fmt.Errorf("until %s: empty phase; write HOP/COMPONENT/PHASE", e.until)
 		}
 		if err := checkPhase(g.Node(c).To, parts[2]); err != nil {
-			return nil, fmt.Errorf("%w: until %s: %s", ErrInvalidPlan, e.until, err.Error())
+			return nil, fmt.Errorf("until %s: %s", e.until, err.Error())
 		}
 		u.phase = parts[2]
 	}
