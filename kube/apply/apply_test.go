@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -392,4 +393,93 @@ func TestDryRun(t *testing.T) {
 		"  ConfigMap "+ns+"/added created (dry run)\n"+
 		"  ConfigMap "+ns+"/dropped pruned (dry run)\n", apply.FormatChanges(ccs))
 	assert.Equal(t, before, get(t, configmaps, ns, "cfg").GetResourceVersion(), "nothing written")
+}
+
+// TestDryRunNamespace: under a dry run, an object in a namespace the same
+// dry run creates is reported created, not checked by the server (which
+// refuses content in a namespace that does not exist, or is being
+// deleted); a namespace nothing creates is an error naming it. A later
+// component of a hop's dry run sees the namespaces an earlier one
+// (a dependency, whatever the names' order) dry-run-created.
+func TestDryRunNamespace(t *testing.T) {
+	ns := namespace(t)
+	ctx := context.Background()
+	nsObj := func(name string) string { return "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + name + "}\n" }
+	const settings = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: '1'}\n"
+	const note = " (its namespace is created by this dry run; not checked by the server) (dry run)"
+
+	// A namespace being deleted: no namespace controller runs, so it stays
+	// Terminating.
+	terminating := ns + "-terminating"
+	_, err := dyn.Resource(namespaces).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": terminating}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, dyn.Resource(namespaces).Delete(ctx, terminating, metav1.DeleteOptions{}))
+
+	tests := []struct {
+		name string
+		// fresh is the namespace of the ConfigMap; withNS puts a Namespace
+		// object for it in the component.
+		fresh   string
+		withNS  bool
+		want    []string
+		wantErr string
+	}{
+		{name: "created by the same apply", fresh: ns + "-fresh", withNS: true, want: []string{
+			"Namespace " + ns + "-fresh created (dry run)",
+			"ConfigMap " + ns + "-fresh/settings created" + note,
+		}},
+		{name: "being deleted, recreated by the same apply", fresh: terminating, withNS: true, want: []string{
+			"Namespace " + terminating + " created (being deleted; recreated once gone) (dry run)",
+			"ConfigMap " + terminating + "/settings created" + note,
+		}},
+		{name: "created by nothing", fresh: ns + "-missing",
+			wantErr: `components: app v1.0: apply: apply ConfigMap ` + ns + `-missing/settings: namespaces "` + ns + `-missing" not found; ` +
+				`create namespace ` + ns + `-missing, or add a Namespace object for it to this component or to one it depends on`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tpl := settings
+			if tt.withNS {
+				tpl = nsObj(tt.fresh) + "---\n" + settings
+			}
+			dry, rec := newApplier(t, ns, apply.WithDryRun())
+			err := components.NewManifest(dry, components.WithInstance(ns)).Run(ctx, task(nil, cv("app", "v1.0", tt.fresh, tpl)))
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.True(t, apierrors.IsNotFound(err), "apierrors.IsNotFound(%v) = false, want true", err)
+				assert.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, rec.take())
+			assert.Nil(t, get(t, configmaps, tt.fresh, "settings"), "nothing written")
+		})
+	}
+	assert.Nil(t, get(t, namespaces, "", ns+"-fresh"), "nothing written")
+
+	// The plan's dry run of a hop: "app" sorts before "namespaces", which it
+	// depends on and which creates its namespace.
+	fresh := ns + "-hop"
+	g, err := dag.New([]dag.Node{
+		{Name: "app", Deps: []string{"namespaces"}, To: cv("app", "v1.0", fresh, settings)},
+		{Name: "namespaces", To: cv("namespaces", "v1.0", "", nsObj(fresh))},
+	})
+	require.NoError(t, err)
+	mopts := []components.ManifestOption{components.WithInstance(ns)}
+	ccs, err := apply.DryRunHop(ctx, cfg, &runner.HopPlan{Graph: g}, mopts, apply.WithInventoryNamespace(ns))
+	require.NoError(t, err)
+	assert.Equal(t, "namespaces v1.0\n"+
+		"  Namespace "+fresh+" created (dry run)\n"+
+		"app v1.0\n"+
+		"  ConfigMap "+fresh+"/settings created"+note+"\n", apply.FormatChanges(ccs))
+	assert.Nil(t, get(t, namespaces, "", fresh), "nothing written")
+
+	// Without the namespaces component, the hop's dry run fails, naming the
+	// component and the namespace.
+	g, err = dag.New([]dag.Node{{Name: "app", To: cv("app", "v1.0", fresh, settings)}})
+	require.NoError(t, err)
+	_, err = apply.DryRunHop(ctx, cfg, &runner.HopPlan{Graph: g}, mopts, apply.WithInventoryNamespace(ns))
+	assert.EqualError(t, err, `apply: dry run of app: components: app v1.0: apply: apply ConfigMap `+fresh+`/settings: namespaces "`+fresh+`" not found; `+
+		`create namespace `+fresh+`, or add a Namespace object for it to this component or to one it depends on`)
 }

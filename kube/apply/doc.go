@@ -62,8 +62,13 @@
 //   - Dry run (WithDryRun): server-side dry-run applies, prunes and
 //     inventories only reported; the ChangeSet (WithReporter, or ApplyAll
 //     and Prune directly) says per object created, configured, unchanged
-//     or pruned. DryRunHop is the plan's dry run against a cluster: every
-//     manifest component of a hop, through a Manifest, nothing written.
+//     or pruned. An object in a namespace the same dry run creates (the
+//     API server refuses content in a namespace that does not exist) is
+//     reported Created "(its namespace is created by this dry run; not
+//     checked by the server)"; the Applier remembers those namespaces for
+//     its later Applies. DryRunHop is the plan's dry run against a
+//     cluster: every manifest component of a hop, dependencies first,
+//     through a Manifest over one dry-run Applier, nothing written.
 //     Each hop is compared with the live cluster, not with what the hops
 //     before it would have left: for a plan of several hops, only the
 //     first hop's report is exact.

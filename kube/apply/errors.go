@@ -28,7 +28,13 @@ type ObjectError struct {
 	Err error
 }
 
+// Error is "apply: get ConfigMap ns/name: ...", or, for an apply, where
+// the verb is the package's name, "apply ConfigMap ns/name: ..." (not
+// "apply: apply ...").
 func (e *ObjectError) Error() string {
+	if e.Op == "apply" {
+		return fmt.Sprintf("apply %s: %v", e.Object, e.Err)
+	}
 	return fmt.Sprintf("apply: %s %s: %v", e.Op, e.Object, e.Err)
 }
 

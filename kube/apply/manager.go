@@ -24,11 +24,15 @@ import (
 // components.NewManifest.
 //
 // It is safe for concurrent use; it keeps no state between calls but the
-// discovery cache of its REST mapper.
+// discovery cache of its REST mapper and, under WithDryRun, the namespaces
+// it has reported created.
 type Applier struct {
 	dyn    dynamic.Interface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 	cfg    config
+	// dryRunNS is what a dry run has created of namespaces; only WithDryRun
+	// fills it.
+	dryRunNS dryRunNamespaces
 }
 
 type config struct {
@@ -57,7 +61,13 @@ func WithForce(force bool) Option { return func(c *config) { c.force = force } }
 // WithDryRun makes the Applier change nothing: applies are server-side
 // dry runs (the API server validates and defaults them, admission runs),
 // prunes and inventories are only reported, and readiness is reported at
-// once. The ChangeSets say what a real run would do.
+// once. The ChangeSets say what a real run would do. A namespace a dry run
+// reports created does not exist (or is being deleted), so the API server
+// refuses to dry-run apply objects in it: the Applier remembers such
+// namespaces, for as long as it lives, and reports the objects in them
+// Created "(its namespace is created by this dry run; not checked by the
+// server)". Use one Applier for one dry run: the namespaces one dry run
+// creates are not there for another.
 func WithDryRun() Option { return func(c *config) { c.dryRun = true } }
 
 // WithInventoryNamespace sets the namespace of the inventory ConfigMaps

@@ -71,6 +71,15 @@ func (a *Applier) Apply(ctx context.Context, objs []components.Object, opts comp
 // deleted; recreated once gone". An object not being deleted costs no
 // more than the read and the apply.
 //
+// A namespaced object whose namespace does not exist is an *ObjectError
+// that names the namespace (and matches apierrors.IsNotFound). Under
+// WithDryRun, when the namespace is one this Applier has reported created
+// (in this Apply's first stage, or an Apply before it), the object is
+// reported Created with the reason "its namespace is created by this dry
+// run; not checked by the server": the API server refuses content in a
+// namespace that does not exist or is being deleted, so it validates
+// nothing of it.
+//
 // The field manager is opts.FieldManager when it is set and not "hopdag",
 // else the Applier's; Force is opts.Force or WithForce. A field another
 // manager owns is a *ConflictError naming the managers and fields. All
@@ -183,6 +192,14 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 		if ce := conflictOf(r, manager, err); ce != nil {
 			return Change{}, ce
 		}
+		if a.cfg.dryRun && r.Namespace != "" && a.dryRunNS.has(r.Namespace) && namespaceRefused(err, r.Namespace) {
+			// A dry run creates no namespace, so the objects in one it
+			// creates cannot be checked: they would be created.
+			return Change{Object: r, Action: Created, DryRun: true, Reason: reasonDryRunNamespace}, nil
+		}
+		if r.Namespace != "" && namespaceNotFound(err, r.Namespace) {
+			err = fmt.Errorf("%w; create namespace %s, or add a Namespace object for it to this component or to one it depends on", err, r.Namespace)
+		}
 		return Change{}, &ObjectError{Object: r, Op: "apply", Err: err}
 	}
 	c := Change{Object: r, DryRun: a.cfg.dryRun, Reason: reason}
@@ -193,6 +210,9 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 		c.Action = Unchanged
 	default:
 		c.Action = Configured
+	}
+	if a.cfg.dryRun && c.Action == Created && r.Group == "" && r.Kind == "Namespace" {
+		a.dryRunNS.add(r.Name)
 	}
 	return c, nil
 }
