@@ -233,7 +233,8 @@ func TestRestartDoesNotRetry(t *testing.T) {
 }
 
 // TestPlanRefusedAtRun: a plan the executor refuses when it is about to
-// run it (here an until step the plan lacks) fails the upgrade: phase
+// run it (here a gate step of the executor options that the plan lacks:
+// resolved against the run's record, as the run starts) fails the upgrade: phase
 // Failed, Failing PlanInvalid saying what to do, and the history entry
 // that the start opened ends Failed, with its completion time.
 func TestPlanRefusedAtRun(t *testing.T) {
@@ -241,7 +242,7 @@ func TestPlanRefusedAtRun(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	applyCatalog(t, c, ns, catalogDir)
-	op := startOperator(t, opConfig{opts: []controller.Option{controller.WithExecutorOptions(runner.WithUntil("v99.0"))}})
+	op := startOperator(t, opConfig{opts: []controller.Option{controller.WithExecutorOptions(runner.WithGates("v99.0"))}})
 	ctx := context.Background()
 	cv := newCV(ns, "v26.06-rc.2", "v26.06")
 	require.NoError(t, c.Create(ctx, cv))
@@ -250,7 +251,7 @@ func TestPlanRefusedAtRun(t *testing.T) {
 	f := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing)
 	require.NotNil(t, f)
 	assert.Equal(t, "PlanInvalid", f.Reason)
-	assert.Contains(t, f.Message, "until v99.0: the plan has no hop to v99.0")
+	assert.Contains(t, f.Message, "gate v99.0: the plan has no hop to v99.0")
 	assert.True(t, strings.HasSuffix(f.Message, "; increment spec.retry to retry the failed component(s), set desiredVersion back to v26.06-rc.2 to abort, or abandon (spec.abandon)"), "%q", f.Message)
 	require.Len(t, got.Status.History, 1)
 	h := got.Status.History[0]
@@ -260,5 +261,45 @@ func TestPlanRefusedAtRun(t *testing.T) {
 	assert.Contains(t, h.Message, "the plan has no hop to v99.0")
 	require.Eventually(t, func() bool { return len(eventNotes(t, c, ns, "UpgradeFailed")) > 0 }, 10*time.Second, 100*time.Millisecond, "an UpgradeFailed Event")
 	assert.Empty(t, op.runner.Records(), "nothing ran")
+	require.NoError(t, c.Delete(ctx, got))
+}
+
+// TestFailingWhileTheHopGoesOn: a component that fails for good sets
+// Failing at once, with a ComponentFailed Warning Event, while the rest of
+// its hop still runs (the failure policy lets independent components
+// finish): an operator learns of the failure when it happens, not when
+// the slowest sibling is done.
+func TestFailingWhileTheHopGoesOn(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	applyCatalog(t, c, ns, catalogDir)
+	rn := runnertest.New().
+		Script("bkeagent", runnertest.Script{FailAlways: true, Permanent: true}).
+		Script("provider", runnertest.Script{Delay: 5 * time.Second}) // bkeagent's sibling on hop 1
+	startOperator(t, opConfig{rn: rn})
+	ctx := context.Background()
+	cv := newCV(ns, "v26.06-rc.2", "v26.09")
+	require.NoError(t, c.Create(ctx, cv))
+	key := client.ObjectKeyFromObject(cv)
+	got := waitFor(t, c, key, 30*time.Second, "Failing while still upgrading", func(cv *v1alpha1.ClusterVersion) bool {
+		f := meta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionFailing)
+		return cv.Status.Phase == v1alpha1.PhaseUpgrading && f != nil && f.Status == "True"
+	})
+	f := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing)
+	assert.Equal(t, "ComponentFailed", f.Reason)
+	assert.Contains(t, f.Message, "component bkeagent failed on hop 1 (")
+	assert.Contains(t, f.Message, runnertest.ErrScripted.Error())
+	p := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing)
+	require.NotNil(t, p)
+	assert.Equal(t, "True", string(p.Status), "still progressing: the hop goes on")
+	require.Eventually(t, func() bool { return len(eventNotes(t, c, ns, "ComponentFailed")) > 0 }, 10*time.Second, 100*time.Millisecond, "a ComponentFailed Event")
+	assert.Equal(t, "Warning", eventType(t, c, ns, "ComponentFailed"))
+	assert.Contains(t, eventNotes(t, c, ns, "ComponentFailed")[0], "component bkeagent failed on hop 1")
+
+	got = waitFor(t, c, key, 30*time.Second, "failed", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseFailed })
+	assert.Equal(t, "UpgradeFailed", meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing).Reason)
+	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Abandon = &v1alpha1.AbandonRequest{Reason: "test: done"} })
+	got = waitFor(t, c, key, 30*time.Second, "abandoned", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseAbandoned })
 	require.NoError(t, c.Delete(ctx, got))
 }

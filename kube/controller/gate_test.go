@@ -135,6 +135,12 @@ func TestGateApproval(t *testing.T) {
 	require.NotNil(t, rec)
 	assert.Equal(t, []string{"v26.09"}, rec.Waiting)
 	assert.Empty(t, rec.Approvals, "no approval without an entry naming the step")
+	// The stray entries are shown, not silently ignored.
+	p = meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing)
+	require.NotNil(t, p)
+	assert.Contains(t, p.Message, "add {step: v26.09, by: <who approves>} to spec.approvals (spec.approvals names v26.06, v26.09/etcd, which do not wait now and approve nothing until they do)")
+	require.Eventually(t, func() bool { return len(eventNotes(t, c, ns, "ApprovalNotWaiting")) > 0 }, 10*time.Second, 100*time.Millisecond, "an ApprovalNotWaiting Event")
+	assert.Equal(t, "Warning", eventType(t, c, ns, "ApprovalNotWaiting"))
 
 	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) {
 		s.Approvals = append(s.Approvals, v1alpha1.ApprovalRequest{Step: "v26.09", By: "alice"})

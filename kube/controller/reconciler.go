@@ -206,6 +206,17 @@ func (r *Reconciler) observe(ctx context.Context, cv *v1alpha1.ClusterVersion, s
 	}
 }
 
+// executorOptions are the options of the executor that plans and runs
+// cv's upgrade: the operator's (WithExecutorOptions), then spec.until's
+// step, which takes the place of an until step among them.
+func (r *Reconciler) executorOptions(cv *v1alpha1.ClusterVersion) []runner.Option {
+	opts := slices.Clone(r.execOpts)
+	if cv.Spec.Until != "" {
+		opts = append(opts, runner.WithUntil(cv.Spec.Until))
+	}
+	return opts
+}
+
 // plan is an upgrade to start.
 type plan struct {
 	key   types.NamespacedName
@@ -312,7 +323,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		}
 		return nil, nil
 	}
-	exec := runner.New(r.runner, r.execOpts...)
+	exec := runner.New(r.runner, r.executorOptions(cv)...)
 	p, err := runner.NewPlan(cat, from, to, runner.PathOptions(popts...), runner.ForExecutor(exec))
 	if err != nil {
 		r.failing(cv, st, "PlanInvalid", err.Error())
@@ -342,10 +353,20 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		return nil, nil
 	}
 	if inFlight && st.Phase == v1alpha1.PhaseWaitingForApproval && !approvable(cv, st.Plan) {
-		return nil, nil // until spec.approvals names a step that waits
+		// Until spec.approvals names a step that waits; an entry naming
+		// another step (a typo, a later gate) is shown, not ignored.
+		msg := waitingMessage(st.Plan.Waiting)
+		if stray := strayApprovals(cv, st.Plan); len(stray) > 0 {
+			msg = fmt.Sprintf("%s (spec.approvals names %s, which %s)", msg, strings.Join(stray, ", "), plural(len(stray), "does not wait now and approves nothing until it does", "do not wait now and approve nothing until they do"))
+			if p := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing); p == nil || p.Message != msg {
+				r.event(cv, "Warning", "ApprovalNotWaiting", "Approve", msg)
+			}
+		}
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForApproval", msg)
+		return nil, nil
 	}
 	if inFlight && st.Phase == v1alpha1.PhasePaused && endedFor(cv, st, v1alpha1.ConditionProgressing, "UntilReached") {
-		return nil, nil // stopped at the executor's Until step: resumed by the next spec change
+		return nil, nil // stopped at the until step: resumed by the next spec change (spec.until cleared or moved)
 	}
 	if !inFlight {
 		st.Plan = summary(p, nil)
@@ -453,6 +474,28 @@ func approvable(cv *v1alpha1.ClusterVersion, ps *v1alpha1.PlanSummary) bool {
 		}
 	}
 	return false
+}
+
+// strayApprovals are the steps of cv's spec.approvals that neither wait
+// nor were approved already, in spec order.
+func strayApprovals(cv *v1alpha1.ClusterVersion, ps *v1alpha1.PlanSummary) []string {
+	var out []string
+	for _, a := range cv.Spec.Approvals {
+		waits := slices.ContainsFunc(ps.Waiting, func(w v1alpha1.WaitingStep) bool { return w.Step == a.Step })
+		done := slices.ContainsFunc(ps.Approvals, func(d v1alpha1.Approval) bool { return d.Step == a.Step })
+		if !waits && !done {
+			out = append(out, a.Step)
+		}
+	}
+	return out
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // endedFor reports whether st's condition typ has reason and was set at

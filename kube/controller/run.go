@@ -203,7 +203,7 @@ func (ru *run) execute(ctx context.Context) {
 	done := make(chan struct{})
 	var writer sync.WaitGroup
 	writer.Go(func() { ru.writeLoop(done) })
-	opts := append(append([]runner.Option(nil), r.execOpts...),
+	opts := append(r.executorOptions(ru.p.cv),
 		runner.WithCheckpointer(&noting{cp: state.Checkpointer(store, keeper.Lease()), ru: ru}),
 		runner.WithObserver(runner.ObserverFunc(ru.observe)))
 	exec := runner.New(gated{ru}, opts...)
@@ -337,6 +337,8 @@ func (ru *run) observe(ev runner.Event) {
 		// action and reason into a series, which would hide all but the
 		// first hop.
 		r.event(cv, "Normal", "HopCompleted", "Hop "+ev.HopName, fmt.Sprintf("hop %d of %d %s completed in %s", ev.Hop+1, len(ru.p.plan.Hops), ev.HopName, ev.Duration.Round(time.Millisecond)))
+	case runner.ComponentFailed:
+		r.event(cv, "Warning", "ComponentFailed", "Component "+ev.Component, fmt.Sprintf("component %s failed on hop %d (%s: %s)", ev.Component, ev.Hop+1, ev.Code, firstLine(fmt.Sprint(ev.Err))))
 	case runner.HopStarted, runner.HopFailed:
 	default:
 		return
@@ -375,7 +377,18 @@ func (ru *run) writeProgress(ctx context.Context, b brief) {
 		st.Plan = summary(ru.p.plan, &b.s)
 		st.CurrentVersion = b.reached
 		setCondition(st, ru.p.cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
+		if f := b.s.LastFailure; f != nil {
+			// Failing from the moment a component fails for good, while
+			// the hop finishes what its failure policy lets it.
+			setCondition(st, ru.p.cv, v1alpha1.ConditionFailing, metav1.ConditionTrue, "ComponentFailed", failedNow(f))
+		}
 	})
+}
+
+// failedNow says that a component failed for good while the run goes on.
+func failedNow(f *runner.Failure) string {
+	return fmt.Sprintf("component %s failed on hop %d (%s: %s); the run finishes what its failure policy lets it, then ends Failed",
+		cmpStr(f.Component, f.Check), f.Hop+1, f.Code, firstLine(f.Error))
 }
 
 // reached is the version of the last hop that succeeded, in order.
@@ -516,9 +529,9 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForApproval", msg)
 			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 			r.event(cv, "Normal", "UpgradeWaitingForApproval", "Gate", msg)
-		case s.Phase == runner.Paused: // at the Until step (runner.WithUntil in the executor options)
+		case s.Phase == runner.Paused: // at the until step (spec.until, or runner.WithUntil in the operator's executor options)
 			st.Phase = v1alpha1.PhasePaused
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UntilReached", s.Message+"; change the spec to continue")
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UntilReached", untilMessage(ru.p.cv, s, st.Plan.Progress.Summary))
 			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 			r.event(cv, "Normal", "UpgradePaused", "Pause", s.Message)
 		case s.Phase == runner.RolledBack:
@@ -661,4 +674,15 @@ func equalStatus(a, b *v1alpha1.ClusterVersionStatus) bool { return equality.Sem
 
 func keyOf(cv *v1alpha1.ClusterVersion) types.NamespacedName {
 	return types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}
+}
+
+// untilMessage says where a run stopped at its until step and what goes
+// on from there: clearing or moving spec.until, or, for an until step of
+// the operator's executor options, restarting the operator without it.
+func untilMessage(cv *v1alpha1.ClusterVersion, s *runner.Status, progress string) string {
+	if cv.Spec.Until != "" {
+		return fmt.Sprintf("stopped after %s as spec.until asks, at %s components: clear spec.until, or set it to a later step, to go on", cv.Spec.Until, progress)
+	}
+	msg, _, _ := strings.Cut(s.Message, ";")
+	return fmt.Sprintf("%s, at %s components: the step is the operator's (runner.WithUntil in its executor options); restart the operator without it to go on", msg, progress)
 }

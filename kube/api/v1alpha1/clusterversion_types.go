@@ -79,6 +79,19 @@ type ClusterVersionSpec struct {
 	// +listMapKey=step
 	// +kubebuilder:validation:MaxItems=64
 	Approvals []ApprovalRequest `json:"approvals,omitempty"`
+	// Until runs the upgrade up to and including one step and stops there
+	// (StarlingX's targetDeployStep): HOP[/COMPONENT[/PHASE]], HOP being a
+	// hop's target version, as status.plan.waiting names steps. The
+	// ClusterVersion is then Paused, Progressing reason UntilReached;
+	// clear Until, or set it to a later step, to go on. It is read when a
+	// run starts or resumes: a change while a run is in flight takes
+	// effect when that run stops (set spec.paused to stop it sooner). A
+	// step the plan does not have fails the upgrade's plan (Failing
+	// reason PlanInvalid, naming the plan's hops or the hop's
+	// components).
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Until string `json:"until,omitempty"`
 	// Retry retries a Failed upgrade: increment it (any new value does)
 	// and the reconciler resumes the run, retrying the failed
 	// component(s) and never re-running what succeeded. The reconciler

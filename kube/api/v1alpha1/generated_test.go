@@ -11,8 +11,9 @@ import (
 )
 
 // TestGeneratedFilesAreCurrent runs controller-gen into a temporary
-// directory and compares its output with the committed deepcopy code and
-// CRD manifests: it fails when a type changed without `go generate`.
+// directory and compares its output with the committed deepcopy code, CRD,
+// webhook and RBAC manifests: it fails when a type or a marker changed
+// without `go generate`.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	gen := os.Getenv("HOPDAG_CONTROLLER_GEN")
 	if gen == "" {
@@ -26,6 +27,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		{"object", "paths=./api/...", "output:object:dir=" + filepath.Join(out, "object")},
 		{"crd", "paths=./api/...", "output:crd:dir=" + filepath.Join(out, "crd")},
 		{"webhook", "paths=./controller/...", "output:webhook:dir=" + filepath.Join(out, "webhook")},
+		{"rbac:roleName=hopdag-operator", "paths=./controller/...", "output:rbac:dir=" + filepath.Join(out, "rbac")},
 	} {
 		cmd := exec.Command(gen, args...)
 		cmd.Dir = "../.." // the kube module's root
@@ -37,11 +39,12 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		want, err := os.ReadFile(generated)
 		require.NoError(t, err)
 		got, err := os.ReadFile(committed)
-		require.NoError(t, err, "%s is missing: run go generate ./api/... in kube/", committed)
-		assert.Equal(t, string(want), string(got), "%s is stale: run go generate ./api/... in kube/ (see the package documentation)", committed)
+		require.NoError(t, err, "%s is missing: run go generate ./api/... ./controller/... in kube/", committed)
+		assert.Equal(t, string(want), string(got), "%s is stale: run go generate ./api/... ./controller/... in kube/ (see the package documentation)", committed)
 	}
 	compare(filepath.Join(out, "object", "zz_generated.deepcopy.go"), "zz_generated.deepcopy.go")
 	compare(filepath.Join(out, "webhook", "manifests.yaml"), "../../config/webhook/manifests.yaml")
+	compare(filepath.Join(out, "rbac", "role.yaml"), "../../config/rbac/role.yaml")
 	crds, err := filepath.Glob(filepath.Join(out, "crd", "*.yaml"))
 	require.NoError(t, err)
 	require.Len(t, crds, 4, "controller-gen wrote %v, want one CRD per kind", crds)
