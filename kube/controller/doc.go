@@ -38,9 +38,11 @@
 //   - a rollback that did not finish: phase Failed, Failing True reason
 //     RollbackFailed with the code, history Failed; spec.retry resumes
 //     the rollback.
-//   - at the executor's Until step (runner.WithUntil in the executor
-//     options; the ClusterVersion has no such field): phase Paused,
-//     Progressing reason UntilReached, resumed by a spec change.
+//   - at the until step (spec.until, StarlingX's targetDeployStep; or
+//     runner.WithUntil in the operator's executor options, for every
+//     ClusterVersion): phase Paused, Progressing reason UntilReached,
+//     history Partial; clearing spec.until or moving it to a later step
+//     goes on (an operator-wide step needs a restart without it).
 //
 // Control, through the spec:
 //   - desiredVersion set back to the version the run started from aborts
@@ -76,6 +78,21 @@
 // Validator is the validating admission webhook of ClusterVersion.
 //
 // +kubebuilder:webhook:path=/validate-hopdag-io-v1alpha1-clusterversion,mutating=false,failurePolicy=fail,sideEffects=None,groups=hopdag.io,resources=clusterversions,verbs=create;update;delete,versions=v1alpha1,name=vclusterversion.hopdag.io,admissionReviewVersions=v1,timeoutSeconds=30
+//
+// The operator's permissions are the RBAC markers below, generated into
+// kube/config/rbac/role.yaml (ClusterRole hopdag-operator;
+// TestGeneratedRoleSuffices runs an upgrade under nothing else): the
+// ClusterVersions and their status, the catalog objects (read), Leases (the
+// store's lock and leader election), ConfigMaps (the store's records) and
+// Events. The manifest runner applies what the catalog's manifests hold:
+// grant that too, as the catalog needs.
+//
+// +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=hopdag.io,resources=releases;componentversions;upgradepaths,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 package controller
 
-//go:generate sh -c "$HOPDAG_CONTROLLER_GEN webhook paths=./... output:webhook:dir=../config/webhook"
+//go:generate sh -c "$HOPDAG_CONTROLLER_GEN webhook paths=./... output:webhook:dir=../config/webhook && $HOPDAG_CONTROLLER_GEN rbac:roleName=hopdag-operator paths=./... output:rbac:dir=../config/rbac"

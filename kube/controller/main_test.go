@@ -222,6 +222,9 @@ type opConfig struct {
 	// inner, when set, is the runner the reconciler runs components
 	// with (a wrapper of rn with more abilities, e.g. Rollback).
 	inner runner.Runner
+	// cfg, when set, is the manager's rest.Config (default: the test
+	// API server's, an administrator's).
+	cfg *rest.Config
 }
 
 // startOperator starts a replica; the test stops it at its end. Replicas
@@ -246,7 +249,11 @@ func startOperator(t *testing.T, oc opConfig) *operator {
 		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &lease, &renew, &retry
 		opts.LeaderElectionReleaseOnCancel = true
 	}
-	mgr, err := ctrl.NewManager(cfg, opts)
+	mcfg := cfg
+	if oc.cfg != nil {
+		mcfg = oc.cfg
+	}
+	mgr, err := ctrl.NewManager(mcfg, opts)
 	require.NoError(t, err)
 	all := append([]controller.Option{
 		controller.WithExecutorOptions(checks()...),

@@ -8,8 +8,10 @@
 // the CRDs of kube/config/crd and a catalog applied to a namespace:
 //
 //	kubectl apply -f kube/config/crd
+//	kubectl create namespace demo
 //	kubectl apply -n demo -f testdata/catalog -f testdata/catalog/components
-//	go run ./kube/examples/operator -catalog testdata/catalog
+//	kubectl apply -n demo -f clusterversion.yaml  # spec.installedVersion and spec.desiredVersion
+//	cd kube && go run ./examples/operator -catalog ../testdata/catalog
 //
 // With -webhook-cert-dir DIR it also serves the validating webhook of
 // kube/config/webhook (DIR holds tls.crt and tls.key, e.g. from
