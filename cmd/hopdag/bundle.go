@@ -194,15 +194,15 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		fmt.Fprintf(stdout, "pulled %s: %s into %s (%d %s%s)\n", b.Ref, b.Digest, pos[1], len(b.Catalog.Releases), plural(len(b.Catalog.Releases), "release"), bundleNote(b))
 	case "export", "copy":
-		run := c.Export
+		run, done := c.Export, "exported"
 		if sub == "copy" {
-			run = c.Copy
+			run, done = c.Copy, "copied"
 		}
 		b, err := run(ctx, pos[0], pos[1])
 		if err != nil {
 			return fail(err)
 		}
-		fmt.Fprintf(stdout, "%sed %s: %s to %s%s\n", sub, b.Ref, b.Digest, pos[1], bundleNote(b))
+		fmt.Fprintf(stdout, "%s %s: %s to %s%s\n", done, b.Ref, b.Digest, pos[1], bundleNote(b))
 	}
 	return exitOK
 }
