@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -218,16 +219,50 @@ func bundleNote(b *bundle.Bundle) string {
 	return s
 }
 
+// bundleKeygen writes NAME.key and NAME.crt, refusing to replace either:
+// the signatures made with an earlier key would no longer verify. Both
+// files are created with O_EXCL before either is written, and when the
+// second cannot be created the first is removed, so that a refusal leaves
+// the directory as it was.
 func bundleKeygen(name string, stdout io.Writer, fail func(error) int) int {
 	key, cert, err := bundle.GenerateKey(filepath.Base(name), 365*24*time.Hour)
 	if err != nil {
 		return fail(err)
 	}
-	if err := os.WriteFile(name+".key", key, 0o600); err != nil {
-		return fail(err)
+	files := []struct {
+		path string
+		data []byte
+		perm os.FileMode
+	}{{name + ".key", key, 0o600}, {name + ".crt", cert, 0o644}}
+	var created []*os.File
+	undo := func() {
+		for _, f := range created {
+			f.Close()
+			os.Remove(f.Name())
+		}
 	}
-	if err := os.WriteFile(name+".crt", cert, 0o644); err != nil {
-		return fail(err)
+	for _, file := range files {
+		f, err := os.OpenFile(file.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, file.perm)
+		if err != nil {
+			undo()
+			if errors.Is(err, fs.ErrExist) {
+				return fail(fmt.Errorf("%s exists: keygen does not replace a key or certificate (signatures made with it would no longer verify); give another NAME, or remove %s.key and %s.crt first", file.path, name, name))
+			}
+			return fail(err)
+		}
+		created = append(created, f)
+	}
+	for i, f := range created {
+		if _, err := f.Write(files[i].data); err != nil {
+			undo()
+			return fail(err)
+		}
+	}
+	for _, f := range created {
+		if err := f.Close(); err != nil {
+			undo()
+			return fail(err)
+		}
 	}
 	fmt.Fprintf(stdout, "wrote %s.key (keep it secret) and %s.crt (give it to --verify-key)\n", name, name)
 	return exitOK
