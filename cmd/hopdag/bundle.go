@@ -183,15 +183,15 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		fmt.Fprintf(stdout, "pushed %s: %s (%d %s%s)\n", p.Ref, p.Digest, len(p.Files), plural(len(p.Files), "file"), signed)
 	case "pull":
+		if err := checkPullDir(pos[1]); err != nil {
+			return fail(err)
+		}
 		b, err := c.Pull(ctx, pos[0])
 		if err != nil {
 			return fail(err)
 		}
-		if err := os.MkdirAll(pos[1], 0o755); err != nil {
+		if err := writeDir(pos[1], b.Files); err != nil {
 			return fail(err)
-		}
-		if err := os.CopyFS(pos[1], b.Files); err != nil {
-			return fail(fmt.Errorf("writing %s: %w (pull into a new or empty directory)", pos[1], err))
 		}
 		fmt.Fprintf(stdout, "pulled %s: %s into %s (%d %s%s)\n", b.Ref, b.Digest, pos[1], len(b.Catalog.Releases), plural(len(b.Catalog.Releases), "release"), bundleNote(b))
 	case "export", "copy":
@@ -206,6 +206,57 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stdout, "%s %s: %s to %s%s\n", done, b.Ref, b.Digest, pos[1], bundleNote(b))
 	}
 	return exitOK
+}
+
+// checkPullDir returns why bundle pull cannot write into dir, or nil: dir
+// must be new or an empty directory, so that the pulled catalog is not
+// mixed with another.
+func checkPullDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory; give a new or empty directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%s is not empty (it holds %s); give a new or empty directory, so that the pulled catalog is not mixed with what is there", dir, entries[0].Name())
+	}
+	return nil
+}
+
+// writeDir writes files into dir, which checkPullDir accepted: into a
+// temporary directory beside it first, renamed to dir once complete, so
+// that a failure halfway leaves no partial catalog.
+func writeDir(dir string, files fs.FS) error {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".pull-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := os.CopyFS(tmp, files); err != nil {
+		return fmt.Errorf("writing %s: %w", dir, err)
+	}
+	// An empty dir is replaced; rename(2) would do that too, but not on
+	// every system. Remove fails, as it should, if dir filled up meanwhile.
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w; give a new or empty directory", err)
+	}
+	return os.Rename(tmp, dir)
 }
 
 func bundleNote(b *bundle.Bundle) string {

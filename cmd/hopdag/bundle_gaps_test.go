@@ -71,3 +71,65 @@ func TestBundleKeygenRefusesExisting(t *testing.T) {
 		})
 	}
 }
+
+// bundle pull writes into a new or empty directory only: into one that
+// holds anything it refuses before writing, naming the directory, and
+// leaves what was there as it was (it used to fail halfway with "file
+// exists" and leave a mix of both catalogs). It writes beside DIR and
+// renames, so that nothing else is left there.
+func TestBundlePullDestination(t *testing.T) {
+	ref := pushLayout(t, t.TempDir())
+	for _, tc := range []struct {
+		name    string
+		dst     string // under a new temporary directory
+		prepare func(t *testing.T, dst string)
+		wantErr string // "" when the pull succeeds
+	}{
+		{"new directory", "pulled", func(*testing.T, string) {}, ""},
+		{"new directory under a new parent", "a/b/pulled", func(*testing.T, string) {}, ""},
+		{"empty directory", "pulled", func(t *testing.T, dst string) { require.NoError(t, os.Mkdir(dst, 0o755)) }, ""},
+		{"directory with a file", "pulled", func(t *testing.T, dst string) {
+			require.NoError(t, os.Mkdir(dst, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dst, "releases.yaml"), []byte("# mine\n"), 0o644))
+		}, "is not empty"},
+		{"a file", "pulled", func(t *testing.T, dst string) {
+			require.NoError(t, os.WriteFile(dst, []byte("# mine\n"), 0o644))
+		}, "is not a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dst := filepath.Join(root, tc.dst)
+			tc.prepare(t, dst)
+			before := listTree(t, root)
+			code, out, errOut := invoke("bundle", "pull", ref, dst, "--cache=")
+			if tc.wantErr == "" {
+				require.Equal(t, exitOK, code, "pull: %s", errOut)
+				assert.Contains(t, out, "into "+dst)
+				code, _, errOut = invoke("validate", dst)
+				assert.Equal(t, exitOK, code, "the pulled directory is a valid catalog: %s", errOut)
+				beside, err := os.ReadDir(filepath.Dir(dst))
+				require.NoError(t, err)
+				require.Len(t, beside, 1, "nothing but DIR is left beside it: %v", beside)
+				assert.Equal(t, "pulled", beside[0].Name())
+				return
+			}
+			assert.Equal(t, exitInvalid, code, "pull into %s; stdout %q", tc.name, out)
+			assert.Contains(t, errOut, dst+" "+tc.wantErr, "the message names DIR")
+			assert.Contains(t, errOut, "give a new or empty directory", "the message says how to fix it")
+			assert.Equal(t, before, listTree(t, root), "nothing is written")
+		})
+	}
+}
+
+// listTree lists the paths under root, sorted (fs.WalkDir's order).
+func listTree(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, fs.WalkDir(os.DirFS(root), ".", func(p string, _ fs.DirEntry, err error) error {
+		if p != "." {
+			out = append(out, p)
+		}
+		return err
+	}))
+	return out
+}
