@@ -133,3 +133,56 @@ func listTree(t *testing.T, root string) []string {
 	}))
 	return out
 }
+
+// The audit's repro: a run from oci-layout://lay@D1 stopped by --until
+// does not resume from lay@D2, nor from the catalog directory, and the
+// status still names D1; it resumes from the same digest under its tag,
+// and the status then names the reference in use.
+func TestBundleResumeChecksDigest(t *testing.T) {
+	dir := t.TempDir()
+	layout := "oci-layout://" + filepath.Join(dir, "lay")
+	code, out, errOut := invoke("bundle", "push", catalog, layout+":v1", "--cache=")
+	require.Equal(t, exitOK, code, "push: %s", errOut)
+	d1 := digestRE.FindString(out)
+	other := filepath.Join(dir, "other")
+	require.NoError(t, os.CopyFS(other, os.DirFS(catalog)))
+	f, err := os.OpenFile(filepath.Join(other, "releases.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("\n# another build\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	code, out, errOut = invoke("bundle", "push", other, layout+":v2", "--cache=")
+	require.Equal(t, exitOK, code, "push: %s", errOut)
+	d2 := digestRE.FindString(out)
+	require.NotEqual(t, d1, d2)
+
+	state := filepath.Join(dir, "state")
+	runFrom := func(cat string, extra ...string) (int, string, string) {
+		return invoke(append([]string{"run", cat, "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state, "--cache="}, extra...)...)
+	}
+	code, _, errOut = runFrom(layout+"@"+d1, "--until", "v26.06-rc.3")
+	require.Equal(t, exitOK, code, "first run, until v26.06-rc.3: %s", errOut)
+
+	for _, tc := range []struct{ name, cat, want string }{
+		{"another digest", layout + "@" + d2, "catalog " + layout + "@" + d2 + " (" + d2 + ") is not the bundle this run started from, " + layout + "@" + d1 + " (" + d1 + ")"},
+		{"the directory", catalog, "the plan's catalog is a directory, which has no digest to compare"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runFrom(tc.cat)
+			assert.Equal(t, exitInvalid, code, "resume from %s; stderr: %s", tc.cat, errOut)
+			assert.Contains(t, errOut, tc.want)
+			assert.Contains(t, errOut, "resume with the bundle pinned by digest ("+layout+"@"+d1+")")
+			code, out, errOut := invoke("status", "--state", state, "-o", "yaml")
+			require.Equal(t, exitRunning, code, "status of the paused run: %s", errOut)
+			assert.Contains(t, out, "digest: "+d1, "the status still names the first bundle")
+			assert.NotContains(t, out, d2)
+		})
+	}
+
+	code, _, errOut = runFrom(layout + ":v1")
+	require.Equal(t, exitOK, code, "resume from the same digest under its tag: %s", errOut)
+	code, out, errOut = invoke("status", "--state", state, "-o", "yaml")
+	require.Equal(t, exitOK, code, "status of the finished run: %s", errOut)
+	assert.Contains(t, out, "ref: "+layout+":v1", "the status names the reference in use")
+	assert.Contains(t, out, "digest: "+d1)
+}
