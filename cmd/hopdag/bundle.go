@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hopdag/hopdag/bundle"
@@ -49,6 +50,36 @@ func addBundleFlags(fs *flag.FlagSet) *bundleFlags {
 		plainHTTP:    fs.Bool("plain-http", false, "talk plain HTTP to the registry (always for localhost)"),
 		dockerConfig: fs.String("docker-config", "", "Docker config file with registry credentials (default ~/.docker/config.json)"),
 	}
+}
+
+// checkDir returns why the flags cannot go with catalog, the command's
+// catalog argument, or nil: --verify-key and --verify check a bundle's
+// signature, and a catalog directory (or "-", the sample catalog) carries
+// none, so they are refused rather than ignored. It reads no file.
+func (f *bundleFlags) checkDir(catalog string) error {
+	if bundle.IsReference(catalog) {
+		return nil
+	}
+	var set []string
+	if *f.verifyKey != "" {
+		set = append(set, "--verify-key")
+	}
+	if *f.verify != "" {
+		set = append(set, "--verify")
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	verb := "applies"
+	if len(set) > 1 {
+		verb = "apply"
+	}
+	what := catalog + " is a directory"
+	if catalog == "-" {
+		what = "- is the embedded sample catalog"
+	}
+	return fmt.Errorf("%s %s to oci:// and oci-layout:// references; %s, which carries no signature: leave %s out, or give the bundle reference",
+		strings.Join(set, " and "), verb, what, strings.Join(set, " and "))
 }
 
 // client builds a bundle client from the flags.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -185,4 +186,42 @@ func TestBundleResumeChecksDigest(t *testing.T) {
 	require.Equal(t, exitOK, code, "status of the finished run: %s", errOut)
 	assert.Contains(t, out, "ref: "+layout+":v1", "the status names the reference in use")
 	assert.Contains(t, out, "digest: "+d1)
+}
+
+// --verify-key and --verify apply to bundle references only: with a
+// catalog directory (or "-", the sample catalog) checkDir refuses them,
+// saying why, instead of ignoring them, before the key file is read.
+func TestBundleVerifyFlagsCheckDir(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		catalog string
+		flags   []string
+		want    string // "" for no error
+	}{
+		{"a directory with --verify-key", "testdata/catalog", []string{"--verify-key", "nonexist.crt"},
+			"--verify-key applies to oci:// and oci-layout:// references; testdata/catalog is a directory, which carries no signature"},
+		{"a directory with --verify", "testdata/catalog", []string{"--verify", "optional"},
+			"--verify applies to oci:// and oci-layout:// references; testdata/catalog is a directory, which carries no signature"},
+		{"a directory with both", "testdata/catalog", []string{"--verify-key", "k.crt", "--verify", "required"},
+			"--verify-key and --verify apply to oci:// and oci-layout:// references; testdata/catalog is a directory"},
+		{"the sample catalog", "-", []string{"--verify-key", "k.crt"},
+			"--verify-key applies to oci:// and oci-layout:// references; - is the embedded sample catalog, which carries no signature"},
+		{"a directory", "testdata/catalog", nil, ""},
+		{"a directory with an empty --verify-key", "testdata/catalog", []string{"--verify-key="}, ""},
+		{"a registry", "oci://localhost:5000/hopdag/catalog:v1", []string{"--verify-key", "k.crt"}, ""},
+		{"a layout", "oci-layout://lay:v1", []string{"--verify-key", "k.crt", "--verify", "optional"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			bf := addBundleFlags(fs)
+			require.NoError(t, fs.Parse(tc.flags))
+			err := bf.checkDir(tc.catalog)
+			if tc.want == "" {
+				assert.NoError(t, err, "checkDir(%q) with %v", tc.catalog, tc.flags)
+				return
+			}
+			require.Error(t, err, "checkDir(%q) with %v", tc.catalog, tc.flags)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
 }
