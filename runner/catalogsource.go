@@ -1,14 +1,25 @@
 package runner
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // CatalogSource says which catalog bundle a plan was made from, so that a
 // run can say exactly what it executed. The bundle package fills it in
 // (bundle.Bundle.Source); it is empty for a catalog read from a directory.
-// NewStatus copies it into the Status; Execute refuses to resume a status
-// whose source has the same Ref but another Digest (ErrPlanMismatch, naming
-// both digests), and records on the status whether this run's catalog came
-// from the local cache.
+// NewStatus copies it into the Status.
+//
+// The digest is what a resumed run must match, not the reference: once a
+// status records a Digest, Execute refuses (ErrPlanMismatch, naming the
+// recorded reference and digest and how to resume) a plan whose Digest
+// differs, however its reference is spelled, and a plan from a directory,
+// which has no digest to compare. The same digest under another
+// reference (a tag or the digest itself, the registry or a layout exported
+// from it, the local cache) is the same bundle and resumes; the status then
+// records this run's source whole: the reference in use, the same digest,
+// and whether it came from the cache. A status with no digest (made from a
+// directory) resumes with any catalog the plan check accepts.
 type CatalogSource struct {
 	// Ref is the reference as the user gave it (oci://REF, oci-layout://PATH:TAG).
 	Ref string `json:"ref,omitempty" yaml:"ref,omitempty"`
@@ -35,11 +46,30 @@ func (s CatalogSource) String() string {
 }
 
 // checkSource returns why a status made from prev cannot be resumed with a
-// plan made from cur, or nil.
+// plan made from cur, or nil. See CatalogSource.
 func checkSource(prev, cur CatalogSource) error {
-	if prev.Ref == "" || prev.Ref != cur.Ref || prev.Digest == cur.Digest {
+	if prev.Digest == "" || prev.Digest == cur.Digest {
 		return nil
 	}
-	return fmt.Errorf("%w: catalog %s was %s when this run started and is %s now; resume with the bundle pinned by digest (%s@%s), or start over with no previous status",
-		ErrPlanMismatch, prev.Ref, prev.Digest, cur.Digest, prev.Ref, prev.Digest)
+	how := fmt.Sprintf("resume with the bundle pinned by digest (%s), or start over with no previous status", pinned(prev.Ref, prev.Digest))
+	switch {
+	case cur.Digest == "":
+		return fmt.Errorf("%w: this run started from catalog bundle %s (%s) and the plan's catalog is a directory, which has no digest to compare; %s",
+			ErrPlanMismatch, prev.Ref, prev.Digest, how)
+	case prev.Ref == cur.Ref:
+		return fmt.Errorf("%w: catalog %s was %s when this run started and is %s now; %s",
+			ErrPlanMismatch, prev.Ref, prev.Digest, cur.Digest, how)
+	default:
+		return fmt.Errorf("%w: catalog %s (%s) is not the bundle this run started from, %s (%s); %s",
+			ErrPlanMismatch, cur.Ref, cur.Digest, prev.Ref, prev.Digest, how)
+	}
+}
+
+// pinned is ref with its digest, if it has one, replaced by digest: the
+// '@' of a digest is the last one, with no '/' after it.
+func pinned(ref, digest string) string {
+	if i := strings.LastIndex(ref, "@"); i >= 0 && !strings.Contains(ref[i:], "/") {
+		ref = ref[:i]
+	}
+	return ref + "@" + digest
 }

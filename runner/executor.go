@@ -313,7 +313,7 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status,
 			return prev.DeepCopy(), err
 		}
 		s = prev.DeepCopy()
-		s.Catalog.Cached, s.Catalog.Note = p.Catalog.Cached, p.Catalog.Note
+		s.Catalog = p.Catalog // the same digest, maybe another ref (see CatalogSource)
 		if s.Phase == Succeeded {
 			return s, nil
 		}

@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hopdag/hopdag/bundle"
@@ -48,6 +50,36 @@ func addBundleFlags(fs *flag.FlagSet) *bundleFlags {
 		plainHTTP:    fs.Bool("plain-http", false, "talk plain HTTP to the registry (always for localhost)"),
 		dockerConfig: fs.String("docker-config", "", "Docker config file with registry credentials (default ~/.docker/config.json)"),
 	}
+}
+
+// checkDir returns why the flags cannot go with catalog, the command's
+// catalog argument, or nil: --verify-key and --verify check a bundle's
+// signature, and a catalog directory (or "-", the sample catalog) carries
+// none, so they are refused rather than ignored. It reads no file.
+func (f *bundleFlags) checkDir(catalog string) error {
+	if bundle.IsReference(catalog) {
+		return nil
+	}
+	var set []string
+	if *f.verifyKey != "" {
+		set = append(set, "--verify-key")
+	}
+	if *f.verify != "" {
+		set = append(set, "--verify")
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	verb := "applies"
+	if len(set) > 1 {
+		verb = "apply"
+	}
+	what := catalog + " is a directory"
+	if catalog == "-" {
+		what = "- is the embedded sample catalog"
+	}
+	return fmt.Errorf("%s %s to oci:// and oci-layout:// references; %s, which carries no signature: leave %s out, or give the bundle reference",
+		strings.Join(set, " and "), verb, what, strings.Join(set, " and "))
 }
 
 // client builds a bundle client from the flags.
@@ -182,29 +214,80 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		fmt.Fprintf(stdout, "pushed %s: %s (%d %s%s)\n", p.Ref, p.Digest, len(p.Files), plural(len(p.Files), "file"), signed)
 	case "pull":
+		if err := checkPullDir(pos[1]); err != nil {
+			return fail(err)
+		}
 		b, err := c.Pull(ctx, pos[0])
 		if err != nil {
 			return fail(err)
 		}
-		if err := os.MkdirAll(pos[1], 0o755); err != nil {
+		if err := writeDir(pos[1], b.Files); err != nil {
 			return fail(err)
-		}
-		if err := os.CopyFS(pos[1], b.Files); err != nil {
-			return fail(fmt.Errorf("writing %s: %w (pull into a new or empty directory)", pos[1], err))
 		}
 		fmt.Fprintf(stdout, "pulled %s: %s into %s (%d %s%s)\n", b.Ref, b.Digest, pos[1], len(b.Catalog.Releases), plural(len(b.Catalog.Releases), "release"), bundleNote(b))
 	case "export", "copy":
-		run := c.Export
+		run, done := c.Export, "exported"
 		if sub == "copy" {
-			run = c.Copy
+			run, done = c.Copy, "copied"
 		}
 		b, err := run(ctx, pos[0], pos[1])
 		if err != nil {
 			return fail(err)
 		}
-		fmt.Fprintf(stdout, "%sed %s: %s to %s%s\n", sub, b.Ref, b.Digest, pos[1], bundleNote(b))
+		fmt.Fprintf(stdout, "%s %s: %s to %s%s\n", done, b.Ref, b.Digest, pos[1], bundleNote(b))
 	}
 	return exitOK
+}
+
+// checkPullDir returns why bundle pull cannot write into dir, or nil: dir
+// must be new or an empty directory, so that the pulled catalog is not
+// mixed with another.
+func checkPullDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory; give a new or empty directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%s is not empty (it holds %s); give a new or empty directory, so that the pulled catalog is not mixed with what is there", dir, entries[0].Name())
+	}
+	return nil
+}
+
+// writeDir writes files into dir, which checkPullDir accepted: into a
+// temporary directory beside it first, renamed to dir once complete, so
+// that a failure halfway leaves no partial catalog.
+func writeDir(dir string, files fs.FS) error {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".pull-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := os.CopyFS(tmp, files); err != nil {
+		return fmt.Errorf("writing %s: %w", dir, err)
+	}
+	// An empty dir is replaced; rename(2) would do that too, but not on
+	// every system. Remove fails, as it should, if dir filled up meanwhile.
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w; give a new or empty directory", err)
+	}
+	return os.Rename(tmp, dir)
 }
 
 func bundleNote(b *bundle.Bundle) string {
@@ -218,16 +301,50 @@ func bundleNote(b *bundle.Bundle) string {
 	return s
 }
 
+// bundleKeygen writes NAME.key and NAME.crt, refusing to replace either:
+// the signatures made with an earlier key would no longer verify. Both
+// files are created with O_EXCL before either is written, and when the
+// second cannot be created the first is removed, so that a refusal leaves
+// the directory as it was.
 func bundleKeygen(name string, stdout io.Writer, fail func(error) int) int {
 	key, cert, err := bundle.GenerateKey(filepath.Base(name), 365*24*time.Hour)
 	if err != nil {
 		return fail(err)
 	}
-	if err := os.WriteFile(name+".key", key, 0o600); err != nil {
-		return fail(err)
+	files := []struct {
+		path string
+		data []byte
+		perm os.FileMode
+	}{{name + ".key", key, 0o600}, {name + ".crt", cert, 0o644}}
+	var created []*os.File
+	undo := func() {
+		for _, f := range created {
+			f.Close()
+			os.Remove(f.Name())
+		}
 	}
-	if err := os.WriteFile(name+".crt", cert, 0o644); err != nil {
-		return fail(err)
+	for _, file := range files {
+		f, err := os.OpenFile(file.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, file.perm)
+		if err != nil {
+			undo()
+			if errors.Is(err, fs.ErrExist) {
+				return fail(fmt.Errorf("%s exists: keygen does not replace a key or certificate (signatures made with it would no longer verify); give another NAME, or remove %s.key and %s.crt first", file.path, name, name))
+			}
+			return fail(err)
+		}
+		created = append(created, f)
+	}
+	for i, f := range created {
+		if _, err := f.Write(files[i].data); err != nil {
+			undo()
+			return fail(err)
+		}
+	}
+	for _, f := range created {
+		if err := f.Close(); err != nil {
+			undo()
+			return fail(err)
+		}
 	}
 	fmt.Fprintf(stdout, "wrote %s.key (keep it secret) and %s.crt (give it to --verify-key)\n", name, name)
 	return exitOK
