@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -301,5 +302,53 @@ func TestFailingWhileTheHopGoesOn(t *testing.T) {
 	assert.Equal(t, "UpgradeFailed", meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing).Reason)
 	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Abandon = &v1alpha1.AbandonRequest{Reason: "test: done"} })
 	got = waitFor(t, c, key, 30*time.Second, "abandoned", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseAbandoned })
+	require.NoError(t, c.Delete(ctx, got))
+}
+
+// TestCatalogInvalid: a catalog of the namespace that does not load (here
+// a Release naming a component version no ComponentVersion declares,
+// applied after the ClusterVersion) runs nothing: Failing CatalogInvalid names the object and the field,
+// Available is Unknown (the catalog cannot say whether it has the current
+// version), and no upgrade starts. Fixing the catalog (the reconciler
+// watches it) starts the upgrade.
+func TestCatalogInvalid(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	applyCatalog(t, c, ns, catalogDir)
+	ctx := context.Background()
+	bad := &v1alpha1.Release{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broken-v26.10"},
+		Spec:       v1alpha1.ReleaseSpec{Version: "v26.10", Components: []v1alpha1.ComponentRef{{Name: "etcd", Version: "v9.9.9"}}},
+	}
+	// The webhook refuses a new ClusterVersion on a catalog that does not
+	// load: the catalog breaks after the ClusterVersion was admitted,
+	// before the operator first sees it.
+	cv := newCV(ns, "v26.06-rc.2", "v26.09")
+	require.NoError(t, c.Create(ctx, cv))
+	key := client.ObjectKeyFromObject(cv)
+	require.NoError(t, c.Create(ctx, bad))
+	op := startOperator(t, opConfig{})
+	got := waitFor(t, c, key, 30*time.Second, "failing on the catalog", func(cv *v1alpha1.ClusterVersion) bool {
+		f := meta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionFailing)
+		return f != nil && f.Reason == "CatalogInvalid"
+	})
+	f := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing)
+	assert.Contains(t, f.Message, "Release/broken-v26.10: spec.components[0]")
+	assert.Contains(t, f.Message, "v9.9.9")
+	a := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAvailable)
+	require.NotNil(t, a, "Available is set even when the catalog does not load")
+	assert.Equal(t, metav1.ConditionUnknown, a.Status)
+	assert.Equal(t, "CatalogInvalid", a.Reason)
+	assert.Equal(t, v1alpha1.PhaseIdle, got.Status.Phase)
+	assert.Empty(t, got.Status.History)
+	assert.Empty(t, op.runner.Records(), "nothing runs on a catalog that does not load")
+
+	require.NoError(t, c.Delete(ctx, bad))
+	got = waitFor(t, c, key, 60*time.Second, "upgraded once the catalog is fixed", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.CurrentVersion == "v26.09"
+	})
+	assert.True(t, meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionAvailable))
+	assert.True(t, meta.IsStatusConditionFalse(got.Status.Conditions, v1alpha1.ConditionFailing))
 	require.NoError(t, c.Delete(ctx, got))
 }

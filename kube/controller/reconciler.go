@@ -238,6 +238,12 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 			return nil, err
 		}
 		st.AvailableUpdates, st.ConditionalUpdates = nil, nil
+		if meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAvailable) == nil {
+			// Never observed: whether the catalog has the current version
+			// cannot be told until it loads.
+			setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionUnknown, "CatalogInvalid",
+				"the catalog in namespace "+cv.Namespace+" does not load (see Failing), so whether it has "+st.CurrentVersion+" is not known")
+		}
 		r.failing(cv, st, "CatalogInvalid", err.Error())
 		return nil, nil
 	}
@@ -344,9 +350,9 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	}
 	if cv.Spec.Paused {
 		st.Phase = v1alpha1.PhasePaused
-		msg := "paused before the upgrade to " + to.Original() + " started"
+		msg := "paused before the upgrade to " + to.Original() + " started; clear spec.paused to start it"
 		if inFlight {
-			msg = "paused at " + st.Plan.Progress.Summary + " toward " + to.Original()
+			msg = pausedMessage(st.Plan.Progress.Summary, to.Original())
 		}
 		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", msg)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
@@ -474,6 +480,11 @@ func approvable(cv *v1alpha1.ClusterVersion, ps *v1alpha1.PlanSummary) bool {
 		}
 	}
 	return false
+}
+
+// pausedMessage says where spec.paused stopped an upgrade and how to go on.
+func pausedMessage(progress, to string) string {
+	return "paused at " + progress + " components toward " + to + "; clear spec.paused to resume (what succeeded does not run again)"
 }
 
 // strayApprovals are the steps of cv's spec.approvals that neither wait

@@ -560,7 +560,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			r.event(cv, "Warning", "UpgradeRollbackFailed", "Rollback", firstLine(msg))
 		case s.Phase == runner.Cancelled && why == stopPause:
 			st.Phase = v1alpha1.PhasePaused
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", "paused at "+st.Plan.Progress.Summary+" toward "+s.To)
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st.Plan.Progress.Summary, s.To))
 			r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
 		case s.Phase == runner.Cancelled && why == stopAbort:
 			st.Phase = v1alpha1.PhaseIdle

@@ -283,7 +283,8 @@ type PlanSummary struct {
 	// Hops are the hops in order, each "from -> to".
 	// +listType=atomic
 	Hops []string `json:"hops"`
-	// CurrentHop is the index in Hops of the hop running or last run.
+	// CurrentHop is the index in Hops of the hop running or last run,
+	// counted from 0 (messages say "hop N of M", counted from 1).
 	CurrentHop int `json:"currentHop"`
 	// Hop is Hops[CurrentHop], for the printer column (kubectl -o wide).
 	// +optional
@@ -336,6 +337,8 @@ type Progress struct {
 
 // Failure is the most recent failure of a run (runner.Failure).
 type Failure struct {
+	// Hop is the index in PlanSummary.Hops of the hop that failed,
+	// counted from 0 (messages say "hop N of M", counted from 1).
 	Hop int `json:"hop"`
 	// +optional
 	Component string `json:"component,omitempty"`
