@@ -71,12 +71,30 @@
 // each create or update conditional on the lease's resourceVersion as
 // etcd's transactions are on the lock key's revision.
 //
+// A File's (and a Memory's) snapshot head names the journal that follows
+// it by a random ID ("journal":{"id":...,"replaces":...}), and the
+// journal's first line is its header: a commit of the snapshot's seq with
+// no status, carrying that ID. So a journal that is missing, cut to
+// nothing or another snapshot's (an older one put back from a backup) is a
+// [*CorruptError], not the snapshot alone (an older status), right after a
+// snapshot too, when the journal holds no commit. A crash between a
+// snapshot and its journal's header leaves the journal the snapshot
+// replaced, which the head names ("replaces") and which ends at the commit
+// before the snapshot: its commits are all in the snapshot, and the next
+// commit starts the snapshot's own journal. (That one journal, put back
+// whole from a backup, is therefore taken for a crash's.) The first
+// snapshot of a store gives its journal a header before it is written, so
+// no crash leaves a snapshot without a journal. Stores written before
+// journals had headers load as before, their journal unchecked until their
+// next snapshot; readers that know no headers skip them, as commits the
+// snapshot holds.
+//
 // A torn last journal line (an append a crash cut short: never
 // acknowledged) lacks its newline and is dropped; the next commit cuts it
 // off. Any other record that does not check out (a bad checksum, the last
 // line's too when it is whole: a whole line was written out, so damage to
-// it is not a torn append; a gap in the sequence, a status that does not
-// add up)
+// it is not a torn append; a gap in the sequence, a journal that does not
+// follow its snapshot, a status that does not add up)
 // is a [*CorruptError] ([ErrCorrupt]) naming the file or key and the byte
 // offset; it is left in place, nothing is written over it, and the error
 // never advises deleting it.

@@ -1,6 +1,7 @@
 package state_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -126,7 +127,8 @@ func ExampleOpenFile() {
 
 	journal := filepath.Join(dir, state.JournalFile)
 	b, _ := os.ReadFile(journal)
-	b[20] = '!' // a disk error in the middle of the commit
+	commit := bytes.IndexByte(b, '\n') + 1 // after the journal's header
+	b[commit+20] = '!'                     // a disk error in the middle of the commit
 	_ = os.WriteFile(journal, b, 0o644)
 	_, err = store.Load(ctx)
 	fmt.Println(strings.ReplaceAll(err.Error(), dir, "DIR"))
@@ -135,7 +137,7 @@ func ExampleOpenFile() {
 	// save: <nil>
 	// commit: <nil>
 	// load: v1.0 -> v1.1 control-plane Running
-	// state: DIR/journal.log at byte 0 is corrupt: checksum 2952b007 does not match the record's 6ed614ea; it was left as it is and nothing was written: restore it from a backup or repair it by hand
+	// state: DIR/journal.log at byte 81 is corrupt: checksum 2952b007 does not match the record's 6ed614ea; it was left as it is and nothing was written: restore it from a backup or repair it by hand
 	// true
 }
 

@@ -63,3 +63,13 @@ func Written(b any) int64 {
 	}
 	return 0
 }
+
+// JournalHeader is the first line of a journal with the given ID,
+// following commit seq: what a crash can leave as the whole journal.
+func JournalHeader(id string, seq, token uint64) []byte {
+	h, err := header(id, seq, token)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}

@@ -31,7 +31,9 @@ const (
 // once, whatever number of transitions it carries; every so often (see
 // the package doc) a snapshot replaces SnapshotFile atomically (a
 // temporary file, fsynced, renamed over the old one, the directory
-// fsynced) and the journal starts again. A crash in the middle of an
+// fsynced) and the journal starts again, replaced the same way by its
+// header, which names the snapshot (a missing or emptied journal is
+// corrupt, not an empty one). A crash in the middle of an
 // append leaves a torn last line, which Load drops and the next commit
 // cuts off; any other line that does not check out is a *CorruptError
 // naming the file and the byte offset, and nothing is written over it.

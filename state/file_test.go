@@ -83,11 +83,16 @@ func openFile(t *testing.T, dir string, opts ...state.Option) *state.File {
 func TestFileCorruptLease(t *testing.T) {
 	for _, tc := range []struct {
 		name, data, why string
+		offset          int64 // of the bad byte
 	}{
-		{"torn", `{"last": 3, "tok`, "unexpected end of JSON input"},
-		{"empty record", `{}`, "no token"},
-		{"token above last", `{"last":2,"token":3,"holder":"a","ttl":1,"expires":"2026-09-01T10:00:00Z"}`, "token 3 is above the last token 2"},
-		{"lease without holder", `{"last":3,"token":3,"ttl":1,"expires":"2026-09-01T10:00:00Z"}`, "lease 3 lacks a holder"},
+		{"torn", `{"last": 3, "tok`, "unexpected end of JSON input", 16},
+		{"garbage at byte 0", `x{"last": 3}`, "invalid character 'x'", 0},
+		{"garbage at byte 8", `{"last" 3}`, "invalid character '3'", 8},
+		{"garbage after the record", `{"last": 3} x`, "after top-level value", 12},
+		{"empty file", ``, "unexpected end of JSON input", 0},
+		{"empty record", `{}`, "no token", 0},
+		{"token above last", `{"last":2,"token":3,"holder":"a","ttl":1,"expires":"2026-09-01T10:00:00Z"}`, "token 3 is above the last token 2", 0},
+		{"lease without holder", `{"last":3,"token":3,"ttl":1,"expires":"2026-09-01T10:00:00Z"}`, "lease 3 lacks a holder", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -105,6 +110,9 @@ func TestFileCorruptLease(t *testing.T) {
 				require.ErrorIs(t, err, state.ErrCorrupt, op)
 				assert.Contains(t, err.Error(), path, "%s: the error names the file", op)
 				assert.Contains(t, err.Error(), tc.why, op)
+				if ce, ok := errors.AsType[*state.CorruptError](err); assert.True(t, ok, op) {
+					assert.Equal(t, tc.offset, ce.Offset, "%s: CorruptError.Offset of %q", op, tc.data)
+				}
 			}
 			after, err := os.ReadFile(path)
 			require.NoError(t, err)

@@ -97,7 +97,12 @@ func readRecord(v volume) (*record, error) {
 	if err := json.Unmarshal(b, r); err != nil {
 		off := int64(0)
 		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+			// Offset counts the bytes read, the bad one included; at the
+			// end of the input, there is no bad byte: the record ends.
 			off = se.Offset
+			if off > 0 && off <= int64(len(b)) && !isEnd(se) {
+				off--
+			}
 		}
 		return nil, &CorruptError{Path: v.where(LeaseFile), Offset: off, Err: err}
 	}
@@ -105,6 +110,11 @@ func readRecord(v volume) (*record, error) {
 		return nil, &CorruptError{Path: v.where(LeaseFile), Err: err}
 	}
 	return r, nil
+}
+
+// isEnd reports whether a JSON syntax error is the input's end.
+func isEnd(se *json.SyntaxError) bool {
+	return se.Error() == "unexpected end of JSON input"
 }
 
 func (r *record) validate() error {

@@ -1,9 +1,14 @@
 package state
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	"github.com/hopdag/hopdag/internal/codec"
 	"github.com/hopdag/hopdag/runner"
@@ -54,8 +59,79 @@ type journal struct {
 	snapBytes  int64
 	exists     bool // a status is stored
 	counts     int  // components of the stored status
+	// snapSeq and snapID are the snapshot's seq and the ID of the journal
+	// it names ("" for a snapshot written before journals had IDs).
+	snapSeq uint64
+	snapID  string
+	// jid is the ID in the journal's header, "" when it has none. follows
+	// is set when the journal's records end at seq (a crash while a
+	// snapshot is written must find it as it is), stale when it is the
+	// journal a snapshot replaced (the next commit starts the snapshot's).
+	jid            string
+	follows, stale bool
 	// written counts the status bytes this handle wrote.
 	written int64
+}
+
+// journalRef ties a snapshot to its journal. A snapshot's head carries
+// the ID of the journal that follows it, and the journal's first line
+// (its header) the same ID, so that a journal that is missing, cut to
+// nothing or another snapshot's is an error, not an older status.
+type journalRef struct {
+	// ID names one journal: random, new with every snapshot.
+	ID string `json:"id"`
+	// Replaces, in a snapshot's head, is the ID of the journal it
+	// replaced ("" for one without a header): the one a crash between
+	// the snapshot and its journal's header leaves, with commits up to
+	// the snapshot's seq less one, all in the snapshot.
+	Replaces string `json:"replaces,omitempty"`
+}
+
+// tagged is the journal field of a snapshot head or a journal header.
+type tagged struct {
+	Journal *journalRef `json:"journal"`
+}
+
+// refOf returns the journalRef of a line that Unframe accepted; nil when
+// it has none.
+func refOf(line []byte) (*journalRef, error) {
+	var t tagged
+	if err := json.Unmarshal(bytes.TrimSuffix(line, []byte("\n"))[9:], &t); err != nil {
+		return nil, err
+	}
+	if t.Journal != nil && t.Journal.ID == "" {
+		return nil, errors.New("a journal reference without an ID")
+	}
+	return t.Journal, nil
+}
+
+// withRef adds ref to a framed line (a JSON object) and frames it again.
+func withRef(line []byte, ref journalRef) ([]byte, error) {
+	tag, err := json.Marshal(tagged{&ref})
+	if err != nil {
+		return nil, err
+	}
+	body := bytes.TrimSuffix(line, []byte("\n"))[9:]
+	// {"journal":{...}} and {"kind":...} make {"journal":{...},"kind":...}.
+	return codec.FrameBytes(slices.Concat(tag[:len(tag)-1], []byte(","), body[1:]))
+}
+
+// header is the first line of a journal: a commit record of the seq the
+// journal follows, without a status, carrying the journal's ID. (Readers
+// that know no headers skip it, as a commit the snapshot holds.)
+func header(id string, seq, token uint64) ([]byte, error) {
+	line, err := codec.Frame(&codec.Record{Kind: codec.KindCommit, Seq: seq, Token: token})
+	if err != nil {
+		return nil, err
+	}
+	return withRef(line, journalRef{ID: id})
+}
+
+// newID returns a random journal ID.
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }
 
 // corrupt is a *CorruptError of record name at offset.
@@ -71,7 +147,9 @@ func (j *journal) load() (*codec.State, error) {
 		return nil, errorf("read %s: %w", j.v.where(SnapshotFile), err)
 	}
 	var snapSeq uint64
-	if err == nil {
+	var ref *journalRef // what the snapshot says follows it
+	hasSnap := err == nil
+	if hasSnap {
 		lines, torn := codec.Lines(snap)
 		if torn > 0 {
 			return nil, j.corrupt(SnapshotFile, int64(len(snap)-torn), errors.New("the snapshot ends in the middle of a line (it is replaced whole, so this is not a torn write)"))
@@ -87,10 +165,11 @@ func (j *journal) load() (*codec.State, error) {
 					err = fmt.Errorf("record %d is a %s of seq %d, want shard %d of seq %d", n, r.Kind, r.Seq, n-1, snapSeq)
 				}
 			}
+			if err == nil && n == 0 {
+				snapSeq, want = r.Seq, r.Shards
+				ref, err = refOf(l.Data)
+			}
 			if err == nil {
-				if n == 0 {
-					snapSeq, want = r.Seq, r.Shards
-				}
 				err = st.Apply(r)
 			}
 			if err != nil {
@@ -105,17 +184,47 @@ func (j *journal) load() (*codec.State, error) {
 		j.snapBytes = 0
 	}
 	log, err := j.v.read(JournalFile)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	missing := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !missing {
 		return nil, errorf("read %s: %w", j.v.where(JournalFile), err)
 	}
 	lines, torn := codec.Lines(log)
 	// A last line without its newline is a write cut short by a crash:
 	// never acknowledged, so dropped (and cut off by the next append).
 	j.end = int64(len(log) - torn)
-	for _, l := range lines {
+	// The header, if the journal has one: a commit without a status.
+	var head *journalRef
+	var headSeq uint64
+	if len(lines) > 0 {
+		r, err := codec.Unframe(lines[0].Data)
+		if err == nil && r.Kind == codec.KindCommit && r.Run == nil {
+			if head, err = refOf(lines[0].Data); err == nil && head == nil {
+				err = errors.New("a commit without a status")
+			}
+			headSeq = r.Seq
+			st.Token = max(st.Token, r.Token)
+		}
+		if err != nil {
+			return nil, j.corrupt(JournalFile, 0, err)
+		}
+	}
+	if err := j.follow(ref, snapSeq, hasSnap, missing, len(log), lines, head, headSeq); err != nil {
+		return nil, err
+	}
+	last := headSeq // the seq of the journal's last record
+	for n, l := range lines {
+		if n == 0 && head != nil {
+			continue
+		}
 		r, err := codec.Unframe(l.Data)
 		if err == nil && r.Kind != codec.KindCommit {
 			err = fmt.Errorf("a %s record in the journal", r.Kind)
+		}
+		if err == nil && r.Run == nil {
+			err = errors.New("a commit without a status")
+		}
+		if err == nil && j.stale && r.Seq >= snapSeq {
+			err = fmt.Errorf("it is the journal the snapshot (%s, commit %d) replaced, but holds commit %d", j.v.where(SnapshotFile), snapSeq, r.Seq)
 		}
 		if err == nil && r.Seq > st.Seq && r.Seq != st.Seq+1 {
 			if st.Seq == 0 && j.snapBytes == 0 {
@@ -136,11 +245,24 @@ func (j *journal) load() (*codec.State, error) {
 			// journal's truncation): already in it.
 			st.Token = max(st.Token, r.Token)
 		}
+		last = r.Seq
+	}
+	if j.stale && last+1 != snapSeq {
+		// The journal the snapshot replaced ended at the commit before it.
+		return nil, j.corrupt(JournalFile, j.end, fmt.Errorf("it is the journal the snapshot (%s, commit %d) replaced, but ends at commit %d, not %d: it is not the journal that follows the snapshot", j.v.where(SnapshotFile), snapSeq, last, snapSeq-1))
 	}
 	if err := st.Check(); err != nil {
 		return nil, j.corrupt(JournalFile, j.end, fmt.Errorf("the status the records add up to is not valid: %w", err))
 	}
 	j.seq, j.token, j.exists = st.Seq, st.Token, st.Status != nil
+	j.snapSeq, j.snapID, j.jid = snapSeq, "", ""
+	if ref != nil {
+		j.snapID = ref.ID
+	}
+	if head != nil {
+		j.jid = head.ID
+	}
+	j.follows = len(lines) > 0 && last == st.Seq && (head != nil || st.Seq > snapSeq)
 	j.counts = 0
 	if st.Status != nil {
 		for _, h := range st.Status.Hops {
@@ -152,6 +274,46 @@ func (j *journal) load() (*codec.State, error) {
 	}
 	j.fresh = true
 	return st, nil
+}
+
+// follow checks that the journal follows the snapshot, given the
+// snapshot's journalRef (nil when it has none, as before journals had
+// IDs), the journal's size, lines and header (nil when it has none), and
+// sets stale when the journal is the one the snapshot replaced.
+func (j *journal) follow(ref *journalRef, snapSeq uint64, hasSnap, missing bool, size int, lines []codec.Line, head *journalRef, headSeq uint64) error {
+	j.stale = false
+	snapshot := j.v.where(SnapshotFile)
+	switch {
+	case ref == nil && head != nil && headSeq > snapSeq && !hasSnap:
+		return j.corrupt(SnapshotFile, 0, fmt.Errorf("it is not there, and the journal (%s) follows the snapshot of commit %d", j.v.where(JournalFile), headSeq))
+	case ref == nil && head != nil && headSeq > snapSeq:
+		return j.corrupt(SnapshotFile, 0, fmt.Errorf("it is at commit %d, and the journal (%s) follows the snapshot of commit %d: it is an older snapshot", snapSeq, j.v.where(JournalFile), headSeq))
+	case ref == nil:
+		// No snapshot, or one written before journals had IDs: the
+		// journal cannot be checked against it.
+		return nil
+	case missing:
+		return j.corrupt(JournalFile, 0, fmt.Errorf("it is not there, and the snapshot (%s, commit %d) is followed by a journal: the commits since the snapshot were in it", snapshot, snapSeq))
+	case len(lines) == 0:
+		what := "it is empty"
+		if size > 0 {
+			what = fmt.Sprintf("it holds no whole line (%d bytes)", size)
+		}
+		return j.corrupt(JournalFile, 0, fmt.Errorf("%s, and the snapshot (%s, commit %d) is followed by a journal that starts with a header: it was cut short, and the commits since the snapshot were in it", what, snapshot, snapSeq))
+	case head != nil && head.ID == ref.ID && headSeq != snapSeq:
+		return j.corrupt(JournalFile, 0, fmt.Errorf("its header follows commit %d, and the snapshot (%s) is at commit %d", headSeq, snapshot, snapSeq))
+	case head != nil && head.ID == ref.ID:
+		return nil
+	case head == nil && ref.Replaces == "" || head != nil && head.ID == ref.Replaces:
+		// A crash after the snapshot, before its journal was started.
+		j.stale = true
+		return nil
+	}
+	what := "it has no header"
+	if head != nil {
+		what = fmt.Sprintf("its header names journal %s of commit %d", head.ID, headSeq)
+	}
+	return j.corrupt(JournalFile, 0, fmt.Errorf("it belongs to another snapshot: %s, and the snapshot (%s, commit %d) is followed by journal %s", what, snapshot, snapSeq, ref.ID))
 }
 
 // refresh makes sure the handle's view is the stored one.
@@ -205,19 +367,72 @@ func (j *journal) commit(token uint64, s *runner.Status, changed []runner.Ref, a
 			return 0, errorf("save: %w", err)
 		}
 		data := join(lines)
-		if j.end+int64(len(data)) <= max(minJournal, j.snapBytes) {
-			if err := j.v.appendAt(JournalFile, j.end, data); err != nil {
+		base := j.end
+		if j.stale {
+			base = 0
+		}
+		if base+int64(len(data)) <= max(minJournal, j.snapBytes) {
+			if j.stale {
+				// The journal is the one the snapshot replaced (a crash
+				// came between them): start the snapshot's own.
+				var h []byte
+				if h, err = header(j.snapID, j.snapSeq, token); err != nil {
+					return 0, errorf("save: %w", err)
+				}
+				data = append(h, data...)
+				err = j.v.replace(JournalFile, data)
+				j.jid, j.stale = j.snapID, false
+			} else {
+				err = j.v.appendAt(JournalFile, j.end, data)
+			}
+			if err != nil {
 				return 0, errorf("save %s: %w", j.v.where(JournalFile), err)
 			}
-			j.end += int64(len(data))
+			j.end = base + int64(len(data))
 			j.written += int64(len(data))
 			j.seq += uint64(len(lines))
 			j.token = token
+			j.follows = true
 			j.at, err = j.v.stamp()
 			return len(data), err
 		}
 	}
+	written, err = j.snapshot(token, s)
+	if err != nil {
+		return 0, err
+	}
+	j.counts = total
+	return written, nil
+}
+
+// snapshot writes s whole under token, and starts its journal. A crash
+// leaves the old snapshot and journal, or the new snapshot and the
+// journal it replaced (see journalRef), or the new ones: never a
+// snapshot without a journal that it names.
+func (j *journal) snapshot(token uint64, s *runner.Status) (int, error) {
+	if !j.follows {
+		// The journal holds nothing the status lacks (it is missing,
+		// empty, or the one the snapshot replaced), but a crash in what
+		// follows must find it as the new snapshot names it: give it a
+		// header first.
+		id := j.snapID
+		if id == "" {
+			id = newID()
+		}
+		h, err := header(id, j.seq, token)
+		if err != nil {
+			return 0, errorf("save: %w", err)
+		}
+		if err := j.v.replace(JournalFile, h); err != nil {
+			return 0, errorf("save %s: %w", j.v.where(JournalFile), err)
+		}
+		j.jid, j.written = id, j.written+int64(len(h))
+	}
+	id := newID()
 	lines, err := codec.Snapshot(j.seq+1, token, s, 0)
+	if err == nil {
+		lines[0], err = withRef(lines[0], journalRef{ID: id, Replaces: j.jid})
+	}
 	if err != nil {
 		return 0, errorf("save: %w", err)
 	}
@@ -225,16 +440,22 @@ func (j *journal) commit(token uint64, s *runner.Status, changed []runner.Ref, a
 	if err := j.v.replace(SnapshotFile, data); err != nil {
 		return 0, errorf("save %s: %w", j.v.where(SnapshotFile), err)
 	}
-	// The journal's commits are all in the snapshot now. (A crash before
-	// the cut leaves them there; Load skips them by their seq.)
-	if err := j.v.appendAt(JournalFile, 0, nil); err != nil {
+	// The journal's commits are all in the snapshot now; its own journal
+	// starts with its header. (A crash before leaves the old journal,
+	// which Load takes as the one the snapshot replaced.)
+	h, err := header(id, j.seq+1, token)
+	if err != nil {
+		return 0, errorf("save: %w", err)
+	}
+	if err := j.v.replace(JournalFile, h); err != nil {
 		return 0, errorf("save %s: %w", j.v.where(JournalFile), err)
 	}
 	j.seq++
-	j.written += int64(len(data))
-	j.token, j.end, j.snapBytes, j.exists, j.counts = token, 0, int64(len(data)), true, total
+	j.written += int64(len(data) + len(h))
+	j.token, j.end, j.snapBytes, j.exists = token, int64(len(h)), int64(len(data)), true
+	j.snapSeq, j.snapID, j.jid, j.follows, j.stale = j.seq, id, id, true, false
 	j.at, err = j.v.stamp()
-	return len(data), err
+	return len(data) + len(h), err
 }
 
 func join(lines [][]byte) []byte {

@@ -41,6 +41,7 @@ var cases = []struct {
 	{"TornJournal", testTornJournal},
 	{"Corruption", testCorruption},
 	{"TokensSurviveDeletion", testTokensSurviveDeletion},
+	{"JournalLost", testJournalLost},
 }
 
 // Sample returns a status of a three-component run in which the first

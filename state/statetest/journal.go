@@ -239,3 +239,79 @@ func testTokensSurviveDeletion(t *testing.T, env Env) {
 		})
 	}
 }
+
+// testJournalLost deletes the journal, cuts it to nothing, or puts back
+// an older journal (of the snapshot before, as a backup taken mid-run
+// would hold), after commits and right after a snapshot (when the journal
+// holds no commit): Load and Commit fail with a *CorruptError naming the
+// journal, never returning the snapshot alone (an older status), never
+// advising to delete a record, and nothing is written over what is left.
+// Put back, the journal loads again.
+func testJournalLost(t *testing.T, env Env) {
+	if env.Raw == nil || env.Journal == "" {
+		t.Logf("no journal record: commits are records of their own")
+		return
+	}
+	a := env.Open()
+	l := acquire(t, a, "a", env)
+	s := Big(20)
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, nil))
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, advance(s, 0, 5)))
+	older := env.Raw.Read(env.Journal) // the first snapshot's, one commit in
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, advance(s, 5, 10)))
+	require.NoError(t, a.Save(t.Context(), l.Token, s))
+	states := map[string]struct {
+		records map[string][]byte
+		want    *runner.Status
+	}{}
+	save := func(name string) {
+		records := map[string][]byte{}
+		for _, n := range env.Raw.Names() {
+			records[n] = env.Raw.Read(n)
+		}
+		states[name] = struct {
+			records map[string][]byte
+			want    *runner.Status
+		}{records, s.DeepCopy()}
+	}
+	save("after a snapshot")
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, advance(s, 0, 5)))
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, advance(s, 10, 15)))
+	save("after commits")
+	for _, stateName := range []string{"after a snapshot", "after commits"} {
+		saved := states[stateName]
+		for _, damage := range []struct {
+			name string
+			do   func()
+		}{
+			{"deleted", func() { env.Raw.Remove(env.Journal) }},
+			{"emptied", func() { env.Raw.Write(env.Journal, nil) }},
+			{"an older one", func() { env.Raw.Write(env.Journal, older) }},
+		} {
+			t.Run(damage.name+" "+stateName, func(t *testing.T) {
+				for n, data := range saved.records {
+					env.Raw.Write(n, data)
+				}
+				damage.do()
+				left := env.Raw.Read(env.Journal)
+				h := env.Open()
+				got, loadErr := h.Load(t.Context())
+				assert.True(t, got == nil, "Load with the journal %s returned a status (an older one?), want none and an error", damage.name)
+				commitErr := h.Commit(t.Context(), l.Token, saved.want, advance(saved.want.DeepCopy(), 15, 16))
+				for op, err := range map[string]error{"Load": loadErr, "Commit": commitErr} {
+					var ce *state.CorruptError
+					if !assert.ErrorAs(t, err, &ce, "%s with the journal %s", op, damage.name) {
+						continue
+					}
+					assert.Contains(t, ce.Path, env.Journal, "%s: CorruptError.Path", op)
+					for _, word := range []string{"remove", "delete"} {
+						assert.NotContains(t, strings.ToLower(err.Error()), word, "%s: the error advises to %s a record: %v", op, word, err)
+					}
+				}
+				assert.Equal(t, left, env.Raw.Read(env.Journal), "a call wrote over the damaged %s", env.Journal)
+				env.Raw.Write(env.Journal, saved.records[env.Journal])
+				requireStatus(t, env.Open(), saved.want)
+			})
+		}
+	}
+}
