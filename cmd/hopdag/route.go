@@ -140,6 +140,7 @@ func message(err error) string {
 var cliTerms = strings.NewReplacer(
 	"(path.AllowPrereleases, or a channel listing it: path.WithChannel)", "(--prereleases, or a --channel that lists it)",
 	"(path.WithChannel)", "(--channel)",
+	"in the current state (the current argument of ResolveState): ", "in the state: --from ",
 	"; start a new run with an empty status", "; its status is final: start over with a new --state (or delete what the old one holds)",
 )
 
