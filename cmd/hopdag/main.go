@@ -351,7 +351,18 @@ func (c *cli) targets(context.Context) int {
 	if err != nil {
 		return c.fail1(err)
 	}
-	ts, err := path.Targets(cat, from, c.pathOptions()...)
+	list := func(opts []path.Option) ([]target, error) {
+		ts, err := path.Targets(cat, from, opts...)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]target, len(ts))
+		for i, t := range ts {
+			out[i] = target{version: t.Version, hops: t.Hops, deprecated: t.Deprecated, route: t.Route}
+		}
+		return out, nil
+	}
+	rows, err := list(c.pathOptions())
 	// Nothing reachable (from the newest version, say) is an answer.
 	if nr, ok := errors.AsType[*path.NoRouteError](err); ok && nr.To.IsZero() {
 		fmt.Fprintln(c.stdout, strings.TrimPrefix(message(err), "path: "))
@@ -360,28 +371,96 @@ func (c *cli) targets(context.Context) int {
 	if err != nil {
 		return c.fail1(err)
 	}
-	if len(ts) == 0 {
+	if len(rows) == 0 {
 		fmt.Fprintf(c.stdout, "no version is reachable from %s\n", from)
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "VERSION\tHOPS\tROUTE")
-	for _, t := range ts {
-		hops := []string{from.Original()}
-		for _, h := range t.Route().Hops {
-			hops = append(hops, h.To.Original())
+	c.printTargets(cat, rows, false)
+	c.riskyTargets(cat, list, rows, false)
+	return exitOK
+}
+
+// target is one row of hopdag targets: a version reachable from --from.
+type target struct {
+	// track is the track of version for --from a state, "" for one track.
+	track      string
+	version    release.Version
+	hops       int
+	deprecated int // deprecated edges and versions on the route
+	route      func() *path.Route
+}
+
+// targetLister lists the targets reachable with opts.
+type targetLister func(opts []path.Option) ([]target, error)
+
+// printTargets writes the table of targets: with tracks, a TRACK column;
+// NOTE gives the deprecation reasons of the target and its route.
+func (c *cli) printTargets(cat *release.Catalog, rows []target, tracks bool) {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	col := ""
+	if tracks {
+		col = "TRACK\t"
+	}
+	fmt.Fprintf(tw, "%sVERSION\tHOPS\tROUTE\tNOTE\n", col)
+	for _, t := range rows {
+		r := t.route()
+		steps := []string{}
+		if r.FromState != nil {
+			steps = append(steps, r.FromState.String())
+		} else {
+			steps = append(steps, r.From.Original())
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Version, t.Hops, strings.Join(hops, " -> "))
+		for _, h := range r.Hops {
+			if tracks {
+				steps = append(steps, h.Track+" "+h.To.Original())
+			} else {
+				steps = append(steps, h.To.Original())
+			}
+		}
+		cell := ""
+		if tracks {
+			cell = t.track + "\t"
+		}
+		fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\n", cell, t.version.Original(), t.hops, strings.Join(steps, " -> "), deprecationNote(t, r.Hops))
 	}
 	tw.Flush()
-	c.riskyTargets(cat, from, ts)
-	return exitOK
+	// A row without a note ends in the padding of its last cell.
+	for line := range strings.Lines(b.String()) {
+		fmt.Fprintln(c.stdout, strings.TrimRight(line, " \n"))
+	}
+}
+
+// deprecationNote says why a target or its route is deprecated: the
+// version's reason (UpgradePath versions), then each deprecated edge or
+// version the route passes through; "" for a clean target.
+func deprecationNote(t target, hops []path.Hop) string {
+	if t.deprecated == 0 {
+		return ""
+	}
+	var notes []string
+	for i, h := range hops {
+		if h.Deprecated != "" {
+			notes = append(notes, fmt.Sprintf("edge %s -> %s deprecated: %q", h.From.Original(), h.To.Original(), h.Deprecated))
+		}
+		if h.ToDeprecated == "" {
+			continue
+		}
+		if i == len(hops)-1 {
+			notes = append(notes, fmt.Sprintf("deprecated: %q", h.ToDeprecated))
+		} else {
+			notes = append(notes, fmt.Sprintf("via deprecated %s: %q", h.To.Original(), h.ToDeprecated))
+		}
+	}
+	return strings.Join(notes, "; ")
 }
 
 // riskyTargets prints the versions reachable only by accepting risks (the
 // ClusterVersion's conditionalUpdates), each with the risks its route
-// would take: the targets ts (reachable as the flags stand) leave out.
-func (c *cli) riskyTargets(cat *release.Catalog, from release.Version, ts []path.Target) {
+// would take: the targets list gives when it accepts every risk of the
+// catalog, less those reachable as the flags stand (rows). One-track and
+// state targets both print it; with tracks, a TRACK column.
+func (c *cli) riskyTargets(cat *release.Catalog, list targetLister, rows []target, tracks bool) {
 	accepted := simulate.List(*c.accept)
 	var all []string
 	for _, p := range cat.Paths {
@@ -396,22 +475,22 @@ func (c *cli) riskyTargets(cat *release.Catalog, from release.Version, ts []path
 	if len(all) == 0 {
 		return
 	}
-	more, err := path.Targets(cat, from, append(c.pathOptions(), path.AcceptRisks(all...))...)
+	more, err := list(append(c.pathOptions(), path.AcceptRisks(all...)))
 	if err != nil {
 		return
 	}
 	reachable := map[string]bool{}
-	for _, t := range ts {
-		reachable[t.Version.Canonical()] = true
+	for _, t := range rows {
+		reachable[t.track+"="+t.version.Canonical()] = true
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	header := false
 	for _, t := range more {
-		if reachable[t.Version.Canonical()] {
+		if reachable[t.track+"="+t.version.Canonical()] {
 			continue
 		}
 		var risks []string
-		for _, h := range t.Route().Hops {
+		for _, h := range t.route().Hops {
 			for _, r := range h.Risks {
 				if !slices.Contains(accepted, r.Name) && !slices.Contains(risks, r.Name) {
 					risks = append(risks, r.Name)
@@ -420,10 +499,17 @@ func (c *cli) riskyTargets(cat *release.Catalog, from release.Version, ts []path
 		}
 		if !header {
 			fmt.Fprintln(c.stdout, "\nBehind risks (plan them with --accept NAME,...):")
-			fmt.Fprintln(tw, "VERSION\tHOPS\tRISKS")
+			if tracks {
+				fmt.Fprintln(tw, "TRACK\tVERSION\tHOPS\tRISKS")
+			} else {
+				fmt.Fprintln(tw, "VERSION\tHOPS\tRISKS")
+			}
 			header = true
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Version, t.Hops, strings.Join(risks, ", "))
+		if tracks {
+			fmt.Fprintf(tw, "%s\t", t.track)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.version, t.hops, strings.Join(risks, ", "))
 	}
 	tw.Flush()
 }

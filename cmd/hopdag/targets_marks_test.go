@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A --from state that leaves out a track tied to one it names planned as
@@ -30,6 +33,90 @@ func TestStateLeavesOutTiedTrack(t *testing.T) {
 			assert.Equal(t, exitInvalid, code, "hopdag %s: stdout:\n%s", strings.Join(tt.args, " "), stdout)
 			assert.Empty(t, stdout)
 			assert.Equal(t, fmt.Sprintf(want, tt.name, tt.from), stderr)
+		})
+	}
+}
+
+// writeCatalog writes a catalog of releases (track:version, "" the default
+// track) with one component each, and the UpgradePath documents paths, to a
+// new directory.
+func writeCatalog(t *testing.T, releases []string, paths string) string {
+	t.Helper()
+	var rel, comp strings.Builder
+	for i, tv := range releases {
+		track, v, _ := strings.Cut(tv, ":")
+		fmt.Fprintf(&rel, "---\napiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata:\n  name: r%d\nspec:\n  version: %q\n  track: %q\n  components:\n    - {name: c%d, version: %q}\n", i, v, track, i, v)
+		if sup, ok := strings.CutPrefix(track, "platform"); ok && sup == "" {
+			fmt.Fprintf(&rel, "  supports:\n    kubernetes: %q\n", map[string]string{"1.0": ">= v1.0.0, < v1.2.0", "2.0": ">= v1.1.0"}[v])
+		}
+		fmt.Fprintf(&comp, "---\napiVersion: hopdag.io/v1alpha1\nkind: ComponentVersion\nmetadata:\n  name: c%d\nspec:\n  name: c%d\n  version: %q\n  type: inline\n  handler: c%d\n  expectedDuration: 1m\n", i, i, v, i)
+	}
+	dir := t.TempDir()
+	for name, data := range map[string]string{"releases.yaml": rel.String(), "components.yaml": comp.String(), "upgradepath.yaml": paths} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	}
+	return dir
+}
+
+// targets showed a deprecated target version, and a route through a
+// deprecated edge or version, unmarked, where plan warns; and for --from a
+// state it left out the targets behind risks that one-track targets lists.
+// Each row now says why it is deprecated, and both list what is behind
+// risks.
+func TestTargetsMarks(t *testing.T) {
+	oneTrack := writeCatalog(t, []string{":v1.0", ":v1.1", ":v1.2", ":v1.3", ":v2.0"}, `apiVersion: hopdag.io/v1alpha1
+kind: UpgradePath
+metadata:
+  name: default
+spec:
+  rules:
+    - {from: v1.0, to: v1.1}
+    - {from: v1.1, to: v1.2, deprecated: skips the v1.1 data migration}
+    - {from: v1.2, to: v2.0}
+    - from: v1.0
+      to: v1.3
+      risks:
+        - {name: r1, message: needs a new kernel}
+  versions:
+    - {version: v1.1, deprecated: "CVE-2026-1234: do not install"}
+`)
+	twoTrack := writeCatalog(t, []string{"platform:1.0", "platform:2.0", "kubernetes:v1.0.0", "kubernetes:v1.1.0", "kubernetes:v1.2.0"}, `apiVersion: hopdag.io/v1alpha1
+kind: UpgradePath
+metadata:
+  name: platform
+spec:
+  track: platform
+  rules:
+    - from: "1.0"
+      to: "2.0"
+      risks:
+        - {name: needs-iso, message: upload the ISO first}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: UpgradePath
+metadata:
+  name: kubernetes
+spec:
+  track: kubernetes
+  rules:
+    - {from: v1.0.0, to: v1.1.0}
+    - {from: v1.1.0, to: v1.2.0}
+  versions:
+    - {version: v1.1.0, deprecated: "CVE-2026-1234: do not install"}
+`)
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"targets-deprecated.golden", []string{"targets", oneTrack, "--from", "v1.0"}},
+		{"targets-deprecated-accept.golden", []string{"targets", oneTrack, "--from", "v1.0", "--accept", "r1"}},
+		{"targets-state-marks.golden", []string{"targets", twoTrack, "--from", "platform=1.0,kubernetes=v1.0.0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			code, out, stderr := invoke(tt.args...)
+			require.Equal(t, exitOK, code, "hopdag %s: stderr:\n%s", strings.Join(tt.args, " "), stderr)
+			golden(t, tt.golden, out)
 		})
 	}
 }
