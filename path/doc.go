@@ -113,7 +113,8 @@
 // only to apply the tie-break; [Index.Targets] searches every reachable
 // version, ranking the routes of each hop count (a sort per hop count), and
 // keeps a predecessor tree: its time and memory are linear in the versions
-// and edges searched, and [Target.Route] builds a route only when asked. An
+// and edges searched, and [Target.Route] builds a route only when asked
+// ([Target.Next], the first hop, costs linear time over all the targets). An
 // Index is read-only after construction and safe for concurrent use.
 //
 // This package imports only the release package of hopdag.

@@ -3,7 +3,7 @@
 // abandons a run from its state.
 //
 //	hopdag validate DIR
-//	hopdag targets  DIR --from V
+//	hopdag targets  DIR --from V [--routes] [--accept RISK,...] [--channel C] [--prereleases]
 //	hopdag plan     DIR --from V --to W [-o text|json|yaml] [--accept RISK,...] [--channel C] [--prereleases] [--kubeconfig K]
 //	hopdag graph    DIR --from V --to W [--hop N] [-o mermaid|dot|json]
 //	hopdag run      DIR --from V --to W [--state S] [--apply-dir D] [--log-file F] [--simulate ...]
@@ -28,6 +28,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,7 +70,7 @@ const usage = `hopdag: declarative, multi-hop, DAG-driven component upgrades.
 
 Usage:
   hopdag validate DIR                          report every catalog problem with file:line
-  hopdag targets  DIR --from V                 versions reachable from V, with hop counts
+  hopdag targets  DIR --from V                 versions reachable from V: hop count, next hop (--routes: whole route)
   hopdag plan     DIR --from V --to W          the dry run: hops, batches, critical paths, checks
   hopdag graph    DIR --from V --to W          a hop's component graph as Mermaid, DOT or JSON
   hopdag run      DIR --from V --to W          run the upgrade (exec and manifest components; --simulate to simulate)
@@ -109,7 +111,7 @@ type command struct {
 var commands = map[string]command{
 	"validate": {summary: "report every catalog problem with file:line; exit 1 if any", run: (*cli).validate,
 		example: "hopdag validate testdata/catalog"},
-	"targets": {summary: "list the versions reachable from --from, with hop counts", run: (*cli).targets,
+	"targets": {summary: "list the versions reachable from --from, one row each: the hop count, the next hop (NEXT) and why the target or its route is deprecated (NOTE); then the versions behind risks. The output grows linearly with the versions; --routes prints each whole route (ROUTE) instead of the next hop, which grows with their square on a long chain", run: (*cli).targets,
 		example: "hopdag targets - --from v26.06-rc.2"},
 	"plan": {summary: "show the plan from --from to --to (the dry run of any executor; warns when hopdag run would refuse it: inline components, a rollback the components cannot do)", run: (*cli).plan,
 		example: "hopdag plan - --from v26.06-rc.2 --to v26.09 -o yaml"},
@@ -148,6 +150,7 @@ type cli struct {
 	from, to   *string
 	output     *string
 	accept     *string
+	routes     *bool // targets: print whole routes
 	hop        *int
 	simulate   *bool
 	state      *string
@@ -252,6 +255,9 @@ func newCLI(e env, name string, cmd command) *cli {
 		c.from = c.fs.String("from", "", "version the system runs (required); on a catalog of several tracks, the state: TRACK=VERSION,... e.g. platform=13.01.0,kubernetes=v1.33.0")
 		c.accept = c.fs.String("accept", "", "comma-separated risks to accept")
 		c.addRouteFlags()
+	}
+	if c.name == "targets" {
+		c.routes = c.fs.Bool("routes", false, "print each target's whole route (ROUTE) instead of its next hop (NEXT); on a long chain the output grows with the square of the versions")
 	}
 	switch c.name {
 	case "plan", "graph", "run":
@@ -358,7 +364,7 @@ func (c *cli) targets(context.Context) int {
 		}
 		out := make([]target, len(ts))
 		for i, t := range ts {
-			out[i] = target{version: t.Version, hops: t.Hops, deprecated: t.Deprecated, route: t.Route}
+			out[i] = target{version: t.Version, hops: t.Hops, deprecated: t.Deprecated, next: t.Next, last: t.Last, route: t.Route}
 		}
 		return out, nil
 	}
@@ -375,7 +381,7 @@ func (c *cli) targets(context.Context) int {
 		fmt.Fprintf(c.stdout, "no version is reachable from %s\n", from)
 		return exitOK
 	}
-	c.printTargets(cat, rows, false)
+	c.printTargets(rows, false)
 	c.riskyTargets(cat, list, rows, false)
 	return exitOK
 }
@@ -387,70 +393,173 @@ type target struct {
 	version    release.Version
 	hops       int
 	deprecated int // deprecated edges and versions on the route
+	// next and last are the route's first and last hops, route the whole
+	// route (built only for --routes and the risks of a target behind
+	// them).
+	next, last func() *path.Hop
 	route      func() *path.Route
 }
 
 // targetLister lists the targets reachable with opts.
 type targetLister func(opts []path.Option) ([]target, error)
 
-// printTargets writes the table of targets: with tracks, a TRACK column;
-// NOTE gives the deprecation reasons of the target and its route.
-func (c *cli) printTargets(cat *release.Catalog, rows []target, tracks bool) {
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+// printTargets writes the table of targets: with tracks, a TRACK column.
+// NEXT is the first hop of each route, so the table grows linearly with the
+// targets; with --routes, ROUTE is the whole route instead (on a long chain,
+// quadratic), last so that no row is padded to the longest route. NOTE says
+// why a target or its route is deprecated.
+func (c *cli) printTargets(rows []target, tracks bool) {
+	// A row without a note would end in the padding of its last cell;
+	// trimWriter writes in small pieces, bufio in large ones.
+	out := bufio.NewWriter(c.stdout)
+	defer out.Flush()
+	tw := tabwriter.NewWriter(&trimWriter{w: out}, 0, 0, 2, ' ', 0)
 	col := ""
 	if tracks {
 		col = "TRACK\t"
 	}
-	fmt.Fprintf(tw, "%sVERSION\tHOPS\tROUTE\tNOTE\n", col)
+	if *c.routes {
+		fmt.Fprintf(tw, "%sVERSION\tHOPS\tNOTE\tROUTE\n", col)
+	} else {
+		fmt.Fprintf(tw, "%sVERSION\tHOPS\tNEXT\tNOTE\n", col)
+	}
 	for _, t := range rows {
-		r := t.route()
-		steps := []string{}
-		if r.FromState != nil {
-			steps = append(steps, r.FromState.String())
-		} else {
-			steps = append(steps, r.From.Original())
-		}
-		for _, h := range r.Hops {
-			if tracks {
-				steps = append(steps, h.Track+" "+h.To.Original())
-			} else {
-				steps = append(steps, h.To.Original())
-			}
-		}
-		cell := ""
 		if tracks {
-			cell = t.track + "\t"
+			fmt.Fprintf(tw, "%s\t", t.track)
 		}
-		fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\n", cell, t.version.Original(), t.hops, strings.Join(steps, " -> "), deprecationNote(t, r.Hops))
+		if *c.routes {
+			r := t.route()
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", t.version.Original(), t.hops, deprecationNote(t, r.Hops), routeCell(t, r, tracks))
+		} else {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", t.version.Original(), t.hops, routeCell(t, nil, tracks), deprecationNote(t, nil))
+		}
 	}
 	tw.Flush()
-	// A row without a note ends in the padding of its last cell.
-	for line := range strings.Lines(b.String()) {
-		fmt.Fprintln(c.stdout, strings.TrimRight(line, " \n"))
-	}
 }
 
-// deprecationNote says why a target or its route is deprecated: the
-// version's reason (UpgradePath versions), then each deprecated edge or
-// version the route passes through; "" for a clean target.
+// routeCell is the NEXT cell (the first hop: "[track ]FROM -> TO") or, given
+// the whole route r (--routes), the ROUTE cell.
+func routeCell(t target, r *path.Route, tracks bool) string {
+	if r == nil {
+		h := t.next()
+		if tracks {
+			return h.Track + " " + h.From.Original() + " -> " + h.To.Original()
+		}
+		return h.From.Original() + " -> " + h.To.Original()
+	}
+	steps := []string{r.From.Original()}
+	if r.FromState != nil {
+		steps[0] = r.FromState.String()
+	}
+	for _, h := range r.Hops {
+		if tracks {
+			steps = append(steps, h.Track+" "+h.To.Original())
+		} else {
+			steps = append(steps, h.To.Original())
+		}
+	}
+	return strings.Join(steps, " -> ")
+}
+
+// trimWriter drops the spaces that end a line, as it streams to w.
+type trimWriter struct {
+	w      io.Writer
+	spaces int // held back: they end the line, or come before more text
+}
+
+func (t *trimWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexAny(p, " \n")
+		if i < 0 {
+			i = len(p)
+		}
+		if i > 0 {
+			if err := t.text(p[:i]); err != nil {
+				return 0, err
+			}
+		}
+		if i == len(p) {
+			break
+		}
+		if p[i] == '\n' {
+			t.spaces = 0
+			if _, err := t.w.Write(p[i : i+1]); err != nil {
+				return 0, err
+			}
+			p = p[i+1:]
+			continue
+		}
+		j := i
+		for j < len(p) && p[j] == ' ' {
+			j++
+		}
+		t.spaces += j - i
+		p = p[j:]
+	}
+	return n, nil
+}
+
+// text writes the held-back spaces, then b.
+func (t *trimWriter) text(b []byte) error {
+	if t.spaces > 0 {
+		if _, err := io.WriteString(t.w, strings.Repeat(" ", t.spaces)); err != nil {
+			return err
+		}
+		t.spaces = 0
+	}
+	_, err := t.w.Write(b)
+	return err
+}
+
+// deprecationNote says why a target or its route is deprecated; "" for a
+// clean target. With the whole route (hops, --routes): each deprecated edge
+// and version it passes through. Without: those of the next and last hops,
+// and how many more the route passes through.
 func deprecationNote(t target, hops []path.Hop) string {
 	if t.deprecated == 0 {
 		return ""
 	}
+	whole := hops != nil
+	if !whole {
+		if n, l := t.next(), t.last(); t.hops == 1 {
+			hops = []path.Hop{*l}
+		} else {
+			hops = []path.Hop{*n, *l}
+		}
+	}
 	var notes []string
+	shown := 0
 	for i, h := range hops {
+		if i == len(hops)-1 && !whole && len(hops) == 2 && t.hops > 2 {
+			notes = append(notes, "")
+		}
 		if h.Deprecated != "" {
 			notes = append(notes, fmt.Sprintf("edge %s -> %s deprecated: %q", h.From.Original(), h.To.Original(), h.Deprecated))
+			shown++
 		}
 		if h.ToDeprecated == "" {
 			continue
 		}
+		shown++
 		if i == len(hops)-1 {
 			notes = append(notes, fmt.Sprintf("deprecated: %q", h.ToDeprecated))
 		} else {
 			notes = append(notes, fmt.Sprintf("via deprecated %s: %q", h.To.Original(), h.ToDeprecated))
 		}
+	}
+	// The placeholder between the next and the last hop says what the
+	// hops between them hold.
+	for i, n := range notes {
+		if n != "" {
+			continue
+		}
+		if more := t.deprecated - shown; more > 0 {
+			notes[i] = fmt.Sprintf("%d more deprecated on the route (--routes shows them)", more)
+		} else {
+			notes = slices.Delete(notes, i, i+1)
+		}
+		break
 	}
 	return strings.Join(notes, "; ")
 }

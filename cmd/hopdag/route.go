@@ -106,7 +106,10 @@ func (c *cli) stateTargets() int {
 						dep++
 					}
 				}
-				out = append(out, target{track: track, version: v, hops: len(r.Hops), deprecated: dep, route: func() *path.Route { return r }})
+				out = append(out, target{track: track, version: v, hops: len(r.Hops), deprecated: dep,
+					next:  func() *path.Hop { return &r.Hops[0] },
+					last:  func() *path.Hop { return &r.Hops[len(r.Hops)-1] },
+					route: func() *path.Route { return r }})
 			}
 		}
 		return out, nil
@@ -119,7 +122,7 @@ func (c *cli) stateTargets() int {
 		fmt.Fprintf(c.stdout, "no version is reachable from %s\n", from)
 		return exitOK
 	}
-	c.printTargets(cat, rows, true)
+	c.printTargets(rows, true)
 	c.riskyTargets(cat, list, rows, true)
 	return exitOK
 }

@@ -110,7 +110,10 @@ spec:
 	}{
 		{"targets-deprecated.golden", []string{"targets", oneTrack, "--from", "v1.0"}},
 		{"targets-deprecated-accept.golden", []string{"targets", oneTrack, "--from", "v1.0", "--accept", "r1"}},
+		{"targets-deprecated-routes.golden", []string{"targets", oneTrack, "--from", "v1.0", "--routes"}},
 		{"targets-state-marks.golden", []string{"targets", twoTrack, "--from", "platform=1.0,kubernetes=v1.0.0"}},
+		{"targets-routes.golden", []string{"targets", catalog, "--from", "v26.06-rc.2", "--routes"}},
+		{"targets-two-track-routes.golden", []string{"targets", "../../testdata/two-track", "--from", "platform=13.01.0,kubernetes=v1.33.0", "--routes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -119,4 +122,30 @@ spec:
 			golden(t, tt.golden, out)
 		})
 	}
+}
+
+// targets printed every target's whole route: on a 4,000-version chain
+// about 100 MB (quadratic). The table gives the next hop, so its size grows
+// linearly with the versions; --routes still prints whole routes.
+func TestTargetsOutputLinear(t *testing.T) {
+	const n = 1000
+	var rels []string
+	var rules strings.Builder
+	for i := range n {
+		rels = append(rels, fmt.Sprintf(":v1.%d.0", i))
+		if i > 0 {
+			fmt.Fprintf(&rules, "    - {from: v1.%d.0, to: v1.%d.0}\n", i-1, i)
+		}
+	}
+	dir := writeCatalog(t, rels, "apiVersion: hopdag.io/v1alpha1\nkind: UpgradePath\nmetadata:\n  name: chain\nspec:\n  rules:\n"+rules.String())
+	code, out, stderr := invoke("targets", dir, "--from", "v1.0.0")
+	require.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, n, "a header and a row per target")
+	assert.Equal(t, "v1.999.0  999   v1.0.0 -> v1.1.0", lines[n-1], "the last row: hop count and next hop")
+	assert.Less(t, len(out), 64*n, "hopdag targets on a %d-version chain printed %d bytes, want under %d (whole routes?)", n, len(out), 64*n)
+
+	code, out, stderr = invoke("targets", dir, "--from", "v1.0.0", "--routes")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "v1.997.0 -> v1.998.0 -> v1.999.0\n", "--routes prints whole routes")
 }
