@@ -153,6 +153,22 @@ func TestResolveStateCurrentLeavesOutTiedTrack(t *testing.T) {
 		{"both tracks, a target naming one", "platform=13.01.2,kubernetes=v1.33.0", "platform=27.03.0", ""},
 		{"both tracks, a target naming the other", "platform=13.01.2,kubernetes=v1.33.0", "kubernetes=v1.34.1", ""},
 	}
+	// Two tracks left out: both named, in order.
+	rels := []release.Release{
+		{Name: "a1", Version: v("v1.0"), Track: "a", Supports: map[string]release.Constraint{
+			"b": release.MustParseConstraint(">= v1.0"), "c": release.MustParseConstraint(">= v2.0")}},
+		{Name: "a2", Version: v("v1.1"), Track: "a"},
+		{Name: "b1", Version: v("v1.0"), Track: "b"}, {Name: "c1", Version: v("v2.0"), Track: "c"},
+	}
+	three, err := release.NewCatalog(rels, nil, []release.UpgradePath{{Name: "a", Track: "a", Rules: []release.Rule{rule("v1.0", "v1.1")}}})
+	require.NoError(t, err)
+	_, err = path.ResolveState(three, state(t, "a=v1.0"), state(t, "a=v1.1"))
+	require.ErrorIs(t, err, path.ErrInvalidOption)
+	assert.EqualError(t, err, "path: invalid option: the current state leaves out tracks b, tied to track a (release v1.0 on track a supports b >= v1.0); "+
+		"c, tied to track a (release v1.0 on track a supports c >= v2.0): give their versions in the current state (the current argument of ResolveState): a=v1.0,b=VERSION,c=VERSION")
+	_, err = path.ResolveState(three, state(t, "a=v1.0,b=v1.0,c=v2.0"), state(t, "a=v1.1"))
+	require.NoError(t, err, "every tied track named")
+
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r, err := path.ResolveState(c, state(t, tt.from), state(t, tt.to))
