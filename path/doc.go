@@ -75,9 +75,11 @@
 // track along that track's rules, with everything above applying per track;
 // a state is allowed only when every track's release supports the other
 // tracks' versions ([release.Release.Supports]). Every state a route enters
-// must be allowed, a target may name only some tracks, and the cheapest route
-// is chosen as for one track: among the cheapest, each track's next hop is
-// its highest version, and between tracks the smaller change goes first
+// must be allowed, the current state names every track tied to one it
+// names (else ErrInvalidOption), a target may name only some tracks, and the
+// cheapest route is chosen as for one track: among the cheapest, each
+// track's next hop is its highest version, and between tracks the smaller
+// change goes first
 // (patch before minor before major), then the constraining track. The
 // route's hops record the track they move
 // ([Hop.Track]); a runner executes it like a one-track route. A one-track
@@ -111,7 +113,8 @@
 // only to apply the tie-break; [Index.Targets] searches every reachable
 // version, ranking the routes of each hop count (a sort per hop count), and
 // keeps a predecessor tree: its time and memory are linear in the versions
-// and edges searched, and [Target.Route] builds a route only when asked. An
+// and edges searched, and [Target.Route] builds a route only when asked
+// ([Target.Next], the first hop, costs linear time over all the targets). An
 // Index is read-only after construction and safe for concurrent use.
 //
 // This package imports only the release package of hopdag.

@@ -3,6 +3,7 @@ package path
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -13,6 +14,9 @@ import (
 // across several tracks (StarlingX: the platform release and the Kubernetes
 // version). current names a version for every track the system runs;
 // target names the tracks to move, the others stay or move only as needed.
+// A current state that leaves out a track tied to one it names (a release's
+// Supports, either way) is refused (ErrInvalidOption, naming the missing
+// tracks): the route could not keep to their versions.
 //
 // A hop moves one track, along that track's UpgradePath rules, with the
 // same edges, options and costs as a one-track route (risks, guards,
@@ -114,6 +118,9 @@ func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi,
 	if len(current) == 0 {
 		return nil, fmt.Errorf("%w: empty current state: name a version for each track (%s)", ErrInvalidOption, trackList(all))
 	}
+	if err := leftOut(c, current); err != nil {
+		return nil, err
+	}
 	if len(current) > maxTracks {
 		return nil, fmt.Errorf("%w: %d tracks: at most %d can be searched together", ErrInvalidOption, len(current), maxTracks)
 	}
@@ -198,6 +205,51 @@ func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi,
 	m.supports()
 	m.reachable()
 	return m, nil
+}
+
+// leftOut refuses a current state that leaves out a track tied to one it
+// names (a release's Supports, either way): the search could not keep to
+// the missing track's version, as a one-track query cannot (oneTrack). A
+// target may name only some tracks; the current state names them all.
+func leftOut(c *release.Catalog, current State) error {
+	all := c.Tracks()
+	var missing []string
+	why := map[string]string{}
+	for i := range c.Releases {
+		r := &c.Releases[i]
+		for _, other := range slices.Sorted(maps.Keys(r.Supports)) {
+			if other == r.Track || !slices.Contains(all, other) {
+				continue
+			}
+			_, has := current[r.Track]
+			_, hasOther := current[other]
+			if has == hasOther {
+				continue
+			}
+			gone, kept := other, r.Track
+			if !has {
+				gone, kept = r.Track, other
+			}
+			if _, ok := why[gone]; !ok {
+				missing = append(missing, gone)
+				why[gone] = fmt.Sprintf("%s, tied to track %s (release %s%s supports %s %s)", trackWord(gone), trackWord(kept), r.Version, onTrack(r.Track), trackWord(other), r.Supports[other])
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	word, its, parts, give := "track", "its version", make([]string, len(missing)), []string{current.String()}
+	if len(missing) > 1 {
+		word, its = "tracks", "their versions"
+	}
+	for i, t := range missing {
+		parts[i] = why[t]
+		give = append(give, t+"=VERSION")
+	}
+	return fmt.Errorf("%w: the current state leaves out %s %s: give %s in the current state (the current argument of ResolveState): %s",
+		ErrInvalidOption, word, strings.Join(parts, "; "), its, strings.Join(give, ","))
 }
 
 // reachable marks, per targeted track, the versions from which its target

@@ -128,6 +128,61 @@ func TestResolveStateErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "on track platform")
 }
 
+// A current state that leaves out a track tied to one it names (Supports,
+// either way) cannot keep to it: platform=13.01.2 alone went straight to
+// 27.03.0, which needs kubernetes >= v1.33. ResolveState refuses it, as a
+// one-track query is refused; a target naming only some tracks stays
+// allowed.
+func TestResolveStateCurrentLeavesOutTiedTrack(t *testing.T) {
+	c, err := release.LoadDir("../testdata/two-track")
+	require.NoError(t, err)
+	tests := []struct {
+		name, from, to string
+		// err is the whole message; "" for a route.
+		err string
+	}{
+		{"platform without its kubernetes", "platform=13.01.2", "platform=27.03.0",
+			"path: invalid option: the current state leaves out track kubernetes, tied to track platform (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): " +
+				"give its version in the current state (the current argument of ResolveState): platform=13.01.2,kubernetes=VERSION"},
+		{"platform without its kubernetes, a patch", "platform=13.01.0", "platform=13.01.2",
+			"path: invalid option: the current state leaves out track kubernetes, tied to track platform (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): " +
+				"give its version in the current state (the current argument of ResolveState): platform=13.01.0,kubernetes=VERSION"},
+		{"kubernetes without the platform that constrains it", "kubernetes=v1.33.0", "kubernetes=v1.35.0",
+			"path: invalid option: the current state leaves out track platform, tied to track kubernetes (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): " +
+				"give its version in the current state (the current argument of ResolveState): kubernetes=v1.33.0,platform=VERSION"},
+		{"both tracks, a target naming one", "platform=13.01.2,kubernetes=v1.33.0", "platform=27.03.0", ""},
+		{"both tracks, a target naming the other", "platform=13.01.2,kubernetes=v1.33.0", "kubernetes=v1.34.1", ""},
+	}
+	// Two tracks left out: both named, in order.
+	rels := []release.Release{
+		{Name: "a1", Version: v("v1.0"), Track: "a", Supports: map[string]release.Constraint{
+			"b": release.MustParseConstraint(">= v1.0"), "c": release.MustParseConstraint(">= v2.0")}},
+		{Name: "a2", Version: v("v1.1"), Track: "a"},
+		{Name: "b1", Version: v("v1.0"), Track: "b"}, {Name: "c1", Version: v("v2.0"), Track: "c"},
+	}
+	three, err := release.NewCatalog(rels, nil, []release.UpgradePath{{Name: "a", Track: "a", Rules: []release.Rule{rule("v1.0", "v1.1")}}})
+	require.NoError(t, err)
+	_, err = path.ResolveState(three, state(t, "a=v1.0"), state(t, "a=v1.1"))
+	require.ErrorIs(t, err, path.ErrInvalidOption)
+	assert.EqualError(t, err, "path: invalid option: the current state leaves out tracks b, tied to track a (release v1.0 on track a supports b >= v1.0); "+
+		"c, tied to track a (release v1.0 on track a supports c >= v2.0): give their versions in the current state (the current argument of ResolveState): a=v1.0,b=VERSION,c=VERSION")
+	_, err = path.ResolveState(three, state(t, "a=v1.0,b=v1.0,c=v2.0"), state(t, "a=v1.1"))
+	require.NoError(t, err, "every tied track named")
+
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := path.ResolveState(c, state(t, tt.from), state(t, tt.to))
+			if tt.err == "" {
+				require.NoError(t, err, "ResolveState(%s, %s)", tt.from, tt.to)
+				assert.NotEmpty(t, r.Hops)
+				return
+			}
+			require.ErrorIs(t, err, path.ErrInvalidOption, "ResolveState(%s, %s) = %v, want a refusal", tt.from, tt.to, r)
+			assert.EqualError(t, err, tt.err)
+		})
+	}
+}
+
 func TestParseState(t *testing.T) {
 	for _, tt := range []struct{ in, want, err string }{
 		{in: "platform=13.01.0,kubernetes=v1.33.0", want: "kubernetes=v1.33.0,platform=13.01.0"},

@@ -229,6 +229,9 @@ func TestTargetsTestdata(t *testing.T) {
 				r, err := path.Resolve(c, v(tt.from), x.Version, tt.opts...)
 				require.NoError(t, err)
 				assert.Equal(t, r, x.Route())
+				// Next and Last are its first and last hops.
+				assert.Equal(t, r.Hops[0], *x.Next(), "Targets(%s): Next of %s", tt.from, x.Version)
+				assert.Equal(t, r.Hops[len(r.Hops)-1], *x.Last(), "Targets(%s): Last of %s", tt.from, x.Version)
 			}
 			assert.Equal(t, tt.want, got)
 		})

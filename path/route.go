@@ -210,6 +210,29 @@ type Target struct {
 	node int32
 }
 
+// Next returns the first hop of t.Route() without building the rest of the
+// route: the hop a system takes now toward t.Version. Over all the targets
+// of one Targets call it costs time linear in their number (the first call
+// finds every target's first hop at once); nil for the zero Target.
+func (t Target) Next() *Hop {
+	if t.tree == nil {
+		return nil
+	}
+	first := t.tree.firsts()
+	h := t.tree.ix.hop(t.tree.pred[first[t.node]], t.tree.arc[first[t.node]])
+	return &h
+}
+
+// Last returns the last hop of t.Route() (into t.Version, with its
+// ToDeprecated), in constant time; nil for the zero Target.
+func (t Target) Last() *Hop {
+	if t.tree == nil {
+		return nil
+	}
+	h := t.tree.ix.hop(t.tree.pred[t.node], t.tree.arc[t.node])
+	return &h
+}
+
 // Route builds the route Resolve returns to t.Version. The Targets call
 // keeps only a predecessor tree; each call builds a new Route in time linear
 // in its hops. The zero Target has no route (nil).

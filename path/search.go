@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/hopdag/hopdag/release"
 )
@@ -116,6 +117,7 @@ func (ix *Index) collect(s *scratch, src int32, keep func(int32) bool, out []Tar
 		if t == nil {
 			t = &tree{ix: ix, src: src, pred: slices.Clone(s.pred), arc: slices.Clone(s.arc), dep: slices.Clone(s.dep)}
 		}
+		t.nodes = append(t.nodes, v)
 		out = append(out, Target{Version: ix.versions[v], Hops: int(s.dist[v]), Deprecated: int(s.dep[v]), tree: t, node: v})
 	}
 	return out
@@ -127,6 +129,39 @@ type tree struct {
 	ix             *Index
 	src            int32
 	pred, arc, dep []int32
+	nodes          []int32 // the targets' nodes
+
+	firstOnce sync.Once
+	first     []int32 // first[v]: the node the route to v enters first
+}
+
+// firsts returns, per target node, the node its route enters first,
+// computed once for all targets (Target.Next may be called concurrently):
+// each node is visited once, its first node being that of its predecessor.
+func (t *tree) firsts() []int32 {
+	t.firstOnce.Do(func() {
+		t.first = make([]int32, len(t.pred))
+		for i := range t.first {
+			t.first[i] = -1
+		}
+		var up []int32
+		for _, v := range t.nodes {
+			u := v
+			for ; t.first[u] < 0 && t.pred[u] != t.src; u = t.pred[u] {
+				up = append(up, u)
+			}
+			f := t.first[u]
+			if f < 0 {
+				f = u
+				t.first[u] = u
+			}
+			for _, w := range up {
+				t.first[w] = f
+			}
+			up = up[:0]
+		}
+	})
+	return t.first
 }
 
 // route builds the route to node v.

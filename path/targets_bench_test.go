@@ -96,3 +96,33 @@ func TestTargetsChainMemory(t *testing.T) {
 		t.Errorf("Targets on a 2,000-version chain allocated %d MB, want under 64 MB (routes built eagerly?)", got>>20)
 	}
 }
+
+// The next hop of every target of a long chain costs linear time and
+// memory: Next, unlike Route, does not walk each route (a table of next
+// hops was quadratic through Route: 2,000 routes of 1,000 hops on average).
+func TestTargetsNextChain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 2,000-version catalog")
+	}
+	c, vs := chainCatalog(t, 2000)
+	ts, err := path.Targets(c, vs[0])
+	if err != nil || len(ts) != 1999 {
+		t.Fatalf("Targets = %d targets, %v; want 1999", len(ts), err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i, x := range ts {
+		if n, l := x.Next(), x.Last(); !n.From.Equal(vs[0]) || !n.To.Equal(vs[1]) || !l.From.Equal(vs[i]) || !l.To.Equal(vs[i+1]) {
+			t.Fatalf("target %s: Next %s, Last %s; want %s -> %s and %s -> %s", x.Version, n, l, vs[0], vs[1], vs[i], vs[i+1])
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("Next and Last of 1,999 targets allocated %d MB, want under 16 MB (routes walked per target?)", got>>20)
+	}
+	var zero path.Target
+	if zero.Next() != nil || zero.Last() != nil {
+		t.Errorf("the zero Target: Next %v, Last %v; want nil", zero.Next(), zero.Last())
+	}
+}

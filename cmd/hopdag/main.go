@@ -3,7 +3,7 @@
 // abandons a run from its state.
 //
 //	hopdag validate DIR
-//	hopdag targets  DIR --from V
+//	hopdag targets  DIR --from V [--routes] [--accept RISK,...] [--channel C] [--prereleases]
 //	hopdag plan     DIR --from V --to W [-o text|json|yaml] [--accept RISK,...] [--channel C] [--prereleases] [--kubeconfig K]
 //	hopdag graph    DIR --from V --to W [--hop N] [-o mermaid|dot|json]
 //	hopdag run      DIR --from V --to W [--state S] [--apply-dir D] [--log-file F] [--simulate ...]
@@ -28,6 +28,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,7 +70,7 @@ const usage = `hopdag: declarative, multi-hop, DAG-driven component upgrades.
 
 Usage:
   hopdag validate DIR                          report every catalog problem with file:line
-  hopdag targets  DIR --from V                 versions reachable from V, with hop counts
+  hopdag targets  DIR --from V                 versions reachable from V: hop count, next hop (--routes: whole route)
   hopdag plan     DIR --from V --to W          the dry run: hops, batches, critical paths, checks
   hopdag graph    DIR --from V --to W          a hop's component graph as Mermaid, DOT or JSON
   hopdag run      DIR --from V --to W          run the upgrade (exec and manifest components; --simulate to simulate)
@@ -109,7 +111,7 @@ type command struct {
 var commands = map[string]command{
 	"validate": {summary: "report every catalog problem with file:line; exit 1 if any", run: (*cli).validate,
 		example: "hopdag validate testdata/catalog"},
-	"targets": {summary: "list the versions reachable from --from, with hop counts", run: (*cli).targets,
+	"targets": {summary: "list the versions reachable from --from, one row each: the hop count, the next hop (NEXT) and why the target or its route is deprecated (NOTE); then the versions behind risks. The output grows linearly with the versions; --routes prints each whole route (ROUTE) instead of the next hop, which grows with their square on a long chain", run: (*cli).targets,
 		example: "hopdag targets - --from v26.06-rc.2"},
 	"plan": {summary: "show the plan from --from to --to (the dry run of any executor; warns when hopdag run would refuse it: inline components, a rollback the components cannot do)", run: (*cli).plan,
 		example: "hopdag plan - --from v26.06-rc.2 --to v26.09 -o yaml"},
@@ -148,6 +150,7 @@ type cli struct {
 	from, to   *string
 	output     *string
 	accept     *string
+	routes     *bool // targets: print whole routes
 	hop        *int
 	simulate   *bool
 	state      *string
@@ -253,6 +256,9 @@ func newCLI(e env, name string, cmd command) *cli {
 		c.accept = c.fs.String("accept", "", "comma-separated risks to accept")
 		c.addRouteFlags()
 	}
+	if c.name == "targets" {
+		c.routes = c.fs.Bool("routes", false, "print each target's whole route (ROUTE) instead of its next hop (NEXT); on a long chain the output grows with the square of the versions")
+	}
 	switch c.name {
 	case "plan", "graph", "run":
 		c.to = c.fs.String("to", "", "version to upgrade to (required); on a catalog of several tracks, TRACK=VERSION,... (the tracks it names)")
@@ -351,7 +357,18 @@ func (c *cli) targets(context.Context) int {
 	if err != nil {
 		return c.fail1(err)
 	}
-	ts, err := path.Targets(cat, from, c.pathOptions()...)
+	list := func(opts []path.Option) ([]target, error) {
+		ts, err := path.Targets(cat, from, opts...)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]target, len(ts))
+		for i, t := range ts {
+			out[i] = target{version: t.Version, hops: t.Hops, deprecated: t.Deprecated, next: t.Next, last: t.Last, route: t.Route}
+		}
+		return out, nil
+	}
+	rows, err := list(c.pathOptions())
 	// Nothing reachable (from the newest version, say) is an answer.
 	if nr, ok := errors.AsType[*path.NoRouteError](err); ok && nr.To.IsZero() {
 		fmt.Fprintln(c.stdout, strings.TrimPrefix(message(err), "path: "))
@@ -360,28 +377,199 @@ func (c *cli) targets(context.Context) int {
 	if err != nil {
 		return c.fail1(err)
 	}
-	if len(ts) == 0 {
+	if len(rows) == 0 {
 		fmt.Fprintf(c.stdout, "no version is reachable from %s\n", from)
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "VERSION\tHOPS\tROUTE")
-	for _, t := range ts {
-		hops := []string{from.Original()}
-		for _, h := range t.Route().Hops {
-			hops = append(hops, h.To.Original())
+	c.printTargets(rows, false)
+	c.riskyTargets(cat, list, rows, false)
+	return exitOK
+}
+
+// target is one row of hopdag targets: a version reachable from --from.
+type target struct {
+	// track is the track of version for --from a state, "" for one track.
+	track      string
+	version    release.Version
+	hops       int
+	deprecated int // deprecated edges and versions on the route
+	// next and last are the route's first and last hops, route the whole
+	// route (built only for --routes and the risks of a target behind
+	// them).
+	next, last func() *path.Hop
+	route      func() *path.Route
+}
+
+// targetLister lists the targets reachable with opts.
+type targetLister func(opts []path.Option) ([]target, error)
+
+// printTargets writes the table of targets: with tracks, a TRACK column.
+// NEXT is the first hop of each route, so the table grows linearly with the
+// targets; with --routes, ROUTE is the whole route instead (on a long chain,
+// quadratic), last so that no row is padded to the longest route. NOTE says
+// why a target or its route is deprecated.
+func (c *cli) printTargets(rows []target, tracks bool) {
+	// A row without a note would end in the padding of its last cell;
+	// trimWriter writes in small pieces, bufio in large ones.
+	out := bufio.NewWriter(c.stdout)
+	defer out.Flush()
+	tw := tabwriter.NewWriter(&trimWriter{w: out}, 0, 0, 2, ' ', 0)
+	col := ""
+	if tracks {
+		col = "TRACK\t"
+	}
+	if *c.routes {
+		fmt.Fprintf(tw, "%sVERSION\tHOPS\tNOTE\tROUTE\n", col)
+	} else {
+		fmt.Fprintf(tw, "%sVERSION\tHOPS\tNEXT\tNOTE\n", col)
+	}
+	for _, t := range rows {
+		if tracks {
+			fmt.Fprintf(tw, "%s\t", t.track)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Version, t.Hops, strings.Join(hops, " -> "))
+		if *c.routes {
+			r := t.route()
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", t.version.Original(), t.hops, deprecationNote(t, r.Hops), routeCell(t, r, tracks))
+		} else {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", t.version.Original(), t.hops, routeCell(t, nil, tracks), deprecationNote(t, nil))
+		}
 	}
 	tw.Flush()
-	c.riskyTargets(cat, from, ts)
-	return exitOK
+}
+
+// routeCell is the NEXT cell (the first hop: "[track ]FROM -> TO") or, given
+// the whole route r (--routes), the ROUTE cell.
+func routeCell(t target, r *path.Route, tracks bool) string {
+	if r == nil {
+		h := t.next()
+		if tracks {
+			return h.Track + " " + h.From.Original() + " -> " + h.To.Original()
+		}
+		return h.From.Original() + " -> " + h.To.Original()
+	}
+	steps := []string{r.From.Original()}
+	if r.FromState != nil {
+		steps[0] = r.FromState.String()
+	}
+	for _, h := range r.Hops {
+		if tracks {
+			steps = append(steps, h.Track+" "+h.To.Original())
+		} else {
+			steps = append(steps, h.To.Original())
+		}
+	}
+	return strings.Join(steps, " -> ")
+}
+
+// trimWriter drops the spaces that end a line, as it streams to w.
+type trimWriter struct {
+	w      io.Writer
+	spaces int // held back: they end the line, or come before more text
+}
+
+func (t *trimWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexAny(p, " \n")
+		if i < 0 {
+			i = len(p)
+		}
+		if i > 0 {
+			if err := t.text(p[:i]); err != nil {
+				return 0, err
+			}
+		}
+		if i == len(p) {
+			break
+		}
+		if p[i] == '\n' {
+			t.spaces = 0
+			if _, err := t.w.Write(p[i : i+1]); err != nil {
+				return 0, err
+			}
+			p = p[i+1:]
+			continue
+		}
+		j := i
+		for j < len(p) && p[j] == ' ' {
+			j++
+		}
+		t.spaces += j - i
+		p = p[j:]
+	}
+	return n, nil
+}
+
+// text writes the held-back spaces, then b.
+func (t *trimWriter) text(b []byte) error {
+	if t.spaces > 0 {
+		if _, err := io.WriteString(t.w, strings.Repeat(" ", t.spaces)); err != nil {
+			return err
+		}
+		t.spaces = 0
+	}
+	_, err := t.w.Write(b)
+	return err
+}
+
+// deprecationNote says why a target or its route is deprecated; "" for a
+// clean target. With the whole route (hops, --routes): each deprecated edge
+// and version it passes through. Without: those of the next and last hops,
+// and how many more the route passes through.
+func deprecationNote(t target, hops []path.Hop) string {
+	if t.deprecated == 0 {
+		return ""
+	}
+	whole := hops != nil
+	if !whole {
+		if n, l := t.next(), t.last(); t.hops == 1 {
+			hops = []path.Hop{*l}
+		} else {
+			hops = []path.Hop{*n, *l}
+		}
+	}
+	var notes []string
+	shown := 0
+	for i, h := range hops {
+		if i == len(hops)-1 && !whole && len(hops) == 2 && t.hops > 2 {
+			notes = append(notes, "")
+		}
+		if h.Deprecated != "" {
+			notes = append(notes, fmt.Sprintf("edge %s -> %s deprecated: %q", h.From.Original(), h.To.Original(), h.Deprecated))
+			shown++
+		}
+		if h.ToDeprecated == "" {
+			continue
+		}
+		shown++
+		if i == len(hops)-1 {
+			notes = append(notes, fmt.Sprintf("deprecated: %q", h.ToDeprecated))
+		} else {
+			notes = append(notes, fmt.Sprintf("via deprecated %s: %q", h.To.Original(), h.ToDeprecated))
+		}
+	}
+	// The placeholder between the next and the last hop says what the
+	// hops between them hold.
+	for i, n := range notes {
+		if n != "" {
+			continue
+		}
+		if more := t.deprecated - shown; more > 0 {
+			notes[i] = fmt.Sprintf("%d more deprecated on the route (--routes shows them)", more)
+		} else {
+			notes = slices.Delete(notes, i, i+1)
+		}
+		break
+	}
+	return strings.Join(notes, "; ")
 }
 
 // riskyTargets prints the versions reachable only by accepting risks (the
 // ClusterVersion's conditionalUpdates), each with the risks its route
-// would take: the targets ts (reachable as the flags stand) leave out.
-func (c *cli) riskyTargets(cat *release.Catalog, from release.Version, ts []path.Target) {
+// would take: the targets list gives when it accepts every risk of the
+// catalog, less those reachable as the flags stand (rows). One-track and
+// state targets both print it; with tracks, a TRACK column.
+func (c *cli) riskyTargets(cat *release.Catalog, list targetLister, rows []target, tracks bool) {
 	accepted := simulate.List(*c.accept)
 	var all []string
 	for _, p := range cat.Paths {
@@ -396,22 +584,22 @@ func (c *cli) riskyTargets(cat *release.Catalog, from release.Version, ts []path
 	if len(all) == 0 {
 		return
 	}
-	more, err := path.Targets(cat, from, append(c.pathOptions(), path.AcceptRisks(all...))...)
+	more, err := list(append(c.pathOptions(), path.AcceptRisks(all...)))
 	if err != nil {
 		return
 	}
 	reachable := map[string]bool{}
-	for _, t := range ts {
-		reachable[t.Version.Canonical()] = true
+	for _, t := range rows {
+		reachable[t.track+"="+t.version.Canonical()] = true
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	header := false
 	for _, t := range more {
-		if reachable[t.Version.Canonical()] {
+		if reachable[t.track+"="+t.version.Canonical()] {
 			continue
 		}
 		var risks []string
-		for _, h := range t.Route().Hops {
+		for _, h := range t.route().Hops {
 			for _, r := range h.Risks {
 				if !slices.Contains(accepted, r.Name) && !slices.Contains(risks, r.Name) {
 					risks = append(risks, r.Name)
@@ -420,10 +608,17 @@ func (c *cli) riskyTargets(cat *release.Catalog, from release.Version, ts []path
 		}
 		if !header {
 			fmt.Fprintln(c.stdout, "\nBehind risks (plan them with --accept NAME,...):")
-			fmt.Fprintln(tw, "VERSION\tHOPS\tRISKS")
+			if tracks {
+				fmt.Fprintln(tw, "TRACK\tVERSION\tHOPS\tRISKS")
+			} else {
+				fmt.Fprintln(tw, "VERSION\tHOPS\tRISKS")
+			}
 			header = true
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Version, t.Hops, strings.Join(risks, ", "))
+		if tracks {
+			fmt.Fprintf(tw, "%s\t", t.track)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.version, t.hops, strings.Join(risks, ", "))
 	}
 	tw.Flush()
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
@@ -73,7 +72,8 @@ func (c *cli) route(cat *release.Catalog) (*path.Route, error) {
 }
 
 // stateTargets lists, for --from a state, every version of every track the
-// system can move to (the other tracks moving as needed), with the route.
+// system can move to (the other tracks moving as needed), with the route,
+// then those behind risks (riskyTargets), as one-track targets does.
 func (c *cli) stateTargets() int {
 	cat, err := c.catalog()
 	if err != nil {
@@ -83,41 +83,47 @@ func (c *cli) stateTargets() int {
 	if err != nil {
 		return c.fail1(err)
 	}
-	type row struct {
-		track, version string
-		hops           int
-		route          string
-	}
-	var rows []row
-	for _, track := range from.Tracks() {
-		for _, v := range cat.TrackVersions(track) {
-			if v.Equal(from[track]) {
-				continue
+	list := func(opts []path.Option) ([]target, error) {
+		var out []target
+		for _, track := range from.Tracks() {
+			for _, v := range cat.TrackVersions(track) {
+				if v.Equal(from[track]) {
+					continue
+				}
+				r, err := path.ResolveState(cat, from, path.State{track: v}, opts...)
+				if errors.Is(err, path.ErrNoRoute) {
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+				dep := 0
+				for _, h := range r.Hops {
+					if h.Deprecated != "" {
+						dep++
+					}
+					if h.ToDeprecated != "" {
+						dep++
+					}
+				}
+				out = append(out, target{track: track, version: v, hops: len(r.Hops), deprecated: dep,
+					next:  func() *path.Hop { return &r.Hops[0] },
+					last:  func() *path.Hop { return &r.Hops[len(r.Hops)-1] },
+					route: func() *path.Route { return r }})
 			}
-			r, err := path.ResolveState(cat, from, path.State{track: v}, c.pathOptions()...)
-			if errors.Is(err, path.ErrNoRoute) {
-				continue
-			}
-			if err != nil {
-				return c.fail1(err)
-			}
-			steps := []string{r.FromState.String()}
-			for _, h := range r.Hops {
-				steps = append(steps, h.Track+" "+h.To.Original())
-			}
-			rows = append(rows, row{track, v.Original(), len(r.Hops), strings.Join(steps, " -> ")})
 		}
+		return out, nil
+	}
+	rows, err := list(c.pathOptions())
+	if err != nil {
+		return c.fail1(err)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(c.stdout, "no version is reachable from %s\n", from)
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TRACK\tVERSION\tHOPS\tROUTE")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.track, r.version, r.hops, r.route)
-	}
-	tw.Flush()
+	c.printTargets(rows, true)
+	c.riskyTargets(cat, list, rows, true)
 	return exitOK
 }
 
@@ -140,6 +146,7 @@ func message(err error) string {
 var cliTerms = strings.NewReplacer(
 	"(path.AllowPrereleases, or a channel listing it: path.WithChannel)", "(--prereleases, or a --channel that lists it)",
 	"(path.WithChannel)", "(--channel)",
+	"in the current state (the current argument of ResolveState): ", "in the state: --from ",
 	"; start a new run with an empty status", "; its status is final: start over with a new --state (or delete what the old one holds)",
 )
 
