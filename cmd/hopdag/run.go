@@ -167,7 +167,18 @@ func (c *cli) run(ctx context.Context) (code int) {
 			return c.fail1(err)
 		}
 		if prev != nil {
-			resume = fmt.Sprintf("resuming from %s (%s, %d/%d done, run %d)\n", b.where, prev.Phase, prev.Progress.Done, prev.Progress.Total, prev.Runs)
+			next, err := nextUpgrade(prev, runner.NewStatus(plan), b.where)
+			if err != nil {
+				return c.fail1(err)
+			}
+			if next != "" {
+				// The store's finished upgrade stays in the audit log;
+				// the first checkpoint replaces it.
+				rf.audit.write(auditRecord{Kind: "new-upgrade", Phase: string(prev.Phase), Reason: strings.TrimSuffix(next, "\n")})
+				resume, prev = next, nil
+			} else {
+				resume = fmt.Sprintf("resuming from %s (%s, %d/%d done, run %d)\n", b.where, prev.Phase, prev.Progress.Done, prev.Progress.Total, prev.Runs)
+			}
 		}
 		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(b.store, lease)))
 	}
@@ -225,12 +236,86 @@ func (c *cli) run(ctx context.Context) (code int) {
 	return exitOK
 }
 
+// nextUpgrade decides what a run of a plan whose fresh status is fresh
+// does with the status prev it found in the store where: it resumes prev
+// when both are for the same upgrade (track, from, to; Execute checks the
+// rest), and returns "". When prev is for another upgrade, it starts a new
+// status in the same store, returning the line that says so, if prev is
+// finished and fresh starts where it ended (reached); otherwise it
+// refuses, saying what to do in the terms of the command line.
+//
+// Finished is Succeeded, RolledBack or Abandoned. Reached is what the
+// system runs: after Succeeded the upgrade's to-version; otherwise the
+// to-version of the last hop that Succeeded (hops before a rolled-back one
+// stay done, and a rollback of the whole run rolls them back too), or the
+// upgrade's from-version when none did. A hop that an Abandoned run left
+// half done does not count: its components may be anywhere between
+// versions, which is the operator's call (another --state starts anywhere).
+// Running, Failed, Paused, WaitingForApproval, Cancelled and
+// RollbackFailed are not finished: they resume, or are abandoned first.
+// The same upgrade RolledBack or Abandoned is refused by Execute (a final
+// status is never run again; see resumeHint).
+func nextUpgrade(prev, fresh *runner.Status, where string) (string, error) {
+	if prev.Track == fresh.Track && prev.From == fresh.From && prev.To == fresh.To {
+		return "", nil
+	}
+	old := prev.From + " -> " + prev.To
+	switch prev.Phase {
+	case runner.Succeeded, runner.RolledBack, runner.Abandoned:
+	default:
+		return "", fmt.Errorf("%s holds the upgrade %s, which %s and is not finished; this run is %s -> %s: "+
+			"resume it (hopdag run with --from %s --to %s), abandon it (hopdag abandon --state %s) and run again, or use another --state",
+			where, old, prev.Phase, fresh.From, fresh.To, prev.From, prev.To, where)
+	}
+	reached := reachedVersion(prev)
+	if reached == "" {
+		return "", fmt.Errorf("the previous upgrade %s in %s ended %s part way along its route across tracks: use another --state, starting from the state the system runs",
+			old, where, prev.Phase)
+	}
+	if prev.Track != fresh.Track || fresh.From != reached {
+		track := ""
+		if prev.Track != fresh.Track {
+			track = fmt.Sprintf(" (track %q, this run's is %q)", prev.Track, fresh.Track)
+		}
+		return "", fmt.Errorf("the previous upgrade %s in %s ended %s at %s%s, not at %s: start the next one --from %s, or use another --state for another system",
+			old, where, prev.Phase, reached, track, fresh.From, reached)
+	}
+	at := "an unrecorded time"
+	if !prev.FinishedAt.IsZero() {
+		at = prev.FinishedAt.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("the previous upgrade %s in %s ended %s at %s; a new upgrade starts there\n", old, where, prev.Phase, at), nil
+}
+
+// reachedVersion is the version a finished status left the system at (see
+// nextUpgrade), or "" when a route across tracks stopped part way (its
+// hops name one track's version each, not the whole state).
+func reachedVersion(st *runner.Status) string {
+	if st.Phase == runner.Succeeded {
+		return st.To
+	}
+	for i := len(st.Hops) - 1; i >= 0; i-- {
+		if h := st.Hops[i]; h.Phase == runner.Succeeded {
+			if h.Track != "" {
+				return ""
+			}
+			return h.To
+		}
+	}
+	return st.From
+}
+
 func (c *cli) resumeHint(st *runner.Status) string {
 	if *c.state == "" {
 		return "no --state, so nothing was saved\n"
 	}
 	if st != nil && (st.Phase == runner.RolledBack || st.Phase == runner.Abandoned) {
-		// Execute refuses to resume these (ErrRolledBack, ErrAbandoned).
+		// Execute refuses to resume these (ErrRolledBack, ErrAbandoned);
+		// the next upgrade from where it ended may use the same store
+		// (nextUpgrade).
+		if v := reachedVersion(st); v != "" {
+			return fmt.Sprintf("its status in %s is final: start over with a new --state, or run the next upgrade --from %s (where it left the system) with this one\n", *c.state, v)
+		}
 		return fmt.Sprintf("its status in %s is final: start over with a new --state (or delete what %s holds)\n", *c.state, *c.state)
 	}
 	return fmt.Sprintf("the status is saved in %s; run the same command again to resume\n", *c.state)
