@@ -23,16 +23,18 @@ import (
 
 // runFlags are the flags of hopdag run beyond the plan's.
 type runFlags struct {
-	applyDir    *string
-	instance    *string
-	dryRun      *bool
-	grace       *time.Duration
-	leaseTTL    *time.Duration
-	logFile     *string
-	logFormat   *string
-	maxParallel *int
-	onFailure   *string
-	set         *string
+	applyDir *string
+	instance *string
+	dryRun   *bool
+	// forceConflicts: manifest applies take over fields other managers own.
+	forceConflicts *bool
+	grace          *time.Duration
+	leaseTTL       *time.Duration
+	logFile        *string
+	logFormat      *string
+	maxParallel    *int
+	onFailure      *string
+	set            *string
 	// checks are the --check commands by check name.
 	checks map[string]string
 
@@ -41,16 +43,17 @@ type runFlags struct {
 
 func (c *cli) runFlags() {
 	c.rf = &runFlags{
-		applyDir:    c.fs.String("apply-dir", "", "apply manifest components by writing their objects under this directory (the Dir applier)"),
-		dryRun:      c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)"),
-		instance:    c.fs.String("instance", components.DefaultInstance, "the installation the manifest components belong to: their objects are labelled hopdag.io/instance=NAME and their inventories kept per NAME, so a prune only ever deletes this installation's objects; give each catalog that shares a cluster (or an --apply-dir) its own"),
-		grace:       c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL"),
-		leaseTTL:    c.fs.Duration("lease-ttl", leaseTTL, "with --state: the lease on the state's lock, refreshed every third of it; a run killed without releasing it blocks the next run until it expires (plus a tenth)"),
-		logFile:     c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
-		logFormat:   c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
-		maxParallel: c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
-		onFailure:   c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback)"),
-		set:         c.fs.String("set", "", "comma-separated KEY=VALUE template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set"),
+		applyDir:       c.fs.String("apply-dir", "", "apply manifest components by writing their objects under this directory (the Dir applier)"),
+		dryRun:         c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)"),
+		forceConflicts: c.fs.Bool("force-conflicts", false, forceConflictsUsage),
+		instance:       c.fs.String("instance", components.DefaultInstance, "the installation the manifest components belong to: their objects are labelled hopdag.io/instance=NAME and their inventories kept per NAME, so a prune only ever deletes this installation's objects; give each catalog that shares a cluster (or an --apply-dir) its own"),
+		grace:          c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL"),
+		leaseTTL:       c.fs.Duration("lease-ttl", leaseTTL, "with --state: the lease on the state's lock, refreshed every third of it; a run killed without releasing it blocks the next run until it expires (plus a tenth)"),
+		logFile:        c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
+		logFormat:      c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
+		maxParallel:    c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
+		onFailure:      c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback)"),
+		set:            c.fs.String("set", "", "comma-separated KEY=VALUE template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set"),
 	}
 	c.rf.checks = map[string]string{}
 	c.fs.Func("check", "`NAME=COMMAND`: run hop check NAME with sh -c COMMAND (repeat for each check; exit 0 passes)", func(v string) error {
@@ -372,7 +375,7 @@ func (c *cli) checkRunFlags() string {
 		return fmt.Sprintf("--lease-ttl %s: want at least 1s (the lease is refreshed every third of it)", *rf.leaseTTL)
 	}
 	if *c.simulate {
-		for name, set := range map[string]bool{"--apply-dir": *rf.applyDir != "", "--kubeconfig": *c.kf.kubeconfig != "", "--context": *c.kf.context != "", "--dry-run": *rf.dryRun} {
+		for name, set := range map[string]bool{"--apply-dir": *rf.applyDir != "", "--kubeconfig": *c.kf.kubeconfig != "", "--context": *c.kf.context != "", "--dry-run": *rf.dryRun, "--force-conflicts": *rf.forceConflicts} {
 			if set {
 				return name + " applies for real: it cannot go with --simulate"
 			}
@@ -389,6 +392,9 @@ func (c *cli) checkRunFlags() string {
 		// A dry run's components would be recorded Succeeded, and a real
 		// run from that status would skip them.
 		return "--dry-run changes nothing, so it saves no status: drop --state"
+	}
+	if *rf.forceConflicts && *rf.applyDir != "" {
+		return "--force-conflicts is server-side apply's: it needs a cluster, not --apply-dir (files have no field managers)"
 	}
 	if *rf.dryRun && *rf.applyDir != "" {
 		return "--dry-run is a server-side dry run: it needs a cluster, not --apply-dir (hopdag plan shows what would run)"
@@ -447,7 +453,7 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("manifest %s %s: %v", plural(len(names), "component"), list(names), err))
 		} else {
-			router.Register(release.TypeManifest, components.NewManifest(applier, components.WithValues(values), components.WithInstance(*c.rf.instance)))
+			router.Register(release.TypeManifest, components.NewManifest(applier, manifestOptions(values, *c.rf.instance, *c.rf.forceConflicts)...))
 		}
 	}
 	if names := byType[release.TypeHelm]; len(names) > 0 {
@@ -497,6 +503,20 @@ func embedding(handlers []string) string {
 	plan, err := runner.NewPlan(catalog, from, to, runner.ForExecutor(exec))
 	// ... handle err, then:
 	status, err := exec.Execute(ctx, plan, previous)`, h)
+}
+
+// forceConflictsUsage is --force-conflicts of run and plan.
+const forceConflictsUsage = "with a cluster: manifest components take over the fields of their objects that another field manager owns (server-side apply with force, as kubectl apply --server-side --force-conflicts); without it such a field fails the component, naming its manager"
+
+// manifestOptions are the options of the manifest runner of run and of
+// plan's dry run: the --set values, the --instance, and with
+// --force-conflicts every apply forced (components.ApplyOptions.Force).
+func manifestOptions(values map[string]any, instance string, force bool) []components.ManifestOption {
+	opts := []components.ManifestOption{components.WithValues(values), components.WithInstance(instance)}
+	if force {
+		opts = append(opts, components.WithApplyOptions(components.ApplyOptions{Force: true}))
+	}
+	return opts
 }
 
 // applier returns the Applier of manifest components.
