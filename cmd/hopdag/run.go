@@ -34,6 +34,7 @@ type runFlags struct {
 	logFormat      *string
 	maxParallel    *int
 	onFailure      *string
+	quiet          *bool
 	set            *string
 	// checks are the --check commands by check name.
 	checks map[string]string
@@ -53,6 +54,7 @@ func (c *cli) runFlags() {
 		logFormat:      c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
 		maxParallel:    c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
 		onFailure:      c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback)"),
+		quiet:          c.fs.Bool("quiet", false, "do not print the output of commands on stderr (each line is \"  COMPONENT | line\"); --log-file records it all the same"),
 		set:            c.fs.String("set", "", "comma-separated KEY=VALUE template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set"),
 	}
 	c.rf.checks = map[string]string{}
