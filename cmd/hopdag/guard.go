@@ -1,11 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/runner"
@@ -19,10 +27,198 @@ import (
 // does. Without the guard TestAbandon (no SIGTERM: the killed run's command
 // never says it stopped) and TestSecondInterruptKillsAtOnce (the command's
 // child outlives hopdag) fail.
+//
+// Each command's output goes, line by line, to stderr under its
+// component's name (unless --quiet) and to the audit log (--log-file);
+// see execOutput.
 func (c *cli) execRunner(values map[string]any) (runner.Runner, error) {
-	return components.NewExec(components.WithGracePeriod(c.grace()), components.WithExecValues(values),
-		components.WithGuard(c.commandsLock())), nil
+	opts := []components.ExecOption{components.WithGracePeriod(c.grace()), components.WithExecValues(values),
+		components.WithGuard(c.commandsLock())}
+	sink := &outputSink{w: c.stderr}
+	if c.rf != nil {
+		sink.audit = c.rf.audit
+		if *c.rf.quiet {
+			sink.w = nil
+		}
+	}
+	return &execOutput{Exec: components.NewExec(opts...), opts: opts, sink: sink}, nil
 }
+
+// execOutput is the exec runner with each command's output streamed: per
+// Run (and Rollback) an Exec of the same options with WithOutput writing
+// to lineWriters for this component, so that every line is printed as
+// "  NAME | line" and recorded in the audit log as a record of kind
+// "output" (Event "stdout" or "stderr", Reason the line; at most
+// maxAuditLines a stream and attempt, then one record saying how many
+// more there were). It also names the component's timeout when that
+// stopped the command (timeoutText). Validate and ValidateRollback are
+// the Exec's.
+type execOutput struct {
+	*components.Exec
+	opts []components.ExecOption
+	sink *outputSink
+}
+
+func (x *execOutput) Run(ctx context.Context, t runner.Task) error {
+	return x.do(ctx, t, (*components.Exec).Run)
+}
+
+func (x *execOutput) Rollback(ctx context.Context, t runner.Task) error {
+	return x.do(ctx, t, (*components.Exec).Rollback)
+}
+
+func (x *execOutput) do(ctx context.Context, t runner.Task, f func(*components.Exec, context.Context, runner.Task) error) error {
+	if x.sink.w == nil && x.sink.audit == nil {
+		return timeoutText(ctx, t, f(x.Exec, ctx, t))
+	}
+	outRec, outDone := x.sink.recorder(t, "stdout")
+	errRec, errDone := x.sink.recorder(t, "stderr")
+	out, errw := x.sink.writer(t.Component, outRec), x.sink.writer(t.Component, errRec)
+	exe := components.NewExec(append(slices.Clip(x.opts), components.WithOutput(out, errw))...)
+	err := f(exe, ctx, t)
+	// Run has returned: its readers are done, nothing writes any more.
+	out.flush()
+	errw.flush()
+	outDone()
+	errDone()
+	return timeoutText(ctx, t, err)
+}
+
+// Bounds of the output of commands: a line longer than maxOutputLine
+// bytes is cut (on stderr and in the audit log), and the audit log keeps
+// the first maxAuditLines lines of each stream of an attempt.
+const (
+	maxOutputLine = 4 << 10
+	maxAuditLines = 200
+)
+
+// outputSink is where the lines of commands go: w (nil: nowhere, for
+// --quiet) and the audit log (nil: none). Commands run in parallel: each
+// line is written to w in one call, under mu, so that lines never mix
+// (they interleave, whole).
+type outputSink struct {
+	mu    sync.Mutex
+	w     io.Writer
+	audit *auditLog
+}
+
+// writer returns the lineWriter of a command of component name; record,
+// when not nil, gets each line.
+func (s *outputSink) writer(name string, record func(string)) *lineWriter {
+	return &lineWriter{s: s, prefix: "  " + name + " | ", record: record}
+}
+
+// recorder returns what records the lines of stream of t in the audit
+// log, and what to call once the command is done.
+func (s *outputSink) recorder(t runner.Task, stream string) (record func(string), done func()) {
+	if s.audit == nil {
+		return nil, func() {}
+	}
+	base := auditRecord{Kind: "output", Event: stream, Component: t.Component, Attempt: t.Attempt}
+	if t.Hop != nil {
+		base.Hop = t.Hop.Name()
+	}
+	if t.To != nil {
+		base.Version = t.To.Version.Original()
+	}
+	n := 0
+	record = func(line string) {
+		if n++; n <= maxAuditLines {
+			r := base
+			r.Reason = line
+			s.audit.write(r)
+		}
+	}
+	done = func() {
+		if n > maxAuditLines {
+			r := base
+			r.Reason = fmt.Sprintf("… %d more lines not logged (the log keeps the first %d)", n-maxAuditLines, maxAuditLines)
+			s.audit.write(r)
+		}
+	}
+	return record, done
+}
+
+// lineWriter cuts a command's stream into lines. It is written by one
+// goroutine (the Exec's reader of that stream), then flushed.
+type lineWriter struct {
+	s      *outputSink
+	prefix string
+	record func(string)
+	buf    []byte
+	// cut: the line in buf was cut at maxOutputLine; the rest of it is
+	// dropped up to its newline.
+	cut bool
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if !w.cut {
+			room := maxOutputLine - len(w.buf)
+			if len(chunk) > room {
+				w.buf = append(w.buf, chunk[:room]...)
+				w.cut = true
+			} else {
+				w.buf = append(w.buf, chunk...)
+			}
+		}
+		if i < 0 {
+			break
+		}
+		w.line()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// flush writes what is left, a last line without a newline.
+func (w *lineWriter) flush() {
+	if len(w.buf) > 0 || w.cut {
+		w.line()
+	}
+}
+
+func (w *lineWriter) line() {
+	line := strings.TrimRight(string(w.buf), "\r")
+	if w.cut {
+		line += " …(cut)"
+	}
+	w.buf, w.cut = w.buf[:0], false
+	if w.record != nil {
+		w.record(line)
+	}
+	if w.s.w != nil {
+		w.s.mu.Lock()
+		defer w.s.mu.Unlock()
+		_, _ = io.WriteString(w.s.w, w.prefix+line+"\n")
+	}
+}
+
+// timeoutText names the component's timeout in err when it stopped the
+// command: the exec runner says "stopped: context deadline exceeded",
+// knowing only its context; the executor put t.To.Timeout on it.
+func timeoutText(ctx context.Context, t runner.Task, err error) error {
+	if err == nil || t.To == nil || t.To.Timeout.Duration <= 0 || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	if ee, ok := errors.AsType[*components.ExitError](err); ok && errors.Is(ee.Err, context.DeadlineExceeded) {
+		ee.Err = &specTimeout{t.To.Timeout.Duration}
+	}
+	return err
+}
+
+// specTimeout is a command stopped by its component's spec.timeout; it
+// matches context.DeadlineExceeded.
+type specTimeout struct{ d time.Duration }
+
+func (e *specTimeout) Error() string { return fmt.Sprintf("timed out after %s (spec.timeout)", e.d) }
+func (e *specTimeout) Unwrap() error { return context.DeadlineExceeded }
 
 // commandsLock is the file the guards of a run's commands hold a shared
 // lock on (components.WithGuard): one per --state, in the temporary

@@ -11,16 +11,19 @@ import (
 
 // planFlags: a plan given a cluster (--kubeconfig or --context) ends with
 // the server-side dry run of its first hop's manifest components, with the
-// values (--set) and the installation (--instance) a run would use.
+// values (--set), the installation (--instance) and the forcing
+// (--force-conflicts) a run would use.
 type planFlags struct {
-	set      *string
-	instance *string
+	set            *string
+	instance       *string
+	forceConflicts *bool
 }
 
 func (c *cli) planFlags() {
 	c.pf = &planFlags{
-		set:      c.fs.String("set", "", "with a cluster: comma-separated KEY=VALUE template values (.Values.KEY) the manifests render with, as hopdag run's"),
-		instance: c.fs.String("instance", components.DefaultInstance, "with a cluster: the installation, as hopdag run's --instance (what the dry run would prune is this installation's)"),
+		set:            c.fs.String("set", "", "with a cluster: comma-separated KEY=VALUE template values (.Values.KEY) the manifests render with, as hopdag run's"),
+		instance:       c.fs.String("instance", components.DefaultInstance, "with a cluster: the installation, as hopdag run's --instance (what the dry run would prune is this installation's)"),
+		forceConflicts: c.fs.Bool("force-conflicts", false, forceConflictsUsage),
 	}
 	c.kubeFlags()
 }
@@ -63,7 +66,7 @@ func (c *cli) planDryRun(ctx context.Context, p *runner.Plan) int {
 	if manifests == 0 {
 		fmt.Fprintln(c.stdout, "  no manifest component changes in this hop")
 	}
-	out, err := c.kube.DryRun(ctx, c.kubeConfig(), h, []components.ManifestOption{components.WithValues(values), components.WithInstance(*c.pf.instance)})
+	out, err := c.kube.DryRun(ctx, c.kubeConfig(), h, manifestOptions(values, *c.pf.instance, *c.pf.forceConflicts))
 	fmt.Fprint(c.stdout, out)
 	if len(p.Hops) > 1 {
 		fmt.Fprintf(c.stdout, "Hops 2 to %d start from the cluster hop 1 leaves: run them with hopdag run --dry-run, hop by hop (--until), to see theirs.\n", len(p.Hops))

@@ -23,16 +23,19 @@ import (
 
 // runFlags are the flags of hopdag run beyond the plan's.
 type runFlags struct {
-	applyDir    *string
-	instance    *string
-	dryRun      *bool
-	grace       *time.Duration
-	leaseTTL    *time.Duration
-	logFile     *string
-	logFormat   *string
-	maxParallel *int
-	onFailure   *string
-	set         *string
+	applyDir *string
+	instance *string
+	dryRun   *bool
+	// forceConflicts: manifest applies take over fields other managers own.
+	forceConflicts *bool
+	grace          *time.Duration
+	leaseTTL       *time.Duration
+	logFile        *string
+	logFormat      *string
+	maxParallel    *int
+	onFailure      *string
+	quiet          *bool
+	set            *string
 	// checks are the --check commands by check name.
 	checks map[string]string
 
@@ -41,16 +44,18 @@ type runFlags struct {
 
 func (c *cli) runFlags() {
 	c.rf = &runFlags{
-		applyDir:    c.fs.String("apply-dir", "", "apply manifest components by writing their objects under this directory (the Dir applier)"),
-		dryRun:      c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)"),
-		instance:    c.fs.String("instance", components.DefaultInstance, "the installation the manifest components belong to: their objects are labelled hopdag.io/instance=NAME and their inventories kept per NAME, so a prune only ever deletes this installation's objects; give each catalog that shares a cluster (or an --apply-dir) its own"),
-		grace:       c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL"),
-		leaseTTL:    c.fs.Duration("lease-ttl", leaseTTL, "with --state: the lease on the state's lock, refreshed every third of it; a run killed without releasing it blocks the next run until it expires (plus a tenth)"),
-		logFile:     c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
-		logFormat:   c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
-		maxParallel: c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
-		onFailure:   c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback)"),
-		set:         c.fs.String("set", "", "comma-separated KEY=VALUE template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set"),
+		applyDir:       c.fs.String("apply-dir", "", "apply manifest components by writing their objects under this directory (the Dir applier)"),
+		dryRun:         c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)"),
+		forceConflicts: c.fs.Bool("force-conflicts", false, forceConflictsUsage),
+		instance:       c.fs.String("instance", components.DefaultInstance, "the installation the manifest components belong to: their objects are labelled hopdag.io/instance=NAME and their inventories kept per NAME, so a prune only ever deletes this installation's objects; give each catalog that shares a cluster (or an --apply-dir) its own"),
+		grace:          c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL"),
+		leaseTTL:       c.fs.Duration("lease-ttl", leaseTTL, "with --state: the lease on the state's lock, refreshed every third of it; a run killed without releasing it blocks the next run until it expires (plus a tenth)"),
+		logFile:        c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
+		logFormat:      c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
+		maxParallel:    c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
+		onFailure:      c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback)"),
+		quiet:          c.fs.Bool("quiet", false, "do not print the output of commands on stderr (each line is \"  COMPONENT | line\"); --log-file records it all the same"),
+		set:            c.fs.String("set", "", "comma-separated KEY=VALUE template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set"),
 	}
 	c.rf.checks = map[string]string{}
 	c.fs.Func("check", "`NAME=COMMAND`: run hop check NAME with sh -c COMMAND (repeat for each check; exit 0 passes)", func(v string) error {
@@ -167,7 +172,18 @@ func (c *cli) run(ctx context.Context) (code int) {
 			return c.fail1(err)
 		}
 		if prev != nil {
-			resume = fmt.Sprintf("resuming from %s (%s, %d/%d done, run %d)\n", b.where, prev.Phase, prev.Progress.Done, prev.Progress.Total, prev.Runs)
+			next, err := nextUpgrade(prev, runner.NewStatus(plan), b.where)
+			if err != nil {
+				return c.fail1(err)
+			}
+			if next != "" {
+				// The store's finished upgrade stays in the audit log;
+				// the first checkpoint replaces it.
+				rf.audit.write(auditRecord{Kind: "new-upgrade", Phase: string(prev.Phase), Reason: strings.TrimSuffix(next, "\n")})
+				resume, prev = next, nil
+			} else {
+				resume = fmt.Sprintf("resuming from %s (%s, %d/%d done, run %d)\n", b.where, prev.Phase, prev.Progress.Done, prev.Progress.Total, prev.Runs)
+			}
 		}
 		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(b.store, lease)))
 	}
@@ -225,12 +241,86 @@ func (c *cli) run(ctx context.Context) (code int) {
 	return exitOK
 }
 
+// nextUpgrade decides what a run of a plan whose fresh status is fresh
+// does with the status prev it found in the store where: it resumes prev
+// when both are for the same upgrade (track, from, to; Execute checks the
+// rest), and returns "". When prev is for another upgrade, it starts a new
+// status in the same store, returning the line that says so, if prev is
+// finished and fresh starts where it ended (reached); otherwise it
+// refuses, saying what to do in the terms of the command line.
+//
+// Finished is Succeeded, RolledBack or Abandoned. Reached is what the
+// system runs: after Succeeded the upgrade's to-version; otherwise the
+// to-version of the last hop that Succeeded (hops before a rolled-back one
+// stay done, and a rollback of the whole run rolls them back too), or the
+// upgrade's from-version when none did. A hop that an Abandoned run left
+// half done does not count: its components may be anywhere between
+// versions, which is the operator's call (another --state starts anywhere).
+// Running, Failed, Paused, WaitingForApproval, Cancelled and
+// RollbackFailed are not finished: they resume, or are abandoned first.
+// The same upgrade RolledBack or Abandoned is refused by Execute (a final
+// status is never run again; see resumeHint).
+func nextUpgrade(prev, fresh *runner.Status, where string) (string, error) {
+	if prev.Track == fresh.Track && prev.From == fresh.From && prev.To == fresh.To {
+		return "", nil
+	}
+	old := prev.From + " -> " + prev.To
+	switch prev.Phase {
+	case runner.Succeeded, runner.RolledBack, runner.Abandoned:
+	default:
+		return "", fmt.Errorf("%s holds the upgrade %s, which %s and is not finished; this run is %s -> %s: "+
+			"resume it (hopdag run with --from %s --to %s), abandon it (hopdag abandon --state %s) and run again, or use another --state",
+			where, old, prev.Phase, fresh.From, fresh.To, prev.From, prev.To, where)
+	}
+	reached := reachedVersion(prev)
+	if reached == "" {
+		return "", fmt.Errorf("the previous upgrade %s in %s ended %s part way along its route across tracks: use another --state, starting from the state the system runs",
+			old, where, prev.Phase)
+	}
+	if prev.Track != fresh.Track || fresh.From != reached {
+		track := ""
+		if prev.Track != fresh.Track {
+			track = fmt.Sprintf(" (track %q, this run's is %q)", prev.Track, fresh.Track)
+		}
+		return "", fmt.Errorf("the previous upgrade %s in %s ended %s at %s%s, not at %s: start the next one --from %s, or use another --state for another system",
+			old, where, prev.Phase, reached, track, fresh.From, reached)
+	}
+	at := "an unrecorded time"
+	if !prev.FinishedAt.IsZero() {
+		at = prev.FinishedAt.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("the previous upgrade %s in %s ended %s at %s; a new upgrade starts there\n", old, where, prev.Phase, at), nil
+}
+
+// reachedVersion is the version a finished status left the system at (see
+// nextUpgrade), or "" when a route across tracks stopped part way (its
+// hops name one track's version each, not the whole state).
+func reachedVersion(st *runner.Status) string {
+	if st.Phase == runner.Succeeded {
+		return st.To
+	}
+	for i := len(st.Hops) - 1; i >= 0; i-- {
+		if h := st.Hops[i]; h.Phase == runner.Succeeded {
+			if h.Track != "" {
+				return ""
+			}
+			return h.To
+		}
+	}
+	return st.From
+}
+
 func (c *cli) resumeHint(st *runner.Status) string {
 	if *c.state == "" {
 		return "no --state, so nothing was saved\n"
 	}
 	if st != nil && (st.Phase == runner.RolledBack || st.Phase == runner.Abandoned) {
-		// Execute refuses to resume these (ErrRolledBack, ErrAbandoned).
+		// Execute refuses to resume these (ErrRolledBack, ErrAbandoned);
+		// the next upgrade from where it ended may use the same store
+		// (nextUpgrade).
+		if v := reachedVersion(st); v != "" {
+			return fmt.Sprintf("its status in %s is final: start over with a new --state, or run the next upgrade --from %s (where it left the system) with this one\n", *c.state, v)
+		}
 		return fmt.Sprintf("its status in %s is final: start over with a new --state (or delete what %s holds)\n", *c.state, *c.state)
 	}
 	return fmt.Sprintf("the status is saved in %s; run the same command again to resume\n", *c.state)
@@ -287,7 +377,7 @@ func (c *cli) checkRunFlags() string {
 		return fmt.Sprintf("--lease-ttl %s: want at least 1s (the lease is refreshed every third of it)", *rf.leaseTTL)
 	}
 	if *c.simulate {
-		for name, set := range map[string]bool{"--apply-dir": *rf.applyDir != "", "--kubeconfig": *c.kf.kubeconfig != "", "--context": *c.kf.context != "", "--dry-run": *rf.dryRun} {
+		for name, set := range map[string]bool{"--apply-dir": *rf.applyDir != "", "--kubeconfig": *c.kf.kubeconfig != "", "--context": *c.kf.context != "", "--dry-run": *rf.dryRun, "--force-conflicts": *rf.forceConflicts} {
 			if set {
 				return name + " applies for real: it cannot go with --simulate"
 			}
@@ -304,6 +394,9 @@ func (c *cli) checkRunFlags() string {
 		// A dry run's components would be recorded Succeeded, and a real
 		// run from that status would skip them.
 		return "--dry-run changes nothing, so it saves no status: drop --state"
+	}
+	if *rf.forceConflicts && *rf.applyDir != "" {
+		return "--force-conflicts is server-side apply's: it needs a cluster, not --apply-dir (files have no field managers)"
 	}
 	if *rf.dryRun && *rf.applyDir != "" {
 		return "--dry-run is a server-side dry run: it needs a cluster, not --apply-dir (hopdag plan shows what would run)"
@@ -362,7 +455,7 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("manifest %s %s: %v", plural(len(names), "component"), list(names), err))
 		} else {
-			router.Register(release.TypeManifest, components.NewManifest(applier, components.WithValues(values), components.WithInstance(*c.rf.instance)))
+			router.Register(release.TypeManifest, components.NewManifest(applier, manifestOptions(values, *c.rf.instance, *c.rf.forceConflicts)...))
 		}
 	}
 	if names := byType[release.TypeHelm]; len(names) > 0 {
@@ -412,6 +505,20 @@ func embedding(handlers []string) string {
 	plan, err := runner.NewPlan(catalog, from, to, runner.ForExecutor(exec))
 	// ... handle err, then:
 	status, err := exec.Execute(ctx, plan, previous)`, h)
+}
+
+// forceConflictsUsage is --force-conflicts of run and plan.
+const forceConflictsUsage = "with a cluster: manifest components take over the fields of their objects that another field manager owns (server-side apply with force, as kubectl apply --server-side --force-conflicts); without it such a field fails the component, naming its manager"
+
+// manifestOptions are the options of the manifest runner of run and of
+// plan's dry run: the --set values, the --instance, and with
+// --force-conflicts every apply forced (components.ApplyOptions.Force).
+func manifestOptions(values map[string]any, instance string, force bool) []components.ManifestOption {
+	opts := []components.ManifestOption{components.WithValues(values), components.WithInstance(instance)}
+	if force {
+		opts = append(opts, components.WithApplyOptions(components.ApplyOptions{Force: true}))
+	}
+	return opts
 }
 
 // applier returns the Applier of manifest components.

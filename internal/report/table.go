@@ -23,9 +23,11 @@ func PlanOrder(p *runner.Plan) [][]string {
 	return order
 }
 
-// Table prints s: a summary line, one row per component (see the package
-// comment for the order; order is PlanOrder's, or nil), and the last
-// failure. Columns: hop, component, versions, phase, attempts, duration,
+// Table prints s: a summary line, the message, one row per component
+// (see the package comment for the order; order is PlanOrder's, or nil),
+// and the last failure. The message and the last failure print all their
+// lines (an exec failure's stderr), indented, up to ten (see lines); the
+// rows' ERROR column the first and the last. Columns: hop, component, versions, phase, attempts, duration,
 // code, and the last error (or why it was skipped or cancelled).
 func Table(w io.Writer, s *runner.Status, order [][]string) {
 	fmt.Fprintf(w, "status %s -> %s: %s", s.From, s.To, s.Phase)
@@ -34,7 +36,12 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 	}
 	fmt.Fprintf(w, ", %d/%d components done, run %d\n", s.Progress.Done, s.Progress.Total, s.Runs)
 	if s.Message != "" {
-		fmt.Fprintf(w, "message: %s\n", firstLine(s.Message))
+		msg := s.Message
+		if f := s.LastFailure; f != nil && strings.HasSuffix(strings.TrimSpace(msg), strings.TrimSpace(f.Error)) {
+			// The last failure prints the lines below.
+			msg = firstLine(msg)
+		}
+		fmt.Fprintf(w, "message: %s\n", lines(msg))
 	}
 	if g := gates(s); g != "" {
 		fmt.Fprintf(w, "gated: %s\n", g)
@@ -70,7 +77,7 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 		if f.Check != "" {
 			what = "check " + f.Check
 		}
-		fmt.Fprintf(w, "last failure: hop %d %s: %s: %s\n", f.Hop+1, what, f.Code, firstLine(f.Error))
+		fmt.Fprintf(w, "last failure: hop %d %s: %s: %s\n", f.Hop+1, what, f.Code, lines(f.Error))
 	}
 }
 
@@ -148,6 +155,37 @@ func oneLine(s string) string {
 		return first
 	}
 	return first + " … " + last
+}
+
+// maxLines is how many lines lines prints after the first: as many as
+// the exec runner keeps of a failed command's stderr.
+const maxLines = 10
+
+// lines is s with its lines after the first indented under it, blank ones
+// left out, at most maxLines of them (then how many more there were).
+func lines(s string) string {
+	all := strings.Split(strings.TrimSpace(s), "\n")
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(all[0]))
+	n := 0
+	for _, l := range all[1:] {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if n++; n > maxLines {
+			continue
+		}
+		// A tab indents the stderr lines in the error; four spaces do
+		// here, and two more for each tab after the first (a list in a
+		// list).
+		trimmed := strings.TrimLeft(l, "\t")
+		deeper := max(len(l)-len(trimmed)-1, 0)
+		b.WriteString("\n    " + strings.Repeat("  ", deeper) + strings.TrimRight(trimmed, " \r"))
+	}
+	if n > maxLines {
+		fmt.Fprintf(&b, "\n    … %d more lines", n-maxLines)
+	}
+	return b.String()
 }
 
 func firstLine(s string) string {

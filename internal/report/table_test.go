@@ -2,7 +2,9 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,4 +118,64 @@ func TestTableTrack(t *testing.T) {
 	var b bytes.Buffer
 	report.Table(&b, s, nil)
 	assert.Contains(t, b.String(), "\n1 platform 13.01.0 -> 13.01.2  sysinv")
+}
+
+// The message and the last failure print every line of a failure of
+// several lines (an exec failure's stderr), indented under it, at most
+// ten; a message that says what the last failure says prints its first
+// line only.
+func TestTableFailureLines(t *testing.T) {
+	stderr := "components: a 1.1: exec: sh: exit code 3; last lines of stderr:\n\tstarting\n\n\tE: disk full on /var\nno tab\n\t\tnested"
+	var many strings.Builder
+	many.WriteString("two problems:")
+	for i := range 12 {
+		fmt.Fprintf(&many, "\n\tline %d", i+1)
+	}
+	tests := []struct {
+		name, message, failure, want string
+	}{
+		{"message is the failure", stderr, stderr, `message: components: a 1.1: exec: sh: exit code 3; last lines of stderr:
+last failure: hop 1 a 1.1: COMPONENT_FAILED: components: a 1.1: exec: sh: exit code 3; last lines of stderr:
+    starting
+    E: disk full on /var
+    no tab
+      nested
+`},
+		{"message ends with the failure", "rolled back after: " + stderr, stderr, `message: rolled back after: components: a 1.1: exec: sh: exit code 3; last lines of stderr:
+last failure: hop 1 a 1.1: COMPONENT_FAILED: components: a 1.1: exec: sh: exit code 3; last lines of stderr:
+    starting
+    E: disk full on /var
+    no tab
+      nested
+`},
+		{"message of its own", many.String(), "boom", `message: two problems:
+    line 1
+    line 2
+    line 3
+    line 4
+    line 5
+    line 6
+    line 7
+    line 8
+    line 9
+    line 10
+    … 2 more lines
+last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := status()
+			s.Message, s.LastFailure.Error = tt.message, tt.failure
+			var b bytes.Buffer
+			report.Table(&b, s, nil)
+			var got []string
+			for line := range strings.Lines(b.String()) {
+				if !strings.HasPrefix(line, "status ") && !strings.HasPrefix(line, "HOP") && !strings.HasPrefix(line, "1 v1") {
+					got = append(got, line)
+				}
+			}
+			assert.Equal(t, tt.want, strings.Join(got, ""), "Table's message and last failure (-want +got)")
+		})
+	}
 }
