@@ -28,9 +28,11 @@ type auditLog struct {
 }
 
 // auditRecord is one line of the audit log. Kind is "command", "event",
-// "lock", "signal", "abandon" or "exit"; Event is the runner's event type
-// for "event", and Acquired, Refreshed, Released, Lost or Refused for
-// "lock".
+// "lock", "signal", "abandon", "new-upgrade" (the previous upgrade of the
+// store was finished: Phase is its phase, Reason the line printed),
+// "output" (a line a command wrote: Event is stdout or stderr, Reason the
+// line) or "exit"; Event is the runner's event type for "event", and
+// Acquired, Refreshed, Released, Lost or Refused for "lock".
 type auditRecord struct {
 	Time      time.Time `json:"time"`
 	PID       int       `json:"pid"`

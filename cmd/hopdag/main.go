@@ -117,7 +117,7 @@ var commands = map[string]command{
 		example: "hopdag plan - --from v26.06-rc.2 --to v26.09 -o yaml"},
 	"graph": {summary: "draw a hop's component graph", run: (*cli).graph,
 		example: "hopdag graph - --from v26.06-rc.2 --to v26.09 --hop 1 -o dot"},
-	"run": {summary: "run the upgrade: exec components as commands, manifest components through --apply-dir (or --simulate)", run: (*cli).run,
+	"run": {summary: "run the upgrade: exec components as commands, manifest and helm components against a cluster (--kubeconfig) or --apply-dir, or --simulate", run: (*cli).run,
 		example: "hopdag run my-catalog --from v1.0 --to v1.1 --state /var/lib/hopdag --log-file upgrade.log"},
 	"status": {summary: "print the status of a run from its state; exit 0 succeeded, 1 failed, 3 not finished (running, waiting for approval, or stopped by --until)", run: (*cli).status, noDir: true,
 		example: "hopdag status --state /var/lib/hopdag --watch"},
@@ -231,6 +231,9 @@ func runWith(ctx context.Context, e env, args []string) int {
 		if f.v != nil && *f.v == "" {
 			return c.usageError("--" + f.name + " is required")
 		}
+	}
+	if err := c.bundle.checkDir(c.dir); err != nil {
+		return c.usageError(err.Error())
 	}
 	return c.guard(ctx, cmd)
 }

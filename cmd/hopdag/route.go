@@ -147,6 +147,7 @@ var cliTerms = strings.NewReplacer(
 	"(path.AllowPrereleases, or a channel listing it: path.WithChannel)", "(--prereleases, or a --channel that lists it)",
 	"(path.WithChannel)", "(--channel)",
 	"in the current state (the current argument of ResolveState): ", "in the state: --from ",
+	"or apply with Force to take them over", "or pass --force-conflicts to take them over",
 	"; start a new run with an empty status", "; its status is final: start over with a new --state (or delete what the old one holds)",
 )
 
