@@ -3,9 +3,12 @@
 //
 // A Reconciler watches ClusterVersions and the catalog objects of their
 // namespaces (kube/catalog loads them). On every reconcile it records
-// status.availableUpdates and status.conditionalUpdates (see Updates).
-// When spec.desiredVersion differs from status.currentVersion it resolves
-// the route; an unknown or unreachable target sets the Failing condition
+// status.availableUpdates and status.conditionalUpdates (see Updates, and
+// StateUpdates across tracks). When spec.desiredVersion differs from
+// status.currentVersion it resolves the route: on spec.track, or, when
+// the versions are states (v1alpha1.Target: platform=27.03.0,...), across
+// the tracks of a catalog that ties them by supports (path.ResolveState);
+// an unknown or unreachable target sets the Failing condition
 // with the resolver's diagnostics and runs nothing. Otherwise it starts the
 // plan in the background with the runner the embedding operator provides
 // (a components.Router: inline handlers, the kube applier), checkpointing
@@ -20,7 +23,9 @@
 // (component, code), UpgradeAborted, UpgradePaused, UpgradeAbandoned,
 // UpgradeWaitingForApproval (the steps, what to set), UpgradeApproved
 // (step, by), UpgradeRolledBack (component, code, where the system is),
-// UpgradeRollbackFailed.
+// UpgradeRollbackFailed; Warnings ComponentFailed (a component failed for
+// good while its hop goes on; Failing turns True, reason ComponentFailed)
+// and ApprovalNotWaiting (spec.approvals names a step that does not wait).
 //
 // How a run ends, in the status:
 //   - at a gate (a rule's, a ComponentVersion's or a phase's gate):

@@ -106,7 +106,7 @@ func TestGateApproval(t *testing.T) {
 			if err := c.Get(ctx, key, &cur); err != nil {
 				return err
 			}
-			cur.Spec.DesiredVersion = v1alpha1.Version(tc.desired)
+			cur.Spec.DesiredVersion = v1alpha1.Target(tc.desired)
 			return c.Update(ctx, &cur, client.DryRunAll)
 		})
 		if tc.refused == "" {

@@ -313,7 +313,7 @@ func eventReasons(t *testing.T, c client.Client, ns string) []string {
 func newCV(ns, installed, desired string) *v1alpha1.ClusterVersion {
 	return &v1alpha1.ClusterVersion{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cluster"},
-		Spec:       v1alpha1.ClusterVersionSpec{InstalledVersion: v1alpha1.Version(installed), DesiredVersion: v1alpha1.Version(desired)},
+		Spec:       v1alpha1.ClusterVersionSpec{InstalledVersion: v1alpha1.Target(installed), DesiredVersion: v1alpha1.Target(desired)},
 	}
 }
 

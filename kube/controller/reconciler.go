@@ -178,11 +178,11 @@ func (r *Reconciler) refreshUpdates(ctx context.Context, ru *run, cv *v1alpha1.C
 	if err != nil {
 		return // the run goes on with the catalog it started with; decide reports it after
 	}
-	current, err := release.ParseVersion(cv.Status.CurrentVersion)
+	current, err := parsePosition(cv.Status.CurrentVersion)
 	if err != nil {
 		return
 	}
-	av, cu, _ := Updates(cat, cv.Spec.Track, current, cv.Spec.AcceptRisks, steer(&cv.Spec)...)
+	av, cu, _ := updatesFor(cat, &cv.Spec, current)
 	if equality.Semantic.DeepEqual(av, cv.Status.AvailableUpdates) && equality.Semantic.DeepEqual(cu, cv.Status.ConditionalUpdates) {
 		return
 	}
@@ -247,38 +247,42 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		r.failing(cv, st, "CatalogInvalid", err.Error())
 		return nil, nil
 	}
-	current, err := release.ParseVersion(st.CurrentVersion)
+	current, err := parsePosition(st.CurrentVersion)
 	if err != nil {
 		r.failing(cv, st, "UnknownVersion", err.Error())
 		return nil, nil
 	}
-	desired, err := release.ParseVersion(st.DesiredVersion)
+	desired, err := parsePosition(st.DesiredVersion)
 	if err != nil {
 		r.failing(cv, st, "UnknownVersion", err.Error())
 		return nil, nil
 	}
-	av, cu, uerr := Updates(cat, cv.Spec.Track, current, cv.Spec.AcceptRisks, steer(&cv.Spec)...)
+	av, cu, uerr := updatesFor(cat, &cv.Spec, current)
 	st.AvailableUpdates, st.ConditionalUpdates = av, cu
-	if _, ok := cat.ReleaseOn(cv.Spec.Track, current); ok {
-		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+current.Original())
+	if ok, missing := known(cat, cv.Spec.Track, current); ok {
+		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+current.String())
 	} else {
-		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "UnknownVersion", uerr.Error())
+		if uerr != nil {
+			missing = uerr.Error()
+		}
+		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "UnknownVersion", missing)
 	}
 
 	inFlight := st.Plan != nil && (st.Phase == v1alpha1.PhaseUpgrading || st.Phase == v1alpha1.PhasePaused || st.Phase == v1alpha1.PhaseWaitingForApproval || st.Phase == v1alpha1.PhaseFailed)
 	from, to := current, desired
 	if inFlight {
-		from, to = release.MustParseVersion(st.Plan.From), release.MustParseVersion(st.Plan.To)
+		from, _ = parsePosition(st.Plan.From) // written by summary: they parse
+		to, _ = parsePosition(st.Plan.To)
 		switch {
 		case cv.Spec.Abandon != nil:
 			return nil, r.abandon(ctx, cv, st, cv.Spec.Abandon.Reason)
-		case !desired.Equal(to):
+		case !to.satisfies(desired):
 			// Aborted (desired back to the start) or redirected while the
 			// run was stopped: this upgrade ends here, Partial.
-			msg := "aborted: desiredVersion set back to " + desired.Original()
+			msg := "aborted: desiredVersion set back to " + desired.String()
 			reason := "UpgradeAborted"
-			if !desired.Equal(from) {
-				msg, reason = "superseded: desiredVersion changed to "+desired.Original(), "UpgradeSuperseded"
+			if !from.satisfies(desired) {
+				msg, reason = "superseded: desiredVersion changed to "+desired.String(), "UpgradeSuperseded"
 			}
 			endHistory(st, v1alpha1.HistoryPartial, msg, now)
 			st.Plan.Phase = string(runner.Cancelled)
@@ -291,16 +295,16 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	if st.Phase == v1alpha1.PhaseAbandoned && cv.Spec.Abandon != nil {
 		return nil, nil // stays abandoned until the spec asks for another upgrade
 	}
-	if st.Phase == v1alpha1.PhaseRolledBack && !from.Equal(to) && endedFor(cv, st, v1alpha1.ConditionFailing, "UpgradeRolledBack") {
+	if st.Phase == v1alpha1.PhaseRolledBack && !from.satisfies(to) && endedFor(cv, st, v1alpha1.ConditionFailing, "UpgradeRolledBack") {
 		return nil, nil // a new upgrade starts at the next spec change
 	}
-	if !inFlight && from.Equal(to) {
+	if !inFlight && from.satisfies(to) {
 		st.Phase = v1alpha1.PhaseIdle
-		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+from.Original())
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+from.String())
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 		return nil, nil
 	}
-	if !inFlight && to.Compare(from) < 0 && len(st.History) > 0 && st.History[0].State == v1alpha1.HistoryPartial && st.History[0].From == to.Original() {
+	if !inFlight && to.before(from) && len(st.History) > 0 && st.History[0].State == v1alpha1.HistoryPartial && samePosition(st.History[0].From, to.String()) {
 		// An abort that stopped after a hop had completed: the system runs
 		// a later version than the one the upgrade started from, and
 		// going back is a downgrade. The abort did what it could; say
@@ -308,12 +312,12 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		st.Phase = v1alpha1.PhaseIdle
 		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeAborted",
 			fmt.Sprintf("the upgrade from %s was aborted after reaching %s, and going back to %s is a downgrade, which is refused: set desiredVersion to %s to accept where the system is, or to a later version to go on",
-				to.Original(), from.Original(), to.Original(), from.Original()))
+				to, from, to, from))
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 		return nil, nil
 	}
-	popts := routeOptions(&cv.Spec)
-	if _, err := path.Resolve(cat, from, to, popts...); err != nil {
+	route, err := resolve(cat, &cv.Spec, from, to)
+	if err != nil {
 		reason := "NoRoute"
 		if errors.Is(err, path.ErrUnknownVersion) {
 			reason = "UnknownVersion"
@@ -330,7 +334,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		return nil, nil
 	}
 	exec := runner.New(r.runner, r.executorOptions(cv)...)
-	p, err := runner.NewPlan(cat, from, to, runner.PathOptions(popts...), runner.ForExecutor(exec))
+	p, err := runner.PlanRoute(cat, route, runner.ForExecutor(exec))
 	if err != nil {
 		r.failing(cv, st, "PlanInvalid", err.Error())
 		return nil, nil
@@ -350,9 +354,9 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	}
 	if cv.Spec.Paused {
 		st.Phase = v1alpha1.PhasePaused
-		msg := "paused before the upgrade to " + to.Original() + " started; clear spec.paused to start it"
+		msg := "paused before the upgrade to " + to.String() + " started; clear spec.paused to start it"
 		if inFlight {
-			msg = pausedMessage(st.Plan.Progress.Summary, to.Original())
+			msg = pausedMessage(st.Plan.Progress.Summary, to.String())
 		}
 		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", msg)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
@@ -376,7 +380,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	}
 	if !inFlight {
 		st.Plan = summary(p, nil)
-		st.History = append([]v1alpha1.UpdateHistory{{From: from.Original(), To: to.Original(), State: v1alpha1.HistoryPartial, StartedTime: now}}, st.History...)
+		st.History = append([]v1alpha1.UpdateHistory{{From: from.String(), To: to.String(), State: v1alpha1.HistoryPartial, StartedTime: now}}, st.History...)
 		if len(st.History) > maxHistory {
 			st.History = st.History[:maxHistory]
 		}
@@ -411,9 +415,13 @@ func endHistory(st *v1alpha1.ClusterVersionStatus, state v1alpha1.HistoryState, 
 
 // summary is the status's brief of a plan and, when known, its run.
 func summary(p *runner.Plan, s *runner.Status) *v1alpha1.PlanSummary {
-	ps := &v1alpha1.PlanSummary{From: p.Route.From.Original(), To: p.Route.To.Original(), Phase: string(runner.Pending), Hops: []string{}}
+	ps := &v1alpha1.PlanSummary{From: routeFrom(p.Route).String(), To: routeTo(p.Route).String(), Phase: string(runner.Pending), Hops: []string{}}
 	for _, h := range p.Hops {
-		ps.Hops = append(ps.Hops, h.Name())
+		name := h.Name()
+		if h.Track != "" { // a route across tracks: say which one moves
+			name = h.Track + " " + name
+		}
+		ps.Hops = append(ps.Hops, name)
 	}
 	ps.Progress = v1alpha1.Progress{Total: p.Total()}
 	if s != nil {
@@ -560,7 +568,7 @@ func (r *Reconciler) active(key types.NamespacedName) *run {
 	return r.runs[key]
 }
 
-func cmpOr(vs ...v1alpha1.Version) v1alpha1.Version {
+func cmpOr(vs ...v1alpha1.Target) v1alpha1.Target {
 	for _, v := range vs {
 		if v != "" {
 			return v

@@ -34,9 +34,11 @@ const (
 
 // run is one upgrade in flight in this process.
 type run struct {
-	r    *Reconciler
-	p    *plan
-	from string // the version the run started from
+	r *Reconciler
+	p *plan
+	// from and to are where the run starts and ends, as the status
+	// spells them (a version, or a state across tracks).
+	from, to string
 
 	mu      sync.Mutex
 	why     stop
@@ -54,7 +56,7 @@ func (ru *run) control(spec *v1alpha1.ClusterVersionSpec) {
 	switch {
 	case spec.Abandon != nil:
 		why, reason = stopAbandon, spec.Abandon.Reason
-	case string(spec.DesiredVersion) != ru.p.plan.Route.To.Original():
+	case !ru.reaches(string(spec.DesiredVersion)):
 		why = stopAbort
 	case spec.Paused:
 		why = stopPause
@@ -111,7 +113,7 @@ func (ru *run) through(ctx context.Context, fn func() error) error {
 
 // start launches p in the background.
 func (r *Reconciler) start(p *plan) {
-	ru := &run{r: r, p: p, from: p.plan.Route.From.Original(), flush: make(chan struct{}, 1)}
+	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1)}
 	ru.control(&p.cv.Spec)
 	r.mu.Lock()
 	base := r.base
@@ -123,7 +125,7 @@ func (r *Reconciler) start(p *plan) {
 	r.runsWG.Add(1)
 	r.mu.Unlock()
 	if p.fresh {
-		r.event(p.cv, "Normal", "UpgradeStarted", "Upgrade", fmt.Sprintf("upgrading %s -> %s in %d hops", p.plan.Route.From, p.plan.Route.To, len(p.plan.Hops)))
+		r.event(p.cv, "Normal", "UpgradeStarted", "Upgrade", fmt.Sprintf("upgrading %s -> %s in %d hops", ru.from, ru.to, len(p.plan.Hops)))
 	}
 	go ru.execute(base)
 }
@@ -168,7 +170,7 @@ func (ru *run) execute(ctx context.Context) {
 		return
 	}
 	ru.storeError(kctx, "", nil)
-	if prev != nil && (prev.From != ru.p.plan.Route.From.Original() || prev.To != ru.p.plan.Route.To.Original() || prev.Phase == runner.Abandoned || prev.Phase == runner.RolledBack) {
+	if prev != nil && (!recordOf(prev, ru.from, ru.to) || prev.Phase == runner.Abandoned || prev.Phase == runner.RolledBack) {
 		prev = nil // another upgrade's record, or one that ended for good: this one starts afresh
 	}
 	if prev != nil && !ru.p.fresh && !ru.p.retry && (prev.Phase == runner.Failed || prev.Phase == runner.RollbackFailed) {
@@ -248,7 +250,7 @@ func (ru *run) approve(ctx context.Context, store state.Store, lease state.Lease
 		return err
 	}
 	for _, a := range recorded {
-		ru.r.event(ru.p.cv, "Normal", "UpgradeApproved", "Approve "+a.Step, fmt.Sprintf("approved %s (by %s); the upgrade %s -> %s resumes", a.Step, a.By, prev.From, prev.To))
+		ru.r.event(ru.p.cv, "Normal", "UpgradeApproved", "Approve "+a.Step, fmt.Sprintf("approved %s (by %s); the upgrade %s -> %s resumes", a.Step, a.By, ru.from, ru.to))
 	}
 	return nil
 }
@@ -314,7 +316,7 @@ type brief struct {
 
 // note keeps the latest durable transition for the status writer.
 func (ru *run) note(s *runner.Status) {
-	b := brief{s: *s, reached: reached(s)}
+	b := brief{s: *s, reached: reachedBy(ru.p.plan, s)}
 	b.s.Hops = nil
 	// The writer reads these while the executor goes on changing its own.
 	b.s.Waiting, b.s.Approvals = slices.Clone(s.Waiting), slices.Clone(s.Approvals)
@@ -391,16 +393,11 @@ func failedNow(f *runner.Failure) string {
 		cmpStr(f.Component, f.Check), f.Hop+1, f.Code, firstLine(f.Error))
 }
 
-// reached is the version of the last hop that succeeded, in order.
-func reached(s *runner.Status) string {
-	v := s.From
-	for _, h := range s.Hops {
-		if h.Phase != runner.Succeeded {
-			break
-		}
-		v = h.To
-	}
-	return v
+// reaches reports whether the run's plan ends where desired asks (a
+// desiredVersion changed to anything else aborts the run).
+func (ru *run) reaches(desired string) bool {
+	d, err := parsePosition(desired)
+	return err == nil && routeTo(ru.p.plan.Route).satisfies(d)
 }
 
 // update re-reads the ClusterVersion and writes fn's change of its status.
@@ -496,7 +493,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			r.failing(cv, st, "PlanInvalid", msg)
 			st.Phase, st.ObservedRetry = v1alpha1.PhaseFailed, latest.Spec.Retry
 		})
-		r.event(cv, "Warning", "UpgradeFailed", "Upgrade", fmt.Sprintf("upgrade %s -> %s failed: the plan was refused: %s; %s", ru.from, ru.p.plan.Route.To, firstLine(err.Error()), failedNext(ru.from)))
+		r.event(cv, "Warning", "UpgradeFailed", "Upgrade", fmt.Sprintf("upgrade %s -> %s failed: the plan was refused: %s; %s", ru.from, ru.to, firstLine(err.Error()), failedNext(ru.from)))
 		return
 	}
 	now := metav1.Now()
@@ -510,14 +507,14 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 	}
 	ru.updateFor(ctx, func(latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
 		st.Plan = summary(ru.p.plan, s)
-		st.CurrentVersion = reached(s)
+		st.CurrentVersion = reachedBy(ru.p.plan, s)
 		switch {
 		case s.Phase == runner.Succeeded:
 			st.Phase = v1alpha1.PhaseIdle
 			endHistory(st, v1alpha1.HistoryCompleted, "", now)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+st.CurrentVersion)
 			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
-			r.event(cv, "Normal", "UpgradeCompleted", "Upgrade", fmt.Sprintf("upgraded %s -> %s in %s", s.From, s.To, s.FinishedAt.Sub(s.StartedAt).Round(time.Millisecond)))
+			r.event(cv, "Normal", "UpgradeCompleted", "Upgrade", fmt.Sprintf("upgraded %s -> %s in %s", ru.from, ru.to, s.FinishedAt.Sub(s.StartedAt).Round(time.Millisecond)))
 		case s.Phase == runner.Abandoned:
 			st.Phase = v1alpha1.PhaseAbandoned
 			endHistory(st, v1alpha1.HistoryFailed, "abandoned: "+reason, now)
@@ -536,9 +533,9 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			r.event(cv, "Normal", "UpgradePaused", "Pause", s.Message)
 		case s.Phase == runner.RolledBack:
 			st.Phase = v1alpha1.PhaseRolledBack
-			msg := fmt.Sprintf("the upgrade %s -> %s failed and was rolled back; the system runs %s", s.From, s.To, st.CurrentVersion)
+			msg := fmt.Sprintf("the upgrade %s -> %s failed and was rolled back; the system runs %s", ru.from, ru.to, st.CurrentVersion)
 			if f := s.LastFailure; f != nil {
-				msg = fmt.Sprintf("the upgrade %s -> %s failed at component %s on hop %d (%s: %s) and was rolled back; the system runs %s", s.From, s.To, cmpStr(f.Component, f.Check), f.Hop+1, f.Code, firstLine(f.Error), st.CurrentVersion)
+				msg = fmt.Sprintf("the upgrade %s -> %s failed at component %s on hop %d (%s: %s) and was rolled back; the system runs %s", ru.from, ru.to, cmpStr(f.Component, f.Check), f.Hop+1, f.Code, firstLine(f.Error), st.CurrentVersion)
 			}
 			endHistory(st, v1alpha1.HistoryRolledBack, msg, now)
 			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionTrue, "UpgradeRolledBack", msg+"; change the spec to try again")
@@ -546,7 +543,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			r.event(cv, "Warning", "UpgradeRolledBack", "Rollback", msg)
 		case s.Phase == runner.RollbackFailed:
 			st.Phase = v1alpha1.PhaseFailed
-			msg := fmt.Sprintf("%s: the upgrade %s -> %s failed and its rollback did not finish: the system is between versions", s.Code, s.From, s.To)
+			msg := fmt.Sprintf("%s: the upgrade %s -> %s failed and its rollback did not finish: the system is between versions", s.Code, ru.from, ru.to)
 			if f := s.LastFailure; f != nil {
 				msg += fmt.Sprintf(" (the upgrade failed at component %s on hop %d: %s)", cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
 			}
@@ -560,7 +557,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			r.event(cv, "Warning", "UpgradeRollbackFailed", "Rollback", firstLine(msg))
 		case s.Phase == runner.Cancelled && why == stopPause:
 			st.Phase = v1alpha1.PhasePaused
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st.Plan.Progress.Summary, s.To))
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st.Plan.Progress.Summary, ru.to))
 			r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
 		case s.Phase == runner.Cancelled && why == stopAbort:
 			st.Phase = v1alpha1.PhaseIdle
@@ -579,9 +576,9 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			// Recorded with the spec.retry of the object the failure is
 			// written to: only a later change of spec.retry retries it.
 			st.ObservedRetry = latest.Spec.Retry
-			note := fmt.Sprintf("upgrade %s -> %s failed: %s", s.From, s.To, s.Code)
+			note := fmt.Sprintf("upgrade %s -> %s failed: %s", ru.from, ru.to, s.Code)
 			if f := s.LastFailure; f != nil {
-				note = fmt.Sprintf("upgrade %s -> %s failed: component %s on hop %d: %s", s.From, s.To, cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
+				note = fmt.Sprintf("upgrade %s -> %s failed: component %s on hop %d: %s", ru.from, ru.to, cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
 			}
 			r.event(cv, "Warning", "UpgradeFailed", "Upgrade", note+"; "+failedNext(ru.from))
 		}
@@ -655,7 +652,7 @@ func (r *Reconciler) abandon(ctx context.Context, cv *v1alpha1.ClusterVersion, s
 		return fmt.Errorf("controller: abandoning ClusterVersion %s: %w", key, err)
 	}
 	now := metav1.Now()
-	if s != nil && s.From == st.Plan.From && s.To == st.Plan.To && s.Phase != runner.Abandoned {
+	if s != nil && recordOf(s, st.Plan.From, st.Plan.To) && s.Phase != runner.Abandoned {
 		if err := s.Abandon(reason, now.Time); err == nil {
 			if err := store.Save(ctx, lease.Token, s); err != nil {
 				return fmt.Errorf("controller: abandoning ClusterVersion %s: %w", key, err)

@@ -55,6 +55,91 @@ func Updates(c *release.Catalog, track string, current release.Version, accepted
 	return available, conditional, nil
 }
 
+// updatesFor is what status.availableUpdates and conditionalUpdates say
+// for a system at current: Updates for a version, StateUpdates for a
+// state.
+func updatesFor(c *release.Catalog, spec *v1alpha1.ClusterVersionSpec, current position) ([]v1alpha1.Update, []v1alpha1.ConditionalUpdate, error) {
+	if current.isState() {
+		return StateUpdates(c, current.state, spec.AcceptRisks, steer(spec)...)
+	}
+	return Updates(c, spec.Track, current.v, spec.AcceptRisks, steer(spec)...)
+}
+
+// StateUpdates is Updates for a system at a state across tracks: each
+// version of each of its tracks that path.ResolveState reaches (the other
+// tracks moving as the route needs), named track=version, its route the
+// states it passes through; conditional are those reached only by
+// accepting further risks of the catalog, with those risks. Sorted by
+// track, then version. It resolves one route per version of each track,
+// so its cost grows with the tracks' versions times the states a search
+// explores.
+func StateUpdates(c *release.Catalog, current path.State, accepted []string, opts ...path.Option) (available []v1alpha1.Update, conditional []v1alpha1.ConditionalUpdate, err error) {
+	var all []string
+	for _, track := range current.Tracks() {
+		all = append(all, allRisks(c, track)...)
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	resolve := func(track string, v release.Version, risks []string) (*path.Route, error) {
+		r, err := path.ResolveState(c, current, path.State{track: v}, append(slices.Clone(opts), path.AcceptRisks(risks...))...)
+		if errors.Is(err, path.ErrNoRoute) {
+			return nil, nil
+		}
+		return r, err
+	}
+	for _, track := range current.Tracks() {
+		for _, v := range c.TrackVersions(track) {
+			if v.Equal(current[track]) {
+				continue
+			}
+			r, err := resolve(track, v, accepted)
+			if err != nil {
+				return nil, nil, err
+			}
+			if r != nil {
+				available = append(available, stateUpdate(track, v, r))
+				continue
+			}
+			if len(all) == 0 {
+				continue
+			}
+			if r, err = resolve(track, v, append(slices.Clone(accepted), all...)); err != nil {
+				return nil, nil, err
+			}
+			if r == nil {
+				continue
+			}
+			cu := v1alpha1.ConditionalUpdate{Update: stateUpdate(track, v, r)}
+			seen := map[string]bool{}
+			for _, h := range r.Hops {
+				for _, k := range h.Risks {
+					if seen[k.Name] || slices.Contains(accepted, k.Name) {
+						continue
+					}
+					seen[k.Name] = true
+					cu.Risks = append(cu.Risks, v1alpha1.ConditionalRisk{Name: k.Name, Message: k.Message, URL: k.URL})
+				}
+			}
+			conditional = append(conditional, cu)
+		}
+	}
+	return available, conditional, nil
+}
+
+func stateUpdate(track string, v release.Version, r *path.Route) v1alpha1.Update {
+	u := v1alpha1.Update{Version: track + "=" + v.Original(), Hops: len(r.Hops)}
+	for _, st := range r.States() {
+		u.Route = append(u.Route, st.String())
+	}
+	return u
+}
+
+// stateOptions are the path options of a spec for a route across tracks:
+// routeOptions but the track, which a state names itself.
+func stateOptions(spec *v1alpha1.ClusterVersionSpec) []path.Option {
+	return append([]path.Option{path.AcceptRisks(spec.AcceptRisks...)}, steer(spec)...)
+}
+
 // routeOptions are the path options a ClusterVersion's spec gives: its
 // track and accepted risks, then steer's.
 func routeOptions(spec *v1alpha1.ClusterVersionSpec) []path.Option {

@@ -121,3 +121,39 @@ func TestChannelAndPrereleases(t *testing.T) {
 	cv.Spec.AllowPrereleases = true
 	assert.NoError(t, controller.CheckReachable(cat, cv, "v1.0"))
 }
+
+// TestStateUpdates: across tracks, the available updates are each version
+// of each track that a route reaches, the other tracks moving as needed:
+// what `hopdag targets --from STATE` lists, route by route.
+func TestStateUpdates(t *testing.T) {
+	cat, err := release.LoadDir("../../testdata/two-track")
+	require.NoError(t, err)
+	from, err := path.ParseState("platform=13.01.0,kubernetes=v1.32.0")
+	require.NoError(t, err)
+	av, cu, err := controller.StateUpdates(cat, from, nil)
+	require.NoError(t, err)
+	assert.Empty(t, cu, "the catalog declares no risks")
+	var got []string
+	for _, u := range av {
+		got = append(got, u.Version)
+		r, err := path.ResolveState(cat, from, mustState(t, u.Version))
+		require.NoError(t, err, u.Version)
+		assert.Equal(t, len(r.Hops), u.Hops, u.Version)
+		require.Len(t, u.Route, u.Hops+1, "route of %s: the states before each hop and after the last", u.Version)
+		assert.Equal(t, from.String(), u.Route[0])
+	}
+	assert.Equal(t, []string{
+		"kubernetes=v1.32.1", "kubernetes=v1.33.0", "kubernetes=v1.33.1", "kubernetes=v1.34.0", "kubernetes=v1.34.1", "kubernetes=v1.35.0", "kubernetes=v1.35.1",
+		"platform=13.01.1", "platform=13.01.2", "platform=27.03.0", "platform=27.03.1",
+	}, got)
+
+	_, _, err = controller.StateUpdates(cat, path.State{"platform": release.MustParseVersion("13.01.0")}, nil)
+	assert.ErrorIs(t, err, path.ErrInvalidOption, "a state that leaves out a tied track")
+}
+
+func mustState(t *testing.T, s string) path.State {
+	t.Helper()
+	st, err := path.ParseState(s)
+	require.NoError(t, err)
+	return st
+}

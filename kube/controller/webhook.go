@@ -68,7 +68,7 @@ func (v *Validator) ValidateCreate(ctx context.Context, cv *v1alpha1.ClusterVers
 // ValidateUpdate refuses a change of desiredVersion mid-hop (but the
 // abort) and an unreachable desiredVersion.
 func (v *Validator) ValidateUpdate(ctx context.Context, old, cv *v1alpha1.ClusterVersion) (admission.Warnings, error) {
-	if old.Spec.DesiredVersion == cv.Spec.DesiredVersion {
+	if samePosition(string(old.Spec.DesiredVersion), string(cv.Spec.DesiredVersion)) {
 		return nil, nil
 	}
 	if err := CheckUpdate(old, cv); err != nil {
@@ -77,14 +77,14 @@ func (v *Validator) ValidateUpdate(ctx context.Context, old, cv *v1alpha1.Cluste
 	if old.Status.Phase == v1alpha1.PhaseUpgrading {
 		return nil, nil // the abort
 	}
-	if ps := old.Status.Plan; ps != nil && stopped(old.Status.Phase) && string(cv.Spec.DesiredVersion) == ps.From {
+	if ps := old.Status.Plan; ps != nil && stopped(old.Status.Phase) && samePosition(string(cv.Spec.DesiredVersion), ps.From) {
 		// The abort of an upgrade that waits at a gate, is paused or
 		// failed: once a hop has completed, going back to where it
 		// started is a downgrade from status.currentVersion, which the
 		// reconciler then explains instead of running.
 		return nil, nil
 	}
-	from := cmpOr(v1alpha1.Version(old.Status.CurrentVersion), old.Spec.InstalledVersion, old.Spec.DesiredVersion)
+	from := cmpOr(v1alpha1.Target(old.Status.CurrentVersion), old.Spec.InstalledVersion, old.Spec.DesiredVersion)
 	return nil, v.reachable(ctx, cv, string(from))
 }
 
@@ -112,7 +112,7 @@ func (v *Validator) ValidateDelete(_ context.Context, cv *v1alpha1.ClusterVersio
 // are. An upgrade paused before its first component may change target.
 func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
 	ps := old.Status.Plan
-	if ps == nil || old.Spec.DesiredVersion == cv.Spec.DesiredVersion || cv.Spec.Abandon != nil {
+	if ps == nil || samePosition(string(old.Spec.DesiredVersion), string(cv.Spec.DesiredVersion)) || cv.Spec.Abandon != nil {
 		return nil
 	}
 	switch old.Status.Phase {
@@ -125,7 +125,7 @@ func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
 		return nil
 	}
 	from := ps.From
-	if string(cv.Spec.DesiredVersion) == from {
+	if samePosition(string(cv.Spec.DesiredVersion), from) {
 		return nil
 	}
 	state, next := "is in progress", "wait for the upgrade to end, or pause it"
@@ -180,19 +180,19 @@ func (v *Validator) reachable(ctx context.Context, cv *v1alpha1.ClusterVersion, 
 // CheckReachable refuses a desiredVersion that is not a release of cat or
 // cannot be reached from from; the message lists what is reachable.
 func CheckReachable(cat *release.Catalog, cv *v1alpha1.ClusterVersion, from string) error {
-	fv, err := release.ParseVersion(from)
+	fv, err := parsePosition(from)
 	if err != nil {
 		return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "installedVersion"), from, err.Error())})
 	}
-	to, err := release.ParseVersion(string(cv.Spec.DesiredVersion))
+	to, err := parsePosition(string(cv.Spec.DesiredVersion))
 	if err != nil {
 		return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "desiredVersion"), cv.Spec.DesiredVersion, err.Error())})
 	}
-	_, err = path.Resolve(cat, fv, to, routeOptions(&cv.Spec)...)
+	_, err = resolve(cat, &cv.Spec, fv, to)
 	if err == nil {
 		return nil
 	}
-	av, cu, _ := Updates(cat, cv.Spec.Track, fv, cv.Spec.AcceptRisks, steer(&cv.Spec)...)
+	av, cu, _ := updatesFor(cat, &cv.Spec, fv)
 	var reach []string
 	for _, u := range av {
 		reach = append(reach, u.Version)
@@ -210,9 +210,9 @@ func CheckReachable(cat *release.Catalog, cv *v1alpha1.ClusterVersion, from stri
 		msg = fmt.Sprintf("%s is not a release of the catalog", to)
 	}
 	if len(reach) == 0 {
-		msg += "; nothing is reachable from " + fv.Original()
+		msg += "; nothing is reachable from " + fv.String()
 	} else {
-		msg += "; reachable from " + fv.Original() + ": " + strings.Join(reach, ", ")
+		msg += "; reachable from " + fv.String() + ": " + strings.Join(reach, ", ")
 	}
 	if len(risky) > 0 {
 		msg += "; behind risks: " + strings.Join(risky, ", ")

@@ -16,7 +16,7 @@ func TestCheckReachable(t *testing.T) {
 	cat, err := release.LoadDir("../../testdata/catalog")
 	require.NoError(t, err)
 	cv := func(desired string, risks ...string) *v1alpha1.ClusterVersion {
-		c := &v1alpha1.ClusterVersion{Spec: v1alpha1.ClusterVersionSpec{DesiredVersion: v1alpha1.Version(desired), AcceptRisks: risks}}
+		c := &v1alpha1.ClusterVersion{Spec: v1alpha1.ClusterVersionSpec{DesiredVersion: v1alpha1.Target(desired), AcceptRisks: risks}}
 		c.Name = "cluster"
 		return c
 	}
@@ -57,7 +57,7 @@ func TestCheckUpdateAndDelete(t *testing.T) {
 	upgrading.Name = "cluster"
 	to := func(v string) *v1alpha1.ClusterVersion {
 		c := upgrading.DeepCopy()
-		c.Spec.DesiredVersion = v1alpha1.Version(v)
+		c.Spec.DesiredVersion = v1alpha1.Target(v)
 		return c
 	}
 	err := controller.CheckUpdate(upgrading, to("v26.06.1"))

@@ -27,17 +27,27 @@ type ClusterVersion struct {
 // ClusterVersionSpec is what the user declares.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.installedVersion) == has(oldSelf.installedVersion) && (!has(self.installedVersion) || self.installedVersion == oldSelf.installedVersion)",message="installedVersion is set at creation and cannot change"
+// +kubebuilder:validation:XValidation:rule="!has(self.track) || self.track == '' || !self.desiredVersion.contains('=')",message="track names one track; a desiredVersion of the form track=version,... names its tracks itself: remove track"
+// +kubebuilder:validation:XValidation:rule="!has(self.installedVersion) || self.installedVersion.contains('=') == self.desiredVersion.contains('=')",message="installedVersion and desiredVersion must both be versions, or both states (track=version,...)"
 type ClusterVersionSpec struct {
 	// DesiredVersion is the version the system should run. Changing it
 	// starts an upgrade; setting it back to the version a running upgrade
-	// started from aborts that upgrade at the next safe point.
-	DesiredVersion Version `json:"desiredVersion"`
+	// started from aborts that upgrade at the next safe point. For a
+	// catalog whose tracks are tied by supports (StarlingX: the platform
+	// release and the Kubernetes version), it is a state,
+	// "platform=27.03.0,kubernetes=v1.34.0", as hopdag's --to takes it; a
+	// desired state may name only some tracks, the others moving as the
+	// route needs.
+	DesiredVersion Target `json:"desiredVersion"`
 	// InstalledVersion is the version the system runs when the
 	// ClusterVersion is created; it defaults to DesiredVersion. It cannot
-	// change afterwards: status.currentVersion says what runs.
+	// change afterwards: status.currentVersion says what runs. With a
+	// desired state, it is a state naming every track the system runs
+	// ("platform=13.01.0,kubernetes=v1.32.0").
 	// +optional
-	InstalledVersion Version `json:"installedVersion,omitempty"`
-	// Track is the release track ("" is the default track).
+	InstalledVersion Target `json:"installedVersion,omitempty"`
+	// Track is the release track ("" is the default track). A state names
+	// its tracks itself: leave Track out then.
 	// +optional
 	Track string `json:"track,omitempty"`
 	// Channel, when set, keeps routes to the versions of that channel

@@ -12,3 +12,16 @@ type Version string
 
 // VersionPattern is the pattern of Version in the CRDs.
 const VersionPattern = `^[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`
+
+// Target is what a ClusterVersion's desiredVersion and installedVersion
+// hold: a Version on the ClusterVersion's track, or a state across the
+// tracks of a catalog whose releases tie them by supports:
+// track=version[,track=version...] (path.ParseState, as hopdag's --from
+// and --to take it). The API server refuses anything else.
+//
+// +kubebuilder:validation:MaxLength=512
+// +kubebuilder:validation:Pattern=`^([vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?|[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(,[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?)*)$`
+type Target string
+
+// TargetPattern is the pattern of Target in the CRDs.
+const TargetPattern = `^([vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?|[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(,[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?)*)$`

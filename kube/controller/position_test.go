@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// TestPosition: what the spec and status spell (a version, or a state
+// across tracks) reads, prints and compares as the reconciler needs: a
+// system satisfies a target state naming only some of its tracks, the
+// spellings of one position are the same position, and versions and
+// states never satisfy each other.
+func TestPosition(t *testing.T) {
+	for _, tc := range []struct {
+		cur, target string
+		satisfies   bool
+	}{
+		{"v26.09", "v26.09", true},
+		{"v26.09", "26.09", true},
+		{"v26.06", "v26.09", false},
+		{"platform=13.01.0,kubernetes=v1.32.0", "kubernetes=v1.32.0,platform=13.01.0", true},
+		{"platform=13.01.0,kubernetes=v1.32.0", "platform=13.01.0", true},
+		{"platform=13.01.0,kubernetes=v1.32.0", "platform=27.03.0", false},
+		{"platform=13.01.0", "platform=13.01.0,kubernetes=v1.32.0", false},
+		{"platform=13.01.0", "13.01.0", false},
+	} {
+		cur, err := parsePosition(tc.cur)
+		require.NoError(t, err, tc.cur)
+		target, err := parsePosition(tc.target)
+		require.NoError(t, err, tc.target)
+		assert.Equal(t, tc.satisfies, cur.satisfies(target), "%s satisfies %s", tc.cur, tc.target)
+	}
+	p, err := parsePosition("platform=13.01.0,kubernetes=v1.32.0")
+	require.NoError(t, err)
+	assert.Equal(t, "kubernetes=v1.32.0,platform=13.01.0", p.String())
+	assert.True(t, samePosition("platform=13.01.0,kubernetes=v1.32.0", p.String()))
+	assert.False(t, samePosition("platform=13.01.0", p.String()), "a partial state is not the same position")
+	assert.True(t, samePosition("v26.09", "26.09"))
+	assert.False(t, samePosition("not a version", "v26.09"))
+	for _, bad := range []string{"", "=13.01.0", "platform=x", "platform=13.01.0,platform=13.01.1", "latest"} {
+		_, err := parsePosition(bad)
+		assert.Error(t, err, "%q", bad)
+	}
+	a, b := position{v: release.MustParseVersion("v26.06")}, position{v: release.MustParseVersion("v26.09")}
+	assert.True(t, a.before(b))
+	assert.False(t, b.before(a))
+	assert.False(t, p.before(p), "states have no order")
+}
+
+// TestReachedByAndRecordOf: a run across tracks is where its from-state
+// was moved by each hop that succeeded, in order, and its record (which
+// names the first track, as path.Route does) is recognized as the upgrade
+// the status names.
+func TestReachedByAndRecordOf(t *testing.T) {
+	cat, err := release.LoadDir("../../testdata/two-track")
+	require.NoError(t, err)
+	from, err := path.ParseState("platform=13.01.0,kubernetes=v1.32.0")
+	require.NoError(t, err)
+	to, err := path.ParseState("platform=27.03.0")
+	require.NoError(t, err)
+	route, err := path.ResolveState(cat, from, to)
+	require.NoError(t, err)
+	p, err := runner.PlanRoute(cat, route)
+	require.NoError(t, err)
+	require.Len(t, p.Hops, 3)
+	s := runner.NewStatus(p)
+	assert.Equal(t, "kubernetes=v1.32.0,platform=13.01.0", reachedBy(p, s), "nothing succeeded yet")
+	s.Hops[0].Phase = runner.Succeeded
+	assert.Equal(t, "kubernetes=v1.32.0,platform=13.01.2", reachedBy(p, s))
+	s.Hops[2].Phase = runner.Succeeded // not in order: the second has not
+	assert.Equal(t, "kubernetes=v1.32.0,platform=13.01.2", reachedBy(p, s))
+	s.Hops[1].Phase = runner.Succeeded
+	assert.Equal(t, "kubernetes=v1.33.1,platform=27.03.0", reachedBy(p, s))
+
+	assert.True(t, recordOf(s, routeFrom(route).String(), routeTo(route).String()))
+	assert.False(t, recordOf(s, "kubernetes=v1.32.0,platform=13.01.1", routeTo(route).String()))
+	assert.False(t, recordOf(s, "v26.06", "v26.09"))
+	assert.Equal(t, "kubernetes=v1.32.0,platform=13.01.0", s.From, "a record across tracks spells its states")
+
+	one, err := path.Resolve(cat, release.MustParseVersion("13.01.0"), release.MustParseVersion("13.01.1"), path.WithTrack("platform"))
+	if err == nil { // a one-track route, where the catalog allows one
+		op, err := runner.PlanRoute(cat, one)
+		require.NoError(t, err)
+		os := runner.NewStatus(op)
+		assert.Equal(t, "13.01.0", reachedBy(op, os))
+	}
+}
