@@ -27,7 +27,7 @@ type ClusterVersion struct {
 // ClusterVersionSpec is what the user declares.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.installedVersion) == has(oldSelf.installedVersion) && (!has(self.installedVersion) || self.installedVersion == oldSelf.installedVersion)",message="installedVersion is set at creation and cannot change"
-// +kubebuilder:validation:XValidation:rule="!has(self.track) || self.track == '' || !self.desiredVersion.contains('=')",message="track names one track; a desiredVersion of the form track=version,... names its tracks itself: remove track"
+// +kubebuilder:validation:XValidation:rule="!has(self.track) || size(self.track) == 0 || !self.desiredVersion.contains('=')",message="track names one track; a desiredVersion of the form track=version,... names its tracks itself: remove track"
 // +kubebuilder:validation:XValidation:rule="!has(self.installedVersion) || self.installedVersion.contains('=') == self.desiredVersion.contains('=')",message="installedVersion and desiredVersion must both be versions, or both states (track=version,...)"
 type ClusterVersionSpec struct {
 	// DesiredVersion is the version the system should run. Changing it
