@@ -67,11 +67,17 @@ func (e *Error) Error() string {
 	if name := strings.TrimSpace(e.Component + " " + e.Version); name != "" {
 		parts = append(parts, name)
 	}
-	if e.Op != "" {
+	msg := ""
+	if e.Err != nil {
+		msg = trim(e.Err.Error())
+	}
+	// An error that starts with the step already ("apply ConfigMap
+	// ns/name: ...", from an Applier) is not told it again.
+	if e.Op != "" && !strings.HasPrefix(msg, e.Op+" ") {
 		parts = append(parts, e.Op)
 	}
-	if e.Err != nil {
-		parts = append(parts, trim(e.Err.Error()))
+	if msg != "" {
+		parts = append(parts, msg)
 	}
 	return prefix + strings.Join(parts, ": ")
 }

@@ -290,6 +290,8 @@ func TestErrorMessages(t *testing.T) {
 		want string
 	}{
 		{&components.Error{Component: "a", Version: "v1", Op: "apply", Err: errors.New("x")}, "components: a v1: apply: x"},
+		{&components.Error{Component: "a", Version: "v1", Op: "apply", Err: errors.New("apply ConfigMap ns/cm: refused")}, "components: a v1: apply ConfigMap ns/cm: refused"},
+		{&components.Error{Component: "a", Version: "v1", Op: "apply", Err: errors.New("applying: x")}, "components: a v1: apply: applying: x"},
 		{&components.Error{Component: "a", Err: components.ErrNoCommand}, "components: a: component has no command"},
 		{&components.NotRegisteredError{Kind: "type", Name: "t"}, `components: no runner registered for component type "t" (none registered)`},
 		{&components.DocumentError{Manifest: "m", Doc: 2, Err: errors.New("x")}, "components: m: document 2: x"},

@@ -434,7 +434,7 @@ func TestDryRunNamespace(t *testing.T) {
 			"ConfigMap " + terminating + "/settings created" + note,
 		}},
 		{name: "created by nothing", fresh: ns + "-missing",
-			wantErr: `components: app v1.0: apply: apply ConfigMap ` + ns + `-missing/settings: namespaces "` + ns + `-missing" not found; ` +
+			wantErr: `components: app v1.0: apply ConfigMap ` + ns + `-missing/settings: namespaces "` + ns + `-missing" not found; ` +
 				`create namespace ` + ns + `-missing, or add a Namespace object for it to this component or to one it depends on`},
 	}
 	for _, tt := range tests {
@@ -480,6 +480,6 @@ func TestDryRunNamespace(t *testing.T) {
 	g, err = dag.New([]dag.Node{{Name: "app", To: cv("app", "v1.0", fresh, settings)}})
 	require.NoError(t, err)
 	_, err = apply.DryRunHop(ctx, cfg, &runner.HopPlan{Graph: g}, mopts, apply.WithInventoryNamespace(ns))
-	assert.EqualError(t, err, `apply: dry run of app: components: app v1.0: apply: apply ConfigMap `+fresh+`/settings: namespaces "`+fresh+`" not found; `+
+	assert.EqualError(t, err, `apply: dry run of app: components: app v1.0: apply ConfigMap `+fresh+`/settings: namespaces "`+fresh+`" not found; `+
 		`create namespace `+fresh+`, or add a Namespace object for it to this component or to one it depends on`)
 }
