@@ -208,7 +208,7 @@ func verify(ctx context.Context, v notation.Verifier, target oras.GraphTarget, a
 	if errors.As(err, &none) && strings.Contains(none.Msg, "no signature is associated") {
 		return unsignedError{"no signature is attached to the bundle; sign it when pushing (hopdag bundle push --sign-key KEY --sign-cert CERT), or verify optionally"}
 	}
-	return fmt.Errorf("%w: %s", ErrSignature, notationReason(err))
+	return fmt.Errorf("%w: %s; verify with the certificate of the key the bundle was signed with (hopdag bundle push --sign-key KEY --sign-cert CERT: --verify-key CERT), or sign it again with the key of this certificate", ErrSignature, notationReason(err))
 }
 
 // notationReason is notation's error without its empty lead-in.
