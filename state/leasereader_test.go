@@ -41,7 +41,9 @@ func TestReadLeaseSkew(t *testing.T) {
 	} {
 		for name, open := range map[string]func(t *testing.T, clock *runnertest.Clock) backend{
 			"Memory": func(t *testing.T, clock *runnertest.Clock) backend { return state.NewMemory(state.WithClock(clock)) },
-			"File":   func(t *testing.T, clock *runnertest.Clock) backend { return openFile(t, t.TempDir(), state.WithClock(clock)) },
+			"File": func(t *testing.T, clock *runnertest.Clock) backend {
+				return openFile(t, t.TempDir(), state.WithClock(clock))
+			},
 		} {
 			t.Run(name+"/"+tt.name, func(t *testing.T) {
 				clock := runnertest.NewClock(epoch)
