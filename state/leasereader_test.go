@@ -39,15 +39,18 @@ func TestReadLeaseSkew(t *testing.T) {
 		{"at the end of the skew allowance", state.Skew(ttl), false},
 		{"long after", time.Hour, false},
 	} {
-		for name, open := range map[string]func(t *testing.T, clock *runnertest.Clock) backend{
-			"Memory": func(t *testing.T, clock *runnertest.Clock) backend { return state.NewMemory(state.WithClock(clock)) },
-			"File": func(t *testing.T, clock *runnertest.Clock) backend {
+		for _, b := range []struct {
+			name string
+			open func(t *testing.T, clock *runnertest.Clock) backend
+		}{
+			{"Memory", func(t *testing.T, clock *runnertest.Clock) backend { return state.NewMemory(state.WithClock(clock)) }},
+			{"File", func(t *testing.T, clock *runnertest.Clock) backend {
 				return openFile(t, t.TempDir(), state.WithClock(clock))
-			},
+			}},
 		} {
-			t.Run(name+"/"+tt.name, func(t *testing.T) {
+			t.Run(b.name+"/"+tt.name, func(t *testing.T) {
 				clock := runnertest.NewClock(epoch)
-				s := open(t, clock)
+				s := b.open(t, clock)
 				l, err := s.Acquire(t.Context(), "a", ttl)
 				require.NoError(t, err)
 				clock.Advance(ttl + tt.after)
