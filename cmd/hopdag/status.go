@@ -13,7 +13,25 @@ import (
 
 	"github.com/hopdag/hopdag/internal/report"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
 )
+
+// exitGone: hopdag status of a run that says Pending or Running but whose
+// coordinator is gone: no lease holds the state's lock (see gone).
+const exitGone = 4
+
+// statusExit is the exit status part of hopdag status -h.
+const statusExit = `
+Exit status: 0 the run succeeded; 1 it ended without succeeding (failed,
+cancelled, abandoned, rolled back), or there is no status; 2 usage; 3 not
+finished: running (its coordinator holds the state's lock), waiting for
+approval, or stopped by --until; 4 it says Pending or Running, but its
+coordinator is gone: its lease on the lock expired (plus the clock-skew
+allowance, a tenth of its TTL) or was released, so it died or was killed
+(resume it with hopdag run, or hopdag abandon --force); 130 interrupted.
+--watch follows the run until it is no longer Pending or Running with a
+live coordinator, and exits as above.
+`
 
 // statusFlags are the flags of hopdag status.
 type statusFlags struct {
@@ -30,13 +48,22 @@ func (c *cli) statusFlags() {
 		interval: c.fs.Duration("interval", time.Second, "with --watch: how often to read the status"),
 	}
 	c.kubeFlags()
+	usage := c.fs.Usage
+	c.fs.Usage = func() {
+		usage()
+		fmt.Fprint(c.fs.Output(), statusExit)
+	}
 }
 
 // status prints the run's status and exits with what it says: 0
 // Succeeded, 3 not finished (Pending or Running, WaitingForApproval at a
 // gate, Paused at --until), 1 anything else (Failed, Cancelled,
-// Abandoned, rolled back) or no status at all. --watch follows it while it
-// is Pending or Running. It only reads: it takes no lock.
+// Abandoned, rolled back) or no status at all. A status Pending or
+// Running whose coordinator is gone (no lease holds the lock: gone) is
+// exitGone, with a message on stderr that says so and what to do. --watch
+// follows it while it is Pending or Running with a live coordinator. It
+// only reads: it takes no lock, and reads the lock's lease without taking
+// it (state.LeaseReader).
 func (c *cli) status(ctx context.Context) int {
 	switch *c.sf.output {
 	case "table", "json", "yaml":
@@ -64,8 +91,13 @@ func (c *cli) status(ctx context.Context) int {
 	}
 	defer b.close()
 	var last []byte
-	waiting := false
+	waiting, warned := false, false
+	lr, _ := b.lock.(state.LeaseReader)
 	for {
+		// The lease is read before the status and again after it, so that
+		// a run that ends (writes its last status, then releases) or
+		// starts between the reads is not taken for a dead one.
+		before, berr := readLease(ctx, lr)
 		st, err := b.load(ctx)
 		if err != nil {
 			if interruptedBy(ctx) != nil {
@@ -93,7 +125,18 @@ func (c *cli) status(ctx context.Context) int {
 				c.stdout.Write(out)
 				last = out
 			}
-			if code := statusCode(st); !*c.sf.watch || (st.Phase != runner.Pending && st.Phase != runner.Running) {
+			if inFlight(st.Phase) && lr != nil {
+				after, aerr := readLease(ctx, lr)
+				if err := errors.Join(berr, aerr); err != nil && !warned && interruptedBy(ctx) == nil {
+					fmt.Fprintf(c.stderr, "hopdag status: cannot read the lease on the lock of %s, so cannot tell whether the run's coordinator is alive: %s\n", b.where, message(err))
+					warned = true
+				}
+				if berr == nil && aerr == nil && !before.held && !after.held && before.l.Token == after.l.Token {
+					fmt.Fprintf(c.stderr, "hopdag status: %s\n", gone(st, after.l, *c.state))
+					return exitGone
+				}
+			}
+			if code := statusCode(st); !*c.sf.watch || !inFlight(st.Phase) {
 				return code
 			}
 		}
@@ -150,6 +193,47 @@ func (c *cli) shown(st *runner.Status) *runner.Status {
 		out.Message = c.waitText(st)
 	}
 	return &out
+}
+
+// inFlight reports whether a run in phase p is being run: its
+// coordinator holds the state's lock while the status says so.
+func inFlight(p runner.Phase) bool { return p == runner.Pending || p == runner.Running }
+
+// leaseView is what a state.LeaseReader said.
+type leaseView struct {
+	l    state.Lease
+	held bool
+}
+
+// readLease reads the lock's lease with load's timeout; a zero lease
+// without a reader.
+func readLease(ctx context.Context, lr state.LeaseReader) (leaseView, error) {
+	if lr == nil {
+		return leaseView{}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, etcdDialTimeout+leaseTTL)
+	defer cancel()
+	l, held, err := lr.ReadLease(ctx)
+	return leaseView{l, held}, err
+}
+
+// gone says that st's run is not running although its status says it is:
+// no lease holds the lock (l, the lease as the backend last knew it, no
+// longer holds it by the rule Acquire applies: its expiry plus the
+// clock-skew allowance passed; or the backend knows none: released, or
+// expired on etcd), so its coordinator died or was killed, or ended
+// without recording how. Its next Acquire takes the lock at once: hopdag
+// run resumes it, hopdag abandon --force abandons it.
+func gone(st *runner.Status, l state.Lease, where string) string {
+	head := fmt.Sprintf("%s -> %s says %s, but ", st.From, st.To, st.Phase)
+	if l.Holder != "" && !l.Expires.IsZero() {
+		head += fmt.Sprintf("its coordinator %s stopped refreshing its lease %d at %s (it expired at %s)",
+			l.Holder, l.Token, l.Expires.Add(-l.TTL).UTC().Format(time.RFC3339), l.Expires.UTC().Format(time.RFC3339))
+	} else {
+		head += "no coordinator holds its lock (its lease expired or was released)"
+	}
+	return head + ": it died or was killed; resume it with hopdag run (the same catalog, --from, --to and --state " + where +
+		"), or abandon it with hopdag abandon --state " + where + " --force"
 }
 
 // statusCode is the exit status of hopdag status for st.

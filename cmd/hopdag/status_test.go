@@ -80,7 +80,7 @@ func TestStatusExitCodes(t *testing.T) {
 		{runner.Running, 3}, {runner.Pending, 3}, {runner.WaitingForApproval, 3}, {runner.Paused, 3},
 	} {
 		t.Run(string(tt.phase), func(t *testing.T) {
-			code, out, stderr := invoke("status", "--state", saved(t, fixture(tt.phase)))
+			code, out, stderr := invoke("status", "--state", savedWith(t, fixture(tt.phase), leaseHeld))
 			assert.Equal(t, tt.code, code, "hopdag status of a %s run; stderr:\n%s", tt.phase, stderr)
 			assert.Contains(t, out, "status v1.0 -> v2.0: "+string(tt.phase))
 		})

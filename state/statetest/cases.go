@@ -42,6 +42,7 @@ var cases = []struct {
 	{"Corruption", testCorruption},
 	{"TokensSurviveDeletion", testTokensSurviveDeletion},
 	{"JournalLost", testJournalLost},
+	{"ReadLease", testReadLease},
 }
 
 // Sample returns a status of a three-component run in which the first
