@@ -121,6 +121,10 @@
 //     pass a fake clock to every party, [WithClock]); etcd compares only
 //     durations, each on one clock: the server times its lease, the
 //     holder its Expires.
+//   - Reading without taking: every backend is a [LeaseReader], whose
+//     ReadLease says the current lease and whether Acquire would refuse
+//     now, by the rule above, writing nothing (hopdag status tells a run
+//     whose coordinator died from one that runs).
 //
 // Every backend is safe for concurrent use.
 package state

@@ -23,8 +23,9 @@
 // unknown version), a failed run, or a run that is not running and did not
 // succeed (status); 2 usage (unknown command, bad flags); 3 the run is
 // not finished: still running (status), or stopped at a gate waiting for
-// approval (run); 130 interrupted (SIGINT or SIGTERM: the run
-// stopped cleanly, or was killed by a second signal).
+// approval (run); 4 the status says running but no coordinator holds its
+// lease any more: it died or was killed (status); 130 interrupted (SIGINT
+// or SIGTERM: the run stopped cleanly, or was killed by a second signal).
 package main
 
 import (
@@ -89,7 +90,8 @@ Run "hopdag COMMAND -h" for a command's flags and an example.
 Exit status: 0 ok (run: also a run that stopped at its --until step, as
 asked), 1 invalid input or failed run, 2 usage, 3 not finished (run: waiting
 for approval; status: still running, waiting for approval, or stopped by
---until), 130 interrupted.
+--until), 4 gone (status: it says running, but its coordinator's lease
+expired: it died or was killed), 130 interrupted.
 `
 
 func main() {
@@ -119,7 +121,7 @@ var commands = map[string]command{
 		example: "hopdag graph - --from v26.06-rc.2 --to v26.09 --hop 1 -o dot"},
 	"run": {summary: "run the upgrade: exec components as commands, manifest and helm components against a cluster (--kubeconfig) or --apply-dir, or --simulate", run: (*cli).run,
 		example: "hopdag run my-catalog --from v1.0 --to v1.1 --state /var/lib/hopdag --log-file upgrade.log"},
-	"status": {summary: "print the status of a run from its state; exit 0 succeeded, 1 failed, 3 not finished (running, waiting for approval, or stopped by --until)", run: (*cli).status, noDir: true,
+	"status": {summary: "print the status of a run from its state; exit 0 succeeded, 1 failed, 3 not finished (running, waiting for approval, or stopped by --until), 4 its coordinator is gone", run: (*cli).status, noDir: true,
 		example: "hopdag status --state /var/lib/hopdag --watch"},
 	"abandon": {summary: "abandon a run so that it never resumes (asks first; --yes for scripts)", run: (*cli).abandon, noDir: true,
 		example: "hopdag abandon --state /var/lib/hopdag --yes"},

@@ -184,11 +184,16 @@ func (c *cli) formatStatus(st *runner.Status) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// shown is st with its message in the command line's terms, for the
-// table: a gate's names the hopdag approve command.
+// shown is st with its message and last failure in the command line's
+// terms, for the table: a gate's names the hopdag approve command.
 func (c *cli) shown(st *runner.Status) *runner.Status {
 	out := *st
 	out.Message = cliText(st.Message)
+	if f := st.LastFailure; f != nil {
+		lf := *f
+		lf.Error = cliText(f.Error)
+		out.LastFailure = &lf
+	}
 	if st.Phase == runner.WaitingForApproval {
 		out.Message = c.waitText(st)
 	}
