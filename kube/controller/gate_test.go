@@ -168,3 +168,52 @@ func TestGateApproval(t *testing.T) {
 	assert.Contains(t, eventNotes(t, c, ns, "UpgradeApproved")[0], "approved v26.09 (by alice)")
 	require.NoError(t, c.Delete(ctx, done))
 }
+
+// TestStaleApprovalNotImplied: an entry of spec.approvals that was there
+// before its step began waiting (left from an earlier upgrade through the
+// same gate; here, there from the start) approves nothing: the step
+// waits, status.plan.waiting names the entry as stale and Progressing
+// says what to do. Removing the entry and adding it again approves.
+func TestStaleApprovalNotImplied(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	applyCatalog(t, c, ns, catalogDir)
+	setRule(t, c, ns, "v26.09", func(r *v1alpha1.Rule) { r.Gate = &v1alpha1.Gate{Reason: "test: a fresh look each time"} })
+	op := startOperator(t, opConfig{})
+	ctx := context.Background()
+
+	cv := newCV(ns, "v26.06-rc.2", "v26.09")
+	cv.Spec.Approvals = []v1alpha1.ApprovalRequest{{Step: "v26.09", By: "alice"}}
+	require.NoError(t, c.Create(ctx, cv))
+	key := client.ObjectKeyFromObject(cv)
+	got := waitFor(t, c, key, 60*time.Second, "waiting, the old entry stale", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.Phase == v1alpha1.PhaseWaitingForApproval && cv.Status.Plan != nil && len(cv.Status.Plan.Waiting) == 1 && len(cv.Status.Plan.Waiting[0].Stale) == 1
+	})
+	assert.Equal(t, []string{"alice"}, got.Status.Plan.Waiting[0].Stale)
+	time.Sleep(time.Second) // an approval taken by mistake would have resumed the run by now
+	require.NoError(t, c.Get(ctx, key, got))
+	assert.Equal(t, v1alpha1.PhaseWaitingForApproval, got.Status.Phase, "an entry from before the step waited approves nothing")
+	assert.Empty(t, got.Status.Plan.Approvals)
+	for _, r := range op.runner.Records() {
+		assert.NotEqual(t, 2, r.Hop, "component %s of the gated hop ran", r.Component)
+	}
+	p := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing)
+	require.NotNil(t, p)
+	assert.Contains(t, p.Message, "spec.approvals names v26.09 (by alice) from before the step waited")
+	assert.Contains(t, p.Message, "remove the entry and add it again to approve")
+
+	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Approvals = nil })
+	waitFor(t, c, key, 30*time.Second, "the stale name dropped with its entry", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.ObservedGeneration == cv.Generation && cv.Status.Plan != nil && len(cv.Status.Plan.Waiting) == 1 && len(cv.Status.Plan.Waiting[0].Stale) == 0
+	})
+	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) {
+		s.Approvals = []v1alpha1.ApprovalRequest{{Step: "v26.09", By: "alice"}}
+	})
+	done := waitFor(t, c, key, 60*time.Second, "approved once added again: at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
+	})
+	require.Len(t, done.Status.Plan.Approvals, 1)
+	assert.Equal(t, "alice", done.Status.Plan.Approvals[0].By)
+	require.NoError(t, c.Delete(ctx, done))
+}

@@ -362,12 +362,21 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 		return nil, nil
 	}
+	if inFlight && st.Phase == v1alpha1.PhaseWaitingForApproval {
+		dropGoneStale(cv, st.Plan)
+	}
 	if inFlight && st.Phase == v1alpha1.PhaseWaitingForApproval && !approvable(cv, st.Plan) {
 		// Until spec.approvals names a step that waits; an entry naming
-		// another step (a typo, a later gate) is shown, not ignored.
+		// another step (a typo, a later gate), or left from before the
+		// step waited, is shown, not ignored.
 		msg := waitingMessage(st.Plan.Waiting)
 		if stray := strayApprovals(cv, st.Plan); len(stray) > 0 {
 			msg = fmt.Sprintf("%s (spec.approvals names %s, which %s)", msg, strings.Join(stray, ", "), plural(len(stray), "does not wait now and approves nothing until it does", "do not wait now and approve nothing until they do"))
+		}
+		if stale := staleApprovals(st.Plan); len(stale) > 0 {
+			msg = fmt.Sprintf("%s (spec.approvals names %s from before the step waited, left from an earlier upgrade: an entry approves only once its step waits; remove the entry and add it again to approve)", msg, strings.Join(stale, ", "))
+		}
+		if stray, stale := strayApprovals(cv, st.Plan), staleApprovals(st.Plan); len(stray) > 0 || len(stale) > 0 {
 			if p := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing); p == nil || p.Message != msg {
 				r.event(cv, "Warning", "ApprovalNotWaiting", "Approve", msg)
 			}
@@ -481,18 +490,70 @@ func gateReason(p *runner.Plan, step string) string {
 // at that was not approved yet.
 func approvable(cv *v1alpha1.ClusterVersion, ps *v1alpha1.PlanSummary) bool {
 	for _, a := range cv.Spec.Approvals {
-		waits := slices.ContainsFunc(ps.Waiting, func(w v1alpha1.WaitingStep) bool { return w.Step == a.Step })
-		done := slices.ContainsFunc(ps.Approvals, func(d v1alpha1.Approval) bool { return d.Step == a.Step })
-		if waits && !done {
+		if approves(ps, a) {
 			return true
 		}
 	}
 	return false
 }
 
+// approves reports whether a approves a step of ps: the step waits, is
+// not approved yet, and a was not there before it began waiting.
+func approves(ps *v1alpha1.PlanSummary, a v1alpha1.ApprovalRequest) bool {
+	waits := slices.ContainsFunc(ps.Waiting, func(w v1alpha1.WaitingStep) bool { return w.Step == a.Step })
+	done := slices.ContainsFunc(ps.Approvals, func(d v1alpha1.Approval) bool { return d.Step == a.Step })
+	return waits && !done && !stale(ps, a)
+}
+
+// stale reports whether ps lists a as there before its step began
+// waiting (status.plan.waiting[].stale).
+func stale(ps *v1alpha1.PlanSummary, a v1alpha1.ApprovalRequest) bool {
+	return slices.ContainsFunc(ps.Waiting, func(w v1alpha1.WaitingStep) bool { return w.Step == a.Step && slices.Contains(w.Stale, a.By) })
+}
+
+// markStale records in ps, whose steps have just begun waiting, the
+// entries of cv's spec.approvals already there for them: they approve
+// nothing (approves).
+func markStale(cv *v1alpha1.ClusterVersion, ps *v1alpha1.PlanSummary) {
+	for i := range ps.Waiting {
+		w := &ps.Waiting[i]
+		w.Stale = nil
+		for _, a := range cv.Spec.Approvals {
+			if a.Step == w.Step {
+				w.Stale = append(w.Stale, a.By)
+			}
+		}
+	}
+}
+
+// dropGoneStale forgets the stale approvers whose entries cv's spec no
+// longer has: an entry added again afterwards approves.
+func dropGoneStale(cv *v1alpha1.ClusterVersion, ps *v1alpha1.PlanSummary) {
+	for i := range ps.Waiting {
+		w := &ps.Waiting[i]
+		w.Stale = slices.DeleteFunc(w.Stale, func(by string) bool {
+			return !slices.ContainsFunc(cv.Spec.Approvals, func(a v1alpha1.ApprovalRequest) bool { return a.Step == w.Step && a.By == by })
+		})
+		if len(w.Stale) == 0 {
+			w.Stale = nil
+		}
+	}
+}
+
 // pausedMessage says where spec.paused stopped an upgrade and how to go on.
 func pausedMessage(progress, to string) string {
 	return "paused at " + progress + " components toward " + to + "; clear spec.paused to resume (what succeeded does not run again)"
+}
+
+// staleApprovals are the entries ps lists as stale, as "STEP (by BY)".
+func staleApprovals(ps *v1alpha1.PlanSummary) []string {
+	var out []string
+	for _, w := range ps.Waiting {
+		for _, by := range w.Stale {
+			out = append(out, w.Step+" (by "+by+")")
+		}
+	}
+	return out
 }
 
 // strayApprovals are the steps of cv's spec.approvals that neither wait

@@ -238,6 +238,9 @@ func (ru *run) approve(ctx context.Context, store state.Store, lease state.Lease
 		if !slices.Contains(prev.Waiting, a.Step) || prev.Approved(a.Step) {
 			continue
 		}
+		if ps := ru.p.cv.Status.Plan; ps != nil && stale(ps, a) {
+			continue // there before its step waited
+		}
 		if err := prev.Approve(a.Step, a.By, time.Now().UTC()); err != nil {
 			return err
 		}
@@ -522,6 +525,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			r.event(cv, "Warning", "UpgradeAbandoned", "Abandon", "abandoned: "+reason)
 		case s.Phase == runner.WaitingForApproval:
 			st.Phase = v1alpha1.PhaseWaitingForApproval
+			markStale(latest, st.Plan)
 			msg := waitingMessage(st.Plan.Waiting)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForApproval", msg)
 			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")

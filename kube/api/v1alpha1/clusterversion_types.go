@@ -80,10 +80,11 @@ type ClusterVersionSpec struct {
 	// phase's) holds its step until an entry here names it. The
 	// reconciler records the approval (by, and when it recorded it) in
 	// the run's record once, when the step waits, and resumes the run;
-	// status.plan.approvals lists what was recorded. An entry approves
-	// nothing before its step waits, and nothing else approves a step.
-	// Remove the entries once the upgrade ended: an entry left in place
-	// approves the same step again when a later upgrade waits there.
+	// status.plan.approvals lists what was recorded. Only an entry added
+	// once its step waits approves it: one that was there before (left
+	// from an earlier upgrade through the same step) is listed in
+	// status.plan.waiting[].stale and approves nothing, and nothing else
+	// approves a step.
 	// +optional
 	// +listType=map
 	// +listMapKey=step
@@ -325,6 +326,14 @@ type WaitingStep struct {
 	// Reason is the gate's: what to look at before approving.
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// Stale are the approvers (by) of the spec.approvals entries for
+	// Step that were there before it began waiting (left from an earlier
+	// upgrade through the same step, say): they approve nothing. Remove
+	// such an entry and add it again to approve; the reconciler drops a
+	// name from here once its entry is gone.
+	// +optional
+	// +listType=atomic
+	Stale []string `json:"stale,omitempty"`
 }
 
 // Approval is an approval recorded in the run's record (runner.Approval).
