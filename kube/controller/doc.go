@@ -89,7 +89,7 @@
 // TestGeneratedRoleSuffices runs an upgrade under nothing else): the
 // ClusterVersions and their status, the catalog objects (read), Leases (the
 // store's lock and leader election), ConfigMaps (the store's records) and
-// Events. The manifest runner applies what the catalog's manifests hold:
+// Events (events.k8s.io for the reconciler's, core for leader election's). The manifest runner applies what the catalog's manifests hold:
 // grant that too, as the catalog needs.
 //
 // +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions,verbs=get;list;watch
@@ -98,6 +98,7 @@
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 package controller
 
 //go:generate sh -c "$HOPDAG_CONTROLLER_GEN webhook paths=./... output:webhook:dir=../config/webhook && $HOPDAG_CONTROLLER_GEN rbac:roleName=hopdag-operator paths=./... output:rbac:dir=../config/rbac"

@@ -54,8 +54,9 @@ func TestMultiTrackUpgrade(t *testing.T) {
 	cv := newCV(ns, "platform=13.01.0,kubernetes=v1.32.0", "platform=27.03.0")
 	require.NoError(t, c.Create(ctx, cv))
 	key := client.ObjectKeyFromObject(cv)
-	got := waitFor(t, c, key, 60*time.Second, "upgraded across both tracks", func(cv *v1alpha1.ClusterVersion) bool {
-		return cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.CurrentVersion == "kubernetes=v1.33.1,platform=27.03.0"
+	got := waitFor(t, c, key, 60*time.Second, "upgraded across both tracks, the updates from there", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.CurrentVersion == "kubernetes=v1.33.1,platform=27.03.0" &&
+			len(cv.Status.AvailableUpdates) > 0 && cv.Status.AvailableUpdates[0].Route[0] == cv.Status.CurrentVersion
 	})
 	st := got.Status
 	require.NotEmpty(t, st.History)

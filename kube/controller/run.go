@@ -514,6 +514,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 		switch {
 		case s.Phase == runner.Succeeded:
 			st.Phase = v1alpha1.PhaseIdle
+			setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+st.CurrentVersion)
 			endHistory(st, v1alpha1.HistoryCompleted, "", now)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+st.CurrentVersion)
 			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
