@@ -65,10 +65,22 @@ func (p position) satisfies(target position) bool {
 	return true
 }
 
-// before reports whether p is an earlier version than q (one track only:
-// states have no order).
+// before reports whether going from q to p moves some track back: p is
+// an earlier version than q, or a state naming a track at an earlier
+// version than q's (a downgrade, which routes refuse).
 func (p position) before(q position) bool {
-	return !p.isState() && !q.isState() && p.v.Compare(q.v) < 0
+	if p.isState() != q.isState() {
+		return false
+	}
+	if !p.isState() {
+		return p.v.Compare(q.v) < 0
+	}
+	for track, v := range p.state {
+		if cur, ok := q.state[track]; ok && v.Compare(cur) < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // samePosition reports whether two spellings name the same position
@@ -154,4 +166,16 @@ func reachedBy(plan *runner.Plan, s *runner.Status) string {
 // as runner.NewStatus writes them).
 func recordOf(s *runner.Status, from, to string) bool {
 	return samePosition(s.From, from) && samePosition(s.To, to)
+}
+
+// setsBack reports whether desired sets an upgrade that started at from
+// back to where it started: from (as spelled in the status) is at
+// desired, which may name only some of its tracks.
+func setsBack(from, desired string) bool {
+	f, errF := parsePosition(from)
+	d, errD := parsePosition(desired)
+	if errF != nil || errD != nil {
+		return from == desired
+	}
+	return f.satisfies(d)
 }

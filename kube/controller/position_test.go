@@ -50,7 +50,13 @@ func TestPosition(t *testing.T) {
 	a, b := position{v: release.MustParseVersion("v26.06")}, position{v: release.MustParseVersion("v26.09")}
 	assert.True(t, a.before(b))
 	assert.False(t, b.before(a))
-	assert.False(t, p.before(p), "states have no order")
+	assert.False(t, p.before(p))
+	back, _ := parsePosition("platform=13.01.0")
+	on, _ := parsePosition("platform=13.01.2,kubernetes=v1.32.0")
+	assert.True(t, back.before(on), "a track moved back")
+	assert.False(t, on.before(back))
+	other, _ := parsePosition("kubernetes=v1.33.0")
+	assert.False(t, other.before(on), "a track moved forward only")
 }
 
 // TestReachedByAndRecordOf: a run across tracks is where its from-state

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -219,10 +220,14 @@ func (r *Reconciler) executorOptions(cv *v1alpha1.ClusterVersion) []runner.Optio
 
 // plan is an upgrade to start.
 type plan struct {
-	key   types.NamespacedName
-	cv    *v1alpha1.ClusterVersion
-	plan  *runner.Plan
-	fresh bool // a new upgrade, not the resumption of one
+	key  types.NamespacedName
+	cv   *v1alpha1.ClusterVersion
+	plan *runner.Plan
+	// target is the desiredVersion the upgrade was started for
+	// (PlanSummary.Target): a change of spec.desiredVersion away from it
+	// aborts or supersedes the upgrade.
+	target string
+	fresh  bool // a new upgrade, not the resumption of one
 	// retry: the resumption of a Failed upgrade that spec.retry asked
 	// for. Only then does the run resume a record that ended failed.
 	retry bool
@@ -269,14 +274,15 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	}
 
 	inFlight := st.Plan != nil && (st.Phase == v1alpha1.PhaseUpgrading || st.Phase == v1alpha1.PhasePaused || st.Phase == v1alpha1.PhaseWaitingForApproval || st.Phase == v1alpha1.PhaseFailed)
-	from, to := current, desired
+	from, to, target := current, desired, desired.String()
 	if inFlight {
 		from, _ = parsePosition(st.Plan.From) // written by summary: they parse
 		to, _ = parsePosition(st.Plan.To)
+		target = cmp.Or(st.Plan.Target, st.Plan.To) // a status written before Target existed
 		switch {
 		case cv.Spec.Abandon != nil:
 			return nil, r.abandon(ctx, cv, st, cv.Spec.Abandon.Reason)
-		case !to.satisfies(desired):
+		case !samePosition(target, desired.String()):
 			// Aborted (desired back to the start) or redirected while the
 			// run was stopped: this upgrade ends here, Partial.
 			msg := "aborted: desiredVersion set back to " + desired.String()
@@ -289,7 +295,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 			st.Phase = v1alpha1.PhaseIdle
 			r.event(cv, "Normal", reason, "Abort", msg)
 			inFlight = false
-			from, to = current, desired
+			from, to, target = current, desired, desired.String()
 		}
 	}
 	if st.Phase == v1alpha1.PhaseAbandoned && cv.Spec.Abandon != nil {
@@ -304,7 +310,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 		return nil, nil
 	}
-	if !inFlight && to.before(from) && len(st.History) > 0 && st.History[0].State == v1alpha1.HistoryPartial && samePosition(st.History[0].From, to.String()) {
+	if !inFlight && to.before(from) && len(st.History) > 0 && st.History[0].State == v1alpha1.HistoryPartial && setsBack(st.History[0].From, to.String()) {
 		// An abort that stopped after a hop had completed: the system runs
 		// a later version than the one the upgrade started from, and
 		// going back is a downgrade. The abort did what it could; say
@@ -319,8 +325,11 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	route, err := resolve(cat, &cv.Spec, from, to)
 	if err != nil {
 		reason := "NoRoute"
-		if errors.Is(err, path.ErrUnknownVersion) {
+		switch {
+		case errors.Is(err, path.ErrUnknownVersion):
 			reason = "UnknownVersion"
+		case errors.Is(err, path.ErrUnknownTrack):
+			reason = "UnknownTrack"
 		}
 		if inFlight {
 			// The upgrade cannot go on: it is Failed, and a retry (once
@@ -388,7 +397,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		return nil, nil // stopped at the until step: resumed by the next spec change (spec.until cleared or moved)
 	}
 	if !inFlight {
-		st.Plan = summary(p, nil)
+		st.Plan = summary(p, nil, target)
 		st.History = append([]v1alpha1.UpdateHistory{{From: from.String(), To: to.String(), State: v1alpha1.HistoryPartial, StartedTime: now}}, st.History...)
 		if len(st.History) > maxHistory {
 			st.History = st.History[:maxHistory]
@@ -399,7 +408,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	if !storeFailing(st) { // cleared once the run has its record (run.execute)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 	}
-	return &plan{key: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}, cv: cv.DeepCopy(), plan: p, fresh: !inFlight, retry: retry}, nil
+	return &plan{key: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}, cv: cv.DeepCopy(), plan: p, target: target, fresh: !inFlight, retry: retry}, nil
 }
 
 const maxHistory = 50
@@ -423,8 +432,8 @@ func endHistory(st *v1alpha1.ClusterVersionStatus, state v1alpha1.HistoryState, 
 }
 
 // summary is the status's brief of a plan and, when known, its run.
-func summary(p *runner.Plan, s *runner.Status) *v1alpha1.PlanSummary {
-	ps := &v1alpha1.PlanSummary{From: routeFrom(p.Route).String(), To: routeTo(p.Route).String(), Phase: string(runner.Pending), Hops: []string{}}
+func summary(p *runner.Plan, s *runner.Status, target string) *v1alpha1.PlanSummary {
+	ps := &v1alpha1.PlanSummary{Target: target, From: routeFrom(p.Route).String(), To: routeTo(p.Route).String(), Phase: string(runner.Pending), Hops: []string{}}
 	for _, h := range p.Hops {
 		name := h.Name()
 		if h.Track != "" { // a route across tracks: say which one moves

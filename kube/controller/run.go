@@ -56,7 +56,7 @@ func (ru *run) control(spec *v1alpha1.ClusterVersionSpec) {
 	switch {
 	case spec.Abandon != nil:
 		why, reason = stopAbandon, spec.Abandon.Reason
-	case !ru.reaches(string(spec.DesiredVersion)):
+	case !samePosition(ru.p.target, string(spec.DesiredVersion)):
 		why = stopAbort
 	case spec.Paused:
 		why = stopPause
@@ -379,7 +379,7 @@ func (ru *run) writeLoop(done <-chan struct{}) {
 // writeProgress writes a transition of the run into the status.
 func (ru *run) writeProgress(ctx context.Context, b brief) {
 	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
-		st.Plan = summary(ru.p.plan, &b.s)
+		st.Plan = summary(ru.p.plan, &b.s, ru.p.target)
 		st.CurrentVersion = b.reached
 		setCondition(st, ru.p.cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
 		if f := b.s.LastFailure; f != nil {
@@ -392,15 +392,8 @@ func (ru *run) writeProgress(ctx context.Context, b brief) {
 
 // failedNow says that a component failed for good while the run goes on.
 func failedNow(f *runner.Failure) string {
-	return fmt.Sprintf("component %s failed on hop %d (%s: %s); the run finishes what its failure policy lets it, then ends Failed",
+	return fmt.Sprintf("component %s failed on hop %d (%s: %s); the run goes on as its failure policy says until it ends (Failed, or RolledBack under a rollback policy)",
 		cmpStr(f.Component, f.Check), f.Hop+1, f.Code, firstLine(f.Error))
-}
-
-// reaches reports whether the run's plan ends where desired asks (a
-// desiredVersion changed to anything else aborts the run).
-func (ru *run) reaches(desired string) bool {
-	d, err := parsePosition(desired)
-	return err == nil && routeTo(ru.p.plan.Route).satisfies(d)
 }
 
 // update re-reads the ClusterVersion and writes fn's change of its status.
@@ -509,7 +502,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 		}
 	}
 	ru.updateFor(ctx, func(latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
-		st.Plan = summary(ru.p.plan, s)
+		st.Plan = summary(ru.p.plan, s, ru.p.target)
 		st.CurrentVersion = reachedBy(ru.p.plan, s)
 		switch {
 		case s.Phase == runner.Succeeded:

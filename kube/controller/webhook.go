@@ -77,7 +77,7 @@ func (v *Validator) ValidateUpdate(ctx context.Context, old, cv *v1alpha1.Cluste
 	if old.Status.Phase == v1alpha1.PhaseUpgrading {
 		return nil, nil // the abort
 	}
-	if ps := old.Status.Plan; ps != nil && stopped(old.Status.Phase) && samePosition(string(cv.Spec.DesiredVersion), ps.From) {
+	if ps := old.Status.Plan; ps != nil && stopped(old.Status.Phase) && setsBack(ps.From, string(cv.Spec.DesiredVersion)) {
 		// The abort of an upgrade that waits at a gate, is paused or
 		// failed: once a hop has completed, going back to where it
 		// started is a downgrade from status.currentVersion, which the
@@ -125,7 +125,7 @@ func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
 		return nil
 	}
 	from := ps.From
-	if samePosition(string(cv.Spec.DesiredVersion), from) {
+	if setsBack(from, string(cv.Spec.DesiredVersion)) {
 		return nil
 	}
 	state, next := "is in progress", "wait for the upgrade to end, or pause it"
@@ -191,6 +191,15 @@ func CheckReachable(cat *release.Catalog, cv *v1alpha1.ClusterVersion, from stri
 	_, err = resolve(cat, &cv.Spec, fv, to)
 	if err == nil {
 		return nil
+	}
+	var ut *path.UnknownTrackError
+	if errors.As(err, &ut) {
+		// Say which field names the track, and nothing about routes.
+		f, value := field.NewPath("spec", "desiredVersion"), string(cv.Spec.DesiredVersion)
+		if _, ok := to.state[ut.Track]; !ok {
+			f, value = field.NewPath("spec", "installedVersion"), from
+		}
+		return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(f, value, strings.TrimPrefix(err.Error(), "path: "))})
 	}
 	av, cu, _ := updatesFor(cat, &cv.Spec, fv)
 	var reach []string

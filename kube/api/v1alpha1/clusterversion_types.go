@@ -289,8 +289,13 @@ type ConditionalRisk struct {
 // PlanSummary is an upgrade plan in brief: its hops, where it is, and the
 // last failure. The full per-component record lives in the state store.
 type PlanSummary struct {
-	From string `json:"from"`
-	To   string `json:"to"`
+	// Target is the desiredVersion the upgrade was started for, as the
+	// reconciler spells it; across tracks it may name only some of them,
+	// while To is where the route ends.
+	// +optional
+	Target string `json:"target,omitempty"`
+	From   string `json:"from"`
+	To     string `json:"to"`
 	// Hops are the hops in order, each "from -> to".
 	// +listType=atomic
 	Hops []string `json:"hops"`
