@@ -285,7 +285,11 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 	if ok, err := flush(); err != nil || !ok {
 		return err == nil, err
 	}
-	ok, err := s.txnRev(ctx, token, &s.headRev, []clientv3.Cmp{fence, head},
+	// The head only if no commit came after the view (another handle of
+	// the same holder): the snapshot replaces the commits up to its seq,
+	// and a later one left behind would be replayed on top of it.
+	free := clientv3.Compare(clientv3.CreateRevision(s.logKey(next)), "=", 0)
+	ok, err := s.txnRev(ctx, token, &s.headRev, []clientv3.Cmp{fence, head, free},
 		clientv3.OpPut(s.headKey(), string(lines[0])),
 		clientv3.OpDelete(s.prefix+"snap/", clientv3.WithRange(fmt.Sprintf("%ssnap/%020d", s.prefix, next))),
 		clientv3.OpDelete(s.prefix+"log/", clientv3.WithRange(s.logKey(next+1))),
