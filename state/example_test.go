@@ -137,7 +137,7 @@ func ExampleOpenFile() {
 	// save: <nil>
 	// commit: <nil>
 	// load: v1.0 -> v1.1 control-plane Running
-	// state: DIR/journal.log at byte 81 is corrupt: checksum 2952b007 does not match the record's 6ed614ea; it was left as it is and nothing was written: restore it from a backup or repair it by hand
+	// state: DIR/journal.log at byte 81 is corrupt: checksum 2fcdd717 does not match the record's 2d511607; it was left as it is and nothing was written: restore it from a backup or repair it by hand
 	// true
 }
 

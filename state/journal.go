@@ -71,6 +71,9 @@ type journal struct {
 	follows, stale bool
 	// written counts the status bytes this handle wrote.
 	written int64
+	// base is the hops as the last record read or written has them: what
+	// the next commit records the changes of.
+	base codec.Base
 }
 
 // journalRef ties a snapshot to its journal. A snapshot's head carries
@@ -217,7 +220,7 @@ func (j *journal) load() (*codec.State, error) {
 			continue
 		}
 		r, err := codec.Unframe(l.Data)
-		if err == nil && r.Kind != codec.KindCommit {
+		if err == nil && !r.IsCommit() {
 			err = fmt.Errorf("a %s record in the journal", r.Kind)
 		}
 		if err == nil && r.Run == nil {
@@ -255,6 +258,7 @@ func (j *journal) load() (*codec.State, error) {
 		return nil, j.corrupt(JournalFile, j.end, fmt.Errorf("the status the records add up to is not valid: %w", err))
 	}
 	j.seq, j.token, j.exists = st.Seq, st.Token, st.Status != nil
+	j.base = codec.BaseOf(st.Status)
 	j.snapSeq, j.snapID, j.jid = snapSeq, "", ""
 	if ref != nil {
 		j.snapID = ref.ID
@@ -362,7 +366,7 @@ func (j *journal) commit(token uint64, s *runner.Status, changed []runner.Ref, a
 		}
 	}()
 	if !all && j.exists && total == j.counts && 2*len(changed) <= total {
-		lines, err := codec.Commits(j.seq+1, token, s, changed, 0)
+		lines, next, err := codec.Commits(j.seq+1, token, s, changed, 0, j.base)
 		if err != nil {
 			return 0, errorf("save: %w", err)
 		}
@@ -392,6 +396,7 @@ func (j *journal) commit(token uint64, s *runner.Status, changed []runner.Ref, a
 			j.written += int64(len(data))
 			j.seq += uint64(len(lines))
 			j.token = token
+			j.base = next
 			j.follows = true
 			j.at, err = j.v.stamp()
 			return len(data), err
@@ -454,6 +459,7 @@ func (j *journal) snapshot(token uint64, s *runner.Status) (int, error) {
 	j.written += int64(len(data) + len(h))
 	j.token, j.end, j.snapBytes, j.exists = token, int64(len(h)), int64(len(data)), true
 	j.snapSeq, j.snapID, j.jid, j.follows, j.stale = j.seq, id, id, true, false
+	j.base = codec.BaseOf(s)
 	j.at, err = j.v.stamp()
 	return len(data) + len(h), err
 }

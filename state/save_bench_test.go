@@ -49,3 +49,31 @@ func BenchmarkDurableRun(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkChainRun is what the commits of a run of many hops cost (see
+// statetest.BenchChainRun):
+//
+//	go test -run '^$' -bench ChainRun -benchtime 3x ./state
+//
+// A commit carries the hops whose header changed, not all of them: its
+// size does not grow with the number of hops.
+func BenchmarkChainRun(b *testing.B) {
+	written := func(be statetest.Backend) int64 { return state.Written(be) }
+	b.Run("Memory", func(b *testing.B) {
+		statetest.BenchChainRun(b, statetest.DurableRun{
+			Open:    func(*testing.B) statetest.Backend { return state.NewMemory() },
+			Written: written,
+		})
+	})
+	b.Run("File", func(b *testing.B) {
+		statetest.BenchChainRun(b, statetest.DurableRun{
+			Open: func(b *testing.B) statetest.Backend {
+				f, err := state.OpenFile(b.TempDir())
+				require.NoError(b, err)
+				b.Cleanup(func() { f.Close() })
+				return f
+			},
+			Written: written,
+		})
+	})
+}

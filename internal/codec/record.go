@@ -13,9 +13,17 @@ import (
 
 // Kinds of record.
 const (
-	// KindCommit is one group commit of the journal: the run's header and
-	// the component records that changed.
+	// KindCommit is one group commit of the journal: the run's header,
+	// the header of every hop, and the component records that changed.
+	// Commits written before delta commits are these; the journal's
+	// header is one without a status.
 	KindCommit = "commit"
+	// KindDelta is one group commit of the journal: the run's header
+	// without its hops, the hops whose header changed since the record
+	// before (Changed), and the component records that changed. Its size
+	// does not grow with the number of hops. (A reader that knows no
+	// delta commits refuses the record: Unframe's kinds are closed.)
+	KindDelta = "commit-delta"
 	// KindSnapshot opens a snapshot: the header, and how many shards
 	// follow.
 	KindSnapshot = "snapshot"
@@ -36,10 +44,16 @@ type Record struct {
 	// Token is the fencing token of the lease the record was written
 	// under.
 	Token uint64 `json:"token"`
-	// Run is the status without its components (commit, snapshot).
+	// Run is the status without its components (commit, snapshot), or
+	// without its hops (delta commit).
 	Run *runner.Status `json:"run,omitempty"`
 	// Counts is the number of components of each hop (commit, snapshot).
 	Counts []int `json:"counts,omitempty"`
+	// Hops is the number of hops of the run, and Changed the hops whose
+	// header or component count changed since the record before, in
+	// order (delta commit).
+	Hops    int   `json:"hops,omitempty"`
+	Changed []Hop `json:"changed,omitempty"`
 	// Shards is how many shard records follow a snapshot head; Shard is a
 	// shard's position among them, from 0.
 	Shards int `json:"shards,omitempty"`
@@ -99,7 +113,7 @@ func Unframe(line []byte) (*Record, error) {
 		return nil, err
 	}
 	switch r.Kind {
-	case KindCommit, KindSnapshot, KindShard:
+	case KindCommit, KindDelta, KindSnapshot, KindShard:
 	default:
 		return nil, fmt.Errorf("record kind %q is not a kind", r.Kind)
 	}
@@ -120,17 +134,49 @@ func header(s *runner.Status) (*runner.Status, []int) {
 	return &h, counts
 }
 
+// IsCommit reports whether r is a journal commit (or a journal's header,
+// a commit without a status).
+func (r *Record) IsCommit() bool { return r.Kind == KindCommit || r.Kind == KindDelta }
+
 // Commits encodes the records of one group commit of s with the changed
-// components, numbered from seq: one line, or several when the
-// components would make a line longer than limit bytes (0: no limit).
-// Each line carries the header, so each is whole by itself.
-func Commits(seq, token uint64, s *runner.Status, changed []runner.Ref, limit int) ([][]byte, error) {
+// components, numbered from seq, as delta commits following base: one
+// line, or several when the components would make a line longer than
+// limit bytes (0: no limit). Each line carries the run's header; the
+// first carries the hops whose header changed since base, so the lines
+// must be applied in order, after the records base is of. next is the
+// Base of s, which the writer keeps once the first line is stored.
+func Commits(seq, token uint64, s *runner.Status, changed []runner.Ref, limit int, base Base) (lines [][]byte, next Base, err error) {
+	if s == nil {
+		return nil, Base{}, errors.New("nil status")
+	}
+	hops, next, err := diff(s, base)
+	if err != nil {
+		return nil, Base{}, err
+	}
+	run := *s
+	run.Hops = nil
+	r := &Record{Kind: KindDelta, Token: token, Run: &run, Hops: len(s.Hops), Changed: hops}
+	lines, err = commits(seq, r, s, changed, limit)
+	if err != nil {
+		return nil, Base{}, err
+	}
+	return lines, next, nil
+}
+
+// fullCommits encodes a group commit as commits carrying every hop's
+// header, as hopdag wrote them before delta commits (for tests).
+func fullCommits(seq, token uint64, s *runner.Status, changed []runner.Ref, limit int) ([][]byte, error) {
 	if s == nil {
 		return nil, errors.New("nil status")
 	}
 	run, counts := header(s)
+	return commits(seq, &Record{Kind: KindCommit, Token: token, Run: run, Counts: counts}, s, changed, limit)
+}
+
+// commits encodes r with the changed components of s as lines numbered
+// from seq, split at limit bytes. Only the first line keeps r.Changed.
+func commits(seq uint64, r *Record, s *runner.Status, changed []runner.Ref, limit int) ([][]byte, error) {
 	var lines [][]byte
-	r := &Record{Kind: KindCommit, Token: token, Run: run, Counts: counts}
 	emit := func() error {
 		r.Seq = seq + uint64(len(lines))
 		b, err := Frame(r)
@@ -139,16 +185,20 @@ func Commits(seq, token uint64, s *runner.Status, changed []runner.Ref, limit in
 		}
 		lines = append(lines, b)
 		r.Components = r.Components[:0]
+		r.Changed = nil
 		return nil
 	}
 	size := 0
+	for i := range r.Changed {
+		size += hopSize(&r.Changed[i].Status)
+	}
 	for _, ref := range changed {
 		if ref.Hop < 0 || ref.Hop >= len(s.Hops) || ref.Component < 0 || ref.Component >= len(s.Hops[ref.Hop].Components) {
 			return nil, fmt.Errorf("changed component %d of hop %d is not in the status", ref.Component, ref.Hop)
 		}
 		c := Component{Hop: ref.Hop, Index: ref.Component, Status: s.Hops[ref.Hop].Components[ref.Component]}
 		n := componentSize(&c)
-		if limit > 0 && len(r.Components) > 0 && size+n > limit {
+		if limit > 0 && (len(r.Components) > 0 || len(r.Changed) > 0) && size+n > limit {
 			if err := emit(); err != nil {
 				return nil, err
 			}
@@ -167,6 +217,18 @@ func Commits(seq, token uint64, s *runner.Status, changed []runner.Ref, limit in
 func componentSize(c *Component) int {
 	s := &c.Status
 	return 200 + len(s.Name) + len(s.FromVersion) + len(s.ToVersion) + len(s.Reason) + 2*len(s.Error) + 2*len(s.Stack)
+}
+
+// hopSize estimates the encoded size of a hop's header, from its strings.
+func hopSize(h *runner.HopStatus) int {
+	n := 300 + len(h.Track) + len(h.From) + len(h.To) + 2*len(h.Message)
+	for _, c := range h.Checks {
+		n += 80 + len(c.Name) + len(c.Stage) + 2*len(c.Error)
+	}
+	for _, w := range h.Warnings {
+		n += 4 + 2*len(w)
+	}
+	return n
 }
 
 // Snapshot encodes s at seq as a head line and shard lines, each shard
@@ -217,12 +279,17 @@ type State struct {
 	Token uint64
 }
 
-// Apply applies a commit record, or a snapshot head or shard in order.
-// A record whose header has other component counts than the status
-// starts the components afresh (a new run); the records that follow must
-// then fill them all in (Check says whether they did).
+// Apply applies a commit record (a delta commit after the records it
+// follows), or a snapshot head or shard in order. A record whose header
+// has other component counts than the status starts the components of
+// those hops afresh (a new run); the records that follow must then fill
+// them all in (Check says whether they did).
 func (st *State) Apply(r *Record) error {
-	if r.Run != nil {
+	if r.Kind == KindDelta {
+		if err := st.applyDelta(r); err != nil {
+			return err
+		}
+	} else if r.Run != nil {
 		if len(r.Counts) != len(r.Run.Hops) {
 			return fmt.Errorf("record %d: %d hop counts for %d hops", r.Seq, len(r.Counts), len(r.Run.Hops))
 		}
@@ -230,6 +297,9 @@ func (st *State) Apply(r *Record) error {
 		next.Hops = make([]runner.HopStatus, len(r.Run.Hops))
 		for i := range next.Hops {
 			next.Hops[i] = r.Run.Hops[i]
+			if r.Counts[i] < 0 {
+				return fmt.Errorf("record %d: hop %d has %d components", r.Seq, i+1, r.Counts[i])
+			}
 			if st.Status != nil && i < len(st.Status.Hops) && len(st.Status.Hops[i].Components) == r.Counts[i] {
 				next.Hops[i].Components = st.Status.Hops[i].Components
 			} else {

@@ -31,12 +31,13 @@ func TestReplay(t *testing.T) {
 	snap, err := codec.Snapshot(1, 7, s, 2000)
 	require.NoError(t, err)
 	require.Greater(t, len(snap), 3, "shards at a 2000-byte limit")
+	base := codec.BaseOf(s)
 	var refs []runner.Ref
 	for i := 10; i < 60; i++ {
 		s.Hops[0].Components[i].Phase, s.Hops[0].Components[i].Attempts = runner.Running, 1
 		refs = append(refs, runner.Ref{Hop: 0, Component: i})
 	}
-	lines, err := codec.Commits(2, 8, s, refs, 3000)
+	lines, _, err := codec.Commits(2, 8, s, refs, 3000, base)
 	require.NoError(t, err)
 	require.Greater(t, len(lines), 1, "a commit split at a 3000-byte limit")
 	for _, l := range lines {
@@ -63,7 +64,7 @@ func TestReplay(t *testing.T) {
 }
 
 func TestLinesTorn(t *testing.T) {
-	lines, err := codec.Commits(1, 1, status(3), []runner.Ref{{Hop: 0, Component: 1}}, 0)
+	lines, _, err := codec.Commits(1, 1, status(3), []runner.Ref{{Hop: 0, Component: 1}}, 0, codec.Base{})
 	require.NoError(t, err)
 	full := lines[0]
 	for cut := range len(full) {
@@ -74,7 +75,7 @@ func TestLinesTorn(t *testing.T) {
 }
 
 func TestUnframeRejects(t *testing.T) {
-	lines, err := codec.Commits(1, 1, status(1), nil, 0)
+	lines, _, err := codec.Commits(1, 1, status(1), nil, 0, codec.Base{})
 	require.NoError(t, err)
 	good := lines[0]
 	for name, b := range map[string][]byte{
@@ -100,8 +101,10 @@ func frame(t *testing.T, body string) []byte {
 // Unframe never panics, and whatever it accepts frames back to the same
 // record.
 func FuzzUnframe(f *testing.F) {
-	lines, _ := codec.Commits(1, 1, status(2), []runner.Ref{{Hop: 0, Component: 1}}, 0)
+	lines, _, _ := codec.Commits(1, 1, status(2), []runner.Ref{{Hop: 0, Component: 1}}, 0, codec.Base{})
 	f.Add(lines[0])
+	full, _ := codec.FullCommits(1, 1, status(2), []runner.Ref{{Hop: 0, Component: 1}}, 0)
+	f.Add(full[0])
 	f.Add([]byte("00000000 {}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := codec.Unframe(b)

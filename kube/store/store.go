@@ -85,6 +85,9 @@ type view struct {
 	counts    int // components of the stored status
 	snapBytes int64
 	logBytes  int64
+	// base is the hops as the last record read or written has them:
+	// what the next commit records the changes of.
+	base codec.Base
 	// versions holds the resourceVersion of each object of the status
 	// (snapshot and journal) as read or created: one that changed since
 	// was written by someone else, and is read and checked again before
@@ -171,6 +174,7 @@ func (s *Store) load(ctx context.Context) (*codec.State, error) {
 		}
 	}
 	v.seq, v.token, v.exists = st.Seq, st.Token, st.Status != nil
+	v.base = codec.BaseOf(st.Status)
 	if st.Status != nil {
 		for _, h := range st.Status.Hops {
 			v.counts += len(h.Components)
@@ -256,7 +260,7 @@ func (s *Store) replay(st *codec.State, v *view, objs map[string]*corev1.ConfigM
 		if err != nil {
 			return err
 		}
-		if r.Kind != codec.KindCommit || r.Seq != st.Seq+1 {
+		if !r.IsCommit() || r.Seq != st.Seq+1 {
 			err = fmt.Errorf("a %s record of seq %d, want commit %d", r.Kind, r.Seq, st.Seq+1)
 		} else {
 			err = st.Apply(r)
@@ -368,7 +372,7 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 // them.
 func (s *Store) append(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) (bool, error) {
 	v := &s.v
-	lines, err := codec.Commits(v.seq+1, token, st, changed, ChunkSize)
+	lines, next, err := codec.Commits(v.seq+1, token, st, changed, ChunkSize, v.base)
 	if err != nil {
 		return false, errorf("save: %w", err)
 	}
@@ -400,7 +404,7 @@ func (s *Store) append(ctx context.Context, token uint64, st *runner.Status, cha
 		v.versions[cm.Name] = cm.ResourceVersion
 	}
 	v.seq += uint64(len(lines))
-	v.last, v.token = prev, token
+	v.last, v.token, v.base = prev, token, next
 	v.logBytes += size
 	s.written += size
 	return true, nil
@@ -476,7 +480,7 @@ func (s *Store) snapshot(ctx context.Context, token uint64, st *runner.Status, t
 	}
 	s.remove(ctx, old)
 	*v = view{fresh: true, head: head, gen: gen, id: id, n: uint64(len(lines)), seq: next, token: token,
-		exists: true, counts: total, snapBytes: size, versions: map[string]string{}}
+		exists: true, counts: total, snapBytes: size, base: codec.BaseOf(st), versions: map[string]string{}}
 	for _, cm := range created {
 		v.versions[cm.Name] = cm.ResourceVersion
 	}

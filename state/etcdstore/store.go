@@ -38,6 +38,9 @@ type Store struct {
 	counts  int    // components of the stored status
 	exists  bool
 	written int64 // status bytes this handle wrote
+	// base is the hops as the last record read or written has them: what
+	// the next commit records the changes of.
+	base codec.Base
 }
 
 // Limits of one write. etcd refuses requests over --max-request-bytes
@@ -135,7 +138,7 @@ func (s *Store) load(ctx context.Context) (*codec.State, error) {
 	for _, kv := range logs {
 		key := string(kv.Key)
 		r, err := codec.Unframe(kv.Value)
-		if err == nil && r.Kind != codec.KindCommit {
+		if err == nil && !r.IsCommit() {
 			err = fmt.Errorf("a %s record under log/", r.Kind)
 		}
 		if err == nil && key != s.logKey(r.Seq) {
@@ -157,6 +160,7 @@ func (s *Store) load(ctx context.Context) (*codec.State, error) {
 		return nil, s.corrupt(s.prefix, 0, fmt.Errorf("the status the records add up to is not valid: %w", err))
 	}
 	s.seq, s.token, s.exists = st.Seq, st.Token, st.Status != nil
+	s.base = codec.BaseOf(st.Status)
 	s.counts = 0
 	if st.Status != nil {
 		for _, h := range st.Status.Hops {
@@ -230,7 +234,7 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 	fence := clientv3.Compare(clientv3.CreateRevision(s.lockKey), "=", int64(token))
 	head := clientv3.Compare(clientv3.ModRevision(s.headKey()), "=", s.headRev)
 	if !all && s.exists && total == s.counts && 2*len(changed) <= total && s.logSize <= max(minJournal, s.snapLen) {
-		lines, err := codec.Commits(s.seq+1, token, st, changed, maxValue)
+		lines, next, err := codec.Commits(s.seq+1, token, st, changed, maxValue, s.base)
 		if err != nil {
 			return false, errorf("save: %w", err)
 		}
@@ -243,6 +247,8 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 			}
 			s.seq++
 			s.logSize += int64(len(line))
+			// The first line carries the hops that changed.
+			s.base = next
 		}
 		s.token = token
 		return false, nil
@@ -279,7 +285,11 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 	if ok, err := flush(); err != nil || !ok {
 		return err == nil, err
 	}
-	ok, err := s.txnRev(ctx, token, &s.headRev, []clientv3.Cmp{fence, head},
+	// The head only if no commit came after the view (another handle of
+	// the same holder): the snapshot replaces the commits up to its seq,
+	// and a later one left behind would be replayed on top of it.
+	free := clientv3.Compare(clientv3.CreateRevision(s.logKey(next)), "=", 0)
+	ok, err := s.txnRev(ctx, token, &s.headRev, []clientv3.Cmp{fence, head, free},
 		clientv3.OpPut(s.headKey(), string(lines[0])),
 		clientv3.OpDelete(s.prefix+"snap/", clientv3.WithRange(fmt.Sprintf("%ssnap/%020d", s.prefix, next))),
 		clientv3.OpDelete(s.prefix+"log/", clientv3.WithRange(s.logKey(next+1))),
@@ -288,6 +298,7 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 		return err == nil, err
 	}
 	s.seq, s.token, s.exists, s.counts, s.logSize = next, token, true, total, 0
+	s.base = codec.BaseOf(st)
 	s.snapLen = 0
 	for _, l := range lines {
 		s.snapLen += int64(len(l))

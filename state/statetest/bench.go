@@ -148,3 +148,76 @@ func (c *countingStore) Commit(ctx context.Context, token uint64, s *runner.Stat
 	c.records += int64(len(changed))
 	return c.Store.Commit(ctx, token, s, changed)
 }
+
+// Chain returns a plan of n hops, v1.0 -> v1.1 -> ... -> v1.n, each
+// upgrading one component of its own (c000, c001, ...).
+func Chain(n int) *runner.Plan {
+	v := func(minor int) release.Version { return release.MustParseVersion(fmt.Sprintf("v1.%d", minor)) }
+	route := &path.Route{From: v(0), To: v(n)}
+	p := &runner.Plan{Route: route}
+	for i := range n {
+		ph := path.Hop{From: v(i), To: v(i + 1)}
+		route.Hops = append(route.Hops, ph)
+		name := fmt.Sprintf("c%03d", i)
+		g, err := dag.New([]dag.Node{{Name: name,
+			From: &release.ComponentVersion{Name: name, Version: release.MustParseVersion(fmt.Sprintf("v1.%d.0", i))},
+			To:   &release.ComponentVersion{Name: name, Version: release.MustParseVersion(fmt.Sprintf("v1.%d.0", i+1)), Type: release.TypeInline, Handler: name}}})
+		if err != nil {
+			panic(fmt.Sprintf("statetest: Chain(%d): %v", n, err))
+		}
+		p.Hops = append(p.Hops, &runner.HopPlan{Hop: ph, Graph: g})
+	}
+	return p
+}
+
+// BenchChainRun runs Chain(hops) for hops = 17 and 200 with a store
+// (acquired, Checkpointer) and reports what its commits cost:
+// bytes/commit, the status bytes written per Commit (a journal record,
+// or now and then the snapshot a Commit turns into), p50-bytes/commit,
+// the median of those (a journal record), and commits/run.
+func BenchChainRun(b *testing.B, d DurableRun) {
+	for _, hops := range []int{17, 200} {
+		b.Run(fmt.Sprintf("hops=%d", hops), func(b *testing.B) {
+			p := Chain(hops)
+			noop := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
+			var sizes []int64
+			for b.Loop() {
+				be := d.Open(b)
+				l, err := be.Acquire(b.Context(), "bench", time.Hour)
+				if err != nil {
+					b.Fatalf("Acquire = %v", err)
+				}
+				cs := &sizingStore{Store: be, written: func() int64 { return d.Written(be) }}
+				if _, err := runner.New(noop, runner.WithCheckpointer(state.Checkpointer(cs, l))).Execute(b.Context(), p, nil); err != nil {
+					b.Fatalf("Execute = %v", err)
+				}
+				sizes = append(sizes, cs.sizes...)
+			}
+			if len(sizes) == 0 {
+				b.Fatalf("the run made no Commit")
+			}
+			total := int64(0)
+			for _, n := range sizes {
+				total += n
+			}
+			slices.Sort(sizes)
+			b.ReportMetric(float64(total)/float64(len(sizes)), "bytes/commit")
+			b.ReportMetric(float64(sizes[len(sizes)/2]), "p50-bytes/commit")
+			b.ReportMetric(float64(len(sizes))/float64(b.N), "commits/run")
+		})
+	}
+}
+
+// sizingStore records the status bytes each Commit wrote.
+type sizingStore struct {
+	state.Store
+	written func() int64
+	sizes   []int64
+}
+
+func (c *sizingStore) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+	before := c.written()
+	err := c.Store.Commit(ctx, token, s, changed)
+	c.sizes = append(c.sizes, c.written()-before)
+	return err
+}

@@ -43,6 +43,7 @@ var cases = []struct {
 	{"TokensSurviveDeletion", testTokensSurviveDeletion},
 	{"JournalLost", testJournalLost},
 	{"ReadLease", testReadLease},
+	{"Hops", testHops},
 }
 
 // Sample returns a status of a three-component run in which the first
