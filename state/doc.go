@@ -54,9 +54,13 @@
 // # Record format
 //
 // Every record is one line: the CRC-32C of a JSON object in hex, a space,
-// the object, a newline. Objects are commits ("kind":"commit": seq, token,
-// the status without components, the component count per hop, and the
-// changed components as {hop, index, status}), snapshot heads
+// the object, a newline. Objects are commits ("kind":"commit-delta": seq,
+// token, the status without hops, the number of hops, the hops whose
+// header or component count changed since the writer's last record as
+// {index, header, count}, and the changed components as {hop, index,
+// status}; so a commit's size does not grow with the hops. Stores
+// written before it hold "kind":"commit" records, the status with every
+// hop's header and count, which still load), snapshot heads
 // ("snapshot": seq, token, header, shard count) and snapshot shards
 // ("shard": a run of components). Component records carry the whole
 // runner.ComponentStatus, so fields the runner adds later (a component's

@@ -238,12 +238,15 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 		if err != nil {
 			return false, errorf("save: %w", err)
 		}
-		for i, line := range lines {
+		for _, line := range lines {
 			key := s.logKey(s.seq + 1)
 			ok, err := s.txn(ctx, token, []clientv3.Cmp{fence, head, clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
 				clientv3.OpPut(key, string(line)))
 			if err != nil || !ok {
-				return i == 0 && err == nil, err
+				// Another handle wrote first: look again and write the
+				// changes again, also when lines before this one are in
+				// (they are then written twice; none is lost).
+				return err == nil, err
 			}
 			s.seq++
 			s.logSize += int64(len(line))
