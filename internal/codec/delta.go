@@ -95,8 +95,8 @@ func (st *State) applyDelta(r *Record) error {
 		return fmt.Errorf("record %d: a delta commit with the whole hops of a commit", r.Seq)
 	case st.Status == nil:
 		return fmt.Errorf("record %d: a delta commit but no status precedes it", r.Seq)
-	case r.Hops < 0:
-		return fmt.Errorf("record %d: %d hops", r.Seq, r.Hops)
+	case r.Hops < 0 || r.Hops > MaxHops:
+		return fmt.Errorf("record %d: %d hops (at most %d)", r.Seq, r.Hops, MaxHops)
 	}
 	old := st.Status.Hops
 	if r.Hops != len(old) && len(r.Changed) != r.Hops {
@@ -107,7 +107,7 @@ func (st *State) applyDelta(r *Record) error {
 	copy(next.Hops, old)
 	last := -1
 	for _, h := range r.Changed {
-		if h.Index <= last || h.Index >= r.Hops || h.Count < 0 {
+		if h.Index <= last || h.Index >= r.Hops || h.Count < 0 || h.Count > MaxComponents {
 			return fmt.Errorf("record %d: hop %d of %d components after hop %d, in a run of %d hops", r.Seq, h.Index, h.Count, last, r.Hops)
 		}
 		last = h.Index

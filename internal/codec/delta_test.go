@@ -133,6 +133,9 @@ func TestApplyDeltaRejects(t *testing.T) {
 		{"a negative count", codec.Record{Kind: codec.KindDelta, Seq: 2, Run: run, Hops: 3, Changed: []codec.Hop{hop(1, -1)}}, false},
 		{"negative hops", codec.Record{Kind: codec.KindDelta, Seq: 2, Run: run, Hops: -1}, false},
 		{"a full commit's negative count", codec.Record{Kind: codec.KindCommit, Seq: 2, Run: &runner.Status{Hops: make([]runner.HopStatus, 1)}, Counts: []int{-1}}, false},
+		{"a huge count", codec.Record{Kind: codec.KindDelta, Seq: 2, Run: run, Hops: 3, Changed: []codec.Hop{hop(1, codec.MaxComponents+1)}}, false},
+		{"a full commit's huge count", codec.Record{Kind: codec.KindCommit, Seq: 2, Run: &runner.Status{Hops: make([]runner.HopStatus, 1)}, Counts: []int{1 << 40}}, false},
+		{"too many hops", codec.Record{Kind: codec.KindDelta, Seq: 2, Run: run, Hops: codec.MaxHops + 1}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &codec.State{}

@@ -269,6 +269,14 @@ func Snapshot(seq, token uint64, s *runner.Status, limit int) ([][]byte, error) 
 	return lines, nil
 }
 
+// Bounds on what a record may declare, so that a damaged record whose
+// checksum still matches cannot make a reader allocate without limit.
+// A real run is far below them (hopdag is measured at 10,000 components).
+const (
+	MaxHops       = 1 << 16
+	MaxComponents = 1 << 20 // per hop
+)
+
 // State is a status rebuilt from records.
 type State struct {
 	// Status is nil until a record was applied.
@@ -293,12 +301,15 @@ func (st *State) Apply(r *Record) error {
 		if len(r.Counts) != len(r.Run.Hops) {
 			return fmt.Errorf("record %d: %d hop counts for %d hops", r.Seq, len(r.Counts), len(r.Run.Hops))
 		}
+		if len(r.Run.Hops) > MaxHops {
+			return fmt.Errorf("record %d: %d hops (at most %d)", r.Seq, len(r.Run.Hops), MaxHops)
+		}
 		next := *r.Run
 		next.Hops = make([]runner.HopStatus, len(r.Run.Hops))
 		for i := range next.Hops {
 			next.Hops[i] = r.Run.Hops[i]
-			if r.Counts[i] < 0 {
-				return fmt.Errorf("record %d: hop %d has %d components", r.Seq, i+1, r.Counts[i])
+			if r.Counts[i] < 0 || r.Counts[i] > MaxComponents {
+				return fmt.Errorf("record %d: hop %d has %d components (at most %d)", r.Seq, i+1, r.Counts[i], MaxComponents)
 			}
 			if st.Status != nil && i < len(st.Status.Hops) && len(st.Status.Hops[i].Components) == r.Counts[i] {
 				next.Hops[i].Components = st.Status.Hops[i].Components
