@@ -204,7 +204,7 @@ func (ru *run) execute(ctx context.Context) {
 
 	done := make(chan struct{})
 	var writer sync.WaitGroup
-	writer.Go(func() { ru.writeLoop(done) })
+	writer.Go(func() { ru.writeLoop(kctx, done) })
 	opts := append(r.executorOptions(ru.p.cv),
 		runner.WithCheckpointer(&noting{cp: state.Checkpointer(store, keeper.Lease()), ru: ru}),
 		runner.WithObserver(runner.ObserverFunc(ru.observe)))
@@ -355,8 +355,11 @@ func (ru *run) observe(ev runner.Event) {
 }
 
 // writeLoop writes the latest transition at most once per interval, and
-// at once after a hop event; it returns when done closes.
-func (ru *run) writeLoop(done <-chan struct{}) {
+// at once after a hop event; it returns when done closes. Its writes are
+// under ctx, the store lease's (state.Keep): once the lease is lost (or
+// about to expire, on this holder's clock), no progress of this run is
+// written over the status another holder may be writing.
+func (ru *run) writeLoop(ctx context.Context, done <-chan struct{}) {
 	t := time.NewTicker(ru.r.interval)
 	defer t.Stop()
 	for {
@@ -371,7 +374,7 @@ func (ru *run) writeLoop(done <-chan struct{}) {
 		ru.dirty = false
 		ru.mu.Unlock()
 		if dirty {
-			ru.writeProgress(context.Background(), s)
+			ru.writeProgress(ctx, s)
 		}
 	}
 }
