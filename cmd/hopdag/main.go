@@ -171,6 +171,7 @@ type cli struct {
 	bundle   *bundleFlags // bundle.go
 	rtf      routeFlags   // route.go
 	steps    stepFlags    // approve.go
+	set      setFlag      // --set of run and plan (values.go)
 }
 
 // run is runWith without input or signals, as tests call it.

@@ -138,6 +138,9 @@ func message(err error) string {
 	if errors.As(err, &nr) {
 		return cliText(nr.Explain(flagText))
 	}
+	if text, ok := invalidPlanText(err); ok {
+		return cliText(text)
+	}
 	return cliText(err.Error())
 }
 

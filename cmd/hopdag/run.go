@@ -35,7 +35,6 @@ type runFlags struct {
 	maxParallel    *int
 	onFailure      *string
 	quiet          *bool
-	set            *string
 	// checks are the --check commands by check name.
 	checks map[string]string
 
@@ -55,8 +54,8 @@ func (c *cli) runFlags() {
 		maxParallel:    c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
 		onFailure:      c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback)"),
 		quiet:          c.fs.Bool("quiet", false, "do not print the output of commands on stderr (each line is \"  COMPONENT | line\"); --log-file records it all the same"),
-		set:            c.fs.String("set", "", "comma-separated KEY=VALUE template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set"),
 	}
+	c.addSetFlag("template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set")
 	c.rf.checks = map[string]string{}
 	c.fs.Func("check", "`NAME=COMMAND`: run hop check NAME with sh -c COMMAND (repeat for each check; exit 0 passes)", func(v string) error {
 		name, command, ok := strings.Cut(v, "=")
@@ -82,10 +81,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if msg := c.checkRunFlags(); msg != "" {
 		return c.usageError(msg)
 	}
-	values, err := parseValues(*rf.set)
-	if err != nil {
-		return c.usageError(err.Error())
-	}
+	values := c.set.values
 	if !*c.simulate {
 		if values, err = c.withCatalogValue(values); err != nil {
 			return c.fail1(err)
@@ -560,22 +556,6 @@ func (c *cli) helmProblem(helms []*release.ComponentVersion, names []string) str
 			plural(len(local), "component"), list(local), c.dir)
 	}
 	return ""
-}
-
-// parseValues reads --set: KEY=VALUE, comma-separated.
-func parseValues(s string) (map[string]any, error) {
-	var values map[string]any // nil without --set: the simulator's defaults
-	for _, kv := range simulate.List(s) {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--set %s: want KEY=VALUE", kv)
-		}
-		if values == nil {
-			values = map[string]any{}
-		}
-		values[k] = v
-	}
-	return values, nil
 }
 
 func list(names []string) string {
