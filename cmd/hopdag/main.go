@@ -115,7 +115,7 @@ var commands = map[string]command{
 		example: "hopdag validate testdata/catalog"},
 	"targets": {summary: "list the versions reachable from --from, one row each: the hop count, the next hop (NEXT) and why the target or its route is deprecated (NOTE); then the versions behind risks. The output grows linearly with the versions; --routes prints each whole route (ROUTE) instead of the next hop, which grows with their square on a long chain", run: (*cli).targets,
 		example: "hopdag targets - --from v26.06-rc.2"},
-	"plan": {summary: "show the plan from --from to --to (the dry run of any executor; warns when hopdag run would refuse it: inline components, a rollback the components cannot do)", run: (*cli).plan,
+	"plan": {summary: "show the plan from --from to --to (the dry run of any executor; warns when hopdag run would refuse it: inline components, a rollback the components cannot do, and, given the values (--set) or on a catalog that needs none, a template that does not render or an object two components render)", run: (*cli).plan,
 		example: "hopdag plan - --from v26.06-rc.2 --to v26.09 -o yaml"},
 	"graph": {summary: "draw a hop's component graph", run: (*cli).graph,
 		example: "hopdag graph - --from v26.06-rc.2 --to v26.09 --hop 1 -o dot"},

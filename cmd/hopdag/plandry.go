@@ -23,7 +23,7 @@ func (c *cli) planFlags() {
 		instance:       c.fs.String("instance", components.DefaultInstance, "with a cluster: the installation, as hopdag run's --instance (what the dry run would prune is this installation's)"),
 		forceConflicts: c.fs.Bool("force-conflicts", false, forceConflictsUsage),
 	}
-	c.addSetFlag("with a cluster: template values (.Values.KEY) the manifests render with, as hopdag run's")
+	c.addSetFlag("template values (.Values.KEY), as hopdag run's: the commands and manifests render with them to check what run would refuse, and with a cluster the dry run's manifests")
 	c.kubeFlags()
 }
 

@@ -356,6 +356,7 @@ func (c *cli) withCatalogValue(values map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	values = maps.Clone(values) // the flag's stay as given
 	if values == nil {
 		values = map[string]any{}
 	}
