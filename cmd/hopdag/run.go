@@ -139,9 +139,37 @@ func (c *cli) run(ctx context.Context) (code int) {
 	}
 	opts = append(opts, gates)
 
+	// The executor, and the plan with it: every component and check has a
+	// runner, the templates render. It is built (without the state's
+	// checkpointer) and checked before the state is opened, so that a run
+	// refused here creates nothing in --state.
+	var newExecutor func(more ...runner.Option) *runner.Executor
+	if *c.simulate {
+		newExecutor = func(more ...runner.Option) *runner.Executor {
+			return simulate.Executor(cat, simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Policy: policy, Values: values}, append(slices.Clip(opts), more...)...)
+		}
+	} else {
+		router, err := c.router(plan, values)
+		if err != nil {
+			return c.fail1(err)
+		}
+		checks, err := c.checkFuncs(values)
+		if err != nil {
+			return c.fail1(err)
+		}
+		newExecutor = func(more ...runner.Option) *runner.Executor {
+			return runner.New(router, slices.Concat(opts, checks, more)...)
+		}
+	}
+	if plan, err = runner.PlanRoute(cat, route, runner.ForExecutor(newExecutor())); err != nil {
+		return c.fail1(err)
+	}
+	plan.Catalog = c.bundle.source
+
 	var (
 		prev   *runner.Status
 		resume string
+		more   []runner.Option
 	)
 	if *c.state != "" {
 		b, err := c.openState(*c.state)
@@ -181,28 +209,9 @@ func (c *cli) run(ctx context.Context) (code int) {
 				resume = fmt.Sprintf("resuming from %s (%s, %d/%d done, run %d)\n", b.where, prev.Phase, prev.Progress.Done, prev.Progress.Total, prev.Runs)
 			}
 		}
-		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(b.store, lease)))
+		more = append(more, runner.WithCheckpointer(state.Checkpointer(b.store, lease)))
 	}
-
-	var e *runner.Executor
-	if *c.simulate {
-		e = simulate.Executor(cat, simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Policy: policy, Values: values}, opts...)
-	} else {
-		router, err := c.router(plan, values)
-		if err != nil {
-			return c.fail1(err)
-		}
-		checks, err := c.checkFuncs(values)
-		if err != nil {
-			return c.fail1(err)
-		}
-		e = runner.New(router, append(opts, checks...)...)
-	}
-	// Now with the executor: every component and check has a runner.
-	if plan, err = runner.PlanRoute(cat, route, runner.ForExecutor(e)); err != nil {
-		return c.fail1(err)
-	}
-	plan.Catalog = c.bundle.source
+	e := newExecutor(more...)
 	if lock := c.commandsLock(); lock != "" && !*c.simulate {
 		err := components.WaitGuards(ctx, lock, c.grace()+killMargin, func() {
 			fmt.Fprintf(c.stderr, "hopdag run: waiting for the commands of an earlier run of %s to exit\n", *c.state)
