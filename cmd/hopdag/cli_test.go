@@ -140,3 +140,27 @@ func TestCompletionBash(t *testing.T) {
 	assert.Contains(t, out, "bashcompinit")
 	assert.Contains(t, out, "complete -F _hopdag hopdag")
 }
+
+// The bundle flags (--verify-key, --cache, ...) are those of the commands
+// that take a catalog, which may be a bundle; the others neither list nor
+// take them.
+func TestBundleFlagsOnlyWithACatalog(t *testing.T) {
+	bundleFlags := []string{"verify-key", "verify", "cache", "cache-fallback", "plain-http", "docker-config"}
+	for name, cmd := range commands {
+		t.Run(name, func(t *testing.T) {
+			_, _, help := invoke(name, "-h")
+			fs := newCLI(env{}, name, cmd).fs
+			for _, f := range bundleFlags {
+				if cmd.noDir {
+					assert.Nil(t, fs.Lookup(f), "hopdag %s takes no catalog, so no --%s", name, f)
+					assert.NotRegexp(t, `(?m)^  -`+f+`( |$)`, help, "hopdag %s -h lists -%s", name, f)
+				} else {
+					assert.NotNil(t, fs.Lookup(f), "hopdag %s takes a catalog, which may be a bundle: --%s", name, f)
+				}
+			}
+		})
+	}
+	code, _, stderr := invoke("status", "--state", t.TempDir(), "--cache", "x")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "flag provided but not defined: -cache")
+}

@@ -168,7 +168,7 @@ type cli struct {
 	kube kubeWiring
 	// commands is the command table (for completion).
 	commands map[string]command
-	bundle   *bundleFlags // bundle.go
+	bundle   *bundleFlags // bundle.go; nil for a command without a catalog
 	rtf      routeFlags   // route.go
 	steps    stepFlags    // approve.go
 	set      setFlag      // --set of run and plan (values.go)
@@ -247,7 +247,10 @@ func newCLI(e env, name string, cmd command) *cli {
 	c := &cli{env: e, name: name, kube: builtinKube()}
 	c.fs = flag.NewFlagSet("hopdag "+name, flag.ContinueOnError)
 	c.fs.SetOutput(stderr)
-	c.bundle = addBundleFlags(c.fs)
+	if !cmd.noDir {
+		// The catalog may be a bundle; the others take none (c.bundle nil).
+		c.bundle = addBundleFlags(c.fs)
+	}
 	c.fs.Usage = func() {
 		what := " DIR"
 		if cmd.noDir {
