@@ -141,7 +141,7 @@ func message(err error) string {
 	if text, ok := invalidPlanText(err); ok {
 		return cliText(text)
 	}
-	return cliText(err.Error())
+	return cliText(err.Error() + namespaceHint(err))
 }
 
 // cliTerms are the Go API the library's messages name, and what a

@@ -172,7 +172,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 		more   []runner.Option
 	)
 	if *c.state != "" {
-		b, err := c.openState(*c.state)
+		b, err := c.openState(ctx, *c.state)
 		if err != nil {
 			return c.fail1(err)
 		}
