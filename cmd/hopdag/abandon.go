@@ -56,7 +56,7 @@ func (c *cli) abandon(ctx context.Context) (code int) {
 			audit.close()
 		}()
 	}
-	b, err := c.openState(*c.state)
+	b, err := c.openState(ctx, *c.state)
 	if err != nil {
 		return c.fail1(err)
 	}

@@ -95,7 +95,7 @@ func (c *cli) approve(ctx context.Context) int {
 		return c.usageError("want exactly one step to approve, HOP[/COMPONENT[/PHASE]] (hopdag status names the step waiting)")
 	}
 	step := args[0]
-	b, err := c.openState(*c.state)
+	b, err := c.openState(ctx, *c.state)
 	if err != nil {
 		return c.fail1(err)
 	}

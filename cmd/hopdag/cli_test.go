@@ -128,6 +128,14 @@ func TestCompletionBash(t *testing.T) {
 	assert.Equal(t, "--set --simulate --speed --state", complete("run", execCatalog, "--s"))
 	assert.Equal(t, "v1.0 v1.1", complete("plan", execCatalog, "--from", "v1"))
 	assert.Equal(t, "bash", complete("completion", "b"))
+	// The values of -o, per command, and of the other flags that take one
+	// of a few words.
+	assert.Equal(t, "table json yaml", complete("status", "--state", "x", "-o", ""))
+	assert.Equal(t, "text json yaml", complete("plan", execCatalog, "-o", ""))
+	assert.Equal(t, "json", complete("graph", execCatalog, "-o", "j"))
+	assert.Equal(t, "eager batch", complete("run", execCatalog, "--mode", ""))
+	assert.Equal(t, "rollback rollback-run", complete("run", execCatalog, "--on-failure", "r"))
+	assert.Equal(t, "text json", complete("run", execCatalog, "--log-format", ""))
 	assert.Equal(t, "bundle", complete("bun"))
 	assert.Equal(t, "pull push", complete("bundle", "pu"))
 	// A catalog of several tracks: TRACK=VERSION, as --from takes it there.
@@ -135,8 +143,50 @@ func TestCompletionBash(t *testing.T) {
 	assert.Contains(t, two, "kubernetes=v1.32.0")
 	assert.NotContains(t, two, "platform=")
 
+	// The words are those the flags' help lists.
+	for name, words := range outputFormats {
+		usage := newCLI(env{}, name, commands[name]).fs.Lookup("o").Usage
+		for _, w := range words {
+			assert.Contains(t, usage, w, "hopdag %s -o's help lists %s", name, w)
+		}
+	}
+	for _, name := range []string{"run", "plan"} {
+		fs := newCLI(env{}, name, commands[name]).fs
+		for flag, words := range wordFlags {
+			if f := fs.Lookup(flag); f != nil {
+				for _, w := range words {
+					assert.Contains(t, f.Usage, w, "hopdag %s --%s's help lists %s", name, flag, w)
+				}
+			}
+		}
+	}
+
 	code, out, _ = invoke("completion", "zsh")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "bashcompinit")
 	assert.Contains(t, out, "complete -F _hopdag hopdag")
+}
+
+// The bundle flags (--verify-key, --cache, ...) are those of the commands
+// that take a catalog, which may be a bundle; the others neither list nor
+// take them.
+func TestBundleFlagsOnlyWithACatalog(t *testing.T) {
+	bundleFlags := []string{"verify-key", "verify", "cache", "cache-fallback", "plain-http", "docker-config"}
+	for name, cmd := range commands {
+		t.Run(name, func(t *testing.T) {
+			_, _, help := invoke(name, "-h")
+			fs := newCLI(env{}, name, cmd).fs
+			for _, f := range bundleFlags {
+				if cmd.noDir {
+					assert.Nil(t, fs.Lookup(f), "hopdag %s takes no catalog, so no --%s", name, f)
+					assert.NotRegexp(t, `(?m)^  -`+f+`( |$)`, help, "hopdag %s -h lists -%s", name, f)
+				} else {
+					assert.NotNil(t, fs.Lookup(f), "hopdag %s takes a catalog, which may be a bundle: --%s", name, f)
+				}
+			}
+		})
+	}
+	code, _, stderr := invoke("status", "--state", t.TempDir(), "--cache", "x")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "flag provided but not defined: -cache")
 }

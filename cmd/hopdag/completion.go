@@ -14,7 +14,8 @@ import (
 
 // completion prints a completion script for bash or zsh. The script
 // completes commands, each command's flags, file names where a flag takes
-// a path, and the catalog's versions after --from and --to: it asks
+// a path, the words of -o and of the flags that take one of a few
+// (outputFormats, wordFlags), and the catalog's versions after --from and --to: it asks
 // `hopdag completion versions DIR` for them, DIR being the catalog named on
 // the command line.
 func (c *cli) completion(ctx context.Context) int {
@@ -76,7 +77,37 @@ func (c *cli) completeVersions(dir string) int {
 }
 
 // pathFlags take a file or directory name.
-var pathFlags = []string{"state", "apply-dir", "log-file", "kubeconfig"}
+var pathFlags = []string{"state", "apply-dir", "log-file", "kubeconfig", "verify-key", "cache", "docker-config"}
+
+// outputFormats are the values of -o, by command, as its help lists them.
+var outputFormats = map[string][]string{
+	"plan":   {"text", "json", "yaml"},
+	"graph":  {"mermaid", "dot", "json"},
+	"status": {"table", "json", "yaml"},
+}
+
+// wordFlags take one of a few words, whatever the command.
+var wordFlags = map[string][]string{
+	"mode":       {"eager", "batch"},
+	"log-format": {"text", "json"},
+	"on-failure": {"rollback", "rollback-run"},
+	"verify":     {"required", "optional"},
+}
+
+// wordCases is the script's case arms that complete the words of -o (by
+// command) and of wordFlags.
+func wordCases() string {
+	var b strings.Builder
+	b.WriteString("    -o|--o)\n      case \"$cmd\" in\n")
+	for _, name := range slices.Sorted(maps.Keys(outputFormats)) {
+		fmt.Fprintf(&b, "        %s) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", name, strings.Join(outputFormats[name], " "))
+	}
+	b.WriteString("      esac\n      return ;;\n")
+	for _, name := range slices.Sorted(maps.Keys(wordFlags)) {
+		fmt.Fprintf(&b, "    --%s|-%s)\n      COMPREPLY=($(compgen -W %q -- \"$cur\"))\n      return ;;\n", name, name, strings.Join(wordFlags[name], " "))
+	}
+	return b.String()
+}
 
 func bashCompletion(commands map[string]command) string {
 	names := slices.Sorted(maps.Keys(commands))
@@ -116,7 +147,7 @@ _hopdag() {
     %s)
       COMPREPLY=($(compgen -f -- "$cur"))
       return ;;
-  esac
+%s  esac
   case "$cmd" in
 %s    *) flags="" ;;
   esac
@@ -131,5 +162,5 @@ _hopdag() {
   fi
 }
 complete -F _hopdag hopdag
-`, strings.Join(words, " "), strings.Join(paths, "|"), cases.String())
+`, strings.Join(words, " "), strings.Join(paths, "|"), wordCases(), cases.String())
 }

@@ -255,7 +255,8 @@ func TestExecRunKilledAndResumed(t *testing.T) {
 	code, out, stderr := hopdagRun(t, "", u.runArgs()...)
 	require.Equal(t, 0, code, "resumed run; stdout:\n%s\nstderr:\n%s", out, stderr)
 	assert.Regexp(t, `hopdag run: .* is locked by \S+/`+strconv.Itoa(p.cmd.Process.Pid)+` \(run\) \(lease \d+\) until \S+; waiting until \S+ `, stderr)
-	assert.Contains(t, stderr, "took the lock over")
+	assert.Regexp(t, `hopdag run: the lease of \S+/`+strconv.Itoa(p.cmd.Process.Pid)+` \(run\) expired; took the lock over`, stderr)
+	assert.NotContains(t, stderr, "released the lock")
 	assert.Contains(t, out, "resuming from "+u.state+" (Running, 2/6 done, run 1)")
 	checkFinal(t, u.out)
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -103,6 +106,21 @@ func newKubeStore(cfg kubeConfig, namespace, name string) (*backend, error) {
 	}
 	s := store.New(c, namespace, name)
 	return &backend{store: s, lock: s, where: "kube://" + namespace + "/" + name, close: func() error { return nil }}, nil
+}
+
+// namespaceHint is what to do about err when it is a namespace that does
+// not exist (the namespace of kube:// state must): ": create it: kubectl
+// create namespace NS"; "" for any other error.
+func namespaceHint(err error) string {
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) {
+		return ""
+	}
+	st := se.Status()
+	if st.Reason != metav1.StatusReasonNotFound || st.Details == nil || st.Details.Kind != "namespaces" || st.Details.Name == "" {
+		return ""
+	}
+	return ": create it: kubectl create namespace " + st.Details.Name
 }
 
 // restConfig returns the client config of cfg's kubeconfig and context,

@@ -17,7 +17,9 @@ import (
 // (state.Skew: a tenth of the TTL), never because its holder's process is
 // gone. So the next run cannot start at once; instead of failing with
 // "locked", it waits for the lease to expire, saying whose lease it waits
-// for and until when. A holder that refreshes its lease meanwhile is
+// for and until when, and takes the lock as soon as it is free: when the
+// holder releases it (it finished), it says so, and otherwise that the
+// lease expired. A holder that refreshes its lease meanwhile is
 // alive (another hopdag is running the upgrade): that is an error at once,
 // as is a lease that would take longer than ttl+state.Skew(ttl) from now
 // to expire (the holder asked for a longer lease than this hopdag would
@@ -42,7 +44,7 @@ func (c *cli) acquire(ctx context.Context, b *backend, lock auditedLock, holder 
 		return state.Lease{}, fmt.Errorf("%w: its lease expires in %s, more than this hopdag waits for (--lease-ttl %s plus %s); run again after %s",
 			first, free.Sub(now).Round(time.Millisecond), ttl, skew, free.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(c.stderr, "hopdag %s: %s is locked by %s (lease %d) until %s; waiting until %s (the expiry plus a clock-skew allowance of %s) unless it refreshes its lease: a hopdag that was killed leaves its lease behind\n",
+	fmt.Fprintf(c.stderr, "hopdag %s: %s is locked by %s (lease %d) until %s; waiting until %s (the expiry plus a clock-skew allowance of %s) unless it releases the lock sooner or refreshes its lease: a hopdag that was killed leaves its lease behind\n",
 		c.name, *c.state, first.Holder, first.Token, first.Expires.UTC().Format(time.RFC3339Nano), free.UTC().Format(time.RFC3339Nano), skew)
 	// The backend decides when the lease is free; the deadline only
 	// bounds the wait (a holder with a longer TTL has a longer skew
@@ -59,7 +61,11 @@ func (c *cli) acquire(ctx context.Context, b *backend, lock auditedLock, holder 
 		lease, err := lock.Lock.Acquire(ctx, holder, ttl)
 		if err == nil {
 			lock.log.lock("Acquired", lease, nil)
-			fmt.Fprintf(c.stderr, "hopdag %s: the lease of %s expired; took the lock over (lease %d)\n", c.name, first.Holder, lease.Token)
+			if released(first, jitter, time.Now()) {
+				fmt.Fprintf(c.stderr, "hopdag %s: %s released the lock; took it (lease %d)\n", c.name, first.Holder, lease.Token)
+			} else {
+				fmt.Fprintf(c.stderr, "hopdag %s: the lease of %s expired; took the lock over (lease %d)\n", c.name, first.Holder, lease.Token)
+			}
 			return lease, nil
 		}
 		le, ok := errors.AsType[*state.LockedError](err)
@@ -75,6 +81,17 @@ func (c *cli) acquire(ctx context.Context, b *backend, lock auditedLock, holder 
 			return state.Lease{}, fmt.Errorf("%w: still locked at %s, after its expiry plus the clock-skew allowance", le, time.Now().UTC().Format(time.RFC3339))
 		}
 	}
+}
+
+// released reports whether the lock that first refused, taken at now,
+// was released by its holder rather than taken over: Acquire takes over a
+// lease only after its expiry (plus the skew allowance), so a lock taken
+// before first.Expires (less the backend's jitter) was free because its
+// holder let it go. A holder that ends between two refreshes does so
+// well before that (its Expires is at least two thirds of its TTL away at
+// the refusal, and any refresh ends the wait with a heldError).
+func released(first *state.LockedError, jitter time.Duration, now time.Time) bool {
+	return now.Before(first.Expires.Add(-jitter))
 }
 
 // heldError is a lock whose holder refreshed its lease while this hopdag

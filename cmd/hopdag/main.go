@@ -115,7 +115,7 @@ var commands = map[string]command{
 		example: "hopdag validate testdata/catalog"},
 	"targets": {summary: "list the versions reachable from --from, one row each: the hop count, the next hop (NEXT) and why the target or its route is deprecated (NOTE); then the versions behind risks. The output grows linearly with the versions; --routes prints each whole route (ROUTE) instead of the next hop, which grows with their square on a long chain", run: (*cli).targets,
 		example: "hopdag targets - --from v26.06-rc.2"},
-	"plan": {summary: "show the plan from --from to --to (the dry run of any executor; warns when hopdag run would refuse it: inline components, a rollback the components cannot do)", run: (*cli).plan,
+	"plan": {summary: "show the plan from --from to --to (the dry run of any executor; warns when hopdag run would refuse it: inline components, a rollback the components cannot do, and, given the values (--set) or on a catalog that needs none, a template that does not render or an object two components render)", run: (*cli).plan,
 		example: "hopdag plan - --from v26.06-rc.2 --to v26.09 -o yaml"},
 	"graph": {summary: "draw a hop's component graph", run: (*cli).graph,
 		example: "hopdag graph - --from v26.06-rc.2 --to v26.09 --hop 1 -o dot"},
@@ -168,9 +168,10 @@ type cli struct {
 	kube kubeWiring
 	// commands is the command table (for completion).
 	commands map[string]command
-	bundle   *bundleFlags // bundle.go
+	bundle   *bundleFlags // bundle.go; nil for a command without a catalog
 	rtf      routeFlags   // route.go
 	steps    stepFlags    // approve.go
+	set      setFlag      // --set of run and plan (values.go)
 }
 
 // run is runWith without input or signals, as tests call it.
@@ -246,7 +247,10 @@ func newCLI(e env, name string, cmd command) *cli {
 	c := &cli{env: e, name: name, kube: builtinKube()}
 	c.fs = flag.NewFlagSet("hopdag "+name, flag.ContinueOnError)
 	c.fs.SetOutput(stderr)
-	c.bundle = addBundleFlags(c.fs)
+	if !cmd.noDir {
+		// The catalog may be a bundle; the others take none (c.bundle nil).
+		c.bundle = addBundleFlags(c.fs)
+	}
 	c.fs.Usage = func() {
 		what := " DIR"
 		if cmd.noDir {

@@ -13,16 +13,27 @@ import (
 	"github.com/hopdag/hopdag/runner"
 )
 
-// runRefusal is why hopdag run would refuse p at its plan step whatever
-// its flags, or nil: plan is the dry run of any executor (a Go program
-// may run inline components, register checks and rollback), so it only
-// warns. It checks p as run's plan step does (runner.Executor.Validate:
-// a runner for every component, what a rollback needs), with the
-// command line's runners: exec, manifest (through any applier), helm, and
-// every hop check given (--check).
-func runRefusal(p *runner.Plan) error {
-	router := components.NewRouter().Register(release.TypeExec, components.NewExec()).
-		Register(release.TypeManifest, components.NewManifest(components.NewDir(os.TempDir()))).
+// runRefusal is why hopdag run would refuse p at its plan step, or nil:
+// plan is the dry run of any executor (a Go program may run inline
+// components, register checks and rollback), so it only warns. It checks p
+// as run's plan step does (runner.Executor.Validate: a runner for every
+// component, their templates, the objects two manifest components render,
+// what a rollback needs), with the command line's runners: exec, manifest
+// (through any applier), helm, and every hop check given (--check).
+//
+// The templates render with values: --set, and .Values.catalog as run
+// sets it. Without --set, on a catalog whose templates read values, the
+// problems of templates and of shared objects (the objects of a component
+// that does not render are not compared) depend on the --set of the run,
+// so they are left out; those no flag of run changes (a component type
+// without a runner, a rollback the components cannot do) are always kept.
+func (c *cli) runRefusal(p *runner.Plan) error {
+	values, err := c.withCatalogValue(c.set.values)
+	if err != nil {
+		return err
+	}
+	router := components.NewRouter().Register(release.TypeExec, components.NewExec(components.WithExecValues(values))).
+		Register(release.TypeManifest, components.NewManifest(components.NewDir(os.TempDir()), components.WithValues(values))).
 		Register(release.TypeHelm, helmAtPlan{})
 	var opts []runner.Option
 	for _, h := range p.Hops {
@@ -30,16 +41,16 @@ func runRefusal(p *runner.Plan) error {
 			opts = append(opts, runner.WithCheck(ch.Name, func(context.Context, runner.CheckTask) error { return nil }))
 		}
 	}
-	err := runner.New(router, opts...).Validate(p)
+	err = runner.New(router, opts...).Validate(p)
 	if err == nil {
 		return nil
 	}
-	// Validate's problems: keep those no flag of run changes (a component
-	// type without a runner, a rollback the components cannot do), not
-	// those of templates (they depend on --set).
+	problems := flatten(err)
+	withValues := c.set.values != nil || !slices.ContainsFunc(problems, readsMissingValue)
 	var kept []error
-	for _, e := range flatten(err) {
-		if _, ok := errors.AsType[*components.NotRegisteredError](e); ok || errors.Is(e, runner.ErrCannotRollBack) {
+	for _, e := range problems {
+		if _, ok := errors.AsType[*components.NotRegisteredError](e); ok || errors.Is(e, runner.ErrCannotRollBack) ||
+			withValues && (errors.Is(e, components.ErrTemplate) || errors.Is(e, components.ErrSharedObject)) {
 			kept = append(kept, e)
 		}
 	}
@@ -47,6 +58,12 @@ func runRefusal(p *runner.Plan) error {
 		return nil
 	}
 	return errors.Join(kept...)
+}
+
+// readsMissingValue reports whether the problem e is (or holds) a template
+// reading a value that is not set.
+func readsMissingValue(e error) bool {
+	return errors.Is(e, components.ErrTemplate) && missingValueAnywhere.MatchString(e.Error())
 }
 
 // helmAtPlan stands for kube/helm at plan time: the command line runs
@@ -78,7 +95,7 @@ func flatten(err error) []error {
 
 // warnRun prints runRefusal's problems as a warning naming hopdag run.
 func (c *cli) warnRun(p *runner.Plan) {
-	err := runRefusal(p)
+	err := c.runRefusal(p)
 	if err == nil {
 		return
 	}

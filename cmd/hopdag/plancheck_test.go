@@ -1,9 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // hopdag plan stays the dry run of any executor (a Go program may run
@@ -38,4 +43,74 @@ func TestPlanWarnsWhatRunRefuses(t *testing.T) {
 
 	_, _, stderr = invoke("plan", "-h")
 	assert.Contains(t, stderr, "warns when hopdag run would refuse")
+}
+
+// sharedCatalog is a catalog whose upgrade to v1.1 has components a and b
+// both render ConfigMap NS/shared, NS being {{.Values.ns}} when values is
+// true (and demo otherwise): run refuses it at its plan step.
+func sharedCatalog(t *testing.T, values bool) string {
+	t.Helper()
+	ns := "demo"
+	if values {
+		ns = "{{.Values.ns}}"
+	}
+	var b strings.Builder
+	b.WriteString("apiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata: {name: r1.0}\nspec: {version: v1.0, components: [{name: a, version: \"1.0\"}, {name: b, version: \"1.0\"}]}\n")
+	b.WriteString("---\napiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata: {name: r1.1}\nspec: {version: v1.1, components: [{name: a, version: \"1.1\"}, {name: b, version: \"1.1\"}]}\n")
+	for _, c := range []string{"a", "b"} {
+		for _, v := range []string{"1.0", "1.1"} {
+			name := c
+			if v == "1.1" {
+				name = "shared"
+			}
+			fmt.Fprintf(&b, "---\napiVersion: hopdag.io/v1alpha1\nkind: ComponentVersion\nmetadata: {name: %s-%s}\nspec:\n  name: %s\n  version: \"%s\"\n  type: manifest\n  expectedDuration: 1s\n"+
+				"  manifests:\n    - name: cm.yaml\n      template: |\n        apiVersion: v1\n        kind: ConfigMap\n        metadata: {name: %s, namespace: %s}\n", c, v, c, v, name, ns)
+		}
+	}
+	b.WriteString("---\napiVersion: hopdag.io/v1alpha1\nkind: UpgradePath\nmetadata: {name: paths}\nspec:\n  rules: [{from: v1.0, to: v1.1}]\n")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(b.String()), 0o644))
+	return dir
+}
+
+// Given the values (--set), or on a catalog that needs none, plan checks
+// the templates and the objects two components render as run's plan step
+// does, and warns of what run would refuse; without the values a catalog
+// needs, it leaves those to run.
+func TestPlanChecksTemplatesWithValues(t *testing.T) {
+	const refuse = "hopdag plan: warning: hopdag run would refuse this plan"
+	const shared = "ConfigMap %s/shared is rendered by two components, a and b"
+	tests := []struct {
+		name string
+		args []string
+		want []string // in the warning; none: no warning
+	}{
+		{"exec: no values given", []string{execCatalog, "--from", "v1.0", "--to", "v2.0"}, nil},
+		{"exec: the values given", []string{execCatalog, "--from", "v1.0", "--to", "v2.0", "--set", "out=/tmp/x"}, nil},
+		{"exec: a value missing", []string{execCatalog, "--from", "v1.0", "--to", "v2.0", "--set", "foo=bar"},
+			[]string{"the template value out is not set (.Values.out in app 1.1, cache 1.1, config 1.1, db 1.1, app 2.0 and db 2.0): give it with --set out=VALUE"}},
+		{"shared: no values needed", []string{sharedCatalog(t, false), "--from", "v1.0", "--to", "v1.1"}, []string{fmt.Sprintf(shared, "demo")}},
+		{"shared: values given", []string{sharedCatalog(t, true), "--from", "v1.0", "--to", "v1.1", "--set", "ns=prod"}, []string{fmt.Sprintf(shared, "prod")}},
+		{"shared: values not given", []string{sharedCatalog(t, true), "--from", "v1.0", "--to", "v1.1"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := invoke(append([]string{"plan"}, tt.args...)...)
+			assert.Equal(t, 0, code, stderr)
+			if len(tt.want) == 0 {
+				assert.NotContains(t, stderr, "warning")
+				return
+			}
+			assert.Contains(t, stderr, refuse)
+			for _, w := range tt.want {
+				assert.Contains(t, stderr, w)
+			}
+			// run refuses it, saying the same.
+			code, _, stderr = invoke(append([]string{"run", "--apply-dir", t.TempDir()}, tt.args...)...)
+			assert.Equal(t, 1, code, stderr)
+			for _, w := range tt.want {
+				assert.Contains(t, stderr, w, "hopdag run says it too")
+			}
+		})
+	}
 }

@@ -14,17 +14,16 @@ import (
 // values (--set), the installation (--instance) and the forcing
 // (--force-conflicts) a run would use.
 type planFlags struct {
-	set            *string
 	instance       *string
 	forceConflicts *bool
 }
 
 func (c *cli) planFlags() {
 	c.pf = &planFlags{
-		set:            c.fs.String("set", "", "with a cluster: comma-separated KEY=VALUE template values (.Values.KEY) the manifests render with, as hopdag run's"),
 		instance:       c.fs.String("instance", components.DefaultInstance, "with a cluster: the installation, as hopdag run's --instance (what the dry run would prune is this installation's)"),
 		forceConflicts: c.fs.Bool("force-conflicts", false, forceConflictsUsage),
 	}
+	c.addSetFlag("template values (.Values.KEY), as hopdag run's: the commands and manifests render with them to check what run would refuse, and with a cluster the dry run's manifests")
 	c.kubeFlags()
 }
 
@@ -44,11 +43,8 @@ func (c *cli) planDryRun(ctx context.Context, p *runner.Plan) int {
 	if msg := checkInstance(*c.pf.instance); msg != "" {
 		return c.usageError(msg)
 	}
-	values, err := parseValues(*c.pf.set)
+	values, err := c.withCatalogValue(c.set.values)
 	if err != nil {
-		return c.usageError(err.Error())
-	}
-	if values, err = c.withCatalogValue(values); err != nil {
 		return c.fail1(err)
 	}
 	if len(p.Hops) == 0 {

@@ -138,7 +138,10 @@ func message(err error) string {
 	if errors.As(err, &nr) {
 		return cliText(nr.Explain(flagText))
 	}
-	return cliText(err.Error())
+	if text, ok := invalidPlanText(err); ok {
+		return cliText(text)
+	}
+	return cliText(err.Error() + namespaceHint(err))
 }
 
 // cliTerms are the Go API the library's messages name, and what a

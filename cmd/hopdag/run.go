@@ -35,7 +35,6 @@ type runFlags struct {
 	maxParallel    *int
 	onFailure      *string
 	quiet          *bool
-	set            *string
 	// checks are the --check commands by check name.
 	checks map[string]string
 
@@ -55,8 +54,8 @@ func (c *cli) runFlags() {
 		maxParallel:    c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
 		onFailure:      c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback)"),
 		quiet:          c.fs.Bool("quiet", false, "do not print the output of commands on stderr (each line is \"  COMPONENT | line\"); --log-file records it all the same"),
-		set:            c.fs.String("set", "", "comma-separated KEY=VALUE template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set"),
 	}
+	c.addSetFlag("template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set")
 	c.rf.checks = map[string]string{}
 	c.fs.Func("check", "`NAME=COMMAND`: run hop check NAME with sh -c COMMAND (repeat for each check; exit 0 passes)", func(v string) error {
 		name, command, ok := strings.Cut(v, "=")
@@ -82,10 +81,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if msg := c.checkRunFlags(); msg != "" {
 		return c.usageError(msg)
 	}
-	values, err := parseValues(*rf.set)
-	if err != nil {
-		return c.usageError(err.Error())
-	}
+	values := c.set.values
 	if !*c.simulate {
 		if values, err = c.withCatalogValue(values); err != nil {
 			return c.fail1(err)
@@ -143,12 +139,40 @@ func (c *cli) run(ctx context.Context) (code int) {
 	}
 	opts = append(opts, gates)
 
+	// The executor, and the plan with it: every component and check has a
+	// runner, the templates render. It is built (without the state's
+	// checkpointer) and checked before the state is opened, so that a run
+	// refused here creates nothing in --state.
+	var newExecutor func(more ...runner.Option) *runner.Executor
+	if *c.simulate {
+		newExecutor = func(more ...runner.Option) *runner.Executor {
+			return simulate.Executor(cat, simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Policy: policy, Values: values}, append(slices.Clip(opts), more...)...)
+		}
+	} else {
+		router, err := c.router(plan, values)
+		if err != nil {
+			return c.fail1(err)
+		}
+		checks, err := c.checkFuncs(values)
+		if err != nil {
+			return c.fail1(err)
+		}
+		newExecutor = func(more ...runner.Option) *runner.Executor {
+			return runner.New(router, slices.Concat(opts, checks, more)...)
+		}
+	}
+	if plan, err = runner.PlanRoute(cat, route, runner.ForExecutor(newExecutor())); err != nil {
+		return c.fail1(err)
+	}
+	plan.Catalog = c.bundle.source
+
 	var (
 		prev   *runner.Status
 		resume string
+		more   []runner.Option
 	)
 	if *c.state != "" {
-		b, err := c.openState(*c.state)
+		b, err := c.openState(ctx, *c.state)
 		if err != nil {
 			return c.fail1(err)
 		}
@@ -185,28 +209,9 @@ func (c *cli) run(ctx context.Context) (code int) {
 				resume = fmt.Sprintf("resuming from %s (%s, %d/%d done, run %d)\n", b.where, prev.Phase, prev.Progress.Done, prev.Progress.Total, prev.Runs)
 			}
 		}
-		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(b.store, lease)))
+		more = append(more, runner.WithCheckpointer(state.Checkpointer(b.store, lease)))
 	}
-
-	var e *runner.Executor
-	if *c.simulate {
-		e = simulate.Executor(cat, simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Policy: policy, Values: values}, opts...)
-	} else {
-		router, err := c.router(plan, values)
-		if err != nil {
-			return c.fail1(err)
-		}
-		checks, err := c.checkFuncs(values)
-		if err != nil {
-			return c.fail1(err)
-		}
-		e = runner.New(router, append(opts, checks...)...)
-	}
-	// Now with the executor: every component and check has a runner.
-	if plan, err = runner.PlanRoute(cat, route, runner.ForExecutor(e)); err != nil {
-		return c.fail1(err)
-	}
-	plan.Catalog = c.bundle.source
+	e := newExecutor(more...)
 	if lock := c.commandsLock(); lock != "" && !*c.simulate {
 		err := components.WaitGuards(ctx, lock, c.grace()+killMargin, func() {
 			fmt.Fprintf(c.stderr, "hopdag run: waiting for the commands of an earlier run of %s to exit\n", *c.state)
@@ -360,6 +365,7 @@ func (c *cli) withCatalogValue(values map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	values = maps.Clone(values) // the flag's stay as given
 	if values == nil {
 		values = map[string]any{}
 	}
@@ -560,22 +566,6 @@ func (c *cli) helmProblem(helms []*release.ComponentVersion, names []string) str
 			plural(len(local), "component"), list(local), c.dir)
 	}
 	return ""
-}
-
-// parseValues reads --set: KEY=VALUE, comma-separated.
-func parseValues(s string) (map[string]any, error) {
-	var values map[string]any // nil without --set: the simulator's defaults
-	for _, kv := range simulate.List(s) {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--set %s: want KEY=VALUE", kv)
-		}
-		if values == nil {
-			values = map[string]any{}
-		}
-		values[k] = v
-	}
-	return values, nil
 }
 
 func list(names []string) string {

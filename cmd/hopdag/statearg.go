@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
@@ -33,11 +35,16 @@ const leaseTTL = 15 * time.Second
 // etcdDialTimeout bounds the wait for an etcd endpoint.
 const etcdDialTimeout = 5 * time.Second
 
+// etcdReachTimeout bounds the check, when --state is opened, that an etcd
+// endpoint answers: a TCP connection, then etcd's status.
+const etcdReachTimeout = 3 * time.Second
+
 // openState opens --state: a directory (a state.File store, created if
 // missing), etcd://host:port[,host:port...]/prefix (package
-// state/etcdstore, keys under /prefix/), or kube://namespace/name (the
+// state/etcdstore, keys under /prefix/; refused at once unless one of its
+// endpoints answers: reachEtcd), or kube://namespace/name (the
 // Kubernetes store, when this hopdag is built with it).
-func (c *cli) openState(spec string) (*backend, error) {
+func (c *cli) openState(ctx context.Context, spec string) (*backend, error) {
 	scheme, rest, isURL := strings.Cut(spec, "://")
 	if !isURL {
 		if c.name != "run" {
@@ -58,8 +65,14 @@ func (c *cli) openState(spec string) (*backend, error) {
 		if err != nil {
 			return nil, err
 		}
-		cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: etcdDialTimeout})
+		// The client's own log (JSON, on stderr) says nothing the errors
+		// do not.
+		cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: etcdDialTimeout, Logger: zap.NewNop()})
 		if err != nil {
+			return nil, fmt.Errorf("--state %s: %w", spec, err)
+		}
+		if err := reachEtcd(ctx, cli, endpoints); err != nil {
+			cli.Close()
 			return nil, fmt.Errorf("--state %s: %w", spec, err)
 		}
 		s := etcdstore.New(cli, prefix)
@@ -75,6 +88,42 @@ func (c *cli) openState(spec string) (*backend, error) {
 		return c.kube.Store(c.kubeConfig(), ns, name)
 	}
 	return nil, fmt.Errorf("--state %s: unknown scheme %q: want a directory, etcd://host:port/prefix or kube://namespace/name", spec, scheme)
+}
+
+// reachEtcd checks that one of the endpoints of cli answers, within
+// etcdReachTimeout: the client would retry an endpoint that refuses
+// connections until each request's deadline (20s), and say only
+// "context deadline exceeded". It tries a TCP connection to each endpoint
+// first, whose error says why plainly (connection refused, no route),
+// then asks the endpoints that accept one for etcd's status.
+func reachEtcd(ctx context.Context, cli *clientv3.Client, endpoints []string) error {
+	ctx, cancel := context.WithTimeout(ctx, etcdReachTimeout)
+	defer cancel()
+	var (
+		open []string
+		errs []string
+		d    net.Dialer
+	)
+	for _, ep := range endpoints {
+		conn, err := d.DialContext(ctx, "tcp", ep)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		conn.Close()
+		open = append(open, ep)
+	}
+	for _, ep := range open {
+		if _, err := cli.Status(ctx, ep); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", ep, err))
+			continue
+		}
+		return nil
+	}
+	if interruptedBy(ctx) != nil {
+		return context.Cause(ctx)
+	}
+	return fmt.Errorf("etcd at %s is unreachable: %s", strings.Join(endpoints, ", "), strings.Join(errs, "; "))
 }
 
 // load reads the status with a timeout, so that an unreachable etcd says so.

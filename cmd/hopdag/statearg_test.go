@@ -62,19 +62,6 @@ func FuzzParseEtcdURL(f *testing.F) {
 	})
 }
 
-func TestParseValues(t *testing.T) {
-	v, err := parseValues("out=/tmp/x, registry=r.local:5000,empty=")
-	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"out": "/tmp/x", "registry": "r.local:5000", "empty": ""}, v)
-	v, err = parseValues("")
-	require.NoError(t, err)
-	assert.Nil(t, v, "no --set: nil, the simulator's defaults apply")
-	_, err = parseValues("novalue")
-	assert.ErrorContains(t, err, "want KEY=VALUE")
-	_, err = parseValues("=x")
-	assert.ErrorContains(t, err, "want KEY=VALUE")
-}
-
 // A program that is not in PATH fails for good, without retries.
 func TestRunMissingProgram(t *testing.T) {
 	dir := t.TempDir()

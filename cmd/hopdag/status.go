@@ -76,7 +76,7 @@ func (c *cli) status(ctx context.Context) int {
 	if *c.sf.interval <= 0 {
 		return c.usageError("--interval must be positive")
 	}
-	b, err := c.openState(*c.state)
+	b, err := c.openState(ctx, *c.state)
 	for *c.sf.watch && errors.Is(err, fs.ErrNotExist) {
 		// The run has not created its state directory yet.
 		select {
@@ -84,7 +84,7 @@ func (c *cli) status(ctx context.Context) int {
 			return exitInterrupted
 		case <-time.After(*c.sf.interval):
 		}
-		b, err = c.openState(*c.state)
+		b, err = c.openState(ctx, *c.state)
 	}
 	if err != nil {
 		return c.fail1(err)
