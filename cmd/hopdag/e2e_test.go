@@ -506,17 +506,23 @@ func TestDirApplierKilledAndResumed(t *testing.T) {
 // and SIGINT and holds an flock on lock while it lives.
 func stubborn(t *testing.T, lock, started string) string {
 	t.Helper()
+	return oneCommandCatalog(t, "stubborn", fmt.Sprintf(`exec 9>>%s; flock 9; trap '' TERM INT; echo started >>%s; sleep 30`, lock, started))
+}
+
+// oneCommandCatalog writes a catalog of one exec component, name, from
+// v1.0 to v2.0, whose 2.0 runs script with sh, and returns its directory.
+func oneCommandCatalog(t *testing.T, name, script string) string {
+	t.Helper()
 	dir := t.TempDir()
-	script := fmt.Sprintf(`exec 9>>%s; flock 9; trap '' TERM INT; echo started >>%s; sleep 30`, lock, started)
 	catalog := fmt.Sprintf(`apiVersion: hopdag.io/v1alpha1
 kind: Release
 metadata: {name: v1}
-spec: {version: v1.0, components: [{name: stubborn, version: "1.0"}]}
+spec: {version: v1.0, components: [{name: %[1]s, version: "1.0"}]}
 ---
 apiVersion: hopdag.io/v1alpha1
 kind: Release
 metadata: {name: v2}
-spec: {version: v2.0, components: [{name: stubborn, version: "2.0"}]}
+spec: {version: v2.0, components: [{name: %[1]s, version: "2.0"}]}
 ---
 apiVersion: hopdag.io/v1alpha1
 kind: UpgradePath
@@ -525,14 +531,14 @@ spec: {rules: [{from: v1.0, to: v2.0}]}
 ---
 apiVersion: hopdag.io/v1alpha1
 kind: ComponentVersion
-metadata: {name: stubborn-1}
-spec: {name: stubborn, version: "1.0", type: exec, command: {args: [sh, -c, "true"]}}
+metadata: {name: %[1]s-1}
+spec: {name: %[1]s, version: "1.0", type: exec, command: {args: [sh, -c, "true"]}}
 ---
 apiVersion: hopdag.io/v1alpha1
 kind: ComponentVersion
-metadata: {name: stubborn-2}
-spec: {name: stubborn, version: "2.0", type: exec, command: {args: [sh, -c, %q]}}
-`, script)
+metadata: {name: %[1]s-2}
+spec: {name: %[1]s, version: "2.0", type: exec, command: {args: [sh, -c, %[2]q]}}
+`, name, script)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(catalog), 0o644))
 	return dir
 }

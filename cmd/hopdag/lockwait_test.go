@@ -20,33 +20,7 @@ func TestRunWaitsForAHolderThatFinishes(t *testing.T) {
 	// The first run's command waits for proceed, so that it holds the lock
 	// until the second run has been refused it once.
 	script := fmt.Sprintf(`echo started >>%s; while [ ! -e %s ]; do sleep 0.02; done`, started, proceed)
-	catalog := fmt.Sprintf(`apiVersion: hopdag.io/v1alpha1
-kind: Release
-metadata: {name: v1}
-spec: {version: v1.0, components: [{name: app, version: "1.0"}]}
----
-apiVersion: hopdag.io/v1alpha1
-kind: Release
-metadata: {name: v2}
-spec: {version: v2.0, components: [{name: app, version: "2.0"}]}
----
-apiVersion: hopdag.io/v1alpha1
-kind: UpgradePath
-metadata: {name: paths}
-spec: {rules: [{from: v1.0, to: v2.0}]}
----
-apiVersion: hopdag.io/v1alpha1
-kind: ComponentVersion
-metadata: {name: app-1}
-spec: {name: app, version: "1.0", type: exec, command: {args: [sh, -c, "true"]}}
----
-apiVersion: hopdag.io/v1alpha1
-kind: ComponentVersion
-metadata: {name: app-2}
-spec: {name: app, version: "2.0", type: exec, command: {args: [sh, -c, %q]}}
-`, script)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(catalog), 0o644))
+	dir := oneCommandCatalog(t, "app", script)
 	// A lease of a minute: the first run is not refreshed (every 20s)
 	// before it ends, so the second one waits rather than failing.
 	args := []string{"run", dir, "--from", "v1.0", "--to", "v2.0", "--state", state, "--lease-ttl", "1m"}

@@ -39,18 +39,7 @@ func Updates(c *release.Catalog, track string, current release.Version, accepted
 		if reach[t.Version.Canonical()] {
 			continue
 		}
-		cu := v1alpha1.ConditionalUpdate{Update: update(current, t)}
-		seen := map[string]bool{}
-		for _, h := range t.Route().Hops {
-			for _, r := range h.Risks {
-				if seen[r.Name] || slices.Contains(accepted, r.Name) {
-					continue
-				}
-				seen[r.Name] = true
-				cu.Risks = append(cu.Risks, v1alpha1.ConditionalRisk{Name: r.Name, Message: r.Message, URL: r.URL})
-			}
-		}
-		conditional = append(conditional, cu)
+		conditional = append(conditional, v1alpha1.ConditionalUpdate{Update: update(current, t), Risks: routeRisks(t.Route().Hops, accepted)})
 	}
 	return available, conditional, nil
 }
@@ -109,21 +98,27 @@ func StateUpdates(c *release.Catalog, current path.State, accepted []string, opt
 			if r == nil {
 				continue
 			}
-			cu := v1alpha1.ConditionalUpdate{Update: stateUpdate(track, v, r)}
-			seen := map[string]bool{}
-			for _, h := range r.Hops {
-				for _, k := range h.Risks {
-					if seen[k.Name] || slices.Contains(accepted, k.Name) {
-						continue
-					}
-					seen[k.Name] = true
-					cu.Risks = append(cu.Risks, v1alpha1.ConditionalRisk{Name: k.Name, Message: k.Message, URL: k.URL})
-				}
-			}
-			conditional = append(conditional, cu)
+			conditional = append(conditional, v1alpha1.ConditionalUpdate{Update: stateUpdate(track, v, r), Risks: routeRisks(r.Hops, accepted)})
 		}
 	}
 	return available, conditional, nil
+}
+
+// routeRisks are the risks of hops that accepted does not name, each
+// once, in route order.
+func routeRisks(hops []path.Hop, accepted []string) []v1alpha1.ConditionalRisk {
+	var out []v1alpha1.ConditionalRisk
+	seen := map[string]bool{}
+	for _, h := range hops {
+		for _, r := range h.Risks {
+			if seen[r.Name] || slices.Contains(accepted, r.Name) {
+				continue
+			}
+			seen[r.Name] = true
+			out = append(out, v1alpha1.ConditionalRisk{Name: r.Name, Message: r.Message, URL: r.URL})
+		}
+	}
+	return out
 }
 
 func stateUpdate(track string, v release.Version, r *path.Route) v1alpha1.Update {
