@@ -107,7 +107,7 @@ func (in *Inline) ValidateRollback(cv *release.ComponentVersion) error {
 		return err
 	}
 	if rollbackOf(h) == nil {
-		return fmt.Errorf("inline handler %s (%T) has no Rollback phase: implement runner.Rollbacker or set Phases.Rollback", cv.Handler, h)
+		return fmt.Errorf("inline handler %s (%T) has no Rollback phase: implement runner.Rollbacker or set Phases.Rollback, mark the component irreversible (spec.irreversible: why), or choose another failure policy (the rule's onFailure)", cv.Handler, h)
 	}
 	return nil
 }
