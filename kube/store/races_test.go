@@ -160,3 +160,46 @@ func TestAcquireWaitsForSkewAllowance(t *testing.T) {
 	require.NoError(t, err, "after the allowance")
 	assert.Greater(t, lb.Token, l.Token)
 }
+
+// listHook is a client whose first List of ConfigMaps runs hook after
+// the list was read: a write that lands between a load's list of the
+// store's objects and what it reads next.
+type listHook struct {
+	client.Client
+	hook func()
+	done atomic.Bool
+}
+
+func (c *listHook) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	err := c.Client.List(ctx, list, opts...)
+	if _, ok := list.(*corev1.ConfigMapList); ok && err == nil && c.done.CompareAndSwap(false, true) {
+		c.hook()
+	}
+	return err
+}
+
+// TestLoadWhileTheHeadIsCreated: a Load whose list of the store's objects
+// predates the head (another handle's first Acquire created it, and its
+// Save filled it, just after the list) reads again and returns that
+// status; it is no "label taken off" corruption. (A reader of a
+// controller's record raced the controller's first Acquire so:
+// TestStaleLeaderFenced failed once on it.)
+func TestLoadWhileTheHeadIsCreated(t *testing.T) {
+	needAPIServer(t)
+	ns := newNamespace(t, newClient(t))
+	ctx := context.Background()
+	writer := store.New(newClient(t), ns, "run")
+	hooked := &listHook{Client: newClient(t)}
+	hooked.hook = func() {
+		// The first Acquire creates the head; the Save fills it.
+		l, err := writer.Acquire(ctx, "w", time.Minute)
+		require.NoError(t, err)
+		require.NoError(t, writer.Save(ctx, l.Token, &runner.Status{Phase: runner.Running, From: "v1", To: "v2", Hops: []runner.HopStatus{}}))
+	}
+	reader := store.New(hooked, ns, "run")
+	got, err := reader.Load(ctx)
+	require.NoError(t, err)
+	require.True(t, hooked.done.Load(), "the hook ran: the head was created after the reader's list")
+	require.NotNil(t, got, "the status written during the load")
+	assert.Equal(t, runner.Running, got.Phase)
+}

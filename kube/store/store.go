@@ -137,6 +137,22 @@ var errMissing = errors.New("an object of the status is missing")
 // load reads the store's objects (the head among them) in one List and
 // rebuilds the status, and makes the view the one it read.
 func (s *Store) load(ctx context.Context) (*codec.State, error) {
+	for try := 0; ; try++ {
+		st, err := s.loadOnce(ctx)
+		if !errors.Is(err, errHeadAppeared) {
+			return st, err
+		}
+		if try == 10 {
+			return nil, errorf("load %s: the head keeps appearing between the list of the store's objects and its read; is another writer creating it over and over?", s.path("ConfigMap", s.name))
+		}
+	}
+}
+
+// errHeadAppeared: the head was created between loadOnce's list and its
+// read of the head by name; the load starts over.
+var errHeadAppeared = errors.New("store: the head appeared during the load")
+
+func (s *Store) loadOnce(ctx context.Context) (*codec.State, error) {
 	s.v.fresh = false
 	var list corev1.ConfigMapList
 	if err := s.c.List(ctx, &list, client.InNamespace(s.namespace), client.MatchingLabels{labelStore: s.name}); err != nil {
@@ -155,6 +171,9 @@ func (s *Store) load(ctx context.Context) (*codec.State, error) {
 		h, err := s.head(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if h != nil && h.Labels[labelStore] == s.name {
+			return nil, errHeadAppeared // created since the list: look again
 		}
 		if h != nil {
 			return nil, &state.CorruptError{Path: s.path("ConfigMap", s.name) + " label " + labelStore,
