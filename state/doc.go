@@ -48,7 +48,7 @@
 // snapshot's size (1 MiB at least), writes a snapshot instead, so Load
 // (snapshot + replay) reads at most about twice the snapshot, and the
 // bytes written stay linear in the run. Measured (BenchmarkDurableRun,
-// README): a File store adds about 45 µs per component to a
+// README): a File store adds about 20 to 50 µs per component to a
 // 10,000-component run, flat from 1,000 components up.
 //
 // # Record format

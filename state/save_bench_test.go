@@ -30,15 +30,24 @@ func BenchmarkSave(b *testing.B) {
 // Target (2 cores): File at most 100 µs per component at n=10000, and
 // flat from n=1000 to n=10000 (the total cost is linear).
 func BenchmarkDurableRun(b *testing.B) {
+	for _, be := range benchBackends() {
+		b.Run(be.name, func(b *testing.B) { statetest.BenchDurableRun(b, be.run) })
+	}
+}
+
+// benchBackends are the backends the run benchmarks measure: Memory, and
+// File in a temporary directory.
+func benchBackends() []struct {
+	name string
+	run  statetest.DurableRun
+} {
 	written := func(be statetest.Backend) int64 { return state.Written(be) }
-	b.Run("Memory", func(b *testing.B) {
-		statetest.BenchDurableRun(b, statetest.DurableRun{
-			Open:    func(*testing.B) statetest.Backend { return state.NewMemory() },
-			Written: written,
-		})
-	})
-	b.Run("File", func(b *testing.B) {
-		statetest.BenchDurableRun(b, statetest.DurableRun{
+	return []struct {
+		name string
+		run  statetest.DurableRun
+	}{
+		{"Memory", statetest.DurableRun{Open: func(*testing.B) statetest.Backend { return state.NewMemory() }, Written: written}},
+		{"File", statetest.DurableRun{
 			Open: func(b *testing.B) statetest.Backend {
 				f, err := state.OpenFile(b.TempDir())
 				require.NoError(b, err)
@@ -46,8 +55,8 @@ func BenchmarkDurableRun(b *testing.B) {
 				return f
 			},
 			Written: written,
-		})
-	})
+		}},
+	}
 }
 
 // BenchmarkChainRun is what the commits of a run of many hops cost (see
@@ -58,22 +67,7 @@ func BenchmarkDurableRun(b *testing.B) {
 // A commit carries the hops whose header changed, not all of them: its
 // size does not grow with the number of hops.
 func BenchmarkChainRun(b *testing.B) {
-	written := func(be statetest.Backend) int64 { return state.Written(be) }
-	b.Run("Memory", func(b *testing.B) {
-		statetest.BenchChainRun(b, statetest.DurableRun{
-			Open:    func(*testing.B) statetest.Backend { return state.NewMemory() },
-			Written: written,
-		})
-	})
-	b.Run("File", func(b *testing.B) {
-		statetest.BenchChainRun(b, statetest.DurableRun{
-			Open: func(b *testing.B) statetest.Backend {
-				f, err := state.OpenFile(b.TempDir())
-				require.NoError(b, err)
-				b.Cleanup(func() { f.Close() })
-				return f
-			},
-			Written: written,
-		})
-	})
+	for _, be := range benchBackends() {
+		b.Run(be.name, func(b *testing.B) { statetest.BenchChainRun(b, be.run) })
+	}
 }

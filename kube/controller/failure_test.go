@@ -300,9 +300,7 @@ func TestFailingWhileTheHopGoesOn(t *testing.T) {
 
 	got = waitFor(t, c, key, 30*time.Second, "failed", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseFailed })
 	assert.Equal(t, "UpgradeFailed", meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing).Reason)
-	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Abandon = &v1alpha1.AbandonRequest{Reason: "test: done"} })
-	got = waitFor(t, c, key, 30*time.Second, "abandoned", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseAbandoned })
-	require.NoError(t, c.Delete(ctx, got))
+	abandonAndDelete(t, c, key)
 }
 
 // TestCatalogInvalid: a catalog of the namespace that does not load (here

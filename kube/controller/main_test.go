@@ -279,6 +279,15 @@ func startOperator(t *testing.T, oc opConfig) *operator {
 	return o
 }
 
+// abandonAndDelete cleans up a ClusterVersion stopped mid-upgrade (which
+// the webhook will not let go): it abandons it, then deletes it.
+func abandonAndDelete(t *testing.T, c client.Client, key types.NamespacedName) {
+	t.Helper()
+	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Abandon = &v1alpha1.AbandonRequest{Reason: "test: done"} })
+	got := waitFor(t, c, key, 30*time.Second, "abandoned", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseAbandoned })
+	require.NoError(t, c.Delete(context.Background(), got))
+}
+
 // waitFor polls the ClusterVersion until cond holds.
 func waitFor(t *testing.T, c client.Client, key types.NamespacedName, timeout time.Duration, what string, cond func(*v1alpha1.ClusterVersion) bool) *v1alpha1.ClusterVersion {
 	t.Helper()

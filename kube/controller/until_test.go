@@ -52,10 +52,7 @@ func TestUntilReached(t *testing.T) {
 	time.Sleep(time.Second)
 	assert.Len(t, op.runner.Records(), n, "a run stopped at its until step is not started again")
 
-	// Clean up: abandon it, then delete it.
-	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Abandon = &v1alpha1.AbandonRequest{Reason: "test: done"} })
-	got = waitFor(t, c, key, 30*time.Second, "abandoned", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseAbandoned })
-	require.NoError(t, c.Delete(ctx, got))
+	abandonAndDelete(t, c, key)
 }
 
 // TestSpecUntil: spec.until runs the upgrade to a step and stops there
