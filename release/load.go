@@ -83,9 +83,12 @@ func LoadDir(dir string) (*Catalog, error) {
 // values, YAML nested deeper than 10,000 levels and binary data are
 // reported, not processed; at most 100 problems per file and 1,000 in all
 // are listed, the rest counted ("and N more").
-func Load(fsys fs.FS) (*Catalog, error) {
+func Load(fsys fs.FS) (*Catalog, error) { return load(fsys, true) }
+
+// load is Load, with the fast path of parsing (fastParse) or without it.
+func load(fsys fs.FS, fast bool) (*Catalog, error) {
 	var ps problems
-	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &ps, dec: newDecoder(&ps),
+	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &ps, dec: newDecoder(&ps), fast: fast,
 		broken: map[brokenKey]Source{}, manifests: map[string]bool{}}
 	files, _, err := walk(fsys, func(p string, err error) { ps.add(Problem{File: p, Message: err.Error()}) })
 	if err != nil {
@@ -185,6 +188,7 @@ type piece struct {
 	first, last bool
 	docs        int
 	parsed      []document
+	arena       *nodeArena // of the nodes of parsed
 	problems    []Problem
 	panicked    any
 	done        chan struct{}
@@ -291,6 +295,11 @@ func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
 		for _, doc := range p.parsed {
 			l.decode(doc)
 		}
+		if p.arena != nil {
+			// Nothing decoding built points into the nodes.
+			p.arena.reset()
+			arenas.Put(p.arena)
+		}
 		held = append(held, p.problems...)
 		if p.last {
 			for _, pr := range held {
@@ -330,13 +339,19 @@ func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
 				<-sem
 				close(p.done)
 			}()
-			p.parsed = parseSpans(p.file, p.data, p.spans, &p.problems)
+			if l.fast {
+				p.arena = arenas.Get().(*nodeArena)
+			}
+			p.parsed = parseSpans(p.file, p.data, p.spans, p.arena, &p.problems)
 		}()
 	}
 	for next < len(pieces) {
 		decodeNext()
 	}
 }
+
+// arenas holds the node arenas of pieces already decoded.
+var arenas = sync.Pool{New: func() any { return &nodeArena{} }}
 
 // kindCounts estimates the documents of each kind in catalog text: the
 // lines "kind: Release" and so on (a kind written otherwise, in flow style
@@ -390,6 +405,7 @@ func catalogFile(p string) bool {
 // loader holds what decoding the documents of a catalog accumulates.
 type loader struct {
 	c     *Catalog
+	fast  bool // parse on the fast path where it can (fastParse)
 	sn    *specNodes
 	ps    *problems
 	dec   *decoder

@@ -186,11 +186,31 @@ func fileSpans(data []byte) []span {
 // binary data, a document over maxDocumentBytes, a syntax error. None of
 // them stops the file: checking resumes at the next document (the next
 // line that starts with "---"), as if the file began there; a syntax error
-// in the last document ends the file. Runs of good spans are parsed with
-// one yaml.Decoder each (a decoder per document would allocate kilobytes
-// per document).
-func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []document {
+// in the last document ends the file.
+//
+// Each document goes through the fast path (fastParse, its nodes from a;
+// a nil a turns the fast path off);
+// one the fast path leaves is parsed by yaml.v3, with the documents after
+// it up to one the fast path takes (a document that holds a directive
+// belongs with the next, which it is cut from).
+func parseSpans(name string, data []byte, spans []span, a *nodeArena, ps *[]Problem) []document {
 	docs := make([]document, 0, len(spans)) // at most one per span
+	var kids []*yaml.Node
+	good := func(s span) bool { return s.bad < 0 && s.end-s.start <= maxDocumentBytes }
+	// fast parses span i on the fast path.
+	fast := func(i int) bool {
+		if a == nil {
+			return false
+		}
+		s := spans[i]
+		top, k, ok := fastParse(string(data[s.start:s.end]), a, kids)
+		kids = k
+		if ok && top != nil {
+			base := s.line - 1
+			docs = append(docs, document{src: Source{File: name, Line: base + top.Line}, node: top, base: base, text: data[s.start:s.end], textBase: base})
+		}
+		return ok
+	}
 	for i := 0; i < len(spans); {
 		s := spans[i]
 		switch {
@@ -204,10 +224,14 @@ func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []documen
 				Fix: "split it into smaller documents; a catalog document is usually a few kilobytes"})
 			i++
 			continue
+		case fast(i):
+			i++
+			continue
 		}
-		// The run of good spans from i.
+		// The run of good spans from i that the fast path leaves (the
+		// first found taken is parsed again on it).
 		j := i + 1
-		for j < len(spans) && spans[j].bad < 0 && spans[j].end-spans[j].start <= maxDocumentBytes {
+		for j < len(spans) && good(spans[j]) && (directive(data[spans[j-1].start:spans[j-1].end]) || a == nil) {
 			j++
 		}
 		var errLine int
@@ -238,12 +262,19 @@ func parseSpans(name string, data []byte, spans []span, ps *[]Problem) []documen
 	return docs
 }
 
+// directive reports whether text has a line that starts with "%" (a YAML
+// directive, which applies to the document after it).
+func directive(text []byte) bool {
+	return bytes.HasPrefix(text, []byte("%")) || bytes.Contains(text, []byte("\n%"))
+}
+
 // parseRun parses the documents of spans, consecutive spans of data, and
 // appends them to docs. On a syntax error it returns the documents before
 // it, the error's line and the problem.
 func parseRun(name string, data []byte, spans []span, docs []document) ([]document, int, *Problem) {
 	base := spans[0].line - 1
-	dec := yaml.NewDecoder(bytes.NewReader(data[spans[0].start:spans[len(spans)-1].end]))
+	text := data[spans[0].start:spans[len(spans)-1].end]
+	dec := yaml.NewDecoder(bytes.NewReader(text))
 	k := 0          // the span of the last document
 	var n yaml.Node // the document node, reused: only its content is kept
 	for {
@@ -253,7 +284,7 @@ func parseRun(name string, data []byte, spans []span, docs []document) ([]docume
 			return docs, 0, nil
 		}
 		if err != nil {
-			p := syntaxProblem(name, err, base)
+			p := syntaxProblem(name, err, base, text)
 			return docs, p.Line, p
 		}
 		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
@@ -269,7 +300,7 @@ func parseRun(name string, data []byte, spans []span, docs []document) ([]docume
 	}
 }
 
-func syntaxProblem(name string, err error, base int) *Problem {
+func syntaxProblem(name string, err error, base int, text []byte) *Problem {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 1
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
@@ -283,11 +314,37 @@ func syntaxProblem(name string, err error, base int) *Problem {
 		}
 	}
 	fix := "fix the YAML syntax"
+	if anchor, ok := strings.CutPrefix(msg, "unknown anchor '"); ok {
+		// yaml.v3 gives no line: the first alias of that name is the one.
+		if l := aliasLine(text, strings.TrimSuffix(anchor, "' referenced")); l > 0 {
+			line = l
+		}
+		fix = "define the anchor (&name) before the alias (*name) in the same document: an anchor does not carry over to the documents after it"
+	}
 	if strings.HasPrefix(msg, "exceeded max depth of ") {
 		msg = "YAML nested deeper than the limit of " + strings.TrimPrefix(msg, "exceeded max depth of ") + " levels"
 		fix = "flatten the value; catalog documents nest a few levels"
 	}
 	return &Problem{File: name, Line: base + line, Message: "invalid YAML: " + msg, Fix: fix, hides: true}
+}
+
+// aliasLine is the 1-based line of text of the first alias *name, or 0.
+func aliasLine(text []byte, name string) int {
+	alias := []byte("*" + name)
+	for off := 0; ; {
+		i := bytes.Index(text[off:], alias)
+		if i < 0 {
+			return 0
+		}
+		i += off
+		end := i + len(alias)
+		before := i == 0 || bytes.IndexByte([]byte(" \n[{,"), text[i-1]) >= 0
+		after := end == len(text) || bytes.IndexByte([]byte(" \n]},"), text[end]) >= 0
+		if before && after {
+			return lineAt(text, i)
+		}
+		off = i + 1
+	}
 }
 
 // lineAt is the 1-based line of data's byte at off.

@@ -30,11 +30,24 @@ func loadString(t *testing.T, fsys fstest.MapFS) string {
 // file of many documents with problems at and around the cuts.
 func TestLoadPieces(t *testing.T) {
 	defer func(n int) { pieceBytes = n }(pieceBytes)
+	for i, fsys := range loadCases(t) {
+		pieceBytes = 1 << 30
+		whole := loadString(t, fsys)
+		for _, size := range []int{1, 200, 1000} {
+			pieceBytes = size
+			assert.Equal(t, whole, loadString(t, fsys), "case %d, pieces of %d bytes", i, size)
+		}
+	}
+}
 
+// loadCases are the testdata catalogs, valid and invalid, and a catalog of
+// many documents with problems of every kind, some at and around the cuts
+// between small pieces.
+func loadCases(t testing.TB) []fstest.MapFS {
 	var cases []fstest.MapFS
 	dirs, err := filepath.Glob("../testdata/invalid/*")
 	require.NoError(t, err)
-	dirs = append(dirs, "../testdata/catalog")
+	dirs = append(dirs, "../testdata/catalog", "../testdata/two-track")
 	for _, dir := range dirs {
 		fsys := fstest.MapFS{}
 		require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -72,14 +85,5 @@ func TestLoadPieces(t *testing.T) {
 			b.WriteString("  group: \x01\n")
 		}
 	}
-	cases = append(cases, fstest.MapFS{"many.yaml": {Data: []byte(b.String())}, "b.yaml": {Data: []byte(b.String()[:len(b.String())/3])}})
-
-	for i, fsys := range cases {
-		pieceBytes = 1 << 30
-		whole := loadString(t, fsys)
-		for _, size := range []int{1, 200, 1000} {
-			pieceBytes = size
-			assert.Equal(t, whole, loadString(t, fsys), "case %d, pieces of %d bytes", i, size)
-		}
-	}
+	return append(cases, fstest.MapFS{"many.yaml": {Data: []byte(b.String())}, "b.yaml": {Data: []byte(b.String()[:len(b.String())/3])}})
 }

@@ -272,7 +272,7 @@ func TestLoadMergeKeys(t *testing.T) {
   version: v1.0
   handler: b
   retries:
-    <<: [{attempts: 5}, *retries]
+    <<: [{attempts: 5}, &retries {attempts: 3, backoff: 10s}]
     maxBackoff: 1m
   params:
     <<: {x: "1", y: "2"}
@@ -292,5 +292,13 @@ func TestLoadMergeKeys(t *testing.T) {
 	assert.Equal(t, []string{
 		`c.yaml:10: spec.params: a merge key (<<) must name a mapping or a list of mappings, got "x"; write <<: *anchor, or <<: [*a, *b], where the anchors name mappings`,
 		"c.yaml:12: spec.retries: a merge key (<<) names a mapping it is part of; merge a mapping defined outside this one",
+	}, got)
+
+	// An anchor belongs to its document (YAML 1.2, 3.2.2.2), whichever
+	// piece of the file the documents are parsed in.
+	got = problemLines(t, fstest.MapFS{"c.yaml": {Data: []byte(doc("ComponentVersion", "a", "  name: a\n  version: v1.0\n  handler: a\n  retries: &r {attempts: 3}\n") +
+		"---\n" + doc("ComponentVersion", "b", "  name: b\n  version: v1.0\n  handler: b\n  retries: *r\n"))}})
+	assert.Equal(t, []string{
+		"c.yaml:19: invalid YAML: unknown anchor 'r' referenced; define the anchor (&name) before the alias (*name) in the same document: an anchor does not carry over to the documents after it",
 	}, got)
 }
