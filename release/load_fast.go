@@ -2,6 +2,7 @@ package release
 
 import (
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -45,6 +46,19 @@ const (
 	arenaNodes = 2048
 	arenaPtrs  = 8192
 )
+
+// arenas holds the node arenas of pieces already decoded.
+var arenas = sync.Pool{New: func() any { return &nodeArena{} }}
+
+// release resets a and gives it back to arenas, unless a piece of an
+// unusual shape (one document of megabytes of tiny nodes) made it large.
+func (a *nodeArena) release() {
+	if len(a.nodes) > 64 {
+		return
+	}
+	a.reset()
+	arenas.Put(a)
+}
 
 func (a *nodeArena) reset() {
 	a.n, a.p = 0, 0
@@ -323,9 +337,12 @@ func (p *fastParser) isKey() bool {
 	var j int
 	switch c {
 	case '"', '\'':
-		end := strings.IndexByte(p.s[p.i+1:], c)
-		nl := strings.IndexByte(p.s[p.i+1:], '\n')
-		if end < 0 || nl >= 0 && nl < end {
+		line := p.s[p.i+1:]
+		if nl := strings.IndexByte(line, '\n'); nl >= 0 {
+			line = line[:nl]
+		}
+		end := strings.IndexByte(line, c)
+		if end < 0 {
 			return false
 		}
 		j = p.i + 1 + end + 1
@@ -523,15 +540,46 @@ func (p *fastParser) plain(flow bool) *yaml.Node {
 	v := p.s[p.i:end]
 	p.i = end
 	n.Value = v
-	switch {
-	case v == "<<":
-		n.Tag = "!!merge"
-	case strings.IndexByte("+-0123456789yYnNtTfFoO~.", v[0]) < 0:
-		n.Tag = "!!str"
-	default:
-		n.Tag = n.ShortTag() // yaml.v3's resolution of a plain scalar
-	}
+	n.Tag = plainTag(n)
 	return n
+}
+
+// plainTag is the tag yaml.v3 resolves the plain scalar n to, without
+// running its resolver where the answer is plain to see: it tries a plain
+// scalar as null, bool, int, float or timestamp only when its first byte
+// is one of "+-.~<", a digit or the first letter of a word it knows (see
+// its resolve.go), and a number or timestamp holds no letter other than
+// those of hex digits, base prefixes, exponents, "T" and "Z".
+func plainTag(n *yaml.Node) string {
+	v := n.Value
+	switch c := v[0]; {
+	case v == "<<":
+		return "!!merge"
+	case strings.IndexByte("+-.0123456789yYnNtTfFoO~<", c) < 0:
+		return "!!str"
+	case c >= '1' && c <= '9' && len(v) <= 18:
+		digits := true
+		for i := 1; i < len(v) && digits; i++ {
+			digits = v[i] >= '0' && v[i] <= '9'
+		}
+		if digits {
+			return "!!int"
+		}
+		fallthrough
+	case c == '-' || c == '+' || c == '0':
+		if len(v) > 1 && v[1] == '.' {
+			break // "-.inf"
+		}
+		for i := 1; i < len(v); i++ {
+			c := v[i]
+			if 'a' <= c|0x20 && c|0x20 <= 'z' && strings.IndexByte("abcdefxotz", c|0x20) < 0 ||
+				c < '0' && strings.IndexByte(" +-.", c) < 0 || c > '9' && c < 'A' && c != ':' || c > 'z' ||
+				c > 'Z' && c < 'a' && c != '_' {
+				return "!!str"
+			}
+		}
+	}
+	return n.ShortTag() // yaml.v3's resolution of a plain scalar
 }
 
 // quoted parses a one-line single- or double-quoted scalar without escapes

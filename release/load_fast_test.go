@@ -107,6 +107,7 @@ var fastCases = []struct {
 	{"nested", "a:\n  b:\n    c: [x, 'y', \"z\"]\n  d: {e: f, \"g\": h}\n", true},
 	{"sequences", "a:\n- x\n- y\nb:\n  - z\n  - - p\n    - q\n  - k: v\n    l: w\n", true},
 	{"scalars resolved", "a: 1\nb: 1.5\nc: true\nd: ~\ne: null\nf: 0x1f\ng: 2026-12-01\nh: v1.2\ni: --to\nj: -1\nk: .inf\nl: yes\nm: 10m\n", true},
+	{"numbers and not", "a: -.inf\nb: +.INF\nc: 0b101\nd: -0x1f\ne: 1_000\nf: 1e3\ng: 2026-12-01T10:00:00Z\nh: 0o17\ni: 09\nj: 123456789012345678901\nk: -1.5e-3\nl: 10m\nm: 1.2.3\nn: 2026-12-01 10:00:00\no: 0\np: 007\nq: +1\nr: -0b11\ns: 1:20\nt: 12e\nu: 0x_1F\nv: 99999999999999999999\n", true},
 	{"plain with colons and hashes", "url: http://example.com:80/a#b\nkey with spaces: a b  \nx:y: z\n", true},
 	{"quotes", "a: 'it''s'\nb: \"say 'hi'\"\n'c d': e\n\"f\" : g\n", true},
 	{"literal", "t: |\n  line 1\n\n  line 3\n    indented\nu: |-\n  stripped\nv: x\n", true},

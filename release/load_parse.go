@@ -189,10 +189,9 @@ func fileSpans(data []byte) []span {
 // in the last document ends the file.
 //
 // Each document goes through the fast path (fastParse, its nodes from a;
-// a nil a turns the fast path off);
-// one the fast path leaves is parsed by yaml.v3, with the documents after
-// it up to one the fast path takes (a document that holds a directive
-// belongs with the next, which it is cut from).
+// a nil a turns the fast path off); one the fast path leaves is parsed by
+// yaml.v3, alone (a document that holds a directive with the next, which
+// it is cut from).
 func parseSpans(name string, data []byte, spans []span, a *nodeArena, ps *[]Problem) []document {
 	docs := make([]document, 0, len(spans)) // at most one per span
 	var kids []*yaml.Node
@@ -228,10 +227,12 @@ func parseSpans(name string, data []byte, spans []span, a *nodeArena, ps *[]Prob
 			i++
 			continue
 		}
-		// The run of good spans from i that the fast path leaves (the
-		// first found taken is parsed again on it).
+		// yaml.v3 parses the document alone (with the next if it holds a
+		// directive): parsed with the next, a syntax error in that one
+		// could cost this one too (yaml.v3 reads ahead before it returns a
+		// document).
 		j := i + 1
-		for j < len(spans) && good(spans[j]) && (directive(data[spans[j-1].start:spans[j-1].end]) || a == nil) {
+		for j < len(spans) && good(spans[j]) && directive(data[spans[j-1].start:spans[j-1].end]) {
 			j++
 		}
 		var errLine int

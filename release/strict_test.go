@@ -257,6 +257,19 @@ func TestLoadBinaryDocument(t *testing.T) {
 	}, got)
 }
 
+// TestLoadDocumentBeforeSyntaxError: a syntax error at the start of a
+// document does not cost the document before it (yaml.v3 reads ahead into
+// the next document before it returns one).
+func TestLoadDocumentBeforeSyntaxError(t *testing.T) {
+	data := doc("ComponentVersion", "a", "  name: a\n  version: v1.0\n  handlr: a\n") + "--- \"\n"
+	got := problemLines(t, fstest.MapFS{"c.yaml": {Data: []byte(data)}})
+	assert.Equal(t, []string{
+		"c.yaml:6: spec: component version has no type; set spec.type to inline, manifest, exec or a registered type",
+		`c.yaml:8: spec.handlr: unknown field; did you mean "handler"?`,
+		"c.yaml:10: invalid YAML: found unexpected end of stream; fix the YAML syntax",
+	}, got)
+}
+
 // TestLoadMergeKeys: YAML merge keys were refused as an unknown field.
 // A key of the mapping overrides a merged one; of several merged mappings
 // the first wins.
