@@ -66,9 +66,29 @@ const selfName = "1 provider"
 
 func childMain() {
 	if err := child(); err != nil {
+		// A paused leader that runs again may see its leader election lost
+		// (and return here) while its SIGCONT hook's write is in flight:
+		// that write, refused, is what the stale-leader test looks for.
+		awaitContHook(2 * time.Second)
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(1)
 	}
+}
+
+// The SIGCONT hook runs under contMu; contSeen says it has started.
+var (
+	contMu   sync.Mutex
+	contSeen atomic.Bool
+)
+
+// awaitContHook waits up to d for a SIGCONT hook to start, then for it to
+// end.
+func awaitContHook(d time.Duration) {
+	for deadline := time.Now().Add(d); !contSeen.Load() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	contMu.Lock()
+	defer contMu.Unlock()
 }
 
 func child() error {
@@ -114,7 +134,10 @@ func child() error {
 	signal.Notify(cont, syscall.SIGCONT)
 	go func() {
 		for range cont {
+			contMu.Lock()
+			contSeen.Store(true)
 			ls.staleWrite()
+			contMu.Unlock()
 		}
 	}()
 	delay, err := time.ParseDuration(os.Getenv(envDelay))
