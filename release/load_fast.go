@@ -120,10 +120,12 @@ type fastParser struct {
 	ind   int    // after a line: the indentation of the next content line
 	eof   bool   // after a line: no content line follows
 	ascii bool   // s has no byte >= 0x80: columns are byte offsets
-	a     *nodeArena
-	kids  []*yaml.Node // the children of the collections being parsed, innermost last
-	depth int
-	b     strings.Builder
+	// Beyond ASCII, the column (0-based, in characters) of offset colOff.
+	colOff, colN int
+	a            *nodeArena
+	kids         []*yaml.Node // the children of the collections being parsed, innermost last
+	depth        int
+	b            strings.Builder
 }
 
 // maxFastDepth is the nesting the fast path parses; a deeper document is
@@ -153,14 +155,15 @@ func fastParse(s string, a *nodeArena, kids []*yaml.Node) (top *yaml.Node, kidsO
 
 // plainText reports whether s holds none of what the fast path leaves to
 // yaml.v3 at the level of characters: tabs and CRs (which YAML treats
-// apart from spaces and LFs), and, beyond ASCII, the characters YAML takes
-// as line breaks or byte order marks or refuses.
+// apart from spaces and LFs), other control characters, and, beyond
+// ASCII, the characters YAML takes as line breaks or byte order marks or
+// refuses.
 func (p *fastParser) plainText() bool {
 	s := p.s
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == '\t' || c == '\r' {
-			return false
+		if c == '\t' || c == '\r' || c < 0x20 && c != '\n' || c == 0x7f {
+			return false // control characters: yaml.v3 refuses all but these
 		}
 		if c >= utf8.RuneSelf {
 			p.ascii = false
@@ -194,11 +197,20 @@ func (p *fastParser) blankz(i int) bool {
 	return c == ' ' || c == '\n' || c == 0
 }
 
+// col is the 1-based column of p.i, in characters as yaml.v3 counts them.
+// Beyond ASCII it counts on from the last node of the same line (nodes are
+// made in the order of their offsets), so that a long line costs linear
+// time.
 func (p *fastParser) col() int {
 	if p.ascii {
 		return p.i - p.ls + 1
 	}
-	return utf8.RuneCountInString(p.s[p.ls:p.i]) + 1
+	if p.colOff < p.ls {
+		p.colOff, p.colN = p.ls, 0 // a new line
+	}
+	p.colN += utf8.RuneCountInString(p.s[p.colOff:p.i])
+	p.colOff = p.i
+	return p.colN + 1
 }
 
 func (p *fastParser) newNode(kind yaml.Kind, tag string, style yaml.Style) *yaml.Node {
@@ -549,7 +561,9 @@ func (p *fastParser) plain(flow bool) *yaml.Node {
 // scalar as null, bool, int, float or timestamp only when its first byte
 // is one of "+-.~<", a digit or the first letter of a word it knows (see
 // its resolve.go), and a number or timestamp holds no letter other than
-// those of hex digits, base prefixes, exponents, "T" and "Z".
+// those of hex digits, base prefixes, exponents, "T" and "Z", and no
+// punctuation but " +-.,:_" (time.Parse takes "," before fractional
+// seconds too).
 func plainTag(n *yaml.Node) string {
 	v := n.Value
 	switch c := v[0]; {
@@ -573,7 +587,7 @@ func plainTag(n *yaml.Node) string {
 		for i := 1; i < len(v); i++ {
 			c := v[i]
 			if 'a' <= c|0x20 && c|0x20 <= 'z' && strings.IndexByte("abcdefxotz", c|0x20) < 0 ||
-				c < '0' && strings.IndexByte(" +-.", c) < 0 || c > '9' && c < 'A' && c != ':' || c > 'z' ||
+				c < '0' && strings.IndexByte(" +-.,", c) < 0 || c > '9' && c < 'A' && c != ':' || c > 'z' ||
 				c > 'Z' && c < 'a' && c != '_' {
 				return "!!str"
 			}
@@ -659,10 +673,11 @@ func (p *fastParser) flowCollection(kind yaml.Kind, closing byte) *yaml.Node {
 			if c == '[' || c == '{' {
 				p.fail() // a collection as a key
 			}
+			start := p.i
 			k := p.flow()
 			p.flowSpaces()
-			if p.at(p.i) != ':' {
-				p.fail() // a key without a value
+			if p.at(p.i) != ':' || p.i-start > 1000 {
+				p.fail() // a key without a value, or past yaml.v3's 1,024 bytes for a key
 			}
 			p.i++
 			if k.Style == 0 && !p.blankz(p.i) {
