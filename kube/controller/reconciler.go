@@ -46,6 +46,7 @@ type Reconciler struct {
 	execOpts  []runner.Option
 	manifests fs.FS
 	catalogs  *catalog.Cache // built in New, with manifests
+	updates   updatesCache
 	interval  time.Duration
 	holder    string
 	ttl       time.Duration
@@ -183,7 +184,7 @@ func (r *Reconciler) refreshUpdates(ctx context.Context, ru *run, cv *v1alpha1.C
 	if err != nil {
 		return
 	}
-	av, cu, _ := updatesFor(cat, &cv.Spec, current)
+	av, cu, _ := r.updates.get(cv, cat, current)
 	if equality.Semantic.DeepEqual(av, cv.Status.AvailableUpdates) && equality.Semantic.DeepEqual(cu, cv.Status.ConditionalUpdates) {
 		return
 	}
@@ -262,7 +263,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		r.failing(cv, st, "UnknownVersion", err.Error())
 		return nil, nil
 	}
-	av, cu, uerr := updatesFor(cat, &cv.Spec, current)
+	av, cu, uerr := r.updates.get(cv, cat, current)
 	st.AvailableUpdates, st.ConditionalUpdates = av, cu
 	if ok, missing := known(cat, cv.Spec.Track, current); ok {
 		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+current.String())

@@ -3,6 +3,10 @@ package controller
 import (
 	"errors"
 	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/path"
@@ -42,6 +46,67 @@ func Updates(c *release.Catalog, track string, current release.Version, accepted
 		conditional = append(conditional, v1alpha1.ConditionalUpdate{Update: update(current, t), Risks: routeRisks(t.Route().Hops, accepted)})
 	}
 	return available, conditional, nil
+}
+
+// updatesCache remembers, for each ClusterVersion, the last answer of
+// updatesFor. A reconcile asks for it on every event (a run writes its
+// status several times a second), and for a state across tracks the
+// answer takes a route search per version of each track (half a second
+// for two tracks of 100 versions). The answer is kept for the catalog it
+// was computed on (catalog.Cache returns the same *Catalog while the
+// objects are unchanged), the position and the fields of the spec that
+// shape it; one per ClusterVersion, so a changed catalog is let go.
+type updatesCache struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]updatesAnswer
+}
+
+type updatesKey struct {
+	cat                    *release.Catalog
+	current                string
+	track, channel, accept string
+	prereleases            bool
+}
+
+type updatesAnswer struct {
+	key       updatesKey
+	available []v1alpha1.Update
+	cond      []v1alpha1.ConditionalUpdate
+	err       error
+}
+
+// computeUpdates is updatesFor (a variable for the cache's test).
+var computeUpdates = updatesFor
+
+// get is updatesFor(c, &cv.Spec, current), from the cache when its inputs
+// did not change. The slices are the caller's.
+func (uc *updatesCache) get(cv *v1alpha1.ClusterVersion, c *release.Catalog, current position) ([]v1alpha1.Update, []v1alpha1.ConditionalUpdate, error) {
+	spec := &cv.Spec
+	k := updatesKey{cat: c, current: current.String(), track: spec.Track, channel: spec.Channel,
+		accept: strings.Join(spec.AcceptRisks, "\x00"), prereleases: spec.AllowPrereleases}
+	name := types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}
+	uc.mu.Lock()
+	a, ok := uc.m[name]
+	uc.mu.Unlock()
+	if !ok || a.key != k {
+		a = updatesAnswer{key: k}
+		a.available, a.cond, a.err = computeUpdates(c, spec, current)
+		uc.mu.Lock()
+		if uc.m == nil {
+			uc.m = map[types.NamespacedName]updatesAnswer{}
+		}
+		uc.m[name] = a
+		uc.mu.Unlock()
+	}
+	var av []v1alpha1.Update
+	for i := range a.available {
+		av = append(av, *a.available[i].DeepCopy())
+	}
+	var cu []v1alpha1.ConditionalUpdate
+	for i := range a.cond {
+		cu = append(cu, *a.cond[i].DeepCopy())
+	}
+	return av, cu, a.err
 }
 
 // updatesFor is what status.availableUpdates and conditionalUpdates say
