@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/release"
@@ -29,7 +31,10 @@ var ErrNotObjects = errors.New("catalog: not a catalog object")
 // reads every *.yaml file under dir (recursively, in lexical
 // order). Documents of another apiVersion are left out, and so are the
 // files that ComponentVersions name as manifests, in spec.manifests or in
-// a lifecycle phase's manifests (templates need not be YAML). Each catalog document is decoded strictly into its v1alpha1 type,
+// a lifecycle phase's manifests (templates need not be YAML). Documents
+// are cut apart before they are parsed, as kubectl does, so an alias
+// cannot name an anchor of another document. Each catalog document is
+// decoded strictly into its v1alpha1 type,
 // namespace empty; a document that does not decode gives an error matching
 // ErrNotObjects.
 func ReadDir(dir string) (*Objects, error) {
@@ -43,12 +48,17 @@ func ReadDir(dir string) (*Objects, error) {
 		if err != nil {
 			return err
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
+		// Documents are cut apart first, as kubectl does (apimachinery's
+		// YAMLReader): an alias cannot reach an anchor of another document.
+		docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 		for {
 			var doc map[string]any
-			err := dec.Decode(&doc)
+			text, err := docs.Read()
 			if errors.Is(err, io.EOF) {
 				return nil
+			}
+			if err == nil {
+				err = yaml.Unmarshal(text, &doc)
 			}
 			if err != nil {
 				rel, _ := filepath.Rel(dir, p)
