@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -105,7 +106,14 @@ func newKubeStore(cfg kubeConfig, namespace, name string) (*backend, error) {
 		return nil, fmt.Errorf("kube://%s/%s: %w", namespace, name, err)
 	}
 	s := store.New(c, namespace, name)
-	return &backend{store: s, lock: s, where: "kube://" + namespace + "/" + name, close: func() error { return nil }}, nil
+	absent := func(ctx context.Context) string {
+		var ns corev1.Namespace
+		if err := c.Get(ctx, client.ObjectKey{Name: namespace}, &ns); apierrors.IsNotFound(err) {
+			return fmt.Sprintf(" (namespace %s does not exist: check --state, or create it: kubectl create namespace %s)", namespace, namespace)
+		}
+		return ""
+	}
+	return &backend{store: s, lock: s, where: "kube://" + namespace + "/" + name, close: func() error { return nil }, absent: absent}, nil
 }
 
 // namespaceHint is what to do about err when it is a namespace that does

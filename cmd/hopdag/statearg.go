@@ -25,6 +25,17 @@ type backend struct {
 	// where names the status for people: a file, or a URL.
 	where string
 	close func() error
+	// absent, when set, says why there may be no status at where (for
+	// kube://, a namespace that does not exist), or "".
+	absent func(ctx context.Context) string
+}
+
+// whyAbsent is b.absent's answer, or "".
+func (b *backend) whyAbsent(ctx context.Context) string {
+	if b.absent == nil {
+		return ""
+	}
+	return b.absent(ctx)
 }
 
 // leaseTTL is the default lease of a hopdag process on a state's lock (run

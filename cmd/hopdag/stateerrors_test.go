@@ -47,4 +47,12 @@ func TestStateKubeNamespaceMissing(t *testing.T) {
 		"--state", "kube://hopdag-state/demo", "--kubeconfig", c.kubeconfig)
 	assert.Equal(t, exitInvalid, code, stderr)
 	assert.Contains(t, stderr, `namespaces "hopdag-state" not found: create it: kubectl create namespace hopdag-state`)
+
+	// status finds nothing there, and says why.
+	code, _, stderr = hopdagRun(t, "", "status", "--state", "kube://hopdag-state/demo", "--kubeconfig", c.kubeconfig)
+	assert.Equal(t, exitInvalid, code, stderr)
+	assert.Contains(t, stderr, "no status in kube://hopdag-state/demo: no run has started there (namespace hopdag-state does not exist: check --state, or create it: kubectl create namespace hopdag-state)")
+	code, _, stderr = hopdagRun(t, "", "status", "--state", "kube://default/demo", "--kubeconfig", c.kubeconfig)
+	assert.Equal(t, exitInvalid, code, stderr)
+	assert.Contains(t, stderr, "no status in kube://default/demo: no run has started there\n", "a namespace that exists gets no hint")
 }

@@ -107,10 +107,10 @@ func (c *cli) status(ctx context.Context) int {
 		}
 		switch {
 		case st == nil && !*c.sf.watch:
-			return c.fail1(fmt.Errorf("no status in %s: no run has started there", b.where))
+			return c.fail1(fmt.Errorf("no status in %s: no run has started there%s", b.where, b.whyAbsent(ctx)))
 		case st == nil:
 			if !waiting {
-				fmt.Fprintf(c.stderr, "hopdag status: no status in %s yet; waiting for a run to start\n", b.where)
+				fmt.Fprintf(c.stderr, "hopdag status: no status in %s yet%s; waiting for a run to start\n", b.where, b.whyAbsent(ctx))
 				waiting = true
 			}
 		default:
