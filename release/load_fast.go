@@ -265,63 +265,51 @@ func (p *fastParser) marker(m string) bool {
 
 func (p *fastParser) atEnd() bool { return p.marker("...") }
 
+// spaces returns the offset of the first byte at or after j that is not
+// a space.
+func (p *fastParser) spaces(j int) int {
+	for j < len(p.s) && p.s[j] == ' ' {
+		j++
+	}
+	return j
+}
+
+// nextLine moves to the start of the line after the one that holds offset
+// j, or sets p.eof when there is none.
+func (p *fastParser) nextLine(j int) {
+	k := strings.IndexByte(p.s[j:], '\n')
+	if k < 0 {
+		p.i, p.eof = len(p.s), true
+		return
+	}
+	p.i = j + k + 1
+	p.line++
+	p.ls = p.i
+}
+
 // startLine skips blank and comment lines from the start of a line and
 // leaves p.i at the first byte of the next content line, p.ind its
 // indentation, or sets p.eof.
 func (p *fastParser) startLine() {
-	for {
-		j := p.i
-		for j < len(p.s) && p.s[j] == ' ' {
-			j++
-		}
-		switch {
-		case j == len(p.s):
-			p.i, p.eof = j, true
-			return
-		case p.s[j] == '\n':
-			p.i = j + 1
-			p.line++
-			p.ls = p.i
-		case p.s[j] == '#':
-			k := strings.IndexByte(p.s[j:], '\n')
-			if k < 0 {
-				p.i, p.eof = len(p.s), true
-				return
-			}
-			p.i = j + k + 1
-			p.line++
-			p.ls = p.i
-		default:
+	for !p.eof {
+		j := p.spaces(p.i)
+		if j < len(p.s) && p.s[j] != '\n' && p.s[j] != '#' {
 			p.i, p.ind = j, j-p.ls
 			return
 		}
+		p.nextLine(j)
 	}
 }
 
 // endLine checks that only blanks and a comment follow on the line, moves
 // to the next content line (startLine).
 func (p *fastParser) endLine() {
-	j := p.i
-	for j < len(p.s) && p.s[j] == ' ' {
-		j++
-	}
-	switch {
-	case j == len(p.s):
-		p.i, p.eof = j, true
-		return
-	case p.s[j] == '#' && j > p.i, p.s[j] == '\n':
-		k := strings.IndexByte(p.s[j:], '\n')
-		if k < 0 {
-			p.i, p.eof = len(p.s), true
-			return
-		}
-		p.i = j + k + 1
-		p.line++
-		p.ls = p.i
-		p.startLine()
-	default:
+	j := p.spaces(p.i)
+	if j < len(p.s) && p.s[j] != '\n' && !(p.s[j] == '#' && j > p.i) {
 		p.fail()
 	}
+	p.nextLine(j)
+	p.startLine()
 }
 
 // block parses the block node at p.i, whose column (0-based) is col; the
@@ -358,17 +346,13 @@ func (p *fastParser) isKey() bool {
 			return false
 		}
 		j = p.i + 1 + end + 1
-		for p.at(j) == ' ' {
-			j++
-		}
+		j = p.spaces(j)
 	default:
 		if !p.plainStart(false) {
 			return false
 		}
 		j, _ = p.scanPlain(false)
-		for p.at(j) == ' ' {
-			j++
-		}
+		j = p.spaces(j)
 	}
 	return p.at(j) == ':' && p.blankz(j+1)
 }
@@ -405,9 +389,7 @@ func (p *fastParser) key() *yaml.Node {
 	} else {
 		k = p.plain(false)
 	}
-	for p.at(p.i) == ' ' {
-		p.i++
-	}
+	p.i = p.spaces(p.i)
 	if p.at(p.i) != ':' || p.i-start > 1000 {
 		p.fail() // yaml.v3 looks for the ':' of a key within 1,024 bytes
 	}
@@ -418,10 +400,7 @@ func (p *fastParser) key() *yaml.Node {
 // value parses the value of a mapping entry whose key is at column m,
 // from just after the ':'.
 func (p *fastParser) value(m int) *yaml.Node {
-	j := p.i
-	for p.at(j) == ' ' {
-		j++
-	}
+	j := p.spaces(p.i)
 	if c := p.at(j); c == '\n' || c == 0 || c == '#' {
 		p.endLine()
 		switch {
@@ -448,10 +427,7 @@ func (p *fastParser) sequence(s int) *yaml.Node {
 	base := len(p.kids)
 	for {
 		p.i++ // the '-'
-		j := p.i
-		for p.at(j) == ' ' {
-			j++
-		}
+		j := p.spaces(p.i)
 		var kid *yaml.Node
 		if c := p.at(j); c == '\n' || c == 0 || c == '#' {
 			p.endLine()
@@ -713,9 +689,7 @@ func (p *fastParser) flowCollection(kind yaml.Kind, closing byte) *yaml.Node {
 // flowSpaces skips spaces; a line break inside a flow collection is left
 // to yaml.v3.
 func (p *fastParser) flowSpaces() {
-	for p.at(p.i) == ' ' {
-		p.i++
-	}
+	p.i = p.spaces(p.i)
 	if c := p.at(p.i); c == '\n' || c == 0 || c == '#' {
 		p.fail()
 	}
@@ -738,28 +712,19 @@ func (p *fastParser) literal(parent int) *yaml.Node {
 		p.fail() // an indentation indicator
 	}
 	// The rest of the header line.
-	j := p.i
-	for p.at(j) == ' ' {
-		j++
-	}
+	j := p.spaces(p.i)
 	if c := p.at(j); !(c == '\n' || c == '#' && j > p.i) {
 		p.fail()
 	}
-	k := strings.IndexByte(p.s[j:], '\n')
-	if k < 0 {
+	p.nextLine(j)
+	if p.eof {
 		p.fail() // an empty scalar at the end
 	}
-	p.i = j + k + 1
-	p.ls = p.i
-	p.line++
 	// The indentation of the first content line; empty lines before it
 	// must not be longer.
 	indent, maxEmpty := -1, 0
 	for k := p.i; k < len(p.s); {
-		e := k
-		for e < len(p.s) && p.s[e] == ' ' {
-			e++
-		}
+		e := p.spaces(k)
 		if e < len(p.s) && p.s[e] != '\n' {
 			indent = e - k
 			break
@@ -775,21 +740,18 @@ func (p *fastParser) literal(parent int) *yaml.Node {
 	pending := 0      // empty lines not yet written
 	lastBreak := true // the last content line ends with a line break
 	for p.i < len(p.s) {
-		e := p.i
-		for e < len(p.s) && p.s[e] == ' ' {
-			e++
-		}
+		e := p.spaces(p.i)
 		lineEnd := len(p.s)
 		if nl := strings.IndexByte(p.s[e:], '\n'); nl >= 0 {
 			lineEnd = e + nl
 		}
-		spaces := e - p.i
+		lead := e - p.i
 		switch {
-		case e == lineEnd && spaces > indent:
+		case e == lineEnd && lead > indent:
 			p.fail() // a line of spaces only, longer than the indentation
 		case e == lineEnd:
 			pending++ // an empty line
-		case spaces < indent:
+		case lead < indent:
 			goto end // less indented: the scalar ends
 		default:
 			if b.Len() > 0 {
