@@ -51,10 +51,20 @@
 //
 // Control, through the spec:
 //   - desiredVersion set back to the version the run started from aborts
-//     the run at the next safe point: no new component starts, running
-//     ones finish, the history entry is Partial. hopdag does not roll back:
-//     hops that completed stay (status.currentVersion says where the
-//     system is).
+//     the run at the next safe point: the hop in progress finishes (its
+//     components not yet started too, and its checks), so that the system
+//     is at a release of the catalog, and nothing of the hops after it
+//     starts; the history entry is Partial (Completed when the abort came
+//     during the last hop). hopdag does not roll back: hops that
+//     completed stay (status.currentVersion says where the system is).
+//   - a run that stopped partway through a hop (paused, failed, waiting,
+//     at the until step) and then ended (an abort, a new target) leaves
+//     the system between two releases: status.plan.partial names the hop
+//     and the components that completed it, the Available condition says
+//     so (reason BetweenVersions), and a new upgrade must start with that
+//     hop (a route that does not would take those components to versions
+//     planned from the release before it: Failing, reason
+//     BetweenVersions).
 //   - paused stops starting new components the same way; clearing it
 //     resumes from the store, never re-running what succeeded.
 //   - abandon marks the stored run Abandoned (never resumed) and the phase

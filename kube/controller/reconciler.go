@@ -273,6 +273,10 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		}
 		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionFalse, "UnknownVersion", missing)
 	}
+	ph := partialOf(st)
+	if ph != nil {
+		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "BetweenVersions", between(current.String(), ph))
+	}
 
 	inFlight := st.Plan != nil && (st.Phase == v1alpha1.PhaseUpgrading || st.Phase == v1alpha1.PhasePaused || st.Phase == v1alpha1.PhaseWaitingForApproval || st.Phase == v1alpha1.PhaseFailed)
 	from, to, target := current, desired, desired.String()
@@ -291,6 +295,9 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 			if !from.satisfies(desired) {
 				msg, reason = "superseded: desiredVersion changed to "+desired.String(), "UpgradeSuperseded"
 			}
+			if ph != nil {
+				msg += "; " + between(current.String(), ph)
+			}
 			endHistory(st, v1alpha1.HistoryPartial, msg, now)
 			st.Plan.Phase = string(runner.Cancelled)
 			st.Phase = v1alpha1.PhaseIdle
@@ -307,19 +314,27 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	}
 	if !inFlight && from.satisfies(to) {
 		st.Phase = v1alpha1.PhaseIdle
-		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+from.String())
+		msg := "the system runs " + from.String()
+		if ph != nil {
+			msg = between(from.String(), ph) + "; " + finishHop(ph)
+		}
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", msg)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 		return nil, nil
 	}
-	if !inFlight && to.before(from) && len(st.History) > 0 && st.History[0].State == v1alpha1.HistoryPartial && setsBack(st.History[0].From, to.String()) {
+	if !inFlight && to.before(from) && len(st.History) > 0 && abortEnded(st.History[0]) && setsBack(st.History[0].From, to.String()) {
 		// An abort that stopped after a hop had completed: the system runs
 		// a later version than the one the upgrade started from, and
 		// going back is a downgrade. The abort did what it could; say
 		// what to set instead of failing on the downgrade.
 		st.Phase = v1alpha1.PhaseIdle
-		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeAborted",
-			fmt.Sprintf("the upgrade from %s was aborted after reaching %s, and going back to %s is a downgrade, which is refused: set desiredVersion to %s to accept where the system is, or to a later version to go on",
-				to, from, to, from))
+		msg := fmt.Sprintf("the upgrade from %s was aborted after reaching %s, and going back to %s is a downgrade, which is refused: set desiredVersion to %s to accept where the system is, or to a later version to go on",
+			to, from, to, from)
+		if ph != nil {
+			msg = fmt.Sprintf("the upgrade from %s was aborted after reaching %s, partway through the hop after it: %s; going back to %s is a downgrade, which is refused: %s",
+				to, from, between(from.String(), ph), to, finishHop(ph))
+		}
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeAborted", msg)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 		return nil, nil
 	}
@@ -349,6 +364,14 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		r.failing(cv, st, "PlanInvalid", err.Error())
 		return nil, nil
 	}
+	if first := summary(p, nil, target).Hops; !inFlight && ph != nil && (len(first) == 0 || first[0] != ph.Hop) {
+		// The components the stopped hop completed run its target's
+		// versions: a route that does not start with that hop would
+		// take them to versions planned from the release before it.
+		r.failing(cv, st, "BetweenVersions", fmt.Sprintf("%s; the route to %s does not start with hop %s, so it would take those components back or past versions it was not planned from: %s", between(from.String(), ph), to, ph.Hop, finishHop(ph)))
+		st.Phase = v1alpha1.PhaseIdle
+		return nil, nil
+	}
 	retry := false
 	if inFlight && st.Phase == v1alpha1.PhaseFailed {
 		if cv.Spec.Retry == st.ObservedRetry {
@@ -366,7 +389,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		st.Phase = v1alpha1.PhasePaused
 		msg := "paused before the upgrade to " + to.String() + " started; clear spec.paused to start it"
 		if inFlight {
-			msg = pausedMessage(st.Plan.Progress.Summary, to.String())
+			msg = pausedMessage(st, to.String())
 		}
 		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", msg)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
@@ -459,9 +482,69 @@ func summary(p *runner.Plan, s *runner.Status, target string) *v1alpha1.PlanSumm
 	}
 	if ps.CurrentHop < len(ps.Hops) {
 		ps.Hop = ps.Hops[ps.CurrentHop]
+		ps.Partial = partialHop(p, s, ps.Hop)
 	}
 	ps.Progress.Summary = fmt.Sprintf("%d/%d", ps.Progress.Done, ps.Progress.Total)
 	return ps
+}
+
+// partialHop is the hop s stopped partway through, named hop, or nil:
+// some of its components completed and the hop did not. A status
+// without hops (the writer's brief, see note) has none.
+func partialHop(p *runner.Plan, s *runner.Status, hop string) *v1alpha1.PartialHop {
+	if s == nil || s.CurrentHop >= len(s.Hops) || s.CurrentHop >= len(p.Hops) || s.Hops[s.CurrentHop].Phase == runner.Succeeded {
+		return nil
+	}
+	hs := s.Hops[s.CurrentHop]
+	ph := &v1alpha1.PartialHop{Hop: hop, To: hs.To, Total: len(hs.Components), Done: []string{}}
+	if p.Route.FromState != nil { // the state the hop goes to: the hops before it succeeded
+		st := p.Route.FromState.Clone()
+		for _, h := range p.Hops[:s.CurrentHop+1] {
+			st[h.Hop.Track] = h.Hop.To
+		}
+		ph.To = st.String()
+	}
+	for _, c := range hs.Components {
+		if c.Phase == runner.Succeeded || (c.Phase == runner.Skipped && c.Code == "") {
+			ph.Count++
+			if len(ph.Done) < 20 {
+				ph.Done = append(ph.Done, c.Name)
+			}
+		}
+	}
+	if ph.Count == 0 {
+		return nil
+	}
+	slices.Sort(ph.Done)
+	return ph
+}
+
+// partialOf is the hop the last run stopped partway through, or nil.
+func partialOf(st *v1alpha1.ClusterVersionStatus) *v1alpha1.PartialHop {
+	if st.Plan == nil {
+		return nil
+	}
+	return st.Plan.Partial
+}
+
+// finishHop says what to set when the system is between versions.
+func finishHop(ph *v1alpha1.PartialHop) string {
+	return "set desiredVersion to " + ph.To + ", or to a version whose route goes through it, to finish that hop (hopdag does not roll back a hop that stopped partway; onFailure: rollback does, when a hop fails)"
+}
+
+// abortEnded reports whether h is an upgrade an abort ended: Partial,
+// or Completed because the abort came during its last hop.
+func abortEnded(h v1alpha1.UpdateHistory) bool {
+	return h.State == v1alpha1.HistoryPartial || (h.State == v1alpha1.HistoryCompleted && strings.HasPrefix(h.Message, abortedLate))
+}
+
+// between says where a system stopped partway through a hop is.
+func between(current string, ph *v1alpha1.PartialHop) string {
+	names := strings.Join(ph.Done, ", ")
+	if ph.Count > len(ph.Done) {
+		names += fmt.Sprintf(" and %d more", ph.Count-len(ph.Done))
+	}
+	return fmt.Sprintf("the system is between %s and %s: %d of the %d components of hop %s already run %s's versions (%s)", current, ph.To, ph.Count, ph.Total, ph.Hop, ph.To, names)
 }
 
 // gateReason is the reason of the catalog's gate on step
@@ -551,8 +634,12 @@ func dropGoneStale(cv *v1alpha1.ClusterVersion, ps *v1alpha1.PlanSummary) {
 }
 
 // pausedMessage says where spec.paused stopped an upgrade and how to go on.
-func pausedMessage(progress, to string) string {
-	return "paused at " + progress + " components toward " + to + "; clear spec.paused to resume (what succeeded does not run again)"
+func pausedMessage(st *v1alpha1.ClusterVersionStatus, to string) string {
+	msg := "paused at " + st.Plan.Progress.Summary + " components toward " + to + "; clear spec.paused to resume (what succeeded does not run again)"
+	if ph := partialOf(st); ph != nil {
+		msg += "; " + between(st.CurrentVersion, ph)
+	}
+	return msg
 }
 
 // staleApprovals are the entries ps lists as stale, as "STEP (by BY)".

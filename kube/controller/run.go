@@ -44,6 +44,16 @@ type run struct {
 	why     stop
 	reason  string // the abandon reason
 	running int    // components inside the inner runner
+	// hop is the furthest hop a component entered; an abort lets the
+	// components of stopHop (the hop the abort came during) go on, so
+	// that the system ends at a release of the catalog, not between two.
+	hop, stopHop int
+	// paused: spec.paused was seen, which stops every hop at once (also
+	// after an abort).
+	paused bool
+	// blocked counts the components waiting at the gate for the run's
+	// end.
+	blocked int
 	cancel  context.CancelFunc
 	status  brief // the latest durable transition, in brief
 	dirty   bool
@@ -64,20 +74,49 @@ func (ru *run) control(spec *v1alpha1.ClusterVersionSpec) {
 	ru.mu.Lock()
 	defer ru.mu.Unlock()
 	if why > ru.why { // a stop is never taken back by a later reconcile
+		if why == stopAbort {
+			ru.stopHop = ru.hop
+		}
 		ru.why, ru.reason = why, reason
 	}
-	if ru.why != noStop && ru.running == 0 && ru.cancel != nil {
+	ru.paused = ru.paused || spec.Paused
+	if ru.cancelNow() && ru.cancel != nil {
 		ru.cancel()
 	}
+}
+
+// stops reports whether a component of hop waits at the gate for the
+// run's end (ru.mu held): every one once a pause or an abandon is asked;
+// after an abort, those of the hops after the one it came during.
+func (ru *run) stops(hop int) bool {
+	switch {
+	case ru.why == noStop:
+		return false
+	case ru.why == stopAbort && !ru.paused:
+		return hop > ru.stopHop
+	}
+	return true
+}
+
+// cancelNow reports whether the run is at its safe point (ru.mu held):
+// a stop is asked and no component is inside the inner runner; an abort
+// also waits until a component of a later hop is at the gate, so that
+// the hop it came during finishes (its last components, its post-checks)
+// rather than stopping partway.
+func (ru *run) cancelNow() bool {
+	if ru.why == noStop || ru.running > 0 {
+		return false
+	}
+	return ru.why != stopAbort || ru.paused || ru.blocked > 0
 }
 
 // Run is the gate in front of the embedder's runner: once a stop is
 // asked, a component that has not entered the inner runner waits for the
 // run's end (and is Cancelled, to run again on resume); the run is
-// cancelled when the last running component returns. That is the safe
-// point: nothing is interrupted inside a runner.
+// cancelled when the last running component returns (see cancelNow).
+// That is the safe point: nothing is interrupted inside a runner.
 func (ru *run) Run(ctx context.Context, t runner.Task) error {
-	return ru.through(ctx, func() error { return ru.r.runner.Run(ctx, t) })
+	return ru.through(ctx, t.HopIndex, func() error { return ru.r.runner.Run(ctx, t) })
 }
 
 // Rollback passes the same gate as Run: a stop asked during a rollback
@@ -87,23 +126,28 @@ func (ru *run) Rollback(ctx context.Context, t runner.Task) error {
 	if !ok { // the plan was refused before (decide checks the abilities)
 		return fmt.Errorf("controller: the runner (%T) cannot roll back %s", ru.r.runner, t.Component)
 	}
-	return ru.through(ctx, func() error { return rb.Rollback(ctx, t) })
+	return ru.through(ctx, t.HopIndex, func() error { return rb.Rollback(ctx, t) })
 }
 
-// through runs fn, one component's work, at the gate.
-func (ru *run) through(ctx context.Context, fn func() error) error {
+// through runs fn, one component's work on hop, at the gate.
+func (ru *run) through(ctx context.Context, hop int, fn func() error) error {
 	ru.mu.Lock()
-	if ru.why != noStop {
+	if ru.stops(hop) {
+		ru.blocked++
+		if ru.cancelNow() {
+			ru.cancel()
+		}
 		ru.mu.Unlock()
 		<-ctx.Done()
 		return ctx.Err()
 	}
 	ru.running++
+	ru.hop = max(ru.hop, hop)
 	ru.mu.Unlock()
 	defer func() {
 		ru.mu.Lock()
 		ru.running--
-		if ru.why != noStop && ru.running == 0 {
+		if ru.cancelNow() {
 			ru.cancel()
 		}
 		ru.mu.Unlock()
@@ -196,7 +240,11 @@ func (ru *run) execute(ctx context.Context) {
 	defer cancel()
 	ru.mu.Lock()
 	ru.cancel = cancel
-	stopNow := ru.why != noStop
+	if prev != nil { // an abort asked before the record was read lets its hop finish
+		ru.hop = max(ru.hop, prev.CurrentHop)
+		ru.stopHop = max(ru.stopHop, prev.CurrentHop)
+	}
+	stopNow := ru.cancelNow()
 	ru.mu.Unlock()
 	if stopNow {
 		cancel()
@@ -511,7 +559,11 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 		case s.Phase == runner.Succeeded:
 			st.Phase = v1alpha1.PhaseIdle
 			setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+st.CurrentVersion)
-			endHistory(st, v1alpha1.HistoryCompleted, "", now)
+			msg := ""
+			if why == stopAbort { // it came during the last hop, which an abort lets finish
+				msg = abortedLate + ru.from + " came during the last hop, and an abort lets the hop in progress finish"
+			}
+			endHistory(st, v1alpha1.HistoryCompleted, msg, now)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+st.CurrentVersion)
 			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 			r.event(cv, "Normal", "UpgradeCompleted", "Upgrade", fmt.Sprintf("upgraded %s -> %s in %s", ru.from, ru.to, s.FinishedAt.Sub(s.StartedAt).Round(time.Millisecond)))
@@ -558,11 +610,14 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			r.event(cv, "Warning", "UpgradeRollbackFailed", "Rollback", firstLine(msg))
 		case s.Phase == runner.Cancelled && why == stopPause:
 			st.Phase = v1alpha1.PhasePaused
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st.Plan.Progress.Summary, ru.to))
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st, ru.to))
 			r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
 		case s.Phase == runner.Cancelled && why == stopAbort:
 			st.Phase = v1alpha1.PhaseIdle
 			msg := fmt.Sprintf("aborted at %s: desiredVersion set back to %s; the system runs %s", st.Plan.Progress.Summary, ru.from, st.CurrentVersion)
+			if ph := st.Plan.Partial; ph != nil { // paused partway through a hop before the abort
+				msg = fmt.Sprintf("aborted at %s: desiredVersion set back to %s; %s", st.Plan.Progress.Summary, ru.from, between(st.CurrentVersion, ph))
+			}
 			endHistory(st, v1alpha1.HistoryPartial, msg, now)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeAborted", msg)
 			r.event(cv, "Normal", "UpgradeAborted", "Abort", msg)
@@ -585,6 +640,10 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 		}
 	})
 }
+
+// abortedLate starts the history message of an upgrade that completed
+// although an abort was asked: it came during the last hop.
+const abortedLate = "completed: the abort to "
 
 // recordedFailure is the error of a run record that ended failed, for
 // finish, when the Execute call that failed is gone.

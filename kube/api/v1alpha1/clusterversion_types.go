@@ -32,7 +32,8 @@ type ClusterVersion struct {
 type ClusterVersionSpec struct {
 	// DesiredVersion is the version the system should run. Changing it
 	// starts an upgrade; setting it back to the version a running upgrade
-	// started from aborts that upgrade at the next safe point. For a
+	// started from aborts that upgrade at the next safe point: once the
+	// hop in progress has finished. For a
 	// catalog whose tracks are tied by supports (StarlingX: the platform
 	// release and the Kubernetes version), it is a state,
 	// "platform=27.03.0,kubernetes=v1.34.0", as hopdag's --to takes it; a
@@ -309,6 +310,12 @@ type PlanSummary struct {
 	// +optional
 	Phase    string   `json:"phase,omitempty"`
 	Progress Progress `json:"progress"`
+	// Partial is set when the run stopped partway through the hop
+	// CurrentHop (paused, failed or aborted there, and not resumed): some
+	// of that hop's components already run its target versions, so the
+	// system is between two releases until that hop completes.
+	// +optional
+	Partial *PartialHop `json:"partial,omitempty"`
 	// LastFailure is the most recent component or check failure.
 	// +optional
 	LastFailure *Failure `json:"lastFailure,omitempty"`
@@ -357,6 +364,21 @@ type Progress struct {
 	// Summary is "done/total", for the printer column.
 	// +optional
 	Summary string `json:"summary,omitempty"`
+}
+
+// PartialHop is a hop that stopped partway.
+type PartialHop struct {
+	// Hop is the hop, as Hops names it.
+	Hop string `json:"hop"`
+	// To is where the hop goes: the release whose versions Done run.
+	To string `json:"to"`
+	// Done are the hop's components that completed (at most 20 are
+	// listed, by name; Count says how many there are).
+	// +listType=atomic
+	Done []string `json:"done"`
+	// Count is how many of the hop's Total components completed.
+	Count int `json:"count"`
+	Total int `json:"total"`
 }
 
 // Failure is the most recent failure of a run (runner.Failure).
