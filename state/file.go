@@ -149,14 +149,10 @@ func (f *File) commit(ctx context.Context, token uint64, s *runner.Status, chang
 		return errNilStatus
 	}
 	return f.locked(ctx, func(now time.Time) error {
-		r, err := readRecord(f.v)
-		if err != nil {
+		if _, err := f.current(now, token); err != nil {
 			return err
 		}
-		if err := r.check(now, token); err != nil {
-			return err
-		}
-		_, err = f.j.commit(token, s, changed, all)
+		_, err := f.j.commit(token, s, changed, all)
 		return err
 	})
 }
