@@ -110,9 +110,11 @@
 //     the lock's last token and the status's, and a write under a token
 //     below the status's is fenced ([FencedError.Written]). Deleting the
 //     lease record, or restoring it from an old backup, does not reset
-//     tokens; neither does deleting the status (the lease record keeps
-//     them). Only losing both (the whole directory) starts over. On etcd
-//     tokens are revisions, which only grow.
+//     tokens (a File keeps the last token issued in its "lock" file too,
+//     for a lease that has not written yet); neither does deleting the
+//     status (the lease record keeps them). Only losing them all (the
+//     whole directory) starts over. On etcd tokens are revisions, which
+//     only grow.
 //   - A holder is dead only when its lease expired: never because its
 //     process exited, a file is missing or a lock file is unlocked. Then
 //     another holder may acquire only after a clock-skew allowance

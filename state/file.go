@@ -45,17 +45,21 @@ const (
 // lease expires, and is fenced after that. (No file's absence or lock is
 // taken as a sign that a holder is dead: only the lease's expiry is.)
 //
-// A lease whose record was lost (LeaseFile deleted while the status had
-// been written under it) is taken as held, by an unknown holder, for one
-// TTL from when Acquire found it missing: the holder, if it still runs,
-// keeps it with its next Refresh, and nobody else gets in before.
+// A lease whose record was lost (LeaseFile deleted after the lease was
+// issued) is still the lease of the last token issued: its holder, if it
+// still runs, goes on. Its commits are accepted and its next Refresh
+// writes the record again (its holder and TTL, a TTL from then); an
+// Acquire before that takes the lease as held, by an unknown holder, for
+// one TTL from when it found the record missing, and nobody else gets in
+// before the holder stopped refreshing. Every other token is fenced.
 //
-// Tokens survive the loss of any one record: the next token is above both
-// LeaseFile's last token and the greatest token the status was written
-// under, and a write under a token below the latter is fenced. Deleting
-// the whole directory starts tokens over: never do it while a
-// coordinator that used it may still run. Every process sharing a
-// directory must time leases on the wall clock.
+// Tokens survive the loss of any one record: the next token is above
+// LeaseFile's last token, the last token issued as the "lock" file keeps
+// it too, and the greatest token the status was written under; a write
+// under a token below the latter is fenced. Deleting the whole directory
+// starts tokens over: never do it while a coordinator that used it may
+// still run. Every process sharing a directory must time leases on the
+// wall clock.
 type File struct {
 	dir   string
 	clock runner.Clock

@@ -21,23 +21,28 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 		if err != nil {
 			return err
 		}
-		written, err := f.j.lastToken()
+		_, last, err := f.tokens()
 		if err != nil {
 			return err
 		}
-		if r.missing && written > 0 {
-			// The status was written under a lease whose record is gone
-			// (deleted by hand, say): its holder may still run. Take the
-			// lease as held, by an unknown holder, for one TTL from now;
-			// the holder's next Refresh keeps it (record.refresh).
-			*r = record{Last: written, Token: written, Holder: unknownHolder, TTL: ttl, Expires: now.Add(ttl)}
+		if r.missing && last > 0 {
+			// The lease record is gone (deleted by hand, say), and a lease
+			// was issued: its holder may still run. Take the lease as
+			// held, by an unknown holder, for one TTL from now; the
+			// holder's next Refresh keeps it (record.refresh).
+			*r = record{Last: last, Token: last, Holder: unknownHolder, TTL: ttl, Expires: now.Add(ttl)}
 			if err := writeRecord(f.v, r); err != nil {
 				return errorf("acquire: %w", err)
 			}
-			return &LockedError{Holder: unknownHolder, Token: written, Expires: r.Expires, Missing: f.v.where(LeaseFile)}
+			return &LockedError{Holder: unknownHolder, Token: last, Expires: r.Expires, Missing: f.v.where(LeaseFile)}
 		}
-		if lease, err = r.acquire(now, holder, ttl, written); err != nil {
+		if lease, err = r.acquire(now, holder, ttl, last); err != nil {
 			return err
+		}
+		// mutexFile first: a crash before LeaseFile is written skips a
+		// token, never issues one twice.
+		if err := f.setIssued(r.Last); err != nil {
+			return errorf("acquire: %w", err)
 		}
 		if err := writeRecord(f.v, r); err != nil {
 			return errorf("acquire: %w", err)
@@ -113,32 +118,33 @@ func (f *File) current(now time.Time, token uint64) (*record, error) {
 	if !r.missing {
 		return r, r.check(now, token)
 	}
-	written, err := f.j.lastToken()
+	written, last, err := f.tokens()
 	if err != nil {
 		return nil, err
 	}
-	if err := missingCheck(token, written); err != nil {
+	if err := missingCheck(token, written, last); err != nil {
 		return nil, err
 	}
-	r.Last = written
+	r.Last = last
 	return r, nil
 }
 
-// missingCheck decides a call under token when LeaseFile is missing and
-// the status was last written under the token written: only that lease
-// can be current. A token below it is refused as the status refuses it
-// (FencedError.Written); any other, as not the lease taken as held, by a
-// holder unknown. Without a status (written 0) the lock is free.
-func missingCheck(token, written uint64) error {
+// missingCheck decides a call under token when LeaseFile is missing,
+// the status was last written under the token written, and last is the
+// last token issued: only that lease can be current. A token below
+// written is refused as the status refuses it (FencedError.Written); any
+// other, as not the lease taken as held, by a holder unknown. When no
+// token was ever issued (last 0), the lock is free.
+func missingCheck(token, written, last uint64) error {
 	switch {
-	case written == 0:
+	case last == 0:
 		return &FencedError{Token: token}
-	case token == written:
+	case token == last:
 		return nil
 	case token < written:
 		return &FencedError{Token: token, Written: written}
 	}
-	return &FencedError{Token: token, Holder: unknownHolder, Current: written}
+	return &FencedError{Token: token, Holder: unknownHolder, Current: last}
 }
 
 // readRecord reads LeaseFile; a zero record, missing, when it does not

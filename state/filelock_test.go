@@ -2,9 +2,10 @@ package state_test
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,11 +123,12 @@ func TestFileLeaseRecordDeletedRun(t *testing.T) {
 }
 
 // TestFileLeaseRecordMissingCalls: with lease.json deleted, a Commit, a
-// Refresh or a Release under the token the status was last written under
-// succeeds (the lease is taken as held, so its holder keeps it), a Refresh
-// writes the record again and a Release frees the lock; any other token
-// is fenced, and its error does not call the lock free (an Acquire is
-// refused). No token is issued twice.
+// Refresh or a Release under the last token issued succeeds (the lease is
+// taken as held, so its holder keeps it), a Refresh writes the record
+// again and a Release frees the lock; any other token is fenced, and its
+// error does not call the lock free (an Acquire is refused). No token is
+// issued twice, even one that never wrote the status: the lease record
+// was its only trace until the lock file kept the last token issued too.
 func TestFileLeaseRecordMissingCalls(t *testing.T) {
 	const ttl = time.Minute
 	type op struct {
@@ -140,7 +142,7 @@ func TestFileLeaseRecordMissingCalls(t *testing.T) {
 		{"Refresh", func(ctx context.Context, f *state.File, l state.Lease) error {
 			got, err := f.Refresh(ctx, l)
 			if err == nil && (got.Token != l.Token || got.Holder != l.Holder || got.TTL != l.TTL || !got.Expires.After(l.Expires)) {
-				return errors.New("Refresh() = " + got.Holder + ", want the lease extended")
+				return fmt.Errorf("Refresh() = %+v, want %+v extended", got, l)
 			}
 			return err
 		}},
@@ -148,20 +150,24 @@ func TestFileLeaseRecordMissingCalls(t *testing.T) {
 			return f.Release(ctx, l)
 		}},
 	}
-	// The store's history: a (token 1) wrote and released, b (2) wrote;
-	// for "unwritten", b released and c (3) holds the lock without having
-	// written.
 	tests := []struct {
-		name    string
+		name string
+		// history is the holders that acquired the lock in turn, with
+		// token 1, 2...; "+" marks one that wrote the status. All but
+		// the last released it.
+		history []string
 		present string // whose lease the call presents
 		// wantOK: the call succeeds; else it is fenced with Written
-		// (a token below the status's) or Current (the status's token).
+		// (a token below the status's) or Current (the last issued).
 		wantOK           bool
 		written, current uint64
 	}{
-		{name: "the last token written", present: "b", wantOK: true},
-		{name: "an older token", present: "a", written: 2},
-		{name: "a token that never wrote", present: "c", current: 2},
+		{name: "the last token, which wrote", history: []string{"a+", "b+"}, present: "b", wantOK: true},
+		{name: "the last token, which never wrote", history: []string{"a+", "b+", "c"}, present: "c", wantOK: true},
+		{name: "the only token, no status", history: []string{"a"}, present: "a", wantOK: true},
+		{name: "an older token, below the status's", history: []string{"a+", "b+"}, present: "a", written: 2},
+		{name: "an older token, the status's", history: []string{"a+", "b"}, present: "a", current: 2},
+		{name: "an older token that never wrote", history: []string{"a+", "b+", "c", "d"}, present: "c", current: 4},
 	}
 	for _, tt := range tests {
 		for _, o := range ops {
@@ -171,32 +177,29 @@ func TestFileLeaseRecordMissingCalls(t *testing.T) {
 				dir := t.TempDir()
 				f := openFile(t, dir, state.WithClock(clock))
 				leases := map[string]state.Lease{}
-				for _, h := range []string{"a", "b"} {
-					l, err := f.Acquire(ctx, h, ttl)
+				var last uint64
+				for i, h := range tt.history {
+					name := strings.TrimSuffix(h, "+")
+					l, err := f.Acquire(ctx, name, ttl)
 					require.NoError(t, err)
-					require.NoError(t, f.Commit(ctx, l.Token, statetest.Big(2), nil))
-					leases[h] = l
-					if h == "a" {
+					if name != h {
+						require.NoError(t, f.Commit(ctx, l.Token, statetest.Big(2), nil))
+					}
+					if i < len(tt.history)-1 {
 						require.NoError(t, f.Release(ctx, l))
 					}
-				}
-				last := leases["b"].Token
-				if tt.present == "c" {
-					require.NoError(t, f.Release(ctx, leases["b"]))
-					l, err := f.Acquire(ctx, "c", ttl)
-					require.NoError(t, err)
-					leases["c"], last = l, l.Token
+					leases[name], last = l, l.Token
 				}
 				require.NoError(t, os.Remove(filepath.Join(dir, state.LeaseFile)))
 				clock.Advance(ttl / 2)
 
-				err := o.call(ctx, f, leases[tt.present])
-				g := openFile(t, dir, state.WithClock(clock))
+				l := leases[tt.present]
+				err := o.call(ctx, f, l)
 				if tt.wantOK {
-					require.NoError(t, err, "%s(lease %d) with %s deleted", o.name, leases[tt.present].Token, state.LeaseFile)
+					require.NoError(t, err, "%s(lease %d) with %s deleted", o.name, l.Token, state.LeaseFile)
 				} else {
 					var fe *state.FencedError
-					require.ErrorAs(t, err, &fe, "%s(lease %d) with %s deleted", o.name, leases[tt.present].Token, state.LeaseFile)
+					require.ErrorAs(t, err, &fe, "%s(lease %d) with %s deleted", o.name, l.Token, state.LeaseFile)
 					assert.Equal(t, tt.written, fe.Written, "FencedError.Written")
 					assert.Equal(t, tt.current, fe.Current, "FencedError.Current")
 					assert.NotContains(t, err.Error(), "the lock is free", "the lock is not free: an Acquire is refused")
@@ -206,20 +209,86 @@ func TestFileLeaseRecordMissingCalls(t *testing.T) {
 
 				// Another holder: refused while the lease is taken as held,
 				// then in with a token never issued before.
-				l, err := g.Acquire(ctx, "x", ttl)
-				if !(tt.wantOK && o.name == "Release") {
+				g := openFile(t, dir, state.WithClock(clock))
+				next, err := g.Acquire(ctx, "x", ttl)
+				if !tt.wantOK || o.name != "Release" {
 					var le *state.LockedError
 					require.ErrorAs(t, err, &le, "Acquire after %s", o.name)
+					assert.Equal(t, last, le.Token, "LockedError.Token: the last token issued")
 					if tt.wantOK && o.name == "Refresh" {
-						assert.Equal(t, "b", le.Holder, "LockedError.Holder: the refresh wrote its holder back")
+						assert.Equal(t, tt.present, le.Holder, "LockedError.Holder: the refresh wrote its holder back")
 					}
 					clock.Advance(2 * ttl)
-					l, err = g.Acquire(ctx, "x", ttl)
+					next, err = g.Acquire(ctx, "x", ttl)
 				}
 				require.NoError(t, err, "Acquire once the lease ran out")
-				assert.Greater(t, l.Token, last, "Acquire().Token: never issued before")
-				assert.ErrorIs(t, f.Commit(ctx, leases[tt.present].Token, statetest.Big(2), nil), state.ErrFenced, "a Commit under the old lease after another acquired")
+				assert.Greater(t, next.Token, last, "Acquire().Token: never issued before")
+				assert.ErrorIs(t, f.Commit(ctx, l.Token, statetest.Big(2), nil), state.ErrFenced, "a Commit under lease %d after another acquired", l.Token)
 			})
 		}
+	}
+}
+
+// The lock file keeps the last token issued (20 digits and a newline):
+// an empty one (a store from before) is no token, and anything else that
+// is not a token is a *CorruptError naming it, with nothing written. The
+// token survives a deleted lease.json and the lease record put back from
+// an older backup.
+func TestFileLockFileToken(t *testing.T) {
+	tests := []struct {
+		name    string
+		damage  func(t *testing.T, dir string, oldLease []byte)
+		want    uint64 // the next Acquire's token, 0 for ErrCorrupt
+		corrupt bool
+	}{
+		{name: "as written", damage: func(*testing.T, string, []byte) {}, want: 3},
+		{name: "empty: a store from before", damage: func(t *testing.T, dir string, _ []byte) {
+			require.NoError(t, os.Truncate(filepath.Join(dir, "lock"), 0))
+		}, want: 3},
+		{name: "lease.json from an older backup", damage: func(t *testing.T, dir string, old []byte) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, state.LeaseFile), old, 0o644))
+		}, want: 3},
+		{name: "garbage", damage: func(t *testing.T, dir string, _ []byte) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "lock"), []byte("two\n"), 0o644))
+		}, corrupt: true},
+		{name: "cut short", damage: func(t *testing.T, dir string, _ []byte) {
+			require.NoError(t, os.Truncate(filepath.Join(dir, "lock"), 10))
+		}, corrupt: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := runnertest.NewClock(epoch)
+			dir := t.TempDir()
+			f := openFile(t, dir, state.WithClock(clock))
+			// Token 1 wrote the status; token 2 was released without
+			// writing: only lease.json and the lock file know of it.
+			l, err := f.Acquire(ctx, "a", time.Minute)
+			require.NoError(t, err)
+			require.NoError(t, f.Commit(ctx, l.Token, statetest.Big(2), nil))
+			require.NoError(t, f.Release(ctx, l))
+			old, err := os.ReadFile(filepath.Join(dir, state.LeaseFile))
+			require.NoError(t, err)
+			l, err = f.Acquire(ctx, "b", time.Minute)
+			require.NoError(t, err)
+			require.NoError(t, f.Release(ctx, l))
+			lock, err := os.ReadFile(filepath.Join(dir, "lock"))
+			require.NoError(t, err)
+			require.Equal(t, "00000000000000000002\n", string(lock), "the lock file after token 2")
+
+			tt.damage(t, dir, old)
+			before, _ := os.ReadFile(filepath.Join(dir, state.LeaseFile))
+			got, err := openFile(t, dir, state.WithClock(clock)).Acquire(ctx, "c", time.Minute)
+			if tt.corrupt {
+				var ce *state.CorruptError
+				require.ErrorAs(t, err, &ce, "Acquire with a damaged lock file")
+				assert.Equal(t, filepath.Join(dir, "lock"), ce.Path, "CorruptError.Path")
+				after, _ := os.ReadFile(filepath.Join(dir, state.LeaseFile))
+				assert.Equal(t, string(before), string(after), "Acquire wrote %s over a damaged lock file", state.LeaseFile)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got.Token, "Acquire().Token")
+		})
 	}
 }
