@@ -116,9 +116,10 @@
 //     lease record, or restoring it from an old backup, does not reset
 //     tokens (a File keeps the last token issued in its "lock" file too,
 //     for a lease that has not written yet); neither does deleting the
-//     status (the lease record keeps them). Only losing them all (the
-//     whole directory) starts over. On etcd tokens are revisions, which
-//     only grow.
+//     status (the lease record keeps them). Losing both the lease record
+//     and the lock file can issue again a token that never wrote; losing
+//     them all (the whole directory) starts over. On etcd tokens are
+//     revisions, which only grow.
 //   - A holder is dead only when its lease expired: never because its
 //     process exited, a file is missing or a lock file is unlocked. Then
 //     another holder may acquire only after a clock-skew allowance

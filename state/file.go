@@ -18,7 +18,7 @@ const (
 	// LeaseFile holds the lock: the current lease and the last token.
 	LeaseFile = "lease.json"
 	// mutexFile is flocked around every read-check-write of the lease
-	// and status files.
+	// and status files, and holds the last token issued (fileissued.go).
 	mutexFile = "lock"
 )
 
