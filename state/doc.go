@@ -18,16 +18,20 @@
 // expiry if no refresh succeeded by then. [Checkpointer] makes a Store
 // and a Lease a runner.Checkpointer that commits what changed, retrying a
 // transient error within the lease's TTL. The usual shape of a
-// coordinator:
+// coordinator (the run gets the keeper's context, runCtx; the release
+// gets ctx, which Stop does not cancel, or the lock stays held until the
+// lease expires):
 //
 //	lease, err := store.Acquire(ctx, "host/pid", 15*time.Second)
-//	ctx, keeper := state.Keep(ctx, store, lease)
+//	runCtx, keeper := state.Keep(ctx, store, lease)
 //	defer keeper.Stop()
-//	prev, err := store.Load(ctx) // nil for a fresh run
+//	prev, err := store.Load(runCtx) // nil for a fresh run
 //	exec := runner.New(r, runner.WithCheckpointer(state.Checkpointer(store, lease)))
-//	status, err := exec.Execute(ctx, plan, prev)
+//	status, err := exec.Execute(runCtx, plan, prev)
 //	keeper.Stop()
 //	err = store.Release(ctx, keeper.Lease())
+//
+// (ExampleKeep_coordinator is this shape, with its errors handled.)
 //
 // Backends: [Memory] (tests, one process), [File] (the embedded default:
 // one directory, fsync, flock, safe across processes on one machine), and
@@ -110,9 +114,12 @@
 //     the lock's last token and the status's, and a write under a token
 //     below the status's is fenced ([FencedError.Written]). Deleting the
 //     lease record, or restoring it from an old backup, does not reset
-//     tokens; neither does deleting the status (the lease record keeps
-//     them). Only losing both (the whole directory) starts over. On etcd
-//     tokens are revisions, which only grow.
+//     tokens (a File keeps the last token issued in its "lock" file too,
+//     for a lease that has not written yet); neither does deleting the
+//     status (the lease record keeps them). Losing both the lease record
+//     and the lock file can issue again a token that never wrote; losing
+//     them all (the whole directory) starts over. On etcd tokens are
+//     revisions, which only grow.
 //   - A holder is dead only when its lease expired: never because its
 //     process exited, a file is missing or a lock file is unlocked. Then
 //     another holder may acquire only after a clock-skew allowance

@@ -43,9 +43,9 @@ type LockedError struct {
 	// the lease.
 	Expires time.Time
 	// Missing, when set, names the lease record that was found missing
-	// (File: lease.json) while the status had been written under Token:
-	// the lease is taken as held by an unknown holder until Expires, so
-	// that a holder still running keeps it by refreshing.
+	// (File: lease.json) after lease Token, the last one, was issued: the
+	// lease is taken as held by an unknown holder until Expires, so that
+	// a holder still running keeps it by refreshing.
 	Missing string
 }
 
@@ -54,7 +54,7 @@ type LockedError struct {
 // release it".
 func (e *LockedError) Error() string {
 	if e.Missing != "" {
-		return fmt.Sprintf("state: %s was missing while the status had been written under lease %d: the lease is taken as held until %s, so that a holder still running keeps it (its next refresh does); if none runs, acquire again after that",
+		return fmt.Sprintf("state: %s was missing, and lease %d was the last one issued: the lease is taken as held until %s, so that a holder still running keeps it (its next refresh does); if none runs, acquire again after that",
 			e.Missing, e.Token, e.Expires.UTC().Format(time.RFC3339Nano))
 	}
 	until := ""

@@ -100,6 +100,44 @@ func ExampleKeep() {
 	// true
 }
 
+// The usual shape of a coordinator, as the package doc has it: the run
+// gets the keeper's context (runCtx), which Stop cancels, and the release
+// gets ctx, so the lock is free for the next run at once. (Keep's context
+// given the name ctx, the release would fail with context.Canceled and
+// leave the lock held until the lease expired.)
+func ExampleKeep_coordinator() {
+	ctx := context.Background()
+	store := state.NewMemory()
+	r := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error { return nil })
+	plan := examplePlan()
+
+	lease, err := store.Acquire(ctx, "host/pid", 15*time.Second)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	runCtx, keeper := state.Keep(ctx, store, lease)
+	defer keeper.Stop()
+	prev, err := store.Load(runCtx) // nil for a fresh run
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	exec := runner.New(r, runner.WithCheckpointer(state.Checkpointer(store, lease)))
+	status, err := exec.Execute(runCtx, plan, prev)
+	fmt.Println("run:", status.Phase, err)
+	keeper.Stop()
+	err = store.Release(ctx, keeper.Lease())
+	fmt.Println("release:", err)
+
+	next, err := store.Acquire(ctx, "host/pid-2", 15*time.Second)
+	fmt.Println("next run: lease", next.Token, err)
+	// Output:
+	// run: Succeeded <nil>
+	// release: <nil>
+	// next run: lease 2 <nil>
+}
+
 // A File store is one directory: a snapshot, a journal of commits, the
 // lease. A record that does not check out is an error that names the file
 // and the offset; the file is left for an operator to look at.

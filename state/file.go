@@ -18,7 +18,7 @@ const (
 	// LeaseFile holds the lock: the current lease and the last token.
 	LeaseFile = "lease.json"
 	// mutexFile is flocked around every read-check-write of the lease
-	// and status files.
+	// and status files, and holds the last token issued (fileissued.go).
 	mutexFile = "lock"
 )
 
@@ -45,17 +45,21 @@ const (
 // lease expires, and is fenced after that. (No file's absence or lock is
 // taken as a sign that a holder is dead: only the lease's expiry is.)
 //
-// A lease whose record was lost (LeaseFile deleted while the status had
-// been written under it) is taken as held, by an unknown holder, for one
-// TTL from when Acquire found it missing: the holder, if it still runs,
-// keeps it with its next Refresh, and nobody else gets in before.
+// A lease whose record was lost (LeaseFile deleted after the lease was
+// issued) is still the lease of the last token issued: its holder, if it
+// still runs, goes on. Its commits are accepted and its next Refresh
+// writes the record again (its holder and TTL, a TTL from then); an
+// Acquire before that takes the lease as held, by an unknown holder, for
+// one TTL from when it found the record missing, and nobody else gets in
+// before the holder stopped refreshing. Every other token is fenced.
 //
-// Tokens survive the loss of any one record: the next token is above both
-// LeaseFile's last token and the greatest token the status was written
-// under, and a write under a token below the latter is fenced. Deleting
-// the whole directory starts tokens over: never do it while a
-// coordinator that used it may still run. Every process sharing a
-// directory must time leases on the wall clock.
+// Tokens survive the loss of any one record: the next token is above
+// LeaseFile's last token, the last token issued as the "lock" file keeps
+// it too, and the greatest token the status was written under; a write
+// under a token below the latter is fenced. Deleting the whole directory
+// starts tokens over: never do it while a coordinator that used it may
+// still run. Every process sharing a directory must time leases on the
+// wall clock.
 type File struct {
 	dir   string
 	clock runner.Clock
@@ -149,14 +153,10 @@ func (f *File) commit(ctx context.Context, token uint64, s *runner.Status, chang
 		return errNilStatus
 	}
 	return f.locked(ctx, func(now time.Time) error {
-		r, err := readRecord(f.v)
-		if err != nil {
+		if _, err := f.current(now, token); err != nil {
 			return err
 		}
-		if err := r.check(now, token); err != nil {
-			return err
-		}
-		_, err = f.j.commit(token, s, changed, all)
+		_, err := f.j.commit(token, s, changed, all)
 		return err
 	})
 }

@@ -21,23 +21,28 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 		if err != nil {
 			return err
 		}
-		written, err := f.j.lastToken()
+		_, last, err := f.tokens()
 		if err != nil {
 			return err
 		}
-		if r.missing && written > 0 {
-			// The status was written under a lease whose record is gone
-			// (deleted by hand, say): its holder may still run. Take the
-			// lease as held, by an unknown holder, for one TTL from now;
-			// the holder's next Refresh keeps it (record.refresh).
-			*r = record{Last: written, Token: written, Holder: unknownHolder, TTL: ttl, Expires: now.Add(ttl)}
+		if r.missing && last > 0 {
+			// The lease record is gone (deleted by hand, say), and a lease
+			// was issued: its holder may still run. Take the lease as
+			// held, by an unknown holder, for one TTL from now; the
+			// holder's next Refresh keeps it (record.refresh).
+			*r = record{Last: last, Token: last, Holder: unknownHolder, TTL: ttl, Expires: now.Add(ttl)}
 			if err := writeRecord(f.v, r); err != nil {
 				return errorf("acquire: %w", err)
 			}
-			return &LockedError{Holder: unknownHolder, Token: written, Expires: r.Expires, Missing: f.v.where(LeaseFile)}
+			return &LockedError{Holder: unknownHolder, Token: last, Expires: r.Expires, Missing: f.v.where(LeaseFile)}
 		}
-		if lease, err = r.acquire(now, holder, ttl, written); err != nil {
+		if lease, err = r.acquire(now, holder, ttl, last); err != nil {
 			return err
+		}
+		// mutexFile first: a crash before LeaseFile is written skips a
+		// token, never issues one twice.
+		if err := f.setIssued(r.Last); err != nil {
+			return errorf("acquire: %w", err)
 		}
 		if err := writeRecord(f.v, r); err != nil {
 			return errorf("acquire: %w", err)
@@ -47,15 +52,27 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 	return lease, err
 }
 
-// Refresh extends the lease; see Lock.
+// Refresh extends the lease; see Lock. When LeaseFile is missing and
+// the lease is the one the status was last written under, it writes the
+// record again: the lease's holder and TTL, expiring a TTL from now.
 func (f *File) Refresh(ctx context.Context, l Lease) (Lease, error) {
 	var lease Lease
 	err := f.locked(ctx, func(now time.Time) error {
-		r, err := readRecord(f.v)
+		r, err := f.current(now, l.Token)
 		if err != nil {
 			return err
 		}
-		if lease, err = r.refresh(now, l); err != nil {
+		if r.missing {
+			if l.TTL <= 0 {
+				return fmt.Errorf("%w: refresh of lease %d with ttl %v; pass the Lease that Acquire or Refresh returned", errInvalid, l.Token, l.TTL)
+			}
+			holder := l.Holder
+			if holder == "" {
+				holder = unknownHolder
+			}
+			*r = record{Last: r.Last, Token: l.Token, Holder: holder, TTL: l.TTL, Expires: now.Add(l.TTL)}
+			lease = r.lease()
+		} else if lease, err = r.refresh(now, l); err != nil {
 			return err
 		}
 		if err := writeRecord(f.v, r); err != nil {
@@ -66,14 +83,18 @@ func (f *File) Refresh(ctx context.Context, l Lease) (Lease, error) {
 	return lease, err
 }
 
-// Release frees the lock; see Lock.
+// Release frees the lock; see Lock. When LeaseFile is missing and the
+// lease is the one the status was last written under, it writes the
+// record of a free lock, with that last token.
 func (f *File) Release(ctx context.Context, l Lease) error {
 	return f.locked(ctx, func(now time.Time) error {
-		r, err := readRecord(f.v)
+		r, err := f.current(now, l.Token)
 		if err != nil {
 			return err
 		}
-		if err := r.release(now, l); err != nil {
+		if r.missing {
+			*r = record{Last: r.Last}
+		} else if err := r.release(now, l); err != nil {
 			return err
 		}
 		if err := writeRecord(f.v, r); err != nil {
@@ -81,6 +102,49 @@ func (f *File) Release(ctx context.Context, l Lease) error {
 		}
 		return nil
 	})
+}
+
+// current reads LeaseFile for a call under token (a Commit, a Refresh, a
+// Release) and returns a *FencedError unless token is the current
+// lease's. When LeaseFile is missing (deleted by hand, say), the lease
+// taken as held is the one the status was last written under, as Acquire
+// takes it (see File): its holder may still run, and goes on. The record
+// returned then has missing set and Last that token; nothing is written.
+func (f *File) current(now time.Time, token uint64) (*record, error) {
+	r, err := readRecord(f.v)
+	if err != nil {
+		return nil, err
+	}
+	if !r.missing {
+		return r, r.check(now, token)
+	}
+	written, last, err := f.tokens()
+	if err != nil {
+		return nil, err
+	}
+	if err := missingCheck(token, written, last); err != nil {
+		return nil, err
+	}
+	r.Last = last
+	return r, nil
+}
+
+// missingCheck decides a call under token when LeaseFile is missing,
+// the status was last written under the token written, and last is the
+// last token issued: only that lease can be current. A token below
+// written is refused as the status refuses it (FencedError.Written); any
+// other, as not the lease taken as held, by a holder unknown. When no
+// token was ever issued (last 0), the lock is free.
+func missingCheck(token, written, last uint64) error {
+	switch {
+	case last == 0:
+		return &FencedError{Token: token}
+	case token == last:
+		return nil
+	case token < written:
+		return &FencedError{Token: token, Written: written}
+	}
+	return &FencedError{Token: token, Holder: unknownHolder, Current: last}
 }
 
 // readRecord reads LeaseFile; a zero record, missing, when it does not

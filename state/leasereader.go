@@ -24,10 +24,11 @@ type LeaseReader interface {
 	// expired (etcd deletes an expired lease with its key).
 	//
 	// File follows the rule LockedError.Missing documents: when its lease
-	// record is missing while the status was written under a token, the
-	// lease is held by an unknown holder (Holder says so), with that
-	// token and a zero Expires and TTL, until an Acquire gives it an
-	// expiry. ReadLease writes nothing and takes no lock.
+	// record is missing after a lease was issued, the lease of the last
+	// token issued is held by an unknown holder (Holder says so), with a
+	// zero Expires and TTL, until an Acquire or the holder's Refresh
+	// gives it an expiry. ReadLease writes nothing and does not take the
+	// lock.
 	ReadLease(ctx context.Context) (l Lease, held bool, err error)
 }
 
@@ -64,8 +65,8 @@ func (m *Memory) ReadLease(ctx context.Context) (Lease, bool, error) {
 
 // ReadLease returns the lock's lease; see LeaseReader. It reads LeaseFile,
 // which is replaced atomically, without the directory's flock; only when
-// LeaseFile is missing does it take the flock, to read the greatest token
-// the status was written under as Acquire does.
+// LeaseFile is missing does it take the flock, to read the last token
+// issued as Acquire does.
 func (f *File) ReadLease(ctx context.Context) (Lease, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return Lease{}, false, err
@@ -88,12 +89,12 @@ func (f *File) ReadLease(ctx context.Context) (Lease, bool, error) {
 			return err
 		}
 		if r.missing {
-			written, err := f.j.lastToken()
+			_, last, err := f.tokens()
 			if err != nil {
 				return err
 			}
-			if written > 0 {
-				lease, held = Lease{Holder: unknownHolder, Token: written}, true
+			if last > 0 {
+				lease, held = Lease{Holder: unknownHolder, Token: last}, true
 				return nil
 			}
 		}

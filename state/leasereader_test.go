@@ -2,6 +2,7 @@ package state_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -65,38 +66,53 @@ func TestReadLeaseSkew(t *testing.T) {
 	}
 }
 
-// A File whose lease.json was deleted while the status had been written
-// under a token: ReadLease takes the lease as held by an unknown holder,
-// as Acquire does (LockedError.Missing), and does not write lease.json.
-// Without a status, the lock is free.
+// A File whose lease.json was deleted after a lease was issued: ReadLease
+// takes the lease as held by an unknown holder, as Acquire does
+// (LockedError.Missing), and does not write lease.json. The last token
+// issued is the status's or, when the lease never wrote, the lock file's;
+// with neither (a store whose lock file predates it, no status), the lock
+// is free.
 func TestFileReadLeaseRecordMissing(t *testing.T) {
-	for _, written := range []bool{true, false} {
-		t.Run(map[bool]string{true: "status written", false: "no status"}[written], func(t *testing.T) {
+	tests := []struct {
+		name             string
+		save, emptyMutex bool
+		held             bool
+	}{
+		{name: "status written", save: true, held: true},
+		{name: "no status", held: true},
+		{name: "status written, lock file empty", save: true, emptyMutex: true, held: true},
+		{name: "no status, lock file empty", emptyMutex: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
 			f := openFile(t, dir)
 			l, err := f.Acquire(ctx, "a", time.Minute)
 			require.NoError(t, err)
-			if written {
+			if tt.save {
 				require.NoError(t, f.Save(ctx, l.Token, statetest.Sample(1)))
 			}
 			require.NoError(t, os.Remove(filepath.Join(dir, state.LeaseFile)))
+			if tt.emptyMutex {
+				require.NoError(t, os.Truncate(filepath.Join(dir, "lock"), 0))
+			}
 
 			got, held, err := openFile(t, dir).ReadLease(ctx)
 			require.NoError(t, err)
 			_, statErr := os.Stat(filepath.Join(dir, state.LeaseFile))
 			assert.ErrorIs(t, statErr, os.ErrNotExist, "ReadLease wrote %s", state.LeaseFile)
-			if !written {
-				assert.False(t, held, "ReadLease of a store without status or lease record says held")
+			_, err = f.Acquire(ctx, "b", time.Minute)
+			assert.Equal(t, tt.held, errors.Is(err, state.ErrLocked), "Acquire() = %v, want refused exactly when ReadLease says held", err)
+			if !tt.held {
+				assert.False(t, held, "ReadLease with %s missing, no status and no token in the lock file says held", state.LeaseFile)
 				assert.Equal(t, state.Lease{}, got)
 				return
 			}
-			assert.True(t, held, "ReadLease with %s missing after a Save = not held, want held", state.LeaseFile)
-			assert.Equal(t, l.Token, got.Token, "ReadLease().Token: the status's last token")
+			assert.True(t, held, "ReadLease with %s missing = not held, want held", state.LeaseFile)
+			assert.Equal(t, l.Token, got.Token, "ReadLease().Token: the last token issued")
 			assert.Contains(t, got.Holder, "unknown", "ReadLease().Holder")
 			assert.True(t, got.Expires.IsZero(), "ReadLease().Expires = %v, want zero: no Acquire timed it yet", got.Expires)
-			_, err = f.Acquire(ctx, "b", time.Minute)
-			assert.ErrorIs(t, err, state.ErrLocked, "Acquire agrees")
 		})
 	}
 }

@@ -82,10 +82,12 @@ func (r *record) refresh(now time.Time, l Lease) (Lease, error) {
 	if err := r.check(now, l.Token); err != nil {
 		return Lease{}, err
 	}
-	r.Expires = now.Add(r.TTL)
-	if r.Holder == unknownHolder {
-		r.Holder = l.Holder
+	if r.Holder == unknownHolder && l.Holder != "" && l.TTL > 0 {
+		// The record was rebuilt, by an Acquire, with the acquirer's TTL:
+		// the holder's lease is its own again.
+		r.Holder, r.TTL = l.Holder, l.TTL
 	}
+	r.Expires = now.Add(r.TTL)
 	return r.lease(), nil
 }
 
