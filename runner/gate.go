@@ -229,9 +229,17 @@ func (sc *scheduler) phaseGate(i int, step string) error {
 }
 
 // held handles an attempt that ended at a gate or at the Until step: the
-// component is held there instead of failing. It reports whether it was.
+// component is held there instead of failing, and the attempt is not
+// counted: the next run goes on with it as the same attempt (Attempts
+// counts the attempts that failed or were interrupted, and the last). It
+// reports whether it was.
 func (sc *scheduler) held(i int, err error) bool {
-	if ge, ok := errors.AsType[*GateError](err); ok && len(ge.Steps) == 1 {
+	ge, gate := errors.AsType[*GateError](err)
+	gate = gate && len(ge.Steps) == 1
+	if gate || errors.Is(err, ErrUntilReached) {
+		sc.r.s.Hops[sc.hop].Components[i].Attempts--
+	}
+	if gate {
 		to := sc.h.Graph.Node(i).To
 		reason := ""
 		if _, phase, ok := strings.Cut(strings.TrimPrefix(ge.Steps[0], StepName(sc.h, to.Name, "")), "/"); ok {

@@ -140,6 +140,7 @@ func TestPhaseGateSurvivesCrash(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, runner.Succeeded, st.Phase)
 	assert.Equal(t, []string{"api/rollout"}, second.log(), "continues at the gated phase")
+	assert.Equal(t, 1, compStatus(t, st, 0, "api").Attempts, "a wait at a gate is not another attempt")
 }
 
 // Until HOP stops after the hop; the next run continues.
@@ -193,6 +194,7 @@ func TestUntilPhase(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"api/rollout"}, second.log())
 	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, 1, compStatus(t, st, 0, "api").Attempts, "a stop at the until step is not another attempt")
 }
 
 func TestUntilUnknownStep(t *testing.T) {

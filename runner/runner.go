@@ -58,7 +58,9 @@ type Task struct {
 	From *release.ComponentVersion
 	// To is the version to upgrade to.
 	To *release.ComponentVersion
-	// Attempt counts attempts from 1, across retries and resumed runs.
+	// Attempt counts attempts from 1, across retries and resumed runs; a
+	// component that a gate or the Until step stopped goes on as the same
+	// attempt when the next run continues it.
 	Attempt int
 	// Logger carries hop, component and attempt attributes.
 	Logger *slog.Logger
