@@ -77,7 +77,13 @@ const gateReason = "gated when the run started"
 func (e *Executor) resolveGates(p *Plan, s *Status) ([]string, error) {
 	gates := slices.Clone(s.Gates)
 	for _, step := range e.gates {
-		hop, component, _ := strings.Cut(step, "/")
+		hop, component, sub := strings.Cut(step, "/")
+		switch {
+		case strings.Contains(component, "/"):
+			return nil, fmt.Errorf("%w: gate %s: a gate added at run time is on a hop (HOP) or a component (HOP/COMPONENT); a phase's gate is declared in the catalog (gate: on the phase, in the ComponentVersion's spec.phases)", ErrInvalidPlan, step)
+		case sub && component == "":
+			return nil, fmt.Errorf("%w: gate %s: empty component; write HOP or HOP/COMPONENT", ErrInvalidPlan, step)
+		}
 		var hops []string
 		found := false
 		for _, h := range p.Hops {
@@ -89,7 +95,7 @@ func (e *Executor) resolveGates(p *Plan, s *Status) ([]string, error) {
 				found = true
 				break
 			}
-			if _, ok := h.Graph.Index(component); !ok || strings.Contains(component, "/") {
+			if _, ok := h.Graph.Index(component); !ok {
 				return nil, fmt.Errorf("%w: gate %s: hop %s has no component %s; its components are %s", ErrInvalidPlan, step, hop, component, strings.Join(h.Graph.Names(), ", "))
 			}
 			found = true

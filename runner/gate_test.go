@@ -199,9 +199,15 @@ func TestUntilPhase(t *testing.T) {
 
 func TestUntilUnknownStep(t *testing.T) {
 	p := plan1(t, c("a"))
-	for _, step := range []string{"v9.0", "v2.0/zz", "v2.0/a/"} {
+	for step, want := range map[string]string{
+		"v9.0":    "until v9.0: the plan has no hop to v9.0; its hops are v2.0",
+		"v2.0/zz": "until v2.0/zz: hop v2.0 has no component zz; its components are a",
+		"v2.0/a/": "until v2.0/a/: empty phase; write HOP/COMPONENT/PHASE",
+		"v2.0/":   "until v2.0/: empty component; write HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE",
+	} {
 		_, err := runner.New(runnertest.New(), runner.WithUntil(step)).Execute(context.Background(), p, nil)
 		assert.ErrorIs(t, err, runner.ErrInvalidPlan, "until %s", step)
+		assert.ErrorContains(t, err, want)
 	}
 	_, err := runner.New(runnertest.New(), runner.WithUntil("v9.0")).Execute(context.Background(), p, nil)
 	assert.EqualError(t, err, "runner: invalid plan: until v9.0: the plan has no hop to v9.0; its hops are v2.0")
@@ -234,4 +240,12 @@ func TestWithGatesRecorded(t *testing.T) {
 	assert.ErrorContains(t, err, "gate v9: the plan has no hop to v9; its hops are v2.0")
 	_, err = runner.New(fake, runner.WithGates("v2.0/nosuch")).Execute(context.Background(), p, nil)
 	assert.ErrorContains(t, err, "gate v2.0/nosuch: hop v2.0 has no component nosuch")
+	for step, want := range map[string]string{
+		"v2.0/b/upgrade": "gate v2.0/b/upgrade: a gate added at run time is on a hop (HOP) or a component (HOP/COMPONENT); a phase's gate is declared in the catalog",
+		"v2.0/":          "gate v2.0/: empty component; write HOP or HOP/COMPONENT",
+	} {
+		_, err = runner.New(fake, runner.WithGates(step)).Execute(context.Background(), p, nil)
+		assert.ErrorIs(t, err, runner.ErrInvalidPlan, step)
+		assert.ErrorContains(t, err, want)
+	}
 }

@@ -79,6 +79,9 @@ func (e *Executor) untilStep(p *Plan) (*untilStep, error) {
 	if len(parts) == 1 {
 		return u, nil
 	}
+	if parts[1] == "" {
+		return nil, fmt.Errorf("until %s: empty component; write HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE", e.until)
+	}
 	g := p.Hops[u.hop].Graph
 	c, ok := g.Index(parts[1])
 	if !ok {
