@@ -78,10 +78,11 @@ func checkCharts(fsys fs.FS, c *Catalog, sn *specNodes, ps *problems) {
 			continue
 		}
 		fi, err := fs.Stat(fsys, name)
-		var msg string
+		var msg, hint string
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			msg = fmt.Sprintf("helm chart %s does not exist", cv.Helm.Chart)
+			hint = nearChart(fsys, name)
 		case err != nil:
 			msg = fmt.Sprintf("helm chart %s: %v", cv.Helm.Chart, err)
 		case !fi.IsDir() && !strings.HasSuffix(name, ".tgz") && !strings.HasSuffix(name, ".tar.gz"):
@@ -90,6 +91,32 @@ func checkCharts(fsys fs.FS, c *Catalog, sn *specNodes, ps *problems) {
 			continue
 		}
 		ps.add(sn.at(cv.Source, "helm", "chart").with(msg,
-			"write the path of the chart directory or .tgz archive relative to the catalog root, or give an oci:// reference or a chart name with repo"))
+			hint+"write the path of the chart directory or .tgz archive relative to the catalog root, or give an oci:// reference or a chart name with repo"))
 	}
+}
+
+// nearChart is "did you mean DIR/NAME? " for the chart beside the missing
+// one at name whose name is closest to it (a typo), or "".
+func nearChart(fsys fs.FS, name string) string {
+	dir, base := path.Split(name)
+	entries, err := fs.ReadDir(fsys, path.Clean(dir+"."))
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() || strings.HasSuffix(e.Name(), ".tgz") {
+			names = append(names, e.Name())
+		}
+	}
+	best, bestDist := "", 3
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(base), strings.ToLower(n)); d < bestDist && d < len(base) && len(base) < 64 {
+			best, bestDist = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "did you mean " + dir + best + "? else "
 }
