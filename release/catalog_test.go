@@ -92,6 +92,20 @@ func TestNewCatalog(t *testing.T) {
 	assert.Equal(t, "v26.06", c.Rules("")[0].To.Original())
 }
 
+// A ComponentVersion built in code with Retries but no Attempts (the zero
+// value) leaves the attempts to the executor, as a catalog's retries
+// block without attempts does; only attempts: 0 written in YAML is
+// refused (testdata/invalid/attempts-zero).
+func TestNewCatalogRetriesWithoutAttempts(t *testing.T) {
+	vs := newValues()
+	vs.components[1].Retries = &release.Retries{Backoff: release.D(10 * time.Second)}
+	c, err := vs.catalog()
+	require.NoError(t, err, "NewCatalog with Retries{Backoff: 10s}")
+	cv, ok := c.Component(vs.components[1].Name, vs.components[1].Version)
+	require.True(t, ok)
+	assert.Equal(t, &release.Retries{Backoff: release.D(10 * time.Second)}, cv.Retries)
+}
+
 func TestNewCatalogEmpty(t *testing.T) {
 	c, err := release.NewCatalog(nil, nil, nil)
 	require.NoError(t, err)
@@ -224,7 +238,7 @@ func TestNewCatalogProblems(t *testing.T) {
 		{
 			"ambiguous type",
 			func(vs *values) { vs.components[0].Command = &release.Command{Args: []string{"x"}} },
-			[]string{"spec: component version has no type; set spec.type to inline, manifest, exec or a registered type"},
+			[]string{"spec.type: component version has no type, and handler and command are both set: which one runs is not clear; set type: inline to use handler or type: exec to use command (and remove the other)"},
 		},
 		{
 			"inline without handler",

@@ -24,10 +24,12 @@ func (c *Catalog) Channels(track string) []string {
 }
 
 // validateChannels checks the channels of one versions entry: each named,
-// each named once. at locates the j-th channel.
-func validateChannels(vi VersionInfo, at func(j int) Problem, ps *problems) {
+// each named once. at locates the j-th channel; bad reports whether it was
+// unusable (left empty, reported already).
+func validateChannels(vi VersionInfo, at func(j int) Problem, bad func(j int) bool, ps *problems) {
 	for j, ch := range vi.Channels {
 		switch {
+		case ch == "" && bad(j):
 		case ch == "":
 			ps.add(at(j).with("channel has no name", "name it, e.g. stable: callers choose a channel by name"))
 		case slices.Index(vi.Channels, ch) < j:

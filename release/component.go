@@ -43,7 +43,8 @@ type ComponentVersion struct {
 	Group string `json:"group,omitempty" yaml:"group,omitempty"`
 	// ExpectedDuration is the planning estimate used for critical paths.
 	ExpectedDuration Duration `json:"expectedDuration,omitzero" yaml:"expectedDuration,omitempty"`
-	// Params are free-form values for the runner and for manifest templates.
+	// Params are free-form values for the runner and for manifest
+	// templates, strings (a catalog quotes "false" or "3").
 	Params map[string]string `json:"params,omitempty" yaml:"params,omitempty"`
 	// Handler names the inline handler (type inline).
 	Handler string `json:"handler,omitempty" yaml:"handler,omitempty"`
@@ -86,7 +87,10 @@ func (c *ComponentVersion) Key() string { return c.Name + "@" + c.Version.Origin
 
 // Retries says how often and how fast a failed attempt is retried.
 type Retries struct {
-	// Attempts is the total number of attempts, including the first (>= 1).
+	// Attempts is the total number of attempts, including the first (>= 1);
+	// zero, in a value built in code or when a catalog's retries block has
+	// no attempts, means the executor's default. A catalog that writes
+	// attempts: 0 is refused.
 	Attempts int `json:"attempts,omitempty" yaml:"attempts,omitempty"`
 	// Backoff is the wait before the second attempt; it doubles per attempt.
 	Backoff Duration `json:"backoff,omitzero" yaml:"backoff,omitempty"`

@@ -40,10 +40,10 @@ func manifestFS() fstest.MapFS {
 
 // seedCatalogs returns each file of the sample catalog, a small complete
 // catalog in one file (so that cross-document rules run), and every file of
-// testdata/invalid.
+// testdata/invalid and ../testdata/invalid.
 func seedCatalogs(tb testing.TB) [][]byte {
 	var seeds [][]byte
-	for _, pattern := range []string{catalogDir + "/*.yaml", catalogDir + "/components/*.yaml", "../testdata/invalid/*/*.yaml"} {
+	for _, pattern := range []string{catalogDir + "/*.yaml", catalogDir + "/components/*.yaml", "../testdata/invalid/*/*.yaml", "testdata/invalid/*/*.yaml"} {
 		files, _ := filepath.Glob(pattern)
 		for _, f := range files {
 			b, err := os.ReadFile(f)

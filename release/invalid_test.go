@@ -17,13 +17,26 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/invalid")
 
-// TestLoadInvalid loads each catalog under testdata/invalid and compares the
-// error with the directory's want.txt. `go test ./release -update` rewrites
-// the golden files; read the diff before committing it.
-func TestLoadInvalid(t *testing.T) {
-	dirs, err := filepath.Glob("../testdata/invalid/*")
+// invalidDirs are the invalid catalogs: those of the repository's
+// testdata/invalid, which the kube module's object loader also loads, and
+// those of release/testdata/invalid, whose problem the file loader alone
+// can see (a cluster object cannot tell attempts: 0 from no attempts).
+func invalidDirs(t testing.TB) []string {
+	shared, err := filepath.Glob("../testdata/invalid/*")
 	require.NoError(t, err)
-	require.NotEmpty(t, dirs, "no cases under ../testdata/invalid")
+	require.NotEmpty(t, shared, "no cases under ../testdata/invalid")
+	own, err := filepath.Glob("testdata/invalid/*")
+	require.NoError(t, err)
+	require.NotEmpty(t, own, "no cases under testdata/invalid")
+	return append(shared, own...)
+}
+
+// TestLoadInvalid loads each catalog under testdata/invalid and
+// ../testdata/invalid and compares the error with the directory's
+// want.txt. `go test ./release -update` rewrites the golden files; read
+// the diff before committing it.
+func TestLoadInvalid(t *testing.T) {
+	dirs := invalidDirs(t)
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			c, err := release.LoadDir(dir)

@@ -112,7 +112,9 @@ func (l *Lifecycle) onlyManifestPhases() bool {
 	return len(l.Phases) > 0 && !slices.ContainsFunc(l.Phases, func(p LifecyclePhase) bool { return len(p.Manifests) == 0 })
 }
 
-func validateLifecycle(cv *ComponentVersion, at func(path ...any) Problem, ps *problems) {
+// validateLifecycle checks cv's phases and rollback; bad reports the
+// fields left zero because they were unusable (reported already).
+func validateLifecycle(cv *ComponentVersion, at func(path ...any) Problem, bad func(path ...any) bool, ps *problems) {
 	if len(cv.Phases) > 0 {
 		const msg = "a component with lifecycle phases runs them in place of its type's step: spec.%s %s never %s"
 		if len(cv.Manifests) > 0 {
@@ -128,7 +130,9 @@ func validateLifecycle(cv *ComponentVersion, at func(path ...any) Problem, ps *p
 	seen := map[string]int{}
 	for i, p := range cv.Phases {
 		if p.Name == "" {
-			ps.add(at("phases", i).with("lifecycle phase has no name", "set name, e.g. drain"))
+			if !bad("phases", i, "name") {
+				ps.add(at("phases", i).with("lifecycle phase has no name", "set name, e.g. drain"))
+			}
 		} else if j, dup := seen[p.Name]; dup {
 			ps.add(at("phases", i, "name").with(fmt.Sprintf("lifecycle phase %s is declared twice (also at phases[%d])", p.Name, j), "give each phase its own name"))
 		}
@@ -139,18 +143,18 @@ func validateLifecycle(cv *ComponentVersion, at func(path ...any) Problem, ps *p
 		}
 		if p.Command != nil {
 			n++
-			if len(p.Command.Args) == 0 || p.Command.Args[0] == "" {
+			if (len(p.Command.Args) == 0 || p.Command.Args[0] == "") && !bad("phases", i, "command") {
 				ps.add(at("phases", i, "command").with("a phase's command needs args", "set args to an argv list"))
 			}
 		}
 		if len(p.Manifests) > 0 {
 			n++
 		}
-		if n != 1 {
+		if n != 1 && !bad("phases", i, "handler") && !bad("phases", i, "command") && !bad("phases", i, "manifests") {
 			ps.add(at("phases", i).with(fmt.Sprintf("lifecycle phase %q needs exactly one of handler, command and manifests, has %d", p.Name, n), "keep one of them"))
 		}
 	}
-	if cv.Rollback != nil && (len(cv.Rollback.Args) == 0 || cv.Rollback.Args[0] == "") {
+	if cv.Rollback != nil && (len(cv.Rollback.Args) == 0 || cv.Rollback.Args[0] == "") && !bad("rollback") {
 		ps.add(at("rollback").with("a rollback command needs args", "set rollback.args to an argv list, e.g. [/usr/bin/downgrade, --to, \"{{.From.Version}}\"]"))
 	}
 }

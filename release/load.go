@@ -9,6 +9,7 @@ import (
 	"path"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,15 +65,20 @@ func LoadDir(dir string) (*Catalog, error) {
 //
 // Files that a ComponentVersion names in spec.manifests[].file (paths
 // relative to the root of fsys) are manifest templates, not catalog
-// documents; Load reads them into Manifest.Template.
+// documents; Load reads them into Manifest.Template. A local Helm chart
+// (spec.helm.chart a path relative to the root, not oci:// or a chart of
+// a repo) must be in fsys, a directory or a .tgz archive.
 //
 // Loading is strict: every unknown field, wrong type, invalid version or
 // constraint, duplicate, dangling reference, violated compatibility rule
 // and dependency cycle is reported, all at once, as a *LoadError sorted by
-// file and line, each problem with file:line, the field path and a fix. A
-// problem in one field does not hide the others of its document, and a
-// syntax error does not hide the documents after it: checking resumes at
-// the next line that starts with "---".
+// file and line, each problem with file:line, the field path and a fix.
+// The values of params, env, labels and annotations are strings: an
+// unquoted true, 3 or empty value is refused (quote it). A problem in one
+// field does not hide the others of its document (a wrong-typed value is
+// left out and the rest of the document is checked, its references too),
+// and a syntax error does not hide the documents after it: checking
+// resumes at the next line that starts with "---".
 //
 // Cost and limits: Load parses each document once and decodes it from the
 // parsed tree in one walk, so time and memory are linear in the input.
@@ -104,6 +110,7 @@ func load(fsys fs.FS, fast bool) (*Catalog, error) {
 	l.dropManifests()
 	l.c.Releases, l.c.Components, l.c.Paths = l.releases.all(), l.components.all(), l.paths.all()
 	loadManifests(fsys, l.c, l.sn, &ps)
+	checkCharts(fsys, l.c, l.sn, &ps)
 	validate(l.c, l.sn, l.broken, &ps)
 	validateCycles(l.c, l.sn, &ps)
 	validateBeforeAll(l.c, l.sn, &ps)
@@ -433,11 +440,13 @@ func (l *loader) noteBroken(kind, name string, v Version, src Source) {
 	}
 }
 
-// decode decodes one document into the catalog. A document whose spec
-// has wrong-typed values is reported and left out (noted as broken); one
-// whose only problems are unknown or repeated fields joins the catalog, so
-// that a typo in one document does not also make every reference to it
-// look dangling. The load fails either way.
+// decode decodes one document into the catalog. A document whose only
+// problems are unknown or repeated fields joins the catalog, so that a
+// typo in one document does not also make every reference to it look
+// dangling; so does one with wrong-typed values, those left zero, unless
+// they are what identifies it (a ComponentVersion's name or version, a
+// Release's version or track, an UpgradePath's track): that one is left
+// out (noted as broken). The load fails either way.
 func (l *loader) decode(doc document) {
 	ps, d := l.ps, l.dec
 	report := func(line int, field, msg, fix string) {
@@ -488,11 +497,26 @@ func (l *loader) decode(doc document) {
 	}
 	before := d.typeErrs
 	d.push("spec")
+	// partial reports whether the spec has unusable values but can join
+	// the catalog without them: the fields that identify it (ids) are
+	// sound, so the checks of references and of the release graph see
+	// its other fields; they skip what depends on the unusable ones
+	// (specNodes.badField). Such a document is noted in sn.bad.
+	partial := func(ids ...string) bool {
+		if d.typeErrs == before {
+			return true
+		}
+		if d.overAliases || len(d.bad) >= maxBadFields || slices.ContainsFunc(ids, func(id string) bool { return relatedField(d.bad, id) }) {
+			return false
+		}
+		l.sn.bad[doc.src] = slices.Clone(d.bad)
+		return true
+	}
 	switch env.Kind {
 	case KindRelease:
 		r := l.releases.next()
 		d.decode(spec, reflect.ValueOf(r).Elem())
-		if d.typeErrs > before {
+		if !partial("spec.version", "spec.track") {
 			l.noteBroken(KindRelease, r.Track, r.Version, doc.src)
 			l.releases.undo()
 			break
@@ -502,16 +526,17 @@ func (l *loader) decode(doc document) {
 		cv := l.components.next()
 		d.decode(spec, reflect.ValueOf(cv).Elem())
 		l.noteManifests(spec)
-		if d.typeErrs > before {
+		if !partial("spec.name", "spec.version") {
 			l.noteBroken(KindComponentVersion, cv.Name, cv.Version, doc.src)
 			l.components.undo()
 			break
 		}
 		cv.Source = doc.src
+		l.checkAttempts(doc, spec, cv)
 	case KindUpgradePath:
 		p := l.paths.next()
 		d.decode(spec, reflect.ValueOf(p).Elem())
-		if d.typeErrs > before {
+		if !partial("spec.track") {
 			l.paths.undo()
 			break
 		}
@@ -535,6 +560,23 @@ func (l *loader) decode(doc document) {
 			l.names[k] = doc.src
 		}
 	}
+}
+
+// checkAttempts reports retries.attempts written as 0 in cv's spec: the
+// attempts include the first, so 0 is no number of attempts (a
+// ComponentVersion built in code leaves Attempts 0 for the executor's
+// default, as a spec without attempts does).
+func (l *loader) checkAttempts(doc document, spec *yaml.Node, cv *ComponentVersion) {
+	if cv.Retries == nil || cv.Retries.Attempts != 0 {
+		return
+	}
+	n := find(spec, "retries", "attempts")
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		return // absent, empty or wrong-typed (reported)
+	}
+	l.ps.add(Problem{File: doc.src.File, Line: doc.base + n.Line, Field: "spec.retries.attempts",
+		Message: "attempts must be at least 1, got " + n.Value + " (the attempts include the first)",
+		Fix:     "set the total number of attempts, e.g. 3, or remove attempts to use the executor's default"})
 }
 
 // unset reports whether a required scalar is missing or empty (a value of

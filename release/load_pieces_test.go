@@ -47,7 +47,9 @@ func loadCases(t testing.TB) []fstest.MapFS {
 	var cases []fstest.MapFS
 	dirs, err := filepath.Glob("../testdata/invalid/*")
 	require.NoError(t, err)
-	dirs = append(dirs, "../testdata/catalog", "../testdata/two-track")
+	own, err := filepath.Glob("testdata/invalid/*")
+	require.NoError(t, err)
+	dirs = append(append(dirs, own...), "../testdata/catalog", "../testdata/two-track")
 	for _, dir := range dirs {
 		fsys := fstest.MapFS{}
 		require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

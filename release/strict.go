@@ -29,6 +29,9 @@ const (
 	// aliases, so that aliases to lists of aliases cannot multiply the work
 	// (a "billion laughs" document).
 	maxAliasNodes = 10_000
+	// maxBadFields bounds the unusable values whose paths one document
+	// keeps (decoder.bad); a document with more is left out whole.
+	maxBadFields = 1000
 )
 
 // decoder decodes the documents of one Load. Its zero value is not ready:
@@ -47,6 +50,10 @@ type decoder struct {
 	// invalid version); loose counts unknown and repeated fields, after
 	// which the document still decodes.
 	typeErrs, loose int
+	// bad holds the field path of each unusable value (typeErrs of them),
+	// left zero in what decoding built: checks of the partly decoded
+	// document skip what depends on them (badField).
+	bad []string
 	// Aliases: aliasDepth > 0 while decoding through an alias; aliasNodes
 	// counts the values decoded so; seen holds the anchored nodes already
 	// decoded once, whose problems are reported only the first time (where
@@ -72,6 +79,7 @@ func (d *decoder) start(file string, base int) {
 	d.file, d.base = file, base
 	d.path = d.path[:0]
 	d.typeErrs, d.loose = 0, 0
+	d.bad = d.bad[:0]
 	d.aliasDepth, d.aliasNodes, d.mute = 0, 0, 0
 	d.overAliases = false
 	d.merging = d.merging[:0]
@@ -104,6 +112,9 @@ func (d *decoder) field() string {
 // only when the problem is shown.
 func (d *decoder) typeErr(n *yaml.Node, msg func() string, fix string) {
 	d.typeErrs++
+	if len(d.bad) < maxBadFields {
+		d.bad = append(d.bad, d.field())
+	}
 	d.emit(n, msg, fix)
 }
 
@@ -428,7 +439,7 @@ func (d *decoder) structValue(n *yaml.Node, v reflect.Value) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.typeErr(n, func() string { return "want a mapping, got " + kindWord(n) }, "")
+		d.typeErr(n, func() string { return "want a mapping, got " + kindWord(n) }, mappingFix(v.Type(), n))
 		return
 	}
 	var set uint64
@@ -470,6 +481,21 @@ func (d *decoder) structField(si *structInfo, v reflect.Value, set *uint64, k, v
 	d.pop()
 }
 
+// mappingFix is the fix of a value of struct type t written as n, which
+// is not a mapping: what a mapping of t looks like, where a short form
+// is a common mistake (retries: 3).
+func mappingFix(t reflect.Type, n *yaml.Node) string {
+	if t != retriesType {
+		return ""
+	}
+	if _, err := parseInt(n, 64); err == nil {
+		return fmt.Sprintf("write retries: {attempts: %s}", n.Value)
+	}
+	return "write retries: {attempts: 3, backoff: 10s}"
+}
+
+var retriesType = reflect.TypeFor[Retries]()
+
 var stringMapType = reflect.TypeFor[map[string]string]()
 
 func (d *decoder) mapValue(n *yaml.Node, v reflect.Value) {
@@ -485,15 +511,23 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value) {
 	// without reflection.
 	if t == stringMapType {
 		m := make(map[string]string, len(n.Content)/2)
+		var left map[string]bool // keys whose value was not a string, left out
 		d.pairs(n, false, func(k, val *yaml.Node, merged bool) {
-			if _, dup := m[k.Value]; dup {
+			if _, dup := m[k.Value]; dup || left[k.Value] {
 				if !merged {
 					d.dupKey(k)
 				}
 				return
 			}
 			d.push(k.Value)
-			m[k.Value] = d.str(val)
+			if d.stringValue(k, val) {
+				m[k.Value] = d.str(val)
+			} else {
+				if left == nil {
+					left = map[string]bool{}
+				}
+				left[k.Value] = true
+			}
 			d.pop()
 		})
 		v.Set(reflect.ValueOf(m))
@@ -515,6 +549,43 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value) {
 		m.SetMapIndex(key, e)
 	})
 	v.Set(m)
+}
+
+// stringValue reports whether val, the value of key k in a map of
+// strings (params, env, labels), is a string in YAML terms, and reports
+// it when it is not: an unquoted true, 3 or an empty value is a boolean,
+// a number or null, which the Kubernetes API server refuses for these
+// fields and a template would see as a string unlike what it reads
+// ("false" is truthy). A mapping or a list is a wrong type.
+func (d *decoder) stringValue(k, val *yaml.Node) bool {
+	n := val
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!str", n.Kind == yaml.AliasNode:
+		return true // an alias without anchor is reported by str
+	case n.Kind == yaml.MappingNode, n.Kind == yaml.SequenceNode:
+		d.typeErr(val, func() string { return "want a string, got " + kindWord(n) },
+			fmt.Sprintf("the values here are strings: write it as one, quoted, or as a literal block (%s: |)", k.Value))
+		return false
+	case n.Tag == "!!null":
+		d.typeErr(val, func() string { return "want a string, got an empty value (null)" },
+			fmt.Sprintf(`quote it: %s: "", or remove the key`, k.Value))
+		return false
+	}
+	what := map[string]string{"!!bool": "a boolean", "!!int": "a number", "!!float": "a number", "!!timestamp": "a timestamp"}[n.Tag]
+	if what == "" {
+		what = "a value tagged " + n.Tag
+	}
+	d.typeErr(val, func() string {
+		if len(n.Value) > 40 {
+			return fmt.Sprintf("want a string, got %s, %s", kindWord(n), what)
+		}
+		return fmt.Sprintf("want a string, got %s, %s", n.Value, what)
+	},
+		fmt.Sprintf("quote it: %s: %s", k.Value, strconv.Quote(n.Value)))
+	return false
 }
 
 func (d *decoder) dupKey(k *yaml.Node) {

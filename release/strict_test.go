@@ -30,14 +30,17 @@ func TestLoadStrict(t *testing.T) {
 		},
 		{
 			"map key given twice",
-			cv("  handler: a\n  params:\n    x: 1\n    x: 2\n"),
+			cv("  handler: a\n  params:\n    x: \"1\"\n    x: \"2\"\n"),
 			[]string{"c.yaml:10: spec.params.x: key given twice; remove one of them"},
 		},
 		{
 			"bool that is not true or false",
 			header + "kind: UpgradePath\nmetadata: {name: p}\nspec:\n  rules:\n    - {from: v1.0, to: v1.0, preChecks: [{name: a, required: yes}]}\n",
 			[]string{
+				// The rule's other fields are checked: the catalog has no releases.
+				"c.yaml:6: spec.rules[0].from: rule upgrades from v1.0, which has no release; add a Release document for it; or make from a range, which may name versions without releases",
 				`c.yaml:6: spec.rules[0].preChecks[0].required: want true or false, got "yes"`,
+				"c.yaml:6: spec.rules[0].to: rule upgrades to v1.0, which has no release; add a Release document for it",
 			},
 		},
 		{
@@ -48,7 +51,11 @@ func TestLoadStrict(t *testing.T) {
 		{
 			"constraint as a list",
 			header + "kind: UpgradePath\nmetadata: {name: p}\nspec:\n  rules:\n    - {from: [v1.0, v1.1], to: v1.0}\n",
-			[]string{`c.yaml:6: spec.rules[0].from: want a single value (a version or range such as ">= v26.06, < v26.09"), got a list`},
+			[]string{
+				// No "rule has no from": from was written, as a list.
+				`c.yaml:6: spec.rules[0].from: want a single value (a version or range such as ">= v26.06, < v26.09"), got a list`,
+				"c.yaml:6: spec.rules[0].to: rule upgrades to v1.0, which has no release; add a Release document for it",
+			},
 		},
 		{
 			"spec as a scalar",
@@ -104,6 +111,52 @@ func TestLoadStrict(t *testing.T) {
 			},
 		},
 		{
+			"params written as strings",
+			cv("  handler: a\n  params:\n    a: \"false\"\n    b: '3'\n    c: |\n      text\n    d: plain\n    e: !!str 3\n    f: &s \"0\"\n    g: *s\n"),
+			nil,
+		},
+		{
+			"param through an alias to a number",
+			cv("  handler: a\n  params: {a: &n 3, b: *n}\n"),
+			[]string{
+				`c.yaml:8: spec.params.a: want a string, got 3, a number; quote it: a: "3"`,
+				`c.yaml:8: spec.params.b: want a string, got 3, a number; quote it: b: "3"`,
+			},
+		},
+		{
+			"env and labels are strings too",
+			header + "kind: ComponentVersion\nmetadata: {name: a, labels: {tier: 1}}\nspec:\n  name: a\n  version: v1.0\n  command: {args: [x], env: {DEBUG: true}}\n",
+			[]string{
+				`c.yaml:3: metadata.labels.tier: want a string, got 1, a number; quote it: tier: "1"`,
+				`c.yaml:7: spec.command.env.DEBUG: want a string, got true, a boolean; quote it: DEBUG: "true"`,
+			},
+		},
+		{
+			"retries without attempts is the executor's default",
+			cv("  handler: a\n  retries: {backoff: 10s, attempts: }\n"),
+			nil,
+		},
+		{
+			"attempts written as 0 in another base",
+			cv("  handler: a\n  retries: {attempts: 0x0}\n"),
+			[]string{"c.yaml:8: spec.retries.attempts: attempts must be at least 1, got 0x0 (the attempts include the first); set the total number of attempts, e.g. 3, or remove attempts to use the executor's default"},
+		},
+		{
+			"retries as a word",
+			cv("  handler: a\n  retries: often\n"),
+			[]string{`c.yaml:8: spec.retries: want a mapping, got "often"; write retries: {attempts: 3, backoff: 10s}`},
+		},
+		{
+			"no type, three runners",
+			cv("  handler: a\n  command: {args: [x]}\n  manifests: [{template: x}]\n"),
+			[]string{"c.yaml:7: spec.type: component version has no type, and handler, command and manifests are all set: which one runs is not clear; set type: inline to use handler, type: exec to use command or type: manifest to use manifests (and remove the others)"},
+		},
+		{
+			"a wrong-typed handler is not also a missing one",
+			cv("  type: inline\n  handler: [a]\n"),
+			[]string{"c.yaml:8: spec.handler: want a string, got a list"},
+		},
+		{
 			"null values are unset",
 			cv("  handler: a\n  group: ~\n  retries: null\n  dependencies:\n"),
 			nil,
@@ -150,13 +203,16 @@ func TestLoadReportsEveryDocument(t *testing.T) {
   c.yaml:14: spec.dependencies[0]: component c depends on itself; remove it from spec.dependencies`, err.Error())
 }
 
-// A Release or ComponentVersion that does not decode is reported once;
-// references to it say it is invalid instead of calling it missing.
+// A Release or ComponentVersion whose wrong-typed values are not what
+// identifies it joins the catalog without them: references to it resolve,
+// and its other fields are checked. One whose identity is unusable (a
+// Release's track) is left out, and references to it say it is invalid
+// instead of calling it missing.
 func TestLoadBrokenDocumentsAreNotMissing(t *testing.T) {
 	fsys := fstest.MapFS{"a.yaml": {Data: []byte(`apiVersion: hopdag.io/v1alpha1
 kind: ComponentVersion
 metadata: {name: etcd}
-spec: {name: etcd, version: v3.5.0, type: inline, handler: etcd, timeout: 30x}
+spec: {name: etcd, version: v3.5.0, type: inline, handler: etcd, timeout: 30x, dependencies: [kube]}
 ---
 apiVersion: hopdag.io/v1alpha1
 kind: Release
@@ -171,6 +227,7 @@ kind: Release
 metadata: {name: r0}
 spec:
   version: v0.9
+  track: [default]
   components: [{name: etcd, version: v3.5.0}]
 ---
 apiVersion: hopdag.io/v1alpha1
@@ -181,11 +238,12 @@ spec:
 `)}}
 	_, err := release.Load(fsys)
 	require.Error(t, err)
-	assert.Equal(t, `release: invalid catalog: 4 problems
+	assert.Equal(t, `release: invalid catalog: 5 problems
   a.yaml:4: spec.timeout: invalid duration "30x": write a number with a unit, e.g. 90s, 5m, 1h30m
+  a.yaml:11: spec.components[0]: component etcd v3.5.0 depends on kube, which release v1.0 does not ship; add kube to the release's components, or remove it from the dependencies of etcd v3.5.0 (a.yaml:4)
   a.yaml:12: spec.compatibility[0].versions: invalid constraint "~1.0": comparison "~1.0": unknown operator "~"; use =, !=, >, >=, < or <= (a range is two comparisons: >= v1.2, < v1.3)
-  a.yaml:19: spec.components[0].version: release v0.9 ships etcd v3.5.0, whose ComponentVersion (a.yaml:1) is invalid; fix the problems reported there
-  a.yaml:25: spec.rules[0].to: rule upgrades to v1.0, whose Release (a.yaml:6) is invalid; fix the problems reported there`, err.Error())
+  a.yaml:19: spec.track: want a string, got a list
+  a.yaml:26: spec.rules[0].from: rule upgrades from v0.9, whose Release (a.yaml:14) is invalid; fix the problems reported there`, err.Error())
 }
 
 // problemLines loads files and returns the problems as strings.

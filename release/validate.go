@@ -25,6 +25,9 @@ type specNodes struct {
 	// hidden are the syntax errors that cost documents: a document a
 	// reference finds missing may be one of those.
 	hidden []Source
+	// bad holds, per document that joined the catalog with unusable
+	// values (left zero), the field paths of those values.
+	bad map[Source][]string
 }
 
 // brokenKey names a Release or ComponentVersion document that could not be
@@ -41,7 +44,34 @@ type rawDoc struct {
 }
 
 func newSpecNodes() *specNodes {
-	return &specNodes{raw: map[string][]rawDoc{}, parsed: map[Source]*yaml.Node{}, keys: map[*yaml.Node]map[string]*yaml.Node{}}
+	return &specNodes{raw: map[string][]rawDoc{}, parsed: map[Source]*yaml.Node{}, keys: map[*yaml.Node]map[string]*yaml.Node{}, bad: map[Source][]string{}}
+}
+
+// badField reports whether the field at path below the spec of the
+// document at doc, or a value inside it or around it, was unusable and
+// left zero: a check of the field would report the zero value, not what
+// was written (already reported as a wrong type).
+func (sn *specNodes) badField(doc Source, path ...any) bool {
+	if sn == nil {
+		return false
+	}
+	bad := sn.bad[doc]
+	return len(bad) > 0 && relatedField(bad, fieldPath(path))
+}
+
+// relatedField reports whether one of paths is field, inside it, or
+// around it ("spec.rules[1]" and "spec.rules[1].from" are related,
+// "spec.rules[1]" and "spec.rules[10]" are not).
+func relatedField(paths []string, field string) bool {
+	within := func(inner, outer string) bool {
+		return strings.HasPrefix(inner, outer) && (len(inner) == len(outer) || inner[len(outer)] == '.' || inner[len(outer)] == '[')
+	}
+	for _, p := range paths {
+		if within(p, field) || within(field, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // find returns the text of the document at doc. The documents of a file
@@ -235,6 +265,9 @@ func onTrack(track string) string {
 
 func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(cv.Source, path...) }
+	// bad: a check of a field left zero because it was unusable would
+	// report the zero value, not what was written.
+	bad := func(path ...any) bool { return sn.badField(cv.Source, path...) }
 	if cv.Name == "" {
 		ps.add(at().with("component version has no name", "set spec.name, e.g. etcd"))
 	}
@@ -253,21 +286,23 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 			cv.Type = TypeHelm
 		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm == nil && cv.onlyManifestPhases():
 			cv.Type = TypeManifest
+		case bad("type") || bad("handler") || bad("command") || bad("manifests") || bad("helm") || bad("phases"):
+			// What was written there may have given the type.
 		default:
-			ps.add(at().with("component version has no type", "set spec.type to inline, manifest, exec or a registered type"))
+			ps.add(noType(cv, at))
 		}
 	}
 	switch cv.Type {
 	case TypeInline:
-		if cv.Handler == "" {
+		if cv.Handler == "" && !bad("handler") {
 			ps.add(at("type").with("an inline component needs a handler", "set spec.handler to the name of a registered handler"))
 		}
 	case TypeExec:
-		if cv.Command == nil || len(cv.Command.Args) == 0 || cv.Command.Args[0] == "" {
+		if (cv.Command == nil || len(cv.Command.Args) == 0 || cv.Command.Args[0] == "") && !bad("command") {
 			ps.add(at("command").with("an exec component needs a command", "set spec.command.args to an argv list, e.g. [/usr/bin/upgrade, --to, \"{{.Component.Version}}\"]"))
 		}
 	case TypeManifest:
-		if len(cv.Manifests) == 0 && !cv.hasManifestPhase() {
+		if len(cv.Manifests) == 0 && !cv.hasManifestPhase() && !bad("manifests") && !bad("phases") {
 			ps.add(at("type").with("a manifest component needs manifests", "add spec.manifests entries with file or template"))
 		}
 	}
@@ -279,6 +314,7 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 		switch {
 		case d == cv.Name:
 			ps.add(at("dependencies", i).with(fmt.Sprintf("component %s depends on itself", cv.Name), "remove it from spec.dependencies"))
+		case d == "" && bad("dependencies", i):
 		case d == "":
 			ps.add(at("dependencies", i).with("empty dependency name", "remove the entry"))
 		case seen[d]:
@@ -290,26 +326,72 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 		ps.add(at("retries", "attempts").with(fmt.Sprintf("attempts must be at least 1, got %d", cv.Retries.Attempts), "set the total number of attempts, e.g. 3"))
 	}
 	for i, h := range cv.HealthChecks {
-		if h.Name == "" {
+		if h.Name == "" && !bad("healthChecks", i, "name") {
 			ps.add(at("healthChecks", i).with("health check has no name", "set name to a check the applier knows, e.g. deployment-ready"))
 		}
 	}
 	for i, m := range cv.Manifests {
-		if m.File == "" && m.Template == "" {
+		if m.File == "" && m.Template == "" && !bad("manifests", i) {
 			ps.add(at("manifests", i).with("a manifest needs file or template", "set file (relative to the catalog root) or template (inline YAML)"))
 		}
 	}
-	validateLifecycle(cv, at, ps)
-	validateHelm(cv, at, ps)
+	validateLifecycle(cv, at, bad, ps)
+	validateHelm(cv, at, bad, ps)
+}
+
+// noType is the problem of a component version whose type cannot be
+// inferred: none of handler, command, manifests and helm is set, or more
+// than one is. It says which type to set for the fields that are there.
+func noType(cv *ComponentVersion, at func(path ...any) Problem) Problem {
+	type field struct{ key, typ string }
+	var set []field
+	if cv.Handler != "" {
+		set = append(set, field{"handler", TypeInline})
+	}
+	if cv.Command != nil {
+		set = append(set, field{"command", TypeExec})
+	}
+	if len(cv.Manifests) > 0 {
+		set = append(set, field{"manifests", TypeManifest})
+	}
+	if cv.Helm != nil {
+		set = append(set, field{"helm", TypeHelm})
+	}
+	if len(set) < 2 {
+		return at().with("component version has no type", "set spec.type to inline, manifest, exec or a registered type")
+	}
+	var keys, choices []string
+	for _, f := range set {
+		keys = append(keys, f.key)
+		choices = append(choices, fmt.Sprintf("type: %s to use %s", f.typ, f.key))
+	}
+	and := strings.Join(keys[:len(keys)-1], ", ") + " and " + keys[len(keys)-1]
+	all, others := "all", "others"
+	if len(set) == 2 {
+		all, others = "both", "other"
+	}
+	p := at(set[0].key) // the line of the first; the field to set is type
+	p.Field = fieldPath([]any{"type"})
+	return p.with(
+		fmt.Sprintf("component version has no type, and %s are %s set: which one runs is not clear", and, all),
+		"set "+strings.Join(choices[:len(choices)-1], ", ")+" or "+choices[len(choices)-1]+" (and remove the "+others+")")
 }
 
 // validateRelease checks r; shipped is scratch space, for the index of
 // each component name in r.Components.
 func validateRelease(c *Catalog, r *Release, tracks map[string]bool, shipped map[string]int, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(r.Source, path...) }
+	bad := func(path ...any) bool { return sn.badField(r.Source, path...) }
+	// unsure: an entry of components was unusable, so what the release
+	// ships is not known; the checks that a component is not shipped are
+	// skipped.
+	unsure := bad("components")
 	clear(shipped)
 	cvs := make([]*ComponentVersion, len(r.Components)) // resolved once
 	for i, ref := range r.Components {
+		if bad("components", i) {
+			continue
+		}
 		if first, dup := shipped[ref.Name]; dup {
 			ps.add(at("components", i, "name").with(fmt.Sprintf("release %s ships component %s twice (also at components[%d])", r.Version, ref.Name, first), "keep one entry per component"))
 			continue
@@ -339,7 +421,7 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, shipped map
 			continue
 		}
 		for k, d := range cv.Dependencies {
-			if _, ok := shipped[d]; !ok && d != cv.Name && d != "" {
+			if _, ok := shipped[d]; !ok && d != cv.Name && d != "" && !unsure {
 				where := ""
 				if dep := sn.at(cv.Source, "dependencies", k); dep.File != "" {
 					where = " (" + Source{dep.File, dep.Line}.String() + ")"
@@ -351,6 +433,9 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, shipped map
 		}
 	}
 	for i, cc := range r.Compatibility {
+		if unsure || bad("compatibility", i) {
+			continue // a check of zero values, or of what may be shipped
+		}
 		if _, ok := shipped[cc.Component]; !ok {
 			if cc.Component == "" {
 				ps.add(at("compatibility", i, "component").with("compatibility rule has no component", "name the component the rule applies to"))
@@ -392,11 +477,14 @@ type listedVersion struct {
 
 func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKey]Source, listed map[trackKey]listedVersion, ps *problems) {
 	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
+	bad := func(path ...any) bool { return sn.badField(p.Source, path...) }
 	for i, r := range p.Rules {
 		if r.OnFailure != "" && r.OnFailure != OnFailureRollback {
 			ps.add(at("rules", i, "onFailure").with(fmt.Sprintf("onFailure must be %q or unset, got %q", OnFailureRollback, r.OnFailure), "write onFailure: rollback, or remove it to use the executor's failure policy"))
 		}
-		if r.From.IsZero() {
+		if bad("rules", i, "from") {
+			// reported already
+		} else if r.From.IsZero() {
 			ps.add(at("rules", i).with("rule has no from", "set from to a version or a range, e.g. \">= v26.06-rc.1, < v26.06\""))
 		} else if from, exact := r.From.Exact(); exact {
 			if src, ok := broken[brokenKey{KindRelease, p.Track, from.Canonical()}]; ok {
@@ -406,7 +494,9 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 					knownReleases(c, p.Track)+"; or make from a range, which may name versions without releases"))
 			}
 		}
-		if r.To.IsZero() {
+		if bad("rules", i, "to") {
+			// reported already
+		} else if r.To.IsZero() {
 			ps.add(at("rules", i).with("rule has no to", "set to to the version the rule upgrades to"))
 		} else if src, ok := broken[brokenKey{KindRelease, p.Track, r.To.Canonical()}]; ok {
 			ps.add(at("rules", i, "to").with(fmt.Sprintf("rule upgrades to %s, whose Release (%s) is invalid", r.To, src), "fix the problems reported there"))
@@ -415,6 +505,9 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 		}
 		names := map[string]bool{}
 		for j, risk := range r.Risks {
+			if bad("rules", i, "risks", j, "name") {
+				continue
+			}
 			if risk.Name == "" {
 				ps.add(at("rules", i, "risks", j).with("risk has no name", "name it: callers accept risks by name"))
 			} else if names[risk.Name] {
@@ -427,19 +520,22 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 			checks []Check
 		}{{"preChecks", r.PreChecks}, {"postChecks", r.PostChecks}} {
 			for j, ch := range list.checks {
-				if ch.Name == "" {
+				if ch.Name == "" && !bad("rules", i, list.key, j, "name") {
 					ps.add(at("rules", i, list.key, j).with("check has no name", "name the registered check to run"))
 				}
 			}
 		}
 	}
 	for i, vi := range p.Versions {
+		if bad("versions", i, "version") {
+			continue // of an unusable version, nothing can be checked
+		}
 		if vi.Version.IsZero() {
 			ps.add(at("versions", i).with("entry has no version", "set version"))
 		} else if _, ok := c.ReleaseOn(p.Track, vi.Version); !ok {
 			ps.add(at("versions", i, "version").with(fmt.Sprintf("version %s has no release%s", vi.Version, onTrack(p.Track)), knownReleases(c, p.Track)))
 		}
-		validateChannels(vi, func(j int) Problem { return at("versions", i, "channels", j) }, ps)
+		validateChannels(vi, func(j int) Problem { return at("versions", i, "channels", j) }, func(j int) bool { return bad("versions", i, "channels", j) }, ps)
 		if vi.Version.IsZero() {
 			continue
 		}
@@ -448,6 +544,9 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 		if !dup {
 			listed[k] = listedVersion{&p.Versions[i], p.Source, i}
 			continue
+		}
+		if bad("versions", i) || sn.badField(first.src, "versions", first.i) {
+			continue // a flag left zero is not the flag written
 		}
 		if first.vi.IsInstallable() != vi.IsInstallable() || first.vi.Deprecated != vi.Deprecated {
 			ps.add(at("versions", i, "version").with(

@@ -182,7 +182,7 @@ func validateBeforeAll(c *Catalog, sn *specNodes, ps *problems) {
 				continue
 			}
 			for k, d := range cv.Dependencies {
-				if dep, ok := shipped[d]; ok && !dep.RunsFirst() {
+				if dep, ok := shipped[d]; ok && !dep.RunsFirst() && !sn.badField(dep.Source, "before") {
 					ps.add(sn.at(cv.Source, "dependencies", k).with(
 						fmt.Sprintf("component %s %s runs before all others (before: all) but depends on %s, which does not: %s runs after %s and %s before it, a dependency cycle whenever both change in a hop", cv.Name, cv.Version, d, d, cv.Name, cv.Name),
 						fmt.Sprintf("remove %s from spec.dependencies, or give %s before: all too", d, d)))

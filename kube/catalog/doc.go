@@ -11,7 +11,10 @@
 // A cluster holds no files: a ComponentVersion whose manifests name a file
 // (in spec.manifests or in a lifecycle phase's manifests) loads only when
 // WithManifests gives a file system to read it from; otherwise the problem
-// says the file does not exist. Inline templates need nothing.
+// says the file does not exist. So does a local Helm chart (spec.helm.chart
+// a path, not oci:// or a repository's chart): it must be in WithManifests'
+// file system, a chart directory or a .tgz archive. Inline templates need
+// nothing.
 //
 // The objects carry every field of the catalog's documents (package
 // v1alpha1 mirrors them, and its tests check it), so a catalog directory

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,7 +28,8 @@ type options struct {
 
 // WithManifests reads the files that ComponentVersions name in
 // spec.manifests[].file and spec.phases[].manifests[].file from fsys
-// (paths relative to its root, as in a catalog directory).
+// (paths relative to its root, as in a catalog directory), and finds the
+// local Helm charts that spec.helm.chart names there.
 func WithManifests(fsys fs.FS) Option { return func(o *options) { o.manifests = fsys } }
 
 // Objects are the catalog objects of one namespace.
@@ -107,6 +109,15 @@ func (o *Objects) Catalog(opts ...Option) (*release.Catalog, error) {
 				fsys[name] = &fstest.MapFile{Data: data}
 			}
 		}
+		// The loader checks that a local chart is there, a directory or
+		// an archive (it reads neither): what it finds stands for it.
+		if name, ok := localChart(cv.Spec.Helm); ok {
+			if _, done := fsys[name]; !done {
+				if fi, err := fs.Stat(cfg.manifests, name); err == nil {
+					fsys[name] = &fstest.MapFile{Mode: fi.Mode().Type()}
+				}
+			}
+		}
 	}
 	for _, p := range sorted(o.UpgradePaths, func(p v1alpha1.UpgradePath) string { return p.Name }) {
 		if err := add(release.KindUpgradePath, p.Name, p.Spec); err != nil {
@@ -149,6 +160,17 @@ func manifestFiles(spec *v1alpha1.ComponentVersionSpec) []string {
 		add(p.Manifests)
 	}
 	return out
+}
+
+// localChart is the cleaned path of a Helm chart in the catalog's files,
+// as release.Load tells one: not oci://, not a chart of a repository, not
+// absolute, inside the root.
+func localChart(h *v1alpha1.HelmChart) (string, bool) {
+	if h == nil || h.Chart == "" || h.Repo != "" || strings.HasPrefix(h.Chart, "oci://") || path.IsAbs(h.Chart) || filepath.IsAbs(h.Chart) {
+		return "", false
+	}
+	name := path.Clean(filepath.ToSlash(h.Chart))
+	return name, fs.ValidPath(name)
 }
 
 // fileOf is the file of an object's document: "Kind/name.yaml".

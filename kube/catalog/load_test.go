@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,12 +131,14 @@ func dupNames(o *catalog.Objects) bool {
 }
 
 // TestProblemNamesObjectAndField is the case the issue names: a bad
-// version in an object is reported at Kind/name and the field path.
+// version in an object is reported at Kind/name and the field path, and
+// the object's other fields are still checked (its dependency the release
+// does not ship), naming it too.
 func TestProblemNamesObjectAndField(t *testing.T) {
 	objs := &catalog.Objects{
 		Releases: []v1alpha1.Release{{Spec: v1alpha1.ReleaseSpec{Version: "v1.0", Components: []v1alpha1.ComponentRef{{Name: "etcd", Version: "v3.5.0"}}}}},
 		Components: []v1alpha1.ComponentVersion{
-			{Spec: v1alpha1.ComponentVersionSpec{Name: "etcd", Version: "v3.5.0", Type: "inline", Handler: "etcd", Timeout: "ten minutes"}},
+			{Spec: v1alpha1.ComponentVersionSpec{Name: "etcd", Version: "v3.5.0", Type: "inline", Handler: "etcd", Timeout: "ten minutes", Dependencies: []string{"kube"}}},
 		},
 	}
 	objs.Releases[0].Name = "r-v1.0"
@@ -148,8 +151,48 @@ func TestProblemNamesObjectAndField(t *testing.T) {
 	got := le.Problems[0].Error()
 	assert.True(t, strings.HasPrefix(got, "ComponentVersion/etcd-v3.5.0: spec.timeout: "), "problem = %q, want it to start with the object and field", got)
 	assert.Contains(t, got, `invalid duration "ten minutes"`)
-	assert.Equal(t, "Release/r-v1.0: spec.components[0].version: release v1.0 ships etcd v3.5.0, whose ComponentVersion (ComponentVersion/etcd-v3.5.0) is invalid; fix the problems reported there",
-		le.Problems[1].Error(), "a reference to the broken object names it")
+	assert.Equal(t, "Release/r-v1.0: spec.components[0]: component etcd v3.5.0 depends on kube, which release v1.0 does not ship; add kube to the release's components, or remove it from the dependencies of etcd v3.5.0 (ComponentVersion/etcd-v3.5.0)",
+		le.Problems[1].Error(), "the wrong-typed timeout hides nothing else; the reference names the object")
+}
+
+// TestLocalChart: a local Helm chart is found in WithManifests' file
+// system, a directory or an archive, as the file loader finds it in the
+// catalog directory; one that is not there is the file loader's problem,
+// at the object.
+func TestLocalChart(t *testing.T) {
+	files := fstest.MapFS{
+		"charts/app/Chart.yaml": {Data: []byte("apiVersion: v2\nname: app\nversion: 0.1.0\n")},
+		"charts/db-0.2.0.tgz":   {Data: []byte("an archive")},
+		"manifests/unused.yaml": {Data: []byte("kind: ConfigMap\n")},
+	}
+	helm := func(chart string) *catalog.Objects {
+		o := &catalog.Objects{Components: []v1alpha1.ComponentVersion{{Spec: v1alpha1.ComponentVersionSpec{
+			Name: "app", Version: "v1.0", Type: "helm", Helm: &v1alpha1.HelmChart{Chart: chart, Version: "0.1.0"}}}}}
+		o.Components[0].Name = "app-v1.0"
+		return o
+	}
+	for _, tt := range []struct {
+		chart string
+		opts  []catalog.Option
+		want  string // "" when it loads
+	}{
+		{"charts/app", []catalog.Option{catalog.WithManifests(files)}, ""},
+		{"./charts/app/", []catalog.Option{catalog.WithManifests(files)}, ""},
+		{"charts/db-0.2.0.tgz", []catalog.Option{catalog.WithManifests(files)}, ""},
+		{"oci://registry.example/charts/app", nil, ""},
+		{"charts/ap", []catalog.Option{catalog.WithManifests(files)}, "ComponentVersion/app-v1.0: spec.helm.chart: helm chart charts/ap does not exist"},
+		{"charts/app", nil, "ComponentVersion/app-v1.0: spec.helm.chart: helm chart charts/app does not exist"},
+	} {
+		t.Run(tt.chart, func(t *testing.T) {
+			_, err := helm(tt.chart).Catalog(tt.opts...)
+			if tt.want == "" {
+				require.NoError(t, err, "Catalog() with chart %s", tt.chart)
+				return
+			}
+			require.ErrorIs(t, err, release.ErrInvalidCatalog)
+			assert.Contains(t, err.Error(), tt.want, "Catalog() with chart %s", tt.chart)
+		})
+	}
 }
 
 // phaseFileDir is a catalog whose lifecycle phase names a manifest file
