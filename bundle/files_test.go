@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -161,8 +162,9 @@ func TestPushRefusesChartsItCannotHold(t *testing.T) {
 		setup       func(t *testing.T, dir string)
 		want        string
 	}{
-		{"missing directory", "charts/nope", nil, "app@v1.0: helm chart charts/nope is not in the catalog directory"},
-		{"missing archive", "charts/nope-1.0.0.tgz", nil, "app@v1.0: helm chart charts/nope-1.0.0.tgz is not in the catalog directory"},
+		// The loader refuses a chart that is not there (Push loads first).
+		{"missing directory", "charts/nope", nil, "spec.helm.chart: helm chart charts/nope does not exist"},
+		{"missing archive", "charts/nope-1.0.0.tgz", nil, "spec.helm.chart: helm chart charts/nope-1.0.0.tgz does not exist"},
 		{"outside the catalog", "../charts/app", nil, "app@v1.0: helm chart ../charts/app is outside the catalog directory"},
 		{"link to a directory", "charts/app", linkToDir, "charts/app/templates/more is a symbolic link to a directory"},
 	} {
@@ -172,10 +174,13 @@ func TestPushRefusesChartsItCannotHold(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, dir)
 			}
-			_, err := release.LoadDir(dir)
-			require.NoError(t, err, "Load does not look into local charts")
+			if _, err := release.LoadDir(dir); strings.HasPrefix(tc.want, "spec.") {
+				require.ErrorContains(t, err, tc.want, "Load")
+			} else {
+				require.NoError(t, err, "Load finds the chart; only a bundle cannot hold it")
+			}
 			layout := filepath.Join(t.TempDir(), "layout")
-			_, err = client(t).Push(context.Background(), dir, "oci-layout://"+layout+":v1")
+			_, err := client(t).Push(context.Background(), dir, "oci-layout://"+layout+":v1")
 			assert.ErrorContains(t, err, tc.want, "Push")
 			_, statErr := os.Stat(layout)
 			assert.ErrorIs(t, statErr, os.ErrNotExist, "nothing was written")

@@ -116,7 +116,10 @@ type Gate struct {
 
 // Retries mirrors release.Retries.
 type Retries struct {
+	// Attempts is at least 1 when given (an absent value means the
+	// executor's default).
 	// +optional
+	// +kubebuilder:validation:Minimum=1
 	Attempts int `json:"attempts,omitempty"`
 	// +optional
 	Backoff string `json:"backoff,omitempty"`
