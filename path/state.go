@@ -107,7 +107,11 @@ func (e *UnknownTrackError) Error() string {
 	if e.Track != "" || e.Version.IsZero() {
 		return fmt.Sprintf("path: unknown track %q: the catalog's tracks: %s", e.Track, trackList(e.Tracks))
 	}
-	head := fmt.Sprintf("path: %s version %s names no track (its track is empty) and the catalog has no default track; ", e.Role, e.Version)
+	role := ""
+	if e.Role != "" {
+		role = e.Role + " "
+	}
+	head := fmt.Sprintf("path: %sversion %s names no track (its track is empty) and the catalog has no default track; ", role, e.Version)
 	flag := "--" + roleFlag(e.Role)
 	if len(e.OnTracks) == 0 {
 		return head + fmt.Sprintf("no track has %s: give track=version, the catalog's tracks: %s (the command line: %s TRACK=VERSION)",
