@@ -34,7 +34,10 @@
 //     versions enters no prerelease unless the caller allows prereleases
 //     ([AllowPrereleases]); from or to a prerelease, any version may be
 //     entered. The edges this leaves out are reported as closed, with the
-//     reason ([ClosedEdge.Excluded]).
+//     reason ([ClosedEdge.Excluded]); when the channel or the prerelease
+//     rule is what stands in the way (the target is outside the channel,
+//     or every route enters versions it excludes), [NoRouteError.Excluded]
+//     names those versions and the message the option that relaxes it.
 //   - An edge with risks is used only when the caller accepts every one of its
 //     risks by name ([AcceptRisks]).
 //   - [Guard]s check each edge against the component versions its two releases

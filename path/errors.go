@@ -161,6 +161,25 @@ type NoRouteError struct {
 	// NotInstallableReason is the deprecation reason the versions list gives
 	// for To, if any.
 	NotInstallableReason string `json:"notInstallableReason,omitempty" yaml:"notInstallableReason,omitempty"`
+	// Excluded are the versions the query may not enter that stand in the
+	// way, set when that is what does: To itself, when it is outside the
+	// channel; else, when no route keeps out of them (whatever risks are
+	// accepted and guards overridden) but one enters them, the excluded
+	// versions the best such route enters, in route order. Empty for
+	// Targets.
+	Excluded []ExcludedVersion `json:"excluded,omitempty" yaml:"excluded,omitempty"`
+	// Channel is the channel that excludes them; "" when the prerelease
+	// rule does (a route between GA versions enters no prerelease unless
+	// prereleases are allowed).
+	Channel string `json:"channel,omitempty" yaml:"channel,omitempty"`
+}
+
+// ExcludedVersion is a version a query may not enter.
+type ExcludedVersion struct {
+	Version release.Version `json:"version" yaml:"version"`
+	// Channels are the channels that list it, sorted, when a channel
+	// excludes it.
+	Channels []string `json:"channels,omitempty" yaml:"channels,omitempty"`
 }
 
 // Is reports whether target is ErrNoRoute.
@@ -262,6 +281,9 @@ func (e *NoRouteError) Explain(text RelaxationText) string {
 	case e.Downgrade && e.Relaxed == nil:
 		parts = append(parts, "it is a downgrade, and downgrades are refused unless a rule with an exact from allows them")
 	}
+	if s := e.exclusionText(); s != "" {
+		parts = append(parts, s)
+	}
 	if len(e.Relaxations) > 0 {
 		parts = append(parts, text(e.Relaxations, !e.To.IsZero()))
 	}
@@ -295,6 +317,54 @@ func (e *NoRouteError) Explain(text RelaxationText) string {
 		b.WriteString(strings.Join(parts, "; "))
 	}
 	return b.String()
+}
+
+// exclusionText says what Excluded and Channel say, and the option that
+// relaxes it; "" when they are empty, or when the closed edges name every
+// excluded version (a single excluded version between the two sides).
+func (e *NoRouteError) exclusionText() string {
+	if len(e.Excluded) == 0 {
+		return ""
+	}
+	if last := e.Excluded[len(e.Excluded)-1]; e.Channel != "" && last.Version.Equal(e.To) {
+		if len(last.Channels) == 0 {
+			return fmt.Sprintf("%s is not in channel %s (it is in no channel); choose no channel (path.WithChannel)", e.To, e.Channel)
+		}
+		return fmt.Sprintf("%s is not in channel %s (its channels: %s); choose a channel that lists it, or none (path.WithChannel)",
+			e.To, e.Channel, strings.Join(last.Channels, ", "))
+	}
+	named := true
+	for _, x := range e.Excluded {
+		named = named && slices.ContainsFunc(e.Closed, func(c ClosedEdge) bool { return c.Excluded != "" && c.To.Equal(x.Version) })
+	}
+	if named {
+		return ""
+	}
+	vs := make([]string, 0, len(e.Excluded))
+	for i, x := range e.Excluded {
+		if i == listMax {
+			vs = append(vs, fmt.Sprintf("and %d more", len(e.Excluded)-listMax))
+			break
+		}
+		s := x.Version.String()
+		switch {
+		case e.Channel == "":
+		case len(x.Channels) == 0:
+			s += " (in no channel)"
+		default:
+			s += " (channels: " + strings.Join(x.Channels, ", ") + ")"
+		}
+		vs = append(vs, s)
+	}
+	enters := "the best one enters " + strings.Join(vs, ", ")
+	if e.Channel == "" {
+		return "every route enters a prerelease: " + enters + "; " + prereleaseRule
+	}
+	them := "them"
+	if len(e.Excluded) == 1 {
+		them = "it"
+	}
+	return fmt.Sprintf("every route leaves channel %s: %s; choose a channel that lists %s, or none (path.WithChannel)", e.Channel, enters, them)
 }
 
 func plural(n int, word string) string {

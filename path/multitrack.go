@@ -42,6 +42,11 @@ import (
 // order; FromState and ToState are the states; each hop's Track is the
 // track it moves. With one track, ResolveState is Resolve on that track.
 //
+// A version without a track name (a bare version, or "=VERSION": track "")
+// in a catalog without a default track is the version of the one track
+// that has it; when no track or several have it, the *UnknownTrackError
+// says which and asks for track=version.
+//
 // An unknown track gives an *UnknownTrackError listing the catalog's tracks,
 // an unknown version an *UnknownVersionError, no route a *StateNoRouteError
 // naming the track that cannot reach its target or the compatibility
@@ -103,6 +108,13 @@ func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi,
 		return nil, fmt.Errorf("path: nil catalog")
 	}
 	all := c.Tracks()
+	var err error
+	if current, err = withTracks(c, current, "current"); err != nil {
+		return nil, err
+	}
+	if target, err = withTracks(c, target, "target"); err != nil {
+		return nil, err
+	}
 	for _, s := range []State{current, target} {
 		for _, t := range s.Tracks() {
 			if !slices.Contains(all, t) {

@@ -281,3 +281,69 @@ func TestResolveStateTieBreakWithinTrack(t *testing.T) {
 	assert.Equal(t, []string{"v1.0", "v2.0", "v3.0"}, hopsOf(one))
 	assert.Equal(t, []string{"a v2.0", "a v3.0"}, steps(r), "the one-track rule: the highest version")
 }
+
+// A version without a track (a bare --to 27.03.0, or =27.03.0, its
+// spelling with an empty track name) in a catalog without a default track
+// is the version of the one track that has it; when none has it or
+// several do, the error says so and how to name the track.
+// Regression: it was `unknown track "": the catalog's tracks: ...`.
+func TestResolveStateVersionWithoutTrack(t *testing.T) {
+	two, err := release.LoadDir("../testdata/two-track")
+	require.NoError(t, err)
+	rels := []release.Release{
+		{Name: "a1", Version: v("v1.0"), Track: "a"}, {Name: "a2", Version: v("v2.0"), Track: "a"},
+		{Name: "b1", Version: v("v1.0"), Track: "b"}, {Name: "b2", Version: v("v2.0"), Track: "b"},
+		{Name: "b3", Version: v("v3.0"), Track: "b"},
+	}
+	paths := []release.UpgradePath{
+		{Name: "a", Track: "a", Rules: []release.Rule{rule("v1.0", "v2.0")}},
+		{Name: "b", Track: "b", Rules: []release.Rule{rule("v1.0", "v2.0"), rule("v2.0", "v3.0")}},
+	}
+	ab, err := release.NewCatalog(rels, nil, paths)
+	require.NoError(t, err)
+
+	const starlingx = "platform=13.01.0,kubernetes=v1.32.0"
+	tests := []struct {
+		name     string
+		c        *release.Catalog
+		from, to string
+		same     string // the target, as a state naming its track
+		err      string
+		is       error
+	}{
+		{name: "bare platform version", c: two, from: starlingx, to: "27.03.0", same: "platform=27.03.0"},
+		{name: "bare kubernetes version", c: two, from: starlingx, to: "v1.35.1", same: "kubernetes=v1.35.1"},
+		{name: "empty track name", c: two, from: starlingx, to: "=27.03.0", same: "platform=27.03.0"},
+		{name: "one track of two has it", c: ab, from: "a=v1.0,b=v1.0", to: "v3.0", same: "b=v3.0"},
+		{name: "bare current version", c: two, from: "13.01.0", to: "kubernetes=v1.33.0", is: path.ErrInvalidOption,
+			err: `path: invalid option: the target names track "kubernetes" but the current state does not: give its version in the current state (platform=13.01.0)`},
+		{name: "no track has it", c: two, from: starlingx, to: "9.9.9", is: path.ErrUnknownTrack,
+			err: `path: target version 9.9.9 names no track (its track is empty) and the catalog has no default track; no track has 9.9.9: ` +
+				`give track=version, the catalog's tracks: kubernetes, platform (the command line: --to TRACK=VERSION)`},
+		{name: "several tracks have it", c: ab, from: "a=v1.0,b=v1.0", to: "v2.0", is: path.ErrUnknownTrack,
+			err: `path: target version v2.0 names no track (its track is empty) and the catalog has no default track; tracks a, b have v2.0: ` +
+				`name one (the command line: --to a=v2.0 or --to b=v2.0)`},
+		{name: "several tracks have the current version", c: ab, from: "v1.0", to: "a=v2.0", is: path.ErrUnknownTrack,
+			err: `path: current version v1.0 names no track (its track is empty) and the catalog has no default track; tracks a, b have v1.0: ` +
+				`name one (the command line: --from a=v1.0 or --from b=v1.0)`},
+		{name: "its track given too", c: two, from: starlingx, to: "=27.03.0,platform=27.03.1", is: path.ErrInvalidOption,
+			err: `path: invalid option: the target state gives track platform twice: platform=27.03.1, and 27.03.0 without a track name`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := path.ResolveState(tt.c, state(t, tt.from), state(t, tt.to))
+			if tt.err != "" {
+				require.ErrorIs(t, err, tt.is)
+				assert.EqualError(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err, "ResolveState(%s, %s)", tt.from, tt.to)
+			want, err := path.ResolveState(tt.c, state(t, tt.from), state(t, tt.same))
+			require.NoError(t, err)
+			assert.Equal(t, want, r, "ResolveState(%s, %s), want the route to %s", tt.from, tt.to, tt.same)
+			for tr, v := range state(t, tt.same) {
+				assert.Equal(t, v.String(), r.ToState[tr].String(), "track %s of the route's target state %s", tr, r.ToState)
+			}
+		})
+	}
+}

@@ -159,9 +159,13 @@ func (ix *Index) prereleaseRule(q *query, src, dst int32) *query {
 		return q
 	}
 	r := *q
-	r.exclude, r.excludeWhy = ix.pre, "is a prerelease: a route between GA versions enters none unless prereleases are allowed (path.AllowPrereleases, or a channel listing it: path.WithChannel)"
+	r.exclude, r.excludeWhy = ix.pre, "is a prerelease: "+prereleaseRule
 	return &r
 }
+
+// prereleaseRule says why a route between GA versions enters no
+// prerelease, and what allows it.
+const prereleaseRule = "a route between GA versions enters none unless prereleases are allowed (path.AllowPrereleases, or a channel listing it: path.WithChannel)"
 
 func listOrNone(xs []string) string {
 	if len(xs) == 0 {

@@ -166,6 +166,7 @@ func TestPropertyRoutesLarger(t *testing.T) {
 func checkGraph(t *testing.T, c *release.Catalog, o refOpts, brute bool, msg string) {
 	t.Helper()
 	gs := newRefGraphs(c, o)
+	ex := newExclusionGraphs(c, o)
 	ix, err := path.NewIndex(c, o.options()...)
 	require.NoError(t, err, msg)
 	for src := range gs.all.versions {
@@ -184,6 +185,7 @@ func checkGraph(t *testing.T, c *release.Catalog, o refOpts, brute bool, msg str
 				require.Equal(t, -1, fwd[dst], msg)
 				nr := noRoute(t, err)
 				checkNoRoute(t, g, ix, nr, src, dst, msg)
+				checkExcluded(t, c, o, gs, ex, nr, src, dst, msg)
 				continue
 			}
 			require.NoError(t, err, "%s -> %s\n%s", from, to, msg)
@@ -244,6 +246,63 @@ func checkNoRoute(t *testing.T, g *refGraph, ix *path.Index, nr *path.NoRouteErr
 		}
 		_, err := ix.Resolve(g.versions[src], g.versions[dst], path.AcceptRisks(risks...), path.OverrideGuards(overrides...))
 		require.ErrorIs(t, err, path.ErrNoRoute, "%v without %v still gives a route\n%s", nr.Relaxations, nr.Relaxations[i], msg)
+	}
+}
+
+// exclusionGraphs are the reference graphs of a catalog and options with
+// every risk accepted and every guard overridden (mandatory ones still
+// close their edges): inside the options' exclusion, and free of it (no
+// channel, prereleases allowed).
+type exclusionGraphs struct {
+	inside refGraphs
+	free   *refGraph
+}
+
+func newExclusionGraphs(c *release.Catalog, o refOpts) exclusionGraphs {
+	relaxed := o
+	relaxed.accept, relaxed.overrides = map[string]bool{}, map[string]bool{}
+	for _, r := range riskNames {
+		relaxed.accept[r] = true
+	}
+	for _, g := range o.guards {
+		relaxed.overrides[g.Name] = true
+	}
+	free := relaxed
+	free.channel, free.prereleases = "", true
+	return exclusionGraphs{inside: newRefGraphs(c, relaxed), free: newRefGraph(c, free, false)}
+}
+
+// checkExcluded checks NoRouteError.Excluded against the reference model:
+// it is set exactly when the query excludes versions (a channel, the
+// prerelease rule) and either the target is outside the channel, or no
+// route keeps out of them even with every risk accepted and every
+// overridable guard overridden while one that enters them exists; each
+// version it names is one the query excludes.
+func checkExcluded(t *testing.T, c *release.Catalog, o refOpts, gs refGraphs, ex exclusionGraphs, nr *path.NoRouteError, src, dst int, msg string) {
+	t.Helper()
+	versions := gs.all.versions
+	inChannel := func(x release.Version) bool {
+		vi, ok := c.VersionInfo(o.track, x)
+		return ok && vi.InChannel(o.channel)
+	}
+	gaRule := o.channel == "" && gs.pick(src, dst) == gs.ga
+	targetOut := o.channel != "" && !inChannel(versions[dst])
+	want := targetOut || (o.channel != "" || gaRule) && bfs(ex.inside.pick(src, dst).adj, src)[dst] < 0 && bfs(ex.free.adj, src)[dst] >= 0
+	require.Equal(t, want, len(nr.Excluded) > 0, "Excluded %v\n%s", nr.Excluded, msg)
+	if !want {
+		return
+	}
+	require.Equal(t, o.channel, nr.Channel, msg)
+	for _, x := range nr.Excluded {
+		if o.channel != "" {
+			require.False(t, inChannel(x.Version), "%s is in channel %s\n%s", x.Version, o.channel, msg)
+		} else {
+			require.NotEmpty(t, x.Version.Prerelease(), "%s is not a prerelease\n%s", x.Version, msg)
+		}
+	}
+	if targetOut {
+		require.Len(t, nr.Excluded, 1, msg)
+		require.True(t, nr.Excluded[0].Version.Equal(versions[dst]), msg)
 	}
 }
 

@@ -324,6 +324,7 @@ func (ix *Index) noRoute(s *scratch, src, dst int32, q *query) *NoRouteError {
 
 	if dst >= 0 {
 		ix.relax(s, e, src, dst, q)
+		ix.exclusion(s, e, src, dst, q)
 	} else {
 		// For Targets: accepting the risks (and overriding the guards) of
 		// any closed edge out of current that has only such obstacles gives
@@ -420,6 +421,52 @@ func (ix *Index) relax(s *scratch, e *NoRouteError, src, dst int32, q *query) {
 	for _, r := range set {
 		e.addRelaxation(r)
 	}
+}
+
+// exclusion records in e what q's exclusion (its channel, or the
+// prerelease rule) keeps out when that is what stands in the way: dst
+// itself, outside the channel; or, when no relaxation gives a route (the
+// exclusion holds for relax too), the excluded versions of the best route
+// without the exclusion, first with q's risks and guards, then with all
+// of them accepted and overridden. Reaching and Closed stay as the
+// search saw them, with the exclusion.
+func (ix *Index) exclusion(s *scratch, e *NoRouteError, src, dst int32, q *query) {
+	if q.exclude == nil || e.Relaxed != nil {
+		return
+	}
+	if q.exclude[dst] {
+		e.Excluded, e.Channel = []ExcludedVersion{ix.excludedVersion(dst, q)}, q.channel
+		return
+	}
+	free := *q
+	free.exclude, free.excludeWhy = nil, ""
+	s.restamp()
+	if !ix.walk(s, src, dst, &free, false) {
+		free.acceptAll, free.overrideAll = true, true
+		s.restamp()
+		if !ix.walk(s, src, dst, &free, false) {
+			return
+		}
+	}
+	for _, h := range ix.bestRoute(s, src, dst, &free).Hops {
+		if v := ix.find(h.To); q.exclude[v] {
+			e.Excluded = append(e.Excluded, ix.excludedVersion(v, q))
+		}
+	}
+	e.Channel = q.channel
+}
+
+// excludedVersion is node v as an ExcludedVersion of q.
+func (ix *Index) excludedVersion(v int32, q *query) ExcludedVersion {
+	ev := ExcludedVersion{Version: ix.versions[v]}
+	if q.channel != "" {
+		for _, ch := range slices.Sorted(maps.Keys(ix.channels)) {
+			if !ix.channels[ch][v] {
+				ev.Channels = append(ev.Channels, ch)
+			}
+		}
+	}
+	return ev
 }
 
 // maxRelaxSearch is how many relaxations may be in play for relax to look

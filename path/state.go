@@ -82,16 +82,75 @@ func (s State) Clone() State {
 var ErrUnknownTrack = errors.New("path: unknown track")
 
 // UnknownTrackError says a state names a track the catalog has no releases
-// on.
+// on. Track "" with Version set is a version without a track name (a bare
+// version, or "=VERSION") in a catalog without a default track that not
+// exactly one track has (see ResolveState).
 type UnknownTrackError struct {
 	Track string `json:"track" yaml:"track"`
 	// Tracks are the catalog's tracks, sorted.
 	Tracks []string `json:"tracks" yaml:"tracks"`
+	// Version is the version given without a track name, if that is what
+	// the state gives the empty track.
+	Version release.Version `json:"version,omitzero" yaml:"version,omitempty"`
+	// Role is "current" or "target": the state that gives Version.
+	Role string `json:"role,omitempty" yaml:"role,omitempty"`
+	// OnTracks are the tracks that have Version, sorted: none, or more
+	// than one.
+	OnTracks []string `json:"onTracks,omitempty" yaml:"onTracks,omitempty"`
 }
 
-// Error is `path: unknown track "kube": the catalog's tracks: kubernetes, platform`.
+// Error is `path: unknown track "kube": the catalog's tracks: kubernetes,
+// platform`, or for a version without a track `path: target version v2.0
+// names no track ...; tracks a, b have v2.0: name one (the command line:
+// --to a=v2.0 or --to b=v2.0)`.
 func (e *UnknownTrackError) Error() string {
-	return fmt.Sprintf("path: unknown track %q: the catalog's tracks: %s", e.Track, trackList(e.Tracks))
+	if e.Track != "" || e.Version.IsZero() {
+		return fmt.Sprintf("path: unknown track %q: the catalog's tracks: %s", e.Track, trackList(e.Tracks))
+	}
+	role := ""
+	if e.Role != "" {
+		role = e.Role + " "
+	}
+	head := fmt.Sprintf("path: %sversion %s names no track (its track is empty) and the catalog has no default track; ", role, e.Version)
+	flag := "--" + roleFlag(e.Role)
+	if len(e.OnTracks) == 0 {
+		return head + fmt.Sprintf("no track has %s: give track=version, the catalog's tracks: %s (the command line: %s TRACK=VERSION)",
+			e.Version, trackList(e.Tracks), flag)
+	}
+	ways := make([]string, len(e.OnTracks))
+	for i, t := range e.OnTracks {
+		ways[i] = flag + " " + t + "=" + e.Version.String()
+	}
+	return head + fmt.Sprintf("tracks %s have %s: name one (the command line: %s)", strings.Join(e.OnTracks, ", "), e.Version, strings.Join(ways, " or "))
+}
+
+// withTracks returns s with a version given without a track name (track
+// "") moved to the one track of c that has it, when c has no default
+// track; role ("current", "target") names s in errors. s itself is not
+// changed.
+func withTracks(c *release.Catalog, s State, role string) (State, error) {
+	v, ok := s[""]
+	all := c.Tracks()
+	if !ok || slices.Contains(all, "") {
+		return s, nil
+	}
+	var on []string
+	for _, t := range all {
+		if slices.ContainsFunc(c.TrackVersions(t), v.Equal) {
+			on = append(on, t)
+		}
+	}
+	if len(on) != 1 {
+		return nil, &UnknownTrackError{Tracks: all, Version: v, Role: role, OnTracks: on}
+	}
+	t := on[0]
+	if w, dup := s[t]; dup {
+		return nil, fmt.Errorf("%w: the %s state gives track %s twice: %s=%s, and %s without a track name", ErrInvalidOption, role, t, t, w, v)
+	}
+	out := s.Clone()
+	delete(out, "")
+	out[t] = v
+	return out, nil
 }
 
 // Is reports whether target is ErrUnknownTrack.

@@ -14,7 +14,8 @@ type Phase string
 
 // Phases. A run and a hop are Pending, Running, Succeeded, Failed,
 // Cancelled; a run may also be Abandoned. A component is Pending, Running,
-// Succeeded, Failed, Skipped or Cancelled.
+// Succeeded, Failed, Skipped or Cancelled. (An abandoned run's unfinished
+// hops and components are Cancelled, code ABANDONED: see Status.Abandon.)
 const (
 	Pending   Phase = "Pending"
 	Running   Phase = "Running"
@@ -60,7 +61,8 @@ const (
 	// CodeCheckpointFailed: the Checkpointer could not record a transition,
 	// so the run stopped rather than act without a record.
 	CodeCheckpointFailed Code = "CHECKPOINT_FAILED"
-	// CodeAbandoned: an operator abandoned the run.
+	// CodeAbandoned: an operator abandoned the run; also the code of the
+	// hops and components it left unfinished (see Status.Abandon).
 	CodeAbandoned Code = "ABANDONED"
 )
 
@@ -181,11 +183,60 @@ type Failure struct {
 
 // Abandon marks the run Abandoned with a reason: terminal, Execute refuses
 // to resume it. It returns an error when the run already succeeded.
+//
+// What the run left unfinished ends too, with code ABANDONED, as a
+// cancelled run ends what it did not finish (Abandoned is a run's phase
+// only):
+//
+//   - a hop or a component Running, WaitingForApproval or Paused is
+//     Cancelled, "interrupted: abandoned (REASON)", when it had started
+//     (a component with an attempt, a hop that was Running or has such a
+//     component), else "not started: abandoned (REASON)";
+//   - a Pending one is Cancelled, "not started: abandoned (REASON)";
+//   - a RollingBack one is RollbackFailed, "rollback interrupted:
+//     abandoned (REASON)": its rollback did not get there.
+//
+// What finished keeps its record, and times stay as recorded (when an
+// interrupted step stopped is not known). Nothing waits for approval any
+// more: Waiting is emptied. With an empty reason the texts end at
+// "abandoned".
 func (s *Status) Abandon(reason string, now time.Time) error {
 	if s.Phase == Succeeded {
 		return errorf("cannot abandon a run that succeeded")
 	}
 	s.Phase, s.Code, s.Message, s.FinishedAt = Abandoned, CodeAbandoned, reason, now
+	why := "abandoned"
+	if reason != "" {
+		why += " (" + reason + ")"
+	}
+	for i := range s.Hops {
+		h := &s.Hops[i]
+		started := h.Phase == Running
+		for j := range h.Components {
+			c := &h.Components[j]
+			started = started || c.Attempts > 0
+			switch c.Phase {
+			case Pending, Running, WaitingForApproval, Paused:
+				c.Reason = "not started: " + why
+				if c.Phase == Running || c.Attempts > 0 {
+					c.Reason = "interrupted: " + why
+				}
+				c.Phase, c.Code = Cancelled, CodeAbandoned
+			case RollingBack:
+				c.Phase, c.Code, c.Reason = RollbackFailed, CodeAbandoned, "rollback interrupted: "+why
+			}
+		}
+		switch h.Phase {
+		case Pending, Running, WaitingForApproval, Paused:
+			h.Phase, h.Code, h.Message = Cancelled, CodeAbandoned, "not started: "+why
+			if started {
+				h.Message = "interrupted: " + why
+			}
+		case RollingBack:
+			h.Phase, h.Code, h.Message = RollbackFailed, CodeAbandoned, "rollback interrupted: "+why
+		}
+	}
+	s.Waiting = nil
 	return nil
 }
 
