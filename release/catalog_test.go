@@ -1,6 +1,8 @@
 package release_test
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -387,4 +389,28 @@ func TestNewCatalogProblems(t *testing.T) {
 			assert.Equal(t, "release: invalid catalog: "+n+"\n  "+strings.Join(tt.want, "\n  "), err.Error())
 		})
 	}
+}
+
+// LoadDir refuses a path that is a file, or a directory without catalog
+// documents: a mistyped path would load as an empty catalog, and
+// `hopdag validate` would say ok.
+func TestLoadDirRefusesFileAndEmpty(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "releases.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("apiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata: {name: r}\nspec: {version: v1.0}\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "empty", ".github"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "empty", "README.md"), []byte("# not a catalog\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "empty", ".github", "ci.yaml"), []byte("on: push\n"), 0o644))
+	for _, tc := range []struct{ path, want string }{
+		{file, "release: catalog directory: " + file + " is a file, not a directory: give the directory that holds the catalog (" + dir + ")"},
+		{filepath.Join(dir, "empty"), "release: invalid catalog: " + filepath.Join(dir, "empty") + " holds no catalog document: no .yaml or .yml file in it (hidden directories and Helm charts left out) has a Release, ComponentVersion or UpgradePath; check the path"},
+	} {
+		_, err := release.LoadDir(tc.path)
+		assert.EqualError(t, err, tc.want)
+	}
+	_, err := release.LoadDir(filepath.Join(dir, "empty"))
+	assert.ErrorIs(t, err, release.ErrInvalidCatalog)
+	c, err := release.LoadDir(dir)
+	require.NoError(t, err, "the directory holding the file")
+	assert.Len(t, c.Releases, 1)
 }

@@ -112,6 +112,16 @@ func (l *Lifecycle) onlyManifestPhases() bool {
 	return len(l.Phases) > 0 && !slices.ContainsFunc(l.Phases, func(p LifecyclePhase) bool { return len(p.Manifests) == 0 })
 }
 
+// hasCommandPhase reports whether a phase of l has a command.
+func (l *Lifecycle) hasCommandPhase() bool {
+	return slices.ContainsFunc(l.Phases, func(p LifecyclePhase) bool { return p.Command != nil })
+}
+
+// onlyCommandPhases reports whether l has phases and each has a command.
+func (l *Lifecycle) onlyCommandPhases() bool {
+	return len(l.Phases) > 0 && !slices.ContainsFunc(l.Phases, func(p LifecyclePhase) bool { return p.Command == nil })
+}
+
 // validateLifecycle checks cv's phases and rollback; bad reports the
 // fields left zero because they were unusable (reported already).
 func validateLifecycle(cv *ComponentVersion, at func(path ...any) Problem, bad func(path ...any) bool, ps *problems) {

@@ -127,6 +127,34 @@ spec:
 	assert.Equal(t, []string{"m/traffic-0.yaml", "m/traffic-100.yaml"}, cv.ManifestFiles())
 }
 
+// A component whose phases are all commands is an exec component (with
+// or without type: exec) and needs no spec.command.
+func TestLoadCommandPhases(t *testing.T) {
+	for _, typ := range []string{"", "  type: exec\n"} {
+		fsys := fstest.MapFS{"c.yaml": {Data: []byte(`apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: node}
+spec:
+  name: node
+  version: v2.0
+` + typ + `  phases:
+  - {name: drain, command: {args: [kubectl, drain, node-1]}}
+  - {name: upgrade, command: {args: [/usr/bin/upgrade-node]}, gate: {reason: check the node}}
+  - {name: uncordon, command: {args: [kubectl, uncordon, node-1]}}
+`)}}
+		c, err := release.Load(fsys)
+		require.NoError(t, err, "type %q", typ)
+		cv, ok := c.Component("node", release.MustParseVersion("v2.0"))
+		require.True(t, ok)
+		assert.Equal(t, release.TypeExec, cv.Type)
+		assert.Len(t, cv.Phases, 3)
+	}
+	// An exec component still needs a command somewhere.
+	_, err := release.Load(fstest.MapFS{"c.yaml": {Data: []byte("apiVersion: hopdag.io/v1alpha1\nkind: ComponentVersion\nmetadata: {name: node}\nspec:\n  name: node\n  version: v2.0\n  type: exec\n  phases:\n  - {name: drain, handler: drain}\n")}})
+	require.ErrorIs(t, err, release.ErrInvalidCatalog)
+	assert.ErrorContains(t, err, "c.yaml:7: spec.type: an exec component needs a command; set spec.command.args to an argv list, e.g. [/usr/bin/upgrade, --to, \"{{.Component.Version}}\"], or give its phases commands")
+}
+
 func TestManifestPhasesInvalid(t *testing.T) {
 	fsys := fstest.MapFS{"c.yaml": {Data: []byte(`apiVersion: hopdag.io/v1alpha1
 kind: ComponentVersion

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -42,12 +43,22 @@ type metadata struct {
 	Annotations map[string]string `yaml:"annotations"`
 }
 
-// LoadDir is Load(os.DirFS(dir)).
+// LoadDir is Load(os.DirFS(dir)), and refuses a dir that is a file or
+// holds no catalog document (a mistyped path would pass as an empty
+// catalog).
 func LoadDir(dir string) (*Catalog, error) {
-	if _, err := os.Stat(dir); err != nil {
+	fi, err := os.Stat(dir)
+	if err != nil {
 		return nil, fmt.Errorf("release: catalog directory: %w", err)
 	}
-	return Load(os.DirFS(dir))
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("release: catalog directory: %s is a file, not a directory: give the directory that holds the catalog (%s)", dir, filepath.Dir(dir))
+	}
+	c, err := Load(os.DirFS(dir))
+	if err == nil && len(c.Releases) == 0 && len(c.Components) == 0 && len(c.Paths) == 0 {
+		return nil, fmt.Errorf("%w: %s holds no catalog document: no .yaml or .yml file in it (hidden directories and Helm charts left out) has a Release, ComponentVersion or UpgradePath; check the path", ErrInvalidCatalog, dir)
+	}
+	return c, err
 }
 
 // Load reads a catalog from every *.yaml and *.yml file of fsys (the

@@ -286,6 +286,8 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 			cv.Type = TypeHelm
 		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm == nil && cv.onlyManifestPhases():
 			cv.Type = TypeManifest
+		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm == nil && cv.onlyCommandPhases():
+			cv.Type = TypeExec
 		case bad("type") || bad("handler") || bad("command") || bad("manifests") || bad("helm") || bad("phases"):
 			// What was written there may have given the type.
 		default:
@@ -298,7 +300,12 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 			ps.add(at("type").with("an inline component needs a handler", "set spec.handler to the name of a registered handler"))
 		}
 	case TypeExec:
-		if (cv.Command == nil || len(cv.Command.Args) == 0 || cv.Command.Args[0] == "") && !bad("command") {
+		switch {
+		case len(cv.Phases) > 0: // the phases' commands run in its place (validateLifecycle)
+			if !cv.hasCommandPhase() && !bad("phases") {
+				ps.add(at("type").with("an exec component needs a command", "set spec.command.args to an argv list, e.g. [/usr/bin/upgrade, --to, \"{{.Component.Version}}\"], or give its phases commands"))
+			}
+		case (cv.Command == nil || len(cv.Command.Args) == 0 || cv.Command.Args[0] == "") && !bad("command"):
 			ps.add(at("command").with("an exec component needs a command", "set spec.command.args to an argv list, e.g. [/usr/bin/upgrade, --to, \"{{.Component.Version}}\"]"))
 		}
 	case TypeManifest:

@@ -199,10 +199,9 @@ func (r *run) rollback(ctx context.Context, i int) {
 }
 
 // toRollBack reports whether component record c is to be rolled back:
-// it was started (an attempt, or a step entered: one held at a gate or
-// the Until step counts no attempt) and is not done with rollback.
+// it was started and is not done with rollback.
 func toRollBack(c *ComponentStatus) bool {
-	if (c.Attempts == 0 && c.Step == "") || c.Code == CodeRollbackBlocked {
+	if !c.started() || c.Code == CodeRollbackBlocked {
 		return false
 	}
 	switch c.Phase {

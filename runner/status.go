@@ -169,6 +169,10 @@ type ComponentStatus struct {
 	Stack string `json:"stack,omitempty" yaml:"stack,omitempty"`
 }
 
+// started reports whether the component's work began: an attempt, or a
+// step entered (one held at a gate or the Until step counts no attempt).
+func (c *ComponentStatus) started() bool { return c.Attempts > 0 || c.Step != "" }
+
 // Failure names the most recent failure of a run.
 type Failure struct {
 	Hop       int       `json:"hop" yaml:"hop"`
@@ -214,11 +218,11 @@ func (s *Status) Abandon(reason string, now time.Time) error {
 		started := h.Phase == Running
 		for j := range h.Components {
 			c := &h.Components[j]
-			started = started || c.Attempts > 0
+			started = started || c.started()
 			switch c.Phase {
 			case Pending, Running, WaitingForApproval, Paused:
 				c.Reason = "not started: " + why
-				if c.Phase == Running || c.Attempts > 0 {
+				if c.Phase == Running || c.started() {
 					c.Reason = "interrupted: " + why
 				}
 				c.Phase, c.Code = Cancelled, CodeAbandoned
