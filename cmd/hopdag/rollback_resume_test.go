@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,12 +16,18 @@ import (
 	"github.com/hopdag/hopdag/runner"
 )
 
+// c's rollback in rollbackCatalog.
+const (
+	transient    = iota // fails the first time, succeeds after
+	irreversible        // c 2.0 is irreversible
+	slow                // the first time, works until stopped
+)
+
 // rollbackCatalog writes a catalog v1.0 -> v2.0 of exec components a <-
 // c <- b: b's upgrade fails; every command logs "run NAME" or
-// "rollback NAME" to log. c's 2.0 is irreversible when irreversible is
-// true; otherwise its rollback fails the first time (a transient
-// failure) and succeeds after.
-func rollbackCatalog(t *testing.T, irreversible bool) (dir, log string) {
+// "rollback NAME" to log. c's rollback is as cRollback says; a slow one
+// creates dir/started once it runs.
+func rollbackCatalog(t *testing.T, cRollback int) (dir, log string) {
 	t.Helper()
 	dir = t.TempDir()
 	log = filepath.Join(dir, "log")
@@ -36,12 +45,15 @@ func rollbackCatalog(t *testing.T, irreversible bool) (dir, log string) {
 			}
 			rollback := sh(fmt.Sprintf("echo rollback %s >>%s", name, log))
 			extra := ""
+			once := filepath.Join(dir, "started")
 			switch {
-			case name == "c" && irreversible:
+			case name != "c":
+			case cRollback == irreversible:
 				extra = "  irreversible: schema migration\n"
-			case name == "c":
-				once := filepath.Join(dir, "c-failed-once")
+			case cRollback == transient:
 				rollback = sh(fmt.Sprintf("echo rollback %s >>%s; test -e %s || { touch %s; echo c cannot roll back yet >&2; exit 1; }", name, log, once, once))
+			case cRollback == slow:
+				rollback = sh(fmt.Sprintf("echo rollback %s >>%s; test -e %s || { touch %s; exec sleep 60; }", name, log, once, once))
 			}
 			fmt.Fprintf(&b, "apiVersion: hopdag.io/v1alpha1\nkind: ComponentVersion\nmetadata: {name: %s-%s}\nspec:\n  name: %s\n  version: %q\n  type: exec\n  dependencies: %s\n  command: %s\n  rollback: %s\n%s---\n",
 				name, v, name, v, deps, run, rollback, extra)
@@ -73,20 +85,20 @@ func logLines(t *testing.T, log string) []string {
 // telling them to run again (which would change nothing).
 func TestRollbackFailedResumeHint(t *testing.T) {
 	tests := []struct {
-		name         string
-		irreversible bool
-		first        []string // what the first run ran, in order
-		hint         string
-		again        []string // what running again ran
-		againHint    string
+		name      string
+		cRollback int
+		first     []string // what the first run ran, in order
+		hint      string
+		again     []string // what running again ran
+		againHint string
 	}{
 		{
-			name: "transient rollback failure", first: []string{"run a", "run c", "run b", "rollback b", "rollback c"},
+			name: "transient rollback failure", cRollback: transient, first: []string{"run a", "run c", "run b", "rollback b", "rollback c"},
 			hint:  "v1.0 -> v2.0 rollback failed: the status is saved in STATE; run the same command again to retry the rollback of c on hop 1\n",
 			again: []string{"rollback c", "rollback a"}, againHint: "v1.0 -> v2.0 rolled back: its status in STATE is final",
 		},
 		{
-			name: "irreversible", irreversible: true, first: []string{"run a", "run c", "run b", "rollback b"},
+			name: "irreversible", cRollback: irreversible, first: []string{"run a", "run c", "run b", "rollback b"},
 			hint: "v1.0 -> v2.0 rollback failed: the rollback stopped at irreversible components, which stay at their target (c 2.0 on hop 1), " +
 				"and so does what they depend on (a 2.0 on hop 1): running the same command again changes nothing. " +
 				"Bring the system to one release by hand, abandon this run (hopdag abandon --state STATE), " +
@@ -96,7 +108,7 @@ func TestRollbackFailedResumeHint(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, log := rollbackCatalog(t, tc.irreversible)
+			dir, log := rollbackCatalog(t, tc.cRollback)
 			state := t.TempDir()
 			args := []string{"run", dir, "--from", "v1.0", "--to", "v2.0", "--state", state, "--on-failure", "rollback", "--max-parallel", "1", "--lease-ttl", testLeaseTTL}
 			code, _, stderr := invoke(args...)
@@ -112,6 +124,58 @@ func TestRollbackFailedResumeHint(t *testing.T) {
 			assert.NotContains(t, stderr, "runner: ", "the run failed as a run, not with an error of its own: %s", stderr)
 		})
 	}
+}
+
+// A rollback interrupted by a signal says so, in hopdag run's hint and
+// in hopdag status (Cancelled, the message saying a resume finishes the
+// rollback, not the upgrade's failure alone); running the same command
+// again finishes it, and does not roll back again what was rolled back.
+func TestRollbackInterruptedStatusAndResume(t *testing.T) {
+	dir, log := rollbackCatalog(t, slow)
+	state := t.TempDir()
+	args := []string{"run", dir, "--from", "v1.0", "--to", "v2.0", "--state", state, "--on-failure", "rollback", "--max-parallel", "1", "--lease-ttl", testLeaseTTL, "--grace", "5s"}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errOut bytes.Buffer
+		code := run(ctx, args, &out, &errOut)
+		done <- result{code, out.String(), errOut.String()}
+	}()
+	// c's rollback creates started as it begins; there is no other event
+	// to wait for from outside the process.
+	started := filepath.Join(dir, "started")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "c's rollback did not start within 20s")
+	}
+	cancel(&interrupted{os.Interrupt})
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("hopdag run did not return within 30s of the interrupt")
+	}
+	assert.Equal(t, exitInterrupted, res.code, res.stderr)
+	assert.Contains(t, res.stderr, "hopdag run: interrupted by SIGINT: the status is saved in "+state+"; run the same command again to finish the rollback\n")
+	assert.Equal(t, []string{"run a", "run c", "run b", "rollback b", "rollback c"}, logLines(t, log), "the first run")
+
+	code, table, stderr := invoke("status", "--state", state)
+	assert.Equal(t, exitInvalid, code, stderr)
+	assert.Contains(t, table, "status v1.0 -> v2.0: Cancelled (CANCELLED)")
+	assert.Contains(t, table, "message: rollback interrupted (interrupted by SIGINT): resume the run to finish rolling back after: ")
+	assert.Regexp(t, `(?m)^1 v1\.0 -> v2\.0\s+c\s+1\.0\s+2\.0\s+RollingBack\s.*rollback interrupted`, table, "c is still rolling back, and says why")
+
+	code, _, stderr = invoke(args...)
+	assert.Equal(t, exitInvalid, code, stderr)
+	assert.Equal(t, []string{"rollback c", "rollback a"}, logLines(t, log), "the resumed run: b was rolled back before")
+	assert.Contains(t, stderr, "v1.0 -> v2.0 rolled back: its status in "+state+" is final")
 }
 
 // resumeHint says what a resume would do for each kind of status.
