@@ -352,8 +352,9 @@ type run struct {
 	// until is WithUntil's step; untilHit says the run stopped there.
 	until    *untilStep
 	untilHit bool
-	// rolled is the outcome of a rollback (RolledBack, RollbackFailed),
-	// "" when none ran; rollbackErrs say what a failed one left.
+	// rolled is the outcome of a rollback (RolledBack, RollbackFailed;
+	// RollingBack: stopped before its end), "" when none ran;
+	// rollbackErrs say what a failed or stopped one left.
 	rolled       Phase
 	rollbackErrs []string
 }
@@ -369,9 +370,11 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 	r.s.Progress = progressOf(r.s)
 	r.s.Waiting = nil // what still waits says so again
 	r.recordOrder()
-	if r.s.Phase == Running && r.s.Runs > 1 {
+	if r.s.Runs > 1 && !resumesRollback(r.s) {
 		// A resumed run that succeeds must not keep the failure of the
-		// run it resumed; it is set again if something fails.
+		// run it resumed; it is set again if something fails. A resumed
+		// rollback keeps it: it is why the run is rolled back, and its
+		// final message and error say so (rollback.go).
 		r.s.LastFailure = nil
 	}
 	if r.e.checkpointer != nil {
@@ -429,7 +432,7 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 	case allDone:
 		s.Phase, s.Code, s.Message = Succeeded, "", ""
 	case r.rolled != "":
-		s.Phase, s.Code, s.Message, _ = r.rolledBackPhase()
+		s.Phase, s.Code, s.Message, _ = r.rolledBackPhase(ctx)
 	case len(r.errs) > 0:
 		s.Phase = Failed
 		if s.LastFailure != nil {
@@ -482,11 +485,10 @@ func (r *run) err(ctx context.Context, allDone, hadFailed bool) error {
 			parts = append(parts, fmt.Errorf("runner: run cancelled: %w", ctx.Err()))
 		}
 	}
-	if r.rolled == RollbackFailed {
+	if r.rolled == RollbackFailed || r.rolled == RollingBack {
+		// A rollback that did not finish: it failed, or was interrupted.
+		// (A rollback always follows a failure, in r.errs: part 1.)
 		parts = append(parts, &RollbackError{Hops: r.rollbackErrs})
-	}
-	if r.rolled == RolledBack && len(parts) == 0 {
-		parts = append(parts, fmt.Errorf("%w: %s", ErrRunFailed, r.s.Message))
 	}
 	if held := r.heldErr(); len(parts) == 0 && !allDone && held != nil {
 		parts = append(parts, held)

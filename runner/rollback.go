@@ -24,24 +24,49 @@ import (
 // rolled back: it is RollbackFailed (code IRREVERSIBLE), and what it
 // depends on stays at the target too (code ROLLBACK_BLOCKED), since it
 // needs them; other branches roll back. A failed rollback blocks what
-// the component depends on the same way. The hop is then RollbackFailed,
-// its message saying which components are where (the system is between
-// versions); otherwise the hop is RolledBack.
+// the component depends on the same way. (A component blocked by several
+// names, once the hop's rollback ends, the first by name of those that
+// depend on it and stay, whatever order they were found in.) The hop is
+// then RollbackFailed, its message saying which components are where
+// (the system is between versions); otherwise the hop is RolledBack.
 //
 // Completed hops stay completed (the system is at a consistent release),
 // unless the policy is RollbackRun: then, once the failed hop is rolled
 // back, the completed hops are rolled back too, last first, to the run's
-// starting release. The run's phase is RolledBack when every hop it
-// rolled back is, RollbackFailed otherwise; Execute's error matches
-// ErrRunFailed (the upgrade failed) and, when a rollback did not finish,
-// ErrRollbackFailed.
+// starting release. While the rollback runs, the run's phase is
+// RollingBack. Once it ends, the run's phase is RolledBack when every hop
+// it rolled back is, RollbackFailed otherwise. A rollback stopped by ctx
+// leaves the run Cancelled (code CANCELLED, its message saying the
+// rollback was interrupted and that resuming finishes it) and the hop
+// RollingBack; one stopped by a failed checkpoint leaves the run Failed
+// (CHECKPOINT_FAILED), the hop RollingBack too. Execute's error matches
+// ErrRunFailed and the upgrade's failure (*ComponentError, *CheckError)
+// and, when a rollback did not finish (it failed or was interrupted),
+// ErrRollbackFailed; an interrupted one matches ctx.Err() and
+// context.Cause(ctx) as well.
 //
 // The rollback is recorded like the upgrade: a component is RollingBack
 // in a checkpoint before its Rollback is called, RolledBack once it
-// returned nil. Execute with a status left RollingBack (a crash) resumes
-// the rollback: a component RolledBack is never rolled back again, one
-// RollingBack is rolled back again. A status RolledBack is final
-// (ErrRolledBack: start a new run for another upgrade).
+// returned nil. A Rollback interrupted by ctx leaves the component
+// RollingBack, its Error as it was (the upgrade's failure, if it failed).
+// Execute with a status whose hop is RollingBack (a crash, a cancel)
+// resumes the rollback: a component RolledBack is never rolled back
+// again, one RollingBack is rolled back again. A resumed rollback keeps
+// the status's LastFailure, and Execute's error matches ErrRunFailed and
+// a *ComponentError (or *CheckError) rebuilt from it (its Err is the
+// recorded message), so that a resumed run ends with the status and the
+// error the run would have ended with had it not been stopped (of
+// several failures, a resumed run knows the last one only).
+//
+// Execute with a status RollbackFailed retries the rollbacks that failed
+// (code ROLLBACK_FAILED) and what they blocked; a component RolledBack is
+// not rolled back again, and an irreversible one stays: a status whose
+// rollback stopped only at irreversible components is not changed by a
+// resume (it stays RollbackFailed; what to do is the operator's call:
+// finish or undo those components by hand, then abandon the run). A
+// retried component's Error is the upgrade's failure again when it is
+// the status's LastFailure, and empty otherwise. A status RolledBack is
+// final (ErrRolledBack: start a new run for another upgrade).
 //
 // NewPlan with ForExecutor (and Execute) refuses a plan that may roll
 // back a component its runner cannot roll back, naming it: the runner
@@ -169,18 +194,34 @@ func (e *RollbackError) Is(target error) bool { return target == ErrRollbackFail
 
 // rollback rolls hop i back after its failure (or resumes its rollback)
 // and, with RollbackRun, the completed hops before it. It records the
-// run's rollback outcome in r.rolled.
+// run's rollback outcome in r.rolled; the run is RollingBack meanwhile.
 func (r *run) rollback(ctx context.Context, i int) {
 	r.s.Waiting = nil // a run rolled back waits for no approval
+	r.s.Phase, r.s.Code, r.s.Message = RollingBack, "", "rolling back"
+	if f := r.s.LastFailure; f != nil {
+		r.s.Message += " after: " + f.Error
+	}
+	if len(r.errs) == 0 {
+		// A resumed rollback: the failure that started it is the
+		// status's (see the package's note on rollback).
+		r.errs = append(r.errs, recordedFailure(r.s, i, r.plan.Hops[i].Name()))
+	}
 	for j := i; j >= 0; j-- {
 		hs := &r.s.Hops[j]
 		switch hs.Phase {
 		case RolledBack:
 			// Done before a crash.
 		case RollbackFailed:
-			r.rolled = RollbackFailed
-			r.rollbackErrs = append(r.rollbackErrs, "hop "+r.plan.Hops[j].Name()+": "+hs.Message)
-			return
+			if !retriable(hs) {
+				// Only irreversible components stay: a resume changes
+				// nothing.
+				r.rolled = RollbackFailed
+				r.rollbackErrs = append(r.rollbackErrs, "hop "+r.plan.Hops[j].Name()+": "+hs.Message)
+				return
+			}
+			if !r.rollbackHop(ctx, j) {
+				return
+			}
 		default:
 			if j < i && (r.e.policy.rollback != rollbackRun || hs.Phase != Succeeded && hs.Phase != RollingBack) {
 				return
@@ -195,6 +236,71 @@ func (r *run) rollback(ctx context.Context, i int) {
 		if r.e.policy.rollback != rollbackRun {
 			return
 		}
+	}
+}
+
+// resumesRollback reports whether s is a rollback to resume: one of its
+// hops is being, or was, rolled back.
+func resumesRollback(s *Status) bool {
+	return slices.ContainsFunc(s.Hops, func(h HopStatus) bool {
+		return h.Phase == RollingBack || h.Phase == RolledBack || h.Phase == RollbackFailed
+	})
+}
+
+// retriable reports whether a resume retries something of hop record
+// hs, which is RollbackFailed: a component whose Rollback failed.
+func retriable(hs *HopStatus) bool {
+	return slices.ContainsFunc(hs.Components, func(c ComponentStatus) bool {
+		return c.Phase == RollbackFailed && c.Code == CodeRollbackFailed
+	})
+}
+
+// recordedFailure is the failure that started the rollback of hop i
+// (named name), rebuilt from s.LastFailure for a resumed run, which did
+// not see it happen.
+func recordedFailure(s *Status, i int, name string) error {
+	f := s.LastFailure
+	switch {
+	case f == nil:
+		return errorf("hop %d %s failed", i+1, name)
+	case f.Check != "":
+		stage := "pre"
+		if f.Hop >= 0 && f.Hop < len(s.Hops) {
+			for _, c := range s.Hops[f.Hop].Checks {
+				if c.Name == f.Check && c.Phase == Failed && c.Required {
+					stage = c.Stage
+				}
+			}
+		}
+		return &CheckError{Hop: f.Hop, Check: f.Check, Stage: stage, Err: errors.New(f.Error)}
+	}
+	return &ComponentError{Hop: f.Hop, Component: f.Component, Version: f.Version, Attempt: f.Attempt, Code: f.Code, Err: errors.New(f.Error)}
+}
+
+// retry readies hop i, RollbackFailed, for its rollbacks to be retried:
+// a component whose Rollback failed is RollingBack again, its Error the
+// upgrade's failure when it is the run's last failure (the rollback's
+// error replaced it; see ComponentStatus.Error), and what it blocked is
+// no longer blocked (what an irreversible component blocks is blocked
+// again by rollbackHop).
+func (r *run) retry(i int) {
+	hs := &r.s.Hops[i]
+	hs.Phase, hs.Code, hs.Message = RollingBack, "", "rolling back again: retrying the rollbacks that failed"
+	f := r.s.LastFailure
+	for j := range hs.Components {
+		c := &hs.Components[j]
+		switch {
+		case c.Phase == RollbackFailed && c.Code == CodeRollbackFailed:
+			c.Phase, c.Code, c.Reason, c.Error = RollingBack, "", "", ""
+			if f != nil && f.Hop == i && f.Component == c.Name {
+				c.Error = f.Error
+			}
+		case c.Code == CodeRollbackBlocked:
+			c.Code, c.Reason = "", ""
+		default:
+			continue
+		}
+		r.mark(i, j)
 	}
 }
 
@@ -228,6 +334,9 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 	hs := &r.s.Hops[i]
 	cs := hs.Components
 	n := g.Len()
+	if hs.Phase == RollbackFailed {
+		r.retry(i)
+	}
 	if hs.Phase != RollingBack {
 		cause := hs.Message
 		hs.Phase, hs.Code, hs.Message = RollingBack, "", "rolling back"
@@ -245,7 +354,7 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 			if pending[a] {
 				pending[a] = false
 				c := &cs[a]
-				c.Code, c.Reason = CodeRollbackBlocked, fmt.Sprintf("not rolled back: %s, which depends on it, stays at %s", cs[j].Name, cs[j].ToVersion)
+				c.Code, c.Reason = CodeRollbackBlocked, blockedBy(&cs[j])
 				r.mark(i, a)
 			}
 		}
@@ -322,7 +431,8 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 			running++
 			node := g.Node(j)
 			t := Task{Hop: h, HopIndex: i, Component: node.Name, From: node.From, To: node.To, Attempt: 1, Logger: r.e.logger, Step: "rollback"}
-			go func() { results <- rbResult{j, callRollback(ctx, r.e.runner.(Rollbacker), t)} }()
+			rb, _ := r.e.runner.(Rollbacker) // nil: a resume with a runner that cannot roll back
+			go func() { results <- rbResult{j, callRollback(ctx, rb, t)} }()
 		}
 		if running == 0 {
 			break
@@ -332,16 +442,17 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 		c := &cs[res.node]
 		now := r.e.clock.Now()
 		pending[res.node] = false
-		if res.err != nil {
+		switch {
+		case res.err != nil && ctx.Err() != nil:
+			// Interrupted, not failed: resume it later. Its Error stays
+			// what it was (the upgrade's failure, if it failed): the
+			// interruption is the run's, not the component's.
+			c.Phase, c.Code, c.Reason = RollingBack, "", recorded("rollback interrupted: "+res.err.Error())
+		case res.err != nil:
 			c.Phase, c.Code, c.Error, c.Reason = RollbackFailed, CodeRollbackFailed, recorded(res.err.Error()), "rollback failed"
-			if ctx.Err() != nil {
-				// Interrupted, not failed: resume it later.
-				c.Phase, c.Code, c.Reason = RollingBack, "", ""
-			} else {
-				stay(res.node)
-				r.emit(Event{Type: ComponentRollbackFailed, Hop: i, Component: c.Name, Version: c.ToVersion, Phase: c.Phase, Code: c.Code, Reason: c.Reason, Err: res.err})
-			}
-		} else {
+			stay(res.node)
+			r.emit(Event{Type: ComponentRollbackFailed, Hop: i, Component: c.Name, Version: c.ToVersion, Phase: c.Phase, Code: c.Code, Reason: c.Reason, Err: res.err})
+		default:
 			// Error keeps the upgrade's failure, if it was the one that failed.
 			c.Phase, c.Code, c.Reason = RolledBack, "", "rolled back to "+orNone(c.FromVersion)
 			c.FinishedAt = now
@@ -350,20 +461,56 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 		}
 		r.mark(i, res.node)
 	}
-	if stopped && slices.Contains(pending, true) || slices.ContainsFunc(cs, func(c ComponentStatus) bool { return c.Phase == RollingBack }) {
-		r.checkpoint(ctx)
-		return false
+	if !slices.Contains(pending, true) && !slices.ContainsFunc(cs, func(c ComponentStatus) bool { return c.Phase == RollingBack }) {
+		// What stays blocked names the first component (by index: by
+		// name) that depends on it and stays, whatever order they were
+		// found in: a resumed or retried rollback says what the run
+		// never stopped would have.
+		for j := range cs {
+			if cs[j].Code != CodeRollbackBlocked {
+				continue
+			}
+			for _, d := range g.Descendants(j) {
+				if cs[d].Phase == RollbackFailed {
+					if why := blockedBy(&cs[d]); cs[j].Reason != why {
+						cs[j].Reason = why
+						r.mark(i, j)
+					}
+					break
+				}
+			}
+		}
 	}
 	ok := true
-	var back, stays []string
-	for _, c := range cs {
+	var back, stays, left []string
+	for j, c := range cs {
 		switch {
 		case c.Phase == RolledBack:
 			back = append(back, c.Name+"@"+orNone(c.FromVersion))
 		case c.Phase == RollbackFailed || c.Code == CodeRollbackBlocked:
 			ok = false
 			stays = append(stays, fmt.Sprintf("%s@%s (%s)", c.Name, c.ToVersion, c.Reason))
+		case pending[j] || c.Phase == RollingBack:
+			left = append(left, c.Name+"@"+c.ToVersion)
 		}
+	}
+	if len(left) > 0 {
+		// Stopped (ctx, a failed checkpoint) before the end: the hop
+		// stays RollingBack, to resume.
+		r.rolled = RollingBack
+		why := "interrupted"
+		if r.checkpointErr != nil {
+			why += " (checkpoint failed)"
+		} else if ctx.Err() != nil {
+			why += " (" + context.Cause(ctx).Error() + ")"
+		}
+		msg := fmt.Sprintf("%s: rolled back: %s; still to roll back: %s", why, orNone(strings.Join(back, ", ")), strings.Join(left, ", "))
+		if len(stays) > 0 {
+			msg += "; at the target: " + strings.Join(stays, ", ")
+		}
+		r.rollbackErrs = append(r.rollbackErrs, "hop "+h.Name()+": "+msg)
+		r.checkpoint(ctx)
+		return false
 	}
 	if ok {
 		hs.Phase, hs.Code = RolledBack, ""
@@ -381,6 +528,12 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 	return ok
 }
 
+// blockedBy is the reason of a component not rolled back because c,
+// which depends on it, stays at its target.
+func blockedBy(c *ComponentStatus) string {
+	return fmt.Sprintf("not rolled back: %s, which depends on it, stays at %s", c.Name, c.ToVersion)
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "none"
@@ -389,6 +542,11 @@ func orNone(s string) string {
 }
 
 func callRollback(ctx context.Context, rb Rollbacker, t Task) (err error) {
+	if rb == nil {
+		// Execute checks the ability when its policy rolls back; a
+		// resumed rollback may be given an executor whose runner has none.
+		return errorf("cannot roll back %s: the runner has no Rollback method (runner.Rollbacker)", t.Component)
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Value: v, Stack: string(debug.Stack())}
@@ -398,16 +556,23 @@ func callRollback(ctx context.Context, rb Rollbacker, t Task) (err error) {
 }
 
 // rolledBackPhase is the run's phase after a rollback, and ok.
-func (r *run) rolledBackPhase() (Phase, Code, string, bool) {
+func (r *run) rolledBackPhase(ctx context.Context) (Phase, Code, string, bool) {
+	after := ""
+	if r.s.LastFailure != nil {
+		after = " after: " + r.s.LastFailure.Error
+	}
 	switch r.rolled {
 	case RolledBack:
-		msg := "rolled back"
-		if r.s.LastFailure != nil {
-			msg += " after: " + r.s.LastFailure.Error
-		}
-		return RolledBack, "", msg, true
+		return RolledBack, "", "rolled back" + after, true
 	case RollbackFailed:
 		return RollbackFailed, CodeRollbackFailed, (&RollbackError{Hops: r.rollbackErrs}).Error(), true
+	case RollingBack:
+		// Interrupted: a resume finishes it.
+		cause := "stopped"
+		if ctx.Err() != nil {
+			cause = context.Cause(ctx).Error()
+		}
+		return Cancelled, CodeCancelled, fmt.Sprintf("rollback interrupted (%s): resume the run to finish rolling back%s", cause, after), true
 	}
 	return "", "", "", false
 }

@@ -328,6 +328,41 @@ func (c *cli) resumeHint(st *runner.Status) string {
 		}
 		return fmt.Sprintf("its status in %s is final: start over with a new --state (or delete what %s holds)\n", *c.state, *c.state)
 	}
+	if st != nil && st.Phase == runner.RollbackFailed {
+		// A resume retries the rollbacks that failed; one that stopped
+		// only at irreversible components changes nothing (runner's
+		// rollback.go).
+		var failed, irreversible, blocked []string
+		for i, h := range st.Hops {
+			for _, cs := range h.Components {
+				at := fmt.Sprintf("%s %s on hop %d", cs.Name, cs.ToVersion, i+1)
+				switch {
+				case cs.Phase == runner.RollbackFailed && cs.Code == runner.CodeRollbackFailed:
+					failed = append(failed, fmt.Sprintf("%s on hop %d", cs.Name, i+1))
+				case cs.Phase == runner.RollbackFailed:
+					irreversible = append(irreversible, at)
+				case cs.Code == runner.CodeRollbackBlocked:
+					blocked = append(blocked, at)
+				}
+			}
+		}
+		if len(failed) > 0 {
+			return fmt.Sprintf("the status is saved in %s; run the same command again to retry the rollback of %s\n", *c.state, strings.Join(failed, ", "))
+		}
+		stays := "the rollback stopped at irreversible components, which stay at their target (" + strings.Join(irreversible, ", ") + ")"
+		if len(blocked) > 0 {
+			stays += ", and so does what they depend on (" + strings.Join(blocked, ", ") + ")"
+		}
+		next := "then start over with a new --state"
+		if v := reachedVersion(st); v != "" {
+			next = fmt.Sprintf("then start the next upgrade --from %s with this --state if the system is back there, or with a new --state from wherever it is", v)
+		}
+		return fmt.Sprintf("%s: running the same command again changes nothing. Bring the system to one release by hand, abandon this run (hopdag abandon --state %s), %s\n",
+			stays, *c.state, next)
+	}
+	if st != nil && slices.ContainsFunc(st.Hops, func(h runner.HopStatus) bool { return h.Phase == runner.RollingBack }) {
+		return fmt.Sprintf("the status is saved in %s; run the same command again to finish the rollback\n", *c.state)
+	}
 	return fmt.Sprintf("the status is saved in %s; run the same command again to resume\n", *c.state)
 }
 
