@@ -40,7 +40,10 @@ func TestCatalogHops(t *testing.T) {
 	require.NoError(t, err)
 
 	inv := namespace(t)
-	instance := inv // a new instance per run: -count=N reuses the API server
+	// One instance for every run: -count=N reuses the API server, where the
+	// objects outside the test's namespace (kube-system's) are still the
+	// previous run's, and an apply refuses an object another instance owns.
+	const instance = "catalog-hops"
 	a, rec := newApplier(t, inv)
 	controller(t, components.LabelInstance+"="+instance)
 	inline := components.NewInline()

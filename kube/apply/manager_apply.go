@@ -179,6 +179,15 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 			}
 		}
 	}
+	// owned is the Reason of an object taken from no owner or another
+	// one. An object being deleted is not checked: it is created again
+	// (under a dry run, the deletion is assumed to finish).
+	var owned string
+	if old != nil && reason == "" {
+		if owned, err = a.owner(o, old); err != nil {
+			return Change{}, err
+		}
+	}
 	body, err := json.Marshal(o.Content)
 	if err != nil {
 		return Change{}, &ObjectError{Object: r, Op: "apply", Err: fmt.Errorf("encode as JSON: %w", err)}
@@ -210,6 +219,9 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 		c.Action = Unchanged
 	default:
 		c.Action = Configured
+	}
+	if owned != "" {
+		c.Reason = owned
 	}
 	if a.cfg.dryRun && c.Action == Created && r.Group == "" && r.Kind == "Namespace" {
 		a.dryRunNS.add(r.Name)
