@@ -80,6 +80,13 @@ func (a *Applier) Apply(ctx context.Context, objs []components.Object, opts comp
 // namespace that does not exist or is being deleted, so it validates
 // nothing of it.
 //
+// An object whose ownership labels (components.Owner) name a component
+// or an instance other than the live object's is not applied: it is a
+// runner.Permanent *OwnerError, unless WithTakeOver, under which it is
+// taken over and its Change says from whom. A live object without
+// ownership labels is adopted, its Change saying so. The check uses the
+// read above: it costs nothing more (see owner).
+//
 // The field manager is opts.FieldManager when it is set and not "hopdag",
 // else the Applier's; Force is opts.Force or WithForce. A field another
 // manager owns is a *ConflictError naming the managers and fields. All
