@@ -3,6 +3,7 @@ package apply_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,19 @@ func benchObjects(b *testing.B, ns string, n int, obj func(int) string) []compon
 	}
 	objs, err := components.NewManifest(components.NewRecorder(), components.WithNamespace(ns)).Render(task(nil, cv("bench", "v1.0", ns, tpl.String())))
 	require.NoError(b, err)
+	// Render leaves the labels to Run: put them on (Content is shared,
+	// so on copies), so that the re-apply checks the owner as a run does.
+	labels := map[string]any{}
+	for k, v := range components.OwnerLabels("bench", "bench") {
+		labels[k] = v
+	}
+	for i := range objs {
+		c := maps.Clone(objs[i].Content)
+		md := maps.Clone(c["metadata"].(map[string]any))
+		md["labels"] = labels
+		c["metadata"] = md
+		objs[i].Content = c
+	}
 	return objs
 }
 

@@ -40,7 +40,13 @@ func TestCatalogHops(t *testing.T) {
 	require.NoError(t, err)
 
 	inv := namespace(t)
-	instance := inv // a new instance per run: -count=N reuses the API server
+	// One instance for every run: -count=N reuses the API server, where the
+	// objects outside the test's namespace (kube-system's) are still the
+	// previous run's, and an apply refuses an object another instance owns.
+	// (A second run still waits, as long as the test's timeout, for
+	// kube-system/metrics-server-config, which the first run's prune left
+	// being deleted: no garbage collector finishes a foreground deletion.)
+	const instance = "catalog-hops"
 	a, rec := newApplier(t, inv)
 	controller(t, components.LabelInstance+"="+instance)
 	inline := components.NewInline()

@@ -21,6 +21,20 @@
 //     (WithForce); a field another manager owns is a *ConflictError that
 //     names the managers and the fields. Kinds are resolved with a REST
 //     mapper over cached discovery, refreshed when a kind is unknown.
+//   - Ownership: an object Manifest labels as component C of instance I
+//     (hopdag.io/component, hopdag.io/instance) that exists labelled as
+//     another component's or another instance's is not applied: it is an
+//     *OwnerError (ErrOwned, runner.Permanent) naming the object, its
+//     owner and the fixes, since once relabelled the prune of either
+//     owner would delete it from under the other. WithTakeOver takes it
+//     over, reported Configured "(taken over from component C of
+//     instance I)"; the old owner's prune then leaves it. An object that
+//     exists with neither label (kubectl created it) is adopted: applied
+//     with the labels, reported Configured "(adopted: it had no hopdag
+//     ownership labels)", in a dry run too, and from then on prunable by
+//     the component, prune deleting only what is labelled as the
+//     component's. The check reads the labels of the object the apply
+//     reads anyway: it costs no request.
 //   - Scope (ClusterScoped): the Manifest asks, while it renders, whether
 //     a kind that neither its built-in kinds, nor a CRD of the same
 //     render, nor components.WithClusterScoped decide is cluster-scoped;

@@ -17,6 +17,8 @@ var (
 	// ErrFailed is matched by an *UnreadyError that holds an object whose
 	// kstatus is Failed.
 	ErrFailed = errors.New("apply: object failed")
+	// ErrOwned is matched by an *OwnerError.
+	ErrOwned = errors.New("apply: object owned by another component or instance")
 )
 
 // ObjectError is a request about one object that failed. It wraps the API
@@ -61,6 +63,35 @@ func (e *ConflictError) Error() string {
 
 // Unwrap returns ErrConflict and the API server's error.
 func (e *ConflictError) Unwrap() []error { return []error{ErrConflict, e.Err} }
+
+// OwnerError is an apply refused because the object exists labelled as
+// another installation's or another component's: its hopdag.io/instance
+// and hopdag.io/component labels are not those of the object to apply.
+// Applied, it would be relabelled, and the prune of whichever of the two
+// stops rendering it would delete it from under the other. Component and
+// Instance are who applies it; OwnerComponent and OwnerInstance what the
+// live object's labels say ("" for a label it does not have). Apply with
+// WithTakeOver to take the object over (the previous owner's prune then
+// leaves it in place: its labels are no longer the owner's).
+type OwnerError struct {
+	Object                        components.Ref
+	Component, Instance           string
+	OwnerComponent, OwnerInstance string
+}
+
+// Error is "apply Kind namespace/name: refused: ...", the verb being the
+// package's name, as for an *ObjectError of an apply.
+func (e *OwnerError) Error() string {
+	fix := "give both installations the same instance (components.WithInstance; hopdag run --instance), or remove the object from one of the two components"
+	if e.OwnerInstance == e.Instance {
+		fix = "remove the object from one of the two components (or render it in one both depend on)"
+	}
+	return fmt.Sprintf("apply %s: refused: it belongs to component %q of instance %q (its %s and %s labels), not to %q of %q, and the prune of either would delete it from under the other; %s, or take it over with apply.WithTakeOver (the old owner's prune then leaves it)",
+		e.Object, e.OwnerComponent, e.OwnerInstance, components.LabelComponent, components.LabelInstance, e.Component, e.Instance, fix)
+}
+
+// Is matches ErrOwned.
+func (e *OwnerError) Is(target error) bool { return target == ErrOwned }
 
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))

@@ -69,3 +69,15 @@ func ExampleConflictError() {
 	// Output:
 	// apply: ConfigMap web/cfg: field manager hopdag conflicts with "ops-team" on .data.mode; leave these fields to "ops-team", or apply with Force to take them over
 }
+
+// An object another installation owns is refused, naming its owner and
+// the fixes.
+func ExampleOwnerError() {
+	err := &apply.OwnerError{
+		Object:    components.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "default", Name: "shared-cm"},
+		Component: "x", Instance: "ib", OwnerComponent: "x", OwnerInstance: "ia",
+	}
+	fmt.Println(err)
+	// Output:
+	// apply ConfigMap default/shared-cm: refused: it belongs to component "x" of instance "ia" (its hopdag.io/component and hopdag.io/instance labels), not to "x" of "ib", and the prune of either would delete it from under the other; give both installations the same instance (components.WithInstance; hopdag run --instance), or remove the object from one of the two components, or take it over with apply.WithTakeOver (the old owner's prune then leaves it)
+}

@@ -38,6 +38,7 @@ type Applier struct {
 type config struct {
 	fieldManager string
 	force        bool
+	takeOver     bool
 	dryRun       bool
 	invNamespace string
 	parallel     int
@@ -57,6 +58,23 @@ func WithFieldManager(name string) Option { return func(c *config) { c.fieldMana
 // manager owns (kubectl's --force-conflicts). Off by default: a conflict is
 // a *ConflictError.
 func WithForce(force bool) Option { return func(c *config) { c.force = force } }
+
+// WithTakeOver makes every apply take over an object that exists labelled
+// as another component's or another instance's (hopdag.io/component,
+// hopdag.io/instance): it is applied with the labels of the component
+// that applies it, reported Configured "(taken over from component C of
+// instance I)". Off by default: such an object is an *OwnerError, and is
+// not applied. The previous owner's inventory still lists the object, but
+// its prune leaves it in place, since its labels are no longer that
+// owner's.
+//
+// It is an option of its own, not part of WithForce: Force settles fields
+// that another field manager (kubectl, an HPA, a controller) owns, which
+// a run meets in the normal course of things; taking over another
+// installation's object is a decision about who may later prune it, and
+// one flag for both would have a run forced past a field conflict
+// silently take over, and later prune, another installation's objects.
+func WithTakeOver(takeOver bool) Option { return func(c *config) { c.takeOver = takeOver } }
 
 // WithDryRun makes the Applier change nothing: applies are server-side
 // dry runs (the API server validates and defaults them, admission runs),

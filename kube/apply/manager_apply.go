@@ -80,6 +80,13 @@ func (a *Applier) Apply(ctx context.Context, objs []components.Object, opts comp
 // namespace that does not exist or is being deleted, so it validates
 // nothing of it.
 //
+// An object whose ownership labels (components.Owner) name a component
+// or an instance other than the live object's is not applied: it is a
+// runner.Permanent *OwnerError, unless WithTakeOver, under which it is
+// taken over and its Change says from whom. A live object without
+// ownership labels is adopted, its Change saying so. The check uses the
+// read above: it costs nothing more (see owner).
+//
 // The field manager is opts.FieldManager when it is set and not "hopdag",
 // else the Applier's; Force is opts.Force or WithForce. A field another
 // manager owns is a *ConflictError naming the managers and fields. All
@@ -179,6 +186,15 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 			}
 		}
 	}
+	// owned is the Reason of an object taken from no owner or another
+	// one. An object being deleted is not checked: it is created again
+	// (under a dry run, the deletion is assumed to finish).
+	var owned string
+	if old != nil && reason == "" {
+		if owned, err = a.owner(o, old); err != nil {
+			return Change{}, err
+		}
+	}
 	body, err := json.Marshal(o.Content)
 	if err != nil {
 		return Change{}, &ObjectError{Object: r, Op: "apply", Err: fmt.Errorf("encode as JSON: %w", err)}
@@ -210,6 +226,9 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 		c.Action = Unchanged
 	default:
 		c.Action = Configured
+	}
+	if owned != "" {
+		c.Reason = owned
 	}
 	if a.cfg.dryRun && c.Action == Created && r.Group == "" && r.Kind == "Namespace" {
 		a.dryRunNS.add(r.Name)

@@ -30,9 +30,14 @@ func wire(mgr ctrl.Manager, apply components.Applier, manifests fs.FS, handlers 
 			return nil // a real handler drives the component here
 		}))
 	}
+	// One instance for every ClusterVersion: the reconciler hands the
+	// runner no ClusterVersion to name an instance after, so two
+	// ClusterVersions in one cluster would share the inventories and undo
+	// each other's objects. Keep one ClusterVersion per cluster.
 	router := components.NewRouter().
 		Register("inline", inline).
-		Register("manifest", components.NewManifest(apply, components.WithValues(map[string]any{"registry": "registry.example"})))
+		Register("manifest", components.NewManifest(apply, components.WithInstance(components.DefaultInstance),
+			components.WithValues(map[string]any{"registry": "registry.example"})))
 
 	// Each ClusterVersion's run is recorded on the API server, read and
 	// written past the manager's cache.
