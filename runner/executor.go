@@ -298,7 +298,10 @@ func checkResume(p *Plan, prev *Status) error {
 //     and post-checks, each by name;
 //  2. when a checkpoint failed: the Checkpointer's error;
 //  3. when ctx is done and the run did not succeed: an error matching
-//     ctx.Err() and context.Cause(ctx) (a Keeper's *state.LostError).
+//     ctx.Err() and context.Cause(ctx) (a Keeper's *state.LostError);
+//  4. when a rollback did not finish (it failed, a component is
+//     irreversible, or it was interrupted): a *RollbackError, matching
+//     ErrRollbackFailed (see Rollback).
 //
 // When ctx is cancelled, nothing new starts, running runners see ctx
 // done, Execute returns promptly, and what did not finish is Cancelled in

@@ -16,6 +16,10 @@ type Phase string
 // Cancelled; a run may also be Abandoned. A component is Pending, Running,
 // Succeeded, Failed, Skipped or Cancelled. (An abandoned run's unfinished
 // hops and components are Cancelled, code ABANDONED: see Status.Abandon.)
+// A gate or the Until step holds a run, a hop or a component
+// WaitingForApproval or Paused (gate.go, until.go). Under the Rollback
+// policy a run, a hop and a component are RollingBack while their
+// rollback runs, then RolledBack or RollbackFailed (rollback.go).
 const (
 	Pending   Phase = "Pending"
 	Running   Phase = "Running"

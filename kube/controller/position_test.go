@@ -97,3 +97,24 @@ func TestReachedByAndRecordOf(t *testing.T) {
 		assert.Equal(t, "13.01.0", reachedBy(op, os))
 	}
 }
+
+// rollbackNext offers a retry only when a component rollback failed: an
+// irreversible stop is not changed by one.
+func TestRollbackNext(t *testing.T) {
+	status := func(cs ...runner.ComponentStatus) *runner.Status {
+		return &runner.Status{Hops: []runner.HopStatus{{Phase: runner.RollbackFailed, Components: cs}}}
+	}
+	irreversible := runner.ComponentStatus{Name: "etcd", ToVersion: "v3.6.4", Phase: runner.RollbackFailed, Code: runner.CodeIrreversible}
+	failed := runner.ComponentStatus{Name: "web", ToVersion: "v2.0", Phase: runner.RollbackFailed, Code: runner.CodeRollbackFailed}
+	for _, tc := range []struct {
+		s    *runner.Status
+		want string
+	}{
+		{status(irreversible, failed), "increment spec.retry to retry the rollbacks that failed, or abandon the upgrade (spec.abandon)"},
+		{status(irreversible), "the rollback stopped at irreversible components, which stay at their target (etcd v3.6.4 on hop 1), so a retry changes nothing: bring the system to one release by hand, then abandon the upgrade (spec.abandon)"},
+	} {
+		if got := rollbackNext(tc.s); got != tc.want {
+			t.Errorf("rollbackNext = %q, want %q", got, tc.want)
+		}
+	}
+}

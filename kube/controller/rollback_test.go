@@ -134,6 +134,7 @@ func TestRollback(t *testing.T) {
 				assert.Equal(t, "RollbackFailed", st.Plan.Phase)
 				assert.Contains(t, f.Message, string(runner.CodeRollbackFailed))
 				assert.Contains(t, f.Message, "kubernetes-master")
+				assert.Contains(t, f.Message, "increment spec.retry to retry the rollbacks that failed", "a failed rollback is retried (an irreversible stop is not: rollbackNext)")
 			}
 
 			// Nothing runs until the spec changes.

@@ -604,7 +604,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 				msg += ": " + err.Error()
 			}
 			endHistory(st, v1alpha1.HistoryFailed, firstLine(msg), now)
-			msg = withNext(msg, "increment spec.retry to resume the rollback, or abandon the upgrade (spec.abandon)")
+			msg = withNext(msg, rollbackNext(s))
 			r.failing(cv, st, "RollbackFailed", msg)
 			st.ObservedRetry = latest.Spec.Retry // a failure: only a later spec.retry resumes it
 			r.event(cv, "Warning", "UpgradeRollbackFailed", "Rollback", firstLine(msg))
@@ -644,6 +644,25 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 // abortedLate starts the history message of an upgrade that completed
 // although an abort was asked: it came during the last hop.
 const abortedLate = "completed: the abort to "
+
+// rollbackNext says what to do about a rollback that did not finish: a
+// retry retries the component rollbacks that failed; one that stopped
+// only at irreversible components changes nothing.
+func rollbackNext(s *runner.Status) string {
+	var irreversible []string
+	for i, h := range s.Hops {
+		for _, c := range h.Components {
+			switch {
+			case c.Phase == runner.RollbackFailed && c.Code == runner.CodeRollbackFailed:
+				return "increment spec.retry to retry the rollbacks that failed, or abandon the upgrade (spec.abandon)"
+			case c.Phase == runner.RollbackFailed:
+				irreversible = append(irreversible, fmt.Sprintf("%s %s on hop %d", c.Name, c.ToVersion, i+1))
+			}
+		}
+	}
+	return "the rollback stopped at irreversible components, which stay at their target (" + strings.Join(irreversible, ", ") +
+		"), so a retry changes nothing: bring the system to one release by hand, then abandon the upgrade (spec.abandon)"
+}
 
 // recordedFailure is the error of a run record that ended failed, for
 // finish, when the Execute call that failed is gone.
