@@ -98,7 +98,7 @@ func TestWebhookRefusalsAndAbort(t *testing.T) {
 	err = c.Create(ctx, newCV(ns, "v26.06-rc.2", "latest"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spec.desiredVersion")
-	assert.Contains(t, err.Error(), "should match", "the CRD's OpenAPI pattern refuses it, before the webhook: %v", err)
+	assert.Contains(t, err.Error(), "must be a version such as v26.09, or a state across tracks such as platform=27.03.0,kubernetes=v1.34.0", "the CRD's validation refuses it, before the webhook, saying what to write: %v", err)
 
 	cv := newCV(ns, "v26.06-rc.2", "v26.06-rc.2")
 	require.NoError(t, c.Create(ctx, cv))

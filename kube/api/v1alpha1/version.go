@@ -17,10 +17,12 @@ const VersionPattern = `^[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Z
 // hold: a Version on the ClusterVersion's track, or a state across the
 // tracks of a catalog whose releases tie them by supports:
 // track=version[,track=version...] (path.ParseState, as hopdag's --from
-// and --to take it). The API server refuses anything else.
+// and --to take it). The API server refuses anything else, saying what
+// to write (a CEL rule with a message: Version, which lists hold, keeps
+// a pattern, as CEL's cost budget refuses a rule on unbounded lists).
 //
 // +kubebuilder:validation:MaxLength=512
-// +kubebuilder:validation:Pattern=`^([vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?|[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(,[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?)*)$`
+// +kubebuilder:validation:XValidation:rule=`self.matches(r'^([vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?|[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(,[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?)*)$')`,message="must be a version such as v26.09, or a state across tracks such as platform=27.03.0,kubernetes=v1.34.0 (track=version, comma-separated)"
 type Target string
 
 // TargetPattern is the pattern of Target in the CRDs.

@@ -89,7 +89,7 @@ func TestTargetPatternMatchesParse(t *testing.T) {
 	}
 	crd, err := os.ReadFile("../../config/crd/hopdag.io_clusterversions.yaml")
 	require.NoError(t, err)
-	assert.Equal(t, 2, strings.Count(string(crd), "pattern: "+v1alpha1.TargetPattern), "desiredVersion and installedVersion carry TargetPattern")
+	assert.Equal(t, 2, strings.Count(string(crd), "rule: self.matches(r'"+v1alpha1.TargetPattern+"')"), "desiredVersion and installedVersion are checked against TargetPattern")
 }
 
 // FuzzTargetPattern checks the same on arbitrary input.
