@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -213,6 +217,10 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			signed = ", signed"
 		}
 		fmt.Fprintf(stdout, "pushed %s: %s (%d %s%s)\n", p.Ref, p.Digest, len(p.Files), plural(len(p.Files), "file"), signed)
+		if users := catalogValueUsers(pos[0]); len(users) > 0 {
+			fmt.Fprintf(stderr, "hopdag bundle push: warning: %s read .Values.catalog (the catalog directory), and the bundle holds only the catalog's documents, manifest files and charts, not the files those components reach through it: "+
+				"a run from the bundle needs them on its machine, given with --set catalog=DIR\n", andList(users))
+		}
 	case "pull":
 		if err := checkPullDir(pos[1]); err != nil {
 			return fail(err)
@@ -237,6 +245,32 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stdout, "%s %s: %s to %s%s\n", done, b.Ref, b.Digest, pos[1], bundleNote(b))
 	}
 	return exitOK
+}
+
+// catalogValue is a template reading .Values.catalog.
+var catalogValue = regexp.MustCompile(`\.Values\.catalog\b`)
+
+// catalogValueUsers names the component versions ("NAME VERSION", by name
+// then version) of the catalog directory dir whose templates (command,
+// rollback, phases, manifests, Helm values: anything in the document)
+// read .Values.catalog; nil when none does or dir does not load (Push
+// has loaded it already).
+func catalogValueUsers(dir string) []string {
+	cat, err := release.LoadDir(dir)
+	if err != nil {
+		return nil
+	}
+	cvs := slices.Clone(cat.Components)
+	slices.SortFunc(cvs, func(a, b release.ComponentVersion) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), a.Version.Compare(b.Version))
+	})
+	var users []string
+	for _, cv := range cvs {
+		if data, err := json.Marshal(cv); err == nil && catalogValue.Match(data) {
+			users = append(users, cv.Name+" "+cv.Version.Original())
+		}
+	}
+	return users
 }
 
 // checkPullDir returns why bundle pull cannot write into dir, or nil: dir

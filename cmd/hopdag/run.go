@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hopdag/hopdag/bundle"
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/internal/report"
 	"github.com/hopdag/hopdag/internal/simulate"
@@ -355,10 +356,11 @@ func checkInstance(name string) string {
 }
 
 // withCatalogValue sets .Values.catalog to the catalog's directory, unless
-// --set gave it or the catalog is not a directory: commands can run
-// scripts shipped with the catalog.
+// --set gave it or the catalog is not a directory (- or a bundle
+// reference: a command that reads it is then refused at plan time, naming
+// --set catalog=VALUE): commands can run scripts shipped with the catalog.
 func (c *cli) withCatalogValue(values map[string]any) (map[string]any, error) {
-	if _, ok := values["catalog"]; ok || c.dir == "-" {
+	if _, ok := values["catalog"]; ok || c.dir == "-" || bundle.IsReference(c.dir) {
 		return values, nil
 	}
 	abs, err := filepath.Abs(c.dir)
