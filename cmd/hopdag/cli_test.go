@@ -40,6 +40,7 @@ func TestSecondInterruptKills(t *testing.T) {
 	exited := make(chan int, 1)
 	var stderr bytes.Buffer
 	c := &cli{env: env{stderr: &stderr, signals: signals, exit: func(code int) { exited <- code }}, name: "run"}
+	c.executing.Store(true)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	done := make(chan struct{})

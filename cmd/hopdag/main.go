@@ -41,6 +41,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 
@@ -172,6 +173,9 @@ type cli struct {
 	rtf      routeFlags   // route.go
 	steps    stepFlags    // approve.go
 	set      setFlag      // --set of run and plan (values.go)
+	// executing is set once run hands the plan to the executor: from
+	// then on an interrupt stops running components (interrupt.go).
+	executing atomic.Bool
 }
 
 // run is runWith without input or signals, as tests call it.

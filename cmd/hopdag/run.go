@@ -180,6 +180,10 @@ func (c *cli) run(ctx context.Context) (code int) {
 		defer b.close()
 		lock := auditedLock{b.lock, rf.audit}
 		lease, err := c.acquire(ctx, b, lock, holder("run"), *rf.leaseTTL)
+		if sig := interruptedBy(ctx); err != nil && sig != nil {
+			fmt.Fprintf(c.stderr, "hopdag run: interrupted by %s while waiting for the lock of %s: nothing ran, and its status is as it was\n", signame(sig), *c.state)
+			return exitInterrupted
+		}
 		if err != nil {
 			return c.fail1(fmt.Errorf("%s: %w", *c.state, err))
 		}
@@ -220,6 +224,14 @@ func (c *cli) run(ctx context.Context) (code int) {
 		if err != nil {
 			return c.fail1(err)
 		}
+	}
+	// Set before the look at ctx: an interrupt that came first is seen
+	// here (and said "nothing runs yet"), one that comes after is told
+	// that components stop.
+	c.executing.Store(true)
+	if sig := interruptedBy(ctx); sig != nil {
+		fmt.Fprintf(c.stderr, "hopdag run: interrupted by %s before the run started: nothing ran\n", signame(sig))
+		return exitInterrupted
 	}
 	fmt.Fprint(c.stdout, plan.String(), resume, "\n")
 	st, err := e.Execute(ctx, plan, prev)
