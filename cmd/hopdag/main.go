@@ -308,6 +308,9 @@ func (c *cli) usageError(msg string) int {
 }
 
 func (c *cli) fail1(err error) int {
+	if u, ok := errors.AsType[*usageProblem](err); ok {
+		return c.usageError(u.msg)
+	}
 	fmt.Fprintf(c.stderr, "hopdag %s: %s\n", c.name, message(err))
 	return exitInvalid
 }
@@ -364,6 +367,9 @@ func (c *cli) targets(context.Context) int {
 	}
 	cat, err := c.catalog()
 	if err != nil {
+		return c.fail1(err)
+	}
+	if err := c.checkAccept(cat); err != nil {
 		return c.fail1(err)
 	}
 	from, _, err := c.versions()

@@ -57,6 +57,9 @@ func (c *cli) states() (from, to path.State, err error) {
 // route resolves the route from --from to --to, on one track or across
 // tracks.
 func (c *cli) route(cat *release.Catalog) (*path.Route, error) {
+	if err := c.checkAccept(cat); err != nil {
+		return nil, err
+	}
 	if c.isState() {
 		from, to, err := c.states()
 		if err != nil {
@@ -77,6 +80,9 @@ func (c *cli) route(cat *release.Catalog) (*path.Route, error) {
 func (c *cli) stateTargets() int {
 	cat, err := c.catalog()
 	if err != nil {
+		return c.fail1(err)
+	}
+	if err := c.checkAccept(cat); err != nil {
 		return c.fail1(err)
 	}
 	from, _, err := c.states()

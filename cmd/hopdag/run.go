@@ -124,6 +124,9 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if err != nil {
 		return c.fail1(err)
 	}
+	if err := c.checkPlanNames(plan); err != nil {
+		return c.fail1(err)
+	}
 	opts := []runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger), runner.WithUntil(c.until()), runner.WithFailurePolicy(policy),
 		runner.WithObserver(simulate.NewProgress(c.stdout, simulate.IsTerminal(c.stdout)))}
 	if rf.audit != nil {

@@ -37,7 +37,7 @@ func fixture(phase runner.Phase) *runner.Status {
 	t0 := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	st := &runner.Status{Phase: phase, From: "v1.0", To: "v2.0", Runs: 1, StartedAt: t0, CurrentHop: 0,
-		Catalog: runner.CatalogSource{Ref: "oci://registry.example/demo/exec:v2.0", Digest: "sha256:5f0c9e2a", Cached: true, Note: "registry unreachable: using the digest this tag last resolved to"},
+		Catalog:  runner.CatalogSource{Ref: "oci://registry.example/demo/exec:v2.0", Digest: "sha256:5f0c9e2a", Cached: true, Note: "registry unreachable: using the digest this tag last resolved to"},
 		Progress: runner.Progress{Done: 3, Total: 6},
 		Hops: []runner.HopStatus{
 			{From: "v1.0", To: "v1.1", Phase: phase, StartedAt: t0, Warnings: []string{"pre-check disk-space failed: 91% used"}, Components: []runner.ComponentStatus{
