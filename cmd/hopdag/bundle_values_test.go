@@ -16,7 +16,7 @@ import (
 func TestBundleRunCatalogValue(t *testing.T) {
 	dir := t.TempDir()
 	ref := "oci-layout://" + filepath.Join(dir, "layout") + ":v2.0"
-	code, _, stderr := invoke("bundle", "push", execCatalog, ref, "--cache=")
+	code, _, stderr := invoke("bundle", "push", execCatalog, ref)
 	require.Equal(t, exitOK, code, "push: %s", stderr)
 
 	state := filepath.Join(dir, "state")
@@ -44,7 +44,7 @@ func TestBundlePushWarnsCatalogValue(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ref := "oci-layout://" + filepath.Join(t.TempDir(), "layout") + ":v1"
-			code, out, stderr := invoke("bundle", "push", tt.catalog, ref, "--cache=")
+			code, out, stderr := invoke("bundle", "push", tt.catalog, ref)
 			require.Equal(t, exitOK, code, "push: %s", stderr)
 			assert.Contains(t, out, "pushed ")
 			if tt.warn == "" {

@@ -143,6 +143,15 @@ func TestCompletionBash(t *testing.T) {
 	two := complete("plan", "../../testdata/two-track", "--from", "kubernetes=v1.3")
 	assert.Contains(t, two, "kubernetes=v1.32.0")
 	assert.NotContains(t, two, "platform=")
+	// bash splits a word at "=" (COMP_WORDBREAKS): what it completes is
+	// what follows the last "=", so the versions come without TRACK=.
+	assert.Equal(t, "13.01.0 13.01.1 13.01.2", complete("plan", "../../testdata/two-track", "--from", "platform", "=", "13"))
+	assert.Equal(t, "13.01.0 13.01.1 13.01.2 27.03.0 27.03.1", complete("run", "../../testdata/two-track", "--to", "platform", "="))
+	assert.Equal(t, "v1.33.0 v1.33.1", complete("plan", "../../testdata/two-track", "--from", "platform", "=", "13.01.0,kubernetes", "=", "v1.33"))
+	// bundle's subcommands complete their own flags.
+	assert.Equal(t, "--docker-config --plain-http --sign-cert --sign-key", complete("bundle", "push", "--"))
+	assert.Equal(t, "--verify --verify-key", complete("bundle", "pull", "--ver"))
+	assert.Empty(t, complete("bundle", "keygen", "--"))
 
 	// The words are those the flags' help lists.
 	for name, words := range outputFormats {
@@ -166,6 +175,31 @@ func TestCompletionBash(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "bashcompinit")
 	assert.Contains(t, out, "complete -F _hopdag hopdag")
+}
+
+// The zsh script works from $fpath, as completion -h shows
+// (hopdag completion zsh > "${fpath[1]}/_hopdag"): its first line is
+// #compdef hopdag, so compinit binds hopdag to it; and sourced.
+func TestCompletionZsh(t *testing.T) {
+	code, out, _ := invoke("completion", "zsh")
+	require.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(out, "#compdef hopdag\n"), "the first line is #compdef hopdag:\n%s", out)
+	zsh, err := exec.LookPath("zsh")
+	if err != nil {
+		t.Skip("no zsh")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "_hopdag"), []byte(out), 0o644))
+	for _, tt := range []struct{ name, script, want string }{
+		{"fpath", "fpath=(" + dir + " $fpath); autoload -U compinit; compinit -u -d " + dir + "/zcompdump; print -r -- $_comps[hopdag]", "_hopdag"},
+		{"sourced", "autoload -U compinit; compinit -u -d " + dir + "/zcompdump2; source " + dir + "/_hopdag; print -r -- $_comps[hopdag]", "_bash_complete -F _hopdag"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := exec.Command(zsh, "-f", "-c", tt.script).CombinedOutput()
+			require.NoError(t, err, "%s", got)
+			assert.Equal(t, tt.want, strings.TrimSpace(string(got)))
+		})
+	}
 }
 
 // The bundle flags (--verify-key, --cache, ...) are those of the commands
