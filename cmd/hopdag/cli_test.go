@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"os/exec"
@@ -92,6 +93,60 @@ func TestLogFormatJSON(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 6, n, "one ComponentSucceeded record per component")
+}
+
+// With --log-format json every line on stderr is JSON: a command's
+// output (a record per line, naming the component and the stream), the
+// notes of hopdag run, and the final error (level ERROR); also for a
+// refusal before anything runs.
+func TestLogFormatJSONEveryLine(t *testing.T) {
+	dir := oneCommandCatalog(t, "app", "echo to stdout; echo to stderr >&2; exit 3")
+	records := func(stderr string) []map[string]any {
+		t.Helper()
+		var out []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+			var r map[string]any
+			if assert.NoError(t, json.Unmarshal([]byte(line), &r), "stderr line is not JSON: %q", line) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	find := func(recs []map[string]any, match func(map[string]any) bool) map[string]any {
+		for _, r := range recs {
+			if match(r) {
+				return r
+			}
+		}
+		return nil
+	}
+
+	code, _, stderr := invoke("run", dir, "--from", "v1.0", "--to", "v2.0", "--log-format", "json", "--state", filepath.Join(t.TempDir(), "state"))
+	assert.Equal(t, exitInvalid, code, stderr)
+	recs := records(stderr)
+	for _, stream := range []string{"stdout", "stderr"} {
+		r := find(recs, func(r map[string]any) bool { return r["msg"] == "output" && r["stream"] == stream })
+		if assert.NotNil(t, r, "a record of the command's %s:\n%s", stream, stderr) {
+			assert.Equal(t, "app", r["component"])
+			assert.Equal(t, "to "+stream, r["line"])
+		}
+	}
+	last := recs[len(recs)-1]
+	assert.Equal(t, "ERROR", last["level"], "the final error is a record of level ERROR:\n%s", stderr)
+	assert.Contains(t, last["msg"], "v1.0 -> v2.0 failed")
+
+	code, _, stderr = invoke("run", execCatalog, "--from", "v1.0", "--to", "v2.0", "--log-format", "json")
+	assert.Equal(t, exitInvalid, code, stderr)
+	recs = records(stderr)
+	require.NotEmpty(t, recs)
+	assert.Equal(t, "ERROR", recs[len(recs)-1]["level"])
+	assert.Contains(t, recs[len(recs)-1]["msg"], "give it with --set out=VALUE")
+
+	code, _, stderr = invoke("run", execCatalog, "--from", "v1.0", "--to", "v2.0", "--log-format", "json", "--mode", "sideways")
+	assert.Equal(t, exitUsage, code, stderr)
+	recs = records(stderr)
+	require.Len(t, recs, 1, "a usage error is one record, without the flags' help:\n%s", stderr)
+	assert.Contains(t, recs[0]["msg"], "--mode must be eager or batch")
 }
 
 func TestCompletionVersions(t *testing.T) {

@@ -37,6 +37,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
@@ -173,6 +174,10 @@ type cli struct {
 	rtf      routeFlags   // route.go
 	steps    stepFlags    // approve.go
 	set      setFlag      // --set of run and plan (values.go)
+	// log is the logger of --log-format, json whether it is json
+	// (logformat.go); set before the command runs.
+	log  *slog.Logger
+	json bool
 	// executing is set once run hands the plan to the executor: from
 	// then on an interrupt stops running components (interrupt.go).
 	executing atomic.Bool
@@ -209,6 +214,7 @@ func runWith(ctx context.Context, e env, args []string) int {
 			}
 			return exitUsage
 		}
+		c.setLogFormat()
 		return c.guard(ctx, cmd)
 	}
 	// DIR may come before or after the flags.
@@ -228,6 +234,7 @@ func runWith(ctx context.Context, e env, args []string) int {
 			return exitUsage
 		}
 	}
+	c.setLogFormat()
 	if c.dir == "" || c.fs.NArg() > 0 {
 		return c.usageError("want exactly one catalog directory (or - for the sample catalog)")
 	}
@@ -302,6 +309,10 @@ func newCLI(e env, name string, cmd command) *cli {
 }
 
 func (c *cli) usageError(msg string) int {
+	if c.json {
+		c.log.Error(msg)
+		return exitUsage
+	}
 	fmt.Fprintf(c.stderr, "hopdag %s: %s\n", c.name, msg)
 	c.fs.Usage()
 	return exitUsage
@@ -311,7 +322,7 @@ func (c *cli) fail1(err error) int {
 	if u, ok := errors.AsType[*usageProblem](err); ok {
 		return c.usageError(u.msg)
 	}
-	fmt.Fprintf(c.stderr, "hopdag %s: %s\n", c.name, message(err))
+	c.errorf("%s\n", message(err))
 	return exitInvalid
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -88,12 +87,9 @@ func (c *cli) run(ctx context.Context) (code int) {
 			return c.fail1(err)
 		}
 	}
-	var logger *slog.Logger
+	logger := c.log // logformat.go
 	switch *rf.logFormat {
-	case "text":
-		logger = slog.New(slog.NewTextHandler(c.stderr, nil))
-	case "json":
-		logger = slog.New(slog.NewJSONHandler(c.stderr, nil))
+	case "text", "json":
 	default:
 		return c.usageError(fmt.Sprintf("--log-format must be text or json, got %q", *rf.logFormat))
 	}
@@ -184,7 +180,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 		lock := auditedLock{b.lock, rf.audit}
 		lease, err := c.acquire(ctx, b, lock, holder("run"), *rf.leaseTTL)
 		if sig := interruptedBy(ctx); err != nil && sig != nil {
-			fmt.Fprintf(c.stderr, "hopdag run: interrupted by %s while waiting for the lock of %s: nothing ran, and its status is as it was\n", signame(sig), *c.state)
+			c.errorf("interrupted by %s while waiting for the lock of %s: nothing ran, and its status is as it was\n", signame(sig), *c.state)
 			return exitInterrupted
 		}
 		if err != nil {
@@ -233,7 +229,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 	// that components stop.
 	c.executing.Store(true)
 	if sig := interruptedBy(ctx); sig != nil {
-		fmt.Fprintf(c.stderr, "hopdag run: interrupted by %s before the run started: nothing ran\n", signame(sig))
+		c.errorf("interrupted by %s before the run started: nothing ran\n", signame(sig))
 		return exitInterrupted
 	}
 	fmt.Fprint(c.stdout, plan.String(), resume, "\n")
@@ -246,14 +242,14 @@ func (c *cli) run(ctx context.Context) (code int) {
 		return code
 	}
 	if sig := interruptedBy(ctx); sig != nil {
-		fmt.Fprintf(c.stderr, "hopdag run: interrupted by %s: %s", signame(sig), c.resumeHint(st))
+		c.errorf("interrupted by %s: %s", signame(sig), c.resumeHint(st))
 		return exitInterrupted
 	}
 	if err != nil {
 		if st == nil || !errors.Is(err, runner.ErrRunFailed) {
 			return c.fail1(err)
 		}
-		fmt.Fprintf(c.stderr, "hopdag run: %s -> %s %s: %s", st.From, st.To, phaseText(st.Phase), c.resumeHint(st))
+		c.errorf("%s -> %s %s: %s", st.From, st.To, phaseText(st.Phase), c.resumeHint(st))
 		return exitInvalid
 	}
 	if st.Phase != runner.Succeeded {
