@@ -9,7 +9,7 @@
 //	hopdag run      DIR --from V --to W [--state S] [--apply-dir D] [--log-file F] [--simulate ...]
 //	hopdag status   --state S [-o table|json|yaml] [--watch]
 //	hopdag abandon  --state S [--yes] [--force]
-//	hopdag approve  --state S [--by WHO] STEP
+//	hopdag approve  --state S [--by WHO] [--log-file F] STEP
 //	hopdag completion bash|zsh
 //
 // DIR is a catalog directory; "-" means the embedded sample catalog; a

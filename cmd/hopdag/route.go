@@ -158,6 +158,7 @@ var cliTerms = strings.NewReplacer(
 	"in the current state (the current argument of ResolveState): ", "in the state: --from ",
 	"or apply with Force to take them over", "or pass --force-conflicts to take them over",
 	"; start a new run with an empty status", "; its status is final: start over with a new --state (or delete what the old one holds)",
+	"(WithCache and WithCacheFallback; the CLI's --cache-fallback)", "(--cache-fallback)",
 )
 
 // cliText is a library message in the command line's terms.

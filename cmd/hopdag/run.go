@@ -97,6 +97,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 		if rf.audit, err = openAudit(*rf.logFile); err != nil {
 			return c.fail1(err)
 		}
+		rf.audit.cliText = c.cliMessage
 		rf.audit.command(c.args)
 		defer func() {
 			rf.audit.exit(code)
