@@ -41,6 +41,29 @@ func (c *cli) approveFlags() {
 	c.kubeFlags()
 }
 
+// checkUntil says what is wrong with the form of an --until, or "": each
+// of its parts (HOP, COMPONENT, PHASE) must be there, not empty.
+func checkUntil(until string) string {
+	if until == "" {
+		return ""
+	}
+	parts := strings.Split(until, "/")
+	if len(parts) > 3 {
+		return fmt.Sprintf("--until %s: want HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE", until)
+	}
+	for i, p := range parts {
+		if p != "" {
+			continue
+		}
+		if i == 0 {
+			return fmt.Sprintf("--until %s: the hop before %q is empty; want HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE (HOP is the hop's target version)", until, until[len(parts[0]):])
+		}
+		before := strings.Join(parts[:i], "/") + "/"
+		return fmt.Sprintf("--until %s: the %s after %q is empty; want HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE", until, []string{"", "component", "phase"}[i], before)
+	}
+	return ""
+}
+
 // until and gates are run's step flags for simulate.Upgrade.
 func (c *cli) until() string { return *c.steps.until }
 

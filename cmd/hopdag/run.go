@@ -47,7 +47,7 @@ func (c *cli) runFlags() {
 		dryRun:         c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)"),
 		forceConflicts: c.fs.Bool("force-conflicts", false, forceConflictsUsage),
 		instance:       c.fs.String("instance", components.DefaultInstance, "the installation the manifest components belong to: their objects are labelled hopdag.io/instance=NAME and their inventories kept per NAME, so a prune only ever deletes this installation's objects; give each catalog that shares a cluster (or an --apply-dir) its own"),
-		grace:          c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL"),
+		grace:          c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL (more than 0)"),
 		leaseTTL:       c.fs.Duration("lease-ttl", leaseTTL, "with --state: the lease on the state's lock, refreshed every third of it; a run killed without releasing it blocks the next run until it expires (plus a tenth)"),
 		logFile:        c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
 		logFormat:      c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
@@ -391,6 +391,12 @@ func (c *cli) withCatalogValue(values map[string]any) (map[string]any, error) {
 func (c *cli) checkRunFlags() string {
 	rf := c.rf
 	if msg := checkInstance(*rf.instance); msg != "" {
+		return msg
+	}
+	if *rf.grace <= 0 {
+		return fmt.Sprintf("--grace %s: want more than 0 (how long running commands have between SIGTERM and SIGKILL after an interrupt; %s when not given)", *rf.grace, defaultGrace)
+	}
+	if msg := checkUntil(*c.steps.until); msg != "" {
 		return msg
 	}
 	if *rf.leaseTTL < time.Second {
