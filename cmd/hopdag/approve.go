@@ -17,10 +17,10 @@ import (
 const exitWaiting = 3
 
 // stepFlags are the flags of step-wise control: run's --until and
-// --gate, approve's --state and --by.
+// --gate, approve's --by and --log-file.
 type stepFlags struct {
 	until, gate *string
-	by          *string
+	by, logFile *string
 }
 
 // runStepFlags adds run's --until and --gate.
@@ -37,7 +37,31 @@ func (c *cli) approveFlags() {
 		user = "operator"
 	}
 	c.steps.by = c.fs.String("by", user, "who approves (recorded with the time)")
+	c.steps.logFile = c.fs.String("log-file", "", "append the approval to this audit log (see hopdag run --log-file)")
 	c.kubeFlags()
+}
+
+// checkUntil says what is wrong with the form of an --until, or "": each
+// of its parts (HOP, COMPONENT, PHASE) must be there, not empty.
+func checkUntil(until string) string {
+	if until == "" {
+		return ""
+	}
+	parts := strings.Split(until, "/")
+	if len(parts) > 3 {
+		return fmt.Sprintf("--until %s: want HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE", until)
+	}
+	for i, p := range parts {
+		if p != "" {
+			continue
+		}
+		if i == 0 {
+			return fmt.Sprintf("--until %s: the hop before %q is empty; want HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE (HOP is the hop's target version)", until, until[len(parts[0]):])
+		}
+		before := strings.Join(parts[:i], "/") + "/"
+		return fmt.Sprintf("--until %s: the %s after %q is empty; want HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE", until, []string{"", "component", "phase"}[i], before)
+	}
+	return ""
 }
 
 // until and gates are run's step flags for simulate.Upgrade.
@@ -67,20 +91,26 @@ func (c *cli) waitText(st *runner.Status) string {
 	if len(st.Waiting) == 0 {
 		return st.Message
 	}
-	if *c.state == "" {
-		return fmt.Sprintf("waiting for approval of %s; without --state nothing was saved to approve: run with --state", strings.Join(st.Waiting, ", "))
+	return c.approveText(st.Waiting)
+}
+
+// approveText says that steps wait for approval, and the commands that
+// approve them with this command's --state.
+func (c *cli) approveText(steps []string) string {
+	if c.state == nil || *c.state == "" {
+		return fmt.Sprintf("waiting for approval of %s; without --state nothing was saved to approve: run with --state", strings.Join(steps, ", "))
 	}
 	var cmds []string
-	for _, step := range st.Waiting {
+	for _, step := range steps {
 		cmds = append(cmds, "hopdag approve --state "+*c.state+" "+step)
 	}
-	return fmt.Sprintf("waiting for approval of %s; approve with: %s, then run again", strings.Join(st.Waiting, ", "), strings.Join(cmds, "; "))
+	return fmt.Sprintf("waiting for approval of %s; approve with: %s, then run again", strings.Join(steps, ", "), strings.Join(cmds, "; "))
 }
 
 // approve records an approval: hopdag approve --state S [--by WHO] STEP.
 // It takes the state's lock, so it refuses while a run holds it (a run
 // stopped at a gate has released it).
-func (c *cli) approve(ctx context.Context) int {
+func (c *cli) approve(ctx context.Context) (code int) {
 	if *c.state == "" {
 		return c.usageError("--state is required")
 	}
@@ -95,16 +125,29 @@ func (c *cli) approve(ctx context.Context) int {
 		return c.usageError("want exactly one step to approve, HOP[/COMPONENT[/PHASE]] (hopdag status names the step waiting)")
 	}
 	step := args[0]
+	var audit *auditLog
+	if *c.steps.logFile != "" {
+		var err error
+		if audit, err = openAudit(*c.steps.logFile); err != nil {
+			return c.fail1(err)
+		}
+		audit.command(c.args)
+		defer func() {
+			audit.exit(code)
+			audit.close()
+		}()
+	}
 	b, err := c.openState(ctx, *c.state)
 	if err != nil {
 		return c.fail1(err)
 	}
 	defer b.close()
-	lease, err := b.lock.Acquire(ctx, holder("approve"), leaseTTL)
+	lock := auditedLock{b.lock, audit}
+	lease, err := lock.Acquire(ctx, holder("approve"), leaseTTL)
 	if err != nil {
 		return c.fail1(fmt.Errorf("%s: %w", *c.state, err))
 	}
-	defer func() { _ = b.lock.Release(context.WithoutCancel(ctx), lease) }()
+	defer func() { _ = lock.Release(context.WithoutCancel(ctx), lease) }()
 	st, err := b.load(ctx)
 	if err != nil {
 		return c.fail1(err)
@@ -119,6 +162,7 @@ func (c *cli) approve(ctx context.Context) int {
 		return c.fail1(fmt.Errorf("%s: %w", b.where, err))
 	}
 	a := st.Approvals[len(st.Approvals)-1]
+	audit.write(auditRecord{Kind: "approve", Step: a.Step, By: a.By, Phase: string(st.Phase)})
 	fmt.Fprintf(c.stdout, "approved %s (by %s at %s); run again to continue\n", a.Step, a.By, a.At.Format(time.RFC3339))
 	return exitOK
 }

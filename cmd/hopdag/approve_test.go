@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,4 +93,33 @@ func TestUntilUnknownPhase(t *testing.T) {
 	assert.Equal(t, 1, code, "stdout:\n%s", out)
 	assert.Contains(t, stderr, "until v26.06-rc.3/provider/nosuch: provider has no phase nosuch: a manifest component without spec.phases has no phases to stop at; stop after the component (HOP/provider)")
 	assert.NotContains(t, out, "stopped after")
+}
+
+// --gate takes hops only: a component or phase in it is refused saying
+// that those gates are declared in the catalog; an --until with an empty
+// part says so; --grace must be positive. Each before anything runs.
+func TestStepFlagMistakes(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"gate of a component", []string{"--gate", "v26.09/calico"}, exitInvalid,
+			"--gate v26.09/calico: --gate takes hops (their target versions: v26.06-rc.3, v26.06, v26.09); a component's or a phase's gate is declared in the catalog (gate: on the ComponentVersion, or on one of its phases)"},
+		{"until with an empty component", []string{"--until", "v26.09/"}, exitUsage, "--until v26.09/: the component after \"v26.09/\" is empty; want HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE"},
+		{"until with an empty phase", []string{"--until", "v26.09/calico/"}, exitUsage, "--until v26.09/calico/: the phase after \"v26.09/calico/\" is empty"},
+		{"until with an empty hop", []string{"--until", "/calico"}, exitUsage, "--until /calico: the hop before \"/calico\" is empty"},
+		{"grace of zero", []string{"--grace", "0s"}, exitUsage, "--grace 0s: want more than 0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			state := filepath.Join(t.TempDir(), "state")
+			args := append([]string{"run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state}, tt.args...)
+			code, out, stderr := invoke(args...)
+			assert.Equal(t, tt.code, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+			assert.Contains(t, stderr, tt.want)
+			assert.Empty(t, out)
+			assert.NoDirExists(t, state)
+		})
+	}
 }

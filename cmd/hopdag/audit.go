@@ -25,10 +25,13 @@ type auditLog struct {
 	pid  int
 	err  error // the first write error, reported once at close
 	path string
+	// cliText, when set, puts the library's messages in events in the
+	// command line's terms (cli.cliMessage), as the table shows them.
+	cliText func(string) string
 }
 
 // auditRecord is one line of the audit log. Kind is "command", "event",
-// "lock", "signal", "abandon", "new-upgrade" (the previous upgrade of the
+// "lock", "signal", "abandon", "approve" (Step and By), "new-upgrade" (the previous upgrade of the
 // store was finished: Phase is its phase, Reason the line printed),
 // "output" (a line a command wrote: Event is stdout or stderr, Reason the
 // line) or "exit"; Event is the runner's event type for "event", and
@@ -57,7 +60,10 @@ type auditRecord struct {
 	Token     uint64    `json:"token,omitempty"`
 	Expires   time.Time `json:"expires,omitzero"`
 	Signal    string    `json:"signal,omitempty"`
-	Status    *int      `json:"status,omitempty"`
+	// Step and By are an approval's (kind "approve").
+	Step   string `json:"step,omitempty"`
+	By     string `json:"by,omitempty"`
+	Status *int   `json:"status,omitempty"`
 }
 
 // openAudit opens path for appending, creating it and its directory.
@@ -117,9 +123,9 @@ func (a *auditLog) exit(code int) { a.write(auditRecord{Kind: "exit", Status: &c
 func (a *auditLog) Observe(ev runner.Event) {
 	r := auditRecord{Time: ev.Time, Kind: "event", Event: string(ev.Type), Hop: ev.HopName, Component: ev.Component,
 		Version: ev.Version, Attempt: ev.Attempt, Check: ev.Check, Phase: string(ev.Phase), Code: string(ev.Code),
-		Reason: ev.Reason, Done: &ev.Progress.Done, Total: &ev.Progress.Total}
+		Reason: a.text(ev.Reason), Done: &ev.Progress.Done, Total: &ev.Progress.Total}
 	if ev.Err != nil {
-		r.Error = ev.Err.Error()
+		r.Error = a.text(ev.Err.Error())
 	}
 	if ev.Duration > 0 {
 		r.Duration = ev.Duration.String()
@@ -128,6 +134,15 @@ func (a *auditLog) Observe(ev runner.Event) {
 		r.Backoff = ev.Backoff.String()
 	}
 	a.write(r)
+}
+
+// text is msg in the command line's terms (cli.cliMessage, set by the
+// command), or msg.
+func (a *auditLog) text(msg string) string {
+	if a.cliText == nil {
+		return msg
+	}
+	return a.cliText(msg)
 }
 
 func (a *auditLog) lock(event string, l state.Lease, err error) {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +41,12 @@ type bundleFlags struct {
 	source runner.CatalogSource
 }
 
+// The help of the registry's flags, which push shares.
+const (
+	plainHTTPUsage    = "talk plain HTTP to the registry (always for localhost)"
+	dockerConfigUsage = "Docker config file with registry credentials (default ~/.docker/config.json)"
+)
+
 func addBundleFlags(fs *flag.FlagSet) *bundleFlags {
 	cache := ""
 	if d, err := os.UserCacheDir(); err == nil {
@@ -47,8 +57,8 @@ func addBundleFlags(fs *flag.FlagSet) *bundleFlags {
 		verify:       fs.String("verify", "", "required (the default with --verify-key) or optional (an unsigned bundle is accepted)"),
 		cache:        fs.String("cache", cache, "for a bundle REF: local bundle cache (an OCI layout); empty for none"),
 		fallback:     fs.Bool("cache-fallback", false, "use the cached bundle when the registry is unreachable"),
-		plainHTTP:    fs.Bool("plain-http", false, "talk plain HTTP to the registry (always for localhost)"),
-		dockerConfig: fs.String("docker-config", "", "Docker config file with registry credentials (default ~/.docker/config.json)"),
+		plainHTTP:    fs.Bool("plain-http", false, plainHTTPUsage),
+		dockerConfig: fs.String("docker-config", "", dockerConfigUsage),
 	}
 }
 
@@ -141,6 +151,56 @@ func (f *bundleFlags) catalog(ref string, stderr io.Writer) (*release.Catalog, e
 	return b.Catalog, nil
 }
 
+// bundleCommand is one subcommand of hopdag bundle: its arguments, what
+// it does and one example, as the other commands' -h shows them.
+type bundleCommand struct {
+	args, summary, example string
+}
+
+var bundleCommands = map[string]bundleCommand{
+	"push": {"DIR REF", "validate the catalog directory DIR and push it to REF as a bundle, signed with --sign-key and --sign-cert; prints the digest",
+		"hopdag bundle push testdata/catalog oci://localhost:5000/hopdag/catalog:v26.09 --sign-key release.key --sign-cert release.crt"},
+	"pull": {"REF DIR", "pull the bundle REF (verified with --verify-key), validate it and write its catalog into DIR, new or empty",
+		"hopdag bundle pull oci://localhost:5000/hopdag/catalog:v26.09 catalog --verify-key release.crt"},
+	"export": {"REF FILE", "write the bundle REF and its signatures to an OCI layout FILE (FILE.tar: a tarball) for a site without the registry",
+		"hopdag bundle export oci://localhost:5000/hopdag/catalog:v26.09 offline.tar --verify-key release.crt"},
+	"copy": {"SRC DST", "copy the bundle SRC and its signatures to DST, another registry or layout",
+		"hopdag bundle copy oci://registry.example/hopdag/catalog:v26.09 oci://bootstrap:5000/hopdag/catalog"},
+	"keygen": {"NAME", "write NAME.key and NAME.crt, a self-signed signing key and its certificate (never replacing either)",
+		"hopdag bundle keygen release"},
+}
+
+// bundleFlagSet defines the flags of bundle sub: push takes the signing
+// key and the registry's flags, pull, export and copy those of reading a
+// bundle (addBundleFlags), keygen none. The flags a subcommand does not
+// take are nil in bf (keygen) or point at their zero value (push's
+// --verify-key, --cache), so that bf.client works for each.
+func bundleFlagSet(sub string, stderr io.Writer) (fs *flag.FlagSet, bf *bundleFlags, signKey, signCert *string) {
+	bc := bundleCommands[sub]
+	fs = flag.NewFlagSet("hopdag bundle "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "hopdag bundle %s %s: %s\n\nExample:\n  %s\n", sub, bc.args, bc.summary, bc.example)
+		if sub != "keygen" {
+			fmt.Fprint(stderr, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	signKey, signCert = new(string), new(string)
+	switch sub {
+	case "push":
+		signKey = fs.String("sign-key", "", "PEM private key to sign the bundle with (Notary Project signature)")
+		signCert = fs.String("sign-cert", "", "PEM certificate (chain) of --sign-key")
+		bf = &bundleFlags{verifyKey: new(string), verify: new(string), cache: new(string), fallback: new(bool),
+			plainHTTP:    fs.Bool("plain-http", false, plainHTTPUsage),
+			dockerConfig: fs.String("docker-config", "", dockerConfigUsage)}
+	case "keygen":
+	default:
+		bf = addBundleFlags(fs)
+	}
+	return fs, bf, signKey, signCert
+}
+
 // runBundle runs `hopdag bundle SUBCOMMAND ...`.
 func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -151,16 +211,13 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitOK
 	}
 	sub, rest := args[0], args[1:]
-	nargs := map[string]int{"push": 2, "pull": 2, "export": 2, "copy": 2, "keygen": 1}[sub]
-	if nargs == 0 {
+	bc, ok := bundleCommands[sub]
+	if !ok {
 		fmt.Fprintf(stderr, "hopdag bundle: unknown command %q\n\n%s", sub, bundleUsage)
 		return exitUsage
 	}
-	fs := flag.NewFlagSet("hopdag bundle "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	bf := addBundleFlags(fs)
-	signKey := fs.String("sign-key", "", "push: PEM private key to sign the bundle with (Notary Project signature)")
-	signCert := fs.String("sign-cert", "", "push: PEM certificate (chain) of --sign-key")
+	fs, bf, signKey, signCert := bundleFlagSet(sub, stderr)
+	nargs := strings.Count(bc.args, " ") + 1
 	// Positional arguments may come before, between or after the flags.
 	var pos []string
 	for {
@@ -180,12 +237,13 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitInvalid
 	}
 	if len(pos) != nargs {
-		fmt.Fprintf(stderr, "hopdag bundle %s: want %d arguments, got %d\n\n%s", sub, nargs, len(pos), bundleUsage)
+		fmt.Fprintf(stderr, "hopdag bundle %s: want %d arguments (%s), got %d\n", sub, nargs, bc.args, len(pos))
+		fs.Usage()
 		return exitUsage
 	}
 	var extra []bundle.Option
 	if *signKey != "" || *signCert != "" {
-		if sub != "push" || *signKey == "" || *signCert == "" {
+		if *signKey == "" || *signCert == "" {
 			fmt.Fprintf(stderr, "hopdag bundle %s: --sign-key and --sign-cert go together, with push\n", sub)
 			return exitUsage
 		}
@@ -213,6 +271,10 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			signed = ", signed"
 		}
 		fmt.Fprintf(stdout, "pushed %s: %s (%d %s%s)\n", p.Ref, p.Digest, len(p.Files), plural(len(p.Files), "file"), signed)
+		if users := catalogValueUsers(pos[0]); len(users) > 0 {
+			fmt.Fprintf(stderr, "hopdag bundle push: warning: %s read .Values.catalog (the catalog directory), and the bundle holds only the catalog's documents, manifest files and charts, not the files those components reach through it: "+
+				"a run from the bundle needs them on its machine, given with --set catalog=DIR\n", andList(users))
+		}
 	case "pull":
 		if err := checkPullDir(pos[1]); err != nil {
 			return fail(err)
@@ -237,6 +299,32 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stdout, "%s %s: %s to %s%s\n", done, b.Ref, b.Digest, pos[1], bundleNote(b))
 	}
 	return exitOK
+}
+
+// catalogValue is a template reading .Values.catalog.
+var catalogValue = regexp.MustCompile(`\.Values\.catalog\b`)
+
+// catalogValueUsers names the component versions ("NAME VERSION", by name
+// then version) of the catalog directory dir whose templates (command,
+// rollback, phases, manifests, Helm values: anything in the document)
+// read .Values.catalog; nil when none does or dir does not load (Push
+// has loaded it already).
+func catalogValueUsers(dir string) []string {
+	cat, err := release.LoadDir(dir)
+	if err != nil {
+		return nil
+	}
+	cvs := slices.Clone(cat.Components)
+	slices.SortFunc(cvs, func(a, b release.ComponentVersion) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), a.Version.Compare(b.Version))
+	})
+	var users []string
+	for _, cv := range cvs {
+		if data, err := json.Marshal(cv); err == nil && catalogValue.Match(data) {
+			users = append(users, cv.Name+" "+cv.Version.Original())
+		}
+	}
+	return users
 }
 
 // checkPullDir returns why bundle pull cannot write into dir, or nil: dir

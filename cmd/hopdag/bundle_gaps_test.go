@@ -17,7 +17,7 @@ import (
 func pushLayout(t *testing.T, dir string) string {
 	t.Helper()
 	ref := "oci-layout://" + filepath.Join(dir, "layout") + ":v26.09"
-	code, _, errOut := invoke("bundle", "push", catalog, ref, "--cache=")
+	code, _, errOut := invoke("bundle", "push", catalog, ref)
 	require.Equal(t, exitOK, code, "push: %s", errOut)
 	return ref
 }
@@ -142,7 +142,7 @@ func listTree(t *testing.T, root string) []string {
 func TestBundleResumeChecksDigest(t *testing.T) {
 	dir := t.TempDir()
 	layout := "oci-layout://" + filepath.Join(dir, "lay")
-	code, out, errOut := invoke("bundle", "push", catalog, layout+":v1", "--cache=")
+	code, out, errOut := invoke("bundle", "push", catalog, layout+":v1")
 	require.Equal(t, exitOK, code, "push: %s", errOut)
 	d1 := digestRE.FindString(out)
 	other := filepath.Join(dir, "other")
@@ -152,7 +152,7 @@ func TestBundleResumeChecksDigest(t *testing.T) {
 	_, err = f.WriteString("\n# another build\n")
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	code, out, errOut = invoke("bundle", "push", other, layout+":v2", "--cache=")
+	code, out, errOut = invoke("bundle", "push", other, layout+":v2")
 	require.Equal(t, exitOK, code, "push: %s", errOut)
 	d2 := digestRE.FindString(out)
 	require.NotEqual(t, d1, d2)

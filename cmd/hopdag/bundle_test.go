@@ -95,8 +95,10 @@ func TestBundleUsage(t *testing.T) {
 	}{
 		{[]string{"bundle"}, exitUsage, "hopdag bundle push"},
 		{[]string{"bundle", "nope"}, exitUsage, `unknown command "nope"`},
-		{[]string{"bundle", "push", catalog}, exitUsage, "want 2 arguments, got 1"},
-		{[]string{"bundle", "pull", "oci://x/y:z", "d", "--sign-key", "k"}, exitUsage, "go together, with push"},
+		{[]string{"bundle", "push", catalog}, exitUsage, "want 2 arguments (DIR REF), got 1"},
+		{[]string{"bundle", "push", catalog, "oci://x/y:z", "--sign-key", "k"}, exitUsage, "--sign-key and --sign-cert go together"},
+		{[]string{"bundle", "pull", "oci://x/y:z", "d", "--sign-key", "k"}, exitUsage, "flag provided but not defined: -sign-key"},
+		{[]string{"bundle", "push", catalog, "oci://x/y:z", "--verify-key", "k"}, exitUsage, "flag provided but not defined: -verify-key"},
 		{[]string{"plan", "oci://x/y", "--from", "a", "--to", "b"}, exitInvalid, "no tag or digest"},
 		{[]string{"validate", "oci-layout://" + t.TempDir() + "/missing:v1", "--cache="}, exitInvalid, "no such file"},
 		{[]string{"validate", "oci-layout://x:v1", "--verify", "optional", "--cache="}, exitInvalid, "--verify needs --verify-key"},
@@ -105,6 +107,38 @@ func TestBundleUsage(t *testing.T) {
 			code, _, errOut := invoke(tc.args...)
 			assert.Equal(t, tc.code, code, "exit code; stderr: %s", errOut)
 			assert.Contains(t, errOut, tc.want)
+		})
+	}
+}
+
+// Each bundle subcommand's -h has the shape of the other commands': what
+// it does, one example, and its own flags only.
+func TestBundleHelp(t *testing.T) {
+	for _, tt := range []struct {
+		sub       string
+		flags     []string
+		notFlags  []string
+		wantFlags bool
+	}{
+		{"push", []string{"sign-key", "sign-cert", "plain-http", "docker-config"}, []string{"verify-key", "verify", "cache", "cache-fallback"}, true},
+		{"pull", []string{"verify-key", "verify", "cache", "cache-fallback", "plain-http", "docker-config"}, []string{"sign-key", "sign-cert"}, true},
+		{"export", []string{"verify-key", "cache"}, []string{"sign-key"}, true},
+		{"copy", []string{"verify-key", "cache"}, []string{"sign-key"}, true},
+		{"keygen", nil, []string{"sign-key", "verify-key", "cache"}, false},
+	} {
+		t.Run(tt.sub, func(t *testing.T) {
+			code, out, stderr := invoke("bundle", tt.sub, "-h")
+			assert.Equal(t, exitOK, code)
+			assert.Empty(t, out)
+			bc := bundleCommands[tt.sub]
+			assert.True(t, strings.HasPrefix(stderr, "hopdag bundle "+tt.sub+" "+bc.args+": "+bc.summary+"\n\nExample:\n  "+bc.example+"\n"), "hopdag bundle %s -h:\n%s", tt.sub, stderr)
+			assert.Equal(t, tt.wantFlags, strings.Contains(stderr, "\nFlags:\n"), "hopdag bundle %s -h:\n%s", tt.sub, stderr)
+			for _, f := range tt.flags {
+				assert.Regexp(t, `(?m)^  -`+f+`( |$)`, stderr, "hopdag bundle %s -h lists -%s", tt.sub, f)
+			}
+			for _, f := range tt.notFlags {
+				assert.NotRegexp(t, `(?m)^  -`+f+`( |$)`, stderr, "hopdag bundle %s -h does not list -%s", tt.sub, f)
+			}
 		})
 	}
 }
@@ -136,7 +170,7 @@ func TestBundleCounts(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(src, name), []byte(data), 0o644))
 			}
 			ref := "oci-layout://" + filepath.Join(dir, "layout") + ":v1"
-			code, out, errOut := invoke("bundle", "push", src, ref, "--cache=")
+			code, out, errOut := invoke("bundle", "push", src, ref)
 			require.Equal(t, exitOK, code, "push: %s", errOut)
 			assert.Contains(t, out, tc.pushed, "push output")
 			code, out, errOut = invoke("bundle", "pull", ref, filepath.Join(dir, "pulled"), "--cache=")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"os/exec"
@@ -40,6 +41,7 @@ func TestSecondInterruptKills(t *testing.T) {
 	exited := make(chan int, 1)
 	var stderr bytes.Buffer
 	c := &cli{env: env{stderr: &stderr, signals: signals, exit: func(code int) { exited <- code }}, name: "run"}
+	c.executing.Store(true)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	done := make(chan struct{})
@@ -93,6 +95,60 @@ func TestLogFormatJSON(t *testing.T) {
 	assert.Equal(t, 6, n, "one ComponentSucceeded record per component")
 }
 
+// With --log-format json every line on stderr is JSON: a command's
+// output (a record per line, naming the component and the stream), the
+// notes of hopdag run, and the final error (level ERROR); also for a
+// refusal before anything runs.
+func TestLogFormatJSONEveryLine(t *testing.T) {
+	dir := oneCommandCatalog(t, "app", "echo to stdout; echo to stderr >&2; exit 3")
+	records := func(stderr string) []map[string]any {
+		t.Helper()
+		var out []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+			var r map[string]any
+			if assert.NoError(t, json.Unmarshal([]byte(line), &r), "stderr line is not JSON: %q", line) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	find := func(recs []map[string]any, match func(map[string]any) bool) map[string]any {
+		for _, r := range recs {
+			if match(r) {
+				return r
+			}
+		}
+		return nil
+	}
+
+	code, _, stderr := invoke("run", dir, "--from", "v1.0", "--to", "v2.0", "--log-format", "json", "--state", filepath.Join(t.TempDir(), "state"))
+	assert.Equal(t, exitInvalid, code, stderr)
+	recs := records(stderr)
+	for _, stream := range []string{"stdout", "stderr"} {
+		r := find(recs, func(r map[string]any) bool { return r["msg"] == "output" && r["stream"] == stream })
+		if assert.NotNil(t, r, "a record of the command's %s:\n%s", stream, stderr) {
+			assert.Equal(t, "app", r["component"])
+			assert.Equal(t, "to "+stream, r["line"])
+		}
+	}
+	last := recs[len(recs)-1]
+	assert.Equal(t, "ERROR", last["level"], "the final error is a record of level ERROR:\n%s", stderr)
+	assert.Contains(t, last["msg"], "v1.0 -> v2.0 failed")
+
+	code, _, stderr = invoke("run", execCatalog, "--from", "v1.0", "--to", "v2.0", "--log-format", "json")
+	assert.Equal(t, exitInvalid, code, stderr)
+	recs = records(stderr)
+	require.NotEmpty(t, recs)
+	assert.Equal(t, "ERROR", recs[len(recs)-1]["level"])
+	assert.Contains(t, recs[len(recs)-1]["msg"], "give it with --set out=VALUE")
+
+	code, _, stderr = invoke("run", execCatalog, "--from", "v1.0", "--to", "v2.0", "--log-format", "json", "--mode", "sideways")
+	assert.Equal(t, exitUsage, code, stderr)
+	recs = records(stderr)
+	require.Len(t, recs, 1, "a usage error is one record, without the flags' help:\n%s", stderr)
+	assert.Contains(t, recs[0]["msg"], "--mode must be eager or batch")
+}
+
 func TestCompletionVersions(t *testing.T) {
 	code, out, _ := invoke("completion", "versions", execCatalog)
 	assert.Equal(t, 0, code)
@@ -142,6 +198,15 @@ func TestCompletionBash(t *testing.T) {
 	two := complete("plan", "../../testdata/two-track", "--from", "kubernetes=v1.3")
 	assert.Contains(t, two, "kubernetes=v1.32.0")
 	assert.NotContains(t, two, "platform=")
+	// bash splits a word at "=" (COMP_WORDBREAKS): what it completes is
+	// what follows the last "=", so the versions come without TRACK=.
+	assert.Equal(t, "13.01.0 13.01.1 13.01.2", complete("plan", "../../testdata/two-track", "--from", "platform", "=", "13"))
+	assert.Equal(t, "13.01.0 13.01.1 13.01.2 27.03.0 27.03.1", complete("run", "../../testdata/two-track", "--to", "platform", "="))
+	assert.Equal(t, "v1.33.0 v1.33.1", complete("plan", "../../testdata/two-track", "--from", "platform", "=", "13.01.0,kubernetes", "=", "v1.33"))
+	// bundle's subcommands complete their own flags.
+	assert.Equal(t, "--docker-config --plain-http --sign-cert --sign-key", complete("bundle", "push", "--"))
+	assert.Equal(t, "--verify --verify-key", complete("bundle", "pull", "--ver"))
+	assert.Empty(t, complete("bundle", "keygen", "--"))
 
 	// The words are those the flags' help lists.
 	for name, words := range outputFormats {
@@ -165,6 +230,31 @@ func TestCompletionBash(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "bashcompinit")
 	assert.Contains(t, out, "complete -F _hopdag hopdag")
+}
+
+// The zsh script works from $fpath, as completion -h shows
+// (hopdag completion zsh > "${fpath[1]}/_hopdag"): its first line is
+// #compdef hopdag, so compinit binds hopdag to it; and sourced.
+func TestCompletionZsh(t *testing.T) {
+	code, out, _ := invoke("completion", "zsh")
+	require.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(out, "#compdef hopdag\n"), "the first line is #compdef hopdag:\n%s", out)
+	zsh, err := exec.LookPath("zsh")
+	if err != nil {
+		t.Skip("no zsh")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "_hopdag"), []byte(out), 0o644))
+	for _, tt := range []struct{ name, script, want string }{
+		{"fpath", "fpath=(" + dir + " $fpath); autoload -U compinit; compinit -u -d " + dir + "/zcompdump; print -r -- $_comps[hopdag]", "_hopdag"},
+		{"sourced", "autoload -U compinit; compinit -u -d " + dir + "/zcompdump2; source " + dir + "/_hopdag; print -r -- $_comps[hopdag]", "_bash_complete -F _hopdag"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := exec.Command(zsh, "-f", "-c", tt.script).CombinedOutput()
+			require.NoError(t, err, "%s", got)
+			assert.Equal(t, tt.want, strings.TrimSpace(string(got)))
+		})
+	}
 }
 
 // The bundle flags (--verify-key, --cache, ...) are those of the commands

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -30,8 +31,15 @@ func (c *cli) completion(ctx context.Context) int {
 	case "bash":
 		fmt.Fprint(c.stdout, bashCompletion(c.commands))
 	case "zsh":
-		fmt.Fprint(c.stdout, "# zsh completion for hopdag: source <(hopdag completion zsh)\n"+
-			"autoload -U +X bashcompinit && bashcompinit\n", bashCompletion(c.commands))
+		// From $fpath (hopdag completion zsh > "${fpath[1]}/_hopdag"),
+		// compinit reads the #compdef line and autoloads the file as the
+		// function _hopdag, whose first call runs the script: it defines
+		// the bash function _hopdag in its place, registers it, and
+		// completes that first time through it too. Sourced, only the
+		// registration happens.
+		fmt.Fprint(c.stdout, "#compdef hopdag\n# zsh completion for hopdag: source <(hopdag completion zsh), or hopdag completion zsh > \"${fpath[1]}/_hopdag\"\n"+
+			"autoload -U +X bashcompinit && bashcompinit\n", bashCompletion(c.commands),
+			"if [[ ${funcstack[1]-} = _hopdag ]]; then\n  _bash_complete -F _hopdag\nfi\n")
 	default:
 		return c.usageError(fmt.Sprintf("want bash or zsh, got %q", args[0]))
 	}
@@ -109,22 +117,35 @@ func wordCases() string {
 	return b.String()
 }
 
+// flagWords are the flags of fs as completion offers them: --name, and
+// -o for a flag of one letter.
+func flagWords(fs *flag.FlagSet) []string {
+	var flags []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if len(f.Name) == 1 {
+			flags = append(flags, "-"+f.Name)
+		} else {
+			flags = append(flags, "--"+f.Name)
+		}
+	})
+	return flags
+}
+
 func bashCompletion(commands map[string]command) string {
 	names := slices.Sorted(maps.Keys(commands))
 	words := slices.Sorted(slices.Values(append(slices.Clone(names), "bundle")))
 	var cases strings.Builder
 	for _, name := range names {
-		c := newCLI(env{}, name, commands[name])
-		var flags []string
-		c.fs.VisitAll(func(f *flag.Flag) {
-			if len(f.Name) == 1 {
-				flags = append(flags, "-"+f.Name)
-			} else {
-				flags = append(flags, "--"+f.Name)
-			}
-		})
+		flags := flagWords(newCLI(env{}, name, commands[name]).fs)
 		fmt.Fprintf(&cases, "    %s) flags=%q ;;\n", name, strings.Join(flags, " "))
 	}
+	subs := slices.Sorted(maps.Keys(bundleCommands))
+	cases.WriteString("    bundle)\n      case \"${COMP_WORDS[2]}\" in\n")
+	for _, sub := range subs {
+		fs, _, _, _ := bundleFlagSet(sub, io.Discard)
+		fmt.Fprintf(&cases, "        %s) flags=%q ;;\n", sub, strings.Join(flagWords(fs), " "))
+	}
+	cases.WriteString("      esac ;;\n")
 	var paths []string
 	for _, f := range pathFlags {
 		paths = append(paths, "--"+f, "-"+f)
@@ -139,6 +160,29 @@ _hopdag() {
     return
   fi
   cmd="${COMP_WORDS[1]}"
+  # bash splits --from platform=13 at "=" (COMP_WORDBREAKS): the words
+  # after --from or --to are joined again, and the versions of the track
+  # before the last "=" complete what follows it.
+  if [ "$cur" = "=" ] || [ "$prev" = "=" ]; then
+    local i=$COMP_CWORD whole="" found="" part="$cur" pair track v vs=""
+    [ "$cur" = "=" ] && part=""
+    while [ "$i" -gt 2 ]; do
+      whole="${COMP_WORDS[i]}$whole"
+      case "${COMP_WORDS[i-1]}" in
+        --from|-from|--to|-to) found=1; break ;;
+      esac
+      i=$((i-1))
+    done
+    if [ -n "$found" ]; then
+      pair="${whole##*,}"
+      track="${pair%%%%=*}"
+      for v in $("${COMP_WORDS[0]}" completion versions "${COMP_WORDS[2]}" 2>/dev/null); do
+        [[ "$v" == "$track="* ]] && vs="$vs ${v#"$track="}"
+      done
+      COMPREPLY=($(compgen -W "$vs" -- "$part"))
+      return
+    fi
+  fi
   case "$prev" in
     --from|-from|--to|-to)
       dir="${COMP_WORDS[2]}"
@@ -156,11 +200,11 @@ _hopdag() {
   elif [ "$cmd" = completion ]; then
     COMPREPLY=($(compgen -W "bash zsh" -- "$cur"))
   elif [ "$cmd" = bundle ] && [ "$COMP_CWORD" -eq 2 ]; then
-    COMPREPLY=($(compgen -W "copy export keygen pull push" -- "$cur"))
+    COMPREPLY=($(compgen -W %q -- "$cur"))
   else
     COMPREPLY=($(compgen -d -- "$cur"))
   fi
 }
 complete -F _hopdag hopdag
-`, strings.Join(words, " "), strings.Join(paths, "|"), wordCases(), cases.String())
+`, strings.Join(words, " "), strings.Join(paths, "|"), wordCases(), cases.String(), strings.Join(subs, " "))
 }

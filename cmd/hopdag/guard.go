@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,10 +36,13 @@ func (c *cli) execRunner(values map[string]any) (runner.Runner, error) {
 	opts := []components.ExecOption{components.WithGracePeriod(c.grace()), components.WithExecValues(values),
 		components.WithGuard(c.commandsLock())}
 	sink := &outputSink{w: c.stderr}
+	if c.json {
+		sink.w, sink.log = nil, c.log
+	}
 	if c.rf != nil {
 		sink.audit = c.rf.audit
 		if *c.rf.quiet {
-			sink.w = nil
+			sink.w, sink.log = nil, nil
 		}
 	}
 	return &execOutput{Exec: components.NewExec(opts...), opts: opts, sink: sink}, nil
@@ -68,12 +72,12 @@ func (x *execOutput) Rollback(ctx context.Context, t runner.Task) error {
 }
 
 func (x *execOutput) do(ctx context.Context, t runner.Task, f func(*components.Exec, context.Context, runner.Task) error) error {
-	if x.sink.w == nil && x.sink.audit == nil {
+	if x.sink.w == nil && x.sink.log == nil && x.sink.audit == nil {
 		return timeoutText(ctx, t, f(x.Exec, ctx, t))
 	}
 	outRec, outDone := x.sink.recorder(t, "stdout")
 	errRec, errDone := x.sink.recorder(t, "stderr")
-	out, errw := x.sink.writer(t.Component, outRec), x.sink.writer(t.Component, errRec)
+	out, errw := x.sink.writer(t.Component, "stdout", outRec), x.sink.writer(t.Component, "stderr", errRec)
 	exe := components.NewExec(append(slices.Clip(x.opts), components.WithOutput(out, errw))...)
 	err := f(exe, ctx, t)
 	// Run has returned: its readers are done, nothing writes any more.
@@ -93,19 +97,21 @@ const (
 )
 
 // outputSink is where the lines of commands go: w (nil: nowhere, for
-// --quiet) and the audit log (nil: none). Commands run in parallel: each
-// line is written to w in one call, under mu, so that lines never mix
-// (they interleave, whole).
+// --quiet or --log-format json), log (with --log-format json: a record
+// per line; nil: none) and the audit log (nil: none). Commands run in
+// parallel: each line is written to w in one call, under mu, so that
+// lines never mix (they interleave, whole).
 type outputSink struct {
 	mu    sync.Mutex
 	w     io.Writer
+	log   *slog.Logger
 	audit *auditLog
 }
 
-// writer returns the lineWriter of a command of component name; record,
-// when not nil, gets each line.
-func (s *outputSink) writer(name string, record func(string)) *lineWriter {
-	return &lineWriter{s: s, prefix: "  " + name + " | ", record: record}
+// writer returns the lineWriter of stream (stdout, stderr) of a command
+// of component name; record, when not nil, gets each line.
+func (s *outputSink) writer(name, stream string, record func(string)) *lineWriter {
+	return &lineWriter{s: s, component: name, stream: stream, prefix: "  " + name + " | ", record: record}
 }
 
 // recorder returns what records the lines of stream of t in the audit
@@ -142,10 +148,11 @@ func (s *outputSink) recorder(t runner.Task, stream string) (record func(string)
 // lineWriter cuts a command's stream into lines. It is written by one
 // goroutine (the Exec's reader of that stream), then flushed.
 type lineWriter struct {
-	s      *outputSink
-	prefix string
-	record func(string)
-	buf    []byte
+	s                 *outputSink
+	component, stream string
+	prefix            string
+	record            func(string)
+	buf               []byte
 	// cut: the line in buf was cut at maxOutputLine; the rest of it is
 	// dropped up to its newline.
 	cut bool
@@ -192,6 +199,9 @@ func (w *lineWriter) line() {
 	w.buf, w.cut = w.buf[:0], false
 	if w.record != nil {
 		w.record(line)
+	}
+	if w.s.log != nil {
+		w.s.log.Info("output", "component", w.component, "stream", w.stream, "line", line)
 	}
 	if w.s.w != nil {
 		w.s.mu.Lock()

@@ -71,6 +71,21 @@ func (c *cli) grace() time.Duration {
 	return defaultGrace
 }
 
+// stopping says what the first interrupt does, at the moment it arrives:
+// only a run whose plan the executor has (c.executing) has components to
+// stop and a status to save; before that a run stops before it starts
+// (waiting for the lock, say), and the other commands (status --watch)
+// just stop. A second interrupt still ends any of them at once.
+func (c *cli) stopping(limit time.Duration) string {
+	switch {
+	case c.name == "run" && c.executing.Load():
+		return fmt.Sprintf("stopping; running components are told to stop and the status is saved; interrupt again within %s to kill at once", limit)
+	case c.name == "run":
+		return "stopping before the run starts: nothing runs yet, and the status is as it was"
+	}
+	return "stopping"
+}
+
 // watchSignals waits for an interrupt, cancels the command, and kills the
 // process on a second one or when the stop outlasts the grace period. It
 // returns when done is closed (the command returned).
@@ -83,8 +98,7 @@ func (c *cli) watchSignals(cancel context.CancelCauseFunc, done <-chan struct{})
 	}
 	limit := c.grace() + killMargin
 	c.auditSignal(sig, "stopping")
-	fmt.Fprintf(c.stderr, "hopdag %s: %s: stopping; running components are told to stop and the status is saved; interrupt again within %s to kill at once\n",
-		c.name, signame(sig), limit)
+	fmt.Fprintf(c.stderr, "hopdag %s: %s: %s\n", c.name, signame(sig), c.stopping(limit))
 	cancel(&interrupted{sig})
 	t := time.NewTimer(limit)
 	defer t.Stop()
@@ -98,7 +112,11 @@ func (c *cli) watchSignals(cancel context.CancelCauseFunc, done <-chan struct{})
 		why = fmt.Sprintf("not stopped after %s", limit)
 	}
 	c.auditSignal(sig, "killed: "+why)
-	fmt.Fprintf(c.stderr, "hopdag %s: %s: exiting now; components recorded as Running run again on resume\n", c.name, why)
+	then := ""
+	if c.executing.Load() {
+		then = "; components recorded as Running run again on resume"
+	}
+	fmt.Fprintf(c.stderr, "hopdag %s: %s: exiting now%s\n", c.name, why, then)
 	if c.exit != nil {
 		c.exit(exitInterrupted)
 	}

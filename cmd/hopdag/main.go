@@ -9,7 +9,7 @@
 //	hopdag run      DIR --from V --to W [--state S] [--apply-dir D] [--log-file F] [--simulate ...]
 //	hopdag status   --state S [-o table|json|yaml] [--watch]
 //	hopdag abandon  --state S [--yes] [--force]
-//	hopdag approve  --state S [--by WHO] STEP
+//	hopdag approve  --state S [--by WHO] [--log-file F] STEP
 //	hopdag completion bash|zsh
 //
 // DIR is a catalog directory; "-" means the embedded sample catalog; a
@@ -37,10 +37,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 
@@ -172,6 +174,13 @@ type cli struct {
 	rtf      routeFlags   // route.go
 	steps    stepFlags    // approve.go
 	set      setFlag      // --set of run and plan (values.go)
+	// log is the logger of --log-format, json whether it is json
+	// (logformat.go); set before the command runs.
+	log  *slog.Logger
+	json bool
+	// executing is set once run hands the plan to the executor: from
+	// then on an interrupt stops running components (interrupt.go).
+	executing atomic.Bool
 }
 
 // run is runWith without input or signals, as tests call it.
@@ -205,6 +214,7 @@ func runWith(ctx context.Context, e env, args []string) int {
 			}
 			return exitUsage
 		}
+		c.setLogFormat()
 		return c.guard(ctx, cmd)
 	}
 	// DIR may come before or after the flags.
@@ -224,6 +234,7 @@ func runWith(ctx context.Context, e env, args []string) int {
 			return exitUsage
 		}
 	}
+	c.setLogFormat()
 	if c.dir == "" || c.fs.NArg() > 0 {
 		return c.usageError("want exactly one catalog directory (or - for the sample catalog)")
 	}
@@ -298,13 +309,20 @@ func newCLI(e env, name string, cmd command) *cli {
 }
 
 func (c *cli) usageError(msg string) int {
+	if c.json {
+		c.log.Error(msg)
+		return exitUsage
+	}
 	fmt.Fprintf(c.stderr, "hopdag %s: %s\n", c.name, msg)
 	c.fs.Usage()
 	return exitUsage
 }
 
 func (c *cli) fail1(err error) int {
-	fmt.Fprintf(c.stderr, "hopdag %s: %s\n", c.name, message(err))
+	if u, ok := errors.AsType[*usageProblem](err); ok {
+		return c.usageError(u.msg)
+	}
+	c.errorf("%s\n", message(err))
 	return exitInvalid
 }
 
@@ -360,6 +378,9 @@ func (c *cli) targets(context.Context) int {
 	}
 	cat, err := c.catalog()
 	if err != nil {
+		return c.fail1(err)
+	}
+	if err := c.checkAccept(cat); err != nil {
 		return c.fail1(err)
 	}
 	from, _, err := c.versions()

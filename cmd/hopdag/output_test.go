@@ -111,7 +111,7 @@ func TestLineWriter(t *testing.T) {
 			var b strings.Builder
 			var got []string
 			s := &outputSink{w: &b}
-			w := s.writer("x", func(line string) { got = append(got, line) })
+			w := s.writer("x", "stdout", func(line string) { got = append(got, line) })
 			for _, p := range tt.writes {
 				n, err := w.Write([]byte(p))
 				require.NoError(t, err)

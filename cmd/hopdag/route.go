@@ -57,6 +57,9 @@ func (c *cli) states() (from, to path.State, err error) {
 // route resolves the route from --from to --to, on one track or across
 // tracks.
 func (c *cli) route(cat *release.Catalog) (*path.Route, error) {
+	if err := c.checkAccept(cat); err != nil {
+		return nil, err
+	}
 	if c.isState() {
 		from, to, err := c.states()
 		if err != nil {
@@ -77,6 +80,9 @@ func (c *cli) route(cat *release.Catalog) (*path.Route, error) {
 func (c *cli) stateTargets() int {
 	cat, err := c.catalog()
 	if err != nil {
+		return c.fail1(err)
+	}
+	if err := c.checkAccept(cat); err != nil {
 		return c.fail1(err)
 	}
 	from, _, err := c.states()
@@ -152,6 +158,7 @@ var cliTerms = strings.NewReplacer(
 	"in the current state (the current argument of ResolveState): ", "in the state: --from ",
 	"or apply with Force to take them over", "or pass --force-conflicts to take them over",
 	"; start a new run with an empty status", "; its status is final: start over with a new --state (or delete what the old one holds)",
+	"(WithCache and WithCacheFallback; the CLI's --cache-fallback)", "(--cache-fallback)",
 )
 
 // cliText is a library message in the command line's terms.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hopdag/hopdag/bundle"
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/internal/report"
 	"github.com/hopdag/hopdag/internal/simulate"
@@ -47,7 +47,7 @@ func (c *cli) runFlags() {
 		dryRun:         c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)"),
 		forceConflicts: c.fs.Bool("force-conflicts", false, forceConflictsUsage),
 		instance:       c.fs.String("instance", components.DefaultInstance, "the installation the manifest components belong to: their objects are labelled hopdag.io/instance=NAME and their inventories kept per NAME, so a prune only ever deletes this installation's objects; give each catalog that shares a cluster (or an --apply-dir) its own"),
-		grace:          c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL"),
+		grace:          c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL (more than 0)"),
 		leaseTTL:       c.fs.Duration("lease-ttl", leaseTTL, "with --state: the lease on the state's lock, refreshed every third of it; a run killed without releasing it blocks the next run until it expires (plus a tenth)"),
 		logFile:        c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
 		logFormat:      c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
@@ -87,12 +87,9 @@ func (c *cli) run(ctx context.Context) (code int) {
 			return c.fail1(err)
 		}
 	}
-	var logger *slog.Logger
+	logger := c.log // logformat.go
 	switch *rf.logFormat {
-	case "text":
-		logger = slog.New(slog.NewTextHandler(c.stderr, nil))
-	case "json":
-		logger = slog.New(slog.NewJSONHandler(c.stderr, nil))
+	case "text", "json":
 	default:
 		return c.usageError(fmt.Sprintf("--log-format must be text or json, got %q", *rf.logFormat))
 	}
@@ -100,6 +97,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 		if rf.audit, err = openAudit(*rf.logFile); err != nil {
 			return c.fail1(err)
 		}
+		rf.audit.cliText = c.cliMessage
 		rf.audit.command(c.args)
 		defer func() {
 			rf.audit.exit(code)
@@ -121,6 +119,9 @@ func (c *cli) run(ctx context.Context) (code int) {
 	}
 	plan, err := runner.PlanRoute(cat, route)
 	if err != nil {
+		return c.fail1(err)
+	}
+	if err := c.checkPlanNames(plan); err != nil {
 		return c.fail1(err)
 	}
 	opts := []runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger), runner.WithUntil(c.until()), runner.WithFailurePolicy(policy),
@@ -179,6 +180,10 @@ func (c *cli) run(ctx context.Context) (code int) {
 		defer b.close()
 		lock := auditedLock{b.lock, rf.audit}
 		lease, err := c.acquire(ctx, b, lock, holder("run"), *rf.leaseTTL)
+		if sig := interruptedBy(ctx); err != nil && sig != nil {
+			c.errorf("interrupted by %s while waiting for the lock of %s: nothing ran, and its status is as it was\n", signame(sig), *c.state)
+			return exitInterrupted
+		}
 		if err != nil {
 			return c.fail1(fmt.Errorf("%s: %w", *c.state, err))
 		}
@@ -220,6 +225,14 @@ func (c *cli) run(ctx context.Context) (code int) {
 			return c.fail1(err)
 		}
 	}
+	// Set before the look at ctx: an interrupt that came first is seen
+	// here (and said "nothing runs yet"), one that comes after is told
+	// that components stop.
+	c.executing.Store(true)
+	if sig := interruptedBy(ctx); sig != nil {
+		c.errorf("interrupted by %s before the run started: nothing ran\n", signame(sig))
+		return exitInterrupted
+	}
 	fmt.Fprint(c.stdout, plan.String(), resume, "\n")
 	st, err := e.Execute(ctx, plan, prev)
 	if st != nil {
@@ -230,14 +243,14 @@ func (c *cli) run(ctx context.Context) (code int) {
 		return code
 	}
 	if sig := interruptedBy(ctx); sig != nil {
-		fmt.Fprintf(c.stderr, "hopdag run: interrupted by %s: %s", signame(sig), c.resumeHint(st))
+		c.errorf("interrupted by %s: %s", signame(sig), c.resumeHint(st))
 		return exitInterrupted
 	}
 	if err != nil {
 		if st == nil || !errors.Is(err, runner.ErrRunFailed) {
 			return c.fail1(err)
 		}
-		fmt.Fprintf(c.stderr, "hopdag run: %s -> %s %s: %s", st.From, st.To, phaseText(st.Phase), c.resumeHint(st))
+		c.errorf("%s -> %s %s: %s", st.From, st.To, phaseText(st.Phase), c.resumeHint(st))
 		return exitInvalid
 	}
 	if st.Phase != runner.Succeeded {
@@ -390,10 +403,11 @@ func checkInstance(name string) string {
 }
 
 // withCatalogValue sets .Values.catalog to the catalog's directory, unless
-// --set gave it or the catalog is not a directory: commands can run
-// scripts shipped with the catalog.
+// --set gave it or the catalog is not a directory (- or a bundle
+// reference: a command that reads it is then refused at plan time, naming
+// --set catalog=VALUE): commands can run scripts shipped with the catalog.
 func (c *cli) withCatalogValue(values map[string]any) (map[string]any, error) {
-	if _, ok := values["catalog"]; ok || c.dir == "-" {
+	if _, ok := values["catalog"]; ok || c.dir == "-" || bundle.IsReference(c.dir) {
 		return values, nil
 	}
 	abs, err := filepath.Abs(c.dir)
@@ -412,6 +426,12 @@ func (c *cli) withCatalogValue(values map[string]any) (map[string]any, error) {
 func (c *cli) checkRunFlags() string {
 	rf := c.rf
 	if msg := checkInstance(*rf.instance); msg != "" {
+		return msg
+	}
+	if *rf.grace <= 0 {
+		return fmt.Sprintf("--grace %s: want more than 0 (how long running commands have between SIGTERM and SIGKILL after an interrupt; %s when not given)", *rf.grace, defaultGrace)
+	}
+	if msg := checkUntil(*c.steps.until); msg != "" {
 		return msg
 	}
 	if *rf.leaseTTL < time.Second {

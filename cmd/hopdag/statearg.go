@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -58,6 +59,9 @@ const etcdReachTimeout = 3 * time.Second
 func (c *cli) openState(ctx context.Context, spec string) (*backend, error) {
 	scheme, rest, isURL := strings.Cut(spec, "://")
 	if !isURL {
+		if err := checkStateDir(spec); err != nil {
+			return nil, err
+		}
 		if c.name != "run" {
 			// Only run creates a state directory; the others read one.
 			if _, err := os.Stat(spec); err != nil {
@@ -152,6 +156,32 @@ func (b *backend) load(ctx context.Context) (*runner.Status, error) {
 func holder(what string) string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s/%d (%s)", host, os.Getpid(), what)
+}
+
+// urlScheme is what starts a mistyped URL: a scheme and a colon.
+var urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]+):`)
+
+// checkStateDir refuses a --state without "://" that reads as a mistyped
+// URL rather than a directory: one whose scheme is a known one (etcd:,
+// kube:, in any case), or any other scheme followed by a "/" (s3:/x).
+// Such a spec would otherwise become a directory of that name; a directory
+// that really has such a name is given as ./NAME.
+func checkStateDir(spec string) error {
+	m := urlScheme.FindStringSubmatch(spec)
+	if m == nil {
+		return nil
+	}
+	dir := fmt.Sprintf("(a directory of that name: ./%s)", spec)
+	switch strings.ToLower(m[1]) {
+	case "etcd":
+		return fmt.Errorf("--state %s: want etcd://host:port/prefix %s", spec, dir)
+	case "kube":
+		return fmt.Errorf("--state %s: want kube://namespace/name %s", spec, dir)
+	}
+	if strings.HasPrefix(spec[len(m[0]):], "/") {
+		return fmt.Errorf("--state %s: a URL needs \"//\" after its scheme; want a directory, etcd://host:port/prefix or kube://namespace/name %s", spec, dir)
+	}
+	return nil
 }
 
 // parseEtcdURL reads etcd://host:port[,host:port...]/prefix: the endpoints,

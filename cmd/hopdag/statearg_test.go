@@ -81,3 +81,45 @@ func mustRead(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// A --state that looks like a mistyped URL is refused, naming the form
+// wanted, instead of becoming a directory of that name; a directory whose
+// name has a colon is given with ./ first.
+func TestStateMistypedURL(t *testing.T) {
+	cat := absPath(t, execCatalog)
+	for _, tt := range []struct {
+		spec, want string
+	}{
+		{"etcd:/127.0.0.1:33791/x", "--state etcd:/127.0.0.1:33791/x: want etcd://host:port/prefix"},
+		{"etcd:127.0.0.1:2379/x", "--state etcd:127.0.0.1:2379/x: want etcd://host:port/prefix"},
+		{"KUBE:/ns/name", "--state KUBE:/ns/name: want kube://namespace/name"},
+		{"kube:ns/name", "--state kube:ns/name: want kube://namespace/name"},
+		{"s3:/bucket/x", `--state s3:/bucket/x: a URL needs "//" after its scheme; want a directory, etcd://host:port/prefix or kube://namespace/name`},
+	} {
+		t.Run(tt.spec, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			for _, args := range [][]string{
+				{"run", cat, "--from", "v1.0", "--to", "v1.1", "--simulate", "--state", tt.spec},
+				{"status", "--state", tt.spec},
+			} {
+				code, _, stderr := invoke(args...)
+				assert.Equal(t, exitInvalid, code, "hopdag %s; stderr:\n%s", strings.Join(args, " "), stderr)
+				assert.Contains(t, stderr, tt.want)
+				assert.Contains(t, stderr, "./"+tt.spec, "says how to name a directory of that name")
+			}
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "--state %s created something", tt.spec)
+		})
+	}
+	// A name with a colon that looks like no URL, and the same with ./,
+	// are directories.
+	for _, spec := range []string{"state:2", "./etcd:/x"} {
+		dir := t.TempDir()
+		t.Chdir(dir)
+		code, _, stderr := invoke("run", cat, "--from", "v1.0", "--to", "v1.1", "--simulate", "--speed", "20000", "--state", spec)
+		assert.Equal(t, exitOK, code, "--state %s; stderr:\n%s", spec, stderr)
+		assert.DirExists(t, filepath.Join(dir, spec))
+	}
+}

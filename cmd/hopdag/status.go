@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -151,6 +153,7 @@ func (c *cli) status(ctx context.Context) int {
 // formatStatus renders st as -o says. JSON is one line per status under
 // --watch (a stream of documents), indented otherwise.
 func (c *cli) formatStatus(st *runner.Status) ([]byte, error) {
+	st = c.shown(st)
 	var b bytes.Buffer
 	switch *c.sf.output {
 	case "json":
@@ -179,25 +182,41 @@ func (c *cli) formatStatus(st *runner.Status) ([]byte, error) {
 		}
 		enc.Close()
 	default:
-		report.Table(&b, c.shown(st), nil)
+		report.Table(&b, st, nil)
 	}
 	return b.Bytes(), nil
 }
 
 // shown is st with its message and last failure in the command line's
-// terms, for the table: a gate's names the hopdag approve command.
+// terms (cliMessage), for the table, JSON and YAML alike: a gate's names
+// the hopdag approve command.
 func (c *cli) shown(st *runner.Status) *runner.Status {
 	out := *st
-	out.Message = cliText(st.Message)
+	out.Message = c.cliMessage(st.Message)
 	if f := st.LastFailure; f != nil {
 		lf := *f
-		lf.Error = cliText(f.Error)
+		lf.Error = c.cliMessage(f.Error)
 		out.LastFailure = &lf
 	}
 	if st.Phase == runner.WaitingForApproval {
 		out.Message = c.waitText(st)
 	}
 	return &out
+}
+
+// gateMessage is the runner's sentence of a run waiting at gates
+// (runner's gate.go), which names Go API; its group is the steps.
+var gateMessage = regexp.MustCompile(`waiting for approval of ([^;]+); approve it \(Status\.Approve\) and run again`)
+
+// cliMessage is a library message in the command line's terms: cliText,
+// and the runner's gate sentence as waitText says it, naming the hopdag
+// approve command with this command's --state. The table, the JSON and
+// YAML status (shown) and the audit log (auditLog.cliText) use it.
+func (c *cli) cliMessage(msg string) string {
+	msg = gateMessage.ReplaceAllStringFunc(msg, func(m string) string {
+		return c.approveText(strings.Split(gateMessage.FindStringSubmatch(m)[1], ", "))
+	})
+	return cliText(msg)
 }
 
 // inFlight reports whether a run in phase p is being run: its

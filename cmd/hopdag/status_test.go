@@ -29,15 +29,18 @@ func saved(t *testing.T, st *runner.Status) string {
 	return dir
 }
 
-// fixture is a failed run of the exec catalog: cache and config
-// succeeded, db failed twice, app was skipped; hop 2 never started.
+// fixture is a failed run of the exec catalog, from a bundle the local
+// cache held: cache and config succeeded, db failed twice, app was
+// skipped, a check that is not required failed (a warning); hop 2 never
+// started.
 func fixture(phase runner.Phase) *runner.Status {
 	t0 := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	st := &runner.Status{Phase: phase, From: "v1.0", To: "v2.0", Runs: 1, StartedAt: t0, CurrentHop: 0,
+		Catalog:  runner.CatalogSource{Ref: "oci://registry.example/demo/exec:v2.0", Digest: "sha256:5f0c9e2a", Cached: true, Note: "registry unreachable: using the digest this tag last resolved to"},
 		Progress: runner.Progress{Done: 3, Total: 6},
 		Hops: []runner.HopStatus{
-			{From: "v1.0", To: "v1.1", Phase: phase, StartedAt: t0, Components: []runner.ComponentStatus{
+			{From: "v1.0", To: "v1.1", Phase: phase, StartedAt: t0, Warnings: []string{"pre-check disk-space failed: 91% used"}, Components: []runner.ComponentStatus{
 				{Name: "app", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Skipped, Code: runner.CodeDependencyFailed, Reason: "dependency db failed"},
 				{Name: "cache", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1, StartedAt: at(0.001), FinishedAt: at(0.221), Duration: release.D(220 * time.Millisecond)},
 				{Name: "config", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1, StartedAt: at(0), FinishedAt: at(0.228), Duration: release.D(228 * time.Millisecond)},

@@ -23,9 +23,11 @@ func PlanOrder(p *runner.Plan) [][]string {
 	return order
 }
 
-// Table prints s: a summary line, the message, one row per component
-// (see the package comment for the order; order is PlanOrder's, or nil),
-// and the last failure. The message and the last failure print all their
+// Table prints s: a summary line, the message, the gates, the catalog
+// bundle it came from, one row per component (see the package comment for
+// the order; order is PlanOrder's, or nil), a line of warnings (failed
+// checks that were not required) per hop that has any, and the last
+// failure. The message and the last failure print all their
 // lines (an exec failure's stderr), indented, up to ten (see lines); the
 // rows' ERROR column the first and the last. Columns: hop, component, versions, phase, attempts, duration,
 // code, and the last error (or why it was skipped or cancelled).
@@ -46,6 +48,9 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 	if g := gates(s); g != "" {
 		fmt.Fprintf(w, "gated: %s\n", g)
 	}
+	if c := catalog(s.Catalog); c != "" {
+		fmt.Fprintf(w, "catalog: %s\n", c)
+	}
 	var rowsBuf bytes.Buffer
 	tw := tabwriter.NewWriter(&rowsBuf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "HOP\tCOMPONENT\tFROM\tTO\tPHASE\tATTEMPTS\tDURATION\tCODE\tERROR")
@@ -59,11 +64,7 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 			if note == "" || c.Phase == runner.Succeeded {
 				note = c.Reason
 			}
-			hop := fmt.Sprintf("%d %s -> %s", i+1, h.From, h.To)
-			if h.Track != "" { // a route across tracks: which one moves
-				hop = fmt.Sprintf("%d %s %s -> %s", i+1, h.Track, h.From, h.To)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", hop, c.Name,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", hopName(i, h), c.Name,
 				dash(c.FromVersion), c.ToVersion, c.Phase, c.Attempts, duration(c.Duration.Duration), dash(string(c.Code)), oneLine(note))
 		}
 	}
@@ -72,6 +73,16 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 	for line := range strings.Lines(rowsBuf.String()) {
 		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
 	}
+	for i, h := range s.Hops {
+		if len(h.Warnings) == 0 {
+			continue
+		}
+		ws := make([]string, len(h.Warnings))
+		for j, warning := range h.Warnings {
+			ws[j] = oneLine(warning)
+		}
+		fmt.Fprintf(w, "warnings: hop %s: %s\n", hopName(i, h), strings.Join(ws, "; "))
+	}
 	if f := s.LastFailure; f != nil {
 		what := f.Component + " " + f.Version
 		if f.Check != "" {
@@ -79,6 +90,39 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 		}
 		fmt.Fprintf(w, "last failure: hop %d %s: %s: %s\n", f.Hop+1, what, f.Code, lines(f.Error))
 	}
+}
+
+// hopName is the i-th hop h as the HOP column shows it: "N FROM -> TO",
+// and on a route across tracks "N TRACK FROM -> TO" (which track moves).
+func hopName(i int, h runner.HopStatus) string {
+	if h.Track != "" {
+		return fmt.Sprintf("%d %s %s -> %s", i+1, h.Track, h.From, h.To)
+	}
+	return fmt.Sprintf("%d %s -> %s", i+1, h.From, h.To)
+}
+
+// catalog is the catalog bundle a run came from: "REF (DIGEST)", then
+// whether it came from the local cache (the registry was unreachable) and
+// the note on how its digest was found; "" for a directory.
+func catalog(c runner.CatalogSource) string {
+	if c.Ref == "" {
+		return ""
+	}
+	out := c.Ref
+	if c.Digest != "" {
+		out += " (" + c.Digest + ")"
+	}
+	if c.Cached {
+		out += ", from the local cache"
+	}
+	if c.Note != "" {
+		sep := "; "
+		if c.Cached {
+			sep = ": "
+		}
+		out += sep + c.Note
+	}
+	return out
 }
 
 // gates lists the steps the caller gated (Status.Gates) and those

@@ -179,3 +179,39 @@ last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
 		})
 	}
 }
+
+// What the JSON status holds shows in the table too: a hop's warnings
+// (failed checks that were not required), one line per hop that has
+// them, and the catalog bundle the run came from (its digest, and whether
+// it came from the cache).
+func TestTableWarningsAndCatalog(t *testing.T) {
+	tests := []struct {
+		name    string
+		catalog runner.CatalogSource
+		want    []string
+	}{
+		{"a directory", runner.CatalogSource{}, nil},
+		{"a bundle", runner.CatalogSource{Ref: "oci://r.example/demo:v2", Digest: "sha256:abc"},
+			[]string{"catalog: oci://r.example/demo:v2 (sha256:abc)\n"}},
+		{"from the cache", runner.CatalogSource{Ref: "oci://r.example/demo:v2", Digest: "sha256:abc", Cached: true, Note: "registry unreachable"},
+			[]string{"catalog: oci://r.example/demo:v2 (sha256:abc), from the local cache: registry unreachable\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := status()
+			s.Catalog = tt.catalog
+			s.Hops = append(s.Hops, runner.HopStatus{From: "v2", To: "v3", Phase: runner.Pending})
+			s.Hops[0].Warnings = []string{"pre-check disk failed: 91% used", "post-check smoke failed: exit 1\nlast lines of stderr:\n\tno answer"}
+			var b bytes.Buffer
+			report.Table(&b, s, nil)
+			var got []string
+			for line := range strings.Lines(b.String()) {
+				if strings.HasPrefix(line, "catalog: ") || strings.HasPrefix(line, "warnings: ") {
+					got = append(got, line)
+				}
+			}
+			want := append(tt.want, "warnings: hop 1 v1 -> v2: pre-check disk failed: 91% used; post-check smoke failed: exit 1 … no answer\n")
+			assert.Equal(t, want, got, "Table's catalog and warnings lines (-want +got):\n%s", b.String())
+		})
+	}
+}

@@ -1,8 +1,10 @@
 // Package simulate runs a plan with simulated runners, for the demo and for
-// `hopdag run --simulate`: inline handlers and manifest applies take the
-// component's expectedDuration scaled down by a speed factor, manifests are
-// really rendered and recorded (components.Recorder), hop checks pass, and
-// chosen components fail on purpose to show skips and resume.
+// `hopdag run --simulate`: inline handlers, manifest applies, exec commands
+// and Helm releases take the component's expectedDuration scaled down by a
+// speed factor, manifests are really rendered and recorded
+// (components.Recorder), commands and charts are neither rendered nor run,
+// hop checks pass, chosen components (of any type) fail on purpose to show
+// skips and resume, and every component can roll back.
 package simulate
 
 import (
@@ -44,8 +46,9 @@ type Config struct {
 // ErrScripted is the failure of a component named in Config.Fail.
 var ErrScripted = errors.New("simulate: scripted failure")
 
-// Executor returns an executor with simulated inline and manifest runners
-// for every handler and check the catalog names, and the progress observer.
+// Executor returns an executor with simulated inline, manifest, exec and
+// helm runners (inline ones for every handler the catalog names), a
+// simulated check for every check it names, and the progress observer.
 // extra options come last and win.
 func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) *runner.Executor {
 	speed := cfg.Speed
@@ -79,7 +82,9 @@ func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) *runner.Ex
 	}
 	router := components.NewRouter().
 		Register(release.TypeInline, slow{clock, inline}).
-		Register(release.TypeManifest, slow{clock, components.NewManifest(recorder, components.WithValues(values))})
+		Register(release.TypeManifest, slow{clock, components.NewManifest(recorder, components.WithValues(values))}).
+		Register(release.TypeExec, slow{clock, idle{}}).
+		Register(release.TypeHelm, slow{clock, idle{}})
 	fail := cfg.Fail
 	sim := validatingRunner{router: router, clock: clock, run: runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
 		if slices.Contains(fail, t.Component) {
@@ -142,6 +147,15 @@ func (s slow) Run(ctx context.Context, t runner.Task) error {
 }
 
 func (s slow) Validate(cv *release.ComponentVersion) error { return s.next.Validate(cv) }
+
+// idle is the simulated work of a command or a Helm release: nothing, once
+// slow has spent the component's time. It accepts every component the
+// catalog loader accepted: a command's templates need values (--set) that
+// a simulation has no use for, and a chart is not fetched.
+type idle struct{}
+
+func (idle) Run(context.Context, runner.Task) error   { return nil }
+func (idle) Validate(*release.ComponentVersion) error { return nil }
 
 // scaledClock runs simulated time speed times faster than real time: the
 // executor's timeouts and backoffs shrink with the simulated work.

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+)
+
+// --log-format (run) says what stderr holds: text lines, or JSON records
+// only. With json, c.log is a JSON logger on stderr, and c.stderr becomes
+// a writer that makes each line written to it one record of c.log (level
+// INFO, "hopdag run: " left out), so that nothing hopdag writes there is
+// text: the executor's events (runner.SlogObserver), the lines of commands
+// (a record "output" with component, stream and line; guard.go), the
+// notes on the lock and on interrupts, and the errors (level ERROR: errorf,
+// fail1, usageError, which leaves out the flags' help).
+
+// setLogFormat sets c.log, and c.stderr for json, from --log-format. It
+// runs before the command (and its signal watcher) starts, so that every
+// goroutine sees the same c.stderr. A --log-format that is neither text
+// nor json logs as text; run refuses it.
+func (c *cli) setLogFormat() {
+	if c.rf == nil || *c.rf.logFormat != "json" {
+		c.log = slog.New(slog.NewTextHandler(c.stderr, nil))
+		return
+	}
+	c.log = slog.New(slog.NewJSONHandler(c.stderr, nil))
+	c.json = true
+	c.stderr = &logLines{log: c.log, prefix: "hopdag " + c.name + ": "}
+}
+
+// errorf writes an error of the command: "hopdag NAME: " and the text on
+// stderr, or with --log-format json one record of level ERROR.
+func (c *cli) errorf(format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	if c.json {
+		c.log.Error(strings.TrimSpace(text))
+		return
+	}
+	fmt.Fprintf(c.stderr, "hopdag %s: %s", c.name, text)
+}
+
+// logLines is stderr with --log-format json: each line written to it is a
+// record of log, without prefix. Writes may come from several goroutines
+// (the signal watcher, the lock's waiter); mu keeps their lines whole.
+type logLines struct {
+	mu     sync.Mutex
+	log    *slog.Logger
+	prefix string
+	buf    []byte
+}
+
+func (w *logLines) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if line := strings.TrimPrefix(string(w.buf[:i]), w.prefix); strings.TrimSpace(line) != "" {
+			w.log.Info(line)
+		}
+		w.buf = w.buf[i+1:]
+	}
+}
