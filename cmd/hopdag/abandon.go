@@ -83,8 +83,8 @@ func (c *cli) abandon(ctx context.Context) (code int) {
 		return exitOK
 	case st.Phase == runner.Succeeded:
 		return c.fail1(fmt.Errorf("%s -> %s succeeded: there is nothing to abandon", st.From, st.To))
-	case st.Phase == runner.Running && !*af.force:
-		return c.fail1(fmt.Errorf("%s -> %s says Running but no process holds its lock: its run died or its lease expired; pass --force to abandon it anyway, or resume it with hopdag run", st.From, st.To))
+	case inFlight(st.Phase) && st.Phase != runner.Pending && !*af.force:
+		return c.fail1(fmt.Errorf("%s -> %s says %s but no process holds its lock: its run died or its lease expired; pass --force to abandon it anyway, or resume it with hopdag run", st.From, st.To, st.Phase))
 	}
 	if !*af.yes {
 		fmt.Fprintf(c.stderr, "Abandon %s -> %s (%s, %d/%d components done) in %s? It will never resume. [y/N] ",

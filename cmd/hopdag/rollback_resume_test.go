@@ -64,8 +64,8 @@ func rollbackCatalog(t *testing.T, cRollback int) (dir, log string) {
 	return dir, log
 }
 
-// logLines returns the lines of log (nil for none), and empties it.
-func logLines(t *testing.T, log string) []string {
+// runLog returns the lines of log (nil for none), and empties it.
+func runLog(t *testing.T, log string) []string {
 	t.Helper()
 	b, err := os.ReadFile(log)
 	if os.IsNotExist(err) {
@@ -113,13 +113,13 @@ func TestRollbackFailedResumeHint(t *testing.T) {
 			args := []string{"run", dir, "--from", "v1.0", "--to", "v2.0", "--state", state, "--on-failure", "rollback", "--max-parallel", "1", "--lease-ttl", testLeaseTTL}
 			code, _, stderr := invoke(args...)
 			require.Equal(t, exitInvalid, code, stderr)
-			assert.Equal(t, tc.first, logLines(t, log), "the first run")
+			assert.Equal(t, tc.first, runLog(t, log), "the first run")
 			assert.Contains(t, stderr, strings.ReplaceAll(tc.hint, "STATE", state))
 			assert.NotContains(t, stderr, "run the same command again to resume")
 
 			code, _, stderr = invoke(args...)
 			assert.Equal(t, exitInvalid, code, stderr)
-			assert.Equal(t, tc.again, logLines(t, log), "running again")
+			assert.Equal(t, tc.again, runLog(t, log), "running again")
 			assert.Contains(t, stderr, strings.ReplaceAll(tc.againHint, "STATE", state))
 			assert.NotContains(t, stderr, "runner: ", "the run failed as a run, not with an error of its own: %s", stderr)
 		})
@@ -164,7 +164,7 @@ func TestRollbackInterruptedStatusAndResume(t *testing.T) {
 	}
 	assert.Equal(t, exitInterrupted, res.code, res.stderr)
 	assert.Contains(t, res.stderr, "hopdag run: interrupted by SIGINT: the status is saved in "+state+"; run the same command again to finish the rollback\n")
-	assert.Equal(t, []string{"run a", "run c", "run b", "rollback b", "rollback c"}, logLines(t, log), "the first run")
+	assert.Equal(t, []string{"run a", "run c", "run b", "rollback b", "rollback c"}, runLog(t, log), "the first run")
 
 	code, table, stderr := invoke("status", "--state", state)
 	assert.Equal(t, exitInvalid, code, stderr)
@@ -174,7 +174,7 @@ func TestRollbackInterruptedStatusAndResume(t *testing.T) {
 
 	code, _, stderr = invoke(args...)
 	assert.Equal(t, exitInvalid, code, stderr)
-	assert.Equal(t, []string{"rollback c", "rollback a"}, logLines(t, log), "the resumed run: b was rolled back before")
+	assert.Equal(t, []string{"rollback c", "rollback a"}, runLog(t, log), "the resumed run: b was rolled back before")
 	assert.Contains(t, stderr, "v1.0 -> v2.0 rolled back: its status in "+state+" is final")
 }
 

@@ -191,17 +191,23 @@ func (c *cli) formatStatus(st *runner.Status) ([]byte, error) {
 // terms (cliMessage), for the table, JSON and YAML alike: a gate's names
 // the hopdag approve command.
 func (c *cli) shown(st *runner.Status) *runner.Status {
-	out := *st
+	out := st.DeepCopy()
 	out.Message = c.cliMessage(st.Message)
-	if f := st.LastFailure; f != nil {
-		lf := *f
-		lf.Error = c.cliMessage(f.Error)
-		out.LastFailure = &lf
+	if f := out.LastFailure; f != nil {
+		f.Error = c.cliMessage(f.Error)
+	}
+	for i := range out.Hops {
+		h := &out.Hops[i]
+		h.Message = c.cliMessage(h.Message)
+		for j := range h.Components {
+			cs := &h.Components[j]
+			cs.Error, cs.Reason = c.cliMessage(cs.Error), c.cliMessage(cs.Reason)
+		}
 	}
 	if st.Phase == runner.WaitingForApproval {
 		out.Message = c.waitText(st)
 	}
-	return &out
+	return out
 }
 
 // gateMessage is the runner's sentence of a run waiting at gates
@@ -221,7 +227,9 @@ func (c *cli) cliMessage(msg string) string {
 
 // inFlight reports whether a run in phase p is being run: its
 // coordinator holds the state's lock while the status says so.
-func inFlight(p runner.Phase) bool { return p == runner.Pending || p == runner.Running }
+func inFlight(p runner.Phase) bool {
+	return p == runner.Pending || p == runner.Running || p == runner.RollingBack
+}
 
 // leaseView is what a state.LeaseReader said.
 type leaseView struct {
@@ -265,7 +273,7 @@ func statusCode(st *runner.Status) int {
 	switch st.Phase {
 	case runner.Succeeded:
 		return exitOK
-	case runner.Pending, runner.Running, runner.WaitingForApproval, runner.Paused:
+	case runner.Pending, runner.Running, runner.RollingBack, runner.WaitingForApproval, runner.Paused:
 		return exitRunning
 	}
 	return exitInvalid
