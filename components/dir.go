@@ -38,6 +38,16 @@ const clusterDir = "_cluster"
 // prunes the files of objects a version no longer renders; Delete leaves a
 // file whose object's labels name another component.
 //
+// Apply checks ownership as every Applier of the module does (CheckOwner),
+// against the labels in the file it replaces: a file whose object is
+// labelled as another component's or another instance's is not
+// rewritten, Apply returning a runner.Permanent *OwnerError, unless
+// WithTakeOver; a file without ownership labels (written by hand, by
+// another tool) is adopted, its Action's Reason saying so (WithReporter).
+// Without the check, a second instance rendering the same object would
+// relabel the file, and its prune would later remove the file the first
+// instance's inventory still lists.
+//
 // Every write is atomic: the content goes to a temporary file in the same
 // directory, is synced, and is renamed over the target, so a reader (or a
 // crash) sees the old file or the new one, never a part. A file whose
@@ -50,15 +60,20 @@ const clusterDir = "_cluster"
 // Dir is safe for concurrent use; its operations run one at a time.
 type Dir struct {
 	path string
+	cfg  applierConfig
 	mu   sync.Mutex
 }
 
 // NewDir returns a Dir that writes under path; Apply creates it when
-// missing.
-func NewDir(path string) *Dir { return &Dir{path: path} }
+// missing. The options are WithTakeOver and WithReporter.
+func NewDir(path string, opts ...ApplierOption) *Dir {
+	return &Dir{path: path, cfg: newApplierConfig(opts)}
+}
 
-// Apply writes each object's file, in order. It stops at the first error.
-func (d *Dir) Apply(ctx context.Context, objs []Object, _ ApplyOptions) error {
+// Apply writes each object's file, in order. It stops at the first error:
+// an object CheckOwner refuses leaves its file, and the files of the
+// objects after it, as they were.
+func (d *Dir) Apply(ctx context.Context, objs []Object, opts ApplyOptions) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, o := range objs {
@@ -70,12 +85,31 @@ func (d *Dir) Apply(ctx context.Context, objs []Object, _ ApplyOptions) error {
 			return err
 		}
 		path := filepath.Join(d.path, rel)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		old, err := os.ReadFile(path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s%s: %w", prefix, o, err)
 		}
-		if err := writeFileAtomic(path, []byte(o.YAML)); err != nil {
-			return fmt.Errorf("%s%s: %w", prefix, o, err)
+		var reason string
+		if _, _, owned := Owner(o); exists && owned {
+			var live map[string]any
+			if err := yaml.Unmarshal(old, &live); err != nil {
+				return fmt.Errorf("%s%s: %s: %w; fix or delete the file", prefix, o, path, err)
+			}
+			if reason, err = CheckOwner(o, labelsOf(live), d.cfg.takeOver); err != nil {
+				return err
+			}
 		}
+		data := []byte(o.YAML)
+		if !exists || !bytes.Equal(old, data) {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return fmt.Errorf("%s%s: %w", prefix, o, err)
+			}
+			if err := replaceFile(path, data); err != nil {
+				return fmt.Errorf("%s%s: %w", prefix, o, err)
+			}
+		}
+		d.cfg.emit(Action{Verb: "apply", Object: o, Options: opts, Reason: reason})
 	}
 	return nil
 }
@@ -108,12 +142,16 @@ func (d *Dir) Delete(ctx context.Context, objs []Object) error {
 				continue
 			}
 		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err = os.Remove(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
 			return fmt.Errorf("%s%s: %w", prefix, o, err)
 		}
 		// Remove fails on a directory that still holds files: that is the
 		// check that it became empty.
 		_ = os.Remove(filepath.Dir(path))
+		d.cfg.emit(Action{Verb: "delete", Object: o})
 	}
 	return nil
 }
@@ -215,12 +253,18 @@ func (d *Dir) SaveInventory(ctx context.Context, inv Inventory) error {
 	return nil
 }
 
-// writeFileAtomic replaces path with data through a synced temporary file
-// in the same directory and a rename. It leaves no temporary file behind.
-func writeFileAtomic(path string, data []byte) (err error) {
+// writeFileAtomic is replaceFile, except that a file that already holds
+// data is not rewritten.
+func writeFileAtomic(path string, data []byte) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
+	return replaceFile(path, data)
+}
+
+// replaceFile replaces path with data through a synced temporary file in
+// the same directory and a rename. It leaves no temporary file behind.
+func replaceFile(path string, data []byte) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err

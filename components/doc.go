@@ -19,7 +19,13 @@
 //     [InventoryStore]). Two Appliers ship here: [Recorder] (in memory, for
 //     tests and dry runs) and [Dir] (files, for GitOps review and offline
 //     sites); the Kubernetes one is in the nested module kube
-//     (github.com/hopdag/hopdag/kube/apply).
+//     (github.com/hopdag/hopdag/kube/apply). All three check ownership
+//     before they write ([CheckOwner]): an object that exists labelled as
+//     another component's or another instance's is refused with an
+//     [*OwnerError] (runner.Permanent) unless taken over ([WithTakeOver],
+//     apply.WithTakeOver), since the prune of either owner would delete
+//     it from under the other; one without ownership labels is adopted,
+//     and the report of its apply says so.
 //   - [Exec] (type exec) runs the component's command: an argv, never a
 //     shell string, in its own process group, killed as a whole on timeout
 //     or cancellation.

@@ -38,6 +38,9 @@ var (
 	// ErrSharedObject is matched by a *SharedObjectError: an object that
 	// two components render or own.
 	ErrSharedObject = errors.New("components: object rendered by two components")
+	// ErrOwned is matched by an *OwnerError: an object to apply that
+	// exists labelled as another component's or another instance's.
+	ErrOwned = errors.New("components: object owned by another component or instance")
 	// ErrPending is what a ReadyChecker's error matches to say "not ready
 	// yet, and why": polling goes on, and a timeout's *NotReadyError
 	// carries the last such error as its Reason.

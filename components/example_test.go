@@ -263,3 +263,30 @@ metadata: {name: bke-provider, namespace: cluster-system, labels: {version: "{{ 
 	// kind: Deployment
 	// metadata: {name: bke-provider, namespace: cluster-system, labels: {version: "v1.5.0", app.kubernetes.io/managed-by: hopdag, hopdag.io/component: provider, hopdag.io/instance: default}}
 }
+
+// Two installations (instances ia and ib) that render the same object do
+// not share it: the second is refused, naming the owner and the fixes,
+// since the prune of either would delete it from under the other.
+// WithTakeOver takes it over, and the report says from whom.
+func ExampleWithTakeOver() {
+	cv := &release.ComponentVersion{Name: "x", Version: release.MustParseVersion("v1.0"), Type: release.TypeManifest,
+		Manifests: []release.Manifest{{Name: "x.yaml", Template: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared-cm}\n"}}}
+	task := runner.Task{Component: "x", To: cv}
+	ctx := context.Background()
+
+	rec := components.NewRecorder()
+	_ = components.NewManifest(rec, components.WithInstance("ia")).Run(ctx, task)
+	err := components.NewManifest(rec, components.WithInstance("ib")).Run(ctx, task)
+	fmt.Println(errors.Is(err, components.ErrOwned), runner.IsPermanent(err))
+	fmt.Println(err)
+
+	taker := components.NewRecorder(components.WithTakeOver(true),
+		components.WithReporter(func(a components.Action) { fmt.Println(a) }))
+	_ = components.NewManifest(taker, components.WithInstance("ia")).Run(ctx, task)
+	_ = components.NewManifest(taker, components.WithInstance("ib")).Run(ctx, task)
+	// Output:
+	// true true
+	// components: x v1.0: apply ConfigMap default/shared-cm: refused: it belongs to component "x" of instance "ia" (its hopdag.io/component and hopdag.io/instance labels), not to "x" of "ib", and the prune of either would delete it from under the other; give both installations the same instance (components.WithInstance; hopdag run --instance), or remove the object from one of the two components, or take it over with components.WithTakeOver (the old owner's prune then leaves it)
+	// x v1.0: apply ConfigMap default/shared-cm
+	// x v1.0: apply ConfigMap default/shared-cm (taken over from component "x" of instance "ia")
+}

@@ -187,7 +187,10 @@ func TestManifestSharedObject(t *testing.T) {
 	ns := "apiVersion: v1\nkind: Namespace\nmetadata: {name: platform}\n"
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: platform}\n"
 	a1, b1 := manifestCV("a", "v1.0", ns+"---\n"+cm), manifestCV("b", "v1.0", ns)
-	rec := components.NewRecorder()
+	// The Recorder takes over, so that b can take a's Namespace over
+	// below, and the refusal of b's run is the Manifest's (its inventory
+	// check), not the Applier's (CheckOwner).
+	rec := components.NewRecorder(components.WithTakeOver(true))
 	m := components.NewManifest(rec)
 
 	g, err := dag.New([]dag.Node{{Name: "a", To: a1}, {Name: "b", To: b1}})

@@ -14,7 +14,11 @@ import (
 // the set of objects that are live (applied and not deleted since).
 //
 // It is an InventoryStore (in memory), so Manifest prunes through it, and
-// its Delete leaves objects another component has taken over.
+// its Delete leaves objects another component has taken over. Its Apply
+// checks ownership as every Applier of the module does (CheckOwner): an
+// object live with another component's or instance's labels is refused
+// with an *OwnerError, unless WithTakeOver; one live without them is
+// adopted, its Action's Reason saying so.
 //
 // It is also a ReadyChecker: a health check is ready at once, unless
 // ReadyAfter scripts it.
@@ -23,6 +27,7 @@ import (
 // components run in parallel, the order of their actions in the log is the
 // order the calls happened.
 type Recorder struct {
+	cfg     applierConfig
 	mu      sync.Mutex
 	actions []Action
 	live    map[objectKey]Object
@@ -37,21 +42,33 @@ type Action struct {
 	Verb    string
 	Object  Object
 	Options ApplyOptions // zero for a delete
+	// Reason is set on an apply that adopted an object without ownership
+	// labels, or took over another owner's (see CheckOwner).
+	Reason string
 }
 
-// String is "component version: verb Kind namespace/name".
+// String is "component version: verb Kind namespace/name (reason)".
 func (a Action) String() string {
 	s := a.Verb + " " + a.Object.String()
 	if a.Object.Component != "" {
 		s = a.Object.Component + " " + a.Object.Version + ": " + s
 	}
+	if a.Reason != "" {
+		s += " (" + a.Reason + ")"
+	}
 	return s
 }
 
-// NewRecorder returns an empty Recorder.
-func NewRecorder() *Recorder { return &Recorder{} }
+// NewRecorder returns an empty Recorder; the options are WithTakeOver and
+// WithReporter.
+func NewRecorder(opts ...ApplierOption) *Recorder {
+	return &Recorder{cfg: newApplierConfig(opts)}
+}
 
-// Apply records an apply of each object and makes it live.
+// Apply records an apply of each object and makes it live, in order. An
+// object CheckOwner refuses (live with another owner's labels) stops it
+// with the *OwnerError: that object and the ones after it are neither
+// recorded nor made live.
 func (r *Recorder) Apply(ctx context.Context, objs []Object, opts ApplyOptions) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -62,8 +79,17 @@ func (r *Recorder) Apply(ctx context.Context, objs []Object, opts ApplyOptions) 
 		r.live = map[objectKey]Object{}
 	}
 	for _, o := range objs {
-		r.actions = append(r.actions, Action{Verb: "apply", Object: o, Options: opts})
+		var reason string
+		if live, ok := r.live[o.key()]; ok {
+			var err error
+			if reason, err = CheckOwner(o, labelsOf(live.Content), r.cfg.takeOver); err != nil {
+				return err
+			}
+		}
+		a := Action{Verb: "apply", Object: o, Options: opts, Reason: reason}
+		r.actions = append(r.actions, a)
 		r.live[o.key()] = o
+		r.cfg.emit(a)
 	}
 	return nil
 }
@@ -82,8 +108,10 @@ func (r *Recorder) Delete(ctx context.Context, objs []Object) error {
 		if inst, comp, owned := Owner(o); ok && owned && !OwnedBy(labelsOf(live.Content), inst, comp) {
 			continue
 		}
-		r.actions = append(r.actions, Action{Verb: "delete", Object: o})
+		a := Action{Verb: "delete", Object: o}
+		r.actions = append(r.actions, a)
 		delete(r.live, o.key())
+		r.cfg.emit(a)
 	}
 	return nil
 }

@@ -17,8 +17,9 @@ var (
 	// ErrFailed is matched by an *UnreadyError that holds an object whose
 	// kstatus is Failed.
 	ErrFailed = errors.New("apply: object failed")
-	// ErrOwned is matched by an *OwnerError.
-	ErrOwned = errors.New("apply: object owned by another component or instance")
+	// ErrOwned is components.ErrOwned, matched by an *OwnerError (of this
+	// package, and of a components.Dir or Recorder).
+	ErrOwned = components.ErrOwned
 )
 
 // ObjectError is a request about one object that failed. It wraps the API
@@ -73,25 +74,27 @@ func (e *ConflictError) Unwrap() []error { return []error{ErrConflict, e.Err} }
 // live object's labels say ("" for a label it does not have). Apply with
 // WithTakeOver to take the object over (the previous owner's prune then
 // leaves it in place: its labels are no longer the owner's).
-type OwnerError struct {
-	Object                        components.Ref
-	Component, Instance           string
-	OwnerComponent, OwnerInstance string
-}
+//
+// It is components.OwnerError (the refusal of every Applier of the
+// module, decided by components.CheckOwner) as a type of this package,
+// whose message names this package's WithTakeOver when TakeOver is "". It
+// unwraps to the components.OwnerError, so errors.As finds either type
+// and errors.Is matches ErrOwned (components.ErrOwned).
+type OwnerError components.OwnerError
 
 // Error is "apply Kind namespace/name: refused: ...", the verb being the
 // package's name, as for an *ObjectError of an apply.
-func (e *OwnerError) Error() string {
-	fix := "give both installations the same instance (components.WithInstance; hopdag run --instance), or remove the object from one of the two components"
-	if e.OwnerInstance == e.Instance {
-		fix = "remove the object from one of the two components (or render it in one both depend on)"
-	}
-	return fmt.Sprintf("apply %s: refused: it belongs to component %q of instance %q (its %s and %s labels), not to %q of %q, and the prune of either would delete it from under the other; %s, or take it over with apply.WithTakeOver (the old owner's prune then leaves it)",
-		e.Object, e.OwnerComponent, e.OwnerInstance, components.LabelComponent, components.LabelInstance, e.Component, e.Instance, fix)
-}
+func (e *OwnerError) Error() string { return e.Unwrap().Error() }
 
-// Is matches ErrOwned.
-func (e *OwnerError) Is(target error) bool { return target == ErrOwned }
+// Unwrap returns the error as a *components.OwnerError whose TakeOver is
+// "apply.WithTakeOver" unless set.
+func (e *OwnerError) Unwrap() error {
+	c := components.OwnerError(*e)
+	if c.TakeOver == "" {
+		c.TakeOver = "apply.WithTakeOver"
+	}
+	return &c
+}
 
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))

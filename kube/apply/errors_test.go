@@ -30,3 +30,22 @@ func TestObjectErrorText(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnerErrorIsComponents: an *OwnerError is the components one, whose
+// message names this package's option: errors.As finds either type, both
+// name apply.WithTakeOver, and errors.Is matches ErrOwned, which is
+// components.ErrOwned (the error of a components.Dir or Recorder too).
+func TestOwnerErrorIsComponents(t *testing.T) {
+	ref := components.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "default", Name: "shared-cm"}
+	var err error = &apply.OwnerError{Object: ref, Component: "x", Instance: "ib", OwnerComponent: "x", OwnerInstance: "ia"}
+	assert.ErrorIs(t, err, apply.ErrOwned)
+	assert.ErrorIs(t, err, components.ErrOwned)
+	ce, ok := errors.AsType[*components.OwnerError](err)
+	if assert.True(t, ok, "errors.AsType[*components.OwnerError](%v)", err) {
+		assert.Equal(t, components.OwnerError{Object: ref, Component: "x", Instance: "ib", OwnerComponent: "x", OwnerInstance: "ia", TakeOver: "apply.WithTakeOver"}, *ce)
+		assert.Equal(t, err.Error(), ce.Error())
+	}
+	assert.Contains(t, err.Error(), "or take it over with apply.WithTakeOver (the old owner's prune then leaves it)")
+	err = &apply.OwnerError{Object: ref, Component: "x", Instance: "ib", OwnerComponent: "x", OwnerInstance: "ia", TakeOver: "--take-over"}
+	assert.Contains(t, err.Error(), "or take it over with --take-over (the old owner's prune then leaves it)", "a set TakeOver is kept")
+}
