@@ -66,3 +66,32 @@ func TestInstanceKeepsInstallationsApart(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `--instance "Team_Z": want 1 to 40 lowercase letters, digits and '-'`)
 }
+
+// Two installations that render the same object: the second is refused,
+// in the command line's terms (--instance, --take-over), and writes
+// nothing; --take-over takes the object over.
+func TestTakeOver(t *testing.T) {
+	cluster := t.TempDir()
+	cat := teamCatalog(t, "shared")
+	args := func(instance string, more ...string) []string {
+		return append([]string{"run", cat, "--from", "v0.0", "--to", "v1.0", "--apply-dir", cluster, "--instance", instance}, more...)
+	}
+	code, out, stderr := hopdagRun(t, "", args("ia")...)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	file := filepath.Join(cluster, "shared", "configmap_shared-config.yaml")
+
+	code, out, stderr = hopdagRun(t, "", args("ib")...)
+	assert.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Contains(t, out+stderr, `refused: it belongs to component "web" of instance "ia"`)
+	assert.Contains(t, out+stderr, "give both installations the same --instance, or remove the object from one of the two components, or take it over with --take-over")
+	assert.NotContains(t, out+stderr, "components.With")
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "hopdag.io/instance: ia", "the refused run wrote nothing")
+
+	code, out, stderr = hopdagRun(t, "", args("ib", "--take-over", "--state", t.TempDir())...)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	data, err = os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "hopdag.io/instance: ib", "taken over")
+}

@@ -17,6 +17,7 @@ type kubeConfig struct {
 	Kubeconfig string
 	Context    string
 	DryRun     bool
+	TakeOver   bool // apply.WithTakeOver (--take-over)
 	Report     io.Writer
 }
 
@@ -58,7 +59,7 @@ func (c *cli) kubeFlags() {
 func (c *cli) kubeConfig() kubeConfig {
 	cfg := kubeConfig{Kubeconfig: *c.kf.kubeconfig, Context: *c.kf.context}
 	if c.rf != nil {
-		cfg.DryRun = *c.rf.dryRun
+		cfg.DryRun, cfg.TakeOver = *c.rf.dryRun, *c.rf.takeOver
 		cfg.Report = c.stdout
 	}
 	return cfg

@@ -47,7 +47,7 @@ func newKubeApplier(cfg kubeConfig) (components.Applier, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []apply.Option{apply.WithFieldManager("hopdag")}
+	opts := []apply.Option{apply.WithFieldManager("hopdag"), apply.WithTakeOver(cfg.TakeOver)}
 	if cfg.DryRun {
 		opts = append(opts, apply.WithDryRun())
 	}

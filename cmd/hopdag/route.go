@@ -157,6 +157,9 @@ var cliTerms = strings.NewReplacer(
 	"(path.WithChannel)", "(--channel)",
 	"in the current state (the current argument of ResolveState): ", "in the state: --from ",
 	"or apply with Force to take them over", "or pass --force-conflicts to take them over",
+	"give both installations the same instance (components.WithInstance; hopdag run --instance)", "give both installations the same --instance",
+	"or take it over with components.WithTakeOver", "or take it over with --take-over",
+	"or take it over with apply.WithTakeOver", "or take it over with --take-over",
 	"; start a new run with an empty status", "; its status is final: start over with a new --state (or delete what the old one holds)",
 	"(WithCache and WithCacheFallback; the CLI's --cache-fallback)", "(--cache-fallback)",
 )

@@ -28,13 +28,16 @@ type runFlags struct {
 	dryRun   *bool
 	// forceConflicts: manifest applies take over fields other managers own.
 	forceConflicts *bool
-	grace          *time.Duration
-	leaseTTL       *time.Duration
-	logFile        *string
-	logFormat      *string
-	maxParallel    *int
-	onFailure      *string
-	quiet          *bool
+	// takeOver: manifest applies take over objects another installation
+	// or component owns.
+	takeOver    *bool
+	grace       *time.Duration
+	leaseTTL    *time.Duration
+	logFile     *string
+	logFormat   *string
+	maxParallel *int
+	onFailure   *string
+	quiet       *bool
 	// checks are the --check commands by check name.
 	checks map[string]string
 
@@ -46,6 +49,7 @@ func (c *cli) runFlags() {
 		applyDir:       c.fs.String("apply-dir", "", "apply manifest components by writing their objects under this directory (the Dir applier)"),
 		dryRun:         c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)"),
 		forceConflicts: c.fs.Bool("force-conflicts", false, forceConflictsUsage),
+		takeOver:       c.fs.Bool("take-over", false, "manifest components take over the objects they render that are labelled as another installation's (--instance) or another component's; without it applying such an object fails the component, naming its owner (the old owner's prune then leaves the object)"),
 		instance:       c.fs.String("instance", components.DefaultInstance, "the installation the manifest components belong to: their objects are labelled hopdag.io/instance=NAME and their inventories kept per NAME, so a prune only ever deletes this installation's objects; give each catalog that shares a cluster (or an --apply-dir) its own"),
 		grace:          c.fs.Duration("grace", defaultGrace, "after an interrupt, how long running commands have between SIGTERM and SIGKILL (more than 0)"),
 		leaseTTL:       c.fs.Duration("lease-ttl", leaseTTL, "with --state: the lease on the state's lock, refreshed every third of it; a run killed without releasing it blocks the next run until it expires (plus a tenth)"),
@@ -125,7 +129,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 		return c.fail1(err)
 	}
 	opts := []runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger), runner.WithUntil(c.until()), runner.WithFailurePolicy(policy),
-		runner.WithObserver(simulate.NewProgress(c.stdout, simulate.IsTerminal(c.stdout)))}
+		runner.WithObserver(simulate.NewProgress(c.stdout, simulate.IsTerminal(c.stdout)).WithText(c.cliMessage))}
 	if rf.audit != nil {
 		opts = append(opts, runner.WithObserver(rf.audit))
 	}
@@ -585,7 +589,7 @@ func manifestOptions(values map[string]any, instance string, force bool) []compo
 // applier returns the Applier of manifest components.
 func (c *cli) applier() (components.Applier, error) {
 	if dir := *c.rf.applyDir; dir != "" {
-		return components.NewDir(dir), nil
+		return components.NewDir(dir, components.WithTakeOver(*c.rf.takeOver)), nil
 	}
 	if c.kube.Applier == nil {
 		return nil, errors.New("this hopdag has no Kubernetes applier (kube/apply); pass --apply-dir DIR to write their objects to files, or --simulate")

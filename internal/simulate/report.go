@@ -16,14 +16,25 @@ type Progress struct {
 	mu       sync.Mutex
 	w        io.Writer
 	terminal bool
+	text     func(string) string
 }
 
 // NewProgress returns a progress printer writing to w.
 func NewProgress(w io.Writer, terminal bool) *Progress { return &Progress{w: w, terminal: terminal} }
 
+// WithText makes p print each line as text returns it (the command line
+// puts the library's messages in its own terms); it returns p.
+func (p *Progress) WithText(text func(string) string) *Progress {
+	p.text = text
+	return p
+}
+
 // Observe implements runner.Observer.
 func (p *Progress) Observe(ev runner.Event) {
 	line := eventLine(ev)
+	if p.text != nil {
+		line = p.text(line)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.terminal {
