@@ -339,24 +339,8 @@ func TestRollbackResumedWithoutRollbacker(t *testing.T) {
 func TestRollbackResumeProperty(t *testing.T) {
 	for seed := range uint64(300) {
 		rnd := rand.New(rand.NewPCG(seed, 41))
-		n := 2 + rnd.IntN(10)
-		var nodes []comp
-		names := make([]string, n)
-		for i := range n {
-			names[i] = fmt.Sprintf("c%02d", i)
-			var deps []string
-			for j := range i {
-				if rnd.IntN(3) == 0 {
-					deps = append(deps, names[j])
-				}
-			}
-			nd := c(names[i], deps...)
-			if rnd.IntN(6) == 0 {
-				nd = nd.with(irreversible("one way"))
-			}
-			nodes = append(nodes, nd)
-		}
-		p := plan1(t, nodes...)
+		names, p := randomRollbackPlan(t, rnd, 10)
+		n := len(names)
 		fail := names[rnd.IntN(n)]
 		policy := runner.Rollback
 		if rnd.IntN(2) == 0 {

@@ -178,6 +178,30 @@ func TestRollbackResumesAfterCrash(t *testing.T) {
 	assert.Equal(t, 1, second.undone["a"])
 }
 
+// randomRollbackPlan is a one-hop plan of 2 to 1+maxN components c00,
+// c01, ... on a random DAG (each depends on an earlier one with chance
+// 1/3), a sixth of them irreversible; names in order.
+func randomRollbackPlan(t *testing.T, rnd *rand.Rand, maxN int) ([]string, *runner.Plan) {
+	n := 2 + rnd.IntN(maxN)
+	var nodes []comp
+	names := make([]string, n)
+	for i := range n {
+		names[i] = fmt.Sprintf("c%02d", i)
+		var deps []string
+		for j := range i {
+			if rnd.IntN(3) == 0 {
+				deps = append(deps, names[j])
+			}
+		}
+		nd := c(names[i], deps...)
+		if rnd.IntN(6) == 0 {
+			nd = nd.with(irreversible("one way"))
+		}
+		nodes = append(nodes, nd)
+	}
+	return names, plan1(t, nodes...)
+}
+
 // Property: on random DAGs with random failures and irreversible
 // components, the rollback order is valid for the reversed graph
 // restricted to what ran, and every component that ran is rolled back
@@ -186,24 +210,8 @@ func TestRollbackResumesAfterCrash(t *testing.T) {
 func TestRollbackProperty(t *testing.T) {
 	for seed := range uint64(200) {
 		rnd := rand.New(rand.NewPCG(seed, 17))
-		n := 2 + rnd.IntN(14)
-		var nodes []comp
-		names := make([]string, n)
-		for i := range n {
-			names[i] = fmt.Sprintf("c%02d", i)
-			var deps []string
-			for j := range i {
-				if rnd.IntN(3) == 0 {
-					deps = append(deps, names[j])
-				}
-			}
-			nd := c(names[i], deps...)
-			if rnd.IntN(6) == 0 {
-				nd = nd.with(irreversible("one way"))
-			}
-			nodes = append(nodes, nd)
-		}
-		p := plan1(t, nodes...)
+		names, p := randomRollbackPlan(t, rnd, 14)
+		n := len(names)
 		g := p.Hops[0].Graph
 		u := newUndoer(names[rnd.IntN(n)])
 		for _, name := range names {
