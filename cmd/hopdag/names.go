@@ -50,15 +50,20 @@ func (c *cli) checkAccept(cat *release.Catalog) error {
 }
 
 // checkPlanNames refuses --fail names that are no component of p and
-// --check names that are no hop check of p.
-func (c *cli) checkPlanNames(p *runner.Plan) error {
+// --check names that no rule of cat declares (a check of another route
+// goes: a script may give the same checks to every upgrade).
+func (c *cli) checkPlanNames(cat *release.Catalog, p *runner.Plan) error {
 	components, checks := map[string]bool{}, map[string]bool{}
 	for _, h := range p.Hops {
 		for i := 0; i < h.Graph.Len(); i++ {
 			components[h.Graph.Node(i).Name] = true
 		}
-		for _, ch := range slices.Concat(h.PreChecks, h.PostChecks) {
-			checks[ch.Name] = true
+	}
+	for _, path := range cat.Paths {
+		for _, r := range path.Rules {
+			for _, ch := range slices.Concat(r.PreChecks, r.PostChecks) {
+				checks[ch.Name] = true
+			}
 		}
 	}
 	var errs []error
@@ -69,9 +74,9 @@ func (c *cli) checkPlanNames(p *runner.Plan) error {
 	}
 	errs = append(errs, unknown("--check", slices.Sorted(maps.Keys(c.rf.checks)), checks, func(names []string) string {
 		if len(checks) == 0 {
-			return "the plan has no hop checks"
+			return "the catalog declares no hop checks"
 		}
-		return fmt.Sprintf("the plan has no hop %s %s; its checks are ", plural(len(names), "check"), strings.Join(names, ", "))
+		return fmt.Sprintf("no rule of the catalog declares hop %s %s; its checks are ", plural(len(names), "check"), strings.Join(names, ", "))
 	}))
 	if err := errors.Join(errs...); err != nil {
 		return &usageProblem{err.Error()}

@@ -19,9 +19,9 @@ func TestUnknownNames(t *testing.T) {
 		want string
 	}{
 		{"check", []string{"run", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "--simulate", "--check", "helthy=true"},
-			"hopdag run: --check helthy: the plan has no hop check helthy; its checks are cluster-healthy"},
-		{"check without checks", []string{"run", execCatalog, "--from", "v1.0", "--to", "v2.0", "--set", "out=x", "--check", "healthy=true"},
-			"hopdag run: --check healthy: the plan has no hop checks"},
+			"hopdag run: --check helthy: no rule of the catalog declares hop check helthy; its checks are cluster-healthy, conformance-smoke, etcd-backup, nodes-ready, registry-mirror-reachable"},
+		{"check without checks", []string{"run", execCatalog, "--from", "v1.0", "--to", "v2.0", "--set", "out=" + t.TempDir(), "--check", "healthy=true"},
+			"hopdag run: --check healthy: the catalog declares no hop checks"},
 		{"fail", []string{"run", execCatalog, "--from", "v1.0", "--to", "v2.0", "--simulate", "--fail", "db,etdc"},
 			"hopdag run: --fail etdc: the plan has no component etdc; its components are app, cache, config, db"},
 		{"accept on plan", []string{"plan", "-", "--from", "v26.06", "--to", "v26.09", "--accept", "containerd-v2-confg"},
@@ -47,4 +47,8 @@ func TestUnknownNames(t *testing.T) {
 			assert.ErrorIs(t, err, os.ErrNotExist, "a refused run created --state")
 		})
 	}
+	// A check that another route of the catalog has is no typo: a script
+	// may give every upgrade the same --check commands.
+	code, out, stderr := invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "--simulate", "--check", "etcd-backup=true", "--check", "cluster-healthy=true")
+	assert.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 }

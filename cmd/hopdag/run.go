@@ -125,7 +125,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if err != nil {
 		return c.fail1(err)
 	}
-	if err := c.checkPlanNames(plan); err != nil {
+	if err := c.checkPlanNames(cat, plan); err != nil {
 		return c.fail1(err)
 	}
 	opts := []runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger), runner.WithUntil(c.until()), runner.WithFailurePolicy(policy),
