@@ -242,6 +242,9 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if st != nil {
 		fmt.Fprintln(c.stdout)
 		report.Table(c.stdout, c.shown(st), report.PlanOrder(plan))
+		if st.Code == runner.CodeCheckpointFailed && *c.state != "" {
+			fmt.Fprintf(c.stdout, "not saved: the store did not take every transition above (CHECKPOINT_FAILED), so %s may hold an earlier status; hopdag status --state %s shows what it holds, which is what the next run resumes from\n", *c.state, *c.state)
+		}
 	}
 	if code, ok := c.held(st, err); ok {
 		return code
