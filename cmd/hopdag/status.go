@@ -137,6 +137,11 @@ func (c *cli) status(ctx context.Context) int {
 					fmt.Fprintf(c.stderr, "hopdag status: %s\n", gone(st, after.l, *c.state))
 					return exitGone
 				}
+				if aerr == nil && after.held && after.l.Expires.IsZero() && !warned {
+					// File: the lease record is gone, and so is its expiry.
+					fmt.Fprintf(c.stderr, "hopdag status: the record of the lease on the lock of %s is missing (deleted?), so whether lease %d's coordinator is alive cannot be told: it is taken as alive; if it is, its next refresh writes the record again, else the next hopdag run waits one lease TTL for it, then takes over\n", b.where, after.l.Token)
+					warned = true
+				}
 			}
 			if code := statusCode(st); !*c.sf.watch || !inFlight(st.Phase) {
 				return code

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -181,4 +182,22 @@ func TestStatusKilledRunIsGone(t *testing.T) {
 			assert.NotContains(t, stderr, "died or was killed")
 		})
 	}
+}
+
+// A killed run whose lease record (lease.json) was deleted: whether its
+// coordinator lives cannot be told, so status takes it as alive (exit 3)
+// and says why, rather than only "Running" for ever.
+func TestStatusLeaseRecordMissing(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p := start(t, "run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "1", "--state", state, "--lease-ttl", "2s")
+	require.Eventually(t, func() bool {
+		code, _, _ := hopdagRun(t, "", "status", "--state", state)
+		return code == exitRunning
+	}, 30*time.Second, 50*time.Millisecond, "the run's status says Running")
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	p.wait(t)
+	require.NoError(t, os.Remove(filepath.Join(state, "lease.json")))
+	code, out, stderr := hopdagRun(t, "", "status", "--state", state)
+	assert.Equal(t, exitRunning, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Contains(t, stderr, "the record of the lease on the lock of "+state+" is missing (deleted?), so whether lease 1's coordinator is alive cannot be told: it is taken as alive")
 }
