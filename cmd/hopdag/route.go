@@ -157,6 +157,8 @@ var cliTerms = strings.NewReplacer(
 	"(path.WithChannel)", "(--channel)",
 	"in the current state (the current argument of ResolveState): ", "in the state: --from ",
 	"or apply with Force to take them over", "or pass --force-conflicts to take them over",
+	"or start over with no previous status (for a state store: a new one)", "or start over with a new --state",
+	"or start over with no previous status", "or start over with a new --state",
 	"give both installations the same instance (components.WithInstance; hopdag run --instance)", "give both installations the same --instance",
 	"or take it over with components.WithTakeOver", "or take it over with --take-over",
 	"or take it over with apply.WithTakeOver", "or take it over with --take-over",
