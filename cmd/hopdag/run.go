@@ -254,6 +254,11 @@ func (c *cli) run(ctx context.Context) (code int) {
 		return exitInterrupted
 	}
 	if err != nil {
+		if errors.Is(err, runner.ErrPlanMismatch) && prev != nil {
+			// The same upgrade, planned otherwise: the route depends on
+			// more than --from and --to.
+			err = fmt.Errorf("%w; the route also depends on --accept, --channel, --prereleases and the catalog: give them as the run in %s was started with", err, *c.state)
+		}
 		if st == nil || !errors.Is(err, runner.ErrRunFailed) {
 			return c.fail1(err)
 		}
