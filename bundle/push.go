@@ -30,9 +30,12 @@ type Pushed struct {
 // Push validates the catalog in dir (an invalid catalog is never pushed),
 // packs the files Load read and what they name (the catalog documents, the
 // manifest files, the local Helm charts whole; not hidden files and
-// directories nor other files) into a bundle, pushes it to ref (a registry repository with a tag, or an OCI
-// layout: oci-layout://PATH:TAG, created if missing), tags it, and signs it
-// when a signing key is configured. Pushing the same directory again makes
+// directories nor other files) into a bundle, pushes it to ref (a registry
+// repository with a tag, or an OCI layout: oci-layout://PATH:TAG, a
+// directory or a .tar, created if missing), signs it when a signing key is
+// configured, and tags it last: a signing key that does not belong to its
+// certificate is refused before anything is pushed, and a failure at any
+// step leaves the tag where it was. Pushing the same directory again makes
 // the same digest.
 func (c *Client) Push(ctx context.Context, dir, ref string) (*Pushed, error) {
 	loc, err := ParseLocation(ref)
@@ -42,6 +45,13 @@ func (c *Client) Push(ctx context.Context, dir, ref string) (*Pushed, error) {
 	fail := func(err error) (*Pushed, error) { return nil, &Error{Op: "push", Ref: ref, Err: err} }
 	if loc.Tag == "" {
 		return fail(fmt.Errorf("%w: push needs a tag (REF:TAG)", ErrReference))
+	}
+	// The signer is checked before anything is pushed, and the tag moves
+	// last, once the bundle and its signature are there: a failure at any
+	// step leaves the tag where it was.
+	s, err := c.signer()
+	if err != nil {
+		return fail(fmt.Errorf("%w; nothing was pushed", err))
 	}
 	cat, err := release.LoadDir(dir)
 	if err != nil {
@@ -86,19 +96,15 @@ func (c *Client) Push(ctx context.Context, dir, ref string) (*Pushed, error) {
 	if err := pushIfMissing(ctx, dst, mdesc, manifest); err != nil {
 		return fail(explainPush(err, loc))
 	}
-	if err := dst.Tag(ctx, mdesc, loc.Tag); err != nil {
-		return fail(explainPush(err, loc))
-	}
 	out := &Pushed{Ref: ref, Digest: mdesc.Digest, Size: mdesc.Size, Files: files}
-	s, err := c.signer()
-	if err != nil {
-		return nil, &Error{Op: "sign", Ref: ref, Digest: mdesc.Digest.String(), Err: err}
-	}
 	if s != nil {
 		if err := sign(ctx, s, dst, mdesc.Digest); err != nil {
-			return nil, &Error{Op: "sign", Ref: ref, Digest: mdesc.Digest.String(), Err: err}
+			return nil, &Error{Op: "sign", Ref: ref, Digest: mdesc.Digest.String(), Err: fmt.Errorf("%w; the tag %s was not moved", err, loc.Tag)}
 		}
 		out.Signed = true
+	}
+	if err := dst.Tag(ctx, mdesc, loc.Tag); err != nil {
+		return fail(explainPush(err, loc))
 	}
 	return out, nil
 }

@@ -140,7 +140,24 @@ func ReadKeyFiles(keyFile, certFile string) (crypto.PrivateKey, []*x509.Certific
 		return nil, nil, fmt.Errorf("%s: %w", keyFile, err)
 	}
 	certs, err := ReadCertificates(certFile)
-	return key, certs, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if !keyOf(key, certs[0]) {
+		return nil, nil, fmt.Errorf("bundle: the signing key %s and the certificate %s do not belong together: %s is not the private key of %s (%s); give the certificate made with the key (hopdag bundle keygen writes NAME.key and NAME.crt)",
+			keyFile, certFile, keyFile, certFile, certs[0].Subject)
+	}
+	return key, certs, nil
+}
+
+// keyOf reports whether key is the private key of cert.
+func keyOf(key crypto.PrivateKey, cert *x509.Certificate) bool {
+	s, ok := key.(crypto.Signer)
+	if !ok {
+		return false
+	}
+	pub, ok := s.Public().(interface{ Equal(crypto.PublicKey) bool })
+	return ok && pub.Equal(cert.PublicKey)
 }
 
 // ReadCertificates reads a PEM certificate file.
@@ -165,7 +182,15 @@ func sign(ctx context.Context, s notation.Signer, target oras.GraphTarget, d dig
 	return err
 }
 
+// newSigner checks that key is the private key of the signing certificate
+// (certs[0]): notation finds out only when it signs.
 func newSigner(key crypto.PrivateKey, certs []*x509.Certificate) (notation.Signer, error) {
+	if len(certs) == 0 {
+		return nil, errors.New("a signing key needs its certificate (WithSigningKey's certs; the CLI's --sign-cert)")
+	}
+	if !keyOf(key, certs[0]) {
+		return nil, fmt.Errorf("the signing key and the signing certificate (%s) do not belong together: the key is not the certificate's private key; give the certificate made with the key", certs[0].Subject)
+	}
 	return signer.NewGenericSigner(key, certs)
 }
 
