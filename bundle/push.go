@@ -10,7 +10,6 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
-	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/hopdag/hopdag/release"
@@ -73,40 +72,51 @@ func (c *Client) Push(ctx context.Context, dir, ref string) (*Pushed, error) {
 	if err != nil {
 		return fail(err)
 	}
-	var dst oras.GraphTarget
-	if loc.Layout != "" {
-		dst, err = oci.NewWithContext(ctx, loc.Layout)
-	} else {
-		dst, err = c.repository(loc)
-	}
-	if err != nil {
-		return fail(err)
-	}
+	mdesc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ArtifactType, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
+	out := &Pushed{Ref: ref, Digest: mdesc.Digest, Size: mdesc.Size, Files: files}
 	blobs := []struct {
 		mediaType string
 		data      []byte
 	}{{ocispec.MediaTypeEmptyJSON, ocispec.DescriptorEmptyJSON.Data}, {LayerMediaType, layer}}
-	for _, b := range blobs {
-		desc := ocispec.Descriptor{MediaType: b.mediaType, Digest: digest.FromBytes(b.data), Size: int64(len(b.data))}
-		if err := pushIfMissing(ctx, dst, desc, b.data); err != nil {
-			return fail(explainPush(err, loc))
+	var signErr error
+	err = c.writeTo(ctx, loc, func(dst oras.GraphTarget) error {
+		for _, b := range blobs {
+			desc := ocispec.Descriptor{MediaType: b.mediaType, Digest: digest.FromBytes(b.data), Size: int64(len(b.data))}
+			if err := pushIfMissing(ctx, dst, desc, b.data); err != nil {
+				return err
+			}
 		}
-	}
-	mdesc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ArtifactType, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
-	if err := pushIfMissing(ctx, dst, mdesc, manifest); err != nil {
-		return fail(explainPush(err, loc))
-	}
-	out := &Pushed{Ref: ref, Digest: mdesc.Digest, Size: mdesc.Size, Files: files}
-	if s != nil {
-		if err := sign(ctx, s, dst, mdesc.Digest); err != nil {
-			return nil, &Error{Op: "sign", Ref: ref, Digest: mdesc.Digest.String(), Err: fmt.Errorf("%w; the tag %s was not moved", err, loc.Tag)}
+		if err := pushIfMissing(ctx, dst, mdesc, manifest); err != nil {
+			return err
 		}
-		out.Signed = true
-	}
-	if err := dst.Tag(ctx, mdesc, loc.Tag); err != nil {
+		if s != nil {
+			if signErr = sign(ctx, s, dst, mdesc.Digest); signErr != nil {
+				return signErr
+			}
+			out.Signed = true
+		}
+		return dst.Tag(ctx, mdesc, loc.Tag)
+	})
+	switch {
+	case signErr != nil:
+		return nil, &Error{Op: "sign", Ref: ref, Digest: mdesc.Digest.String(), Err: fmt.Errorf("%w; the tag %s was not moved", signErr, loc.Tag)}
+	case err != nil:
 		return fail(explainPush(err, loc))
 	}
 	return out, nil
+}
+
+// writeTo runs write on the registry repository or the OCI layout (a
+// directory or a .tar) loc names.
+func (c *Client) writeTo(ctx context.Context, loc Location, write func(oras.GraphTarget) error) error {
+	if loc.Layout != "" {
+		return updateLayout(ctx, loc.Layout, write)
+	}
+	repo, err := c.repository(loc)
+	if err != nil {
+		return err
+	}
+	return write(repo)
 }
 
 func pushIfMissing(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, data []byte) error {
