@@ -123,6 +123,9 @@ func (c *Client) fetch(ctx context.Context, op, ref string) (*Bundle, fs.FS, ora
 	fail := func(d digest.Digest, err error) (*Bundle, fs.FS, oras.GraphTarget, error) {
 		return nil, nil, nil, &Error{Op: op, Ref: ref, Digest: string(d), Err: err}
 	}
+	if c.verification != VerifyOff && len(c.verifyCerts) == 0 {
+		return fail("", fmt.Errorf("%w: WithVerifyKey(%s) was given no certificate, so no signature could verify; give the certificates of the signing keys (the CLI's --verify-key CERT)", ErrSignature, c.verification))
+	}
 	dst, err := c.store(ctx)
 	if err != nil {
 		return fail("", err)

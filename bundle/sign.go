@@ -44,6 +44,18 @@ const (
 	VerifyRequired
 )
 
+func (v Verification) String() string {
+	switch v {
+	case VerifyOff:
+		return "VerifyOff"
+	case VerifyOptional:
+		return "VerifyOptional"
+	case VerifyRequired:
+		return "VerifyRequired"
+	}
+	return fmt.Sprintf("Verification(%d)", int(v))
+}
+
 // GenerateKey makes an ECDSA P-256 private key and a self-signed X.509
 // code-signing certificate for commonName, valid for the given time from
 // now, both PEM-encoded: what WithSigningKey and WithVerifyKey read (as
@@ -231,7 +243,7 @@ func verify(ctx context.Context, v notation.Verifier, target oras.GraphTarget, a
 	}
 	var none notation.SignatureRetrievalFailedError
 	if errors.As(err, &none) && strings.Contains(none.Msg, "no signature is associated") {
-		return unsignedError{"no signature is attached to the bundle; sign it when pushing (hopdag bundle push --sign-key KEY --sign-cert CERT), or verify optionally"}
+		return unsignedError{"no signature is attached to the bundle; sign it when pushing (hopdag bundle push --sign-key KEY --sign-cert CERT), or accept unsigned bundles (VerifyOptional; the CLI's --verify optional)"}
 	}
 	return fmt.Errorf("%w: %s; verify with the certificate of the key the bundle was signed with (hopdag bundle push --sign-key KEY --sign-cert CERT: --verify-key CERT), or sign it again with the key of this certificate", ErrSignature, notationReason(err))
 }
