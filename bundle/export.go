@@ -8,9 +8,9 @@ import (
 
 // Export writes the bundle ref points to, with its signatures, to an OCI
 // image layout: a directory, or a tarball of one when path ends in .tar
-// (an existing layout keeps what it holds: its other tags). The layout is tagged with ref's tag (if any), so that
-// oci-layout://PATH:TAG (or oci-layout://PATH when it holds one tag) loads
-// it with no registry. The bundle is verified (as by Pull) before it is
+// (an existing layout keeps what it holds: its other tags). The layout is
+// tagged with ref's tag (if any), so that oci-layout://PATH:TAG (or
+// oci-layout://PATH when it holds one tag) loads it with no registry. The bundle is verified (as by Pull) before it is
 // written. Export returns what was exported, without loading its catalog.
 func (c *Client) Export(ctx context.Context, ref, path string) (*Bundle, error) {
 	b, _, src, err := c.fetch(ctx, "export", ref)
@@ -35,9 +35,9 @@ func (c *Client) Export(ctx context.Context, ref, path string) (*Bundle, error) 
 }
 
 // Copy copies the bundle src points to, with its signatures, to dst (a
-// registry repository or an OCI layout, a directory or a .tar, as Export
-// writes; its tag, or src's when dst has
-// none): prepare online, load into the bootstrap node's registry. The
+// registry repository, or an OCI layout written as Export writes one; its
+// tag, or src's when dst has none): prepare online, load into the
+// bootstrap node's registry. The
 // bundle is verified (as by Pull) before it is copied.
 func (c *Client) Copy(ctx context.Context, src, dst string) (*Bundle, error) {
 	b, _, from, err := c.fetch(ctx, "copy", src)
