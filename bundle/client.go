@@ -129,7 +129,7 @@ func (c *Client) store(ctx context.Context) (oras.GraphTarget, error) {
 	c.cacheMu.Lock()
 	defer c.cacheMu.Unlock()
 	if c.cache == nil {
-		s, err := oci.NewWithContext(ctx, c.cacheDir)
+		s, err := openCache(ctx, c.cacheDir)
 		if err != nil {
 			return nil, fmt.Errorf("opening the cache %s: %w", c.cacheDir, err)
 		}

@@ -66,8 +66,13 @@
 // WithCacheFallback, a registry that cannot be reached
 // (connection refused, DNS, timeout) makes Pull use the cached bundle of the
 // same digest or, for a tag, the one it last resolved to; Bundle.Cached and
-// Bundle.Note say so. One Client may be used by several goroutines; two
-// processes should not share a cache directory while both write to it.
+// Bundle.Note say so. A cached blob is not copied again, nor read, until
+// the bundle is read: one that is damaged or gone then (other bytes, cut
+// short, removed) is copied again from the registry, checked against its
+// digest as everything copied is; with the registry unreachable the
+// fallback refuses the bundle, naming the damaged file (ErrNotCached). One
+// Client may be used by several goroutines; two processes should not share
+// a cache directory while both write to it.
 //
 // # Registries, credentials and TLS
 //

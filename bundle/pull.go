@@ -123,6 +123,9 @@ func (c *Client) fetch(ctx context.Context, op, ref string) (*Bundle, fs.FS, ora
 	fail := func(d digest.Digest, err error) (*Bundle, fs.FS, oras.GraphTarget, error) {
 		return nil, nil, nil, &Error{Op: op, Ref: ref, Digest: string(d), Err: err}
 	}
+	if c.verification != VerifyOff && len(c.verifyCerts) == 0 {
+		return fail("", fmt.Errorf("%w: WithVerifyKey(%s) was given no certificate, so no signature could verify; give the certificates of the signing keys (the CLI's --verify-key CERT)", ErrSignature, c.verification))
+	}
 	dst, err := c.store(ctx)
 	if err != nil {
 		return fail("", err)
@@ -136,25 +139,7 @@ func (c *Client) fetch(ctx context.Context, op, ref string) (*Bundle, fs.FS, ora
 		return fail(b.Digest, err)
 	}
 	b.Digest = desc.Digest
-	// The digest names itself in the store (notation resolves it there).
-	if err := dst.Tag(ctx, desc, desc.Digest.String()); err != nil {
-		return fail(desc.Digest, fmt.Errorf("recording %s in the cache: %w", desc.Digest, err))
-	}
-	if c.verification != VerifyOff {
-		v, err := newVerifier(c.verifyCerts)
-		if err != nil {
-			return fail(desc.Digest, fmt.Errorf("%w: %v", ErrSignature, err))
-		}
-		switch err := verify(ctx, v, dst, loc.artifact(desc.Digest)); {
-		case err == nil:
-			b.Verified = true
-		case errors.Is(err, ErrUnsigned) && c.verification == VerifyOptional:
-			c.logger.Info("bundle: unsigned, accepted (verification optional)", "ref", ref, "digest", desc.Digest)
-		default:
-			return fail(desc.Digest, err)
-		}
-	}
-	fsys, m, err := read(ctx, dst, desc)
+	fsys, m, err := c.check(ctx, loc, dst, desc, b)
 	if err != nil {
 		return fail(desc.Digest, err)
 	}
@@ -165,6 +150,51 @@ func (c *Client) fetch(ctx context.Context, op, ref string) (*Bundle, fs.FS, ora
 	}
 	b.Files, b.Annotations = fsys, m.Annotations
 	return b, fsys, dst, nil
+}
+
+// check records desc in the cache, verifies its signature and reads it
+// from dst. A bundle the cache holds damaged (see cache.go) is copied again
+// from the source; with the source unreachable (b.Cached) it is refused.
+func (c *Client) check(ctx context.Context, loc Location, dst oras.GraphTarget, desc ocispec.Descriptor, b *Bundle) (fs.FS, ocispec.Manifest, error) {
+	for round := 0; ; round++ {
+		fsys, m, err := c.checkOnce(ctx, loc, dst, desc, b)
+		if err == nil || c.cacheDir == "" || round == maxRepairs || ctx.Err() != nil {
+			return fsys, m, err
+		}
+		bad := badEntries(ctx, dst, desc)
+		if len(bad) == 0 {
+			return fsys, m, err
+		}
+		if b.Cached {
+			return nil, m, c.damagedCacheError(loc, bad)
+		}
+		if err := c.repairCache(ctx, loc, dst, bad); err != nil {
+			return nil, m, err
+		}
+	}
+}
+
+func (c *Client) checkOnce(ctx context.Context, loc Location, dst oras.GraphTarget, desc ocispec.Descriptor, b *Bundle) (fs.FS, ocispec.Manifest, error) {
+	// The digest names itself in the store (notation resolves it there).
+	if err := dst.Tag(ctx, desc, desc.Digest.String()); err != nil {
+		return nil, ocispec.Manifest{}, fmt.Errorf("recording %s in the cache: %w", desc.Digest, err)
+	}
+	b.Verified = false
+	if c.verification != VerifyOff {
+		v, err := newVerifier(c.verifyCerts)
+		if err != nil {
+			return nil, ocispec.Manifest{}, fmt.Errorf("%w: %v", ErrSignature, err)
+		}
+		switch err := verify(ctx, v, dst, loc.artifact(desc.Digest)); {
+		case err == nil:
+			b.Verified = true
+		case errors.Is(err, ErrUnsigned) && c.verification == VerifyOptional:
+			c.logger.Info("bundle: unsigned, accepted (verification optional)", "ref", loc.Raw, "digest", desc.Digest)
+		default:
+			return nil, ocispec.Manifest{}, err
+		}
+	}
+	return read(ctx, dst, desc)
 }
 
 // resolveInto resolves loc and copies the bundle's graph (and its

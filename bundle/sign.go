@@ -44,6 +44,18 @@ const (
 	VerifyRequired
 )
 
+func (v Verification) String() string {
+	switch v {
+	case VerifyOff:
+		return "VerifyOff"
+	case VerifyOptional:
+		return "VerifyOptional"
+	case VerifyRequired:
+		return "VerifyRequired"
+	}
+	return fmt.Sprintf("Verification(%d)", int(v))
+}
+
 // GenerateKey makes an ECDSA P-256 private key and a self-signed X.509
 // code-signing certificate for commonName, valid for the given time from
 // now, both PEM-encoded: what WithSigningKey and WithVerifyKey read (as
@@ -140,7 +152,24 @@ func ReadKeyFiles(keyFile, certFile string) (crypto.PrivateKey, []*x509.Certific
 		return nil, nil, fmt.Errorf("%s: %w", keyFile, err)
 	}
 	certs, err := ReadCertificates(certFile)
-	return key, certs, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if !keyOf(key, certs[0]) {
+		return nil, nil, fmt.Errorf("bundle: the signing key %s and the certificate %s do not belong together: %s is not the private key of %s (%s); give the certificate made with the key (hopdag bundle keygen writes NAME.key and NAME.crt)",
+			keyFile, certFile, keyFile, certFile, certs[0].Subject)
+	}
+	return key, certs, nil
+}
+
+// keyOf reports whether key is the private key of cert.
+func keyOf(key crypto.PrivateKey, cert *x509.Certificate) bool {
+	s, ok := key.(crypto.Signer)
+	if !ok {
+		return false
+	}
+	pub, ok := s.Public().(interface{ Equal(crypto.PublicKey) bool })
+	return ok && pub.Equal(cert.PublicKey)
 }
 
 // ReadCertificates reads a PEM certificate file.
@@ -165,7 +194,15 @@ func sign(ctx context.Context, s notation.Signer, target oras.GraphTarget, d dig
 	return err
 }
 
+// newSigner checks that key is the private key of the signing certificate
+// (certs[0]): notation finds out only when it signs.
 func newSigner(key crypto.PrivateKey, certs []*x509.Certificate) (notation.Signer, error) {
+	if len(certs) == 0 {
+		return nil, errors.New("a signing key needs its certificate (WithSigningKey's certs; the CLI's --sign-cert)")
+	}
+	if !keyOf(key, certs[0]) {
+		return nil, fmt.Errorf("the signing key and the signing certificate (%s) do not belong together: the key is not the certificate's private key; give the certificate made with the key", certs[0].Subject)
+	}
 	return signer.NewGenericSigner(key, certs)
 }
 
@@ -206,7 +243,7 @@ func verify(ctx context.Context, v notation.Verifier, target oras.GraphTarget, a
 	}
 	var none notation.SignatureRetrievalFailedError
 	if errors.As(err, &none) && strings.Contains(none.Msg, "no signature is associated") {
-		return unsignedError{"no signature is attached to the bundle; sign it when pushing (hopdag bundle push --sign-key KEY --sign-cert CERT), or verify optionally"}
+		return unsignedError{"no signature is attached to the bundle; sign it when pushing (hopdag bundle push --sign-key KEY --sign-cert CERT), or accept unsigned bundles (VerifyOptional; the CLI's --verify optional)"}
 	}
 	return fmt.Errorf("%w: %s; verify with the certificate of the key the bundle was signed with (hopdag bundle push --sign-key KEY --sign-cert CERT: --verify-key CERT), or sign it again with the key of this certificate", ErrSignature, notationReason(err))
 }
