@@ -25,6 +25,16 @@ func WithExecutorOptions(opts ...runner.Option) Option {
 	return func(r *Reconciler) { r.execOpts = append(r.execOpts, opts...) }
 }
 
+// WithRunnerFor gives each ClusterVersion's runs a runner of their own,
+// in place of the one New was given (which may then be nil): for
+// example a components.Router whose Manifest names the instance after the
+// ClusterVersion (components.WithInstance), so that two ClusterVersions in
+// one cluster never prune each other's objects. The reconciler asks once
+// per ClusterVersion and keeps what it got for as long as it runs.
+func WithRunnerFor(rf func(cv types.NamespacedName) runner.Runner) Option {
+	return func(r *Reconciler) { r.runnerFor = rf }
+}
+
 // WithManifests gives the files that ComponentVersions name in
 // spec.manifests[].file and spec.phases[].manifests[].file (see
 // catalog.WithManifests).

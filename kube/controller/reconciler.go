@@ -41,6 +41,7 @@ type Reconciler struct {
 	client    client.Client
 	reader    client.Reader // reads ClusterVersions uncached
 	runner    runner.Runner
+	runnerFor func(types.NamespacedName) runner.Runner // WithRunnerFor
 	stores    StoreFunc
 	recorder  recorder.EventRecorder
 	execOpts  []runner.Option
@@ -54,6 +55,8 @@ type Reconciler struct {
 
 	mu   sync.Mutex
 	runs map[types.NamespacedName]*run // runs in flight in this process
+	// runners are WithRunnerFor's, by ClusterVersion.
+	runners map[types.NamespacedName]runner.Runner
 	// wake re-queues a ClusterVersion when its run ends.
 	wake   chan event.GenericEvent
 	writes atomic.Int64
@@ -66,8 +69,9 @@ type Reconciler struct {
 }
 
 // New returns a reconciler that runs components through rn (a
-// components.Router) and keeps each ClusterVersion's runs in the store
-// and lock stores gives. The client must read the catalog kinds and write
+// components.Router; nil with WithRunnerFor, which gives each
+// ClusterVersion its own) and keeps each ClusterVersion's runs in the
+// store and lock stores gives. The client must read the catalog kinds and write
 // ClusterVersion status; the manager's client does.
 func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *Reconciler {
 	host, _ := os.Hostname()
@@ -78,6 +82,7 @@ func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *R
 		ttl:      15 * time.Second,
 		logger:   slog.New(slog.DiscardHandler),
 		runs:     map[types.NamespacedName]*run{},
+		runners:  map[types.NamespacedName]runner.Runner{},
 		wake:     make(chan event.GenericEvent, 64),
 	}
 	for _, o := range opts {
@@ -85,6 +90,22 @@ func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *R
 	}
 	r.catalogs = catalog.NewCache(catalog.WithManifests(r.manifests))
 	return r
+}
+
+// runnerOf is the runner of cv's runs: WithRunnerFor's, asked once, else
+// New's.
+func (r *Reconciler) runnerOf(cv types.NamespacedName) runner.Runner {
+	if r.runnerFor == nil {
+		return r.runner
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rn, ok := r.runners[cv]
+	if !ok {
+		rn = r.runnerFor(cv)
+		r.runners[cv] = rn
+	}
+	return rn
 }
 
 // StatusWrites is the number of ClusterVersion status writes this
@@ -358,7 +379,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		}
 		return nil, nil
 	}
-	exec := runner.New(r.runner, r.executorOptions(cv)...)
+	exec := runner.New(r.runnerOf(types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}), r.executorOptions(cv)...)
 	p, err := runner.PlanRoute(cat, route, runner.ForExecutor(exec))
 	if err != nil {
 		r.failing(cv, st, "PlanInvalid", err.Error())

@@ -13,8 +13,8 @@
 //	kubectl apply -n demo -f clusterversion.yaml  # spec.installedVersion and spec.desiredVersion
 //	cd kube && go run ./examples/operator -catalog ../testdata/catalog
 //
-// It applies every ClusterVersion's manifests as one instance ("default"):
-// keep one ClusterVersion per cluster (see wire).
+// Each ClusterVersion's manifests are an instance of their own (see
+// instanceOf in wire.go), so several ClusterVersions can share a cluster.
 //
 // With -webhook-cert-dir DIR it also serves the validating webhook of
 // kube/config/webhook (DIR holds tls.crt and tls.key, e.g. from

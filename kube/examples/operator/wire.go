@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"io/fs"
 	"log/slog"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -30,14 +33,15 @@ func wire(mgr ctrl.Manager, apply components.Applier, manifests fs.FS, handlers 
 			return nil // a real handler drives the component here
 		}))
 	}
-	// One instance for every ClusterVersion: the reconciler hands the
-	// runner no ClusterVersion to name an instance after, so two
-	// ClusterVersions in one cluster would share the inventories and undo
-	// each other's objects. Keep one ClusterVersion per cluster.
-	router := components.NewRouter().
-		Register("inline", inline).
-		Register("manifest", components.NewManifest(apply, components.WithInstance(components.DefaultInstance),
-			components.WithValues(map[string]any{"registry": "registry.example"})))
+	// Each ClusterVersion's objects are an installation of their own
+	// (instanceOf), so that two ClusterVersions in one cluster never prune
+	// or take over each other's objects.
+	routerFor := func(cv types.NamespacedName) runner.Runner {
+		return components.NewRouter().
+			Register("inline", inline).
+			Register("manifest", components.NewManifest(apply, components.WithInstance(instanceOf(cv)),
+				components.WithValues(map[string]any{"registry": "registry.example"})))
+	}
 
 	// Each ClusterVersion's run is recorded on the API server, read and
 	// written past the manager's cache.
@@ -51,7 +55,8 @@ func wire(mgr ctrl.Manager, apply components.Applier, manifests fs.FS, handlers 
 		s := store.New(direct, cv.Namespace, "hopdag-"+cv.Name)
 		return s, s
 	}
-	r := controller.New(mgr.GetClient(), router, storeOf,
+	r := controller.New(mgr.GetClient(), nil, storeOf,
+		controller.WithRunnerFor(routerFor),
 		controller.WithManifests(manifests),
 		controller.WithExecutorOptions(append(checks, runner.WithMaxParallel(8))...),
 		controller.WithLogger(log))
@@ -62,4 +67,16 @@ func wire(mgr ctrl.Manager, apply components.Applier, manifests fs.FS, handlers 
 		return controller.NewValidator(mgr.GetAPIReader(), manifests).SetupWebhookWithManager(mgr)
 	}
 	return nil
+}
+
+// instanceOf is the instance of cv's objects: NAMESPACE-NAME, or, when
+// that is longer than an instance may be or holds a '.', "cv-" and a hash
+// of it.
+func instanceOf(cv types.NamespacedName) string {
+	id := cv.Namespace + "-" + cv.Name
+	if len(id) > 40 || strings.Contains(id, ".") {
+		sum := sha256.Sum256([]byte(cv.String()))
+		id = fmt.Sprintf("cv-%x", sum[:8])
+	}
+	return id
 }

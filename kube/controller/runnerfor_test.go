@@ -1,0 +1,62 @@
+package controller_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/runner/runnertest"
+)
+
+// TestRunnerFor upgrades two ClusterVersions side by side with
+// WithRunnerFor: each one's components run through the runner made for
+// it, asked for once, and never through New's runner or the other's.
+func TestRunnerFor(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	var mu sync.Mutex
+	made := map[types.NamespacedName]*runnertest.Runner{}
+	asked := map[types.NamespacedName]int{}
+	runnerFor := func(cv types.NamespacedName) runner.Runner {
+		mu.Lock()
+		defer mu.Unlock()
+		asked[cv]++
+		made[cv] = runnertest.New()
+		return made[cv]
+	}
+	op := startOperator(t, opConfig{opts: []controller.Option{controller.WithRunnerFor(runnerFor)}})
+	ctx := context.Background()
+
+	var keys []types.NamespacedName
+	for range 2 {
+		ns := newNamespace(t, c)
+		applyCatalog(t, c, ns, catalogDir)
+		cv := newCV(ns, "v26.06", "v26.09")
+		require.NoError(t, c.Create(ctx, cv))
+		keys = append(keys, client.ObjectKeyFromObject(cv))
+	}
+	for _, k := range keys {
+		waitFor(t, c, k, 60*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
+			return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
+		})
+	}
+
+	assert.Empty(t, op.runner.Records(), "New's runner is not used with WithRunnerFor")
+	mu.Lock()
+	defer mu.Unlock()
+	for _, k := range keys {
+		assert.Equal(t, 1, asked[k], "the runner of %s is asked for once", k)
+		require.NotNil(t, made[k], "a runner was made for %s", k)
+		assert.NotEmpty(t, made[k].Records(), "%s ran through its own runner", k)
+	}
+	assert.Len(t, asked, len(keys), "runners are made only for the ClusterVersions that run")
+}
