@@ -53,6 +53,21 @@
 // does not reset it (the head keeps the fence); deleting the head deletes
 // the run's status with it.
 //
+// A holder is dead only when its lease expired, never because its Lease
+// object is gone: with the Lease missing (kubectl delete lease) and a
+// token issued (the head's fence above 0), the lease is taken as held by
+// the last token issued. The first Acquire that finds it missing creates
+// the Lease again, held by "(unknown: the Lease was missing)" with that
+// token for one TTL (the acquirer's) from then, and refuses with a
+// *state.LockedError whose Missing names the Lease; later Acquires find
+// that Lease and wait for its expiry, which they do not move. The holder
+// goes on: its commits pass while the Lease is missing or holds its token
+// unexpired, and its next Refresh puts its own name and TTL back (creating
+// the Lease if none is there yet); its Release frees it, keeping the
+// token. A holder that is gone does not refresh, and the lease taken as
+// held runs out. Any other token stays fenced, and its FencedError does
+// not call the lock free. ReadLease says the same as Acquire.
+//
 // Damage: an annotation of the store's that does not parse (a fence or a
 // token that is not a number, an id that is not hex, a journal reference
 // that is not SEQ-ID) and a record whose bytes do not check out (its

@@ -44,6 +44,9 @@ func (s *Store) Acquire(ctx context.Context, holder string, ttl time.Duration) (
 	if head != nil {
 		token = num(head, annFence)
 	}
+	if l == nil && token > 0 {
+		return state.Lease{}, s.placeholder(ctx, token, secs, start)
+	}
 	if l != nil {
 		token = max(token, num(&l.ObjectMeta, annToken))
 	}
@@ -79,6 +82,38 @@ func (s *Store) Acquire(ctx context.Context, holder string, ttl time.Duration) (
 		return state.Lease{}, err
 	}
 	return state.Lease{Holder: holder, Token: token, TTL: ttl, Expires: start.Add(time.Duration(secs) * time.Second)}, nil
+}
+
+// unknownHolder is the holder of a Lease an Acquire put back, taking the
+// lease as held, when it found none and a token had been issued.
+const unknownHolder = "(unknown: the Lease was missing)"
+
+// placeholder creates the Lease, found missing though token (the head's
+// fence: the last token issued) was handed out, as held by an unknown
+// holder for one TTL (secs) from now, so that a holder still running
+// keeps it by refreshing and Acquires that find it do not extend it; and
+// returns the *state.LockedError that says so.
+func (s *Store) placeholder(ctx context.Context, token uint64, secs int32, start time.Time) error {
+	now := metav1.NewMicroTime(start)
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: s.name,
+		Annotations: map[string]string{annToken: strconv.FormatUint(token, 10)}}}
+	l.Spec = coordinationv1.LeaseSpec{HolderIdentity: new(unknownHolder), LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now}
+	err := s.c.Create(ctx, l)
+	if apierrors.IsAlreadyExists(err) {
+		// Put back since (its holder's Refresh, another Acquire).
+		cur, lerr := s.lease(ctx)
+		if lerr != nil {
+			return lerr
+		}
+		if cur != nil && s.taken(cur) {
+			return &state.LockedError{Holder: holderOf(cur), Token: num(&cur.ObjectMeta, annToken), Expires: expiry(cur)}
+		}
+		return &state.LockedError{Holder: unknownHolder, Token: token, Missing: s.path("Lease", s.name)}
+	}
+	if err != nil {
+		return errorf("acquire: putting back %s: %w", s.path("Lease", s.name), err)
+	}
+	return &state.LockedError{Holder: unknownHolder, Token: token, Expires: expiry(l), Missing: s.path("Lease", s.name)}
 }
 
 func ptrOr(p *int32) int32 {
@@ -121,19 +156,52 @@ func (s *Store) raiseFence(ctx context.Context, token uint64) error {
 	return nil
 }
 
-// current reads the Lease and checks that l is its current lease.
+// current reads the Lease and checks that l is its current lease: the
+// Lease holds l's token, unexpired, for l's holder or for the unknown
+// holder of a Lease an Acquire put back. When the Lease is missing and
+// l's token is the last issued (the head's fence), it returns a Lease of
+// l's to create (no resourceVersion): its holder may still run, and goes
+// on.
 func (s *Store) current(ctx context.Context, l state.Lease) (*coordinationv1.Lease, error) {
 	cur, err := s.lease(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if cur == nil || !s.held(cur) || num(&cur.ObjectMeta, annToken) != l.Token || holderOf(cur) != l.Holder {
+	if cur == nil && l.Token != 0 {
+		head, err := s.head(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if head != nil && num(head, annFence) == l.Token {
+			if l.Holder == "" || l.TTL <= 0 {
+				return nil, errorf("refresh of lease %d of %q with ttl %v: pass the Lease that Acquire or Refresh returned", l.Token, l.Holder, l.TTL)
+			}
+			secs := int32(min(math.Ceil(l.TTL.Seconds()), math.MaxInt32))
+			return &coordinationv1.Lease{
+				ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: s.name, Annotations: map[string]string{annToken: strconv.FormatUint(l.Token, 10)}},
+				Spec:       coordinationv1.LeaseSpec{HolderIdentity: &l.Holder, LeaseDurationSeconds: &secs},
+			}, nil
+		}
+	}
+	if cur == nil || !s.held(cur) || num(&cur.ObjectMeta, annToken) != l.Token || holderOf(cur) != l.Holder && holderOf(cur) != unknownHolder {
 		return nil, s.fenced(ctx, l.Token)
 	}
 	return cur, nil
 }
 
-// Refresh extends l by its TTL from now.
+// put writes cur, which current returned: an update, or the creation of
+// a Lease found missing.
+func (s *Store) put(ctx context.Context, cur *coordinationv1.Lease) error {
+	if cur.ResourceVersion == "" {
+		return s.c.Create(ctx, cur)
+	}
+	return s.c.Update(ctx, cur)
+}
+
+// Refresh extends l by its TTL from now. A Lease found missing while l
+// is the last lease issued is created again for l (its holder, TTL and
+// token); one an Acquire put back as held by an unknown holder gets l's
+// holder and TTL back.
 func (s *Store) Refresh(ctx context.Context, l state.Lease) (state.Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return state.Lease{}, err
@@ -145,8 +213,14 @@ func (s *Store) Refresh(ctx context.Context, l state.Lease) (state.Lease, error)
 	}
 	now := metav1.NewMicroTime(start)
 	cur.Spec.RenewTime = &now
-	if err := s.c.Update(ctx, cur); err != nil {
-		if apierrors.IsConflict(err) {
+	if holderOf(cur) == unknownHolder && l.Holder != "" && l.TTL > 0 {
+		// Put back by an Acquire, with the acquirer's TTL: the holder's
+		// lease is its own again.
+		secs := int32(min(math.Ceil(l.TTL.Seconds()), math.MaxInt32))
+		cur.Spec.HolderIdentity, cur.Spec.LeaseDurationSeconds = &l.Holder, &secs
+	}
+	if err := s.put(ctx, cur); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 			return state.Lease{}, s.fenced(ctx, l.Token)
 		}
 		return state.Lease{}, errorf("refresh Lease %s/%s: %w", s.namespace, s.name, err)
@@ -155,7 +229,9 @@ func (s *Store) Refresh(ctx context.Context, l state.Lease) (state.Lease, error)
 	return l, nil
 }
 
-// Release frees the Lease; its token stays, so the next one is higher.
+// Release frees the Lease; its token stays, so the next one is higher. A
+// Lease found missing while l is the last lease issued is created free,
+// with l's token.
 func (s *Store) Release(ctx context.Context, l state.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -165,8 +241,8 @@ func (s *Store) Release(ctx context.Context, l state.Lease) error {
 		return err
 	}
 	cur.Spec.HolderIdentity = nil
-	if err := s.c.Update(ctx, cur); err != nil {
-		if apierrors.IsConflict(err) {
+	if err := s.put(ctx, cur); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 			return s.fenced(ctx, l.Token)
 		}
 		return errorf("release Lease %s/%s: %w", s.namespace, s.name, err)

@@ -593,7 +593,11 @@ func (s *Store) checkToken(ctx context.Context, token uint64) error {
 	if err != nil {
 		return err
 	}
-	if l == nil || !s.held(l) || num(&l.ObjectMeta, annToken) != token || token == 0 {
+	if l == nil && token != 0 && s.v.head != nil && num(s.v.head, annFence) == token {
+		// The Lease was deleted (by hand) and token is the last issued:
+		// the lease is taken as held, and its holder goes on (its next
+		// Refresh puts the Lease back).
+	} else if l == nil || !s.held(l) || num(&l.ObjectMeta, annToken) != token || token == 0 {
 		return s.fenced(ctx, token)
 	}
 	if s.v.head == nil {
@@ -618,6 +622,16 @@ func (s *Store) fenced(ctx context.Context, token uint64) error {
 	fe := &state.FencedError{Token: token}
 	if l != nil && s.held(l) {
 		fe.Holder, fe.Current = holderOf(l), num(&l.ObjectMeta, annToken)
+	}
+	if l == nil {
+		// Missing: held by the last lease issued, if any (not free).
+		head, err := s.head(ctx)
+		if err != nil {
+			return err
+		}
+		if head != nil && num(head, annFence) != 0 {
+			fe.Holder, fe.Current = unknownHolder, num(head, annFence)
+		}
 	}
 	return fe
 }

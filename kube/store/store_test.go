@@ -288,6 +288,14 @@ func TestTokenSurvivesLeaseDeletion(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Save(ctx, l1.Token, &runner.Status{Phase: runner.Running}))
 	require.NoError(t, c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "run"}}))
+	_, err = s.Acquire(ctx, "b", time.Minute)
+	require.ErrorIs(t, err, state.ErrLocked, "Acquire with the Lease deleted: taken as held for a TTL (TestLeaseDeleted)")
+	// The lease taken as held runs out.
+	var lease coordinationv1.Lease
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "run"}, &lease))
+	past := metav1.NewMicroTime(time.Now().Add(-time.Hour))
+	lease.Spec.RenewTime = &past
+	require.NoError(t, c.Update(ctx, &lease))
 	l2, err := s.Acquire(ctx, "b", time.Minute)
 	require.NoError(t, err)
 	assert.Greater(t, l2.Token, l1.Token, "the token after the Lease was deleted is higher")

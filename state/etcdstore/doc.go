@@ -16,7 +16,7 @@
 // --auto-compaction-mode=periodic --auto-compaction-retention=1h, and
 // defragment now and then) so that the space of deleted commits and
 // snapshots comes back; the fencing tokens do not depend on history (a
-// create revision of a live key). The lock is at
+// revision of a live key). The lock is at
 // prefix+"lock": a key bound to an etcd lease with the lease's TTL, so
 // etcd deletes it when its holder stops refreshing; its value is the
 // holder's name. The fencing token is the lock key's create revision:
@@ -25,6 +25,49 @@
 // transaction that compares the lock key's create revision with the
 // token: a stale holder's write cannot slip in between the check and the
 // write.
+//
+// # Fencing: what survives what
+//
+// Next to the lock key, prefix+"issued" (no etcd lease: it outlives
+// expiries) records the last lease issued, {"holder","lease"} with the
+// ID of the etcd lease its lock key is bound to, written in the
+// transaction that creates the lock key (so its mod revision is the
+// token), and {"token"} with no lease once that lease is released. A
+// holder is dead only when its etcd lease is (expired on the server's
+// clock, or revoked), never because its lock key is gone:
+//
+//   - The lock key deleted by hand while its holder runs: the lock is
+//     held, for as long as the etcd lease the issued key names lives
+//     (Acquire, ReadLease: a *state.LockedError with Missing the lock
+//     key). The holder's next Refresh, or a commit that finds it gone,
+//     puts the key back, bound to the same etcd lease; its writes then
+//     compare the issued key's mod revision and the lock key's etcd
+//     lease instead of its create revision (a new acquisition or a
+//     release rewrites the first, an expiry deletes the second). A holder
+//     that is gone keeps nothing: its etcd lease expires within its TTL.
+//   - The issued key deleted too (or a prefix written before the store
+//     kept it) while the status was written: its last writer may run.
+//     Acquire writes the issued key naming the status's last token, held
+//     by an unknown holder, bound to a new etcd lease of the acquirer's
+//     TTL that nobody but that writer refreshes (so Acquires that find it
+//     do not extend it), and refuses with Missing set; the writer's
+//     Refresh puts its name back and keeps the lease. A lease that never
+//     wrote the status is then fenced: safe, though its run stops.
+//   - A stale token stays fenced whatever is deleted: no record names it.
+//     Tokens are revisions: none is ever issued twice.
+//   - A lock key bound to no etcd lease (etcdctl put without --lease)
+//     would never expire: Acquire and ReadLease refuse it as a
+//     *state.CorruptError naming it. No coordinator wrote it; once none
+//     runs on the prefix (hopdag status), it can be cleared, after which
+//     the rules above apply.
+//
+// The keys read are only those of the store's exact forms (lock, issued,
+// snap, snap/ and 20 digits / 6 digits, log/ and 20 digits); others under
+// the prefix belong to a run whose prefix is nested in this one's
+// (prefix+"log/"...) and are ignored, and a snapshot deletes only keys of
+// its own forms. A key that starts as a form of the store's and goes on
+// (prefix+"log/00000000000000000001/...", the keys of a run nested there)
+// is refused: the range deletes of snapshots would take it.
 //
 // Lease TTLs are whole seconds on the server (rounded up, and raised to
 // the server's minimum); Lease.Expires is counted from before each

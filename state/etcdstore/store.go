@@ -2,7 +2,7 @@ package etcdstore
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/hopdag/hopdag/internal/codec"
@@ -23,9 +22,10 @@ import (
 // cluster. It is safe for concurrent use; any number of Stores, in any
 // number of processes, may share a prefix.
 type Store struct {
-	cli     *clientv3.Client
-	prefix  string
-	lockKey string
+	cli       *clientv3.Client
+	prefix    string
+	lockKey   string
+	issuedKey string
 
 	mu sync.Mutex // guards the view below and serialises this handle's writes
 	// The status as this handle last saw it.
@@ -41,6 +41,10 @@ type Store struct {
 	// base is the hops as the last record read or written has them: what
 	// the next commit records the changes of.
 	base codec.Base
+	// fenceOf, when not 0, is a token whose lock key was put back (see
+	// fence); fenceCmps are then the compares of its writes.
+	fenceOf   uint64
+	fenceCmps []clientv3.Cmp
 }
 
 // Limits of one write. etcd refuses requests over --max-request-bytes
@@ -55,7 +59,7 @@ const (
 // New returns the store of the run under prefix (e.g. "/hopdag/prod/").
 // The client stays the caller's to close.
 func New(cli *clientv3.Client, prefix string) *Store {
-	return &Store{cli: cli, prefix: prefix, lockKey: prefix + "lock"}
+	return &Store{cli: cli, prefix: prefix, lockKey: prefix + "lock", issuedKey: prefix + "issued"}
 }
 
 func (s *Store) headKey() string { return s.prefix + "snap" }
@@ -65,6 +69,53 @@ func (s *Store) shardKey(seq uint64, i int) string {
 }
 
 func (s *Store) logKey(seq uint64) string { return fmt.Sprintf("%slog/%020d", s.prefix, seq) }
+
+// Kinds of keys under the prefix.
+const (
+	keyForeign = iota // not a name of the store's: another run's
+	keyOwn            // the head, a shard, the lock
+	keyIssued         // the record of the last lease issued
+	keyLog            // a commit: log/ and 20 digits
+	keyNested         // a key that starts as the store's own log or shard keys do, and goes on
+)
+
+// keyKind tells the store's own keys (of their exact forms) from others
+// under its prefix: a run whose prefix is nested in this one's (P/site/
+// and P/site/log/) has keys under it that this run ignores.
+func (s *Store) keyKind(k string) int {
+	rest, ok := strings.CutPrefix(k, s.prefix)
+	if !ok {
+		return keyForeign
+	}
+	switch rest {
+	case "snap", "lock":
+		return keyOwn
+	case "issued":
+		return keyIssued
+	}
+	if seq, ok := strings.CutPrefix(rest, "log/"); ok && len(seq) >= 20 && digits(seq[:20]) {
+		if len(seq) == 20 {
+			return keyLog
+		}
+		return keyNested
+	}
+	if sh, ok := strings.CutPrefix(rest, "snap/"); ok && len(sh) >= 20 && digits(sh[:20]) {
+		if len(sh) == 27 && sh[20] == '/' && digits(sh[21:]) {
+			return keyOwn
+		}
+		return keyNested
+	}
+	return keyForeign
+}
+
+func digits(s string) bool {
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // Load reads the snapshot and replays the commits after it, in one
 // consistent read; nil and no error when none was saved.
@@ -95,14 +146,28 @@ func (s *Store) load(ctx context.Context) (*codec.State, error) {
 	var logs []*mvccpb.KeyValue
 	for _, kv := range resp.Kvs {
 		k := string(kv.Key)
-		kvs[k] = kv
-		if strings.HasPrefix(k, s.prefix+"log/") {
+		switch s.keyKind(k) {
+		case keyLog:
 			logs = append(logs, kv) // sorted by key: by seq
+		case keyForeign:
+			continue // another run's, under a prefix nested in this one
+		case keyIssued:
+			var rec issued
+			if err := json.Unmarshal(kv.Value, &rec); err != nil {
+				return nil, &state.CorruptError{Path: k, Err: fmt.Errorf("%q is not the record of the last lease issued, as the store writes it: %w", kv.Value, err)}
+			}
+		case keyNested:
+			return nil, errorf("load %s: key %s is under this run's own keys (%slog/ and %ssnap/ and 20 digits): a run whose prefix is nested there would have its keys deleted by this one's snapshots; give the runs prefixes that do not nest", s.prefix, k, s.prefix, s.prefix)
 		}
+		kvs[k] = kv
 	}
 	st := &codec.State{}
 	s.headRev, s.snapLen, s.logSize = 0, 0, 0
-	if head, ok := kvs[s.headKey()]; ok {
+	head, ok := kvs[s.headKey()]
+	if !ok && len(logs) > 0 {
+		return nil, s.corrupt(s.headKey(), 0, fmt.Errorf("the snapshot head is missing: commits %s and on are there, and every commit follows a snapshot", strings.TrimPrefix(string(logs[0].Key), s.prefix+"log/")))
+	}
+	if ok {
 		s.headRev = head.ModRevision
 		r, err := codec.Unframe(head.Value)
 		if err == nil && r.Kind != codec.KindSnapshot {
@@ -231,7 +296,7 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 	for _, h := range st.Hops {
 		total += len(h.Components)
 	}
-	fence := clientv3.Compare(clientv3.CreateRevision(s.lockKey), "=", int64(token))
+	fence := s.fence(token)
 	head := clientv3.Compare(clientv3.ModRevision(s.headKey()), "=", s.headRev)
 	if !all && s.exists && total == s.counts && 2*len(changed) <= total && s.logSize <= max(minJournal, s.snapLen) {
 		lines, next, err := codec.Commits(s.seq+1, token, st, changed, maxValue, s.base)
@@ -240,7 +305,7 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 		}
 		for _, line := range lines {
 			key := s.logKey(s.seq + 1)
-			ok, err := s.txn(ctx, token, []clientv3.Cmp{fence, head, clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
+			ok, err := s.txn(ctx, token, append(fence, head, clientv3.Compare(clientv3.CreateRevision(key), "=", 0)),
 				clientv3.OpPut(key, string(line)))
 			if err != nil || !ok {
 				// Another handle wrote first: look again and write the
@@ -272,7 +337,7 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 		if len(ops) == 0 {
 			return true, nil
 		}
-		ok, err := s.txn(ctx, token, []clientv3.Cmp{fence, head}, ops...)
+		ok, err := s.txn(ctx, token, append(fence, head), ops...)
 		ops, size = ops[:0], 0
 		return ok, err
 	}
@@ -292,10 +357,12 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 	// the same holder): the snapshot replaces the commits up to its seq,
 	// and a later one left behind would be replayed on top of it.
 	free := clientv3.Compare(clientv3.CreateRevision(s.logKey(next)), "=", 0)
-	ok, err := s.txnRev(ctx, token, &s.headRev, []clientv3.Cmp{fence, head, free},
+	ok, err := s.txnRev(ctx, token, &s.headRev, append(fence, head, free),
 		clientv3.OpPut(s.headKey(), string(lines[0])),
-		clientv3.OpDelete(s.prefix+"snap/", clientv3.WithRange(fmt.Sprintf("%ssnap/%020d", s.prefix, next))),
-		clientv3.OpDelete(s.prefix+"log/", clientv3.WithRange(s.logKey(next+1))),
+		// From the first key of each form (not from snap/ or log/
+		// alone: a run nested at P/log/ keeps its keys).
+		clientv3.OpDelete(s.shardKey(0, 0), clientv3.WithRange(fmt.Sprintf("%ssnap/%020d", s.prefix, next))),
+		clientv3.OpDelete(s.logKey(0), clientv3.WithRange(s.logKey(next+1))),
 	)
 	if err != nil || !ok {
 		return err == nil, err
@@ -318,7 +385,7 @@ func (s *Store) txn(ctx context.Context, token uint64, cmps []clientv3.Cmp, ops 
 // txnRev is txn that sets *rev to the transaction's revision if it
 // succeeded.
 func (s *Store) txnRev(ctx context.Context, token uint64, rev *int64, cmps []clientv3.Cmp, ops ...clientv3.Op) (bool, error) {
-	resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Else(clientv3.OpGet(s.lockKey)).Commit()
+	resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Else(clientv3.OpGet(s.lockKey), clientv3.OpGet(s.issuedKey)).Commit()
 	if err != nil {
 		return false, errorf("save %s: %w", s.prefix, err)
 	}
@@ -331,144 +398,7 @@ func (s *Store) txnRev(ctx context.Context, token uint64, rev *int64, cmps []cli
 		}
 		return true, nil
 	}
-	kvs := resp.Responses[0].GetResponseRange().Kvs
-	if len(kvs) == 0 || kvs[0].CreateRevision != int64(token) {
-		return false, fencedBy(token, kvs)
-	}
-	return false, nil
-}
-
-// Acquire takes the lock; see state.Lock.
-func (s *Store) Acquire(ctx context.Context, holder string, ttl time.Duration) (state.Lease, error) {
-	if err := ctx.Err(); err != nil {
-		return state.Lease{}, err
-	}
-	if holder == "" {
-		return state.Lease{}, errorf("acquire: empty holder name; name the holder, e.g. host/pid")
-	}
-	if ttl <= 0 {
-		return state.Lease{}, errorf("acquire: ttl %v is not positive", ttl)
-	}
-	start := time.Now()
-	g, err := s.cli.Grant(ctx, int64(math.Ceil(ttl.Seconds())))
-	if err != nil {
-		return state.Lease{}, errorf("acquire %s: %w", s.lockKey, err)
-	}
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(s.lockKey), "=", 0)).
-		Then(clientv3.OpPut(s.lockKey, holder, clientv3.WithLease(g.ID))).
-		Else(clientv3.OpGet(s.lockKey)).
-		Commit()
-	if err != nil || !resp.Succeeded {
-		s.revoke(ctx, g.ID)
-	}
-	if err != nil {
-		return state.Lease{}, errorf("acquire %s: %w", s.lockKey, err)
-	}
-	if !resp.Succeeded {
-		return state.Lease{}, s.locked(ctx, resp.Responses[0].GetResponseRange().Kvs)
-	}
-	return state.Lease{Holder: holder, Token: uint64(resp.Header.Revision), TTL: ttl, Expires: start.Add(ttl)}, nil
-}
-
-// Refresh keeps the lock key's etcd lease alive; see state.Lock.
-func (s *Store) Refresh(ctx context.Context, l state.Lease) (state.Lease, error) {
-	if err := ctx.Err(); err != nil {
-		return state.Lease{}, err
-	}
-	start := time.Now()
-	kv, err := s.current(ctx, l.Token)
-	if err != nil {
-		return state.Lease{}, err
-	}
-	_, err = s.cli.KeepAliveOnce(ctx, clientv3.LeaseID(kv.Lease))
-	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
-		// Expired between the read and the keep-alive.
-		return state.Lease{}, s.fenced(ctx, l.Token)
-	}
-	if err != nil {
-		return state.Lease{}, errorf("refresh %s: %w", s.lockKey, err)
-	}
-	l.Expires = start.Add(l.TTL)
-	return l, nil
-}
-
-// Release deletes the lock key and revokes its etcd lease; see state.Lock.
-func (s *Store) Release(ctx context.Context, l state.Lease) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if !valid(l.Token) {
-		return s.fenced(ctx, l.Token)
-	}
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(s.lockKey), "=", int64(l.Token))).
-		Then(clientv3.OpGet(s.lockKey), clientv3.OpDelete(s.lockKey)).
-		Else(clientv3.OpGet(s.lockKey)).
-		Commit()
-	if err != nil {
-		return errorf("release %s: %w", s.lockKey, err)
-	}
-	kvs := resp.Responses[0].GetResponseRange().Kvs
-	if !resp.Succeeded {
-		return fencedBy(l.Token, kvs)
-	}
-	s.revoke(ctx, clientv3.LeaseID(kvs[0].Lease))
-	return nil
-}
-
-// current returns the lock key if token is its create revision, else a
-// *state.FencedError.
-func (s *Store) current(ctx context.Context, token uint64) (*mvccpb.KeyValue, error) {
-	resp, err := s.cli.Get(ctx, s.lockKey)
-	if err != nil {
-		return nil, errorf("read %s: %w", s.lockKey, err)
-	}
-	if !valid(token) || len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != int64(token) {
-		return nil, fencedBy(token, resp.Kvs)
-	}
-	return resp.Kvs[0], nil
-}
-
-// fenced reads the lock key to say who holds it now.
-func (s *Store) fenced(ctx context.Context, token uint64) error {
-	resp, err := s.cli.Get(ctx, s.lockKey)
-	if err != nil {
-		return errorf("read %s: %w", s.lockKey, err)
-	}
-	return fencedBy(token, resp.Kvs)
-}
-
-func fencedBy(token uint64, kvs []*mvccpb.KeyValue) error {
-	e := &state.FencedError{Token: token}
-	if len(kvs) > 0 {
-		e.Holder, e.Current = string(kvs[0].Value), uint64(kvs[0].CreateRevision)
-	}
-	return e
-}
-
-// locked describes the holder of the lock key, asking etcd how long its
-// lease has left.
-func (s *Store) locked(ctx context.Context, kvs []*mvccpb.KeyValue) error {
-	if len(kvs) == 0 {
-		// The compare and the read are one transaction: the key is there.
-		return &state.LockedError{}
-	}
-	kv := kvs[0]
-	e := &state.LockedError{Holder: string(kv.Value), Token: uint64(kv.CreateRevision)}
-	now := time.Now()
-	if ttl, err := s.cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil && ttl.TTL >= 0 {
-		e.Expires = now.Add(time.Duration(ttl.TTL) * time.Second)
-	}
-	return e
-}
-
-// revoke revokes an etcd lease, best effort: if it fails the lease
-// expires by itself.
-func (s *Store) revoke(ctx context.Context, id clientv3.LeaseID) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	_, _ = s.cli.Revoke(ctx, id)
+	return false, s.refence(ctx, token, resp)
 }
 
 // valid reports whether token can be a create revision.

@@ -1,6 +1,7 @@
 package etcdstore_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -29,14 +30,7 @@ func TestConformance(t *testing.T) {
 		return statetest.Env{
 			Open: func() statetest.Backend { return etcdstore.New(client(t), p) },
 			// etcd expires a lease by revoking it; do that now.
-			Expire: func(l state.Lease) {
-				resp, err := cli.Get(t.Context(), p+"lock")
-				require.NoError(t, err)
-				if len(resp.Kvs) > 0 && resp.Kvs[0].CreateRevision == int64(l.Token) {
-					_, err := cli.Revoke(t.Context(), clientv3.LeaseID(resp.Kvs[0].Lease))
-					require.NoError(t, err)
-				}
-			},
+			Expire: func(l state.Lease) { expire(t, cli, p, l) },
 			// Long enough that no lease expires by itself on a slow
 			// machine; the Fencing case waits at most a third of it for
 			// the paused keeper's next refresh.
@@ -146,4 +140,36 @@ func (r keysRaw) Write(name string, data []byte) {
 func (r keysRaw) Remove(name string) {
 	_, err := r.cli.Delete(r.t.Context(), r.prefix+name)
 	require.NoError(r.t, err)
+}
+
+// expire revokes the etcd lease of l: the lock key's, when l's token is
+// its create revision, and the one the issued key names for l's token
+// (the lock key put back, or missing).
+func expire(t *testing.T, cli *clientv3.Client, p string, l state.Lease) {
+	ctx := t.Context()
+	resp, err := cli.Get(ctx, p+"lock")
+	require.NoError(t, err)
+	if len(resp.Kvs) > 0 && resp.Kvs[0].CreateRevision == int64(l.Token) {
+		_, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
+		require.NoError(t, err)
+	}
+	resp, err = cli.Get(ctx, p+"issued")
+	require.NoError(t, err)
+	if len(resp.Kvs) == 0 {
+		return
+	}
+	var rec struct {
+		Token uint64 `json:"token"`
+		Lease int64  `json:"lease"`
+	}
+	require.NoError(t, json.Unmarshal(resp.Kvs[0].Value, &rec))
+	if rec.Token == 0 {
+		rec.Token = uint64(resp.Kvs[0].ModRevision)
+	}
+	if rec.Token == l.Token && rec.Lease != 0 {
+		_, err := cli.Revoke(ctx, clientv3.LeaseID(rec.Lease))
+		if err != nil && !strings.Contains(err.Error(), "lease not found") {
+			require.NoError(t, err)
+		}
+	}
 }
