@@ -1,3 +1,6 @@
+// Command embedded is the smallest program that embeds hopdag: it plans
+// v26.06-rc.2 -> v26.06 on the embedded sample catalog, prints the plan
+// and runs it with a Go function as the runner of every component.
 package main
 
 import (
