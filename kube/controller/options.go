@@ -30,7 +30,8 @@ func WithExecutorOptions(opts ...runner.Option) Option {
 // example a components.Router whose Manifest names the instance after the
 // ClusterVersion (components.WithInstance), so that two ClusterVersions in
 // one cluster never prune each other's objects. The reconciler asks once
-// per ClusterVersion and keeps what it got for as long as it runs.
+// per ClusterVersion and keeps what it got until the ClusterVersion is
+// deleted.
 func WithRunnerFor(rf func(cv types.NamespacedName) runner.Runner) Option {
 	return func(r *Reconciler) { r.runnerFor = rf }
 }

@@ -108,6 +108,14 @@ func (r *Reconciler) runnerOf(cv types.NamespacedName) runner.Runner {
 	return rn
 }
 
+// forgetRunner drops the runner WithRunnerFor gave cv, deleted: a
+// ClusterVersion created again under its name gets a new one.
+func (r *Reconciler) forgetRunner(cv types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.runners, cv)
+}
+
 // StatusWrites is the number of ClusterVersion status writes this
 // reconciler made.
 func (r *Reconciler) StatusWrites() int64 { return r.writes.Load() }
@@ -167,6 +175,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ru := r.active(req.NamespacedName)
 	var cv v1alpha1.ClusterVersion
 	if err := r.reader.Get(ctx, req.NamespacedName, &cv); err != nil {
+		if apierrors.IsNotFound(err) && ru == nil {
+			r.forgetRunner(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !cv.DeletionTimestamp.IsZero() {

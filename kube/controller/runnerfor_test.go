@@ -52,11 +52,25 @@ func TestRunnerFor(t *testing.T) {
 
 	assert.Empty(t, op.runner.Records(), "New's runner is not used with WithRunnerFor")
 	mu.Lock()
-	defer mu.Unlock()
 	for _, k := range keys {
 		assert.Equal(t, 1, asked[k], "the runner of %s is asked for once", k)
 		require.NotNil(t, made[k], "a runner was made for %s", k)
 		assert.NotEmpty(t, made[k].Records(), "%s ran through its own runner", k)
 	}
 	assert.Len(t, asked, len(keys), "runners are made only for the ClusterVersions that run")
+	mu.Unlock()
+
+	// A ClusterVersion deleted and created again gets a new runner.
+	k := keys[0]
+	var old v1alpha1.ClusterVersion
+	require.NoError(t, c.Get(ctx, k, &old))
+	require.NoError(t, c.Delete(ctx, &old))
+	require.Eventually(t, func() bool { return c.Get(ctx, k, &old) != nil }, 30*time.Second, 50*time.Millisecond, "deleted")
+	again := newCV(k.Namespace, "v26.06", "v26.09")
+	require.NoError(t, c.Create(ctx, again))
+	waitFor(t, c, k, 60*time.Second, "at v26.09 again", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle && len(cv.Status.History) > 0
+	})
+	mu.Lock()
+	assert.Equal(t, 2, asked[k], "a ClusterVersion created again under its name is asked for a new runner")
 }
