@@ -9,9 +9,10 @@
 //     renewTime and leaseDurationSeconds are the lease; the annotation
 //     hopdag.io/token is the fencing token of the last acquisition;
 //   - the ConfigMap NS/N, the head: the annotation hopdag.io/fence holds the
-//     highest token ever handed out; hopdag.io/generation, hopdag.io/id and
-//     hopdag.io/chunks name the current snapshot; hopdag.io/journal names
-//     the last journal record after it (SEQ-ID);
+//     highest token ever handed out, hopdag.io/lease-seconds the duration
+//     of its lease (as Acquire set it); hopdag.io/generation, hopdag.io/id
+//     and hopdag.io/chunks name the current snapshot; hopdag.io/journal
+//     names the last journal record after it (SEQ-ID);
 //   - the ConfigMaps NS/N-G-X-I: chunk I of snapshot generation G (X is a
 //     random id of the write that made it): chunk 0 is the snapshot's head
 //     record, the others its shards;
@@ -58,13 +59,15 @@
 // token issued (the head's fence above 0), the lease is taken as held by
 // the last token issued. The first Acquire that finds it missing creates
 // the Lease again, held by "(unknown: the Lease was missing)" with that
-// token for one TTL (the acquirer's) from then, and refuses with a
+// token for one TTL from then (the holder's, which the head records, or
+// the acquirer's if longer: an acquirer with a shorter TTL does not take
+// over a holder that refreshes in time), and refuses with a
 // *state.LockedError whose Missing names the Lease; later Acquires find
 // that Lease and wait for its expiry, which they do not move. The holder
 // goes on: its commits pass while the Lease is missing or holds its token
 // unexpired, and its next Refresh puts its own name and TTL back (creating
-// the Lease if none is there yet); its Release frees it, keeping the
-// token. A holder that is gone does not refresh, and the lease taken as
+// the Lease if none is there yet, or taking the one an Acquire put back
+// just before); its Release frees it, keeping the token. A holder that is gone does not refresh, and the lease taken as
 // held runs out. Any other token stays fenced, and its FencedError does
 // not call the lock free. ReadLease says the same as Acquire.
 //

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strconv"
 	"time"
@@ -24,10 +25,40 @@ func (s *Store) Acquire(ctx context.Context, holder string, ttl time.Duration) (
 	if ttl <= 0 {
 		return state.Lease{}, errorf("acquire: ttl %v is not positive", ttl)
 	}
-	if err := ctx.Err(); err != nil {
-		return state.Lease{}, err
-	}
 	secs := int32(min(math.Ceil(ttl.Seconds()), math.MaxInt32))
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return state.Lease{}, err
+		}
+		l, err := s.acquire(ctx, holder, ttl, secs)
+		if !errors.Is(err, errChanged) {
+			return l, err
+		}
+		if try == 10 {
+			return state.Lease{}, errorf("acquire %s: it keeps changing under this handle (created, deleted or released between its read and its write)", s.path("Lease", s.name))
+		}
+	}
+}
+
+// errChanged is an Acquire whose write conflicted with a change of the
+// Lease that left it free (released, deleted): it reads it again.
+var errChanged = errors.New("store: the Lease changed since it was read")
+
+// lockedOrChanged is the refusal of an Acquire whose write of the Lease
+// conflicted: a *state.LockedError if the Lease is now held, else
+// errChanged.
+func (s *Store) lockedOrChanged(ctx context.Context) error {
+	cur, err := s.lease(ctx)
+	if err != nil {
+		return err
+	}
+	if cur != nil && s.taken(cur) {
+		return &state.LockedError{Holder: holderOf(cur), Token: num(&cur.ObjectMeta, annToken), Expires: expiry(cur)}
+	}
+	return errChanged
+}
+
+func (s *Store) acquire(ctx context.Context, holder string, ttl time.Duration, secs int32) (state.Lease, error) {
 	start := s.now()
 	l, err := s.lease(ctx)
 	if err != nil {
@@ -45,7 +76,11 @@ func (s *Store) Acquire(ctx context.Context, holder string, ttl time.Duration) (
 		token = num(head, annFence)
 	}
 	if l == nil && token > 0 {
-		return state.Lease{}, s.placeholder(ctx, token, secs, start)
+		// One TTL of the holder's (as the head recorded it) or of the
+		// acquirer's, whichever is longer: a holder that refreshes in
+		// time keeps its lease.
+		held := max(secs, int32(min(num(head, annLeaseSeconds), math.MaxInt32)))
+		return state.Lease{}, s.placeholder(ctx, token, held, start)
 	}
 	if l != nil {
 		token = max(token, num(&l.ObjectMeta, annToken))
@@ -69,16 +104,14 @@ func (s *Store) Acquire(ctx context.Context, holder string, ttl time.Duration) (
 		err = s.c.Update(ctx, l) // conditioned on the resourceVersion read
 	}
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
-		// Another acquirer won the race.
-		if cur, lerr := s.lease(ctx); lerr == nil && cur != nil {
-			return state.Lease{}, &state.LockedError{Holder: holderOf(cur), Token: num(&cur.ObjectMeta, annToken), Expires: expiry(cur)}
-		}
-		return state.Lease{}, &state.LockedError{}
+		// Another acquirer won the race, or the Lease was released or
+		// deleted since it was read.
+		return state.Lease{}, s.lockedOrChanged(ctx)
 	}
 	if err != nil {
 		return state.Lease{}, errorf("acquire Lease %s/%s: %w", s.namespace, s.name, err)
 	}
-	if err := s.raiseFence(ctx, token); err != nil {
+	if err := s.raiseFence(ctx, token, secs); err != nil {
 		return state.Lease{}, err
 	}
 	return state.Lease{Holder: holder, Token: token, TTL: ttl, Expires: start.Add(time.Duration(secs) * time.Second)}, nil
@@ -100,15 +133,9 @@ func (s *Store) placeholder(ctx context.Context, token uint64, secs int32, start
 	l.Spec = coordinationv1.LeaseSpec{HolderIdentity: new(unknownHolder), LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now}
 	err := s.c.Create(ctx, l)
 	if apierrors.IsAlreadyExists(err) {
-		// Put back since (its holder's Refresh, another Acquire).
-		cur, lerr := s.lease(ctx)
-		if lerr != nil {
-			return lerr
-		}
-		if cur != nil && s.taken(cur) {
-			return &state.LockedError{Holder: holderOf(cur), Token: num(&cur.ObjectMeta, annToken), Expires: expiry(cur)}
-		}
-		return &state.LockedError{Holder: unknownHolder, Token: token, Missing: s.path("Lease", s.name)}
+		// Put back since (its holder's Refresh or Release, another
+		// Acquire).
+		return s.lockedOrChanged(ctx)
 	}
 	if err != nil {
 		return errorf("acquire: putting back %s: %w", s.path("Lease", s.name), err)
@@ -123,8 +150,9 @@ func ptrOr(p *int32) int32 {
 	return *p
 }
 
-// raiseFence sets the head's fence to token unless it is higher already.
-func (s *Store) raiseFence(ctx context.Context, token uint64) error {
+// raiseFence sets the head's fence to token, and its lease seconds to
+// secs (the new lease's duration), unless the fence is higher already.
+func (s *Store) raiseFence(ctx context.Context, token uint64, secs int32) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		head, err := s.head(ctx)
 		if err != nil {
@@ -133,17 +161,18 @@ func (s *Store) raiseFence(ctx context.Context, token uint64) error {
 		if head == nil {
 			return s.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 				Namespace: s.namespace, Name: s.name, Labels: map[string]string{labelStore: s.name},
-				Annotations: map[string]string{annFence: strconv.FormatUint(token, 10)},
+				Annotations: map[string]string{annFence: strconv.FormatUint(token, 10), annLeaseSeconds: strconv.Itoa(int(secs))},
 			}})
 		}
 		if num(head, annFence) >= token {
 			return nil
 		}
 		head.Annotations[annFence] = strconv.FormatUint(token, 10)
+		head.Annotations[annLeaseSeconds] = strconv.Itoa(int(secs))
 		return s.c.Update(ctx, head)
 	})
 	if apierrors.IsAlreadyExists(err) {
-		return s.raiseFence(ctx, token)
+		return s.raiseFence(ctx, token, secs)
 	}
 	if err != nil {
 		return errorf("acquire: raising the fence of %s/%s: %w", s.namespace, s.name, err)
@@ -203,49 +232,59 @@ func (s *Store) put(ctx context.Context, cur *coordinationv1.Lease) error {
 // token); one an Acquire put back as held by an unknown holder gets l's
 // holder and TTL back.
 func (s *Store) Refresh(ctx context.Context, l state.Lease) (state.Lease, error) {
-	if err := ctx.Err(); err != nil {
-		return state.Lease{}, err
-	}
-	start := s.now()
-	cur, err := s.current(ctx, l)
+	var expires time.Time
+	err := s.update(ctx, l, "refresh", func(cur *coordinationv1.Lease, start time.Time) {
+		now := metav1.NewMicroTime(start)
+		cur.Spec.RenewTime = &now
+		if holderOf(cur) == unknownHolder && l.Holder != "" && l.TTL > 0 {
+			// Put back by an Acquire, with the acquirer's TTL: the
+			// holder's lease is its own again.
+			secs := int32(min(math.Ceil(l.TTL.Seconds()), math.MaxInt32))
+			cur.Spec.HolderIdentity, cur.Spec.LeaseDurationSeconds = &l.Holder, &secs
+		}
+		expires = start.Add(time.Duration(*cur.Spec.LeaseDurationSeconds) * time.Second)
+	})
 	if err != nil {
 		return state.Lease{}, err
 	}
-	now := metav1.NewMicroTime(start)
-	cur.Spec.RenewTime = &now
-	if holderOf(cur) == unknownHolder && l.Holder != "" && l.TTL > 0 {
-		// Put back by an Acquire, with the acquirer's TTL: the holder's
-		// lease is its own again.
-		secs := int32(min(math.Ceil(l.TTL.Seconds()), math.MaxInt32))
-		cur.Spec.HolderIdentity, cur.Spec.LeaseDurationSeconds = &l.Holder, &secs
-	}
-	if err := s.put(ctx, cur); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
-			return state.Lease{}, s.fenced(ctx, l.Token)
-		}
-		return state.Lease{}, errorf("refresh Lease %s/%s: %w", s.namespace, s.name, err)
-	}
-	l.Expires = start.Add(time.Duration(*cur.Spec.LeaseDurationSeconds) * time.Second)
+	l.Expires = expires
 	return l, nil
+}
+
+// update writes the Lease of l, as current returns it and change makes
+// it (given the time from before the read). A write that conflicts (the
+// Lease changed since it was read: an Acquire put it back, held by an
+// unknown holder under l's token, just before this handle created it)
+// reads it again and judges it again.
+func (s *Store) update(ctx context.Context, l state.Lease, verb string, change func(cur *coordinationv1.Lease, start time.Time)) error {
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		start := s.now()
+		cur, err := s.current(ctx, l)
+		if err != nil {
+			return err
+		}
+		change(cur, start)
+		err = s.put(ctx, cur)
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+			return errorf("%s %s: %w", verb, s.path("Lease", s.name), err)
+		}
+		if try == 10 {
+			return errorf("%s %s: it keeps changing under this handle: %w", verb, s.path("Lease", s.name), err)
+		}
+	}
 }
 
 // Release frees the Lease; its token stays, so the next one is higher. A
 // Lease found missing while l is the last lease issued is created free,
 // with l's token.
 func (s *Store) Release(ctx context.Context, l state.Lease) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	cur, err := s.current(ctx, l)
-	if err != nil {
-		return err
-	}
-	cur.Spec.HolderIdentity = nil
-	if err := s.put(ctx, cur); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
-			return s.fenced(ctx, l.Token)
-		}
-		return errorf("release Lease %s/%s: %w", s.namespace, s.name, err)
-	}
-	return nil
+	return s.update(ctx, l, "release", func(cur *coordinationv1.Lease, _ time.Time) {
+		cur.Spec.HolderIdentity = nil
+	})
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,5 +136,112 @@ func TestLeaseDeletedNoRecord(t *testing.T) {
 	require.NoError(t, a.Release(ctx, la), "Release with the Lease deleted")
 	lb, err := store.New(newClient(t), ns, "run").Acquire(ctx, "b", time.Minute)
 	require.NoError(t, err, "Acquire after the release")
+	assert.Greater(t, lb.Token, la.Token)
+}
+
+// leaseCreateHook is a client whose first Create of a Lease runs hook
+// before it is sent: another writer that gets there first.
+type leaseCreateHook struct {
+	client.Client
+	hook func()
+	done *atomic.Bool
+}
+
+func (c leaseCreateHook) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if _, ok := obj.(*coordinationv1.Lease); ok && c.done.CompareAndSwap(false, true) {
+		c.hook()
+	}
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+// TestLeaseDeletedShorterTTL: the Lease deleted while its holder runs
+// with a long TTL, found by an acquirer with a shorter one: the lease
+// taken as held lasts the holder's TTL, not the acquirer's, so the
+// acquirer does not take over a holder that refreshes in time.
+func TestLeaseDeletedShorterTTL(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	ctx := context.Background()
+	a, b := store.New(newClient(t), ns, "run"), store.New(newClient(t), ns, "run")
+	la, err := a.Acquire(ctx, "a", 2*time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, a.Commit(ctx, la.Token, statetest.Big(4), nil))
+	require.NoError(t, c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "run"}}))
+	_, err = b.Acquire(ctx, "b", 15*time.Second)
+	var le *state.LockedError
+	require.ErrorAs(t, err, &le, "Acquire with the Lease deleted")
+	assert.False(t, le.Expires.Before(time.Now().Add(time.Minute)), "the lease taken as held ends at %v, before the holder's TTL of 2m from now", le.Expires)
+	// 20s later (the acquirer's TTL and allowance have passed; the
+	// holder, refreshing every 40s, has not refreshed yet).
+	var lease coordinationv1.Lease
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "run"}, &lease))
+	past := metav1.NewMicroTime(lease.Spec.RenewTime.Add(-20 * time.Second))
+	lease.Spec.RenewTime = &past
+	require.NoError(t, c.Update(ctx, &lease))
+	_, err = b.Acquire(ctx, "b", 15*time.Second)
+	require.ErrorIs(t, err, state.ErrLocked, "Acquire 20s after the Lease was put back, while lease %d (TTL 2m) runs", la.Token)
+	_, err = a.Refresh(ctx, la)
+	require.NoError(t, err, "Refresh by the holder")
+}
+
+// TestLeaseDeletedRefreshRacesPutBack: the Lease deleted, the holder's
+// Refresh (or Release) about to create it again, and an Acquire puts it
+// back first, held by an unknown holder under the holder's token: the
+// Refresh takes it (the holder keeps its lease), the Release frees it.
+func TestLeaseDeletedRefreshRacesPutBack(t *testing.T) {
+	needAPIServer(t)
+	for _, op := range []string{"Refresh", "Release"} {
+		t.Run(op, func(t *testing.T) {
+			c := newClient(t)
+			ns := newNamespace(t, c)
+			ctx := context.Background()
+			b := store.New(newClient(t), ns, "run")
+			var armed atomic.Bool
+			armed.Store(true)
+			a := store.New(leaseCreateHook{Client: newClient(t), done: &armed, hook: func() {
+				_, err := b.Acquire(ctx, "b", time.Minute)
+				assert.ErrorIs(t, err, state.ErrLocked, "Acquire with the Lease deleted")
+			}}, ns, "run")
+			la, err := a.Acquire(ctx, "a", time.Minute)
+			require.NoError(t, err)
+			require.NoError(t, c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "run"}}))
+			armed.Store(false)
+			if op == "Refresh" {
+				_, err = a.Refresh(ctx, la)
+				require.NoError(t, err, "Refresh with the Lease put back under it")
+				l, held, err := b.ReadLease(ctx)
+				require.NoError(t, err)
+				assert.True(t, held)
+				assert.Equal(t, "a", l.Holder, "ReadLease().Holder after the refresh")
+				return
+			}
+			require.NoError(t, a.Release(ctx, la), "Release with the Lease put back under it")
+			lb, err := b.Acquire(ctx, "b", time.Minute)
+			require.NoError(t, err, "Acquire after the release")
+			assert.Greater(t, lb.Token, la.Token)
+		})
+	}
+}
+
+// TestLeaseDeletedPutBackRacesRelease: an Acquire that finds the Lease
+// missing and finds, when it puts it back, that the holder released it
+// meanwhile takes the lock (it is free), rather than refusing with a
+// lease held until year 1.
+func TestLeaseDeletedPutBackRacesRelease(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	ctx := context.Background()
+	a := store.New(newClient(t), ns, "run")
+	la, err := a.Acquire(ctx, "a", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "run"}}))
+	var armed atomic.Bool
+	b := store.New(leaseCreateHook{Client: newClient(t), done: &armed, hook: func() {
+		assert.NoError(t, a.Release(ctx, la), "Release with the Lease deleted")
+	}}, ns, "run")
+	lb, err := b.Acquire(ctx, "b", time.Minute)
+	require.NoError(t, err, "Acquire after the holder released the lock")
 	assert.Greater(t, lb.Token, la.Token)
 }

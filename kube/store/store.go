@@ -35,15 +35,18 @@ const ChunkSize = 256 << 10
 const minJournal = 1 << 20
 
 const (
-	annToken      = "hopdag.io/token"
-	annFence      = "hopdag.io/fence"
-	annGeneration = "hopdag.io/generation"
-	annChunks     = "hopdag.io/chunks"
-	annID         = "hopdag.io/id"
-	annJournal    = "hopdag.io/journal"
-	annPrev       = "hopdag.io/prev"
-	labelStore    = "hopdag.io/store"
-	dataKey       = "status"
+	annToken = "hopdag.io/token"
+	annFence = "hopdag.io/fence"
+	// annLeaseSeconds is the duration of the lease of the fence's token
+	// (a lease taken as held when the Lease is missing lasts as long).
+	annLeaseSeconds = "hopdag.io/lease-seconds"
+	annGeneration   = "hopdag.io/generation"
+	annChunks       = "hopdag.io/chunks"
+	annID           = "hopdag.io/id"
+	annJournal      = "hopdag.io/journal"
+	annPrev         = "hopdag.io/prev"
+	labelStore      = "hopdag.io/store"
+	dataKey         = "status"
 )
 
 // annLegacy marks a head written by the first version of this store
@@ -661,7 +664,7 @@ func (s *Store) checkHead(cm *corev1.ConfigMap) error {
 		return &state.CorruptError{Path: where + " annotation " + annLegacy,
 			Err: errors.New("the status was written by an earlier hopdag (whole-status chunks), which this one does not read: finish or abandon that run with the hopdag that started it")}
 	}
-	for _, ann := range []string{annFence, annGeneration, annChunks} {
+	for _, ann := range []string{annFence, annLeaseSeconds, annGeneration, annChunks} {
 		if err := checkNum(cm, ann, where); err != nil {
 			return err
 		}

@@ -104,8 +104,8 @@ func TestConformance(t *testing.T) {
 //
 //   - a chunk or a journal record: its binaryData.status, one framed
 //     record line;
-//   - the head: its annotations hopdag.io/fence, generation, id, chunks
-//     and journal, one value a line;
+//   - the head: its annotations hopdag.io/fence, generation, id, chunks,
+//     journal and lease-seconds, one value a line;
 //   - the Lease: its annotation hopdag.io/token, then a line of its spec
 //     as JSON.
 //
@@ -116,7 +116,7 @@ type raw struct {
 	namespace, name string
 }
 
-var headAnnotations = []string{"hopdag.io/fence", "hopdag.io/generation", "hopdag.io/id", "hopdag.io/chunks", "hopdag.io/journal"}
+var headAnnotations = []string{"hopdag.io/fence", "hopdag.io/generation", "hopdag.io/id", "hopdag.io/chunks", "hopdag.io/journal", "hopdag.io/lease-seconds"}
 
 func (r raw) Names() []string {
 	ctx := context.Background()
@@ -320,6 +320,7 @@ func TestDamagedAnnotation(t *testing.T) {
 		offset           int64
 	}{
 		{"ConfigMap", "hopdag.io/fence", "1x", 1},
+		{"ConfigMap", "hopdag.io/lease-seconds", "6o", 1},
 		{"ConfigMap", "hopdag.io/generation", "", 0},
 		{"ConfigMap", "hopdag.io/chunks", "-1", 0},
 		{"ConfigMap", "hopdag.io/id", "0123456Z", 7},

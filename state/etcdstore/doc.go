@@ -50,9 +50,19 @@
 //     Acquire writes the issued key naming the status's last token, held
 //     by an unknown holder, bound to a new etcd lease of the acquirer's
 //     TTL that nobody but that writer refreshes (so Acquires that find it
-//     do not extend it), and refuses with Missing set; the writer's
-//     Refresh puts its name back and keeps the lease. A lease that never
-//     wrote the status is then fenced: safe, though its run stops.
+//     do not extend it), and refuses with Missing set; ReadLease says it
+//     is held from the first (with a zero Expires before an Acquire).
+//     The records no longer name the writer's etcd lease, and the
+//     status's last token may be that of a lease long released or
+//     expired, after which another was acquired that has not written
+//     yet: so only the Store handle that acquired the lease takes it
+//     back, while the etcd lease it was granted lives, and only if no
+//     record it saw since named another lease. Its Refresh, Release or
+//     commit writes both keys again, bound to that etcd lease (and
+//     revokes the acquirer's). Any other handle presenting the token is
+//     fenced, and so is a lease that never wrote the status: safe,
+//     though its run stops. The same goes for a lock key put back whose
+//     issued key is deleted after.
 //   - A stale token stays fenced whatever is deleted: no record names it.
 //     Tokens are revisions: none is ever issued twice.
 //   - A lock key bound to no etcd lease (etcdctl put without --lease)

@@ -24,8 +24,9 @@ const unknownHolder = "(unknown: the lock key was missing)"
 // lock key is bound to. Acquire writes it in the transaction that creates
 // the lock key (Token 0: the token is the key's mod revision, which is the
 // lock key's create revision), Release writes it without a lease (the
-// lock is free), and an Acquire that finds neither key writes the lease
-// it takes as held (Token set: the status's last token).
+// lock is free), an Acquire that finds neither key writes the lease it
+// takes as held (Token set: the status's last token), and claim writes
+// it back for the handle that acquired that lease (Token set too).
 type issued struct {
 	Token  uint64 `json:"token,omitempty"`
 	Holder string `json:"holder,omitempty"`
@@ -52,6 +53,40 @@ type lockState struct {
 
 // held reports whether a lease holds the lock.
 func (ls *lockState) held() bool { return ls.token != 0 }
+
+// ownLease is a lease a handle acquired: its token, holder and the etcd
+// lease its lock key was bound to.
+type ownLease struct {
+	token  uint64
+	holder string
+	lease  clientv3.LeaseID
+}
+
+func (s *Store) ownLease() ownLease {
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
+	return s.own
+}
+
+func (s *Store) setOwn(o ownLease) {
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
+	s.own = o
+}
+
+// superseded is the *state.FencedError of token when ls names another
+// lease, current or past: this handle forgets token as its own, so that
+// it never claims it back once the records are gone again.
+func (s *Store) superseded(token uint64, ls *lockState) error {
+	if ls.token != 0 || ls.issued != nil && s.issuedToken(ls) != token {
+		s.ownMu.Lock()
+		if s.own.token == token {
+			s.own = ownLease{}
+		}
+		s.ownMu.Unlock()
+	}
+	return fencedOf(token, ls)
+}
 
 // readLock reads the lock key and the issued key in one transaction, and
 // asks the server how long the current lease has left.
@@ -155,10 +190,7 @@ func (s *Store) Acquire(ctx context.Context, holder string, ttl time.Duration) (
 			// No record of the last lease: deleted, or a prefix written
 			// before the store kept one. If the status was written, its
 			// writer may still run.
-			s.mu.Lock()
-			_, err := s.load(ctx)
-			written := s.token
-			s.mu.Unlock()
+			written, err := s.lastWritten(ctx)
 			if err != nil {
 				return state.Lease{}, err
 			}
@@ -186,7 +218,9 @@ func (s *Store) Acquire(ctx context.Context, holder string, ttl time.Duration) (
 			return state.Lease{}, errorf("acquire %s: %w", s.lockKey, err)
 		}
 		if resp.Succeeded {
-			return state.Lease{Holder: holder, Token: uint64(resp.Header.Revision), TTL: ttl, Expires: start.Add(ttl)}, nil
+			token := uint64(resp.Header.Revision)
+			s.setOwn(ownLease{token: token, holder: holder, lease: g.ID})
+			return state.Lease{Holder: holder, Token: token, TTL: ttl, Expires: start.Add(ttl)}, nil
 		}
 		if try == 10 {
 			return state.Lease{}, errorf("acquire %s: the lock keeps changing under this handle", s.lockKey)
@@ -195,10 +229,11 @@ func (s *Store) Acquire(ctx context.Context, holder string, ttl time.Duration) (
 	}
 }
 
-// placeholder records, in the issued key, the lease written the status
-// (token written) as held by an unknown holder for one TTL from now (an
-// etcd lease of secs that nobody refreshes but that holder), so that
-// Acquires that find no record again do not extend it.
+// placeholder records, in the issued key, the lease that wrote the
+// status (token written) as held by an unknown holder for one TTL from
+// now (an etcd lease of secs that nobody refreshes: the holder's claim
+// revokes it), so that Acquires that find no record again do not extend
+// it.
 func (s *Store) placeholder(ctx context.Context, ls *lockState, written uint64, secs int64) error {
 	g, err := s.cli.Grant(ctx, secs)
 	if err != nil {
@@ -216,16 +251,11 @@ func (s *Store) placeholder(ctx context.Context, ls *lockState, written uint64, 
 }
 
 // restore puts back the lock key of the lease ls holds as missing, bound
-// to its etcd lease (which the server checks is alive), unless either key
-// changed since ls was read.
-func (s *Store) restore(ctx context.Context, ls *lockState, holder string) error {
-	ops := []clientv3.Op{clientv3.OpPut(s.lockKey, holder, clientv3.WithLease(ls.lease))}
-	if ls.rec.Holder == unknownHolder && holder != unknownHolder {
-		// The holder of the lease taken as held is known again.
-		rec, _ := json.Marshal(issued{Token: s.issuedToken(ls), Holder: holder, Lease: ls.rec.Lease})
-		ops = append(ops, clientv3.OpPut(s.issuedKey, string(rec)))
-	}
-	_, err := s.cli.Txn(ctx).If(s.lockRev(ls), s.issuedRev(ls)).Then(ops...).Commit()
+// to the etcd lease the issued key names (which the server checks is
+// alive), unless either key changed since ls was read.
+func (s *Store) restore(ctx context.Context, ls *lockState) error {
+	_, err := s.cli.Txn(ctx).If(s.lockRev(ls), s.issuedRev(ls)).
+		Then(clientv3.OpPut(s.lockKey, ls.holder, clientv3.WithLease(ls.lease))).Commit()
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		return nil // expired since: the caller finds it fenced
 	}
@@ -233,6 +263,78 @@ func (s *Store) restore(ctx context.Context, ls *lockState, holder string) error
 		return errorf("put back %s: %w", s.lockKey, err)
 	}
 	return nil
+}
+
+// claimable reports whether the lock's records, as ls has them, do not
+// name the etcd lease of a lease under token that may still run, so that
+// only claim can tell: both keys missing (the status's last writer may
+// run), the issued key naming a lease taken as held by an unknown holder
+// (an Acquire found both missing), or a lock key put back by its holder
+// whose issued key was deleted since (its create revision is not the
+// token).
+func claimable(ls *lockState, token uint64) bool {
+	switch {
+	case ls.issued != nil:
+		return ls.rec.Holder == unknownHolder
+	case ls.lock != nil:
+		return ls.lock.CreateRevision != int64(token)
+	default:
+		return true
+	}
+}
+
+// claim takes back, for this handle's own lease, a lease under token
+// that the lock's records no longer name (claimable): only the handle
+// that acquired token knows its etcd lease, and only while that etcd
+// lease lives is its holder alive; a lease taken as held by an unknown
+// holder is otherwise the status's last writer's, which may be a lease
+// long released or expired, after which another was acquired. With both
+// keys missing, written is the status's last token, which must be
+// token. claim writes both keys again, the lock key bound to the
+// handle's etcd lease, unless either changed since ls was read (the
+// caller reads them again); a refused claim is a *state.FencedError.
+func (s *Store) claim(ctx context.Context, ls *lockState, token, written uint64) error {
+	o := s.ownLease()
+	ok := o.token == token
+	switch {
+	case ls.issued != nil:
+		ok = ok && ls.rec.Token == token
+	case ls.lock != nil:
+		ok = ok && ls.lock.Lease == int64(o.lease)
+	default:
+		ok = ok && written == token
+	}
+	if !ok {
+		return s.unclaimed(token, ls, written)
+	}
+	rec, _ := json.Marshal(issued{Token: token, Holder: o.holder, Lease: int64(o.lease)})
+	_, err := s.cli.Txn(ctx).If(s.lockRev(ls), s.issuedRev(ls)).
+		Then(clientv3.OpPut(s.lockKey, o.holder, clientv3.WithLease(o.lease)), clientv3.OpPut(s.issuedKey, string(rec))).
+		Commit()
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return s.unclaimed(token, ls, written) // the holder's etcd lease expired
+	}
+	if err != nil {
+		return errorf("put back %s and %s: %w", s.lockKey, s.issuedKey, err)
+	}
+	if ls.issued != nil && ls.rec.Lease != int64(o.lease) {
+		s.revoke(ctx, clientv3.LeaseID(ls.rec.Lease)) // the lease an Acquire granted the unknown holder
+	}
+	return nil
+}
+
+// unclaimed is the *state.FencedError of a refused claim, saying why
+// when token is the one the lock is taken as held by.
+func (s *Store) unclaimed(token uint64, ls *lockState, written uint64) error {
+	fe := fencedOf(token, ls)
+	if !ls.held() && written != 0 {
+		fe.Holder, fe.Current = unknownHolder, written
+	}
+	if fe.Current != token {
+		return fe // another lease's
+	}
+	return fmt.Errorf("state: etcd: lease %d is taken as held since %s and %s were deleted, but only the handle that acquired it takes it back, while its etcd lease lives: this one did not acquire it, or that etcd lease expired; acquire the lock again: %w",
+		token, s.lockKey, s.issuedKey, fe)
 }
 
 // fence is the compares of a write under token: the lock key's create
@@ -257,11 +359,21 @@ func (s *Store) refence(ctx context.Context, token uint64, resp *clientv3.TxnRes
 	if err := s.judge(ctx, ls, resp.Responses[0].GetResponseRange().Kvs, resp.Responses[1].GetResponseRange().Kvs); err != nil {
 		return err
 	}
+	if claimable(ls, token) {
+		written := uint64(0)
+		if ls.lock == nil && ls.issued == nil {
+			if _, err := s.load(ctx); err != nil { // s.mu is held
+				return err
+			}
+			written = s.token
+		}
+		return s.claim(ctx, ls, token, written)
+	}
 	if !ls.held() || ls.token != token {
-		return fencedOf(token, ls)
+		return s.superseded(token, ls)
 	}
 	if ls.missing {
-		if err := s.restore(ctx, ls, ls.holder); err != nil {
+		if err := s.restore(ctx, ls); err != nil {
 			return err
 		}
 	}
@@ -276,8 +388,8 @@ func (s *Store) refence(ctx context.Context, token uint64, resp *clientv3.TxnRes
 
 // Refresh keeps the lease's etcd lease alive; see state.Lock. When the
 // lock key is missing and the lease is the one the issued key names, it
-// puts the key back first (and the holder's name, where an Acquire that
-// found no record wrote it as unknown).
+// puts the key back first; when the lock's records no longer name the
+// lease, the handle that acquired it puts them back (see claim).
 func (s *Store) Refresh(ctx context.Context, l state.Lease) (state.Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return state.Lease{}, err
@@ -287,12 +399,8 @@ func (s *Store) Refresh(ctx context.Context, l state.Lease) (state.Lease, error)
 	if err != nil {
 		return state.Lease{}, err
 	}
-	if ls.missing || ls.holder == unknownHolder && l.Holder != "" {
-		holder := l.Holder
-		if holder == "" {
-			holder = ls.holder
-		}
-		if err := s.restore(ctx, ls, holder); err != nil {
+	if ls.missing {
+		if err := s.restore(ctx, ls); err != nil {
 			return state.Lease{}, err
 		}
 	}
@@ -334,6 +442,9 @@ func (s *Store) Release(ctx context.Context, l state.Lease) error {
 		// Changed since the read: released, taken over or put back.
 		return s.Release(ctx, l)
 	}
+	if s.ownLease().token == l.Token {
+		s.setOwn(ownLease{})
+	}
 	s.revoke(ctx, ls.lease)
 	return nil
 }
@@ -348,10 +459,35 @@ func (s *Store) current(ctx context.Context, token uint64) (*lockState, error) {
 	if err != nil {
 		return nil, err
 	}
+	if claimable(ls, token) {
+		written := uint64(0)
+		if ls.lock == nil && ls.issued == nil {
+			if written, err = s.lastWritten(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.claim(ctx, ls, token, written); err != nil {
+			return nil, err
+		}
+		if ls, err = s.readLock(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if !ls.held() || ls.token != token {
-		return nil, fencedOf(token, ls)
+		return nil, s.superseded(token, ls)
 	}
 	return ls, nil
+}
+
+// lastWritten loads the status and returns the greatest token it was
+// written under (0: nothing was saved).
+func (s *Store) lastWritten(ctx context.Context) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.load(ctx); err != nil {
+		return 0, err
+	}
+	return s.token, nil
 }
 
 // fenced reads the lock to say who holds it now.
@@ -363,7 +499,7 @@ func (s *Store) fenced(ctx context.Context, token uint64) error {
 	return fencedOf(token, ls)
 }
 
-func fencedOf(token uint64, ls *lockState) error {
+func fencedOf(token uint64, ls *lockState) *state.FencedError {
 	e := &state.FencedError{Token: token}
 	if ls.held() {
 		e.Holder, e.Current = ls.holder, ls.token

@@ -249,3 +249,178 @@ func TestNestedAmongOwnKeys(t *testing.T) {
 		})
 	}
 }
+
+// deleteKeys deletes keys (under p) by hand, as etcdctl del would.
+func deleteKeys(t *testing.T, cli *clientv3.Client, p string, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		_, err := cli.Delete(t.Context(), p+k)
+		require.NoError(t, err)
+	}
+}
+
+// TestRecordsDeletedStaleTokenFenced: the lock and issued keys deleted
+// after a newer lease was acquired that has not written yet: the lease
+// taken as held is the status's last writer's, whose lease had been
+// released (or expired), and a write or refresh under that stale token
+// is fenced, whichever handle presents it.
+func TestRecordsDeletedStaleTokenFenced(t *testing.T) {
+	for _, end := range []string{"released", "expired"} {
+		t.Run(end, func(t *testing.T) {
+			ctx := t.Context()
+			cli := client(t)
+			p := prefix()
+			a, b := etcdstore.New(cli, p), etcdstore.New(cli, p)
+			old, err := a.Acquire(ctx, "old", time.Minute)
+			require.NoError(t, err)
+			s := statetest.Big(4)
+			require.NoError(t, a.Commit(ctx, old.Token, s, nil))
+			if end == "released" {
+				require.NoError(t, a.Release(ctx, old))
+			} else {
+				expire(t, cli, p, old)
+			}
+			la, err := b.Acquire(ctx, "a", time.Minute)
+			require.NoError(t, err, "Acquire after the old lease %s", end)
+			deleteKeys(t, cli, p, "lock", "issued")
+
+			_, err = etcdstore.New(cli, p).Acquire(ctx, "c", time.Minute)
+			require.ErrorIs(t, err, state.ErrLocked, "Acquire with the lock's records deleted")
+			for name, h := range map[string]*etcdstore.Store{"the old holder's handle": a, "another handle": etcdstore.New(cli, p)} {
+				s.Hops[0].Components[0].Phase = runner.Succeeded
+				err := h.Commit(ctx, old.Token, s, []runner.Ref{{Hop: 0, Component: 0}})
+				assert.ErrorIs(t, err, state.ErrFenced, "Commit through %s under lease %d, %s before lease %d was acquired", name, old.Token, end, la.Token)
+				_, err = h.Refresh(ctx, old)
+				assert.ErrorIs(t, err, state.ErrFenced, "Refresh through %s of lease %d, %s", name, old.Token, end)
+			}
+			got, err := etcdstore.New(cli, p).Load(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, runner.Pending, got.Hops[0].Components[0].Phase, "a stale holder's commit landed")
+		})
+	}
+}
+
+// TestRecordsDeletedHolderGoesOn: the lock and issued keys deleted while
+// their holder runs, with no Acquire before its next refresh: the holder
+// keeps its lease (the refresh, or a commit, puts the records back), and
+// a reader meanwhile says the lock is held.
+func TestRecordsDeletedHolderGoesOn(t *testing.T) {
+	for _, first := range []string{"Refresh", "Commit"} {
+		t.Run(first, func(t *testing.T) {
+			ctx := t.Context()
+			cli := client(t)
+			p := prefix()
+			a := etcdstore.New(cli, p)
+			la, err := a.Acquire(ctx, "a", time.Minute)
+			require.NoError(t, err)
+			s := statetest.Big(4)
+			require.NoError(t, a.Commit(ctx, la.Token, s, nil))
+			deleteKeys(t, cli, p, "lock", "issued")
+
+			l, held, err := etcdstore.New(cli, p).ReadLease(ctx)
+			require.NoError(t, err)
+			assert.True(t, held, "ReadLease with the lock's records deleted while lease %d runs", la.Token)
+			assert.Equal(t, la.Token, l.Token, "ReadLease().Token")
+
+			s.Hops[0].Components[0].Phase = runner.Succeeded
+			if first == "Refresh" {
+				_, err = a.Refresh(ctx, la)
+				require.NoError(t, err, "Refresh by the holder with the lock's records deleted")
+			} else {
+				require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}}), "Commit by the holder with the lock's records deleted")
+			}
+			_, err = etcdstore.New(cli, p).Acquire(ctx, "b", time.Minute)
+			var le *state.LockedError
+			require.ErrorAs(t, err, &le, "Acquire after the holder's %s", first)
+			assert.Equal(t, "a", le.Holder, "LockedError.Holder")
+			assert.Equal(t, la.Token, le.Token, "LockedError.Token")
+			got, err := a.Refresh(ctx, la)
+			require.NoError(t, err, "Refresh")
+			assert.Equal(t, la.Token, got.Token)
+			s.Hops[0].Components[1].Phase = runner.Succeeded
+			require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 1}}), "Commit")
+			require.NoError(t, a.Release(ctx, la), "Release")
+			lb, err := etcdstore.New(cli, p).Acquire(ctx, "b", time.Minute)
+			require.NoError(t, err, "Acquire after the release")
+			assert.Greater(t, lb.Token, la.Token)
+		})
+	}
+}
+
+// TestIssuedDeletedAfterPutBack: the lock key deleted and put back by
+// its holder's refresh, then the issued key deleted: the holder keeps
+// its lease.
+func TestIssuedDeletedAfterPutBack(t *testing.T) {
+	ctx := t.Context()
+	cli := client(t)
+	p := prefix()
+	a := etcdstore.New(cli, p)
+	la, err := a.Acquire(ctx, "a", time.Minute)
+	require.NoError(t, err)
+	s := statetest.Big(4)
+	require.NoError(t, a.Commit(ctx, la.Token, s, nil))
+	deleteKeys(t, cli, p, "lock")
+	_, err = a.Refresh(ctx, la)
+	require.NoError(t, err, "Refresh with the lock key deleted")
+	deleteKeys(t, cli, p, "issued")
+	_, err = a.Refresh(ctx, la)
+	require.NoError(t, err, "Refresh with the issued key deleted after the lock key was put back")
+	s.Hops[0].Components[0].Phase = runner.Succeeded
+	require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}}), "Commit")
+	_, err = etcdstore.New(cli, p).Acquire(ctx, "b", time.Minute)
+	var le *state.LockedError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, la.Token, le.Token, "LockedError.Token")
+}
+
+// TestRecordsDeletedTwice: the holder's lease taken as held (both keys
+// deleted) runs out, another holder acquires and never writes, and both
+// keys are deleted again: the first holder, which saw itself fenced,
+// does not take the lease back though it was the status's last writer.
+func TestRecordsDeletedTwice(t *testing.T) {
+	ctx := t.Context()
+	cli := client(t)
+	p := prefix()
+	a := etcdstore.New(cli, p)
+	la, err := a.Acquire(ctx, "a", time.Minute)
+	require.NoError(t, err)
+	s := statetest.Big(4)
+	require.NoError(t, a.Commit(ctx, la.Token, s, nil))
+	deleteKeys(t, cli, p, "lock", "issued")
+	_, err = etcdstore.New(cli, p).Acquire(ctx, "b", time.Minute)
+	var le *state.LockedError
+	require.ErrorAs(t, err, &le, "Acquire with both keys deleted")
+	expire(t, cli, p, state.Lease{Token: le.Token}) // the lease taken as held runs out
+	lc, err := etcdstore.New(cli, p).Acquire(ctx, "c", time.Minute)
+	require.NoError(t, err, "Acquire once the lease taken as held ran out")
+	s.Hops[0].Components[0].Phase = runner.Succeeded
+	err = a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}})
+	require.ErrorIs(t, err, state.ErrFenced, "Commit under lease %d while lease %d holds the lock", la.Token, lc.Token)
+
+	deleteKeys(t, cli, p, "lock", "issued")
+	_, err = etcdstore.New(cli, p).Acquire(ctx, "d", time.Minute)
+	require.ErrorIs(t, err, state.ErrLocked, "Acquire with both keys deleted again")
+	err = a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}})
+	assert.ErrorIs(t, err, state.ErrFenced, "Commit under lease %d, fenced by lease %d before", la.Token, lc.Token)
+	_, err = a.Refresh(ctx, la)
+	assert.ErrorIs(t, err, state.ErrFenced, "Refresh of lease %d, fenced by lease %d before", la.Token, lc.Token)
+}
+
+// TestUnclaimedMessage: a refused claim of the lease taken as held says
+// why, and still matches state.ErrFenced and *state.FencedError.
+func TestUnclaimedMessage(t *testing.T) {
+	ctx := t.Context()
+	cli := client(t)
+	p := prefix()
+	a := etcdstore.New(cli, p)
+	la, err := a.Acquire(ctx, "a", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, a.Commit(ctx, la.Token, statetest.Big(4), nil))
+	deleteKeys(t, cli, p, "lock", "issued")
+	_, err = etcdstore.New(cli, p).Refresh(ctx, la)
+	var fe *state.FencedError
+	require.ErrorAs(t, err, &fe, "Refresh of lease %d through a handle that did not acquire it", la.Token)
+	assert.Equal(t, la.Token, fe.Current, "FencedError.Current: the lease taken as held")
+	assert.Contains(t, err.Error(), p+"issued", "the error names the deleted records")
+	assert.Contains(t, err.Error(), "only the handle that acquired it", "the error says who can take it back")
+}

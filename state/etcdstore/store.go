@@ -45,6 +45,13 @@ type Store struct {
 	// fence); fenceCmps are then the compares of its writes.
 	fenceOf   uint64
 	fenceCmps []clientv3.Cmp
+
+	// own is the last lease this handle acquired, with the etcd lease
+	// its lock key was bound to: what proves the lease alive when the
+	// lock's records no longer name it (see claim). ownMu guards it (not
+	// mu, which writes hold across requests).
+	ownMu sync.Mutex
+	own   ownLease
 }
 
 // Limits of one write. etcd refuses requests over --max-request-bytes
