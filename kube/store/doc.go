@@ -67,9 +67,18 @@
 // goes on: its commits pass while the Lease is missing or holds its token
 // unexpired, and its next Refresh puts its own name and TTL back (creating
 // the Lease if none is there yet, or taking the one an Acquire put back
-// just before); its Release frees it, keeping the token. A holder that is gone does not refresh, and the lease taken as
-// held runs out. Any other token stays fenced, and its FencedError does
-// not call the lock free. ReadLease says the same as Acquire.
+// just before); its Release frees it, keeping the token. A holder that is
+// gone does not refresh, and the lease taken as held runs out. Any other
+// token stays fenced, and its FencedError does not call the lock free.
+// ReadLease says the same as Acquire.
+//
+// The one deletion that fencing cannot survive is of the head and the
+// Lease together (or of every object labelled hopdag.io/store=N): nothing
+// on the API server then remembers a token, so the store starts over, its
+// status gone and its tokens from 1 again, and a coordinator still
+// running on it could write under a token that is issued again. Delete
+// them only when no coordinator runs on the store (hopdag status --state
+// kube://NS/N says whether one does; stop it, or wait out its lease).
 //
 // Damage: an annotation of the store's that does not parse (a fence or a
 // token that is not a number, an id that is not hex, a journal reference
