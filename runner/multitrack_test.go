@@ -53,3 +53,50 @@ func TestExecuteRouteAcrossTracks(t *testing.T) {
 		"4 kube-control-plane v1.35.0", "4 kubelet v1.35.0",
 	}, ran, "each hop runs its track's components, in dependency order")
 }
+
+// A state holds one version of each component, so a route across tracks
+// whose tracks' releases ship the same component is refused at plan time:
+// each track's hops would upgrade it from its own version (the second
+// from a version it no longer runs, maybe back down).
+func TestPlanRouteComponentOnTwoTracks(t *testing.T) {
+	v := release.MustParseVersion
+	comps := []release.ComponentVersion{
+		{Name: "agent", Version: v("1.0"), Type: release.TypeInline, Handler: "agent"},
+		{Name: "agent", Version: v("2.0"), Type: release.TypeInline, Handler: "agent"},
+		{Name: "agent", Version: v("1.5"), Type: release.TypeInline, Handler: "agent"},
+		{Name: "agent", Version: v("1.6"), Type: release.TypeInline, Handler: "agent"},
+		{Name: "kubelet", Version: v("1.0"), Type: release.TypeInline, Handler: "kubelet"},
+		{Name: "kubelet", Version: v("2.0"), Type: release.TypeInline, Handler: "kubelet"},
+	}
+	ref := func(name, version string) release.ComponentRef {
+		return release.ComponentRef{Name: name, Version: v(version)}
+	}
+	rels := []release.Release{
+		{Name: "p1", Version: v("1.0"), Track: "platform", Components: []release.ComponentRef{ref("agent", "1.0")}},
+		{Name: "p2", Version: v("2.0"), Track: "platform", Components: []release.ComponentRef{ref("agent", "2.0")}},
+		{Name: "k1", Version: v("v1.0"), Track: "kubernetes", Components: []release.ComponentRef{ref("agent", "1.5"), ref("kubelet", "1.0")}},
+		{Name: "k2", Version: v("v2.0"), Track: "kubernetes", Components: []release.ComponentRef{ref("agent", "1.6"), ref("kubelet", "2.0")}},
+	}
+	paths := []release.UpgradePath{
+		{Name: "p", Track: "platform", Rules: []release.Rule{{From: release.MustParseConstraint("1.0"), To: v("2.0")}}},
+		{Name: "k", Track: "kubernetes", Rules: []release.Rule{{From: release.MustParseConstraint("v1.0"), To: v("v2.0")}}},
+	}
+	c, err := release.NewCatalog(rels, comps, paths)
+	require.NoError(t, err)
+	from, err := path.ParseState("platform=1.0,kubernetes=v1.0")
+	require.NoError(t, err)
+	to, err := path.ParseState("platform=2.0,kubernetes=v2.0")
+	require.NoError(t, err)
+	route, err := path.ResolveState(c, from, to)
+	require.NoError(t, err)
+	_, err = runner.PlanRoute(c, route)
+	require.ErrorIs(t, err, runner.ErrInvalidPlan, "PlanRoute(%s -> %s) with agent on both tracks", from, to)
+	assert.Contains(t, err.Error(), "component agent is shipped on two tracks: by kubernetes v1.0 and by platform 1.0")
+	assert.Contains(t, err.Error(), "ship it on one track")
+
+	// One track at a time (tracks as independent lines) is not a state
+	// that holds both, and plans as before.
+	one, err := runner.NewPlan(c, v("1.0"), v("2.0"), runner.PathOptions(path.WithTrack("platform")))
+	require.NoError(t, err)
+	assert.Equal(t, 1, one.Total())
+}
