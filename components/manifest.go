@@ -106,8 +106,33 @@ func WithApplyOptions(o ApplyOptions) ManifestOption {
 // a catalog instance): the LabelInstance value and the inventories' key.
 // Two instances never prune each other's objects. The default is
 // DefaultInstance.
+//
+// An instance is 1 to 63 lowercase letters, digits and '-', starting and
+// ending with a letter or digit: it is a label value and part of the
+// inventories' names (hopdag.INSTANCE.COMPONENT in kube/apply, so a '.'
+// would let two instances share one). ValidateHop (plan time) and Run
+// refuse another; "" is DefaultInstance.
 func WithInstance(id string) ManifestOption {
-	return func(m *Manifest) { m.instance = id }
+	return func(m *Manifest) {
+		if id == "" {
+			id = DefaultInstance
+		}
+		m.instance = id
+	}
+}
+
+// checkInstance says what is wrong with the instance, or nil.
+func checkInstance(id string) error {
+	ok := len(id) >= 1 && len(id) <= 63
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		alnum := 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
+		ok = alnum || c == '-' && i > 0 && i < len(id)-1
+	}
+	if ok {
+		return nil
+	}
+	return fmt.Errorf("WithInstance(%q): want 1 to 63 lowercase letters, digits and '-', starting and ending with a letter or digit (an instance is a label value and part of the inventories' names, hopdag.INSTANCE.COMPONENT)", id)
 }
 
 // WithNamespace sets the namespace of namespaced objects that set none and
@@ -301,6 +326,9 @@ func (m *Manifest) apply(ctx context.Context, t runner.Task, objs, final []Objec
 	fail := func(op string, err error) error {
 		return &Error{Component: cv.Name, Version: cv.Version.Original(), Op: op, Err: err}
 	}
+	if err := checkInstance(m.instance); err != nil {
+		return runner.Permanent(fail("apply", err))
+	}
 	labels := OwnerLabels(m.instance, cv.Name)
 	for i, o := range objs {
 		if objs[i], err = own(o, labels); err != nil {
@@ -401,6 +429,13 @@ func (m *Manifest) Validate(cv *release.ComponentVersion) error {
 func (m *Manifest) ValidateHop(h *runner.HopPlan) error {
 	if h == nil || h.Graph == nil {
 		return nil
+	}
+	if err := checkInstance(m.instance); err != nil {
+		for i := range h.Graph.Len() {
+			if n := h.Graph.Node(i); n.To != nil && (len(n.To.Manifests) > 0 || lastManifestPhase(n.To) != "") {
+				return err // once for the hop, not per component
+			}
+		}
 	}
 	var invs []Inventory
 	for i := range h.Graph.Len() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -435,4 +436,55 @@ func TestManifestReadyReason(t *testing.T) {
 	require.True(t, ok)
 	assert.Greater(t, nr.Polls, 1, "polled on")
 	assert.Regexp(t, `^components: app v1\.1\.0: ready: health check pods not ready after 30ms \(\d+ polls\): not ready yet: Deployment ns/web: 0/1 available$`, err.Error())
+}
+
+// WithInstance("") is the default instance (as the zero value of other
+// options is their default), and an instance that cannot be a label
+// value and part of an inventory's name (hopdag.INSTANCE.COMPONENT: a '.'
+// would make instance a's component b.c and instance a.b's component c
+// share one) is refused at plan time (ValidateHop) and by Run, applying
+// nothing, where it failed each manifest component at run time, after
+// the hop's other components had run.
+func TestManifestInstance(t *testing.T) {
+	cv := manifestCV("web", "v1.0", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: ns}\n")
+	g, err := dag.New([]dag.Node{{Name: "web", To: cv}})
+	require.NoError(t, err)
+	tests := []struct {
+		instance string
+		want     string // the instance labelled, or "" when refused
+	}{
+		{"", components.DefaultInstance},
+		{"prod-eu-1", "prod-eu-1"},
+		{strings.Repeat("a", 63), strings.Repeat("a", 63)},
+		{strings.Repeat("a", 64), ""},
+		{"prod.eu", ""},
+		{"Prod", ""},
+		{"a/b", ""},
+		{"-a", ""},
+		{"a b", ""},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%.20q", tc.instance), func(t *testing.T) {
+			rec := components.NewRecorder()
+			m := components.NewManifest(rec, components.WithInstance(tc.instance))
+			verr := m.ValidateHop(&runner.HopPlan{Graph: g})
+			rerr := m.Run(context.Background(), task(nil, cv, nil))
+			if tc.want == "" {
+				require.Error(t, verr, "ValidateHop with WithInstance(%q)", tc.instance)
+				assert.Contains(t, verr.Error(), fmt.Sprintf("WithInstance(%q)", tc.instance))
+				assert.Contains(t, verr.Error(), "1 to 63 lowercase letters, digits and '-'")
+				require.Error(t, rerr, "Run with WithInstance(%q)", tc.instance)
+				assert.True(t, runner.IsPermanent(rerr), "Run's error is permanent: %v", rerr)
+				assert.Empty(t, rec.Actions(), "nothing applied")
+				return
+			}
+			require.NoError(t, verr, "ValidateHop with WithInstance(%q)", tc.instance)
+			require.NoError(t, rerr, "Run with WithInstance(%q)", tc.instance)
+			live := rec.Live()
+			require.Len(t, live, 1)
+			inst, comp, ok := components.Owner(live[0])
+			assert.True(t, ok)
+			assert.Equal(t, [2]string{tc.want, "web"}, [2]string{inst, comp}, "owner labels")
+		})
+	}
 }

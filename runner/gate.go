@@ -29,7 +29,10 @@ import (
 // Steps are named HOP[/COMPONENT[/PHASE]]: HOP is the hop's target
 // version as the catalog spells it ("v26.06"), COMPONENT a component's
 // name on that hop, PHASE one of its steps (a declared lifecycle phase,
-// an inline step such as "post-upgrade"). See StepName.
+// an inline step such as "post-upgrade"). See StepName. In a route
+// across tracks two hops may go to versions spelled alike (platform 2.0,
+// kubernetes 2.0): a HOP that names several hops is refused by WithUntil
+// and WithGates, and HOP/COMPONENT names the hop that has the component.
 
 // WaitingForApproval is the phase of a step held by its gate, and of the
 // run stopped there.
@@ -84,25 +87,8 @@ func (e *Executor) resolveGates(p *Plan, s *Status) ([]string, error) {
 		case sub && component == "":
 			return nil, fmt.Errorf("%w: gate %s: empty component; write HOP or HOP/COMPONENT", ErrInvalidPlan, step)
 		}
-		var hops []string
-		found := false
-		for _, h := range p.Hops {
-			hops = append(hops, StepName(h, "", ""))
-			if StepName(h, "", "") != hop {
-				continue
-			}
-			if component == "" {
-				found = true
-				break
-			}
-			if _, ok := h.Graph.Index(component); !ok {
-				return nil, fmt.Errorf("%w: gate %s: hop %s has no component %s; its components are %s", ErrInvalidPlan, step, hop, component, strings.Join(h.Graph.Names(), ", "))
-			}
-			found = true
-			break
-		}
-		if !found {
-			return nil, fmt.Errorf("%w: gate %s: the plan has no hop to %s; its hops are %s", ErrInvalidPlan, step, hop, strings.Join(hops, ", "))
+		if _, err := hopOf(p, hop, component); err != nil {
+			return nil, fmt.Errorf("%w: gate %s: %w", ErrInvalidPlan, step, err)
 		}
 		gates = append(gates, step)
 	}
@@ -124,6 +110,58 @@ type Approval struct {
 	Step string    `json:"step" yaml:"step"`
 	By   string    `json:"by" yaml:"by"`
 	At   time.Time `json:"at" yaml:"at"`
+}
+
+// hopOf is the index of the hop of p that the HOP part of a step names
+// and, when component is not "", that has the component. The hops of a
+// route across tracks may go to versions spelled alike (platform 2.0,
+// kubernetes 2.0): HOP alone then names several hops, which is an error,
+// and HOP/COMPONENT names the one that has the component.
+func hopOf(p *Plan, hop, component string) (int, error) {
+	var names, matched []string
+	var idx []int
+	for i, h := range p.Hops {
+		names = append(names, StepName(h, "", ""))
+		if names[i] == hop {
+			idx = append(idx, i)
+			matched = append(matched, fmt.Sprintf("hop %d %s", i+1, hopLabel(h)))
+		}
+	}
+	switch {
+	case len(idx) == 0:
+		return -1, fmt.Errorf("the plan has no hop to %s; its hops are %s", hop, strings.Join(names, ", "))
+	case component == "" && len(idx) > 1:
+		return -1, fmt.Errorf("%s names %d hops: %s (their tracks go to versions spelled alike); name a component of the hop (%s/COMPONENT)", hop, len(idx), strings.Join(matched, ", "), hop)
+	case component == "":
+		return idx[0], nil
+	}
+	var with []int
+	for _, i := range idx {
+		if _, ok := p.Hops[i].Graph.Index(component); ok {
+			with = append(with, i)
+		}
+	}
+	switch {
+	case len(with) == 1:
+		return with[0], nil
+	case len(idx) == 1:
+		return -1, fmt.Errorf("hop %s has no component %s; its components are %s", hop, component, strings.Join(p.Hops[idx[0]].Graph.Names(), ", "))
+	case len(with) == 0:
+		var comps []string
+		for _, i := range idx {
+			comps = append(comps, fmt.Sprintf("hop %d %s: %s", i+1, hopLabel(p.Hops[i]), strings.Join(p.Hops[i].Graph.Names(), ", ")))
+		}
+		return -1, fmt.Errorf("no hop to %s has component %s; their components are %s", hop, component, strings.Join(comps, "; "))
+	}
+	return -1, fmt.Errorf("%s/%s names %d hops: %s each have component %s", hop, component, len(with), strings.Join(matched, ", "), component)
+}
+
+// hopLabel is "TRACK FROM -> TO", or "FROM -> TO" on one track.
+func hopLabel(h *HopPlan) string {
+	if h.Track == "" {
+		return h.Name()
+	}
+	return h.Track + " " + h.Name()
 }
 
 // StepName names a step: the hop's target version, then the component

@@ -75,8 +75,10 @@ func NewPlan(c *release.Catalog, current, target release.Version, opts ...PlanOp
 
 // PlanRoute builds the plan of a route already resolved, such as a route
 // across tracks from path.ResolveState: each hop's graph holds the
-// components of the releases of the track it moves. PathOptions are not
-// used.
+// components of the releases of the track it moves. A state holds one
+// version of each component: a route across tracks whose tracks' releases
+// ship the same component is refused (ErrInvalidPlan). PathOptions are
+// not used.
 func PlanRoute(c *release.Catalog, route *path.Route, opts ...PlanOption) (*Plan, error) {
 	var o planOptions
 	for _, opt := range opts {
@@ -86,6 +88,9 @@ func PlanRoute(c *release.Catalog, route *path.Route, opts ...PlanOption) (*Plan
 }
 
 func planRoute(c *release.Catalog, route *path.Route, o planOptions) (*Plan, error) {
+	if err := sharedAcrossTracks(c, route); err != nil {
+		return nil, err
+	}
 	p := &Plan{Route: route}
 	for i, h := range route.Hops {
 		track := route.Track
@@ -109,6 +114,58 @@ func planRoute(c *release.Catalog, route *path.Route, o planOptions) (*Plan, err
 		}
 	}
 	return p, nil
+}
+
+// sharedAcrossTracks refuses a route across tracks that enters a state
+// whose tracks' releases ship the same component: a state holds one
+// version of each component, and each track's hops would upgrade it from
+// the version its own release names (the second hop from a version the
+// system no longer runs, maybe back down). Tracks used one at a time
+// (path.WithTrack) may ship the same components: no state holds two.
+func sharedAcrossTracks(c *release.Catalog, route *path.Route) error {
+	if route == nil || route.FromState == nil {
+		return nil
+	}
+	type owner struct {
+		track string
+		rel   *release.Release
+	}
+	reported := map[[3]string]bool{}
+	var problems []string
+	for _, st := range route.States() {
+		owners := map[string]owner{}
+		for _, t := range st.Tracks() {
+			r, ok := c.ReleaseOn(t, st[t])
+			if !ok {
+				continue // planRoute reports a missing release of a hop
+			}
+			for _, ref := range r.Components {
+				o, dup := owners[ref.Name]
+				if !dup {
+					owners[ref.Name] = owner{t, r}
+					continue
+				}
+				if k := [3]string{ref.Name, o.track, t}; !reported[k] {
+					reported[k] = true
+					problems = append(problems, fmt.Sprintf("component %s is shipped on two tracks: by %s %s%s and by %s %s%s, and the state %s runs both",
+						ref.Name, o.track, o.rel.Version, at(o.rel.Source), t, r.Version, at(r.Source), st))
+				}
+			}
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	slices.Sort(problems)
+	return fmt.Errorf("%w: %s; a state holds one version of each component and each track's hops upgrade their own: ship it on one track (or give the two components distinct names)", ErrInvalidPlan, strings.Join(problems, "; "))
+}
+
+// at is " (file:line)" of src, or "" for a value built in code.
+func at(src release.Source) string {
+	if src.File == "" {
+		return ""
+	}
+	return " (" + src.String() + ")"
 }
 
 // Total is the number of component upgrades over all hops.

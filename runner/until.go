@@ -66,27 +66,23 @@ func (e *Executor) untilStep(p *Plan) (*untilStep, error) {
 	}
 	parts := strings.SplitN(e.until, "/", 3)
 	u := &untilStep{name: e.until, hop: -1}
-	var hops []string
-	for i, h := range p.Hops {
-		hops = append(hops, StepName(h, "", ""))
-		if hops[i] == parts[0] {
-			u.hop = i
-		}
+	if len(parts) > 1 && parts[1] == "" {
+		return nil, fmt.Errorf("until %s: empty component; write HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE", e.until)
 	}
-	if u.hop < 0 {
-		return nil, fmt.Errorf("until %s: the plan has no hop to %s; its hops are %s", e.until, parts[0], strings.Join(hops, ", "))
+	component := ""
+	if len(parts) > 1 {
+		component = parts[1]
 	}
+	hop, err := hopOf(p, parts[0], component)
+	if err != nil {
+		return nil, fmt.Errorf("until %s: %w", e.until, err)
+	}
+	u.hop = hop
 	if len(parts) == 1 {
 		return u, nil
 	}
-	if parts[1] == "" {
-		return nil, fmt.Errorf("until %s: empty component; write HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE", e.until)
-	}
 	g := p.Hops[u.hop].Graph
-	c, ok := g.Index(parts[1])
-	if !ok {
-		return nil, fmt.Errorf("until %s: hop %s has no component %s; its components are %s", e.until, parts[0], parts[1], strings.Join(g.Names(), ", "))
-	}
+	c, _ := g.Index(parts[1])
 	u.component = parts[1]
 	if len(parts) == 3 {
 		if parts[2] == "" {

@@ -368,7 +368,7 @@ func (j *journal) commit(token uint64, s *runner.Status, changed []runner.Ref, a
 	if !all && j.exists && total == j.counts && 2*len(changed) <= total {
 		lines, next, err := codec.Commits(j.seq+1, token, s, changed, 0, j.base)
 		if err != nil {
-			return 0, errorf("save: %w", err)
+			return 0, saveError(err)
 		}
 		data := join(lines)
 		base := j.end
@@ -439,7 +439,7 @@ func (j *journal) snapshot(token uint64, s *runner.Status) (int, error) {
 		lines[0], err = withRef(lines[0], journalRef{ID: id, Replaces: j.jid})
 	}
 	if err != nil {
-		return 0, errorf("save: %w", err)
+		return 0, saveError(err)
 	}
 	data := join(lines)
 	if err := j.v.replace(SnapshotFile, data); err != nil {
@@ -462,6 +462,15 @@ func (j *journal) snapshot(token uint64, s *runner.Status) (int, error) {
 	j.base = codec.BaseOf(s)
 	j.at, err = j.v.stamp()
 	return len(data) + len(h), err
+}
+
+// saveError is the error of a status codec refused to encode: an
+// invalid call (a status no Load could read back) or another failure.
+func saveError(err error) error {
+	if errors.Is(err, codec.ErrInvalid) {
+		return fmt.Errorf("%w: save of %w; nothing was written", errInvalid, err)
+	}
+	return errorf("save: %w", err)
 }
 
 func join(lines [][]byte) []byte {

@@ -43,7 +43,27 @@ func Unmarshal(data []byte) (*runner.Status, error) {
 	return s, nil
 }
 
+// ErrInvalid is matched by the errors of Commits and Snapshot for a
+// status that a reader would refuse (see Unmarshal): nothing is encoded,
+// so that a writer never stores what no Load can read back.
+var ErrInvalid = errors.New("a status that could not be loaded back")
+
 func validate(s *runner.Status) error {
+	if err := validateHeaders(s); err != nil {
+		return err
+	}
+	for i, h := range s.Hops {
+		for _, c := range h.Components {
+			if err := validateComponent(i, &c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validateHeaders checks the phases of the run and of its hops.
+func validateHeaders(s *runner.Status) error {
 	if !valid(s.Phase) {
 		return fmt.Errorf("run phase %q is not a phase", s.Phase)
 	}
@@ -51,14 +71,17 @@ func validate(s *runner.Status) error {
 		if !valid(h.Phase) {
 			return fmt.Errorf("hop %d phase %q is not a phase", i+1, h.Phase)
 		}
-		for _, c := range h.Components {
-			if c.Name == "" {
-				return fmt.Errorf("hop %d has a component without a name", i+1)
-			}
-			if !valid(c.Phase) {
-				return fmt.Errorf("hop %d component %s phase %q is not a phase", i+1, c.Name, c.Phase)
-			}
-		}
+	}
+	return nil
+}
+
+// validateComponent checks component c of hop (from 0).
+func validateComponent(hop int, c *runner.ComponentStatus) error {
+	if c.Name == "" {
+		return fmt.Errorf("hop %d has a component without a name", hop+1)
+	}
+	if !valid(c.Phase) {
+		return fmt.Errorf("hop %d component %s phase %q is not a phase", hop+1, c.Name, c.Phase)
 	}
 	return nil
 }

@@ -2,11 +2,13 @@ package codec
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/hopdag/hopdag/runner"
 )
@@ -149,8 +151,14 @@ func Commits(seq, token uint64, s *runner.Status, changed []runner.Ref, limit in
 	if s == nil {
 		return nil, Base{}, errors.New("nil status")
 	}
+	if err := validateHeaders(s); err != nil {
+		return nil, Base{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	hops, next, err := diff(s, base)
 	if err != nil {
+		return nil, Base{}, err
+	}
+	if changed, err = reshaped(s, changed, base); err != nil {
 		return nil, Base{}, err
 	}
 	run := *s
@@ -161,6 +169,43 @@ func Commits(seq, token uint64, s *runner.Status, changed []runner.Ref, limit in
 		return nil, Base{}, err
 	}
 	return lines, next, nil
+}
+
+// reshaped returns changed with every component of the hops whose
+// component count base does not know (a reader starts their components
+// afresh: each must be in the commit), sorted by hop, then index; and an
+// ErrInvalid error for a changed component outside s or one a reader
+// would refuse.
+func reshaped(s *runner.Status, changed []runner.Ref, base Base) ([]runner.Ref, error) {
+	var add []int // hops whose components all go in
+	for i := range s.Hops {
+		if !base.known || i >= len(base.hops) || base.hops[i].count != len(s.Hops[i].Components) {
+			add = append(add, i)
+		}
+	}
+	for _, ref := range changed {
+		if ref.Hop < 0 || ref.Hop >= len(s.Hops) || ref.Component < 0 || ref.Component >= len(s.Hops[ref.Hop].Components) {
+			return nil, fmt.Errorf("%w: changed component %d of hop %d is not in the status (%d hops)", ErrInvalid, ref.Component, ref.Hop, len(s.Hops))
+		}
+	}
+	if len(add) > 0 {
+		all := slices.Clone(changed)
+		for _, h := range add {
+			for i := range s.Hops[h].Components {
+				all = append(all, runner.Ref{Hop: h, Component: i})
+			}
+		}
+		slices.SortFunc(all, func(a, b runner.Ref) int {
+			return cmp.Or(cmp.Compare(a.Hop, b.Hop), cmp.Compare(a.Component, b.Component))
+		})
+		changed = slices.Compact(all)
+	}
+	for _, ref := range changed {
+		if err := validateComponent(ref.Hop, &s.Hops[ref.Hop].Components[ref.Component]); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	return changed, nil
 }
 
 // fullCommits encodes a group commit as commits carrying every hop's
@@ -236,6 +281,9 @@ func hopSize(h *runner.HopStatus) int {
 func Snapshot(seq, token uint64, s *runner.Status, limit int) ([][]byte, error) {
 	if s == nil {
 		return nil, errors.New("nil status")
+	}
+	if err := validate(s); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	run, counts := header(s)
 	var shards []*Record

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +40,8 @@ var cases = []struct {
 	{"Commit", testCommit},
 	{"Large", testLarge},
 	{"TornJournal", testTornJournal},
+	{"SaveInvalid", testSaveInvalid},
+	{"CommitReshaped", testCommitReshaped},
 	{"Corruption", testCorruption},
 	{"TokensSurviveDeletion", testTokensSurviveDeletion},
 	{"JournalLost", testJournalLost},
@@ -129,6 +132,73 @@ func testSaveNil(t *testing.T, env Env) {
 	require.Error(t, err, "Save(nil)")
 	assert.NotErrorIs(t, err, state.ErrFenced)
 	requireStatus(t, a, nil)
+}
+
+// testSaveInvalid: a status that Load would refuse as corrupt (a phase
+// that is not a phase, a component without a name, a changed component
+// that is not in the status) is refused by Save and Commit, writing
+// nothing: written, it would make every later Load, and so every resume,
+// fail with a CorruptError.
+func testSaveInvalid(t *testing.T, env Env) {
+	tests := []struct {
+		name    string
+		status  func() *runner.Status
+		changed []runner.Ref
+	}{
+		{"zero status", func() *runner.Status { return &runner.Status{} }, nil},
+		{"run phase", func() *runner.Status { s := Sample(1); s.Phase = "Done"; return s }, nil},
+		{"hop phase", func() *runner.Status { s := Sample(1); s.Hops[0].Phase = "running"; return s }, nil},
+		{"component phase", func() *runner.Status { s := Sample(1); s.Hops[0].Components[2].Phase = ""; return s }, nil},
+		{"component name", func() *runner.Status { s := Sample(1); s.Hops[0].Components[1].Name = ""; return s }, nil},
+		{"changed component phase", func() *runner.Status { s := Sample(1); s.Hops[0].Components[2].Phase = "Done"; return s },
+			[]runner.Ref{{Hop: 0, Component: 2}}},
+		{"changed ref outside", func() *runner.Status { return Sample(1) }, []runner.Ref{{Hop: 3, Component: 1}}},
+	}
+	a := env.Open()
+	l := acquire(t, a, "a", env)
+	require.NoError(t, a.Save(t.Context(), l.Token, Sample(1)))
+	for _, tc := range tests {
+		if tc.changed == nil {
+			err := a.Save(t.Context(), l.Token, tc.status())
+			require.Error(t, err, "Save(%s)", tc.name)
+			assert.NotErrorIs(t, err, state.ErrFenced, "Save(%s)", tc.name)
+			requireStatus(t, a, Sample(1))
+		}
+		st, changed := tc.status(), tc.changed
+		if changed == nil { // every component
+			for h := range st.Hops {
+				for i := range st.Hops[h].Components {
+					changed = append(changed, runner.Ref{Hop: h, Component: i})
+				}
+			}
+		}
+		err := a.Commit(t.Context(), l.Token, st, changed)
+		require.Error(t, err, "Commit(%s, %v)", tc.name, changed)
+		assert.NotErrorIs(t, err, state.ErrFenced, "Commit(%s)", tc.name)
+		requireStatus(t, a, Sample(1))
+		requireStatus(t, env.Open(), Sample(1))
+	}
+	require.NoError(t, a.Release(t.Context(), l))
+	acquire(t, env.Open(), "b", env) // the store still takes a lease
+}
+
+// testCommitReshaped: a Commit of a status whose hops hold other numbers
+// of components than the stored one, with as many components in all,
+// stores every component of those hops, not only the changed ones (a
+// reader starts such a hop's components afresh).
+func testCommitReshaped(t *testing.T, env Env) {
+	a := env.Open()
+	l := acquire(t, a, "a", env)
+	require.NoError(t, a.Save(t.Context(), l.Token, Sample(1)))
+	s := Sample(1)
+	second := s.Hops[0]
+	second.From, second.To = "v1.1", "v1.2"
+	second.Components = slices.Clone(s.Hops[0].Components[2:])
+	s.Hops[0].Components = s.Hops[0].Components[:2]
+	s.Hops = append(s.Hops, second)
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, []runner.Ref{{Hop: 0, Component: 0}}), "Commit of 2+1 components over 3")
+	requireStatus(t, a, s)
+	requireStatus(t, env.Open(), s)
 }
 
 func testSaveWithoutLease(t *testing.T, env Env) {
