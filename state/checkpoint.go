@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hopdag/hopdag/internal/codec"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -73,7 +74,9 @@ func (c *checkpointer) attempt(ctx context.Context, write func(context.Context) 
 	return write(ctx)
 }
 
-// transient reports whether a failed write may succeed if tried again.
+// transient reports whether a failed write may succeed if tried again:
+// not a fenced or corrupt one, nor an invalid call (a status no Load could
+// read back, as any store's codec refuses it).
 func transient(err error) bool {
-	return !errors.Is(err, ErrFenced) && !errors.Is(err, ErrCorrupt) && !errors.Is(err, errInvalid)
+	return !errors.Is(err, ErrFenced) && !errors.Is(err, ErrCorrupt) && !errors.Is(err, errInvalid) && !errors.Is(err, codec.ErrInvalid)
 }

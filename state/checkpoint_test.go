@@ -3,6 +3,7 @@ package state_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/internal/codec"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 	"github.com/hopdag/hopdag/state"
@@ -57,6 +59,9 @@ func TestCheckpointerRetries(t *testing.T) {
 		{"transient past the TTL", 1000, errNet, errNet, 0},
 		{"fenced", 1000, &state.FencedError{Token: 1}, state.ErrFenced, 1},
 		{"corrupt", 1000, &state.CorruptError{Path: "x", Err: errors.New("bad")}, state.ErrCorrupt, 1},
+		// Another store's refusal of a status no Load could read back
+		// (etcdstore, kube/store wrap the codec's error).
+		{"invalid status", 1000, fmt.Errorf("etcdstore: save: %w", codec.ErrInvalid), codec.ErrInvalid, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := runnertest.NewClock(epoch)
