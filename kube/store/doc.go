@@ -72,13 +72,15 @@
 // token stays fenced, and its FencedError does not call the lock free.
 // ReadLease says the same as Acquire.
 //
-// The one deletion that fencing cannot survive is of the head and the
-// Lease together (or of every object labelled hopdag.io/store=N): nothing
-// on the API server then remembers a token, so the store starts over, its
-// status gone and its tokens from 1 again, and a coordinator still
-// running on it could write under a token that is issued again. Delete
-// them only when no coordinator runs on the store (hopdag status --state
-// kube://NS/N says whether one does; stop it, or wait out its lease).
+// Deleting the head and the Lease together (or every object labelled
+// hopdag.io/store=N) starts the store over: nothing on the API server
+// remembers a token, so the status is gone and tokens start from 1 again.
+// A coordinator still running on it is fenced all the same, by the handle
+// it acquired with, which remembers the head's UID: a head made again has
+// another, and the handle's writes are refused even under a token issued
+// again (TestHeadAndLeaseDeleted); a token passed to another handle is
+// not. Delete them only when no coordinator runs on the store (hopdag
+// status --state kube://NS/N says whether one does).
 //
 // Damage: an annotation of the store's that does not parse (a fence or a
 // token that is not a number, an id that is not hex, a journal reference

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/hopdag/hopdag/state"
@@ -153,17 +154,22 @@ func ptrOr(p *int32) int32 {
 // raiseFence sets the head's fence to token, and its lease seconds to
 // secs (the new lease's duration), unless the fence is higher already.
 func (s *Store) raiseFence(ctx context.Context, token uint64, secs int32) error {
+	var uid types.UID
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		head, err := s.head(ctx)
 		if err != nil {
 			return err
 		}
 		if head == nil {
-			return s.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			head = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 				Namespace: s.namespace, Name: s.name, Labels: map[string]string{labelStore: s.name},
 				Annotations: map[string]string{annFence: strconv.FormatUint(token, 10), annLeaseSeconds: strconv.Itoa(int(secs))},
-			}})
+			}}
+			err := s.c.Create(ctx, head)
+			uid = head.UID
+			return err
 		}
+		uid = head.UID
 		if num(head, annFence) >= token {
 			return nil
 		}
@@ -181,6 +187,7 @@ func (s *Store) raiseFence(ctx context.Context, token uint64, secs int32) error 
 	// conflicting on it.
 	s.mu.Lock()
 	s.v.fresh = false
+	s.headUID = uid
 	s.mu.Unlock()
 	return nil
 }

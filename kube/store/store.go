@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/internal/codec"
@@ -64,6 +65,11 @@ type Store struct {
 
 	mu sync.Mutex
 	v  view
+	// headUID is the head's UID when this handle last acquired the lock:
+	// a head with another is one made again after the head and the Lease
+	// were deleted, whose tokens started over, and this handle's token is
+	// fenced there even if it is issued again.
+	headUID types.UID
 	// written counts the status bytes this handle wrote.
 	written int64
 }
@@ -609,6 +615,10 @@ func (s *Store) checkToken(ctx context.Context, token uint64) error {
 	}
 	if num(s.v.head, annFence) != token {
 		return s.fenced(ctx, token)
+	}
+	if s.headUID != "" && s.v.head.UID != s.headUID {
+		return fmt.Errorf("%w (and the store was started over since this handle acquired it: its head %s was deleted and made again, and its tokens start from 1)",
+			&state.FencedError{Token: token}, s.path("ConfigMap", s.name))
 	}
 	if token < s.v.token {
 		return &state.FencedError{Token: token, Written: s.v.token}
