@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,26 +86,80 @@ func (c *cli) held(st *runner.Status, err error) (int, bool) {
 	return 0, false
 }
 
-// waitText says what waits for approval in st and the command that
-// approves it, with this command's --state.
+// waitText says what waits for approval in st, each step with the reason
+// its gate gives, and the command that approves it, with this command's
+// --state; steps approved since (hopdag approve, before the next run)
+// are said to be approved instead, with who approved them.
 func (c *cli) waitText(st *runner.Status) string {
 	if len(st.Waiting) == 0 {
 		return st.Message
 	}
-	return c.approveText(st.Waiting)
+	reasons := gateReasons(st)
+	var waiting, approved []string
+	for _, step := range st.Waiting {
+		i := slices.IndexFunc(st.Approvals, func(a runner.Approval) bool { return a.Step == step })
+		if i < 0 {
+			waiting = append(waiting, step)
+			continue
+		}
+		approved = append(approved, step+" approved by "+st.Approvals[i].By)
+	}
+	if len(waiting) == 0 {
+		return strings.Join(approved, ", ") + "; run again to continue"
+	}
+	text := c.approveText(waiting, reasons)
+	if len(approved) > 0 {
+		text += " (" + strings.Join(approved, ", ") + ")"
+	}
+	return text
 }
 
-// approveText says that steps wait for approval, and the commands that
-// approve them with this command's --state.
-func (c *cli) approveText(steps []string) string {
+// gateReasons is the reason of each gate st waits at, by step: the
+// runner writes "waiting for approval of STEP: REASON" in the message of
+// a gated hop and in the reason of a gated component or phase. The
+// reason the runner gives a --gate (runner.WithGates) is left out: the
+// gated line of the table names those.
+func gateReasons(st *runner.Status) map[string]string {
+	reasons := map[string]string{}
+	note := func(msg string) {
+		if rest, ok := strings.CutPrefix(msg, "waiting for approval of "); ok {
+			if step, reason, ok := strings.Cut(rest, ": "); ok && reason != "" && reason != runGateReason {
+				reasons[step] = reason
+			}
+		}
+	}
+	for _, h := range st.Hops {
+		note(h.Message)
+		for _, cs := range h.Components {
+			note(cs.Reason)
+		}
+	}
+	return reasons
+}
+
+// runGateReason is the reason runner gives a gate added with
+// runner.WithGates (hopdag run --gate).
+const runGateReason = "gated when the run started"
+
+// approveText says that steps wait for approval, each with its reason
+// when reasons has one, and the commands that approve them with this
+// command's --state.
+func (c *cli) approveText(steps []string, reasons map[string]string) string {
+	named := make([]string, len(steps))
+	for i, step := range steps {
+		named[i] = step
+		if r := reasons[step]; r != "" {
+			named[i] += " (" + r + ")"
+		}
+	}
 	if c.state == nil || *c.state == "" {
-		return fmt.Sprintf("waiting for approval of %s; without --state nothing was saved to approve: run with --state", strings.Join(steps, ", "))
+		return fmt.Sprintf("waiting for approval of %s; without --state nothing was saved to approve: run with --state", strings.Join(named, ", "))
 	}
 	var cmds []string
 	for _, step := range steps {
 		cmds = append(cmds, "hopdag approve --state "+*c.state+" "+step)
 	}
-	return fmt.Sprintf("waiting for approval of %s; approve with: %s, then run again", strings.Join(steps, ", "), strings.Join(cmds, "; "))
+	return fmt.Sprintf("waiting for approval of %s; approve with: %s, then run again", strings.Join(named, ", "), strings.Join(cmds, "; "))
 }
 
 // approve records an approval: hopdag approve --state S [--by WHO] STEP.

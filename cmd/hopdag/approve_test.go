@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -122,4 +123,82 @@ func TestStepFlagMistakes(t *testing.T) {
 			assert.NoDirExists(t, state)
 		})
 	}
+}
+
+// gatedCatalog is a catalog of one exec component, a, whose upgrade from
+// v1 to v2 is gated by its rule with a reason, and whose v2 is gated
+// itself with another.
+const gatedCatalog = `apiVersion: hopdag.io/v1alpha1
+kind: Release
+metadata: {name: r1}
+spec: {version: v1.0, components: [{name: a, version: "1.0"}, {name: b, version: "1.0"}]}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: Release
+metadata: {name: r2}
+spec: {version: v2.0, components: [{name: a, version: "2.0"}, {name: b, version: "2.0"}]}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: UpgradePath
+metadata: {name: p}
+spec: {rules: [{from: v1.0, to: v2.0, gate: {reason: take a db backup first}}]}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: a-1}
+spec: {name: a, version: "1.0", type: exec, command: {args: ["true"]}}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: a-2}
+spec: {name: a, version: "2.0", type: exec, command: {args: ["true"]}, gate: {reason: look at the canary}}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: b-1.0}
+spec: {name: b, version: "1.0", type: exec, command: {args: ["true"]}}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: b-2.0}
+spec: {name: b, version: "2.0", type: exec, command: {args: ["true"]}, gate: {}}
+`
+
+// A run stopped at a gate says why the gate is there (the reason the
+// catalog gives the hop, which the table has no other place for), and
+// once the step is approved, run and status stop telling the operator
+// to approve it: they say it is approved and to run again.
+func TestGateReasonAndApproved(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(gatedCatalog), 0o644))
+	state := filepath.Join(t.TempDir(), "state")
+	base := []string{"run", dir, "--from", "v1.0", "--to", "v2.0", "--simulate", "--speed", "20000", "--state", state}
+	hop := "waiting for approval of v2.0 (take a db backup first); approve with: hopdag approve --state " + state + " v2.0, then run again"
+
+	code, out, stderr := invoke(base...)
+	require.Equal(t, exitWaiting, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Contains(t, out, "\n"+hop+"\n", "run names the gate's reason")
+	code, table, _ := invoke("status", "--state", state)
+	assert.Equal(t, exitRunning, code)
+	assert.Contains(t, table, "message: "+hop+"\n")
+
+	code, _, stderr = invoke("approve", "--state", state, "--by", "alice", "v2.0")
+	require.Equal(t, 0, code, "approve: stderr:\n%s", stderr)
+	code, table, _ = invoke("status", "--state", state)
+	assert.Equal(t, exitRunning, code, "approved, not yet run again: not finished")
+	assert.Contains(t, table, "message: v2.0 approved by alice; run again to continue\n")
+	assert.NotContains(t, table, "approve with")
+	_, js, _ := invoke("status", "--state", state, "-o", "json")
+	var st runner.Status
+	require.NoError(t, json.Unmarshal([]byte(js), &st), js)
+	assert.Equal(t, "v2.0 approved by alice; run again to continue", st.Message)
+
+	code, out, stderr = invoke(base...)
+	require.Equal(t, exitWaiting, code, "the component's gate: stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Contains(t, out, "\nwaiting for approval of v2.0/a (look at the canary), v2.0/b; approve with: hopdag approve --state "+state+" v2.0/a; hopdag approve --state "+state+" v2.0/b, then run again\n")
+
+	code, _, stderr = invoke("approve", "--state", state, "--by", "bob", "v2.0/a")
+	require.Equal(t, 0, code, "approve: stderr:\n%s", stderr)
+	_, table, _ = invoke("status", "--state", state)
+	assert.Contains(t, table, "message: waiting for approval of v2.0/b; approve with: hopdag approve --state "+state+" v2.0/b, then run again (v2.0/a approved by bob)\n")
 }

@@ -117,6 +117,10 @@ func (c *cli) watchSignals(cancel context.CancelCauseFunc, done <-chan struct{})
 		then = "; components recorded as Running run again on resume"
 	}
 	fmt.Fprintf(c.stderr, "hopdag %s: %s: exiting now%s\n", c.name, why, then)
+	if c.rf != nil {
+		// The exit the command's own return would have logged.
+		c.rf.audit.exit(exitInterrupted)
+	}
 	if c.exit != nil {
 		c.exit(exitInterrupted)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -67,4 +68,38 @@ func TestInterruptWhileWaitingForTheLock(t *testing.T) {
 	assert.Contains(t, stderr, "hopdag run: interrupted by SIGINT while waiting for the lock of "+u.state+": nothing ran, and its status is as it was\n")
 	assert.NotContains(t, stderr, "running components are told to stop")
 	assert.Empty(t, second.stdout.String(), "no plan was printed: the run never started")
+}
+
+// A second interrupt ends hopdag at once, and its audit log says so to
+// the end: the kill, then the exit status (130), as every other exit
+// writes it.
+func TestSecondInterruptAudited(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	audit, err := openAudit(path)
+	require.NoError(t, err)
+	signals := make(chan os.Signal, 2)
+	exited := make(chan int, 1)
+	grace := time.Second
+	var stderr bytes.Buffer
+	c := &cli{env: env{stderr: &stderr, signals: signals, exit: func(code int) { exited <- code }}, name: "run",
+		rf: &runFlags{grace: &grace, audit: audit}}
+	c.executing.Store(true)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	done := make(chan struct{})
+	go c.watchSignals(cancel, done)
+	signals <- os.Interrupt
+	<-ctx.Done()
+	signals <- os.Interrupt
+	require.Equal(t, exitInterrupted, <-exited)
+	close(done)
+	require.NoError(t, audit.close())
+
+	recs := auditLines(t, path)
+	require.Len(t, recs, 3, "stderr:\n%s", stderr.String())
+	assert.Equal(t, "stopping", recs[0].Reason)
+	assert.Equal(t, "killed: second SIGINT", recs[1].Reason)
+	assert.Equal(t, "exit", recs[2].Kind)
+	require.NotNil(t, recs[2].Status)
+	assert.Equal(t, exitInterrupted, *recs[2].Status)
 }

@@ -71,6 +71,40 @@ func TestKubeconfigErrors(t *testing.T) {
 	}
 }
 
+// Without a kubeconfig, what needs the cluster says how to name one, and
+// offers --apply-dir only where it helps: to the manifest components of a
+// run, not to kube:// state (status, abandon, approve, or a run that writes
+// its objects to --apply-dir already) nor to helm components.
+func TestKubeconfigFixNamesWhatHelps(t *testing.T) {
+	const cluster = "pass --kubeconfig FILE (or set $KUBECONFIG) and --context NAME"
+	out := t.TempDir()
+	tests := []struct {
+		name       string
+		args       []string
+		applyDirOK bool
+	}{
+		{"status of kube state", []string{"status", "--state", "kube://ns/name"}, false},
+		{"abandon of kube state", []string{"abandon", "--yes", "--state", "kube://ns/name"}, false},
+		{"approve in kube state", []string{"approve", "--state", "kube://ns/name", "v2.0"}, false},
+		{"run with --apply-dir and kube state", []string{"run", "testdata/dir-catalog", "--from", "v1.0", "--to", "v2.0",
+			"--set", "out=" + out, "--apply-dir", filepath.Join(out, "objects"), "--state", "kube://ns/name"}, false},
+		{"run of manifests", []string{"run", kubeCatalog, "--from", "v1.0", "--to", "v2.0", "--set", "ns=x"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := hopdagEnv(t, nil, tt.args...)
+			assert.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			assert.Contains(t, stderr, "no kubeconfig with a context")
+			assert.Contains(t, stderr, cluster)
+			if tt.applyDirOK {
+				assert.Contains(t, stderr, cluster+", or --apply-dir DIR to write the objects to files instead")
+			} else {
+				assert.NotContains(t, stderr, "--apply-dir DIR", "--apply-dir does not give kube:// state a cluster")
+			}
+		})
+	}
+}
+
 // The applier prints one line per object of an Apply or a prune, under the
 // component that rendered it (a prune's objects name it only in their
 // ownership labels).

@@ -43,7 +43,7 @@ const reachTimeout = 15 * time.Second
 // server for its version, so that a wrong kubeconfig or an unreachable
 // cluster fails before anything runs.
 func newKubeApplier(cfg kubeConfig) (components.Applier, error) {
-	rc, err := restConfig(cfg)
+	rc, err := restConfig(cfg, "--apply-dir DIR to write the objects to files instead")
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func newKubeApplier(cfg kubeConfig) (components.Applier, error) {
 // dryRunHop is the plan's dry run of hop h: kube/apply.DryRunHop against
 // the cluster of cfg (nothing is written, the inventories included).
 func dryRunHop(ctx context.Context, cfg kubeConfig, h *runner.HopPlan, mopts []components.ManifestOption) (string, error) {
-	rc, err := restConfig(cfg)
+	rc, err := restConfig(cfg, "")
 	if err != nil {
 		return "", err
 	}
@@ -78,7 +78,7 @@ func dryRunHop(ctx context.Context, cfg kubeConfig, h *runner.HopPlan, mopts []c
 // --set values. Helm's own environment (HELM_CACHE_HOME, HELM_REGISTRY_CONFIG,
 // ...) locates remote charts.
 func newHelmRunner(cfg kubeConfig, chartRoot string, values map[string]any) (runner.Runner, error) {
-	rc, err := restConfig(cfg)
+	rc, err := restConfig(cfg, "")
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func newHelmRunner(cfg kubeConfig, chartRoot string, values map[string]any) (run
 // requests, so the client is allowed more than client-go's default 5 a
 // second (kube/store's doc).
 func newKubeStore(cfg kubeConfig, namespace, name string) (*backend, error) {
-	rc, err := restConfig(cfg)
+	rc, err := restConfig(cfg, "")
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +132,10 @@ func namespaceHint(err error) string {
 }
 
 // restConfig returns the client config of cfg's kubeconfig and context,
-// once the API server has answered.
-func restConfig(cfg kubeConfig) (*rest.Config, error) {
+// once the API server has answered. Its errors say how to name a cluster
+// and, when not "", what else would do instead (the manifest applier's
+// --apply-dir; kube:// state and helm components have no such way).
+func restConfig(cfg kubeConfig, instead string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	where := "--kubeconfig " + cfg.Kubeconfig
 	switch {
@@ -144,7 +146,10 @@ func restConfig(cfg kubeConfig) (*rest.Config, error) {
 	default:
 		where = clientcmd.RecommendedHomeFile
 	}
-	const fix = "pass --kubeconfig FILE (or set $KUBECONFIG) and --context NAME, or --apply-dir DIR to write the objects to files instead"
+	fix := "pass --kubeconfig FILE (or set $KUBECONFIG) and --context NAME"
+	if instead != "" {
+		fix += ", or " + instead
+	}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: cfg.Context})
 	raw, err := cc.RawConfig()
 	if err != nil {

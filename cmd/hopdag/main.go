@@ -22,8 +22,9 @@
 // Exit status: 0 ok; 1 invalid input (a catalog problem, no route, an
 // unknown version), a failed run, or a run that is not running and did not
 // succeed (status); 2 usage (unknown command, bad flags); 3 the run is
-// not finished: still running (status), or stopped at a gate waiting for
-// approval (run); 4 the status says running but no coordinator holds its
+// not finished: stopped at a gate waiting for approval (run), or still
+// running, waiting for approval or stopped by --until (status); 4 the
+// status says running but no coordinator holds its
 // lease any more: it died or was killed (status); 130 interrupted (SIGINT
 // or SIGTERM: the run stopped cleanly, or was killed by a second signal).
 package main

@@ -10,7 +10,8 @@ import (
 )
 
 // A rolled-back run says what to do from the command line: its status is
-// final, so a new --state starts over (running it again is refused, and
+// final, so a new --state starts over, or the same --state takes the next
+// upgrade from where it left the system (running it again is refused, and
 // says so in CLI terms); nothing names Go API.
 func TestRolledBackSaysWhatToDo(t *testing.T) {
 	state := t.TempDir()
@@ -24,6 +25,8 @@ func TestRolledBackSaysWhatToDo(t *testing.T) {
 	assert.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "was rolled back")
 	assert.Contains(t, stderr, "its status is final: start over with a new --state")
+	assert.Contains(t, stderr, ", or run the next upgrade --from v26.06-rc.2 (where it left the system) with this --state",
+		"the refusal says, as the rollback did, that this --state takes the next upgrade")
 	assert.NotContains(t, stderr, "empty status")
 
 	code, _, stderr = invoke(append(base, "--state", t.TempDir())...)

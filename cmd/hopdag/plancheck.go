@@ -25,8 +25,9 @@ import (
 // sets it. Without --set, on a catalog whose templates read values, the
 // problems of templates and of shared objects (the objects of a component
 // that does not render are not compared) depend on the --set of the run,
-// so they are left out; those no flag of run changes (a component type
-// without a runner, a rollback the components cannot do) are always kept.
+// so they are left out (a rollback command's template too); those no flag
+// of run changes (a component type without a runner, a rollback the
+// components cannot do) are always kept.
 func (c *cli) runRefusal(p *runner.Plan) error {
 	values, err := c.withCatalogValue(c.set.values)
 	if err != nil {
@@ -49,8 +50,9 @@ func (c *cli) runRefusal(p *runner.Plan) error {
 	withValues := c.set.values != nil || !slices.ContainsFunc(problems, readsMissingValue)
 	var kept []error
 	for _, e := range problems {
-		if _, ok := errors.AsType[*components.NotRegisteredError](e); ok || errors.Is(e, runner.ErrCannotRollBack) ||
-			withValues && (errors.Is(e, components.ErrTemplate) || errors.Is(e, components.ErrSharedObject)) {
+		byValues := errors.Is(e, components.ErrTemplate) || errors.Is(e, components.ErrSharedObject)
+		if _, ok := errors.AsType[*components.NotRegisteredError](e); ok || withValues && byValues ||
+			errors.Is(e, runner.ErrCannotRollBack) && (withValues || !readsMissingValue(e)) {
 			kept = append(kept, e)
 		}
 	}

@@ -73,6 +73,24 @@ func sharedCatalog(t *testing.T, values bool) string {
 	return dir
 }
 
+// rollbackValuesCatalog is a catalog whose upgrade to v1.1 rolls back on
+// failure (onFailure: rollback) and whose exec component a runs and rolls
+// back with commands that read .Values.out.
+func rollbackValuesCatalog(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("apiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata: {name: r1.0}\nspec: {version: v1.0, components: [{name: a, version: \"1.0\"}]}\n")
+	b.WriteString("---\napiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata: {name: r1.1}\nspec: {version: v1.1, components: [{name: a, version: \"1.1\"}]}\n")
+	for _, v := range []string{"1.0", "1.1"} {
+		fmt.Fprintf(&b, "---\napiVersion: hopdag.io/v1alpha1\nkind: ComponentVersion\nmetadata: {name: a-%s}\nspec:\n  name: a\n  version: \"%s\"\n  type: exec\n"+
+			"  command: {args: [touch, \"{{.Values.out}}/a\"]}\n  rollback: {args: [rm, -f, \"{{.Values.out}}/a\"]}\n", v, v)
+	}
+	b.WriteString("---\napiVersion: hopdag.io/v1alpha1\nkind: UpgradePath\nmetadata: {name: paths}\nspec:\n  rules: [{from: v1.0, to: v1.1, onFailure: rollback}]\n")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(b.String()), 0o644))
+	return dir
+}
+
 // Given the values (--set), or on a catalog that needs none, plan checks
 // the templates and the objects two components render as run's plan step
 // does, and warns of what run would refuse; without the values a catalog
@@ -84,14 +102,20 @@ func TestPlanChecksTemplatesWithValues(t *testing.T) {
 		name string
 		args []string
 		want []string // in the warning; none: no warning
+		not  []string // in neither plan's warning nor run's refusal
 	}{
-		{"exec: no values given", []string{execCatalog, "--from", "v1.0", "--to", "v2.0"}, nil},
-		{"exec: the values given", []string{execCatalog, "--from", "v1.0", "--to", "v2.0", "--set", "out=/tmp/x"}, nil},
+		{"exec: no values given", []string{execCatalog, "--from", "v1.0", "--to", "v2.0"}, nil, nil},
+		{"exec: the values given", []string{execCatalog, "--from", "v1.0", "--to", "v2.0", "--set", "out=/tmp/x"}, nil, nil},
 		{"exec: a value missing", []string{execCatalog, "--from", "v1.0", "--to", "v2.0", "--set", "foo=bar"},
-			[]string{"the template value out is not set (.Values.out in app 1.1, cache 1.1, config 1.1, db 1.1, app 2.0 and db 2.0): give it with --set out=VALUE"}},
-		{"shared: no values needed", []string{sharedCatalog(t, false), "--from", "v1.0", "--to", "v1.1"}, []string{fmt.Sprintf(shared, "demo")}},
-		{"shared: values given", []string{sharedCatalog(t, true), "--from", "v1.0", "--to", "v1.1", "--set", "ns=prod"}, []string{fmt.Sprintf(shared, "prod")}},
-		{"shared: values not given", []string{sharedCatalog(t, true), "--from", "v1.0", "--to", "v1.1"}, nil},
+			[]string{"the template value out is not set (.Values.out in app 1.1, cache 1.1, config 1.1, db 1.1, app 2.0 and db 2.0): give it with --set out=VALUE"}, nil},
+		{"shared: no values needed", []string{sharedCatalog(t, false), "--from", "v1.0", "--to", "v1.1"}, []string{fmt.Sprintf(shared, "demo")}, nil},
+		{"shared: values given", []string{sharedCatalog(t, true), "--from", "v1.0", "--to", "v1.1", "--set", "ns=prod"}, []string{fmt.Sprintf(shared, "prod")}, nil},
+		{"shared: values not given", []string{sharedCatalog(t, true), "--from", "v1.0", "--to", "v1.1"}, nil, nil},
+		// A rollback command that reads a value no --set gives is that
+		// value missing, said once, not a rollback the component cannot do.
+		{"rollback: no values given", []string{rollbackValuesCatalog(t), "--from", "v1.0", "--to", "v1.1"}, nil, nil},
+		{"rollback: a value missing", []string{rollbackValuesCatalog(t), "--from", "v1.0", "--to", "v1.1", "--set", "foo=bar"},
+			[]string{"the template value out is not set (.Values.out in a 1.1): give it with --set out=VALUE"}, []string{"cannot roll back", "map has no entry"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,11 +129,17 @@ func TestPlanChecksTemplatesWithValues(t *testing.T) {
 			for _, w := range tt.want {
 				assert.Contains(t, stderr, w)
 			}
+			for _, w := range tt.not {
+				assert.NotContains(t, stderr, w)
+			}
 			// run refuses it, saying the same.
 			code, _, stderr = invoke(append([]string{"run", "--apply-dir", t.TempDir()}, tt.args...)...)
 			assert.Equal(t, 1, code, stderr)
 			for _, w := range tt.want {
 				assert.Contains(t, stderr, w, "hopdag run says it too")
+			}
+			for _, w := range tt.not {
+				assert.NotContains(t, stderr, w, "hopdag run")
 			}
 		})
 	}

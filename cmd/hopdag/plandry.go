@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -65,10 +66,36 @@ func (c *cli) planDryRun(ctx context.Context, p *runner.Plan) int {
 	out, err := c.kube.DryRun(ctx, c.kubeConfig(), h, manifestOptions(values, *c.pf.instance, *c.pf.forceConflicts))
 	fmt.Fprint(c.stdout, out)
 	if len(p.Hops) > 1 {
-		fmt.Fprintf(c.stdout, "Hops 2 to %d start from the cluster hop 1 leaves: run them with hopdag run --dry-run, hop by hop (--until), to see theirs.\n", len(p.Hops))
+		fmt.Fprintln(c.stdout, laterHops(p, *c.from, *c.to))
 	}
 	if err != nil {
 		return c.fail1(err)
 	}
 	return exitOK
+}
+
+// laterHops says why plan's dry run stops at the first hop of p, a plan
+// from --from to --to of several hops, and how to see the next one's: the
+// later hops start from the cluster the first leaves, which no dry run
+// changes (hopdag run --dry-run would show them against the cluster as it
+// is), so hop 1 must run first (--until), then a plan from where it left
+// the system dry-runs the next.
+func laterHops(p *runner.Plan, from, to string) string {
+	first := p.Hops[0]
+	next := first.To.Original()
+	if first.Track != "" {
+		// Across tracks, --from is the whole state: hop 1 moves one track.
+		st, err := path.ParseState(from)
+		if err != nil {
+			return fmt.Sprintf("Hops 2 to %d start from the cluster hop 1 leaves, which no dry run changes: run hop 1 (hopdag run with --until %s), then hopdag plan from the state it leaves dry-runs the next.", len(p.Hops), runner.StepName(first, "", ""))
+		}
+		st[first.Track] = first.To
+		next = st.String()
+	}
+	which := fmt.Sprintf("Hops 2 to %d start", len(p.Hops))
+	if len(p.Hops) == 2 {
+		which = "Hop 2 (" + p.Hops[1].Name() + ") starts"
+	}
+	return fmt.Sprintf("%s from the cluster hop 1 leaves, which no dry run changes: run hop 1 (hopdag run with --until %s), then hopdag plan --from %s --to %s dry-runs the next.",
+		which, runner.StepName(first, "", ""), next, to)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -76,4 +77,34 @@ func TestForceConflicts(t *testing.T) {
 			assert.Contains(t, stderr, "--force-conflicts")
 		}
 	})
+}
+
+// Plan's dry run covers its first hop only: it says how to see the next
+// hop's (run hop 1, then plan from where it left the system), not to dry
+// run them all, which would show them against the cluster as it is.
+func TestLaterHops(t *testing.T) {
+	tests := []struct {
+		name     string
+		dir      string
+		from, to string
+		want     string
+	}{
+		{"two hops", kubeCatalog, "v0.0", "v2.0",
+			"Hop 2 (v1.0 -> v2.0) starts from the cluster hop 1 leaves, which no dry run changes: run hop 1 (hopdag run with --until v1.0), then hopdag plan --from v1.0 --to v2.0 dry-runs the next."},
+		{"three hops", catalog, "v26.06-rc.2", "v26.09",
+			"Hops 2 to 3 start from the cluster hop 1 leaves, which no dry run changes: run hop 1 (hopdag run with --until v26.06-rc.3), then hopdag plan --from v26.06-rc.3 --to v26.09 dry-runs the next."},
+		{"across tracks", "../../testdata/two-track", "platform=13.01.0,kubernetes=v1.33.0", "platform=27.03.0,kubernetes=v1.35.0",
+			"from the cluster hop 1 leaves, which no dry run changes: run hop 1 (hopdag run with --until 13.01.2), then hopdag plan --from kubernetes=v1.33.0,platform=13.01.2 --to platform=27.03.0,kubernetes=v1.35.0 dry-runs the next."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCLI(env{stdout: io.Discard, stderr: io.Discard}, "plan", commands["plan"])
+			c.dir = tt.dir
+			require.NoError(t, c.fs.Parse([]string{"--from", tt.from, "--to", tt.to}))
+			p, err := c.newPlan()
+			require.NoError(t, err)
+			require.Greater(t, len(p.Hops), 1)
+			assert.Contains(t, laterHops(p, tt.from, tt.to), tt.want)
+		})
+	}
 }

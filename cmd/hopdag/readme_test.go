@@ -78,3 +78,14 @@ func TestStateFormsInHelp(t *testing.T) {
 	_, _, stderr := invoke("-h")
 	assert.Contains(t, stderr, "kube://namespace/name")
 }
+
+// The README's exit statuses of the command line are hopdag help's.
+func TestReadmeExitStatus(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	i := strings.Index(usage, "Exit status:")
+	require.GreaterOrEqual(t, i, 0, "hopdag help has an exit status paragraph")
+	want := strings.Join(strings.Fields(usage[i:]), " ")
+	assert.True(t, strings.Contains(strings.Join(strings.Fields(string(readme)), " "), want),
+		"README.md's exit status of the command line differs from hopdag help's: paste it:\n%s", usage[i:])
+}

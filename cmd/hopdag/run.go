@@ -254,6 +254,13 @@ func (c *cli) run(ctx context.Context) (code int) {
 		return exitInterrupted
 	}
 	if err != nil {
+		if (errors.Is(err, runner.ErrRolledBack) || errors.Is(err, runner.ErrAbandoned)) && prev != nil {
+			// Final: the same upgrade never runs again here, but the
+			// next one from where it left the system may (nextUpgrade).
+			if v := reachedVersion(prev); v != "" {
+				err = fmt.Errorf("%w, or run the next upgrade --from %s (where it left the system) with this --state", err, v)
+			}
+		}
 		if errors.Is(err, runner.ErrPlanMismatch) && prev != nil {
 			// The same upgrade, planned otherwise: the route depends on
 			// more than --from and --to.

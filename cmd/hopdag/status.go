@@ -225,7 +225,7 @@ var gateMessage = regexp.MustCompile(`waiting for approval of ([^;]+); approve i
 // YAML status (shown) and the audit log (auditLog.cliText) use it.
 func (c *cli) cliMessage(msg string) string {
 	msg = gateMessage.ReplaceAllStringFunc(msg, func(m string) string {
-		return c.approveText(strings.Split(gateMessage.FindStringSubmatch(m)[1], ", "))
+		return c.approveText(strings.Split(gateMessage.FindStringSubmatch(m)[1], ", "), nil)
 	})
 	return cliText(msg)
 }

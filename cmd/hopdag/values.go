@@ -105,9 +105,11 @@ func splitPairs(s string) []string {
 }
 
 // missingValue matches a problem of Validate that is one template reading
-// a top-level value that is not set (text/template's missingkey=error);
-// its groups are the component ("NAME VERSION") and the key.
-var missingValue = regexp.MustCompile(`^(?:hop [^\n]*?: component [^\s:]+: )?components: (\S+ \S+): [a-z-]+: bad template: template: [^\n]* at <\.Values\.(\w+)>: map has no entry for key "(\w+)"$`)
+// a top-level value that is not set (text/template's missingkey=error),
+// in the component's command or manifests, or in what rolls it back
+// (runner.ErrCannotRollBack); its groups are the component ("NAME
+// VERSION") and the key.
+var missingValue = regexp.MustCompile(`^(?:hop [^\n]*?: component [^\s:]+: )?(?:runner: cannot roll back: )?components: (\S+ \S+): [a-z-]+: bad template: template: [^\n]* at <\.Values\.(\w+)>: map has no entry for key "(\w+)"$`)
 
 // missingValueAnywhere finds the same inside a longer problem (a component
 // with several).

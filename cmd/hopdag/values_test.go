@@ -110,6 +110,10 @@ func TestValuesText(t *testing.T) {
 				"hop 1 v1.0 -> v1.1: component app: components: app 1.1: validate: 2 problems:\n" +
 				"\tbad template: template: a:1:9: executing \"a\" at <.Values.ns>: map has no entry for key \"ns\"\n" +
 				"\tbad template: template: b:1:13: executing \"b\" at <.Component.Nope>: can't evaluate field Nope", true},
+		{"a rollback command's", []error{
+			errors.New("hop 1 v1.0 -> v1.1: component app: " + missOut),
+			errors.New("hop 1 v1.0 -> v1.1: component app: runner: cannot roll back: " + strings.ReplaceAll(missOut, ": validate:", ": validate-rollback:")),
+		}, "the template value out is not set (.Values.out in app 1.1): give it with --set out=VALUE", true},
 		{"nested: no --set gives it", []error{errors.New(`components: app 1.1: validate: bad template: template: a:1:9: executing "a" at <.Values.db.host>: map has no entry for key "host"`)}, "", false},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/hopdag/hopdag/runner"
 )
@@ -89,9 +90,25 @@ func eventLine(ev runner.Event) string {
 	case runner.HopSucceeded:
 		return fmt.Sprintf("hop %d %s succeeded (%s)", ev.Hop+1, ev.HopName, ev.Duration.Round(time.Millisecond))
 	case runner.HopFailed:
-		return fmt.Sprintf("hop %d %s %s: %s", ev.Hop+1, ev.HopName, strings.ToLower(string(ev.Phase)), ev.Reason)
+		return fmt.Sprintf("hop %d %s %s: %s", ev.Hop+1, ev.HopName, phaseWords(ev.Phase), ev.Reason)
 	case runner.PlanFinished:
-		return fmt.Sprintf("plan %s (%s)", strings.ToLower(string(ev.Phase)), ev.Duration.Round(time.Millisecond))
+		return fmt.Sprintf("plan %s (%s)", phaseWords(ev.Phase), ev.Duration.Round(time.Millisecond))
 	}
 	return ""
+}
+
+// phaseWords is a phase as words in a sentence: "RolledBack" is "rolled
+// back", "WaitingForApproval" "waiting for approval".
+func phaseWords(p runner.Phase) string {
+	var b strings.Builder
+	for i, r := range string(p) {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

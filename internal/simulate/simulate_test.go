@@ -53,3 +53,28 @@ func TestProgressLines(t *testing.T) {
 	NewProgress(&b, true).Observe(runner.Event{Type: runner.HopStarted, Hop: 0, HopName: "a -> b", Progress: pr})
 	assert.True(t, strings.HasSuffix(b.String(), "[####..........................] 3/19"), "terminal output ends with the bar: %q", b.String())
 }
+
+// The lines of a hop and a plan that end otherwise than they started
+// say their phase in words: "rolled back", not "rolledback".
+func TestProgressPhaseWords(t *testing.T) {
+	pr := runner.Progress{Done: 0, Total: 2}
+	tests := []struct {
+		ev   runner.Event
+		want string
+	}{
+		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: runner.RolledBack, Reason: "rolled back: x@1.0"}, "hop 1 a -> b rolled back: rolled back: x@1.0"},
+		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: runner.RollbackFailed, Reason: "y stays"}, "hop 1 a -> b rollback failed: y stays"},
+		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: runner.Failed, Reason: "component x failed"}, "hop 1 a -> b failed: component x failed"},
+		{runner.Event{Type: runner.PlanFinished, Phase: runner.WaitingForApproval, Duration: time.Second}, "plan waiting for approval (1s)"},
+		{runner.Event{Type: runner.PlanFinished, Phase: runner.RolledBack, Duration: time.Second}, "plan rolled back (1s)"},
+		{runner.Event{Type: runner.PlanFinished, Phase: runner.Succeeded, Duration: time.Second}, "plan succeeded (1s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			var b bytes.Buffer
+			tt.ev.Progress = pr
+			NewProgress(&b, false).Observe(tt.ev)
+			assert.Equal(t, "[  0/2] "+tt.want+"\n", b.String())
+		})
+	}
+}
