@@ -173,6 +173,7 @@ func TestBundleResumeChecksDigest(t *testing.T) {
 			assert.Equal(t, exitInvalid, code, "resume from %s; stderr: %s", tc.cat, errOut)
 			assert.Contains(t, errOut, tc.want)
 			assert.Contains(t, errOut, "resume with the bundle pinned by digest ("+layout+"@"+d1+")")
+			assert.NotContains(t, errOut, "the route also depends on", "the bundle is what differs, not the route's flags")
 			code, out, errOut := invoke("status", "--state", state, "-o", "yaml")
 			require.Equal(t, exitRunning, code, "status of the paused run: %s", errOut)
 			assert.Contains(t, out, "digest: "+d1, "the status still names the first bundle")

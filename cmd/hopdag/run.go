@@ -261,9 +261,9 @@ func (c *cli) run(ctx context.Context) (code int) {
 				err = fmt.Errorf("%w, or run the next upgrade --from %s (where it left the system) with this --state", err, v)
 			}
 		}
-		if errors.Is(err, runner.ErrPlanMismatch) && prev != nil {
-			// The same upgrade, planned otherwise: the route depends on
-			// more than --from and --to.
+		if errors.Is(err, runner.ErrPlanMismatch) && prev != nil && (prev.Catalog.Digest == "" || prev.Catalog.Digest == plan.Catalog.Digest) {
+			// The same upgrade from the same bundle (if any), planned
+			// otherwise: the route depends on more than --from and --to.
 			err = fmt.Errorf("%w; the route also depends on --accept, --channel, --prereleases and the catalog: give them as the run in %s was started with", err, *c.state)
 		}
 		if st == nil || !errors.Is(err, runner.ErrRunFailed) {
