@@ -148,3 +148,71 @@ func TestHopChecks(t *testing.T) {
 		})
 	}
 }
+
+// A check that returns nil while the caller cancels has passed: the status
+// says what ran. After the last post-check of a hop, every stage of the
+// hop ran to its end and the hop Succeeded; the run stops before the next
+// hop (Cancelled), or Succeeded if there is none; so too after the last
+// component of a hop without post-checks. After a pre-check, the
+// components did not run: the hop is Cancelled.
+func TestCheckPassesWhileCancelled(t *testing.T) {
+	tests := []struct {
+		name      string
+		stage     string // where the cancelling check runs
+		hops      int
+		wantHop   runner.Phase
+		wantRun   runner.Phase
+		wantErr   error
+		wantA     runner.Phase
+		wantHop2  runner.Phase
+		wantCheck runner.Phase
+	}{
+		{"last post-check, last hop", "post", 1, runner.Succeeded, runner.Succeeded, nil, runner.Succeeded, "", runner.Succeeded},
+		{"last post-check, a hop follows", "post", 2, runner.Succeeded, runner.Cancelled, context.Canceled, runner.Succeeded, runner.Cancelled, runner.Succeeded},
+		{"pre-check", "pre", 1, runner.Cancelled, runner.Cancelled, context.Canceled, runner.Cancelled, "", runner.Succeeded},
+		{"last component, no checks", "", 1, runner.Succeeded, runner.Succeeded, nil, runner.Succeeded, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			check := func(context.Context, runner.CheckTask) error { cancel(); return nil }
+			rn := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
+			h1 := hop{g: graphOf(t, c("a"))}
+			var wantChecks []runner.CheckStatus
+			switch tt.stage {
+			case "pre":
+				h1.pre = []release.Check{{Name: "ready", Required: true}}
+			case "post":
+				h1.post = []release.Check{{Name: "ready", Required: true}}
+			default: // the component cancels, and succeeds
+				rn = func(context.Context, runner.Task) error { cancel(); return nil }
+			}
+			if tt.stage != "" {
+				wantChecks = []runner.CheckStatus{{Name: "ready", Stage: tt.stage, Required: true, Phase: tt.wantCheck}}
+			}
+			hops := []hop{h1}
+			if tt.hops == 2 {
+				hops = append(hops, hop{g: graphOf(t, c("later"))})
+			}
+			st, err := runner.New(rn, runner.WithCheck("ready", check)).Execute(ctx, planOf(hops...), nil)
+			if tt.wantErr == nil {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, tt.wantErr)
+				assert.NotErrorIs(t, err, runner.ErrRunFailed, "nothing failed")
+			}
+			assert.Equal(t, tt.wantRun, st.Phase, "Status.Phase")
+			assert.Equal(t, tt.wantHop, st.Hops[0].Phase, "hop 1 phase (message %q)", st.Hops[0].Message)
+			assert.Equal(t, wantChecks, st.Hops[0].Checks, "hop 1 checks")
+			assert.Equal(t, tt.wantA, compStatus(t, st, 0, "a").Phase, "a phase")
+			if tt.hops == 2 {
+				assert.Equal(t, tt.wantHop2, st.Hops[1].Phase, "hop 2 phase")
+			}
+			if tt.wantHop == runner.Succeeded {
+				assert.Empty(t, st.Hops[0].Code, "hop 1 code")
+				assert.Empty(t, st.Hops[0].Message, "hop 1 message")
+			}
+		})
+	}
+}

@@ -17,7 +17,11 @@
 //   - Timeouts and retries: per component (ComponentVersion.Timeout and
 //     Retries) or executor defaults; exponential backoff with a cap and
 //     jitter; Permanent errors are not retried; a timeout reaches the
-//     runner through its ctx.
+//     runner through its ctx, and an attempt it stopped is recorded
+//     (COMPONENT_TIMEOUT) as "timed out after D (whose timeout: the
+//     component's spec.timeout and where it is set, or the default)",
+//     in place of the runner's "context deadline exceeded"; the error
+//     still matches context.DeadlineExceeded.
 //   - Failure policy: ContinueIndependent (default; dependents of a failed
 //     component are Skipped with a reason naming it), FailFast, or
 //     MaxFailures(n); Rollback and RollbackRun (or a rule's onFailure:

@@ -268,6 +268,20 @@ func checkResume(p *Plan, prev *Status) error {
 			}
 			if a, b := names(ph.Components), names(fh.Components); !slices.Equal(a, b) {
 				diffs = append(diffs, fmt.Sprintf("hop %d components differ: status has %s, plan has %s", i+1, strings.Join(a, " "), strings.Join(b, " ")))
+				continue
+			}
+			// The same components to the same versions, from others: the
+			// plan's Task.From would not be what the status says it
+			// upgrades from (and a rollback would go back elsewhere).
+			start := fh.From
+			if fh.Track != "" {
+				start = fh.Track + " " + fh.From
+			}
+			for j, pc := range ph.Components {
+				if fc := fh.Components[j]; pc.FromVersion != fc.FromVersion {
+					diffs = append(diffs, fmt.Sprintf("hop %d: %s is upgraded from %s in the status, from %s in the plan (the catalog changed what %s ships)",
+						i+1, fc.Name, orNone(pc.FromVersion), orNone(fc.FromVersion), start))
+				}
 			}
 		}
 	}

@@ -311,7 +311,7 @@ func TestExecuteTimeout(t *testing.T) {
 			a := compStatus(t, res.st, 0, "a")
 			assert.Equal(t, runner.Failed, a.Phase, "a phase")
 			assert.Equal(t, runner.CodeComponentTimeout, a.Code, "a code")
-			assert.Contains(t, a.Error, "deadline exceeded", "a error")
+			assert.Contains(t, a.Error, "timed out after "+tt.wantDeadline.String(), "a error")
 			assert.Equal(t, tt.wantDeadline, a.Duration.Duration, "a duration")
 			assert.Equal(t, runner.CodeDependencyFailed, compStatus(t, res.st, 0, "b").Code, "b code")
 			assert.Equal(t, runner.Succeeded, compStatus(t, res.st, 0, "other").Phase, "other (no timeout) phase")

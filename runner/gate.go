@@ -31,8 +31,12 @@ import (
 // name on that hop, PHASE one of its steps (a declared lifecycle phase,
 // an inline step such as "post-upgrade"). See StepName. In a route
 // across tracks two hops may go to versions spelled alike (platform 2.0,
-// kubernetes 2.0): a HOP that names several hops is refused by WithUntil
-// and WithGates, and HOP/COMPONENT names the hop that has the component.
+// kubernetes 2.0): the HOP of those hops, and only of those, is
+// TRACK=VERSION ("platform=2.0", as a state across tracks is written),
+// so that each step, its gate and its approval are its own. WithUntil and
+// WithGates take TRACK=VERSION for any hop of a route across tracks;
+// there a bare VERSION that names several hops is refused, and
+// VERSION/COMPONENT names the hop that has the component.
 
 // WaitingForApproval is the phase of a step held by its gate, and of the
 // run stopped there.
@@ -87,10 +91,13 @@ func (e *Executor) resolveGates(p *Plan, s *Status) ([]string, error) {
 		case sub && component == "":
 			return nil, fmt.Errorf("%w: gate %s: empty component; write HOP or HOP/COMPONENT", ErrInvalidPlan, step)
 		}
-		if _, err := hopOf(p, hop, component); err != nil {
+		i, err := hopOf(p, hop, component)
+		if err != nil {
 			return nil, fmt.Errorf("%w: gate %s: %w", ErrInvalidPlan, step, err)
 		}
-		gates = append(gates, step)
+		// Recorded as the step is named when it waits (TRACK=VERSION for
+		// a hop that has a twin), whichever way it was written.
+		gates = append(gates, StepName(p.Hops[i], component, ""))
 	}
 	slices.Sort(gates)
 	return slices.Compact(gates), nil
@@ -113,25 +120,30 @@ type Approval struct {
 }
 
 // hopOf is the index of the hop of p that the HOP part of a step names
-// and, when component is not "", that has the component. The hops of a
-// route across tracks may go to versions spelled alike (platform 2.0,
-// kubernetes 2.0): HOP alone then names several hops, which is an error,
-// and HOP/COMPONENT names the one that has the component.
+// and, when component is not "", that has the component. HOP is the
+// hop's step name (StepName), its target version, or, on a route across
+// tracks, TRACK=VERSION. The hops of a route across tracks may go to
+// versions spelled alike (platform 2.0, kubernetes 2.0): VERSION alone
+// then names several hops, which is an error, and VERSION/COMPONENT
+// names the one that has the component.
 func hopOf(p *Plan, hop, component string) (int, error) {
-	var names, matched []string
+	var names, matched, qualified []string
 	var idx []int
 	for i, h := range p.Hops {
 		names = append(names, StepName(h, "", ""))
-		if names[i] == hop {
+		to := h.To.Original()
+		if names[i] == hop || to == hop || (h.Track != "" && h.Track+"="+to == hop) {
 			idx = append(idx, i)
 			matched = append(matched, fmt.Sprintf("hop %d %s", i+1, hopLabel(h)))
+			qualified = append(qualified, h.Track+"="+to)
 		}
 	}
 	switch {
 	case len(idx) == 0:
 		return -1, fmt.Errorf("the plan has no hop to %s; its hops are %s", hop, strings.Join(names, ", "))
 	case component == "" && len(idx) > 1:
-		return -1, fmt.Errorf("%s names %d hops: %s (their tracks go to versions spelled alike); name a component of the hop (%s/COMPONENT)", hop, len(idx), strings.Join(matched, ", "), hop)
+		return -1, fmt.Errorf("%s names %d hops: %s (their tracks go to versions spelled alike); write %s, or name a component of the hop (%s/COMPONENT)",
+			hop, len(idx), strings.Join(matched, ", "), strings.Join(qualified, " or "), hop)
 	case component == "":
 		return idx[0], nil
 	}
@@ -145,7 +157,7 @@ func hopOf(p *Plan, hop, component string) (int, error) {
 	case len(with) == 1:
 		return with[0], nil
 	case len(idx) == 1:
-		return -1, fmt.Errorf("hop %s has no component %s; its components are %s", hop, component, strings.Join(p.Hops[idx[0]].Graph.Names(), ", "))
+		return -1, fmt.Errorf("hop %s has no component %s; its components are %s", names[idx[0]], component, strings.Join(p.Hops[idx[0]].Graph.Names(), ", "))
 	case len(with) == 0:
 		var comps []string
 		for _, i := range idx {
@@ -166,9 +178,15 @@ func hopLabel(h *HopPlan) string {
 
 // StepName names a step: the hop's target version, then the component
 // and the phase when not empty ("v26.06", "v26.06/etcd",
-// "v26.06/etcd/drain").
+// "v26.06/etcd/drain"). On a route across tracks whose hops go to
+// versions spelled alike, each of those hops is TRACK=VERSION
+// ("platform=2.0/agent"), as NewPlan and PlanRoute set it; other hops
+// keep their target version.
 func StepName(h *HopPlan, component, phase string) string {
 	name := h.To.Original()
+	if h.step != "" {
+		name = h.step
+	}
 	if component != "" {
 		name += "/" + component
 		if phase != "" {
@@ -176,6 +194,20 @@ func StepName(h *HopPlan, component, phase string) string {
 		}
 	}
 	return name
+}
+
+// qualifySteps names TRACK=VERSION the hops that go to a version
+// spelled as another hop's target (two tracks of a route, see StepName).
+func qualifySteps(hops []*HopPlan) {
+	count := map[string]int{}
+	for _, h := range hops {
+		count[h.To.Original()]++
+	}
+	for _, h := range hops {
+		if to := h.To.Original(); count[to] > 1 {
+			h.step = h.Track + "=" + to
+		}
+	}
 }
 
 // Approve records that by approved the gated step at at. The step must

@@ -39,7 +39,9 @@ func (r *run) runHop(ctx context.Context, i int, h *HopPlan) bool {
 	r.checkpoint(ctx)
 	r.emit(Event{Type: HopStarted, Hop: i})
 
-	complete := r.runChecks(ctx, i, h, "pre")
+	// A stage that ran to its end counts even if ctx ended meanwhile; the
+	// components do not start once it has.
+	complete := r.runChecks(ctx, i, h, "pre") && ctx.Err() == nil
 	if complete {
 		r.schedule(ctx, i, h)
 		complete = allSatisfied(hs.Components) && r.runChecks(ctx, i, h, "post")
@@ -123,8 +125,9 @@ func (r *run) endHop(ctx context.Context, i int, start time.Time, complete bool)
 }
 
 // runChecks runs the hop's checks of one stage in declared order. A failed
-// required check stops there; a failed optional check becomes a warning.
-// It reports whether the stage passed.
+// required check stops there; a failed optional check becomes a warning;
+// a check is not started once ctx is done. It reports whether the stage
+// passed: every check ran, and none that is required failed.
 func (r *run) runChecks(ctx context.Context, i int, h *HopPlan, stage string) bool {
 	checks := h.PreChecks
 	if stage == "post" {
@@ -163,7 +166,9 @@ func (r *run) runChecks(ctx context.Context, i int, h *HopPlan, stage string) bo
 			return false
 		}
 	}
-	return ctx.Err() == nil
+	// Every check of the stage ran and passed, even if ctx ended while the
+	// last one ran: the stage is done.
+	return true
 }
 
 // callCheck runs a check function, turning a panic into an error.

@@ -101,12 +101,11 @@ func TestPlanRouteComponentOnTwoTracks(t *testing.T) {
 	assert.Equal(t, 1, one.Total())
 }
 
-// Two tracks whose hops go to versions spelled alike (platform 1.0 -> 2.0,
-// kubernetes 1.0 -> 2.0) make a step name HOP ambiguous: WithUntil and
-// WithGates refuse it, naming the hops, rather than stop after (or gate)
-// whichever matched last; HOP/COMPONENT names the hop that has the
-// component.
-func TestStepNamesAcrossTracks(t *testing.T) {
+// alikePlan is the plan of a route across two tracks whose hops go to
+// versions spelled alike: platform 1.0 -> 2.0 (component agent) and
+// kubernetes 1.0 -> 2.0 (component kubelet), the rules gated when gated.
+func alikePlan(t *testing.T, gated bool) *runner.Plan {
+	t.Helper()
 	v := release.MustParseVersion
 	var comps []release.ComponentVersion
 	var rels []release.Release
@@ -117,9 +116,16 @@ func TestStepNamesAcrossTracks(t *testing.T) {
 				Components: []release.ComponentRef{{Name: tr.comp, Version: v(ver)}}})
 		}
 	}
+	rule := func(track string) release.Rule {
+		r := release.Rule{From: release.MustParseConstraint("1.0"), To: v("2.0")}
+		if gated {
+			r.Gate = &release.Gate{Reason: "check the " + track + " release notes"}
+		}
+		return r
+	}
 	paths := []release.UpgradePath{
-		{Name: "p", Track: "platform", Rules: []release.Rule{{From: release.MustParseConstraint("1.0"), To: v("2.0")}}},
-		{Name: "k", Track: "kubernetes", Rules: []release.Rule{{From: release.MustParseConstraint("1.0"), To: v("2.0")}}},
+		{Name: "p", Track: "platform", Rules: []release.Rule{rule("platform")}},
+		{Name: "k", Track: "kubernetes", Rules: []release.Rule{rule("kubernetes")}},
 	}
 	c, err := release.NewCatalog(rels, comps, paths)
 	require.NoError(t, err)
@@ -132,31 +138,87 @@ func TestStepNamesAcrossTracks(t *testing.T) {
 	p, err := runner.PlanRoute(c, route)
 	require.NoError(t, err)
 	require.Len(t, p.Hops, 2)
-	ok := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
-	phases := func(st *runner.Status) []string {
-		var out []string
-		for _, h := range st.Hops {
-			out = append(out, h.Track+" "+string(h.Phase))
-		}
-		return out
+	require.Equal(t, "kubernetes", p.Hops[0].Track, "hop 1's track")
+	return p
+}
+
+// hopPhases is "TRACK PHASE" of each hop of st.
+func hopPhases(st *runner.Status) []string {
+	var out []string
+	for _, h := range st.Hops {
+		out = append(out, h.Track+" "+string(h.Phase))
 	}
+	return out
+}
+
+// Two tracks whose hops go to versions spelled alike (platform 1.0 -> 2.0,
+// kubernetes 1.0 -> 2.0) make a step name HOP ambiguous: WithUntil and
+// WithGates refuse it, naming the hops, rather than stop after (or gate)
+// whichever matched last; HOP/COMPONENT names the hop that has the
+// component.
+func TestStepNamesAcrossTracks(t *testing.T) {
+	p := alikePlan(t, false)
+	ok := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
+	phases := hopPhases
 
 	for _, opt := range map[string]runner.Option{"until": runner.WithUntil("2.0"), "gate": runner.WithGates("2.0")} {
 		st, err := runner.New(ok, opt).Execute(context.Background(), p, nil)
 		require.ErrorIs(t, err, runner.ErrInvalidPlan, "a step 2.0 that names two hops")
 		assert.Nil(t, st)
 		assert.Contains(t, err.Error(), "2.0 names 2 hops: hop 1 kubernetes 1.0 -> 2.0, hop 2 platform 1.0 -> 2.0")
-		assert.Contains(t, err.Error(), "name a component of the hop (2.0/COMPONENT)")
+		assert.Contains(t, err.Error(), "write kubernetes=2.0 or platform=2.0, or name a component of the hop (2.0/COMPONENT)")
 	}
 
-	// HOP/COMPONENT picks the hop that has the component, whichever it is.
-	first := p.Hops[0].Graph.Names()[0]
-	st, err := runner.New(ok, runner.WithUntil("2.0/"+first)).Execute(context.Background(), p, nil)
-	require.ErrorIs(t, err, runner.ErrUntilReached, "WithUntil(2.0/%s)", first)
-	assert.Equal(t, []string{p.Hops[0].Track + " Succeeded", p.Hops[1].Track + " Pending"}, phases(st), "WithUntil(2.0/%s) stops after hop 1", first)
-	second := p.Hops[1].Graph.Names()[0]
-	st, err = runner.New(ok, runner.WithGates("2.0/"+second)).Execute(context.Background(), p, nil)
-	require.ErrorIs(t, err, runner.ErrWaitingForApproval, "WithGates(2.0/%s)", second)
-	assert.Equal(t, []string{"2.0/" + second}, st.Waiting)
-	assert.Equal(t, []string{p.Hops[0].Track + " Succeeded", p.Hops[1].Track + " WaitingForApproval"}, phases(st))
+	// The hops' step names say their tracks: TRACK=VERSION, as a state
+	// across tracks is written.
+	assert.Equal(t, "kubernetes=2.0", runner.StepName(p.Hops[0], "", ""), "StepName(hop 1)")
+	assert.Equal(t, "platform=2.0/agent/upgrade", runner.StepName(p.Hops[1], "agent", "upgrade"), "StepName(hop 2, agent, upgrade)")
+	st, err := runner.New(ok, runner.WithUntil("kubernetes=2.0")).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrUntilReached, "WithUntil(kubernetes=2.0)")
+	assert.Equal(t, []string{"kubernetes Succeeded", "platform Pending"}, phases(st), "WithUntil(kubernetes=2.0) stops after hop 1")
+	st, err = runner.New(ok, runner.WithGates("platform=2.0")).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrWaitingForApproval, "WithGates(platform=2.0)")
+	assert.Equal(t, []string{"platform=2.0"}, st.Waiting)
+	assert.Equal(t, []string{"platform=2.0"}, st.Gates)
+	assert.Equal(t, []string{"kubernetes Succeeded", "platform WaitingForApproval"}, phases(st))
+
+	// HOP/COMPONENT picks the hop that has the component, whichever it is,
+	// and is recorded by the hop's step name.
+	st, err = runner.New(ok, runner.WithUntil("2.0/kubelet")).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrUntilReached, "WithUntil(2.0/kubelet)")
+	assert.Equal(t, []string{"kubernetes Succeeded", "platform Pending"}, phases(st), "WithUntil(2.0/kubelet) stops after hop 1")
+	st, err = runner.New(ok, runner.WithGates("2.0/agent")).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrWaitingForApproval, "WithGates(2.0/agent)")
+	assert.Equal(t, []string{"platform=2.0/agent"}, st.Waiting)
+	assert.Equal(t, []string{"platform=2.0/agent"}, st.Gates)
+	assert.Equal(t, []string{"kubernetes Succeeded", "platform WaitingForApproval"}, phases(st))
+
+	_, err = runner.New(ok, runner.WithGates("platform=2.0/kubelet")).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrInvalidPlan, "WithGates(platform=2.0/kubelet): kubelet is kubernetes'")
+	assert.Contains(t, err.Error(), "hop platform=2.0 has no component kubelet; its components are agent")
+}
+
+// Catalog gates on two tracks' hops to versions spelled alike wait, and
+// are approved, one at a time: approving one does not pass the other.
+func TestApproveAcrossTracks(t *testing.T) {
+	p := alikePlan(t, true)
+	e := runner.New(runner.RunnerFunc(func(context.Context, runner.Task) error { return nil }))
+	st, err := e.Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrWaitingForApproval)
+	assert.Equal(t, []string{"kubernetes=2.0"}, st.Waiting, "hop 1 waits")
+	assert.Equal(t, "waiting for approval of kubernetes=2.0: check the kubernetes release notes", st.Hops[0].Message)
+
+	err = st.Approve("2.0", "ops", t0)
+	require.ErrorIs(t, err, runner.ErrNotWaiting, "Approve(2.0) names no one step")
+	assert.Contains(t, err.Error(), "waiting: kubernetes=2.0")
+	require.NoError(t, st.Approve("kubernetes=2.0", "ops", t0))
+	st, err = e.Execute(context.Background(), p, st)
+	require.ErrorIs(t, err, runner.ErrWaitingForApproval, "hop 2 has a gate of its own")
+	assert.Equal(t, []string{"platform=2.0"}, st.Waiting, "hop 2 waits")
+	assert.Equal(t, []string{"kubernetes Succeeded", "platform WaitingForApproval"}, hopPhases(st))
+
+	require.NoError(t, st.Approve("platform=2.0", "ops", t0))
+	st, err = e.Execute(context.Background(), p, st)
+	require.NoError(t, err)
+	assert.Equal(t, runner.Succeeded, st.Phase)
 }

@@ -29,6 +29,10 @@ type HopPlan struct {
 	path.Hop
 	// Graph holds the components that change on this hop.
 	Graph *dag.Graph
+	// step is the HOP of the hop's step names when it is not the hop's
+	// target version: TRACK=VERSION, when another hop of the plan goes
+	// to a version spelled alike (see StepName).
+	step string
 }
 
 // PlanOption configures NewPlan.
@@ -108,6 +112,7 @@ func planRoute(c *release.Catalog, route *path.Route, o planOptions) (*Plan, err
 		}
 		p.Hops = append(p.Hops, &HopPlan{Hop: h, Graph: g})
 	}
+	qualifySteps(p.Hops)
 	if o.exec != nil {
 		if err := o.exec.Validate(p); err != nil {
 			return nil, err

@@ -129,6 +129,13 @@ func TestResumePlanMismatch(t *testing.T) {
 	hops := runner.NewStatus(p)
 	hops.Hops[1].From = "v1.5"
 
+	// The catalog changed what the starting release ships: the plan's
+	// Task.From would disagree with what the status says it upgrades from.
+	from := runner.NewStatus(p)
+	from.Hops[1].Components[0].FromVersion = "v0.9.0"
+	added := runner.NewStatus(p)
+	added.Hops[0].Components[1].FromVersion = ""
+
 	tests := []struct {
 		name string
 		prev *runner.Status
@@ -139,6 +146,8 @@ func TestResumePlanMismatch(t *testing.T) {
 		{"other components", comps, "hop 1 components differ: status has a@v1.1.0 z@v1.1.0, plan has a@v1.1.0 b@v1.1.0"},
 		{"other versions", version, "hop 2 components differ: status has c@v0.0.1, plan has c@v1.1.0"},
 		{"another hop", hops, "hop 2 is v1.5 -> v3.0 in the status, v2.0 -> v3.0 in the plan"},
+		{"another from-version", from, "hop 2: c is upgraded from v0.9.0 in the status, from v1.0.0 in the plan (the catalog changed what v2.0 ships)"},
+		{"new in the status", added, "hop 1: b is upgraded from none in the status, from v1.0.0 in the plan (the catalog changed what v1.0 ships)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,11 +61,13 @@ type outcome struct {
 	attempt  bool // from a worker (else from a backoff wait)
 	exited   bool // the worker exited (runtime.Goexit in the runner)
 	err      error
-	backoff  bool         // a backoff wait ended (err is set if it was cut short)
-	timedOut bool         // the attempt ran past its timeout
-	stopped  bool         // the runner returned the hop's ctx error (a stop, not a failure)
-	step     string       // a step entry (Task.Enter): the step
-	reply    chan<- error // a step entry: where to answer
+	backoff  bool          // a backoff wait ended (err is set if it was cut short)
+	timedOut bool          // the attempt ran past its timeout
+	timeout  time.Duration // the attempt's timeout, 0 for none
+	own      bool          // timeout is the component's spec.timeout
+	stopped  bool          // the runner returned the hop's ctx error (a stop, not a failure)
+	step     string        // a step entry (Task.Enter): the step
+	reply    chan<- error  // a step entry: where to answer
 }
 
 type scheduler struct {
@@ -473,9 +475,9 @@ func (sc *scheduler) attempt(j job) outcome {
 	if e.logger.Enabled(sc.ctx, slog.LevelError) {
 		task.Logger = e.logger.With("hop", sc.h.Name(), "component", node.Name, "attempt", j.attempt)
 	}
-	timeout := e.timeout
+	timeout, own := e.timeout, false
 	if node.To != nil && node.To.Timeout.Duration > 0 {
-		timeout = node.To.Timeout.Duration
+		timeout, own = node.To.Timeout.Duration, true
 	}
 	actx, cancel := sc.ctx, context.CancelFunc(nil)
 	if timeout > 0 {
@@ -491,7 +493,7 @@ func (sc *scheduler) attempt(j job) outcome {
 	// cancelled a runner that failed by itself a moment before the stop.
 	stopped := err != nil && sc.ctx.Err() != nil &&
 		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Cause(sc.ctx)))
-	return outcome{node: j.node, err: err, timedOut: timedOut, stopped: stopped}
+	return outcome{node: j.node, err: err, timedOut: timedOut, timeout: timeout, own: own, stopped: stopped}
 }
 
 func callRunner(ctx context.Context, rn Runner, t Task) (err error) {
@@ -555,6 +557,7 @@ func (sc *scheduler) handle(o outcome) {
 		code := CodeComponentFailed
 		if o.timedOut {
 			code = CodeComponentTimeout
+			err = &timeoutError{d: o.timeout, own: o.own, cv: sc.h.Graph.Node(i).To, err: err}
 		}
 		pol := sc.r.e.retriesFor(sc.h.Graph.Node(i).To)
 		if sc.tries[i] >= pol.attempts || IsPermanent(err) || sc.stopping {
