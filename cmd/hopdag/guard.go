@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/runner"
@@ -54,9 +52,7 @@ func (c *cli) execRunner(values map[string]any) (runner.Runner, error) {
 // "  NAME | line" and recorded in the audit log as a record of kind
 // "output" (Event "stdout" or "stderr", Reason the line; at most
 // maxAuditLines a stream and attempt, then one record saying how many
-// more there were). It also names the component's timeout when that
-// stopped the command (timeoutText). Validate and ValidateRollback are
-// the Exec's.
+// more there were). Validate and ValidateRollback are the Exec's.
 type execOutput struct {
 	*components.Exec
 	opts []components.ExecOption
@@ -73,7 +69,7 @@ func (x *execOutput) Rollback(ctx context.Context, t runner.Task) error {
 
 func (x *execOutput) do(ctx context.Context, t runner.Task, f func(*components.Exec, context.Context, runner.Task) error) error {
 	if x.sink.w == nil && x.sink.log == nil && x.sink.audit == nil {
-		return timeoutText(ctx, t, f(x.Exec, ctx, t))
+		return f(x.Exec, ctx, t)
 	}
 	outRec, outDone := x.sink.recorder(t, "stdout")
 	errRec, errDone := x.sink.recorder(t, "stderr")
@@ -85,7 +81,7 @@ func (x *execOutput) do(ctx context.Context, t runner.Task, f func(*components.E
 	errw.flush()
 	outDone()
 	errDone()
-	return timeoutText(ctx, t, err)
+	return err
 }
 
 // Bounds of the output of commands: a line longer than maxOutputLine
@@ -209,26 +205,6 @@ func (w *lineWriter) line() {
 		_, _ = io.WriteString(w.s.w, w.prefix+line+"\n")
 	}
 }
-
-// timeoutText names the component's timeout in err when it stopped the
-// command: the exec runner says "stopped: context deadline exceeded",
-// knowing only its context; the executor put t.To.Timeout on it.
-func timeoutText(ctx context.Context, t runner.Task, err error) error {
-	if err == nil || t.To == nil || t.To.Timeout.Duration <= 0 || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return err
-	}
-	if ee, ok := errors.AsType[*components.ExitError](err); ok && errors.Is(ee.Err, context.DeadlineExceeded) {
-		ee.Err = &specTimeout{t.To.Timeout.Duration}
-	}
-	return err
-}
-
-// specTimeout is a command stopped by its component's spec.timeout; it
-// matches context.DeadlineExceeded.
-type specTimeout struct{ d time.Duration }
-
-func (e *specTimeout) Error() string { return fmt.Sprintf("timed out after %s (spec.timeout)", e.d) }
-func (e *specTimeout) Unwrap() error { return context.DeadlineExceeded }
 
 // commandsLock is the file the guards of a run's commands hold a shared
 // lock on (components.WithGuard): one per --state, in the temporary

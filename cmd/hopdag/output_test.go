@@ -81,13 +81,14 @@ func TestExecOutput(t *testing.T) {
 	}
 }
 
-// A command stopped by its spec.timeout says so, with the timeout.
+// A command stopped by its spec.timeout says so, with the timeout and
+// where it is set (the runner's words).
 func TestExecOutputTimeout(t *testing.T) {
 	cat := outputCatalog(t, "echo waiting; exec sleep 30", "300ms")
 	code, out, stderr := invoke("run", cat, "--from", "v1.0", "--to", "v2.0", "--grace", "1s")
 	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 	assert.Contains(t, stderr, "  web | waiting\n")
-	assert.Contains(t, out, "timed out after 300ms (spec.timeout)")
+	assert.Regexp(t, `(?m)stopped: timed out after 300ms \(spec\.timeout of web@2\.0, \S*components\.yaml:\d+\); raise it in that ComponentVersion if web needs longer$`, out)
 	assert.NotContains(t, out, "context deadline exceeded")
 }
 
