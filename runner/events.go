@@ -11,10 +11,13 @@ import (
 // EventType names what happened.
 type EventType string
 
-// Event types, in the order a run emits them.
+// Event types, in the order a run emits them. Every pre- and post-check
+// that runs to its end emits CheckSucceeded or CheckFailed (a check the
+// caller cancelled while it ran emits neither: the hop ends Cancelled).
 const (
 	PlanStarted        EventType = "PlanStarted"
 	HopStarted         EventType = "HopStarted"
+	CheckSucceeded     EventType = "CheckSucceeded"
 	CheckFailed        EventType = "CheckFailed"
 	ComponentStarted   EventType = "ComponentStarted"
 	ComponentRetrying  EventType = "ComponentRetrying"
@@ -35,7 +38,7 @@ type Event struct {
 	Hop     int
 	HopName string
 	// Component, Version and Attempt are set for component events; Check
-	// for CheckFailed.
+	// for CheckSucceeded and CheckFailed.
 	Component string
 	Version   string
 	Attempt   int
@@ -45,7 +48,7 @@ type Event struct {
 	// Code and Reason explain failures, skips and cancellations.
 	Code   Code
 	Reason string
-	// Duration is the time the component, hop or plan took so far; Backoff
+	// Duration is the time the component, check, hop or plan took so far; Backoff
 	// is the wait before the next attempt (ComponentRetrying).
 	Duration time.Duration
 	Backoff  time.Duration

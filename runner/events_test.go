@@ -125,6 +125,57 @@ func TestEventSequenceFailure(t *testing.T) {
 	assert.ErrorIs(t, evs[7].Err, runner.ErrRunFailed, "PlanFinished.Err")
 }
 
+// A check that passes says so, with its name, hop and how long it took,
+// as a failed one does: observers can tell every check ran.
+func TestEventCheckSucceeded(t *testing.T) {
+	clock := fakeClock()
+	rec := &recorder{}
+	took := func(d time.Duration) runner.CheckFunc {
+		return func(context.Context, runner.CheckTask) error { clock.Advance(d); return nil }
+	}
+	e := runner.New(runnertest.New(), runner.WithClock(clock), runner.WithObserver(rec), runner.WithMaxParallel(1),
+		runner.WithCheck("mirror", took(2*time.Second)), runner.WithCheck("health", took(3*time.Second)))
+	p := planOf(hop{g: graphOf(t, c("a")), pre: []release.Check{{Name: "mirror", Required: true}}, post: []release.Check{{Name: "health"}}})
+	_, err := e.Execute(context.Background(), p, nil)
+	require.NoError(t, err)
+
+	want := []ev{
+		{Type: runner.PlanStarted, Hop: -1},
+		{Type: runner.HopStarted, Hop: 0},
+		{Type: runner.CheckSucceeded, Hop: 0},
+		{Type: runner.ComponentStarted, Hop: 0, Component: "a", Attempt: 1},
+		{Type: runner.ComponentSucceeded, Hop: 0, Component: "a", Attempt: 1, Done: 1},
+		{Type: runner.CheckSucceeded, Hop: 0, Done: 1},
+		{Type: runner.HopSucceeded, Hop: 0, Done: 1, Phase: runner.Succeeded},
+		{Type: runner.PlanFinished, Hop: -1, Done: 1, Phase: runner.Succeeded},
+	}
+	evs := rec.all()
+	require.Equal(t, want, summary(evs), "events (-want +got)")
+	for i, check := range map[int]string{2: "mirror", 5: "health"} {
+		assert.Equal(t, check, evs[i].Check, "CheckSucceeded.Check")
+		assert.Equal(t, "v1.0 -> v2.0", evs[i].HopName, "CheckSucceeded.HopName of %s", check)
+		assert.NoError(t, evs[i].Err, "CheckSucceeded.Err of %s", check)
+	}
+	assert.Equal(t, 2*time.Second, evs[2].Duration, "mirror's duration")
+	assert.Equal(t, 3*time.Second, evs[5].Duration, "health's duration")
+}
+
+// A failed check says how long it ran too.
+func TestEventCheckFailedDuration(t *testing.T) {
+	clock := fakeClock()
+	rec := &recorder{}
+	bad := func(context.Context, runner.CheckTask) error {
+		clock.Advance(time.Second)
+		return errors.New("mirror down")
+	}
+	e := runner.New(runnertest.New(), runner.WithClock(clock), runner.WithObserver(rec), runner.WithCheck("mirror", bad))
+	_, err := e.Execute(context.Background(), planOf(hop{g: graphOf(t, c("a")), pre: []release.Check{{Name: "mirror", Required: true}}}), nil)
+	require.ErrorIs(t, err, runner.ErrRunFailed)
+	evs := rec.all()
+	require.Equal(t, runner.CheckFailed, evs[2].Type, "event 3")
+	assert.Equal(t, time.Second, evs[2].Duration, "CheckFailed.Duration")
+}
+
 func TestEventCancelled(t *testing.T) {
 	rec := &recorder{}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -239,4 +290,16 @@ func TestSlogObserver(t *testing.T) {
 	assert.Contains(t, lines[len(lines)-2], "level=WARN msg=HopFailed")
 	assert.Contains(t, lines[len(lines)-1], "level=INFO msg=PlanFinished")
 	assert.Contains(t, lines[len(lines)-1], "phase=Failed")
+}
+
+// A check that passes is logged at Info with its name and duration.
+func TestSlogObserverCheck(t *testing.T) {
+	var logs syncBuffer
+	clock := fakeClock()
+	ok := func(context.Context, runner.CheckTask) error { clock.Advance(2 * time.Second); return nil }
+	e := runner.New(runnertest.New(), runner.WithObserver(runner.SlogObserver(textLogger(&logs))), runner.WithClock(clock), runner.WithCheck("mirror", ok))
+	_, err := e.Execute(context.Background(), planOf(hop{g: graphOf(t, c("a")), pre: []release.Check{{Name: "mirror"}}}), nil)
+	require.NoError(t, err)
+	assert.Contains(t, strings.Split(strings.TrimSpace(logs.String()), "\n"),
+		`level=INFO msg=CheckSucceeded done=0 total=1 hop="v1.0 -> v2.0" check=mirror duration=2s`, "log lines:\n%s", logs.String())
 }

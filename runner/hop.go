@@ -140,7 +140,9 @@ func (r *run) runChecks(ctx context.Context, i int, h *HopPlan, stage string) bo
 		}
 		task := CheckTask{Hop: h, HopIndex: i, Name: c.Name, Stage: stage, Required: c.Required,
 			Logger: r.e.logger.With("hop", h.Name(), "check", c.Name, "stage", stage)}
+		began := r.e.clock.Now()
 		err := callCheck(ctx, r.e.checks[c.Name], task)
+		took := r.e.clock.Now().Sub(began)
 		cs := CheckStatus{Name: c.Name, Stage: stage, Required: c.Required, Phase: Succeeded}
 		if err != nil && ctx.Err() != nil {
 			// The caller cancelled while the check ran: the check did not
@@ -152,13 +154,15 @@ func (r *run) runChecks(ctx context.Context, i int, h *HopPlan, stage string) bo
 		}
 		if err != nil {
 			cs.Phase, cs.Error = Failed, recorded(err.Error())
-			r.emit(Event{Type: CheckFailed, Hop: i, Check: c.Name, Err: err, Code: CodeCheckFailed, Reason: map[bool]string{true: "required", false: "not required: recorded as a warning"}[c.Required]})
+			r.emit(Event{Type: CheckFailed, Hop: i, Check: c.Name, Err: err, Duration: took, Code: CodeCheckFailed, Reason: map[bool]string{true: "required", false: "not required: recorded as a warning"}[c.Required]})
 			if c.Required {
 				r.s.LastFailure = &Failure{Hop: i, Check: c.Name, Code: CodeCheckFailed, Error: cs.Error, Time: r.e.clock.Now()}
 				r.errs = append(r.errs, &CheckError{Hop: i, Check: c.Name, Stage: stage, Err: err})
 			} else {
 				hs.Warnings = append(hs.Warnings, fmt.Sprintf("%s-check %s failed: %v", stage, c.Name, err))
 			}
+		} else {
+			r.emit(Event{Type: CheckSucceeded, Hop: i, Check: c.Name, Duration: took})
 		}
 		hs.Checks = append(hs.Checks, cs)
 		r.checkpoint(ctx)

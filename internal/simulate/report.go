@@ -64,6 +64,8 @@ func eventLine(ev runner.Event) string {
 		return "plan started"
 	case runner.HopStarted:
 		return fmt.Sprintf("hop %d %s started", ev.Hop+1, ev.HopName)
+	case runner.CheckSucceeded:
+		return fmt.Sprintf("  check %s passed (%s)", ev.Check, ev.Duration.Round(time.Millisecond))
 	case runner.CheckFailed:
 		return fmt.Sprintf("  check %s failed (%s): %v", ev.Check, ev.Reason, ev.Err)
 	case runner.ComponentStarted:

@@ -47,7 +47,10 @@ func TestProgressLines(t *testing.T) {
 	p.Observe(runner.Event{Type: runner.ComponentSucceeded, Component: "etcd", Version: "v3.6.4", Duration: 1500 * time.Millisecond, Progress: pr})
 	p.Observe(runner.Event{Type: runner.ComponentFailed, Component: "calico", Version: "v3.30.2", Err: errors.New("boom"), Progress: pr})
 	p.Observe(runner.Event{Type: runner.ComponentSkipped, Component: "metrics-server", Version: "v0.8.0", Reason: "dependency calico failed", Progress: pr})
-	assert.Equal(t, "[  3/19]   done    etcd v3.6.4 (1.5s)\n[  3/19]   FAILED  calico v3.30.2: boom\n[  3/19]   skip    metrics-server v0.8.0: dependency calico failed\n", b.String())
+	p.Observe(runner.Event{Type: runner.CheckSucceeded, Check: "mirror", Duration: 2500 * time.Millisecond, Progress: pr})
+	p.Observe(runner.Event{Type: runner.CheckFailed, Check: "mirror", Reason: "required", Err: errors.New("down"), Progress: pr})
+	assert.Equal(t, "[  3/19]   done    etcd v3.6.4 (1.5s)\n[  3/19]   FAILED  calico v3.30.2: boom\n[  3/19]   skip    metrics-server v0.8.0: dependency calico failed\n"+
+		"[  3/19]   check mirror passed (2.5s)\n[  3/19]   check mirror failed (required): down\n", b.String())
 
 	b.Reset()
 	NewProgress(&b, true).Observe(runner.Event{Type: runner.HopStarted, Hop: 0, HopName: "a -> b", Progress: pr})
