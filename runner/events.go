@@ -48,8 +48,11 @@ type Event struct {
 	// Code and Reason explain failures, skips and cancellations.
 	Code   Code
 	Reason string
-	// Duration is the time the component, check, hop or plan took so far; Backoff
-	// is the wait before the next attempt (ComponentRetrying).
+	// Duration is the time the component, check, hop or plan took so far
+	// in this Execute call: after a resume it counts from the resumed
+	// run's start, not the first run's (Status.StartedAt and FinishedAt
+	// span every run, and the time between them). Backoff is the wait
+	// before the next attempt (ComponentRetrying).
 	Duration time.Duration
 	Backoff  time.Duration
 	// Phase is the final phase on HopSucceeded, HopFailed and PlanFinished.

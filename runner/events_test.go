@@ -303,3 +303,28 @@ func TestSlogObserverCheck(t *testing.T) {
 	assert.Contains(t, strings.Split(strings.TrimSpace(logs.String()), "\n"),
 		`level=INFO msg=CheckSucceeded done=0 total=1 hop="v1.0 -> v2.0" check=mirror duration=2s`, "log lines:\n%s", logs.String())
 }
+
+// After a resume, PlanFinished and HopSucceeded say how long this run
+// took, not the time since the first run started (which includes the time
+// between runs; Status.StartedAt and FinishedAt span every run).
+func TestEventDurationAfterResume(t *testing.T) {
+	clock := fakeClock()
+	fake := runnertest.New().Script("b", runnertest.Script{FailFirst: 1})
+	fake.OnStart = func(runner.Task) { clock.Advance(time.Second) }
+	p := plan1(t, c("a"), c("b", "a"))
+	st1, err := runner.New(fake, runner.WithClock(clock), runner.WithMaxParallel(1)).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrRunFailed)
+
+	clock.Advance(time.Hour) // the operator comes back later
+	rec := &recorder{}
+	st2, err := runner.New(fake, runner.WithClock(clock), runner.WithObserver(rec), runner.WithMaxParallel(1)).Execute(context.Background(), p, st1)
+	require.NoError(t, err)
+	evs := rec.all()
+	require.NotEmpty(t, evs)
+	last := evs[len(evs)-1]
+	require.Equal(t, runner.PlanFinished, last.Type)
+	assert.Equal(t, time.Second, last.Duration, "PlanFinished.Duration: this run's (b's second attempt)")
+	assert.Equal(t, time.Second, evs[len(evs)-2].Duration, "HopSucceeded.Duration: this run's")
+	assert.Equal(t, t0, st2.StartedAt, "Status.StartedAt: the first run's")
+	assert.Equal(t, time.Hour+3*time.Second, st2.FinishedAt.Sub(st2.StartedAt), "Status spans both runs and the time between")
+}

@@ -366,6 +366,9 @@ type run struct {
 	// changes are the component records changed since the last
 	// checkpoint.
 	changes changes
+	// started is when this Execute call began (Status.StartedAt is the
+	// first run's): PlanFinished's Duration counts from it.
+	started time.Time
 	// until is WithUntil's step; untilHit says the run stopped there.
 	until    *untilStep
 	untilHit bool
@@ -378,6 +381,7 @@ type run struct {
 
 func (r *run) execute(ctx context.Context) (*Status, error) {
 	now := r.e.clock.Now()
+	r.started = now
 	r.rnd = rand.New(rand.NewPCG(r.e.seed, uint64(r.s.Runs)))
 	r.s.Runs++
 	r.s.Phase, r.s.Code, r.s.Message, r.s.FinishedAt = Running, "", "", time.Time{}
@@ -473,7 +477,7 @@ func (r *run) finish(ctx context.Context) (*Status, error) {
 		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
 	}
 	err := r.err(ctx, allDone, hadFailed)
-	r.emit(Event{Type: PlanFinished, Hop: -1, Phase: s.Phase, Code: s.Code, Err: err, Duration: s.FinishedAt.Sub(s.StartedAt)})
+	r.emit(Event{Type: PlanFinished, Hop: -1, Phase: s.Phase, Code: s.Code, Err: err, Duration: s.FinishedAt.Sub(r.started)})
 	if !r.events.close(r.e.drain) {
 		r.e.logger.Warn("runner: observers did not take every event before the drain timeout", "timeout", r.e.drain)
 	}
