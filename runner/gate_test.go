@@ -214,6 +214,20 @@ func TestUntilUnknownStep(t *testing.T) {
 	assert.False(t, errors.Is(err, runner.ErrUntilReached))
 }
 
+// A phase of an exec or manifest component without spec.phases is
+// refused in words that read: "an exec component", "a manifest component".
+func TestUntilPhaseWithoutPhases(t *testing.T) {
+	for typ, want := range map[string]string{
+		release.TypeExec:     "x has no phase db: an exec component without spec.phases has no phases to stop at; stop after the component (HOP/x)",
+		release.TypeManifest: "x has no phase db: a manifest component without spec.phases has no phases to stop at; stop after the component (HOP/x)",
+	} {
+		p := plan1(t, c("x").with(func(cv *release.ComponentVersion) { cv.Type = typ }))
+		_, err := runner.New(runnertest.New(), runner.WithUntil("v2.0/x/db")).Execute(context.Background(), p, nil)
+		assert.ErrorIs(t, err, runner.ErrInvalidPlan, "%s: until v2.0/x/db", typ)
+		assert.ErrorContains(t, err, want, "%s: until v2.0/x/db", typ)
+	}
+}
+
 // WithGates gates a component the catalog does not gate; the gate is
 // recorded in the status, so a resumed Execute without the option still
 // waits there; an approval passes it. A step the plan lacks is refused.

@@ -372,6 +372,16 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
+// withArticle is word after "a" or "an", as its first letter sounds
+// ("an exec", "a manifest"); good enough for type names, which are
+// lowercase words.
+func withArticle(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
+}
+
 // Validate reports, all at once and sorted, every component of p that e's
 // runner refuses (when it implements Validator), every hop it refuses (when
 // it implements HopValidator) and every hop check that has no function

@@ -123,7 +123,7 @@ func checkPhase(cv *release.ComponentVersion, phase string) error {
 	case cv.Type == release.TypeInline:
 		phases = InlineSteps
 	case cv.Type == release.TypeExec || cv.Type == release.TypeManifest:
-		return fmt.Errorf("%s has no phase %s: a %s component without spec.phases has no phases to stop at; stop after the component (HOP/%s)", cv.Name, phase, cv.Type, cv.Name)
+		return fmt.Errorf("%s has no phase %s: %s component without spec.phases has no phases to stop at; stop after the component (HOP/%s)", cv.Name, phase, withArticle(cv.Type), cv.Name)
 	default:
 		return nil
 	}
