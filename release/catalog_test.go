@@ -144,6 +144,20 @@ func TestNewCatalogProblems(t *testing.T) {
 			[]string{"spec.components[0]: component kubernetes-master v1.33.3 depends on etcd, which release v26.03 does not ship; add etcd to the release's components, or remove it from the dependencies of kubernetes-master v1.33.3"},
 		},
 		{
+			"track name with a comma",
+			func(vs *values) {
+				for i := range vs.releases {
+					vs.releases[i].Track = "a,b"
+				}
+				for i := range vs.paths {
+					vs.paths[i].Track = "a,b"
+				}
+			},
+			[]string{
+				`spec.track: track "a,b" holds ","; a track name takes only letters, digits, ".", "_" and "-" (it is written in step names, TRACK=VERSION and HOP/COMPONENT/PHASE, and in states, track=version,track=version); rename the track, e.g. a-b, here and wherever it is named`,
+			},
+		},
+		{
 			"self-dependency",
 			func(vs *values) { vs.components[1].Dependencies = []string{"etcd"} },
 			[]string{"spec.dependencies[0]: component etcd depends on itself; remove it from spec.dependencies"},

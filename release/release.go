@@ -9,6 +9,8 @@ type Release struct {
 	Version Version `json:"version" yaml:"version"`
 	// Track is the release line this release belongs to ("" is the single
 	// default track; a catalog may hold several, e.g. platform and kubernetes).
+	// A track name takes letters, digits, ".", "_" and "-" only: it is
+	// written in step names (TRACK=VERSION) and states (track=version,...).
 	Track string `json:"track,omitempty" yaml:"track,omitempty"`
 	// Components lists what the release ships, in declared order.
 	Components []ComponentRef `json:"components" yaml:"components"`

@@ -6,7 +6,8 @@ package release
 type UpgradePath struct {
 	// Name is the document's metadata.name.
 	Name string `json:"name" yaml:"-"`
-	// Track is the release track the rules apply to ("" is the default track).
+	// Track is the release track the rules apply to ("" is the default
+	// track); its name takes the characters of Release.Track.
 	Track string `json:"track,omitempty" yaml:"track,omitempty"`
 	// Rules are the allowed, deprecated and blocked edges.
 	Rules []Rule `json:"rules" yaml:"rules"`

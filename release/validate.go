@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -212,6 +213,7 @@ func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *proble
 	seenRel := make(map[trackKey]*Release, len(c.Releases))
 	for i := range c.Releases {
 		r := &c.Releases[i]
+		checkTrackName(r.Track, sn.at(r.Source, "track"), ps)
 		if r.Version.IsZero() {
 			ps.add(sn.at(r.Source).with("release has no version", "set spec.version, e.g. v26.06"))
 			continue
@@ -236,8 +238,38 @@ func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *proble
 	}
 	listed := map[trackKey]listedVersion{}
 	for i := range c.Paths {
+		checkTrackName(c.Paths[i].Track, sn.at(c.Paths[i].Source, "track"), ps)
 		validatePath(c, &c.Paths[i], sn, broken, listed, ps)
 	}
+}
+
+// trackNameChars says which characters a track name may hold.
+const trackNameChars = `letters, digits, ".", "_" and "-"`
+
+func trackNameChar(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '.' || r == '_' || r == '-'
+}
+
+// checkTrackName reports a track name that holds a character other than
+// trackNameChars: a track is written in step names (TRACK=VERSION,
+// HOP/COMPONENT/PHASE) and in states across tracks
+// (track=version,track=version), which "/", "=", "," or a space would
+// make ambiguous.
+func checkTrackName(track string, at Problem, ps *problems) {
+	i := strings.IndexFunc(track, func(r rune) bool { return !trackNameChar(r) })
+	if i < 0 {
+		return
+	}
+	r, _ := utf8.DecodeRuneInString(track[i:])
+	fixed := strings.Map(func(r rune) rune {
+		if trackNameChar(r) {
+			return r
+		}
+		return '-'
+	}, track)
+	ps.add(at.with(
+		fmt.Sprintf("track %q holds %q; a track name takes only %s (it is written in step names, TRACK=VERSION and HOP/COMPONENT/PHASE, and in states, track=version,track=version)", track, string(r), trackNameChars),
+		fmt.Sprintf("rename the track, e.g. %s, here and wherever it is named", fixed)))
 }
 
 func sameSpelling(a, b Version) string {
