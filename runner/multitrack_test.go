@@ -3,6 +3,8 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -221,4 +223,118 @@ func TestApproveAcrossTracks(t *testing.T) {
 	st, err = e.Execute(context.Background(), p, st)
 	require.NoError(t, err)
 	assert.Equal(t, runner.Succeeded, st.Phase)
+}
+
+// A plan built by hand (not by PlanRoute or NewPlan) whose hops go to
+// versions spelled alike has hops of one step name: a gate, an approval
+// or WithUntil could not tell them apart. Execute refuses it, naming the
+// hops; the same hops from PlanRoute are named apart (TRACK=VERSION).
+func TestValidateStepNamesApart(t *testing.T) {
+	built := alikePlan(t, false)
+	p := &runner.Plan{Route: built.Route}
+	for _, h := range built.Hops {
+		p.Hops = append(p.Hops, &runner.HopPlan{Hop: h.Hop, Graph: h.Graph})
+	}
+	ok := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
+	st, err := runner.New(ok).Execute(context.Background(), p, nil)
+	require.ErrorIs(t, err, runner.ErrInvalidPlan, "Execute of a hand-built plan with two hops named 2.0")
+	assert.Nil(t, st)
+	assert.EqualError(t, err, "runner: invalid plan: hop 1 kubernetes 1.0 -> 2.0 and hop 2 platform 1.0 -> 2.0 have the same step name 2.0, "+
+		"which gates, approvals and WithUntil could not tell apart; name them apart: build the plan with PlanRoute or NewPlan, which name such hops TRACK=VERSION (kubernetes=2.0, platform=2.0)")
+
+	require.NoError(t, runner.New(ok).Validate(built), "Validate of the PlanRoute plan")
+}
+
+// genTracks is a random catalog of two or three tracks whose versions are
+// spelled alike (v1.0, v1.1, v2.0, ...), with random rules (ranges, exact
+// versions, downgrades) and supports between tracks; each track ships its
+// own component.
+func genTracks(rng *rand.Rand) (*release.Catalog, map[string][]string, error) {
+	v := release.MustParseVersion
+	spellings := []string{"v1.0", "v1.1", "v1.2", "v2.0", "v2.1", "v3.0"}
+	names := []string{"a", "b", "c"}[:2+rng.IntN(2)]
+	pools := map[string][]string{}
+	var comps []release.ComponentVersion
+	var paths []release.UpgradePath
+	for _, tr := range names {
+		pool := spellings[:2+rng.IntN(len(spellings)-1)]
+		pools[tr] = pool
+		var rules []release.Rule
+		for range 1 + rng.IntN(3*len(pool)) {
+			from := pool[rng.IntN(len(pool))]
+			if rng.IntN(3) == 0 {
+				from = ">= " + pool[rng.IntN(len(pool))] + ", < " + pool[rng.IntN(len(pool))]
+			}
+			rules = append(rules, release.Rule{From: release.MustParseConstraint(from), To: v(pool[rng.IntN(len(pool))])})
+		}
+		paths = append(paths, release.UpgradePath{Name: tr, Track: tr, Rules: rules})
+		for _, ver := range pool {
+			comps = append(comps, release.ComponentVersion{Name: "comp-" + tr, Version: v(ver), Type: release.TypeInline, Handler: "h"})
+		}
+	}
+	var rels []release.Release
+	for ti, tr := range names {
+		for _, ver := range pools[tr] {
+			r := release.Release{Name: tr + ver, Version: v(ver), Track: tr, Components: []release.ComponentRef{{Name: "comp-" + tr, Version: v(ver)}}}
+			if ti+1 < len(names) && rng.IntN(3) == 0 {
+				other := pools[names[ti+1]]
+				lo, hi := other[rng.IntN(len(other))], other[rng.IntN(len(other))]
+				r.Supports = map[string]release.Constraint{names[ti+1]: release.MustParseConstraint(">= " + lo + ", <= " + hi)}
+			}
+			rels = append(rels, r)
+		}
+	}
+	c, err := release.NewCatalog(rels, comps, paths)
+	return c, pools, err
+}
+
+// Property: a plan from PlanRoute of a random route across tracks never
+// has two hops of one step name, so Validate never refuses it for that;
+// and every hop's step name selects that hop (WithUntil).
+func TestPropertyPlanRouteStepNames(t *testing.T) {
+	ok := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
+	routes, alike := 0, 0
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 0x57e9))
+		c, pools, err := genTracks(rng)
+		require.NoError(t, err, "seed %d", seed)
+		tracks := c.Tracks()
+		for range 20 {
+			from, to := path.State{}, path.State{}
+			for _, tr := range tracks {
+				from[tr] = release.MustParseVersion(pools[tr][rng.IntN(len(pools[tr]))])
+				if rng.IntN(3) > 0 {
+					to[tr] = release.MustParseVersion(pools[tr][rng.IntN(len(pools[tr]))])
+				}
+			}
+			msg := fmt.Sprintf("seed %d: %s -> %s", seed, from, to)
+			route, err := path.ResolveState(c, from, to, path.AllowPrereleases())
+			if err != nil || len(route.Hops) == 0 {
+				continue
+			}
+			routes++
+			p, err := runner.PlanRoute(c, route, runner.ForExecutor(runner.New(ok)))
+			require.NoError(t, err, "%s: PlanRoute (Validate)", msg)
+			seen := map[string]bool{}
+			for i, h := range p.Hops {
+				name := runner.StepName(h, "", "")
+				require.False(t, seen[name], "%s: hop %d %s: step name %s is another hop's", msg, i+1, h.Name(), name)
+				seen[name] = true
+				alike += strings.Count(name, "=")
+			}
+			i := rng.IntN(len(p.Hops))
+			step := runner.StepName(p.Hops[i], "", "")
+			st, err := runner.New(ok, runner.WithUntil(step)).Execute(context.Background(), p, nil)
+			if i == len(p.Hops)-1 {
+				require.NoError(t, err, "%s: WithUntil(%s), the last hop", msg, step)
+			} else {
+				require.ErrorIs(t, err, runner.ErrUntilReached, "%s: WithUntil(%s)", msg, step)
+			}
+			for j, hs := range st.Hops {
+				assert.Equal(t, j <= i, hs.Phase == runner.Succeeded, "%s: WithUntil(%s): hop %d %s", msg, step, j+1, hs.Phase)
+			}
+		}
+	}
+	require.Greater(t, routes, 500, "routes found (the generator should make many)")
+	require.Greater(t, alike, 100, "hops named TRACK=VERSION (the generator should spell versions alike)")
 }

@@ -385,7 +385,8 @@ func withArticle(word string) string {
 // Validate reports, all at once and sorted, every component of p that e's
 // runner refuses (when it implements Validator), every hop it refuses (when
 // it implements HopValidator) and every hop check that has no function
-// registered with WithCheck, and a WithUntil step the plan does not have.
+// registered with WithCheck, hops that share a step name (a plan built by
+// hand; see StepName), and a WithUntil step the plan does not have.
 // Execute calls it before running. The runner's
 // own errors stay in the chain (errors.Is and errors.As find them).
 func (e *Executor) Validate(p *Plan) error {
@@ -420,6 +421,7 @@ func (e *Executor) Validate(p *Plan) error {
 			}
 		}
 	}
+	problems = append(problems, sameStepNames(p)...)
 	if _, err := e.untilStep(p); err != nil {
 		problems = append(problems, err)
 	}
@@ -431,6 +433,53 @@ func (e *Executor) Validate(p *Plan) error {
 	slices.SortStableFunc(problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	problems = slices.CompactFunc(problems, func(a, b error) bool { return a.Error() == b.Error() })
 	return fmt.Errorf("%w: %w", ErrInvalidPlan, errors.Join(problems...))
+}
+
+// sameStepNames reports the hops of p that share a step name (StepName),
+// in the order of their first hop: a gate, an approval or WithUntil could
+// not tell them apart. Only a plan built by hand has them: PlanRoute and
+// NewPlan name hops to versions spelled alike TRACK=VERSION.
+func sameStepNames(p *Plan) []error {
+	byName := map[string][]int{}
+	var names []string
+	for i, h := range p.Hops {
+		name := StepName(h, "", "")
+		if len(byName[name]) == 0 {
+			names = append(names, name)
+		}
+		byName[name] = append(byName[name], i)
+	}
+	var errs []error
+	for _, name := range names {
+		hops := byName[name]
+		if len(hops) < 2 {
+			continue
+		}
+		labels := make([]string, len(hops))
+		qualified := make([]string, len(hops))
+		tracks := map[string]bool{}
+		for k, i := range hops {
+			h := p.Hops[i]
+			labels[k] = fmt.Sprintf("hop %d %s", i+1, hopLabel(h))
+			qualified[k] = h.Track + "=" + h.To.Original()
+			tracks[h.Track] = true
+		}
+		fix := fmt.Sprintf("build the plan with PlanRoute or NewPlan, which name such hops TRACK=VERSION (%s)", strings.Join(qualified, ", "))
+		if len(tracks) < len(hops) {
+			fix = "a plan goes to each version of a track once: remove the hops that go there again"
+		}
+		errs = append(errs, fmt.Errorf("%s have the same step name %s, which gates, approvals and WithUntil could not tell apart; name them apart: %s",
+			andList(labels), name, fix))
+	}
+	return errs
+}
+
+// andList is "a", "a and b", "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 func (e *Executor) checkNames() string {
