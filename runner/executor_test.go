@@ -298,6 +298,16 @@ func TestExecuteTimeout(t *testing.T) {
 			e := runner.New(rn, runner.WithClock(clock), runner.WithDefaultTimeout(tt.def))
 			done := start(context.Background(), e, plan1(t, tt.node, c("b", "a"), c("other")), nil)
 			require.True(t, clock.WaitForTimers(1, 10*time.Second), "the attempt's timeout timer never armed")
+			// other's timer (a default timeout) goes once other returns:
+			// until then two timers are pending, and advancing would fire
+			// other's.
+			require.Eventually(t, func() bool {
+				rn.mu.Lock()
+				_, a := rn.deadlines["a"]
+				_, other := rn.deadlines["other"]
+				rn.mu.Unlock()
+				return a && (other || tt.def == 0) && clock.Pending() == 1
+			}, 10*time.Second, time.Millisecond, "a running with its timer, other done with its own")
 			clock.Advance(tt.wantDeadline - time.Nanosecond)
 			require.Equal(t, 1, clock.Pending(), "the timeout fired %v early", time.Nanosecond)
 			clock.Advance(time.Nanosecond)
