@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -58,7 +59,9 @@ const (
 // it too, and the greatest token the status was written under; a write
 // under a token below the latter is fenced. Deleting the whole directory
 // starts tokens over: never do it while a coordinator that used it may
-// still run. Every process sharing a directory must time leases on the
+// still run (a handle opened before is fenced in the new directory, since
+// its "lock" file is not the one there, but a process that opens the
+// store again is not). Every process sharing a directory must time leases on the
 // wall clock.
 type File struct {
 	dir   string
@@ -180,7 +183,19 @@ func (f *File) locked(ctx context.Context, fn func(now time.Time) error) error {
 			return errorf("lock %s: %w", f.dir, err)
 		}
 		if ok {
-			break
+			again, err := f.same()
+			if err != nil || !again {
+				defer unlock(f.mutex)
+				if err != nil {
+					return err
+				}
+				return fn(f.clock.Now())
+			}
+			unlock(f.mutex)
+			if err := f.reopen(); err != nil {
+				return err
+			}
+			continue // flock the "lock" file that is there now
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -191,8 +206,44 @@ func (f *File) locked(ctx context.Context, fn func(now time.Time) error) error {
 		}
 		wait = min(2*wait, 5*time.Millisecond)
 	}
-	defer unlock(f.mutex)
-	return fn(f.clock.Now())
+}
+
+// same checks, holding the flock, that it excludes the other handles:
+// that the directory is the one this handle opened and its "lock" file
+// the one it flocks. A directory removed (rm -rf) or replaced since is
+// another store, whose tokens started over: this handle's leases are void
+// there (ErrFenced). A "lock" file deleted (or replaced) in the same
+// directory is one other handles no longer flock: again says to flock the
+// one there now (reopen); the lease and the status, which hold the
+// tokens, are where they were.
+func (f *File) same() (again bool, err error) {
+	dirMine, err := f.dirFile.Stat()
+	if err != nil {
+		return false, errorf("lock %s: %w", f.dir, err)
+	}
+	dirNow, err := os.Stat(f.dir)
+	if err != nil || !os.SameFile(dirMine, dirNow) {
+		return false, fmt.Errorf("%w: %s was removed or replaced since this handle opened it, so its tokens started over and this handle's leases are void there; nothing was written: open the store again (a coordinator that was running on it must not go on)",
+			ErrFenced, f.dir)
+	}
+	mine, err := f.mutex.Stat()
+	if err != nil {
+		return false, errorf("lock %s: %w", f.dir, err)
+	}
+	now, err := os.Stat(f.v.where(mutexFile))
+	return err != nil || !os.SameFile(mine, now), nil
+}
+
+// reopen opens the directory's "lock" file again (creating it if it is
+// missing), in place of the one this handle had open.
+func (f *File) reopen() error {
+	m, err := os.OpenFile(f.v.where(mutexFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return errorf("lock %s: %w", f.dir, err)
+	}
+	f.mutex.Close()
+	f.mutex = m
+	return nil
 }
 
 // write replaces the file name in the directory with data: write to a

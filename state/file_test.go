@@ -268,3 +268,78 @@ func TestFileLeaseRecordDeleted(t *testing.T) {
 		})
 	}
 }
+
+// TestFileDirectoryReplaced removes the store's directory while a holder
+// runs (rm -rf, which starts tokens over) and a new coordinator starts
+// there: the old handle, whose token is issued again, is fenced, and
+// writes nothing over the new holder's status.
+func TestFileDirectoryReplaced(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "state")
+	a, err := state.OpenFile(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	la, err := a.Acquire(ctx, "a", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, a.Commit(ctx, la.Token, statetest.Big(3), nil))
+
+	require.NoError(t, os.RemoveAll(dir))
+	b, err := state.OpenFile(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	lb, err := b.Acquire(ctx, "b", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, la.Token, lb.Token, "the test needs the token issued again")
+	require.NoError(t, b.Save(ctx, lb.Token, statetest.Big(2)))
+
+	s := statetest.Big(3)
+	s.Hops[0].Components[0].Phase = runner.Succeeded
+	for name, call := range map[string]func() error{
+		"Save":    func() error { return a.Save(ctx, la.Token, s) },
+		"Commit":  func() error { return a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}}) },
+		"Refresh": func() error { _, err := a.Refresh(ctx, la); return err },
+		"Release": func() error { return a.Release(ctx, la) },
+		"Acquire": func() error { _, err := a.Acquire(ctx, "a", time.Minute); return err },
+	} {
+		err := call()
+		require.ErrorIs(t, err, state.ErrFenced, name)
+		assert.ErrorContains(t, err, "was removed or replaced since this handle opened it", name)
+	}
+	got, err := b.Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, statetest.Big(2), got, "the new holder's status stands")
+}
+
+// TestFileLockFileDeleted deletes the directory's "lock" file (the file
+// the handles flock) while a holder runs: the holder goes on, flocking the
+// one there now, and another handle still finds the lease held.
+func TestFileLockFileDeleted(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, err := state.OpenFile(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	la, err := a.Acquire(ctx, "a", time.Minute)
+	require.NoError(t, err)
+	s := statetest.Big(3)
+	require.NoError(t, a.Commit(ctx, la.Token, s, nil))
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "lock")))
+	b, err := state.OpenFile(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	_, err = b.Acquire(ctx, "b", time.Minute)
+	require.ErrorIs(t, err, state.ErrLocked, "the lease is held whatever became of the lock file")
+
+	s.Hops[0].Components[0].Phase = runner.Succeeded
+	require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}}), "the holder goes on")
+	la, err = a.Refresh(ctx, la)
+	require.NoError(t, err)
+	got, err := b.Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, s, got)
+	require.NoError(t, a.Release(ctx, la))
+	lb, err := b.Acquire(ctx, "b", time.Minute)
+	require.NoError(t, err)
+	assert.Greater(t, lb.Token, la.Token, "tokens go on from the lease and the status")
+}
