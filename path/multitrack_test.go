@@ -192,6 +192,8 @@ func TestParseState(t *testing.T) {
 		{in: "platform=13.01.0,v1.33", err: `"v1.33" is not track=version`},
 		{in: "platform=13.01.0,platform=13.01.1", err: `track "platform" is given twice`},
 		{in: "platform=x", err: `track "platform": release: invalid version "x"`},
+		{in: "k8s.io/x=v1.2", err: `path: invalid state "k8s.io/x=v1.2": track "k8s.io/x" holds "/"; a track name takes only letters, digits, ".", "_" and "-"`},
+		{in: "plat form=v1.2", err: `track "plat form" holds " "`},
 	} {
 		s, err := path.ParseState(tt.in)
 		if tt.err != "" {

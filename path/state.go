@@ -31,6 +31,9 @@ func ParseState(s string) (State, error) {
 			track, ver = "", part
 		}
 		track, ver = strings.TrimSpace(track), strings.TrimSpace(ver)
+		if err := release.CheckTrackName(track); err != nil {
+			return nil, fmt.Errorf("path: invalid state %q: %w", s, err)
+		}
 		v, err := release.ParseVersion(ver)
 		if err != nil {
 			return nil, fmt.Errorf("path: invalid state %q: track %q: %w", s, track, err)

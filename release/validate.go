@@ -3,6 +3,7 @@ package release
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -248,6 +249,18 @@ const trackNameChars = `letters, digits, ".", "_" and "-"`
 
 func trackNameChar(r rune) bool {
 	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '.' || r == '_' || r == '-'
+}
+
+// CheckTrackName returns an error naming the first character of track
+// that a track name may not hold (see Release.Track), or nil. The
+// empty name, the default track, is valid.
+func CheckTrackName(track string) error {
+	var ps problems
+	checkTrackName(track, Problem{}, &ps)
+	if len(ps.list) == 0 {
+		return nil
+	}
+	return errors.New(ps.list[0].Message + "; " + ps.list[0].Fix)
 }
 
 // checkTrackName reports a track name that holds a character other than

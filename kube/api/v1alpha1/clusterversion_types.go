@@ -50,6 +50,7 @@ type ClusterVersionSpec struct {
 	// Track is the release track ("" is the default track). A state names
 	// its tracks itself: leave Track out then.
 	// +optional
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9._-]*$`
 	Track string `json:"track,omitempty"`
 	// Channel, when set, keeps routes to the versions of that channel
 	// (the UpgradePath's versions[].channels), the current one excepted

@@ -23,6 +23,7 @@ type ReleaseSpec struct {
 	Version Version `json:"version"`
 	// Track is the release line ("" is the default track).
 	// +optional
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9._-]*$`
 	Track string `json:"track,omitempty"`
 	// Components lists what the release ships, in order.
 	// +listType=atomic

@@ -18,7 +18,10 @@ type UpgradePath struct {
 
 // UpgradePathSpec mirrors release.UpgradePath.
 type UpgradePathSpec struct {
+	// Track is the track whose releases the rules upgrade ("" is the
+	// default track).
 	// +optional
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9._-]*$`
 	Track string `json:"track,omitempty"`
 	// +listType=atomic
 	Rules []Rule `json:"rules"`

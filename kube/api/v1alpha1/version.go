@@ -22,8 +22,12 @@ const VersionPattern = `^[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Z
 // a pattern, as CEL's cost budget refuses a rule on unbounded lists).
 //
 // +kubebuilder:validation:MaxLength=512
-// +kubebuilder:validation:XValidation:rule=`self.matches(r'^([vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?|[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(,[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?)*)$')`,message="must be a version such as v26.09, or a state across tracks such as platform=27.03.0,kubernetes=v1.34.0 (track=version, comma-separated)"
+// +kubebuilder:validation:XValidation:rule=`self.matches(r'^([vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?|[A-Za-z0-9._-]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(,[A-Za-z0-9._-]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?)*)$')`,message="must be a version such as v26.09, or a state across tracks such as platform=27.03.0,kubernetes=v1.34.0 (track=version, comma-separated)"
 type Target string
 
+// TrackPattern is the pattern of the track fields in the CRDs: the
+// characters release.CheckTrackName allows ("" is the default track).
+const TrackPattern = `^[A-Za-z0-9._-]*$`
+
 // TargetPattern is the pattern of Target in the CRDs.
-const TargetPattern = `^([vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?|[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(,[^=,\s]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?)*)$`
+const TargetPattern = `^([vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?|[A-Za-z0-9._-]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(,[A-Za-z0-9._-]+=[vV]?[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?)*)$`

@@ -78,7 +78,7 @@ func TestTargetPatternMatchesParse(t *testing.T) {
 	re := regexp.MustCompile(v1alpha1.TargetPattern)
 	for _, s := range []string{
 		"v26.06", "v26.06-rc.2", "13.01.2",
-		"platform=13.01.0", "platform=13.01.0,kubernetes=v1.32.0", "kubernetes=v1.33.1,platform=27.03.0-rc.1+b.1", "k8s.io/x=v1.2",
+		"platform=13.01.0", "platform=13.01.0,kubernetes=v1.32.0", "kubernetes=v1.33.1,platform=27.03.0-rc.1+b.1", "k8s.io/x=v1.2", "k8s.io_x-2=v1.2", "a/b=v1.2", "pláform=v1.2",
 		"", "=", "platform=", "=13.01.0", "platform=13.01.0,", ",platform=13.01.0", "platform=13.01.0,kubernetes", "platform=latest",
 		"platform = 13.01.0", "platform=13.01.0, kubernetes=v1.32.0", "plat form=13.01.0", "platform==13.01.0", "a=b=v1.2", "v1.2,v1.3",
 	} {
