@@ -390,7 +390,7 @@ func isEmpty(n *yaml.Node) bool {
 // toObject checks that a document is a Kubernetes object and decodes it.
 func toObject(top *yaml.Node) (Object, error) {
 	if top.Kind != yaml.MappingNode {
-		return Object{}, fmt.Errorf("not an object: the document is a %s, want a mapping with apiVersion, kind and metadata.name", kindName(top))
+		return Object{}, fmt.Errorf("not an object: the document is %s, want a mapping with apiVersion, kind and metadata.name", kindName(top))
 	}
 	var content map[string]any
 	if err := top.Decode(&content); err != nil {
@@ -443,13 +443,13 @@ func toObject(top *yaml.Node) (Object, error) {
 func kindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.SequenceNode:
-		return "sequence"
+		return "a sequence"
 	case yaml.ScalarNode:
-		return "scalar (" + strings.TrimPrefix(n.Tag, "!!") + ")"
+		return "a scalar (" + strings.TrimPrefix(n.Tag, "!!") + ")"
 	case yaml.AliasNode:
-		return "alias"
+		return "an alias"
 	}
-	return "node"
+	return "a node"
 }
 
 // trimBlankLines drops blank lines at both ends and ends the text with a
