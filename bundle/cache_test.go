@@ -162,3 +162,42 @@ func holdsDigest(t *testing.T, p string) bool {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:]) == filepath.Base(p)
 }
+
+// A bundle cached by a pull that did not verify (a plain pull copies no
+// signatures) is signed in the registry: with the registry down, the
+// fallback with a verify key refuses it, saying that the cache holds no
+// signature and how to fill it, not that the bundle was never signed; an
+// Export from the same cache says its layout carries no signature.
+func TestCacheFallbackWithoutSignatures(t *testing.T) {
+	ctx := context.Background()
+	key := newKey(t, "release team")
+	r := bundletest.Start(t)
+	ref := r.Ref("hopdag/catalog:v26.09")
+	_, err := client(t, bundle.WithSigningKey(key.key, key.certs)).Push(ctx, catalogDir, ref)
+	require.NoError(t, err)
+	cache := t.TempDir()
+	_, err = client(t, bundle.WithCache(cache)).Pull(ctx, ref)
+	require.NoError(t, err, "a pull that does not verify fills the cache")
+	r.Stop()
+
+	_, err = client(t, bundle.WithCache(cache), bundle.WithCacheFallback(),
+		bundle.WithVerifyKey(bundle.VerifyRequired, key.certs...)).Pull(ctx, ref)
+	require.Error(t, err, "the fallback with a verify key")
+	assert.ErrorIs(t, err, bundle.ErrUnsigned)
+	assert.ErrorIs(t, err, bundle.ErrNotCached)
+	assert.ErrorIs(t, err, bundle.ErrUnreachable)
+	assert.NotContains(t, err.Error(), "sign it when pushing")
+	assert.ErrorContains(t, err, "the cache holds no signature of the bundle")
+	assert.ErrorContains(t, err, "pull it once with a verify key (the CLI's --verify-key) while the registry is up")
+
+	b, err := client(t, bundle.WithCache(cache), bundle.WithCacheFallback(),
+		bundle.WithVerifyKey(bundle.VerifyOptional, key.certs...)).Pull(ctx, ref)
+	require.NoError(t, err, "the fallback, verification optional")
+	assert.False(t, b.Verified)
+	assert.Contains(t, b.Note, "the cache holds no signature of the bundle")
+
+	b, err = client(t, bundle.WithCache(cache), bundle.WithCacheFallback()).Export(ctx, ref, filepath.Join(t.TempDir(), "offline.tar"))
+	require.NoError(t, err, "Export from the cache")
+	assert.True(t, b.Cached)
+	assert.Contains(t, b.Note, "the cache holds no signature of the bundle", "the export carries none: Note says so")
+}

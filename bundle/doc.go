@@ -70,7 +70,11 @@
 // the bundle is read: one that is damaged or gone then (other bytes, cut
 // short, removed) is copied again from the registry, checked against its
 // digest as everything copied is; with the registry unreachable the
-// fallback refuses the bundle, naming the damaged file (ErrNotCached). One
+// fallback refuses the bundle, naming the damaged file (ErrNotCached). A
+// pull that does not verify caches no signatures: a fallback that must
+// verify such a bundle refuses it (ErrNotCached and ErrUnsigned), and
+// Bundle.Note of one that need not (an Export from the cache) says the
+// cache holds no signature. One
 // Client may be used by several goroutines; two processes should not share
 // a cache directory while both write to it.
 //

@@ -190,6 +190,11 @@ func (c *Client) checkOnce(ctx context.Context, loc Location, dst oras.GraphTarg
 			b.Verified = true
 		case errors.Is(err, ErrUnsigned) && c.verification == VerifyOptional:
 			c.logger.Info("bundle: unsigned, accepted (verification optional)", "ref", loc.Raw, "digest", desc.Digest)
+		case errors.Is(err, ErrUnsigned) && b.Cached:
+			// The registry, which may hold signatures the cache lacks,
+			// is down: the bundle is not known to be unsigned.
+			return nil, ocispec.Manifest{}, fmt.Errorf("%w: %s, and its signatures are %w: %w (%s); pull it once with a verify key (the CLI's --verify-key) while the registry is up, so that its signatures are cached",
+				ErrUnreachable, loc.Registry, ErrNotCached, unsignedError{"the cache holds no signature of the bundle"}, noCachedSignature)
 		default:
 			return nil, ocispec.Manifest{}, err
 		}
@@ -314,9 +319,17 @@ func (c *Client) fallbackTo(ctx context.Context, loc Location, dst oras.GraphTar
 	} else {
 		b.Note = fmt.Sprintf("registry %s unreachable: using the cached bundle tag %s last resolved to (%s)", loc.Registry, loc.Tag, desc.Digest)
 	}
+	// A plain pull caches no signatures: say so, as nothing verifies the
+	// bundle then and an Export or Copy from the cache carries none.
+	if preds, err := dst.Predecessors(ctx, desc); err == nil && len(preds) == 0 {
+		b.Note += "; the cache holds no signature of the bundle (" + noCachedSignature + ")"
+	}
 	c.logger.Warn("bundle: "+b.Note, "ref", loc.Raw, "digest", desc.Digest, "cause", cause)
 	return desc, nil
 }
+
+// noCachedSignature says why a cached bundle may have no signature.
+const noCachedSignature = "it is unsigned, or was cached by a pull that did not verify, which copies no signatures"
 
 // read fetches the manifest and the layer from s (each verified against
 // its digest) and unpacks the layer.
