@@ -87,3 +87,23 @@ func TestWriteLayoutTarball(t *testing.T) {
 		assert.Equal(t, "not a tarball", string(data), "a failed write leaves the file as it was")
 	})
 }
+
+// A tag a layout (a directory or a tarball) does not hold is refused
+// naming the tag, the layout and the tags it holds, not "not found: not
+// found; check the repository".
+func TestLayoutTagNotFound(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"dir", "lay.tar"} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), name)
+			for _, tag := range []string{"v2", "v1"} {
+				_, err := client(t).Push(ctx, catalogDir, "oci-layout://"+p+":"+tag)
+				require.NoError(t, err)
+			}
+			_, err := client(t).Pull(ctx, "oci-layout://"+p+":v3")
+			require.Error(t, err)
+			assert.NotContains(t, err.Error(), "not found: not found")
+			assert.ErrorContains(t, err, "tag v3 is not in the OCI layout "+p+", which holds the tags [v1 v2]; write oci-layout://"+p+":TAG with one of them")
+		})
+	}
+}

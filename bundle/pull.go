@@ -263,6 +263,18 @@ func resolve(ctx context.Context, src oras.ReadOnlyTarget, loc Location) (ocispe
 		return only(ctx, src, loc)
 	}
 	desc, err := src.Resolve(ctx, ref)
+	if err != nil && loc.Layout != "" && errors.Is(err, errdef.ErrNotFound) {
+		// explain's advice (the repository) does not fit a layout.
+		what := "tag " + loc.Tag
+		if loc.Digest != "" {
+			what = "digest " + loc.Digest.String()
+		}
+		tags, terr := layoutTags(ctx, src)
+		if terr != nil {
+			return desc, fmt.Errorf("%s is not in the OCI layout %s (listing its tags: %v)", what, loc.Layout, terr)
+		}
+		return desc, fmt.Errorf("%s is not in the OCI layout %s, which holds the tags %v; write oci-layout://%s:TAG with one of them", what, loc.Layout, tags, loc.Layout)
+	}
 	if err != nil {
 		return desc, err
 	}
@@ -274,11 +286,24 @@ func resolve(ctx context.Context, src oras.ReadOnlyTarget, loc Location) (ocispe
 
 // only resolves the single tagged bundle of a layout.
 func only(ctx context.Context, src oras.ReadOnlyTarget, loc Location) (ocispec.Descriptor, error) {
+	tags, err := layoutTags(ctx, src)
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	if len(tags) != 1 {
+		return ocispec.Descriptor{}, fmt.Errorf("%w: the layout has %d tags %v; write oci-layout://%s:TAG", ErrReference, len(tags), tags, loc.Layout)
+	}
+	return src.Resolve(ctx, tags[0])
+}
+
+// layoutTags returns the tags of a layout (not the digests it names
+// itself by), sorted.
+func layoutTags(ctx context.Context, src oras.ReadOnlyTarget) ([]string, error) {
 	tl, ok := src.(interface {
 		Tags(ctx context.Context, last string, fn func([]string) error) error
 	})
 	if !ok {
-		return ocispec.Descriptor{}, fmt.Errorf("%w: no tag or digest", ErrReference)
+		return nil, fmt.Errorf("%w: no tag or digest", ErrReference)
 	}
 	var tags []string
 	if err := tl.Tags(ctx, "", func(ts []string) error {
@@ -289,13 +314,10 @@ func only(ctx context.Context, src oras.ReadOnlyTarget, loc Location) (ocispec.D
 		}
 		return nil
 	}); err != nil {
-		return ocispec.Descriptor{}, err
+		return nil, err
 	}
 	slices.Sort(tags)
-	if len(tags) != 1 {
-		return ocispec.Descriptor{}, fmt.Errorf("%w: the layout has %d tags %v; write oci-layout://%s:TAG", ErrReference, len(tags), tags, loc.Layout)
-	}
-	return src.Resolve(ctx, tags[0])
+	return tags, nil
 }
 
 // fallbackTo resolves loc in the cache after the registry failed with
