@@ -21,6 +21,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 	"oras.land/oras-go/v2/registry/remote/retry"
 )
 
@@ -167,7 +168,8 @@ func (c *Client) signer() (notation.Signer, error) {
 }
 
 // unreachable reports whether err means the registry could not be
-// reached at all, as opposed to answering with an error.
+// reached at all, as opposed to answering with an error: a refused or
+// reset connection, DNS, a timeout, or a gateway's 502, 503 or 504.
 func unreachable(err error) bool {
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
 		return true
@@ -179,6 +181,15 @@ func unreachable(err error) bool {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return true
+	}
+	var er *errcode.ErrorResponse
+	if errors.As(err, &er) {
+		// A gateway (an ingress, a load balancer) in front of a registry
+		// that is down answers for it.
+		switch er.StatusCode {
+		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
 	}
 	var op *net.OpError
 	return errors.As(err, &op) && strings.Contains(op.Op, "dial")

@@ -63,9 +63,10 @@
 // WithCache keeps every pulled bundle in an OCI image layout directory
 // (content-addressed: blobs/sha256/...), with the digest each reference last
 // resolved to (recorded only once a bundle passed every check). With
-// WithCacheFallback, a registry that cannot be reached
-// (connection refused, DNS, timeout) makes Pull use the cached bundle of the
-// same digest or, for a tag, the one it last resolved to; Bundle.Cached and
+// WithCacheFallback, a registry that cannot be reached (connection
+// refused, DNS, timeout, a gateway's 502/503/504) makes Pull use the
+// cached bundle of the same digest or, for a tag, the one it last
+// resolved to; Bundle.Cached and
 // Bundle.Note say so. A cached blob is not copied again, nor read, until
 // the bundle is read: one that is damaged or gone then (other bytes, cut
 // short, removed) is copied again from the registry, checked against its

@@ -7,7 +7,8 @@ import (
 // Sentinels that the errors of this package match with errors.Is.
 var (
 	// ErrUnreachable: the registry could not be reached (connection
-	// refused, DNS, timeout) and no cached bundle could stand in for it.
+	// refused, DNS, timeout, a gateway's 502/503/504) and no cached
+	// bundle could stand in for it.
 	ErrUnreachable = errors.New("registry unreachable")
 	// ErrDigest: content did not match its digest (a tampered or corrupt
 	// manifest or layer), or a reference pinned by digest resolved to
