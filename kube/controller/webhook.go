@@ -128,7 +128,7 @@ func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
 	if setsBack(from, string(cv.Spec.DesiredVersion)) {
 		return nil
 	}
-	state, next := "is in progress", "wait for the upgrade to end, or pause it"
+	state, next := "is in progress", "wait for the upgrade to end, or abandon it (spec.abandon) and then set a new target (pausing does not allow one: the hop's components have moved)"
 	switch old.Status.Phase {
 	case v1alpha1.PhasePaused:
 		state, next = "is paused", "resume it (spec.paused: false), or abandon it (spec.abandon) and then set a new target"

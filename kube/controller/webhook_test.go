@@ -64,6 +64,8 @@ func TestCheckUpdateAndDelete(t *testing.T) {
 	require.Error(t, err, "a new target mid-hop is refused")
 	assert.True(t, apierrors.IsInvalid(err))
 	assert.Contains(t, err.Error(), "hop v26.06-rc.3 -> v26.06 of the upgrade v26.06-rc.2 -> v26.09 is in progress (14/33 done): desiredVersion may only be set back to v26.06-rc.2")
+	assert.Contains(t, err.Error(), "; wait for the upgrade to end, or abandon it (spec.abandon) and then set a new target", "what to do names what allows a new target")
+	assert.NotContains(t, err.Error(), "or pause it", "a paused upgrade refuses a new target too")
 	assert.NoError(t, controller.CheckUpdate(upgrading, to("v26.06-rc.2")), "the abort is allowed")
 	assert.NoError(t, controller.CheckUpdate(upgrading, to("v26.09")), "no change is allowed")
 	idle := upgrading.DeepCopy()
