@@ -310,6 +310,10 @@ func TestAbortStoppedAfterHop(t *testing.T) {
 			require.NotNil(t, ph, "the hop after %s stopped partway", reached)
 			assert.True(t, strings.HasPrefix(h.Message, "aborted: desiredVersion set back to v26.06-rc.2; the system is between "+reached+" and "+ph.To+": "), h.Message)
 			assert.Contains(t, p.Message, "set desiredVersion to "+ph.To+", or to a version whose route goes through it, to finish that hop")
+			if stopped.Status.Phase == v1alpha1.PhaseFailed {
+				// The entry that said Failed keeps what failed.
+				assert.Contains(t, h.Message, "; it had failed: "+stopped.Status.History[0].Message, "the failure is kept in the history")
+			}
 			assert.True(t, meta.IsStatusConditionFalse(got.Status.Conditions, v1alpha1.ConditionFailing))
 			assert.Len(t, rn.Records(), n, "nothing ran after the abort")
 			require.NoError(t, c.Delete(ctx, got))

@@ -335,6 +335,9 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 			if ph != nil {
 				msg += "; " + between(current.String(), ph)
 			}
+			if st.Phase == v1alpha1.PhaseFailed && len(st.History) > 0 && st.History[0].State == v1alpha1.HistoryFailed && st.History[0].Message != "" {
+				msg += "; it had failed: " + st.History[0].Message // what failed stays said
+			}
 			endHistory(st, v1alpha1.HistoryPartial, msg, now)
 			st.Plan.Phase = string(runner.Cancelled)
 			st.Phase = v1alpha1.PhaseIdle
