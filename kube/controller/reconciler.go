@@ -347,7 +347,13 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		}
 	}
 	if st.Phase == v1alpha1.PhaseAbandoned && cv.Spec.Abandon != nil {
-		return nil, nil // stays abandoned until the spec asks for another upgrade
+		// Stays abandoned until the spec asks for another upgrade: a new
+		// target alone does not, and the status says so.
+		if st.Plan != nil && !from.satisfies(to) && !samePosition(cmp.Or(st.Plan.Target, st.Plan.To), desired.String()) {
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Abandoned", fmt.Sprintf(
+				"abandoned: %s; spec.abandon is still set, so the upgrade to %s does not start: clear spec.abandon to start it", cv.Spec.Abandon.Reason, desired))
+		}
+		return nil, nil
 	}
 	if st.Phase == v1alpha1.PhaseRolledBack && !from.satisfies(to) && endedFor(cv, st, v1alpha1.ConditionFailing, "UpgradeRolledBack") {
 		return nil, nil // a new upgrade starts at the next spec change
