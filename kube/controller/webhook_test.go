@@ -47,6 +47,37 @@ func TestCheckReachable(t *testing.T) {
 	}
 }
 
+// TestCheckReachableUnknownCurrent: when the version the system runs is
+// the unknown one (a typo in installedVersion, a track with no releases),
+// the refusal names that field and version, not the desired one, which
+// is a release of the catalog.
+func TestCheckReachableUnknownCurrent(t *testing.T) {
+	cat, err := release.LoadDir("../../testdata/catalog")
+	require.NoError(t, err)
+	tests := []struct {
+		name, installed, track string
+		want                   []string
+	}{
+		{"unknown installed version", "v1.0", "",
+			[]string{`spec.installedVersion: Invalid value: "v1.0": v1.0, the version the system runs, is not a release of the catalog`, "nearest known versions: v26.03"}},
+		{"track without releases", "v26.06", "nosuch",
+			[]string{`spec.track: Invalid value: "nosuch": track nosuch has no releases`, `the catalog's tracks: "" (the default track)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cv := &v1alpha1.ClusterVersion{Spec: v1alpha1.ClusterVersionSpec{InstalledVersion: v1alpha1.Target(tt.installed), DesiredVersion: "v26.06.1", Track: tt.track}}
+			cv.Name = "cluster"
+			err := controller.CheckReachable(cat, cv, tt.installed)
+			require.Error(t, err)
+			assert.True(t, apierrors.IsInvalid(err))
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.NotContains(t, err.Error(), "v26.06.1 is not a release", "v26.06.1 is a release")
+		})
+	}
+}
+
 func TestCheckUpdateAndDelete(t *testing.T) {
 	upgrading := &v1alpha1.ClusterVersion{
 		Spec: v1alpha1.ClusterVersionSpec{DesiredVersion: "v26.09"},
