@@ -206,6 +206,23 @@ func TestPauseResumeAbandon(t *testing.T) {
 	n = len(rn.Records())
 	time.Sleep(500 * time.Millisecond)
 	assert.Len(t, rn.Records(), n, "an abandoned upgrade does not go on")
+
+	// A new target while spec.abandon is still set starts nothing, and
+	// the status says why; clearing abandon starts it.
+	setSpec(t, c, key2, func(s *v1alpha1.ClusterVersionSpec) { s.DesiredVersion = "v26.06.1" })
+	got = waitFor(t, c, key2, 30*time.Second, "told to clear abandon", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.ObservedGeneration == cv.Generation && cv.Status.DesiredVersion == "v26.06.1"
+	})
+	assert.Equal(t, v1alpha1.PhaseAbandoned, got.Status.Phase)
+	p := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing)
+	assert.Equal(t, "abandoned: test: give up; spec.abandon is still set, so the upgrade to v26.06.1 does not start: clear spec.abandon to start it", p.Message)
+	assert.Len(t, rn.Records(), n, "nothing starts while spec.abandon is set")
+	setSpec(t, c, key2, func(s *v1alpha1.ClusterVersionSpec) { s.Abandon = nil })
+	got = waitFor(t, c, key2, 60*time.Second, "at v26.06.1", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.CurrentVersion == "v26.06.1"
+	})
+	require.Len(t, got.Status.History, 2)
+	assert.Equal(t, "abandoned: test: give up", got.Status.History[1].Message, "the abandoned upgrade's entry stays")
 }
 
 func setSpec(t *testing.T, c client.Client, key client.ObjectKey, fn func(*v1alpha1.ClusterVersionSpec)) {
@@ -310,6 +327,10 @@ func TestAbortStoppedAfterHop(t *testing.T) {
 			require.NotNil(t, ph, "the hop after %s stopped partway", reached)
 			assert.True(t, strings.HasPrefix(h.Message, "aborted: desiredVersion set back to v26.06-rc.2; the system is between "+reached+" and "+ph.To+": "), h.Message)
 			assert.Contains(t, p.Message, "set desiredVersion to "+ph.To+", or to a version whose route goes through it, to finish that hop")
+			if stopped.Status.Phase == v1alpha1.PhaseFailed {
+				// The entry that said Failed keeps what failed.
+				assert.Contains(t, h.Message, "; it had failed: "+stopped.Status.History[0].Message, "the failure is kept in the history")
+			}
 			assert.True(t, meta.IsStatusConditionFalse(got.Status.Conditions, v1alpha1.ConditionFailing))
 			assert.Len(t, rn.Records(), n, "nothing ran after the abort")
 			require.NoError(t, c.Delete(ctx, got))

@@ -310,7 +310,12 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "BetweenVersions", between(current.String(), ph))
 	}
 
-	inFlight := st.Plan != nil && (st.Phase == v1alpha1.PhaseUpgrading || st.Phase == v1alpha1.PhasePaused || st.Phase == v1alpha1.PhaseWaitingForApproval || st.Phase == v1alpha1.PhaseFailed)
+	// In flight: a run started and did not end. A Failed run's entry is
+	// closed (a retry opens it again); the others' is open, so that a
+	// ClusterVersion paused before its upgrade started (the plan shown is
+	// then the one that waits to start) is not taken for one.
+	inFlight := st.Plan != nil && (st.Phase == v1alpha1.PhaseFailed ||
+		(st.Phase == v1alpha1.PhaseUpgrading || st.Phase == v1alpha1.PhasePaused || st.Phase == v1alpha1.PhaseWaitingForApproval) && openHistory(st))
 	from, to, target := current, desired, desired.String()
 	if inFlight {
 		from, _ = parsePosition(st.Plan.From) // written by summary: they parse
@@ -330,6 +335,9 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 			if ph != nil {
 				msg += "; " + between(current.String(), ph)
 			}
+			if st.Phase == v1alpha1.PhaseFailed && len(st.History) > 0 && st.History[0].State == v1alpha1.HistoryFailed && st.History[0].Message != "" {
+				msg += "; it had failed: " + st.History[0].Message // what failed stays said
+			}
 			endHistory(st, v1alpha1.HistoryPartial, msg, now)
 			st.Plan.Phase = string(runner.Cancelled)
 			st.Phase = v1alpha1.PhaseIdle
@@ -339,7 +347,13 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		}
 	}
 	if st.Phase == v1alpha1.PhaseAbandoned && cv.Spec.Abandon != nil {
-		return nil, nil // stays abandoned until the spec asks for another upgrade
+		// Stays abandoned until the spec asks for another upgrade: a new
+		// target alone does not, and the status says so.
+		if st.Plan != nil && !from.satisfies(to) && !samePosition(cmp.Or(st.Plan.Target, st.Plan.To), desired.String()) {
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Abandoned", fmt.Sprintf(
+				"abandoned: %s; spec.abandon is still set, so the upgrade to %s does not start: clear spec.abandon to start it", cv.Spec.Abandon.Reason, desired))
+		}
+		return nil, nil
 	}
 	if st.Phase == v1alpha1.PhaseRolledBack && !from.satisfies(to) && endedFor(cv, st, v1alpha1.ConditionFailing, "UpgradeRolledBack") {
 		return nil, nil // a new upgrade starts at the next spec change
@@ -422,6 +436,11 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		msg := "paused before the upgrade to " + to.String() + " started; clear spec.paused to start it"
 		if inFlight {
 			msg = pausedMessage(st, to.String())
+		} else {
+			// Show the upgrade that waits to start, not the last one;
+			// the hop a stopped run left partway stays named.
+			st.Plan = summary(p, nil, target)
+			st.Plan.Partial = ph
 		}
 		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", msg)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
@@ -476,6 +495,12 @@ func (r *Reconciler) failing(cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVe
 
 func setCondition(st *v1alpha1.ClusterVersionStatus, cv *v1alpha1.ClusterVersion, typ string, status metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: truncate(msg), ObservedGeneration: cv.Generation})
+}
+
+// openHistory reports whether the newest history entry is an upgrade
+// that has not ended.
+func openHistory(st *v1alpha1.ClusterVersionStatus) bool {
+	return len(st.History) > 0 && st.History[0].CompletionTime == nil
 }
 
 // endHistory closes the newest history entry.

@@ -629,7 +629,11 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 				msg = err.Error()
 			}
 			endHistory(st, v1alpha1.HistoryFailed, firstLine(msg), now)
-			r.failing(cv, st, "UpgradeFailed", withNext(msg, failedNext(ru.from)))
+			next := failedNext(ru.from)
+			if errors.Is(err, runner.ErrPlanMismatch) {
+				next = mismatchNext(ru.from) // a retry alone fails the same way
+			}
+			r.failing(cv, st, "UpgradeFailed", withNext(msg, next))
 			// Recorded with the spec.retry of the object the failure is
 			// written to: only a later change of spec.retry retries it.
 			st.ObservedRetry = latest.Spec.Retry
@@ -637,7 +641,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			if f := s.LastFailure; f != nil {
 				note = fmt.Sprintf("upgrade %s -> %s failed: component %s on hop %d: %s", ru.from, ru.to, cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
 			}
-			r.event(cv, "Warning", "UpgradeFailed", "Upgrade", note+"; "+failedNext(ru.from))
+			r.event(cv, "Warning", "UpgradeFailed", "Upgrade", note+"; "+next)
 		}
 	})
 }
@@ -691,6 +695,12 @@ func withNext(msg, next string) string {
 // started from from; the Failing condition and the Event end with it.
 func failedNext(from string) string {
 	return "increment spec.retry to retry the failed component(s), set desiredVersion back to " + from + " to abort, or abandon (spec.abandon)"
+}
+
+// mismatchNext says what to do about an upgrade whose stored record was
+// planned from a catalog that has changed since (runner.ErrPlanMismatch).
+func mismatchNext(from string) string {
+	return "the catalog changed since the upgrade's record was written: put the catalog objects back as they were when it started (the difference is above) and increment spec.retry, set desiredVersion back to " + from + " to abort, or abandon (spec.abandon)"
 }
 
 // waitingMessage says what waits for approval and what to set.

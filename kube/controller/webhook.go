@@ -128,7 +128,7 @@ func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
 	if setsBack(from, string(cv.Spec.DesiredVersion)) {
 		return nil
 	}
-	state, next := "is in progress", "wait for the upgrade to end, or pause it"
+	state, next := "is in progress", "wait for the upgrade to end, or abandon it (spec.abandon) and then set a new target (pausing does not allow one: the hop's components have moved)"
 	switch old.Status.Phase {
 	case v1alpha1.PhasePaused:
 		state, next = "is paused", "resume it (spec.paused: false), or abandon it (spec.abandon) and then set a new target"
@@ -200,6 +200,22 @@ func CheckReachable(cat *release.Catalog, cv *v1alpha1.ClusterVersion, from stri
 			f, value = field.NewPath("spec", "installedVersion"), from
 		}
 		return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(f, value, strings.TrimPrefix(err.Error(), "path: "))})
+	}
+	var uv *path.UnknownVersionError
+	if errors.As(err, &uv) && uv.Role == "current" {
+		// The version the system runs is the unknown one: name it and
+		// its field, not the desired version.
+		detail := strings.TrimPrefix(err.Error(), "path: ")
+		if len(uv.Nearest) == 0 && len(uv.OnTracks) == 0 && cv.Spec.Track != "" {
+			return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "track"), cv.Spec.Track,
+				fmt.Sprintf("track %s has no releases (%s)", cv.Spec.Track, detail))})
+		}
+		f := field.NewPath("spec", "installedVersion")
+		if cv.Spec.InstalledVersion == "" {
+			f = field.NewPath("spec", "desiredVersion") // installedVersion defaults to it
+		}
+		return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(f, from,
+			fmt.Sprintf("%s, the version the system runs, is not a release of the catalog (%s)", fv, detail))})
 	}
 	av, cu, _ := updatesFor(cat, &cv.Spec, fv)
 	var reach []string

@@ -47,6 +47,37 @@ func TestCheckReachable(t *testing.T) {
 	}
 }
 
+// TestCheckReachableUnknownCurrent: when the version the system runs is
+// the unknown one (a typo in installedVersion, a track with no releases),
+// the refusal names that field and version, not the desired one, which
+// is a release of the catalog.
+func TestCheckReachableUnknownCurrent(t *testing.T) {
+	cat, err := release.LoadDir("../../testdata/catalog")
+	require.NoError(t, err)
+	tests := []struct {
+		name, installed, track string
+		want                   []string
+	}{
+		{"unknown installed version", "v1.0", "",
+			[]string{`spec.installedVersion: Invalid value: "v1.0": v1.0, the version the system runs, is not a release of the catalog`, "nearest known versions: v26.03"}},
+		{"track without releases", "v26.06", "nosuch",
+			[]string{`spec.track: Invalid value: "nosuch": track nosuch has no releases`, `the catalog's tracks: "" (the default track)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cv := &v1alpha1.ClusterVersion{Spec: v1alpha1.ClusterVersionSpec{InstalledVersion: v1alpha1.Target(tt.installed), DesiredVersion: "v26.06.1", Track: tt.track}}
+			cv.Name = "cluster"
+			err := controller.CheckReachable(cat, cv, tt.installed)
+			require.Error(t, err)
+			assert.True(t, apierrors.IsInvalid(err))
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.NotContains(t, err.Error(), "v26.06.1 is not a release", "v26.06.1 is a release")
+		})
+	}
+}
+
 func TestCheckUpdateAndDelete(t *testing.T) {
 	upgrading := &v1alpha1.ClusterVersion{
 		Spec: v1alpha1.ClusterVersionSpec{DesiredVersion: "v26.09"},
@@ -64,6 +95,8 @@ func TestCheckUpdateAndDelete(t *testing.T) {
 	require.Error(t, err, "a new target mid-hop is refused")
 	assert.True(t, apierrors.IsInvalid(err))
 	assert.Contains(t, err.Error(), "hop v26.06-rc.3 -> v26.06 of the upgrade v26.06-rc.2 -> v26.09 is in progress (14/33 done): desiredVersion may only be set back to v26.06-rc.2")
+	assert.Contains(t, err.Error(), "; wait for the upgrade to end, or abandon it (spec.abandon) and then set a new target", "what to do names what allows a new target")
+	assert.NotContains(t, err.Error(), "or pause it", "a paused upgrade refuses a new target too")
 	assert.NoError(t, controller.CheckUpdate(upgrading, to("v26.06-rc.2")), "the abort is allowed")
 	assert.NoError(t, controller.CheckUpdate(upgrading, to("v26.09")), "no change is allowed")
 	idle := upgrading.DeepCopy()

@@ -242,7 +242,8 @@ type ClusterVersionStatus struct {
 	// +optional
 	// +listType=atomic
 	ConditionalUpdates []ConditionalUpdate `json:"conditionalUpdates,omitempty"`
-	// Plan is the upgrade in progress, or the last one, in brief.
+	// Plan is the upgrade in progress (or the one that waits to start
+	// while spec.paused is set), or the last one, in brief.
 	// +optional
 	Plan *PlanSummary `json:"plan,omitempty"`
 }
