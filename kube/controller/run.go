@@ -170,7 +170,7 @@ func (r *Reconciler) start(p *plan) {
 	r.runsWG.Add(1)
 	r.mu.Unlock()
 	if p.fresh {
-		r.event(p.cv, "Normal", "UpgradeStarted", "Upgrade", fmt.Sprintf("upgrading %s -> %s in %d hops", ru.from, ru.to, len(p.plan.Hops)))
+		r.event(p.cv, "Normal", "UpgradeStarted", "Upgrade", fmt.Sprintf("upgrading %s -> %s in %d %s", ru.from, ru.to, len(p.plan.Hops), plural(len(p.plan.Hops), "hop", "hops")))
 	}
 	go ru.execute(base)
 }

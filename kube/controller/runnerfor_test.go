@@ -51,6 +51,8 @@ func TestRunnerFor(t *testing.T) {
 	}
 
 	assert.Empty(t, op.runner.Records(), "New's runner is not used with WithRunnerFor")
+	require.Eventually(t, func() bool { return len(eventNotes(t, c, keys[0].Namespace, "UpgradeStarted")) > 0 }, 10*time.Second, 50*time.Millisecond, "the UpgradeStarted Event")
+	assert.Equal(t, []string{"upgrading v26.06 -> v26.09 in 1 hop"}, eventNotes(t, c, keys[0].Namespace, "UpgradeStarted"))
 	mu.Lock()
 	for _, k := range keys {
 		assert.Equal(t, 1, asked[k], "the runner of %s is asked for once", k)
