@@ -30,8 +30,9 @@ func WithExecutorOptions(opts ...runner.Option) Option {
 // example a components.Router whose Manifest names the instance after the
 // ClusterVersion (components.WithInstance), so that two ClusterVersions in
 // one cluster never prune each other's objects. The reconciler asks once
-// per ClusterVersion and keeps what it got until the ClusterVersion is
-// deleted.
+// per ClusterVersion (by UID: one deleted and created again under the
+// same name is asked again), and each run keeps the runner it started
+// with.
 func WithRunnerFor(rf func(cv types.NamespacedName) runner.Runner) Option {
 	return func(r *Reconciler) { r.runnerFor = rf }
 }

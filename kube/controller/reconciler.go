@@ -56,7 +56,7 @@ type Reconciler struct {
 	mu   sync.Mutex
 	runs map[types.NamespacedName]*run // runs in flight in this process
 	// runners are WithRunnerFor's, by ClusterVersion.
-	runners map[types.NamespacedName]runner.Runner
+	runners map[types.NamespacedName]uidRunner
 	// wake re-queues a ClusterVersion when its run ends.
 	wake   chan event.GenericEvent
 	writes atomic.Int64
@@ -82,7 +82,7 @@ func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *R
 		ttl:      15 * time.Second,
 		logger:   slog.New(slog.DiscardHandler),
 		runs:     map[types.NamespacedName]*run{},
-		runners:  map[types.NamespacedName]runner.Runner{},
+		runners:  map[types.NamespacedName]uidRunner{},
 		wake:     make(chan event.GenericEvent, 64),
 	}
 	for _, o := range opts {
@@ -92,24 +92,34 @@ func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *R
 	return r
 }
 
-// runnerOf is the runner of cv's runs: WithRunnerFor's, asked once, else
-// New's.
-func (r *Reconciler) runnerOf(cv types.NamespacedName) runner.Runner {
+// runnerOf is the runner of cv's runs: WithRunnerFor's, asked once per
+// ClusterVersion (a ClusterVersion created again under the same name,
+// another UID, is asked again), else New's.
+func (r *Reconciler) runnerOf(cv *v1alpha1.ClusterVersion) runner.Runner {
 	if r.runnerFor == nil {
 		return r.runner
 	}
+	key := types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rn, ok := r.runners[cv]
-	if !ok {
-		rn = r.runnerFor(cv)
-		r.runners[cv] = rn
+	got, ok := r.runners[key]
+	if !ok || got.uid != cv.UID {
+		got = uidRunner{cv.UID, r.runnerFor(key)}
+		r.runners[key] = got
 	}
-	return rn
+	return got.rn
 }
 
-// forgetRunner drops the runner WithRunnerFor gave cv, deleted: a
-// ClusterVersion created again under its name gets a new one.
+// uidRunner is WithRunnerFor's runner of the ClusterVersion of uid.
+type uidRunner struct {
+	uid types.UID
+	rn  runner.Runner
+}
+
+// forgetRunner drops the runner WithRunnerFor gave cv, deleted, so that
+// an operator whose ClusterVersions come and go does not keep them all
+// (one created again under the name gets a new one either way: runnerOf
+// compares UIDs).
 func (r *Reconciler) forgetRunner(cv types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -256,6 +266,8 @@ type plan struct {
 	key  types.NamespacedName
 	cv   *v1alpha1.ClusterVersion
 	plan *runner.Plan
+	// runner runs its components (runnerOf).
+	runner runner.Runner
 	// target is the desiredVersion the upgrade was started for
 	// (PlanSummary.Target): a change of spec.desiredVersion away from it
 	// aborts or supersedes the upgrade.
@@ -404,7 +416,8 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		}
 		return nil, nil
 	}
-	exec := runner.New(r.runnerOf(types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}), r.executorOptions(cv)...)
+	rn := r.runnerOf(cv)
+	exec := runner.New(rn, r.executorOptions(cv)...)
 	p, err := runner.PlanRoute(cat, route, runner.ForExecutor(exec))
 	if err != nil {
 		r.failing(cv, st, "PlanInvalid", err.Error())
@@ -483,7 +496,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	if !storeFailing(st) { // cleared once the run has its record (run.execute)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 	}
-	return &plan{key: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}, cv: cv.DeepCopy(), plan: p, target: target, fresh: !inFlight, retry: retry}, nil
+	return &plan{key: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}, cv: cv.DeepCopy(), plan: p, runner: rn, target: target, fresh: !inFlight, retry: retry}, nil
 }
 
 const maxHistory = 50

@@ -116,13 +116,13 @@ func (ru *run) cancelNow() bool {
 // cancelled when the last running component returns (see cancelNow).
 // That is the safe point: nothing is interrupted inside a runner.
 func (ru *run) Run(ctx context.Context, t runner.Task) error {
-	return ru.through(ctx, t.HopIndex, func() error { return ru.r.runnerOf(ru.p.key).Run(ctx, t) })
+	return ru.through(ctx, t.HopIndex, func() error { return ru.p.runner.Run(ctx, t) })
 }
 
 // Rollback passes the same gate as Run: a stop asked during a rollback
 // stops it between components, and the resumed run goes on with it.
 func (ru *run) Rollback(ctx context.Context, t runner.Task) error {
-	inner := ru.r.runnerOf(ru.p.key)
+	inner := ru.p.runner
 	rb, ok := inner.(runner.Rollbacker)
 	if !ok { // the plan was refused before (decide checks the abilities)
 		return fmt.Errorf("controller: the runner (%T) cannot roll back %s", inner, t.Component)
@@ -348,7 +348,7 @@ func (g gated) Run(ctx context.Context, t runner.Task) error { return g.ru.Run(c
 func (g gated) Rollback(ctx context.Context, t runner.Task) error { return g.ru.Rollback(ctx, t) }
 
 func (g gated) ValidateRollback(cv *release.ComponentVersion) error {
-	inner := g.ru.r.runnerOf(g.ru.p.key)
+	inner := g.ru.p.runner
 	if _, ok := inner.(runner.Rollbacker); !ok {
 		return fmt.Errorf("the runner (%T) has no Rollback method", inner)
 	}
