@@ -617,8 +617,9 @@ func (s *Store) checkToken(ctx context.Context, token uint64) error {
 		return s.fenced(ctx, token)
 	}
 	if s.headUID != "" && s.v.head.UID != s.headUID {
-		return fmt.Errorf("%w (and the store was started over since this handle acquired it: its head %s was deleted and made again, and its tokens start from 1)",
-			&state.FencedError{Token: token}, s.path("ConfigMap", s.name))
+		// The Lease may hold the same token for its new holder: say who.
+		return fmt.Errorf("%w (the store was started over since this handle acquired lease %d: its head %s was deleted and made again, and its tokens start from 1)",
+			s.fenced(ctx, token), token, s.path("ConfigMap", s.name))
 	}
 	if token < s.v.token {
 		return &state.FencedError{Token: token, Written: s.v.token}

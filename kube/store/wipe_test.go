@@ -41,7 +41,10 @@ func TestHeadAndLeaseDeleted(t *testing.T) {
 
 	s := statetest.Big(4)
 	s.Hops[0].Components[0].Phase = runner.Succeeded
-	require.ErrorIs(t, a.Save(ctx, first.Token, s), state.ErrFenced, "Save")
+	err = a.Save(ctx, first.Token, s)
+	require.ErrorIs(t, err, state.ErrFenced, "Save")
+	require.ErrorContains(t, err, "the lock is held by b (lease 1)", "names the new holder, not a free lock")
+	require.ErrorContains(t, err, "the store was started over since this handle acquired lease 1")
 	require.ErrorIs(t, a.Commit(ctx, first.Token, s, []runner.Ref{{Hop: 0, Component: 0}}), state.ErrFenced, "Commit")
 	_, err = a.Refresh(ctx, first)
 	require.ErrorIs(t, err, state.ErrFenced, "Refresh")
