@@ -40,10 +40,11 @@ import (
 // The handover tests run the controller as separate OS processes: this test
 // binary, re-executed with HOPDAG_CHILD set, runs childMain instead of the
 // tests. A child logs "start HOP COMPONENT TIME PID" before and "done HOP
-// COMPONENT TIME PID" after each component, "write TOKEN RESULT TIME PID"
-// after each Save or Commit of the run's record and "refresh TOKEN RESULT
-// TIME PID" after each refresh of its lease that failed (RESULT is ok,
-// fenced or error; O_APPEND, one write per line). On SIGCONT a child tries
+// COMPONENT TIME PID" after each component, "begin TOKEN - TIME PID N"
+// before and "write TOKEN RESULT TIME PID N" after each Save or Commit of
+// the run's record (N numbers the process's writes) and "refresh TOKEN
+// RESULT TIME PID" after each refresh of its lease that failed (RESULT is
+// ok, fenced or error; O_APPEND, one write per line). On SIGCONT a child tries
 // one Save of the stored record under the last token it wrote with: a
 // paused leader's first write once it runs again.
 const (
@@ -198,31 +199,45 @@ func exitWhenDurable(st *store.Store, hop int, component string) {
 // the run's record, and of every failed lease refresh.
 type loggedStore struct {
 	*store.Store
-	log   *os.File
-	token atomic.Uint64 // the last token written with
+	log    *os.File
+	token  atomic.Uint64 // the last token written with
+	writes atomic.Uint64 // writes begun
 }
 
 func (s *loggedStore) Save(ctx context.Context, token uint64, st *runner.Status) error {
+	n := s.begin(token)
 	err := s.Store.Save(ctx, token, st)
-	s.note("write", token, err)
+	s.note("write", token, err, n)
 	return err
 }
 
 func (s *loggedStore) Commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) error {
+	n := s.begin(token)
 	err := s.Store.Commit(ctx, token, st, changed)
-	s.note("write", token, err)
+	s.note("write", token, err, n)
 	return err
+}
+
+// begin logs the start of a write and returns its number. A write's line
+// comes when it returns; a leader paused with a write in flight logs it
+// when it runs again, after the writes of the next leader, though the API
+// server took it before them: its begin line says it was in flight.
+func (s *loggedStore) begin(token uint64) string {
+	n := strconv.FormatUint(s.writes.Add(1), 10)
+	fmt.Fprintf(s.log, "begin %d - %s %d %s\n", token, time.Now().Format("15:04:05.000"), os.Getpid(), n)
+	return n
 }
 
 func (s *loggedStore) Refresh(ctx context.Context, l state.Lease) (state.Lease, error) {
 	n, err := s.Store.Refresh(ctx, l)
 	if err != nil {
-		s.note("refresh", l.Token, err)
+		s.note("refresh", l.Token, err, "")
 	}
 	return n, err
 }
 
-func (s *loggedStore) note(verb string, token uint64, err error) {
+// note logs the outcome of a write (numbered n) or a refresh.
+func (s *loggedStore) note(verb string, token uint64, err error, n string) {
 	if verb == "write" {
 		s.token.Store(token)
 	}
@@ -234,7 +249,7 @@ func (s *loggedStore) note(verb string, token uint64, err error) {
 		result = "error"
 		fmt.Fprintf(os.Stderr, "child %d: %s under token %d: %v\n", os.Getpid(), verb, token, err)
 	}
-	fmt.Fprintf(s.log, "%s %d %s %s %d\n", verb, token, result, time.Now().Format("15:04:05.000"), os.Getpid())
+	fmt.Fprintf(s.log, "%s %d %s %s %d %s\n", verb, token, result, time.Now().Format("15:04:05.000"), os.Getpid(), n)
 }
 
 // staleWrite saves the stored record again under the last token written
@@ -332,9 +347,10 @@ func (h *handover) start(self string, delay time.Duration) *proc {
 
 // entry is a line of the log.
 type entry struct {
-	verb string // start, done, write or refresh
-	what string // "HOP COMPONENT"; "TOKEN RESULT" for write and refresh
+	verb string // start, done, begin, write or refresh
+	what string // "HOP COMPONENT"; "TOKEN RESULT" for begin, write and refresh
 	pid  string
+	n    string // the number of a begin or write in its process
 }
 
 // token and result split the what of a write or refresh.
@@ -356,8 +372,12 @@ func (h *handover) lines() []entry {
 	var out []entry
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		f := strings.Fields(sc.Text()) // verb, hop, component, time, pid
-		out = append(out, entry{verb: f[0], what: f[1] + " " + f[2], pid: f[4]})
+		f := strings.Fields(sc.Text()) // verb, hop, component, time, pid[, n]
+		e := entry{verb: f[0], what: f[1] + " " + f[2], pid: f[4]}
+		if len(f) > 5 {
+			e.n = f[5]
+		}
+		out = append(out, e)
 	}
 	return out
 }
@@ -429,18 +449,29 @@ func acts(lines []entry) []entry {
 }
 
 // staleWrite finds a successful write under a lower token than one that
-// succeeded before it (-1 if none): the record went back to a superseded
-// holder.
+// succeeded before it began (-1 if none): the record went back to a
+// superseded holder. A write that began before the greater token's write
+// returned may have landed before it (a paused leader's write in flight);
+// a write without a begin line began at its own line.
 func staleWrite(lines []entry) int {
 	var top uint64
+	topAt := -1 // the line of the first accepted write under top
+	began := map[string]int{}
 	for i, l := range lines {
+		if l.verb == "begin" {
+			began[l.pid+" "+l.n] = i
+			continue
+		}
 		if l.verb != "write" || l.result() != "ok" {
 			continue
 		}
-		if l.token() < top {
+		switch b, ok := began[l.pid+" "+l.n]; {
+		case l.token() > top:
+			top, topAt = l.token(), i
+		case l.token() == top:
+		case !ok || l.n == "" || b > topAt:
 			return i
 		}
-		top = l.token()
 	}
 	return -1
 }
@@ -467,13 +498,16 @@ func TestSelfUpgradeInterleaveCheck(t *testing.T) {
 		inter int
 		stale int
 	}{
-		{"one after another", []entry{{"start", "0 a", "1"}, {"write", "1 ok", "1"}, {"start", "0 b", "2"}, {"write", "2 ok", "2"}}, -1, -1},
-		{"first acts again", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"done", "0 a", "1"}}, 2, -1},
-		{"alternating", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"start", "0 c", "1"}, {"start", "0 d", "2"}}, 2, -1},
-		{"fenced write of the old", []entry{{"write", "1 ok", "1"}, {"write", "2 ok", "2"}, {"write", "1 fenced", "2"}}, -1, -1},
-		{"refused refresh and write of the old", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"refresh", "1 fenced", "1"}, {"write", "1 fenced", "1"}}, -1, -1},
-		{"accepted write of the old", []entry{{"start", "0 a", "1"}, {"start", "0 b", "2"}, {"write", "1 ok", "1"}}, 2, -1},
-		{"old token lands after new", []entry{{"write", "1 ok", "1"}, {"write", "2 ok", "2"}, {"write", "1 ok", "2"}}, -1, 2},
+		{"one after another", []entry{{"start", "0 a", "1", ""}, {"write", "1 ok", "1", ""}, {"start", "0 b", "2", ""}, {"write", "2 ok", "2", ""}}, -1, -1},
+		{"first acts again", []entry{{"start", "0 a", "1", ""}, {"start", "0 b", "2", ""}, {"done", "0 a", "1", ""}}, 2, -1},
+		{"alternating", []entry{{"start", "0 a", "1", ""}, {"start", "0 b", "2", ""}, {"start", "0 c", "1", ""}, {"start", "0 d", "2", ""}}, 2, -1},
+		{"fenced write of the old", []entry{{"write", "1 ok", "1", ""}, {"write", "2 ok", "2", ""}, {"write", "1 fenced", "2", ""}}, -1, -1},
+		{"refused refresh and write of the old", []entry{{"start", "0 a", "1", ""}, {"start", "0 b", "2", ""}, {"refresh", "1 fenced", "1", ""}, {"write", "1 fenced", "1", ""}}, -1, -1},
+		{"accepted write of the old", []entry{{"start", "0 a", "1", ""}, {"start", "0 b", "2", ""}, {"write", "1 ok", "1", ""}}, 2, -1},
+		{"old token lands after new", []entry{{"write", "1 ok", "1", ""}, {"write", "2 ok", "2", ""}, {"write", "1 ok", "2", ""}}, -1, 2},
+		{"old token's write in flight when the new wrote", []entry{{"begin", "1 -", "1", "1"}, {"write", "2 ok", "2", "1"}, {"write", "1 ok", "1", "1"}}, -1, -1},
+		{"old token's write begun after the new wrote", []entry{{"begin", "1 -", "1", "1"}, {"write", "1 ok", "1", "1"}, {"write", "2 ok", "2", "1"}, {"begin", "1 -", "1", "2"}, {"write", "1 ok", "1", "2"}}, 2, 4},
+		{"old token's write begun after the new began", []entry{{"begin", "2 -", "2", "1"}, {"begin", "1 -", "1", "1"}, {"write", "2 ok", "2", "1"}, {"write", "1 ok", "1", "1"}}, -1, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			i, _ := interleaved(acts(tc.lines))
