@@ -1,6 +1,7 @@
 // Package helm runs components of type helm (release.TypeHelm) with the
 // Helm SDK (helm.sh/helm/v4): a [Runner] is a runner.Runner, a
-// runner.Validator, a runner.Rollbacker and a runner.RollbackValidator.
+// runner.Validator, a runner.HopValidator, a runner.Rollbacker and a
+// runner.RollbackValidator.
 //
 // A component's chart is its ComponentVersion.Helm: a chart directory
 // or archive relative to the catalog's root ([WithChartRoot]), a chart
@@ -60,6 +61,20 @@
 // Validate loads the chart at plan time, so a chart reference that does
 // not resolve fails before anything runs (a remote chart is downloaded
 // into Helm's cache), and renders its values.
+//
+// A release is its namespace (default when spec.helm.namespace is empty)
+// and name (the component's when spec.helm.release is empty), where Helm
+// keeps its history. hopdag does not move a release: a component version
+// whose release is not its from-version's (a catalog that adds
+// `namespace: apps` in a later version moves it out of default) would be
+// installed a second time beside the old release, and its rollback could
+// not find the from-version. ValidateHop refuses it at plan time, and Run
+// before it changes anything ([ErrReleaseMoved]), naming both versions
+// and both releases. To move one, ship it as a new component (another
+// name: the hop installs it; the old component's release stays until it
+// is uninstalled, by hand or by a component of the hop). Rollback of such
+// a task has nothing to undo while the new release does not exist, and
+// leaves one that does as it is, saying how to remove it.
 //
 // Why Helm 4 (v4.3.1) and not 3 (v3.22.0): it builds against the same
 // Kubernetes libraries as the kube module (k8s.io v0.37, controller-runtime

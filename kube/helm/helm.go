@@ -28,9 +28,17 @@ import (
 // that sets no timeout.
 const DefaultTimeout = 5 * time.Minute
 
-// ErrNoChart is matched by the error for a helm component without a
-// chart (no spec.helm.chart).
-var ErrNoChart = errors.New("helm: component has no chart (set spec.helm.chart)")
+// Errors of the package.
+var (
+	// ErrNoChart is matched by the error for a helm component without a
+	// chart (no spec.helm.chart).
+	ErrNoChart = errors.New("helm: component has no chart (set spec.helm.chart)")
+	// ErrReleaseMoved is matched by the error for a helm component whose
+	// release (namespace or name) is not its from-version's: hopdag does
+	// not move a release (ValidateHop refuses it at plan time, Run before
+	// it changes anything).
+	ErrReleaseMoved = errors.New("helm: release moved")
+)
 
 // Runner installs, upgrades and rolls back Helm releases on one cluster.
 type Runner struct {
@@ -224,6 +232,9 @@ func timeoutOf(cv *release.ComponentVersion) time.Duration {
 func (r *Runner) Run(ctx context.Context, t runner.Task) error {
 	cv := t.To
 	if _, err := chartRef(cv); err != nil {
+		return runner.Permanent(err)
+	}
+	if err := moved(t.From, cv); err != nil {
 		return runner.Permanent(err)
 	}
 	ch, err := r.load(cv)

@@ -23,7 +23,8 @@ import (
 // deployed (the upgrade failed before Helm wrote a revision, or the
 // rollback already ran), and uninstalls the release when the hop
 // installed it (t.From is nil or no helm component). Running it again
-// after it returned nil changes nothing.
+// after it returned nil changes nothing. For a release that moved
+// (ErrReleaseMoved: Run refuses it), see rollbackMoved.
 func (r *Runner) Rollback(ctx context.Context, t runner.Task) error {
 	cv := t.To
 	if _, err := chartRef(cv); err != nil {
@@ -35,6 +36,9 @@ func (r *Runner) Rollback(ctx context.Context, t runner.Task) error {
 	}
 	name, ns := releaseName(cv), namespace(cv)
 	log := r.taskLogger(t)
+	if moved(t.From, cv) != nil {
+		return r.rollbackMoved(cfg, t)
+	}
 	if t.From == nil || t.From.Helm == nil {
 		un := action.NewUninstall(cfg)
 		un.Timeout, un.WaitStrategy = timeoutOf(cv), kube.StatusWatcherStrategy
