@@ -19,6 +19,9 @@ import (
 // runner skipped) is rolled back to its from-version through the
 // runner's Rollbacker ability, dependents before their dependencies, in
 // parallel where the reversed graph allows (within WithMaxParallel).
+// What never started, one held at its gate or behind one included, is
+// Cancelled ("not started: hop H was rolled back", unless the hop's stop
+// said why first): a rolled-back run waits for no approval.
 //
 // A component marked irreversible (ComponentVersion.Irreversible) is not
 // rolled back: it is RollbackFailed (code IRREVERSIBLE), and what it
@@ -342,6 +345,14 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 		hs.Phase, hs.Code, hs.Message = RollingBack, "", "rolling back"
 		if cause != "" {
 			hs.Message += " after: " + cause
+		}
+		// What never started (held at its gate or behind one) waits for
+		// nothing once its hop is undone: the run's status is final.
+		for j := range cs {
+			if c := &cs[j]; !c.started() && (c.Phase == Pending || c.Phase == WaitingForApproval || c.Phase == Paused) {
+				c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, "not started: hop "+h.Name()+" was rolled back"
+				r.mark(i, j)
+			}
 		}
 	}
 	pending := make([]bool, n)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -447,4 +448,53 @@ func hopUndoneAfter(h, f int, rolledBack func(int) bool) bool {
 		}
 	}
 	return true
+}
+
+// A component held at its gate (or behind one) when its hop fails never
+// started: the rollback leaves it Cancelled, not waiting for an approval
+// that the final, rolled-back status can never use, whether the rollback
+// comes from the policy (whose stop cancels it) or from the hop's rule.
+func TestRollbackLeavesNothingWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy runner.FailurePolicy
+		rule   bool // the hop's rule says onFailure: rollback
+	}{
+		{"Rollback policy", runner.Rollback, false},
+		{"RollbackRun policy", runner.RollbackRun, false},
+		{"rule onFailure rollback", runner.ContinueIndependent, true},
+		{"required pre-check fails", runner.Rollback, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pre := tc.name == "required pre-check fails"
+			h := hop{g: graphOf(t, c("x"), c("y"), c("z", "y"))}
+			if pre {
+				h.pre = []release.Check{{Name: "healthy", Required: true}}
+			}
+			p := planOf(h)
+			if tc.rule {
+				p.Hops[0].Rule.OnFailure = release.OnFailureRollback
+			}
+			u := newUndoer("x")
+			opts := []runner.Option{runner.WithFailurePolicy(tc.policy), runner.WithGates("v2.0/y"),
+				runner.WithCheck("healthy", func(context.Context, runner.CheckTask) error { return errors.New("not healthy") })}
+			st, err := runner.New(u, opts...).Execute(context.Background(), p, nil)
+			require.ErrorIs(t, err, runner.ErrRunFailed)
+			assert.NotErrorIs(t, err, runner.ErrWaitingForApproval)
+			assert.Equal(t, runner.RolledBack, st.Phase, st.Message)
+			assert.Empty(t, st.Waiting)
+			want := map[string]runner.Phase{"x": runner.RolledBack, "y": runner.Cancelled, "z": runner.Cancelled}
+			if pre {
+				want["x"] = runner.Cancelled
+			}
+			assert.Equal(t, want, phases(st, 0))
+			for _, name := range []string{"y", "z"} {
+				cs := compStatus(t, st, 0, name)
+				assert.Equal(t, runner.CodeCancelled, cs.Code, name)
+				assert.Regexp(t, `^not started: (.*(x|healthy) failed|hop v1\.0 -> v2\.0 was rolled back$)`, cs.Reason, name)
+			}
+			assert.Zero(t, u.ran["y"]+u.ran["z"]+u.undone["y"]+u.undone["z"], "y and z neither ran nor rolled back")
+			assert.Error(t, st.Approve("v2.0/y", "ops", time.Now()), "nothing waits in a rolled-back run")
+		})
+	}
 }
