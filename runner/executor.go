@@ -73,6 +73,34 @@ func (p FailurePolicy) String() string {
 	return fmt.Sprintf("max-failures(%d)", p.maxFailures)
 }
 
+// record is p as a Status records it: String, empty for the default.
+func (p FailurePolicy) record() string {
+	if p == ContinueIndependent {
+		return ""
+	}
+	return p.String()
+}
+
+// recordedPolicy parses a Status's FailurePolicy (see record).
+func recordedPolicy(s string) (FailurePolicy, error) {
+	switch s {
+	case "", ContinueIndependent.String():
+		return ContinueIndependent, nil
+	case FailFast.String():
+		return FailFast, nil
+	case Rollback.String():
+		return Rollback, nil
+	case RollbackRun.String():
+		return RollbackRun, nil
+	}
+	var n int
+	if _, err := fmt.Sscanf(s, "max-failures(%d)", &n); err == nil && n > 1 && MaxFailures(n).String() == s {
+		return MaxFailures(n), nil
+	}
+	return FailurePolicy{}, fmt.Errorf("%w: the status records failure policy %q, which this hopdag does not know (it knows continue-independent, fail-fast, max-failures(N), rollback and rollback-run): resume it with the hopdag that wrote it",
+		ErrPlanMismatch, s)
+}
+
 // CheckFunc runs one pre- or post-check of a hop.
 type CheckFunc func(ctx context.Context, c CheckTask) error
 
@@ -98,6 +126,7 @@ type Executor struct {
 	jitter       float64
 	seed         uint64
 	policy       FailurePolicy
+	policySet    bool // WithFailurePolicy was given: it overrides a resumed status's
 	checks       map[string]CheckFunc
 	checkpointer Checkpointer
 	observers    []Observer
@@ -166,8 +195,15 @@ func WithJitter(fraction float64, seed uint64) Option {
 	return func(e *Executor) { e.jitter, e.seed = min(max(fraction, 0), 1), seed }
 }
 
-// WithFailurePolicy sets ContinueIndependent (default), FailFast or MaxFailures(n).
-func WithFailurePolicy(p FailurePolicy) Option { return func(e *Executor) { e.policy = p } }
+// WithFailurePolicy sets ContinueIndependent (default), FailFast,
+// MaxFailures(n), Rollback or RollbackRun. The policy is recorded in the
+// status (Status.FailurePolicy): Execute with a previous status and
+// without this option uses the recorded policy, so that a rollback
+// stopped by a crash goes on as far as the run's policy says; with it,
+// the given policy applies to the rest of the run and is recorded.
+func WithFailurePolicy(p FailurePolicy) Option {
+	return func(e *Executor) { e.policy, e.policySet = p, true }
+}
 
 // WithCheck registers the function that runs hop checks of that name. A
 // nil fn is refused by Validate (and so by Execute).
@@ -321,6 +357,17 @@ func checkResume(p *Plan, prev *Status) error {
 // done, Execute returns promptly, and what did not finish is Cancelled in
 // the status. Plan problems (see Validate) return a nil status.
 func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status, error) {
+	if prev != nil && !e.policySet {
+		// A resumed run keeps the policy it started with: a rollback
+		// stopped halfway goes on as far as that policy says.
+		pol, err := recordedPolicy(prev.FailurePolicy)
+		if err != nil {
+			return prev.DeepCopy(), err
+		}
+		resumed := *e
+		resumed.policy = pol
+		e = &resumed
+	}
 	if err := e.Validate(p); err != nil {
 		return nil, err
 	}
@@ -344,6 +391,7 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status,
 	if s.Gates, err = e.resolveGates(p, s); err != nil {
 		return nil, err
 	}
+	s.FailurePolicy = e.policy.record()
 	r := &run{e: e, plan: p, s: s, events: newDispatcher(e.observers, e.logger), until: until}
 	return r.execute(ctx)
 }

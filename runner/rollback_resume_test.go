@@ -308,10 +308,11 @@ func TestRollbackRunFailedResumeRetries(t *testing.T) {
 	assert.NotErrorIs(t, err, runner.ErrRollbackFailed)
 }
 
-// A rollback resumed with an executor whose runner cannot roll back (its
-// policy does not roll back, so Execute did not check the ability) fails
-// the rollbacks it would retry, naming the missing ability, instead of
-// crashing the program.
+// A rollback resumed with an executor whose runner cannot roll back is
+// refused at plan time under the recorded policy (Rollback); under a
+// policy given that does not roll back, so that Execute did not check the
+// ability, it fails the rollbacks it would retry, naming the missing
+// ability, instead of crashing the program.
 func TestRollbackResumedWithoutRollbacker(t *testing.T) {
 	p := chain(t)
 	first := newUndoer("web")
@@ -321,6 +322,11 @@ func TestRollbackResumedWithoutRollbacker(t *testing.T) {
 
 	plain := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
 	st, err := runner.New(plain).Execute(context.Background(), p, st1)
+	require.ErrorIs(t, err, runner.ErrInvalidPlan, "the recorded policy rolls back")
+	require.ErrorIs(t, err, runner.ErrCannotRollBack)
+	require.Nil(t, st)
+
+	st, err = runner.New(plain, runner.WithFailurePolicy(runner.ContinueIndependent)).Execute(context.Background(), p, st1)
 	assert.ErrorIs(t, err, runner.ErrRollbackFailed)
 	assert.ErrorIs(t, err, runner.ErrRunFailed)
 	assert.Equal(t, runner.RollbackFailed, st.Phase)
@@ -392,4 +398,70 @@ func TestRollbackResumeProperty(t *testing.T) {
 			end(fmt.Sprintf("resumed %s", first.Phase), first)
 		}
 	}
+}
+
+// The failure policy is recorded in the status: a run crashed in the
+// middle of a RollbackRun rollback, resumed without WithFailurePolicy,
+// rolls back the whole run, as the policy it started with says; a resume
+// that gives a policy uses it (and records it).
+func TestPolicyRecorded(t *testing.T) {
+	p := planOf(hop{g: graphOf(t, c("a"))}, hop{g: graphOf(t, c("a"), c("b", "a"))})
+	crash := func(t *testing.T) *runner.Status {
+		var cps snapshots
+		var crashed *runner.Status
+		u := newUndoer("b")
+		u.onRollback = func(name string) {
+			if name == "a" && crashed == nil {
+				crashed = cps.last() // hop 2's b is rolled back; its a is next
+			}
+		}
+		_, err := runner.New(u, runner.WithFailurePolicy(runner.RollbackRun), runner.WithCheckpointer(&cps)).Execute(context.Background(), p, nil)
+		require.ErrorIs(t, err, runner.ErrRunFailed)
+		require.NotNil(t, crashed)
+		require.Equal(t, "rollback-run", crashed.FailurePolicy)
+		require.Equal(t, runner.RollingBack, crashed.Hops[1].Phase)
+		require.Equal(t, runner.Succeeded, crashed.Hops[0].Phase)
+		return crashed
+	}
+	for _, tc := range []struct {
+		name   string
+		opts   []runner.Option
+		hops   []runner.Phase
+		policy string
+	}{
+		{"no policy given: the recorded one", nil, []runner.Phase{runner.RolledBack, runner.RolledBack}, "rollback-run"},
+		{"the recorded one given", []runner.Option{runner.WithFailurePolicy(runner.RollbackRun)}, []runner.Phase{runner.RolledBack, runner.RolledBack}, "rollback-run"},
+		{"another given: it applies", []runner.Option{runner.WithFailurePolicy(runner.Rollback)}, []runner.Phase{runner.Succeeded, runner.RolledBack}, "rollback"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := newUndoer()
+			st, err := runner.New(u, tc.opts...).Execute(context.Background(), p, crash(t))
+			require.ErrorIs(t, err, runner.ErrRunFailed)
+			assert.Equal(t, runner.RolledBack, st.Phase, st.Message)
+			assert.Equal(t, tc.hops, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
+			assert.Equal(t, tc.policy, st.FailurePolicy)
+		})
+	}
+
+	t.Run("recorded, parsed back", func(t *testing.T) {
+		for _, pol := range []runner.FailurePolicy{runner.ContinueIndependent, runner.FailFast, runner.MaxFailures(3), runner.Rollback, runner.RollbackRun} {
+			st, err := runner.New(newUndoer(), runner.WithFailurePolicy(pol)).Execute(context.Background(), p, nil)
+			require.NoError(t, err)
+			want := pol.String()
+			if pol == runner.ContinueIndependent {
+				want = "" // the default is not written
+			}
+			assert.Equal(t, want, st.FailurePolicy)
+			st.Phase = runner.Failed // resumable
+			_, err = runner.New(newUndoer()).Execute(context.Background(), p, st)
+			assert.NoError(t, err, "resume of a status recording %s", pol)
+		}
+	})
+	t.Run("unknown recorded policy", func(t *testing.T) {
+		st := crash(t)
+		st.FailurePolicy = "roll-forward"
+		_, err := runner.New(newUndoer()).Execute(context.Background(), p, st)
+		require.ErrorIs(t, err, runner.ErrPlanMismatch)
+		assert.ErrorContains(t, err, `the status records failure policy "roll-forward", which this hopdag does not know`)
+	})
 }

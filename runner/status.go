@@ -106,6 +106,10 @@ type Status struct {
 	// Gates are the steps gated by the caller (WithGates) on top of the
 	// catalog's gates, sorted: a resumed run keeps them (gate.go).
 	Gates []string `json:"gates,omitempty" yaml:"gates,omitempty"`
+	// FailurePolicy is the run's failure policy (FailurePolicy.String;
+	// empty for ContinueIndependent): a resumed run keeps it unless
+	// given another with WithFailurePolicy.
+	FailurePolicy string `json:"failurePolicy,omitempty" yaml:"failurePolicy,omitempty"`
 }
 
 // Progress counts components across all hops. Done counts Succeeded and

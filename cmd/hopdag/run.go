@@ -56,7 +56,7 @@ func (c *cli) runFlags() {
 		logFile:        c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
 		logFormat:      c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
 		maxParallel:    c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
-		onFailure:      c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback)"),
+		onFailure:      c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback); recorded with --state, so a resumed run keeps it unless given again"),
 		quiet:          c.fs.Bool("quiet", false, "do not print the output of commands on stderr (each line is \"  COMPONENT | line\"); --log-file records it all the same"),
 	}
 	c.addSetFlag("template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set")
@@ -128,8 +128,13 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if err := c.checkPlanNames(cat, plan); err != nil {
 		return c.fail1(err)
 	}
-	opts := []runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger), runner.WithUntil(c.until()), runner.WithFailurePolicy(policy),
+	opts := []runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger), runner.WithUntil(c.until()),
 		runner.WithObserver(simulate.NewProgress(c.stdout, simulate.IsTerminal(c.stdout)).WithText(c.cliMessage))}
+	if *rf.onFailure != "" {
+		// Without the flag, a resumed run keeps the policy its status
+		// records.
+		opts = append(opts, runner.WithFailurePolicy(policy))
+	}
 	if rf.audit != nil {
 		opts = append(opts, runner.WithObserver(rf.audit))
 	}

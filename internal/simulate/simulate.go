@@ -32,7 +32,8 @@ type Config struct {
 	Speed float64
 	// Fail names components that fail (permanently) on every hop.
 	Fail []string
-	// Mode, MaxParallel and Policy configure the executor.
+	// Mode, MaxParallel and Policy configure the executor. A Policy of
+	// ContinueIndependent (the zero value) is the status's on a resume.
 	Mode        runner.Mode
 	MaxParallel int
 	Policy      runner.FailurePolicy
@@ -97,7 +98,11 @@ func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) *runner.Ex
 	})}
 	opts := []runner.Option{
 		runner.WithClock(clock), runner.WithMode(cfg.Mode), runner.WithMaxParallel(cfg.MaxParallel),
-		runner.WithFailurePolicy(cfg.Policy), runner.WithGroupLimit("workers", 2),
+		runner.WithGroupLimit("workers", 2),
+	}
+	if cfg.Policy != runner.ContinueIndependent {
+		// The default is not passed: a resumed run keeps its status's.
+		opts = append(opts, runner.WithFailurePolicy(cfg.Policy))
 	}
 	for _, name := range slices.Sorted(maps.Keys(checks)) {
 		opts = append(opts, runner.WithCheck(name, func(ctx context.Context, _ runner.CheckTask) error {
