@@ -24,8 +24,9 @@
 // UpgradeWaitingForApproval (the steps, what to set), UpgradeApproved
 // (step, by), UpgradeRolledBack (component, code, where the system is),
 // UpgradeRollbackFailed; Warnings ComponentFailed (a component failed for
-// good while its hop goes on; Failing turns True, reason ComponentFailed)
-// and ApprovalNotWaiting (spec.approvals names a step that does not wait).
+// good while its hop goes on; Failing turns True, reason ComponentFailed),
+// ApprovalNotWaiting (spec.approvals names a step that does not wait) and
+// NothingToAbandon (spec.abandon is set and no upgrade runs).
 //
 // How a run ends, in the status:
 //   - at a gate (a rule's, a ComponentVersion's or a phase's gate):
@@ -68,7 +69,12 @@
 //   - paused stops starting new components the same way; clearing it
 //     resumes from the store, never re-running what succeeded.
 //   - abandon marks the stored run Abandoned (never resumed) and the phase
-//     Abandoned.
+//     Abandoned. Set while no upgrade runs (together with a new
+//     desiredVersion, or before it), it starts nothing, rather than an
+//     upgrade abandoned at once: the phase stays Idle, Progressing False
+//     reason NothingToAbandon says to clear spec.abandon to start the
+//     upgrade, with a NothingToAbandon Warning Event; clearing it starts
+//     the upgrade.
 //   - a failed run (phase Failed) is retried when spec.retry changes
 //     (increment it): the run resumes from its record, retrying what
 //     failed. status.observedRetry is the value acted on; it is recorded

@@ -431,6 +431,23 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		st.Phase = v1alpha1.PhaseIdle
 		return nil, nil
 	}
+	if !inFlight && cv.Spec.Abandon != nil {
+		// An abandon request with no upgrade running (set together with
+		// the new target, or before it): there is nothing to abandon, and
+		// an upgrade started now would be abandoned at once. Nothing
+		// starts until it is cleared; the status says so, and one Event
+		// per message (not one per reconcile).
+		msg := "spec.abandon is set and no upgrade is running: nothing to abandon; clear spec.abandon to start the upgrade to " + to.String()
+		if p := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing); p == nil || p.Reason != "NothingToAbandon" || p.Message != msg {
+			r.event(cv, "Warning", "NothingToAbandon", "Abandon", msg)
+		}
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "NothingToAbandon", msg)
+		if st.Phase != v1alpha1.PhaseRolledBack { // a rollback's phase and Failing stay, saying what failed
+			st.Phase = v1alpha1.PhaseIdle
+			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+		}
+		return nil, nil
+	}
 	retry := false
 	if inFlight && st.Phase == v1alpha1.PhaseFailed {
 		if cv.Spec.Retry == st.ObservedRetry {

@@ -73,7 +73,9 @@ type ClusterVersionSpec struct {
 	Paused bool `json:"paused,omitempty"`
 	// Abandon, when set, stops the upgrade for good at the next safe point
 	// and marks it Abandoned: it is never resumed. Change desiredVersion
-	// and clear Abandon to start another upgrade.
+	// and clear Abandon to start another upgrade. Set while no upgrade
+	// runs, it abandons nothing and no upgrade starts until it is cleared
+	// (Progressing reason NothingToAbandon).
 	// +optional
 	Abandon *AbandonRequest `json:"abandon,omitempty"`
 	// Approvals approve the steps the upgrade waits at
