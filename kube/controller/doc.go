@@ -25,8 +25,17 @@
 // (step, by), UpgradeRolledBack (component, code, where the system is),
 // UpgradeRollbackFailed; Warnings ComponentFailed (a component failed for
 // good while its hop goes on; Failing turns True, reason ComponentFailed),
+// ComponentRetrying (an attempt failed and the component's retries allow
+// another: the component, the attempt, the code and the first line of the
+// error, when the next attempt is due; at most 10 a minute per run),
 // ApprovalNotWaiting (spec.approvals names a step that does not wait) and
 // NothingToAbandon (spec.abandon is set and no upgrade runs).
+//
+// While a component is retried, status.plan.retrying lists it (the
+// attempt that failed, its code and error, when the next attempt is due,
+// or that it runs), Progress.retrying counts the components retried, and
+// the Progressing message names the first of them: a run whose component
+// waits for its backoff does not look hung.
 //
 // How a run ends, in the status:
 //   - at a gate (a rule's, a ComponentVersion's or a phase's gate):

@@ -509,6 +509,9 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		}
 	}
 	st.Phase = v1alpha1.PhaseUpgrading
+	// What a run that stopped was retrying is not this run's (it runs
+	// those components again, when their turn comes).
+	st.Plan.Retrying, st.Plan.Progress.Retrying = nil, 0
 	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
 	if !storeFailing(st) { // cleared once the run has its record (run.execute)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
@@ -769,8 +772,10 @@ func endedFor(cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus, ty
 	return c != nil && c.Reason == reason && c.ObservedGeneration == cv.Generation
 }
 
+// progressing is the Progressing message of a run of ps: where it is,
+// and the components it retries.
 func progressing(ps *v1alpha1.PlanSummary) string {
-	return fmt.Sprintf("working towards %s: %s components, hop %d of %d (%s)", ps.To, ps.Progress.Summary, ps.CurrentHop+1, len(ps.Hops), ps.Hop)
+	return fmt.Sprintf("working towards %s: %s components, hop %d of %d (%s)", ps.To, ps.Progress.Summary, ps.CurrentHop+1, len(ps.Hops), ps.Hop) + retryingText(ps)
 }
 
 // writeStatus writes st as cv's status unless nothing changed. A conflict

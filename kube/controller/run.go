@@ -58,6 +58,10 @@ type run struct {
 	status  brief // the latest durable transition, in brief
 	dirty   bool
 	flush   chan struct{}
+	// retrying are the components retried after a failed attempt
+	// (observeRetry); retryEvents bounds their Events.
+	retrying    retries
+	retryEvents eventBudget
 }
 
 // control reads the spec at a reconcile while the run goes.
@@ -158,7 +162,8 @@ func (ru *run) through(ctx context.Context, hop int, fn func() error) error {
 
 // start launches p in the background.
 func (r *Reconciler) start(p *plan) {
-	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1)}
+	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1),
+		retryEvents: eventBudget{n: retryEventsPerWindow, window: retryEventWindow}}
 	ru.control(&p.cv.Spec)
 	r.mu.Lock()
 	base := r.base
@@ -364,6 +369,10 @@ func (g gated) ValidateRollback(cv *release.ComponentVersion) error {
 type brief struct {
 	s       runner.Status // without Hops
 	reached string
+	// retrying and retries are the retried components as
+	// status.plan.retrying lists them, and how many there are.
+	retrying []v1alpha1.Retry
+	retries  int
 }
 
 // note keeps the latest durable transition for the status writer.
@@ -382,9 +391,11 @@ func (ru *run) note(s *runner.Status) {
 	ru.mu.Unlock()
 }
 
-// observe turns hop transitions into Events and immediate status writes.
+// observe turns hop transitions into Events and immediate status writes,
+// and keeps the components retried (observeRetry).
 func (ru *run) observe(ev runner.Event) {
 	r, cv := ru.r, ru.p.cv
+	ru.observeRetry(ev)
 	switch ev.Type {
 	case runner.HopSucceeded:
 		// The action names the hop: the events API merges Events of one
@@ -420,6 +431,7 @@ func (ru *run) writeLoop(ctx context.Context, done <-chan struct{}) {
 		}
 		ru.mu.Lock()
 		s, dirty := ru.status, ru.dirty
+		s.retrying, s.retries = ru.retrying.list()
 		ru.dirty = false
 		ru.mu.Unlock()
 		if dirty {
@@ -432,6 +444,7 @@ func (ru *run) writeLoop(ctx context.Context, done <-chan struct{}) {
 func (ru *run) writeProgress(ctx context.Context, b brief) {
 	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
 		st.Plan = summary(ru.p.plan, &b.s, ru.p.target)
+		st.Plan.Retrying, st.Plan.Progress.Retrying = b.retrying, b.retries
 		st.CurrentVersion = b.reached
 		setCondition(st, ru.p.cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
 		if f := b.s.LastFailure; f != nil {
