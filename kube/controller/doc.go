@@ -97,6 +97,15 @@
 //   - a plan the executor refuses as the run starts: phase Failed,
 //     Failing PlanInvalid, the history entry Failed with its completion
 //     time.
+//   - a run whose record was written for another plan than the one made
+//     now (the catalog, or spec.channel, spec.allowPrereleases or
+//     spec.acceptRisks, changed while the upgrade was stopped:
+//     runner.ErrPlanMismatch): phase Failed, Failing UpgradeFailed naming
+//     the ClusterVersion, the hops the record was written for and those
+//     of the new plan, and what to do: put them back as they were and
+//     increment spec.retry, or start over as planned now by setting
+//     spec.abandon and then clearing it (an abort keeps the record, which
+//     the same upgrade started again would resume).
 //   - approvals approve the steps a run waits at (above).
 //
 // The reconciler is level-based: what it does follows from the
