@@ -24,8 +24,18 @@
 // UpgradeWaitingForApproval (the steps, what to set), UpgradeApproved
 // (step, by), UpgradeRolledBack (component, code, where the system is),
 // UpgradeRollbackFailed; Warnings ComponentFailed (a component failed for
-// good while its hop goes on; Failing turns True, reason ComponentFailed)
-// and ApprovalNotWaiting (spec.approvals names a step that does not wait).
+// good while its hop goes on; Failing turns True, reason ComponentFailed),
+// ComponentRetrying (an attempt failed and the component's retries allow
+// another: the component, the attempt, the code and the first line of the
+// error, when the next attempt is due; at most 10 a minute per run),
+// ApprovalNotWaiting (spec.approvals names a step that does not wait) and
+// NothingToAbandon (spec.abandon is set and no upgrade runs).
+//
+// While a component is retried, status.plan.retrying lists it (the
+// attempt that failed, its code and error, when the next attempt is due,
+// or that it runs), Progress.retrying counts the components retried, and
+// the Progressing message names the first of them: a run whose component
+// waits for its backoff does not look hung.
 //
 // How a run ends, in the status:
 //   - at a gate (a rule's, a ComponentVersion's or a phase's gate):
@@ -68,7 +78,12 @@
 //   - paused stops starting new components the same way; clearing it
 //     resumes from the store, never re-running what succeeded.
 //   - abandon marks the stored run Abandoned (never resumed) and the phase
-//     Abandoned.
+//     Abandoned. Set while no upgrade runs (together with a new
+//     desiredVersion, or before it), it starts nothing, rather than an
+//     upgrade abandoned at once: the phase stays Idle, Progressing False
+//     reason NothingToAbandon says to clear spec.abandon to start the
+//     upgrade, with a NothingToAbandon Warning Event; clearing it starts
+//     the upgrade.
 //   - a failed run (phase Failed) is retried when spec.retry changes
 //     (increment it): the run resumes from its record, retrying what
 //     failed. status.observedRetry is the value acted on; it is recorded
@@ -82,6 +97,15 @@
 //   - a plan the executor refuses as the run starts: phase Failed,
 //     Failing PlanInvalid, the history entry Failed with its completion
 //     time.
+//   - a run whose record was written for another plan than the one made
+//     now (the catalog, or spec.channel, spec.allowPrereleases or
+//     spec.acceptRisks, changed while the upgrade was stopped:
+//     runner.ErrPlanMismatch): phase Failed, Failing UpgradeFailed naming
+//     the ClusterVersion, the hops the record was written for and those
+//     of the new plan, and what to do: put them back as they were and
+//     increment spec.retry, or start over as planned now by setting
+//     spec.abandon and then clearing it (an abort keeps the record, which
+//     the same upgrade started again would resume).
 //   - approvals approve the steps a run waits at (above).
 //
 // The reconciler is level-based: what it does follows from the

@@ -431,6 +431,23 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		st.Phase = v1alpha1.PhaseIdle
 		return nil, nil
 	}
+	if !inFlight && cv.Spec.Abandon != nil {
+		// An abandon request with no upgrade running (set together with
+		// the new target, or before it): there is nothing to abandon, and
+		// an upgrade started now would be abandoned at once. Nothing
+		// starts until it is cleared; the status says so, and one Event
+		// per message (not one per reconcile).
+		msg := "spec.abandon is set and no upgrade is running: nothing to abandon; clear spec.abandon to start the upgrade to " + to.String()
+		if p := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing); p == nil || p.Reason != "NothingToAbandon" || p.Message != msg {
+			r.event(cv, "Warning", "NothingToAbandon", "Abandon", msg)
+		}
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "NothingToAbandon", msg)
+		if st.Phase != v1alpha1.PhaseRolledBack { // a rollback's phase and Failing stay, saying what failed
+			st.Phase = v1alpha1.PhaseIdle
+			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+		}
+		return nil, nil
+	}
 	retry := false
 	if inFlight && st.Phase == v1alpha1.PhaseFailed {
 		if cv.Spec.Retry == st.ObservedRetry {
@@ -492,6 +509,9 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		}
 	}
 	st.Phase = v1alpha1.PhaseUpgrading
+	// What a run that stopped was retrying is not this run's (it runs
+	// those components again, when their turn comes).
+	st.Plan.Retrying, st.Plan.Progress.Retrying = nil, 0
 	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
 	if !storeFailing(st) { // cleared once the run has its record (run.execute)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
@@ -752,8 +772,10 @@ func endedFor(cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus, ty
 	return c != nil && c.Reason == reason && c.ObservedGeneration == cv.Generation
 }
 
+// progressing is the Progressing message of a run of ps: where it is,
+// and the components it retries.
 func progressing(ps *v1alpha1.PlanSummary) string {
-	return fmt.Sprintf("working towards %s: %s components, hop %d of %d (%s)", ps.To, ps.Progress.Summary, ps.CurrentHop+1, len(ps.Hops), ps.Hop)
+	return fmt.Sprintf("working towards %s: %s components, hop %d of %d (%s)", ps.To, ps.Progress.Summary, ps.CurrentHop+1, len(ps.Hops), ps.Hop) + retryingText(ps)
 }
 
 // writeStatus writes st as cv's status unless nothing changed. A conflict

@@ -58,6 +58,10 @@ type run struct {
 	status  brief // the latest durable transition, in brief
 	dirty   bool
 	flush   chan struct{}
+	// retrying are the components retried after a failed attempt
+	// (observeRetry); retryEvents bounds their Events.
+	retrying    retries
+	retryEvents eventBudget
 }
 
 // control reads the spec at a reconcile while the run goes.
@@ -158,7 +162,8 @@ func (ru *run) through(ctx context.Context, hop int, fn func() error) error {
 
 // start launches p in the background.
 func (r *Reconciler) start(p *plan) {
-	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1)}
+	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1),
+		retryEvents: eventBudget{n: retryEventsPerWindow, window: retryEventWindow}}
 	ru.control(&p.cv.Spec)
 	r.mu.Lock()
 	base := r.base
@@ -364,6 +369,10 @@ func (g gated) ValidateRollback(cv *release.ComponentVersion) error {
 type brief struct {
 	s       runner.Status // without Hops
 	reached string
+	// retrying and retries are the retried components as
+	// status.plan.retrying lists them, and how many there are.
+	retrying []v1alpha1.Retry
+	retries  int
 }
 
 // note keeps the latest durable transition for the status writer.
@@ -382,9 +391,11 @@ func (ru *run) note(s *runner.Status) {
 	ru.mu.Unlock()
 }
 
-// observe turns hop transitions into Events and immediate status writes.
+// observe turns hop transitions into Events and immediate status writes,
+// and keeps the components retried (observeRetry).
 func (ru *run) observe(ev runner.Event) {
 	r, cv := ru.r, ru.p.cv
+	ru.observeRetry(ev)
 	switch ev.Type {
 	case runner.HopSucceeded:
 		// The action names the hop: the events API merges Events of one
@@ -420,6 +431,7 @@ func (ru *run) writeLoop(ctx context.Context, done <-chan struct{}) {
 		}
 		ru.mu.Lock()
 		s, dirty := ru.status, ru.dirty
+		s.retrying, s.retries = ru.retrying.list()
 		ru.dirty = false
 		ru.mu.Unlock()
 		if dirty {
@@ -432,6 +444,7 @@ func (ru *run) writeLoop(ctx context.Context, done <-chan struct{}) {
 func (ru *run) writeProgress(ctx context.Context, b brief) {
 	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
 		st.Plan = summary(ru.p.plan, &b.s, ru.p.target)
+		st.Plan.Retrying, st.Plan.Progress.Retrying = b.retrying, b.retries
 		st.CurrentVersion = b.reached
 		setCondition(st, ru.p.cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
 		if f := b.s.LastFailure; f != nil {
@@ -544,6 +557,10 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 		r.event(cv, "Warning", "UpgradeFailed", "Upgrade", fmt.Sprintf("upgrade %s -> %s failed: the plan was refused: %s; %s", ru.from, ru.to, firstLine(err.Error()), failedNext(ru.from)))
 		return
 	}
+	if errors.Is(err, runner.ErrPlanMismatch) {
+		ru.mismatched(ctx, s, err)
+		return
+	}
 	now := metav1.Now()
 	if s.Phase == runner.Cancelled && why == stopAbandon {
 		if aerr := s.Abandon(reason, now.Time); aerr == nil {
@@ -630,9 +647,6 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			}
 			endHistory(st, v1alpha1.HistoryFailed, firstLine(msg), now)
 			next := failedNext(ru.from)
-			if errors.Is(err, runner.ErrPlanMismatch) {
-				next = mismatchNext(ru.from) // a retry alone fails the same way
-			}
 			r.failing(cv, st, "UpgradeFailed", withNext(msg, next))
 			// Recorded with the spec.retry of the object the failure is
 			// written to: only a later change of spec.retry retries it.
@@ -697,10 +711,81 @@ func failedNext(from string) string {
 	return "increment spec.retry to retry the failed component(s), set desiredVersion back to " + from + " to abort, or abandon (spec.abandon)"
 }
 
-// mismatchNext says what to do about an upgrade whose stored record was
-// planned from a catalog that has changed since (runner.ErrPlanMismatch).
-func mismatchNext(from string) string {
-	return "the catalog changed since the upgrade's record was written: put the catalog objects back as they were when it started (the difference is above) and increment spec.retry, set desiredVersion back to " + from + " to abort, or abandon (spec.abandon)"
+// mismatched records that the run's record, s, cannot resume with the
+// plan made now (err matches runner.ErrPlanMismatch: the catalog, or the
+// spec's route options, changed while the upgrade was stopped). The
+// library's advice (start over with no previous status, a new state
+// store) names what the operator's user has no hand on: the status says
+// what the user can do instead, in the ClusterVersion's terms. A retry
+// alone fails the same way. s, the record, is shown by the hops it was
+// written for; the status's plan (the record's, as its runs wrote it) and
+// current version stay.
+func (ru *run) mismatched(ctx context.Context, s *runner.Status, err error) {
+	r, cv := ru.r, ru.p.cv
+	was, now := ru.mismatch(s)
+	msg := fmt.Sprintf("ClusterVersion %s: the record of the upgrade %s -> %s in its state store was written for %s, %s, so it cannot resume (%s)",
+		ru.p.key, ru.from, ru.to, was, now, mismatchDetail(err))
+	next := mismatchNext(ru.p.key.Namespace, ru.from, ru.p.target)
+	at := metav1.Now()
+	ru.updateFor(ctx, func(latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
+		st.Phase = v1alpha1.PhaseFailed
+		if st.Plan != nil {
+			st.Plan.Retrying, st.Plan.Progress.Retrying = nil, 0
+		}
+		endHistory(st, v1alpha1.HistoryFailed, msg, at)
+		r.failing(cv, st, "UpgradeFailed", withNext(msg, next))
+		st.ObservedRetry = latest.Spec.Retry // only a later spec.retry tries again
+	})
+	r.event(cv, "Warning", "UpgradeFailed", "Upgrade", fmt.Sprintf("upgrade %s -> %s cannot resume: its record was written for %s, %s; %s", ru.from, ru.to, was, now, next))
+}
+
+// mismatch says which hops the record s was written for, and how the
+// plan made now differs: its hops, or that it plans those hops
+// otherwise (other components or versions).
+func (ru *run) mismatch(s *runner.Status) (was, now string) {
+	var stored []string
+	if s != nil {
+		for _, h := range s.Hops {
+			name := h.From + " -> " + h.To
+			if h.Track != "" { // as summary names them
+				name = h.Track + " " + name
+			}
+			stored = append(stored, name)
+		}
+	}
+	planned := summary(ru.p.plan, nil, "").Hops
+	if slices.Equal(stored, planned) {
+		return hopList(stored), "which the catalog and the spec now plan otherwise"
+	}
+	return hopList(stored), "and the catalog and the spec now plan " + hopList(planned)
+}
+
+// hopList is "N hops (A -> B, B -> C)".
+func hopList(hops []string) string {
+	return fmt.Sprintf("%d %s (%s)", len(hops), plural(len(hops), "hop", "hops"), strings.Join(hops, ", "))
+}
+
+// mismatchDetail is what err (runner.ErrPlanMismatch) says differs,
+// without the runner's advice, which starts "; resume with".
+func mismatchDetail(err error) string {
+	msg := firstLine(err.Error())
+	if i := strings.LastIndex(msg, "; resume with "); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+// mismatchNext says what to do about an upgrade from -> to of a
+// ClusterVersion of namespace ns whose record was written for another
+// plan: resume it as it was planned, or start it over as planned now
+// (spec.abandon: the record is never resumed, and the next run starts
+// with none). An abort ends the upgrade but not the record, which the
+// same upgrade started again resumes (that is how a hop left partway is
+// finished), so it is no way to start over.
+func mismatchNext(ns, from, to string) string {
+	return "to resume it, put the catalog objects of namespace " + ns + " and spec.channel, spec.allowPrereleases and spec.acceptRisks back as they were when the upgrade started, then increment spec.retry; " +
+		"to start it over as the catalog and the spec plan it now, set spec.abandon (the record is marked Abandoned and never resumed), then clear it: the upgrade to " + to + " starts afresh from status.currentVersion (the components of a hop the record left partway run again); " +
+		"setting desiredVersion back to " + from + " aborts the upgrade but keeps the record, which a later upgrade " + from + " -> " + to + " would resume, and be refused again"
 }
 
 // waitingMessage says what waits for approval and what to set.

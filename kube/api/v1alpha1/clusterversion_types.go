@@ -73,7 +73,9 @@ type ClusterVersionSpec struct {
 	Paused bool `json:"paused,omitempty"`
 	// Abandon, when set, stops the upgrade for good at the next safe point
 	// and marks it Abandoned: it is never resumed. Change desiredVersion
-	// and clear Abandon to start another upgrade.
+	// and clear Abandon to start another upgrade. Set while no upgrade
+	// runs, it abandons nothing and no upgrade starts until it is cleared
+	// (Progressing reason NothingToAbandon).
 	// +optional
 	Abandon *AbandonRequest `json:"abandon,omitempty"`
 	// Approvals approve the steps the upgrade waits at
@@ -321,6 +323,15 @@ type PlanSummary struct {
 	// LastFailure is the most recent component or check failure.
 	// +optional
 	LastFailure *Failure `json:"lastFailure,omitempty"`
+	// Retrying are the components of the run in progress whose last
+	// attempt failed and that are retried (their retries allow another
+	// attempt): each waits for its backoff, or its next attempt runs. At
+	// most 10 are listed, by hop, then name; Progress.Retrying counts
+	// them all. A Warning Event ComponentRetrying reports each failed
+	// attempt.
+	// +optional
+	// +listType=atomic
+	Retrying []Retry `json:"retrying,omitempty"`
 	// Waiting are the steps waiting for approval, by step; add an entry
 	// naming one to spec.approvals to approve it.
 	// +optional
@@ -363,6 +374,10 @@ type Approval struct {
 type Progress struct {
 	Done  int `json:"done"`
 	Total int `json:"total"`
+	// Retrying is how many components are being retried after a failed
+	// attempt (PlanSummary.Retrying lists them).
+	// +optional
+	Retrying int `json:"retrying,omitempty"`
 	// Summary is "done/total", for the printer column.
 	// +optional
 	Summary string `json:"summary,omitempty"`
@@ -381,6 +396,31 @@ type PartialHop struct {
 	// Count is how many of the hop's Total components completed.
 	Count int `json:"count"`
 	Total int `json:"total"`
+}
+
+// Retry is a component retried after a failed attempt (runner's
+// ComponentRetrying event).
+type Retry struct {
+	// Hop is the index in PlanSummary.Hops of the component's hop,
+	// counted from 0 (messages say "hop N", counted from 1).
+	Hop       int    `json:"hop"`
+	Component string `json:"component"`
+	// Attempt is the number of the attempt that failed, counted from 1
+	// over the whole upgrade (a resumed run counts on); the next attempt
+	// is Attempt+1.
+	Attempt int `json:"attempt"`
+	// Code is COMPONENT_TIMEOUT for an attempt that ran past its timeout,
+	// else COMPONENT_FAILED.
+	Code string `json:"code"`
+	// Message is the attempt's error: its first line, cut to 256 bytes.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// NextAttemptAt is when the next attempt is due: the failure's time
+	// plus the backoff.
+	NextAttemptAt metav1.Time `json:"nextAttemptAt"`
+	// Running is true once the next attempt runs.
+	// +optional
+	Running bool `json:"running,omitempty"`
 }
 
 // Failure is the most recent failure of a run (runner.Failure).
