@@ -45,7 +45,9 @@ type Event struct {
 	Check     string
 	// Err is the error of a failed attempt, component, check or run.
 	Err error
-	// Code and Reason explain failures, skips and cancellations.
+	// Code and Reason explain failures, skips and cancellations; the Code
+	// of ComponentRetrying is the failed attempt's (COMPONENT_FAILED, or
+	// COMPONENT_TIMEOUT when its timeout stopped it).
 	Code   Code
 	Reason string
 	// Duration is the time the component, check, hop or plan took so far

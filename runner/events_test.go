@@ -59,7 +59,7 @@ func TestEventSequence(t *testing.T) {
 		{Type: runner.ComponentStarted, Hop: 0, Component: "a", Attempt: 1},
 		{Type: runner.ComponentSucceeded, Hop: 0, Component: "a", Attempt: 1, Done: 1},
 		{Type: runner.ComponentStarted, Hop: 0, Component: "b", Attempt: 1, Done: 1},
-		{Type: runner.ComponentRetrying, Hop: 0, Component: "b", Attempt: 1, Done: 1},
+		{Type: runner.ComponentRetrying, Hop: 0, Component: "b", Attempt: 1, Done: 1, Code: runner.CodeComponentFailed},
 		{Type: runner.ComponentStarted, Hop: 0, Component: "b", Attempt: 2, Done: 1},
 		{Type: runner.ComponentSucceeded, Hop: 0, Component: "b", Attempt: 2, Done: 2},
 		{Type: runner.HopSucceeded, Hop: 0, Done: 2, Phase: runner.Succeeded},

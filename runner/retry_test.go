@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,4 +161,43 @@ func TestRetryAfterTimeout(t *testing.T) {
 			assert.Equal(t, 2, a.Attempts, "a attempts")
 		})
 	}
+}
+
+// A retried attempt's ComponentRetrying event carries its code, as the
+// executor tells it (not from the error): COMPONENT_TIMEOUT for one its
+// timeout stopped, COMPONENT_FAILED for one that failed by itself, though
+// with an error that matches context.DeadlineExceeded (a deadline of its
+// own).
+func TestRetryingEventCode(t *testing.T) {
+	var mu sync.Mutex
+	tries := map[string]int{}
+	rn := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
+		mu.Lock()
+		tries[t.Component]++
+		n := tries[t.Component]
+		mu.Unlock()
+		switch {
+		case n > 1:
+			return nil
+		case t.Component == "slow":
+			<-ctx.Done()
+			return ctx.Err()
+		default:
+			return fmt.Errorf("client deadline: %w", context.DeadlineExceeded)
+		}
+	})
+	rec := &recorder{}
+	p := plan1(t, c("slow").with(func(cv *release.ComponentVersion) {
+		retries(2, 0, 0)(cv)
+		timeout(10 * time.Millisecond)(cv)
+	}), c("own").with(retries(2, 0, 0)))
+	_, err := runner.New(rn, runner.WithObserver(rec)).Execute(context.Background(), p, nil)
+	require.NoError(t, err)
+	got := map[string]runner.Code{}
+	for _, ev := range rec.all() {
+		if ev.Type == runner.ComponentRetrying {
+			got[ev.Component] = ev.Code
+		}
+	}
+	assert.Equal(t, map[string]runner.Code{"slow": runner.CodeComponentTimeout, "own": runner.CodeComponentFailed}, got)
 }

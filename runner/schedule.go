@@ -564,7 +564,7 @@ func (sc *scheduler) handle(o outcome) {
 			sc.terminal(i, Failed, code, "", err)
 			return
 		}
-		sc.retry(i, pol, err)
+		sc.retry(i, pol, code, err)
 	}
 }
 
@@ -579,10 +579,11 @@ func panicOf(err error) *PanicError {
 	return nil
 }
 
-// retry records the failed attempt and waits out the backoff. The
+// retry records the failed attempt (its error, and code in the event)
+// and waits out the backoff. The
 // component gives its slot back meanwhile, so that a long backoff never
 // starves another component, and takes one again when the wait ends.
-func (sc *scheduler) retry(i int, pol retryPolicy, err error) {
+func (sc *scheduler) retry(i int, pol retryPolicy, code Code, err error) {
 	r := sc.r
 	cs := &r.s.Hops[sc.hop].Components[i]
 	wait := pol.delay(sc.tries[i]+1, r.e.jitter, r.rnd)
@@ -590,7 +591,7 @@ func (sc *scheduler) retry(i int, pol retryPolicy, err error) {
 	r.mark(sc.hop, i)
 	sc.release(i)
 	sc.backoffs++
-	r.emit(Event{Type: ComponentRetrying, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Err: err, Backoff: wait})
+	r.emit(Event{Type: ComponentRetrying, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Err: err, Code: code, Backoff: wait})
 	ctx, after := sc.ctx, r.e.clock.After(wait)
 	sc.wg.Add(1) // waited for with the workers
 	go func() {

@@ -2,8 +2,6 @@ package controller
 
 import (
 	"cmp"
-	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,20 +40,9 @@ type retryKey struct {
 func retryOf(ev runner.Event) v1alpha1.Retry {
 	return v1alpha1.Retry{
 		Hop: ev.Hop, Component: ev.Component, Attempt: ev.Attempt,
-		Code: string(retryCode(ev.Err)), Message: cutLine(fmt.Sprint(ev.Err), retryErrorBytes),
+		Code: string(ev.Code), Message: cutLine(fmt.Sprint(ev.Err), retryErrorBytes),
 		NextAttemptAt: metav1.NewTime(ev.Time.Add(ev.Backoff)),
 	}
-}
-
-// retryCode is the code of a failed attempt that is retried: the event
-// carries none (the executor sets one when a component fails for good),
-// so it is told from the error, as the executor tells it: an attempt that
-// ran past its timeout matches context.DeadlineExceeded.
-func retryCode(err error) runner.Code {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return runner.CodeComponentTimeout
-	}
-	return runner.CodeComponentFailed
 }
 
 // cutLine is the first line of s, cut to at most n bytes (at a rune

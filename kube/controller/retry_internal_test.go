@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
-	"github.com/hopdag/hopdag/runner"
 )
 
 // TestCutLine: a failed attempt's error is shown by its first line, cut
@@ -35,14 +32,6 @@ func TestCutLine(t *testing.T) {
 			assert.LessOrEqual(t, len(got), tc.n)
 		})
 	}
-}
-
-// TestRetryCode: an attempt that ran past its timeout is
-// COMPONENT_TIMEOUT, any other COMPONENT_FAILED.
-func TestRetryCode(t *testing.T) {
-	assert.Equal(t, runner.CodeComponentTimeout, retryCode(fmt.Errorf("apply: %w", context.DeadlineExceeded)))
-	assert.Equal(t, runner.CodeComponentFailed, retryCode(errors.New("boom")))
-	assert.Equal(t, runner.CodeComponentFailed, retryCode(nil))
 }
 
 // TestEventBudget: at most n Events a window; the first one let through
