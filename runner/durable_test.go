@@ -427,23 +427,48 @@ func TestOptionsNil(t *testing.T) {
 }
 
 // A panicking Checkpointer is a checkpoint failure: the run stops, and no
-// worker is left behind.
+// worker is left behind. The panic comes while b runs in a worker (a's
+// success is the first checkpoint after b started), so the worker must be
+// released by the halt, not merely never started.
 func TestCheckpointerPanicReleasesWorkers(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	calls := 0
+	started := make(chan struct{})
+	var panicked, bStopped atomic.Bool
 	cp := runner.CheckpointFunc(func(_ context.Context, s *runner.Status) error {
-		if calls++; calls == 3 {
-			panic("checkpointer bug")
+		select {
+		case <-started:
+			if !panicked.Swap(true) {
+				panic("checkpointer bug")
+			}
+		default:
 		}
 		return nil
 	})
-	fake := runnertest.New().Script("b", runnertest.Script{Hang: true})
-	st, err := runner.New(fake, runner.WithCheckpointer(cp), runner.WithObserver(runner.ObserverFunc(func(runner.Event) { panic("observer bug") }))).
+	run := runner.RunnerFunc(func(ctx context.Context, task runner.Task) error {
+		switch task.Component {
+		case "a":
+			<-started
+		case "b":
+			close(started)
+			<-ctx.Done()
+			bStopped.Store(true)
+			return ctx.Err()
+		}
+		return nil
+	})
+	st, err := runner.New(run, runner.WithCheckpointer(cp), runner.WithObserver(runner.ObserverFunc(func(runner.Event) { panic("observer bug") }))).
 		Execute(t.Context(), plan1(t, c("a"), c("b"), c("c", "a")), nil)
 	var pe *runner.PanicError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "checkpointer bug", pe.Value)
 	assert.Equal(t, runner.CodeCheckpointFailed, st.Code)
+	assert.True(t, panicked.Load(), "the checkpointer panicked while b ran")
+	assert.True(t, bStopped.Load(), "b, running when the checkpointer panicked, saw its ctx end before Execute returned")
+	for _, cs := range st.Hops[0].Components {
+		if cs.Name == "c" {
+			assert.NotEqual(t, runner.Succeeded, cs.Phase, "c started after the checkpoint failure")
+		}
+	}
 }
 
 // A resumed run that succeeds does not keep the earlier run's failure.
