@@ -89,6 +89,24 @@ func testLarge(t *testing.T, env Env) {
 	s.Phase = runner.Succeeded
 	require.NoError(t, a.Commit(t.Context(), l.Token, s, nil))
 	requireStatus(t, env.Open(), s)
+	if env.Raw == nil {
+		return
+	}
+	// No record grows with the run, and snapshots bound the journal.
+	sizes, total := map[string]int{}, 0
+	for _, name := range env.Raw.Names() {
+		sizes[name] = len(env.Raw.Read(name))
+		total += sizes[name]
+	}
+	if env.Journal == "" {
+		for name, n := range sizes {
+			assert.LessOrEqual(t, n, 1<<20, "record %s after a %d-component run: %d bytes, want at most 1 MiB (etcd refuses requests over 1.5 MiB, Kubernetes objects over about 1 MiB)", name, n, n)
+		}
+	} else {
+		bound := max(1<<20, sizes[state.SnapshotFile]) + 256<<10
+		assert.LessOrEqual(t, sizes[env.Journal], bound, "%s after a %d-component run with a %d-byte snapshot: %d bytes, want at most %d (a snapshot is written once the journal outgrows it)", env.Journal, n, sizes[state.SnapshotFile], sizes[env.Journal], bound)
+	}
+	t.Logf("after %d commits of a %d-component run: %d records, %d bytes", rounds+2, n, len(sizes), total)
 }
 
 // testTornJournal cuts the journal at every byte of its last line, as a
@@ -166,8 +184,9 @@ func testCorruption(t *testing.T, env Env) {
 			h := env.Open()
 			_, loadErr := h.Load(t.Context())
 			commitErr := h.Commit(t.Context(), l.Token, s, advance(s.DeepCopy(), 0, 1))
+			saveErr := h.Save(t.Context(), l.Token, s)
 			_, acqErr := h.Acquire(t.Context(), "b", env.TTL)
-			errs := map[string]error{"Load": loadErr, "Commit": commitErr, "Acquire": acqErr}
+			errs := map[string]error{"Load": loadErr, "Commit": commitErr, "Save": saveErr, "Acquire": acqErr}
 			found := false
 			for op, err := range errs {
 				var ce *state.CorruptError
@@ -184,6 +203,7 @@ func testCorruption(t *testing.T, env Env) {
 			assert.True(t, found, "no call reported %s corrupt: %v", name, errs)
 			assert.Equal(t, bad, env.Raw.Read(name), "a call wrote over the corrupt %s", name)
 			assert.Error(t, commitErr, "Commit over a corrupt %s", name)
+			assert.Error(t, saveErr, "Save over a corrupt %s: a whole status written over it would hide the damage", name)
 		})
 	}
 }
