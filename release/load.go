@@ -109,10 +109,19 @@ func LoadDir(dir string) (*Catalog, error) {
 func Load(fsys fs.FS) (*Catalog, error) { return load(fsys, true) }
 
 // load is Load, with the fast path of parsing (fastParse) or without it.
-func load(fsys fs.FS, fast bool) (*Catalog, error) {
-	var ps problems
-	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &ps, dec: newDecoder(&ps), fast: fast,
+func load(fsys fs.FS, fast bool) (*Catalog, error) { return newLoader(fast).load(fsys) }
+
+func newLoader(fast bool) *loader {
+	ps := &problems{}
+	return &loader{c: &Catalog{}, sn: newSpecNodes(), ps: ps, dec: newDecoder(ps), fast: fast,
 		broken: map[brokenKey]Source{}, manifests: map[string]bool{}}
+}
+
+// load reads fsys into l's catalog. A catalog without problems has each
+// of its documents parsed once: l.sn parses a document again only to
+// locate a problem in it.
+func (l *loader) load(fsys fs.FS) (*Catalog, error) {
+	ps := l.ps
 	files, _, err := walk(fsys, func(p string, err error) { ps.add(Problem{File: p, Message: err.Error()}) })
 	if err != nil {
 		return nil, fmt.Errorf("release: reading catalog: %w", err)
@@ -120,11 +129,11 @@ func load(fsys fs.FS, fast bool) (*Catalog, error) {
 	l.parseAndDecode(fsys, files)
 	l.dropManifests()
 	l.c.Releases, l.c.Components, l.c.Paths = l.releases.all(), l.components.all(), l.paths.all()
-	loadManifests(fsys, l.c, l.sn, &ps)
-	checkCharts(fsys, l.c, l.sn, &ps)
-	validate(l.c, l.sn, l.broken, &ps)
-	validateCycles(l.c, l.sn, &ps)
-	validateBeforeAll(l.c, l.sn, &ps)
+	loadManifests(fsys, l.c, l.sn, ps)
+	checkCharts(fsys, l.c, l.sn, ps)
+	validate(l.c, l.sn, l.broken, ps)
+	validateCycles(l.c, l.sn, ps)
+	validateBeforeAll(l.c, l.sn, ps)
 	if err := ps.err(); err != nil {
 		return nil, err
 	}

@@ -214,7 +214,7 @@ func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *proble
 	seenRel := make(map[trackKey]*Release, len(c.Releases))
 	for i := range c.Releases {
 		r := &c.Releases[i]
-		checkTrackName(r.Track, sn.at(r.Source, "track"), ps)
+		checkTrackName(r.Track, func() Problem { return sn.at(r.Source, "track") }, ps)
 		if r.Version.IsZero() {
 			ps.add(sn.at(r.Source).with("release has no version", "set spec.version, e.g. v26.06"))
 			continue
@@ -239,7 +239,7 @@ func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *proble
 	}
 	listed := map[trackKey]listedVersion{}
 	for i := range c.Paths {
-		checkTrackName(c.Paths[i].Track, sn.at(c.Paths[i].Source, "track"), ps)
+		checkTrackName(c.Paths[i].Track, func() Problem { return sn.at(c.Paths[i].Source, "track") }, ps)
 		validatePath(c, &c.Paths[i], sn, broken, listed, ps)
 	}
 }
@@ -256,7 +256,7 @@ func trackNameChar(r rune) bool {
 // empty name, the default track, is valid.
 func CheckTrackName(track string) error {
 	var ps problems
-	checkTrackName(track, Problem{}, &ps)
+	checkTrackName(track, func() Problem { return Problem{} }, &ps)
 	if len(ps.list) == 0 {
 		return nil
 	}
@@ -267,8 +267,9 @@ func CheckTrackName(track string) error {
 // trackNameChars: a track is written in step names (TRACK=VERSION,
 // HOP/COMPONENT/PHASE) and in states across tracks
 // (track=version,track=version), which "/", "=", "," or a space would
-// make ambiguous.
-func checkTrackName(track string, at Problem, ps *problems) {
+// make ambiguous. at gives where the name is written; it is called only
+// for a bad name, since finding the place parses the document again.
+func checkTrackName(track string, at func() Problem, ps *problems) {
 	i := strings.IndexFunc(track, func(r rune) bool { return !trackNameChar(r) })
 	if i < 0 {
 		return
@@ -280,7 +281,7 @@ func checkTrackName(track string, at Problem, ps *problems) {
 		}
 		return '-'
 	}, track)
-	ps.add(at.with(
+	ps.add(at().with(
 		fmt.Sprintf("track %q holds %q; a track name takes only %s (it is written in step names, TRACK=VERSION and HOP/COMPONENT/PHASE, and in states, track=version,track=version)", track, string(r), trackNameChars),
 		fmt.Sprintf("rename the track, e.g. %s, here and wherever it is named", fixed)))
 }
