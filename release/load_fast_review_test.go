@@ -1,6 +1,8 @@
 package release
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +102,10 @@ func TestFastParseReview(t *testing.T) {
 }
 
 // TestFastParseLinear: the time fastParse takes grows linearly with the
-// length of a line of many nodes, ASCII or not.
+// length of a line of many nodes, ASCII or not. 16 times the items may
+// take up to 64 times as long (quadratic would be 256): the machine is
+// shared, so a pair of timings is taken up to three times, and one pair
+// within the bound passes.
 func TestFastParseLinear(t *testing.T) {
 	if testing.Short() {
 		t.Skip("times parses")
@@ -110,6 +115,7 @@ func TestFastParseLinear(t *testing.T) {
 			s := "a: [" + strings.Repeat(item+", ", n) + "z]\n"
 			a := &nodeArena{}
 			best := time.Duration(1 << 62)
+			runtime.GC()
 			for range 5 {
 				start := time.Now()
 				if _, _, ok := fastParse(s, a, nil); !ok {
@@ -121,10 +127,18 @@ func TestFastParseLinear(t *testing.T) {
 			return best
 		}
 		timeOf(1000)
-		small, large := timeOf(4000), timeOf(64000)
-		t.Logf("%q: %v for 4,000 items, %v for 64,000", item, small, large)
-		if large > 64*small {
-			t.Errorf("%q: %v for 4,000 items, %v for 64,000: more than linear", item, small, large)
+		var tries []string
+		linear := false
+		for range 3 {
+			small, large := timeOf(8000), timeOf(128000)
+			tries = append(tries, fmt.Sprintf("%v for 8,000 items, %v for 128,000", small, large))
+			if linear = large <= 64*small; linear {
+				break
+			}
+		}
+		t.Logf("%q: %s", item, strings.Join(tries, "; "))
+		if !linear {
+			t.Errorf("%q: %s: more than linear in each try (want at most 64 times as long for 16 times the items)", item, strings.Join(tries, "; "))
 		}
 	}
 }
