@@ -93,8 +93,16 @@ func WithVerifyKey(v Verification, certs ...*x509.Certificate) Option {
 	return func(c *Client) { c.verification, c.verifyCerts = v, certs }
 }
 
-// WithLogger logs pulls, cache use and fallbacks (default: discard).
-func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.logger = l } }
+// WithLogger logs pulls, cache use and fallbacks (default, and nil:
+// discard).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *Client) {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		c.logger = l
+	}
+}
 
 // repository opens a registry repository with credentials and the
 // transport's rules.

@@ -159,3 +159,11 @@ spec:
 	require.NoError(t, err)
 	assert.Equal(t, []string{"c.yaml", "m/config.tpl", "m/traffic.tpl"}, files)
 }
+
+// WithLogger(nil) means the default, a logger that discards, as it does
+// for runner and state: a nil *slog.Logger would crash the first log.
+func TestWithLoggerNil(t *testing.T) {
+	c := New(WithLogger(nil))
+	require.NotNil(t, c.logger, "New(WithLogger(nil)).logger")
+	c.logger.Info("discarded")
+}

@@ -100,8 +100,15 @@ func WithParallelism(n int) Option { return func(c *config) { c.parallel = max(n
 // from the goroutine that called them.
 func WithReporter(report func(ChangeSet)) Option { return func(c *config) { c.report = report } }
 
-// WithLogger sets the logger (default: discard).
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+// WithLogger sets the logger (default, and nil: discard).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		c.log = l
+	}
+}
 
 // New returns an Applier for the API server of cfg (from
 // controller-runtime's manager.GetConfig(), or clientcmd). cfg is copied;

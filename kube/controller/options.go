@@ -54,5 +54,12 @@ func WithHolder(name string) Option { return func(r *Reconciler) { r.holder = na
 // WithLeaseTTL sets the store lock's TTL (default 15s).
 func WithLeaseTTL(d time.Duration) Option { return func(r *Reconciler) { r.ttl = d } }
 
-// WithLogger sets the logger (default: discard).
-func WithLogger(l *slog.Logger) Option { return func(r *Reconciler) { r.logger = l } }
+// WithLogger sets the logger (default, and nil: discard).
+func WithLogger(l *slog.Logger) Option {
+	return func(r *Reconciler) {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		r.logger = l
+	}
+}

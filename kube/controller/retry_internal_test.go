@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
@@ -81,4 +82,12 @@ func TestRetryingText(t *testing.T) {
 	list, n = retries{}.list()
 	assert.Nil(t, list)
 	assert.Zero(t, n)
+}
+
+// WithLogger(nil) means the default, a logger that discards, as it does
+// for runner and state: a nil *slog.Logger would crash the first log.
+func TestWithLoggerNil(t *testing.T) {
+	r := New(nil, nil, nil, WithLogger(nil))
+	require.NotNil(t, r.logger, "New(..., WithLogger(nil)).logger")
+	r.logger.Info("discarded")
 }
