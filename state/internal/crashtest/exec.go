@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hopdag/hopdag/components"
@@ -21,6 +22,11 @@ type ExecConfig struct {
 	Dir    string
 	Script string
 	TTL    time.Duration
+	// Guard runs the command under components.WithGuard, its lock file in
+	// Dir, and waits for a killed predecessor's guards before resuming, as
+	// hopdag run does: the command's whole process group dies with the
+	// coordinator, not only its first process.
+	Guard bool
 }
 
 // acquire takes the lock, waiting for a killed holder's lease to expire
@@ -54,7 +60,15 @@ func ExecUpgrade(ctx context.Context, cfg ExecConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	exec := runner.New(components.NewExec(), runner.WithCheckpointer(state.Checkpointer(store, lease)))
+	var opts []components.ExecOption
+	if cfg.Guard {
+		lock := filepath.Join(cfg.Dir, "commands.lock")
+		if err := components.WaitGuards(runCtx, lock, time.Minute, nil); err != nil {
+			return err
+		}
+		opts = append(opts, components.WithGuard(lock))
+	}
+	exec := runner.New(components.NewExec(opts...), runner.WithCheckpointer(state.Checkpointer(store, lease)))
 	if _, err := exec.Execute(runCtx, execPlan(cfg), prev); err != nil {
 		return err
 	}

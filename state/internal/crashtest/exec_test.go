@@ -36,6 +36,23 @@ if [ "$(wc -l < "$DIR/pids")" -ge 2 ]; then exit 0; fi
 exec sleep 30
 `
 
+// groupScript is execScript for a command of two processes: its first
+// run starts a child in the background and waits for it, so that the
+// parent-death signal of the command's first process alone would leave
+// the child running.
+const groupScript = `
+for p in $(cat "$DIR/pids" 2>/dev/null); do
+  st=$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)
+  if [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]; then echo "$p $st" >> "$DIR/overlap"; fi
+done
+echo $$ >> "$DIR/starts"
+if [ "$(wc -l < "$DIR/starts")" -ge 2 ]; then exit 0; fi
+sleep 30 &
+echo $! >> "$DIR/pids"
+echo $$ >> "$DIR/pids"
+wait
+`
+
 func startExecChild(t *testing.T, cfg ExecConfig) *exec.Cmd {
 	t.Helper()
 	b, err := json.Marshal(cfg)
@@ -53,19 +70,39 @@ func startExecChild(t *testing.T, cfg ExecConfig) *exec.Cmd {
 // the command again only after the old process is gone: never two copies
 // of one step at once.
 func TestCrashExec(t *testing.T) {
+	crashExec(t, ExecConfig{Script: execScript, TTL: 2 * time.Second}, 1)
+}
+
+// TestCrashExecGuard is TestCrashExec with a command of two processes (a
+// shell and the child it waits for) under the guard, as hopdag run runs
+// commands: the whole process group dies with the coordinator, and the
+// next coordinator's attempt starts only after both processes are gone.
+func TestCrashExecGuard(t *testing.T) {
+	crashExec(t, ExecConfig{Script: groupScript, TTL: 2 * time.Second, Guard: true}, 2)
+}
+
+// crashExec runs cfg's coordinator, SIGKILLs it once the command's first
+// attempt has recorded its procs pids, runs a second coordinator to the
+// end, and checks that the second attempt overlapped nothing of the first.
+func crashExec(t *testing.T, cfg ExecConfig, procs int) {
 	if testing.Short() {
 		t.Skip("starts coordinator processes; run it without -short")
 	}
 	dir := t.TempDir()
 	// The second coordinator waits for the first's lease to expire (2s,
 	// plus the skew allowance): no harness help here.
-	cfg := ExecConfig{Dir: dir, Script: execScript, TTL: 2 * time.Second}
+	cfg.Dir = dir
 	first := startExecChild(t, cfg)
-	var pid1 int
+	var pids1 []int
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "pids"))
-		pid1, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return pid1 > 0
+		pids1 = pids1[:0]
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				pids1 = append(pids1, p)
+			}
+		}
+		return len(pids1) >= procs
 	}, time.Minute, 5*time.Millisecond, "the first coordinator never started the command")
 	time.Sleep(20 * time.Millisecond) // into the exec of sleep
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
@@ -86,12 +123,11 @@ func TestCrashExec(t *testing.T) {
 	if err == nil {
 		t.Errorf("the second attempt started while the first still ran (pid state): %s", overlap)
 	}
-	pids, err := os.ReadFile(filepath.Join(dir, "pids"))
-	require.NoError(t, err)
-	assert.Len(t, strings.Fields(string(pids)), 2, "command starts")
-	if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid1) + "/stat"); err == nil {
-		f := strings.Fields(string(st))
-		assert.Contains(t, []string{"Z", "X"}, f[2], "the first command (pid %d) outlived its coordinator", pid1)
+	for _, pid := range pids1 {
+		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+			f := strings.Fields(string(st))
+			assert.Contains(t, []string{"Z", "X"}, f[2], "a process of the first command (pid %d) outlived its coordinator", pid)
+		}
 	}
 	f, err := state.OpenFile(dir)
 	require.NoError(t, err)
