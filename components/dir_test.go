@@ -14,6 +14,7 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
 )
 
 func withYAML(o components.Object, yaml string) components.Object {
@@ -180,4 +181,55 @@ func TestDirIdentityHasGroup(t *testing.T) {
 	require.Len(t, invs, 1)
 	assert.Equal(t, components.Inventory{Instance: "default", Component: "backup", Version: "v2.0",
 		Objects: []components.Ref{{Group: "example.com", Version: "v1", Kind: "Backup", Namespace: "ns", Name: "b"}}}, invs[0])
+}
+
+// TestDirPruneRegressions runs the three prune defects' regression tests
+// (TestManifestPruneDefaultedNamespace, TestManifestPruneNeedsNoOldValues,
+// TestManifestSharedObject) on the Dir applier, which shares the
+// Recorder's inventory logic: what is left on disk is what a cluster
+// would hold.
+func TestDirPruneRegressions(t *testing.T) {
+	ctx := context.Background()
+	t.Run("namespace defaulted in v1, written out in v2", func(t *testing.T) {
+		root := t.TempDir()
+		m := components.NewManifest(components.NewDir(root))
+		from := manifestCV("app", "v1.0", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\n")
+		to := manifestCV("app", "v2.0", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app, namespace: default}\n")
+		require.NoError(t, m.Run(ctx, task(nil, from, nil)))
+		require.NoError(t, m.Run(ctx, task(from, to, nil)))
+		assert.Contains(t, listDir(t, root), "default/deployment.apps_app.yaml", "v2's Deployment, the object v1 applied, is not pruned")
+	})
+	t.Run("a value only the old templates used", func(t *testing.T) {
+		root := t.TempDir()
+		d := components.NewDir(root)
+		from := manifestCV("app", "v1.0.0", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mirror, namespace: ns}\ndata: {url: '{{ .Values.legacyMirror }}'}\n")
+		to := manifestCV("app", "v1.1.0", configMap)
+		require.NoError(t, components.NewManifest(d, components.WithValues(map[string]any{"legacyMirror": "old.local"})).Run(ctx, task(nil, from, nil)))
+		require.NoError(t, components.NewManifest(d).Run(ctx, task(from, to, nil)), "the values of v1.1.0 lack legacyMirror")
+		files := listDir(t, root)
+		assert.Contains(t, files, "ns/configmap_a.yaml")
+		assert.NotContains(t, files, "ns/configmap_mirror.yaml", "v1.0.0's ConfigMap pruned from the inventory, without rendering v1.0.0 again")
+	})
+	t.Run("an object two components render", func(t *testing.T) {
+		root := t.TempDir()
+		m := components.NewManifest(components.NewDir(root))
+		ns := "apiVersion: v1\nkind: Namespace\nmetadata: {name: platform}\n"
+		cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: platform}\n"
+		b1 := manifestCV("b", "v1.0", ns+"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: platform}\n")
+		require.NoError(t, m.Run(ctx, task(nil, b1, nil)))
+		a1 := manifestCV("a", "v1.0", ns+"---\n"+cm)
+		err := m.Run(ctx, task(nil, a1, nil))
+		require.Error(t, err, "a applies the Namespace that b applied")
+		assert.True(t, runner.IsPermanent(err), "refused for good: %v", err)
+		assert.ErrorContains(t, err, "Namespace platform")
+		// a without the Namespace, then a version of a without anything in
+		// platform: b's Namespace and ConfigMap stay.
+		a2 := manifestCV("a", "v2.0", cm)
+		require.NoError(t, m.Run(ctx, task(a1, a2, nil)))
+		require.NoError(t, m.Run(ctx, task(a2, manifestCV("a", "v3.0", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: apps}\n"), nil)))
+		files := listDir(t, root)
+		assert.Contains(t, files, "_cluster/namespace_platform.yaml", "b's Namespace")
+		assert.Contains(t, files, "platform/configmap_b.yaml", "b's ConfigMap")
+		assert.NotContains(t, files, "platform/configmap_cfg.yaml", "a's ConfigMap, pruned by v3.0")
+	})
 }
