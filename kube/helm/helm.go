@@ -264,7 +264,7 @@ func (r *Runner) Run(ctx context.Context, t runner.Task) error {
 		in.Timeout, in.WaitStrategy = timeoutOf(cv), kube.StatusWatcherStrategy
 		in.Labels, in.Description = labels, "hopdag: install "+cv.Key()
 		if _, err := in.RunWithContext(ctx, ch, vals); err != nil {
-			return fmt.Errorf("helm: %s: install release %s/%s: %w", cv.Key(), ns, name, err)
+			return fmt.Errorf("helm: %s: install release %s/%s: %w%s", cv.Key(), ns, name, err, waited(ctx, cfg, name))
 		}
 		return nil
 	}
@@ -272,9 +272,21 @@ func (r *Runner) Run(ctx context.Context, t runner.Task) error {
 	up.Namespace, up.Timeout, up.WaitStrategy = ns, timeoutOf(cv), kube.StatusWatcherStrategy
 	up.Labels, up.Description = labels, "hopdag: upgrade to "+cv.Key()
 	if _, err := up.RunWithContext(ctx, name, ch, vals); err != nil {
-		return fmt.Errorf("helm: %s: upgrade release %s/%s: %w", cv.Key(), ns, name, err)
+		return fmt.Errorf("helm: %s: upgrade release %s/%s: %w%s", cv.Key(), ns, name, err, waited(ctx, cfg, name))
 	}
 	return nil
+}
+
+// waited is "; " and what was not ready (unready) when ctx ended, as it
+// does when Helm's wait outlasts the component's timeout; else "".
+func waited(ctx context.Context, cfg *action.Configuration, name string) string {
+	if ctx.Err() == nil {
+		return ""
+	}
+	if s := unready(cfg, name); s != "" {
+		return "; " + s
+	}
+	return ""
 }
 
 // Validate loads cv's chart, so that a chart reference that does not
