@@ -134,6 +134,22 @@ func TestPullRefusals(t *testing.T) {
 			wantMsg: "signature verification failed",
 		},
 		{
+			name: "tampered signature",
+			setup: func(t *testing.T, ref string, p *bundle.Pushed) {
+				// A verified pull fills a cache, which says which blob is
+				// the signature; then its bytes change in the registry.
+				cache := t.TempDir()
+				_, err := client(t, bundle.WithCache(cache), bundle.WithVerifyKey(bundle.VerifyRequired, good.certs...)).Pull(ctx, ref)
+				require.NoError(t, err, "the pull before the signature is tampered with")
+				path := r.BlobPath(readCache(t, cache, p.Digest.String()).sigDigest)
+				data, err := os.ReadFile(path)
+				require.NoError(t, err)
+				data[len(data)/2] ^= 0xff
+				require.NoError(t, os.WriteFile(path, data, 0o644))
+			},
+			wantIs: bundle.ErrDigest, wantMsg: "tampered or corrupt): failed to perform \"Push\" on destination: signature sha256:",
+		},
+		{
 			name:    "missing signature",
 			setup:   func(t *testing.T, ref string, _ *bundle.Pushed) { pushUnsigned(t, ref) },
 			verify:  []bundle.Option{bundle.WithVerifyKey(bundle.VerifyRequired, good.certs...)},

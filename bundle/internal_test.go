@@ -105,6 +105,31 @@ func TestIsLocalhost(t *testing.T) {
 	}
 }
 
+// Plain HTTP is for localhost only, or for every registry when asked
+// (WithPlainHTTP): a registry elsewhere is spoken to over HTTPS.
+func TestPlainHTTPRule(t *testing.T) {
+	dir := t.TempDir() // an empty Docker config: no credentials needed
+	cfg := filepath.Join(dir, "config.json")
+	require.NoError(t, os.WriteFile(cfg, []byte("{}"), 0o600))
+	for _, tc := range []struct {
+		registry string
+		opts     []Option
+		want     bool
+	}{
+		{"localhost:5000", nil, true},
+		{"127.0.0.1:5000", nil, true},
+		{"registry.example", nil, false},
+		{"10.0.0.1:5000", nil, false},
+		{"registry.example", []Option{WithPlainHTTP()}, true},
+		{"10.0.0.1:5000", []Option{WithPlainHTTP()}, true},
+	} {
+		c := New(append([]Option{WithDockerConfig(cfg)}, tc.opts...)...)
+		repo, err := c.repository(Location{Registry: tc.registry, Repository: "catalog"})
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, repo.PlainHTTP, "PlainHTTP of %s with %d options", tc.registry, len(tc.opts))
+	}
+}
+
 // unpack refuses what a catalog archive must not hold.
 func TestUnpackRefuses(t *testing.T) {
 	for _, tc := range []struct {
