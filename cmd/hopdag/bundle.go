@@ -233,7 +233,8 @@ func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		pos, rest = append(pos, fs.Arg(0)), fs.Args()[1:]
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "hopdag bundle %s: %v\n", sub, err)
+		// In the command line's terms, as every command's errors (message).
+		fmt.Fprintf(stderr, "hopdag bundle %s: %s\n", sub, message(err))
 		return exitInvalid
 	}
 	if len(pos) != nargs {

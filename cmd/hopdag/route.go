@@ -164,6 +164,7 @@ var cliTerms = strings.NewReplacer(
 	"or take it over with apply.WithTakeOver", "or take it over with --take-over",
 	"; start a new run with an empty status", "; its status is final: start over with a new --state (or delete what the old one holds)",
 	"(WithCache and WithCacheFallback; the CLI's --cache-fallback)", "(--cache-fallback)",
+	"(VerifyOptional; the CLI's --verify optional)", "(--verify optional)",
 )
 
 // cliText is a library message in the command line's terms.
