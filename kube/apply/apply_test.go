@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hopdag/hopdag/components"
@@ -155,6 +158,10 @@ func TestApplyComponent(t *testing.T) {
 	}
 	assert.Equal(t, rvs, resourceVersions(t, ns, group), "a re-apply writes nothing")
 
+	// A finalizer of the test's own keeps the ConfigMap v2 prunes
+	// Terminating, whatever the propagation and whether or not a garbage
+	// collector runs, so that the finalizers its delete adds can be read.
+	hold(t, configmaps, ns, "web-config")
 	require.NoError(t, m.Run(ctx, task(v1, v2)))
 	assert.Equal(t, []string{
 		"CustomResourceDefinition.apiextensions.k8s.io widgets." + group + " unchanged",
@@ -169,6 +176,14 @@ func TestApplyComponent(t *testing.T) {
 	og, _, _ := unstructured.NestedInt64(dep.Object, "status", "observedGeneration")
 	assert.Equal(t, dep.GetGeneration(), og, "the prune came after the new Deployment was ready")
 	assert.False(t, live(t, configmaps, ns, "web-config"), "the dropped ConfigMap is pruned")
+	pruned := get(t, configmaps, ns, "web-config")
+	require.NotNil(t, pruned, "the test's finalizer holds the pruned ConfigMap")
+	assert.NotNil(t, pruned.GetDeletionTimestamp(), "the pruned ConfigMap is being deleted")
+	// The API server adds foregroundDeletion for a delete with
+	// propagationPolicy Foreground only (orphan for Orphan, none for
+	// Background).
+	assert.Contains(t, pruned.GetFinalizers(), metav1.FinalizerDeleteDependents, "the prune's delete propagates in the foreground: finalizers %v", pruned.GetFinalizers())
+	assert.NotContains(t, pruned.GetFinalizers(), metav1.FinalizerOrphanDependents)
 	assert.True(t, live(t, serviceAccs, ns, "web"))
 	assert.True(t, live(t, gvr(group, "v1", "widgets"), ns, "w1"))
 
@@ -177,6 +192,33 @@ func TestApplyComponent(t *testing.T) {
 	require.Len(t, invs, 1)
 	assert.Equal(t, "v1.1.0", invs[0].Version)
 	assert.Len(t, invs[0].Objects, 4)
+}
+
+// testFinalizer is the finalizer hold puts on an object.
+const testFinalizer = "test.hopdag.io/hold"
+
+// hold adds testFinalizer to an object, so that a delete leaves it
+// Terminating with the finalizers the delete added, and takes it off again
+// when the test ends.
+func hold(t *testing.T, r schema.GroupVersionResource, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	ri := dyn.Resource(r).Namespace(ns)
+	u, err := ri.Get(ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	u.SetFinalizers(append(u.GetFinalizers(), testFinalizer))
+	_, err = ri.Update(ctx, u, metav1.UpdateOptions{})
+	require.NoError(t, err, "add finalizer %s to %s %s/%s", testFinalizer, r.Resource, ns, name)
+	t.Cleanup(func() {
+		u, err := ri.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		require.NoError(t, err)
+		u.SetFinalizers(slices.DeleteFunc(u.GetFinalizers(), func(f string) bool { return f == testFinalizer }))
+		_, err = ri.Update(ctx, u, metav1.UpdateOptions{})
+		assert.NoError(t, err, "remove finalizer %s from %s %s/%s", testFinalizer, r.Resource, ns, name)
+	})
 }
 
 // resourceVersions returns the resourceVersion of every object of appV.
@@ -288,68 +330,94 @@ func TestConflict(t *testing.T) {
 	assert.Equal(t, "fast", get(t, configmaps, ns, "cfg").Object["data"].(map[string]any)["mode"])
 }
 
-// TestReadyTimeout: a Deployment whose status says it is not available
-// (the test writes it, as the controller would for pods that never start)
-// times the health check out with an error naming it, its kstatus message
-// and its conditions; a custom resource checked for Ready=True is ready
-// once the test writes that condition.
+// TestReadyTimeout: a health check that selects two objects, a Deployment
+// whose status says it is not available (the test writes it, as the
+// controller would for pods that never start) and a custom resource whose
+// controller reports Ready=False, times out with an error naming both,
+// each with its kstatus message and its conditions; a custom resource
+// checked for Ready=True is ready once the test writes that condition.
 func TestReadyTimeout(t *testing.T) {
 	ns := namespace(t)
 	group := ns + ".example.com"
 	a, _ := newApplier(t, ns)
 	m := components.NewManifest(a, components.WithInstance(ns))
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
 
-	c := cv("web", "v1.0", ns, deployment("web:1"), release.HealthCheck{Name: "web-ready",
-		Timeout: release.D(3 * time.Second), Interval: release.D(100 * time.Millisecond), Params: map[string]string{"kind": "Deployment.apps"}})
-	go func() {
+	// The check selects by name: the Deployment and the Widget, both "web",
+	// not the CRD. The Widget's group is not the one of the second part's
+	// CRD, which another component applies.
+	slow := "slow." + group
+	c := cv("web", "v1.0", ns, fmt.Sprintf(crd, "widget", slow)+"---\n"+deployment("web:1")+"---\napiVersion: "+slow+"/v1\nkind: Widget\nmetadata: {name: web}\n",
+		release.HealthCheck{Name: "web-ready", Timeout: release.D(3 * time.Second), Interval: release.D(100 * time.Millisecond), Params: map[string]string{"name": "web"}})
+	wg.Go(func() {
 		// The Deployment controller's view: one replica, none available.
-		for range 100 {
-			u, err := dyn.Resource(deployments).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
-			if err != nil {
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
+		setStatus(ctx, deployments, ns, "web", func(u *unstructured.Unstructured) map[string]any {
 			now := time.Now().UTC().Format(time.RFC3339)
-			u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(), "replicas": int64(1), "updatedReplicas": int64(1), "unavailableReplicas": int64(1),
+			return map[string]any{"observedGeneration": u.GetGeneration(), "replicas": int64(1), "updatedReplicas": int64(1), "unavailableReplicas": int64(1),
 				"conditions": []any{map[string]any{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable", "message": "Deployment does not have minimum availability.", "lastUpdateTime": now, "lastTransitionTime": now}}}
-			if _, err := dyn.Resource(deployments).Namespace(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err == nil {
-				return
-			}
-		}
-	}()
+		})
+	})
+	wg.Go(func() {
+		// The Widget controller's view: not ready, and saying why.
+		setStatus(ctx, gvr(slow, "v1", "widgets"), ns, "web", func(u *unstructured.Unstructured) map[string]any {
+			return map[string]any{"observedGeneration": u.GetGeneration(),
+				"conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "Provisioning", "message": "waiting for 3 backends"}}}
+		})
+	})
 	err := m.Run(ctx, task(nil, c))
 	require.ErrorIs(t, err, components.ErrNotReady)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	ue, ok := errors.AsType[*apply.UnreadyError](err)
 	require.True(t, ok, "the timeout carries the last reason: %v", err)
-	require.Len(t, ue.Objects, 1)
-	assert.Equal(t, "Deployment.apps "+ns+"/web", ue.Objects[0].Object.String())
-	assert.Equal(t, "InProgress", ue.Objects[0].Status)
-	assert.Contains(t, ue.Objects[0].Conditions, "Available=False (MinimumReplicasUnavailable: Deployment does not have minimum availability.)")
-	assert.Regexp(t, `health check web-ready not ready after 3s \(\d+ polls\): apply: 1 object not ready: Deployment\.apps `+ns+`/web: InProgress: .+ \[Available=False \(MinimumReplicasUnavailable: Deployment does not have minimum availability\.\)\]`, err.Error())
+	assert.Equal(t, "web-ready", ue.Check)
+	assert.False(t, ue.Failed)
+	require.Len(t, ue.Objects, 2, "the Deployment and the Widget, not the CRD: %v", err)
+	dep, widget := ue.Objects[0], ue.Objects[1]
+	assert.Equal(t, "Deployment.apps "+ns+"/web", dep.Object.String())
+	assert.Equal(t, "InProgress", dep.Status)
+	assert.Equal(t, "Available: 0/1", dep.Message, "kstatus counts the available replicas")
+	assert.Equal(t, []string{"Available=False (MinimumReplicasUnavailable: Deployment does not have minimum availability.)"}, dep.Conditions)
+	assert.Equal(t, "Widget."+slow+" "+ns+"/web", widget.Object.String())
+	assert.Equal(t, "InProgress", widget.Status)
+	assert.Equal(t, "waiting for 3 backends", widget.Message, "kstatus takes the Ready=False condition's message")
+	assert.Equal(t, []string{"Ready=False (Provisioning: waiting for 3 backends)"}, widget.Conditions)
+	assert.Regexp(t, `^components: web v1\.0: ready: health check web-ready not ready after 3s \(\d+ polls\): apply: 2 objects not ready: `+
+		`Deployment\.apps `+ns+`/web: InProgress: Available: 0/1 \[Available=False \(MinimumReplicasUnavailable: Deployment does not have minimum availability\.\)\]; `+
+		`Widget\.`+regexp.QuoteMeta(slow)+` `+ns+`/web: InProgress: waiting for 3 backends \[Ready=False \(Provisioning: waiting for 3 backends\)\]$`, err.Error())
 
 	// A custom resource with a named condition.
 	w := cv("widget", "v1.0", ns, fmt.Sprintf(crd, "widget", group)+"---\napiVersion: "+group+"/v1\nkind: Widget\nmetadata: {name: w1}\n",
 		release.HealthCheck{Name: "widget-ready", Timeout: release.D(30 * time.Second), Interval: release.D(50 * time.Millisecond),
 			Params: map[string]string{"kind": "Widget", "condition": "Ready=True"}})
-	go func() {
+	wg.Go(func() {
 		// The widget controller's view: ready after a moment.
 		time.Sleep(300 * time.Millisecond)
-		for range 100 {
-			u, err := dyn.Resource(gvr(group, "v1", "widgets")).Namespace(ns).Get(ctx, "w1", metav1.GetOptions{})
-			if err == nil {
-				u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Done"}}}
-				if _, err := dyn.Resource(gvr(group, "v1", "widgets")).Namespace(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err == nil {
-					return
-				}
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
+		setStatus(ctx, gvr(group, "v1", "widgets"), ns, "w1", func(*unstructured.Unstructured) map[string]any {
+			return map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Done"}}}
+		})
+	})
 	start := time.Now()
 	require.NoError(t, m.Run(ctx, task(nil, w)))
 	assert.Greater(t, time.Since(start), 250*time.Millisecond, "waited for the Ready condition")
+}
+
+// setStatus writes the status an object's controller would, computed from
+// the object read: it tries until the object exists and the write
+// succeeds, or ctx ends.
+func setStatus(ctx context.Context, r schema.GroupVersionResource, ns, name string, status func(*unstructured.Unstructured) map[string]any) {
+	ri := dyn.Resource(r).Namespace(ns)
+	for ctx.Err() == nil {
+		u, err := ri.Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			u.Object["status"] = status(u)
+			if _, err = ri.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err == nil {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestDryRun: a dry run reports created, configured, unchanged and pruned

@@ -17,10 +17,11 @@ import (
 // compiles here and needs a cluster to run.
 //
 // snippet:start
-func operator(ctx context.Context, plan *runner.Plan) error {
-	// Server-side apply as "cluster-version-operator", inventories in
-	// hopdag-system, objects labelled as instance "prod-eu-1".
-	applier, err := apply.New(ctrl.GetConfigOrDie(), apply.WithFieldManager("cluster-version-operator"))
+func operator(ctx context.Context, mgr ctrl.Manager, plan *runner.Plan) error {
+	// Server-side apply through the manager's API server, as
+	// "cluster-version-operator", inventories in hopdag-system, objects
+	// labelled as instance "prod-eu-1".
+	applier, err := apply.New(mgr.GetConfig(), apply.WithFieldManager("cluster-version-operator"))
 	if err != nil {
 		return err
 	}

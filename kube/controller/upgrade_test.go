@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -108,6 +109,30 @@ func TestUpgradeEndToEnd(t *testing.T) {
 	rs := eventReasons(t, c, ns)
 	assert.Equal(t, 1, countOf(rs, "UpgradeStarted"), "events %v", rs)
 	assert.Zero(t, countOf(rs, "UpgradeFailed"), "events %v", rs)
+	// Their notes: each hop, once, with its duration; then the upgrade's.
+	const dur = `((?:\d+h)?(?:\d+m)?\d+(?:\.\d+)?m?s)` // time.Duration.String of a duration rounded to the millisecond
+	upgraded := regexp.MustCompile(`^upgraded v26\.06-rc\.2 -> v26\.09 in ` + dur + `$`)
+	notes := eventNotes(t, c, ns, "UpgradeCompleted")
+	require.Len(t, notes, 1)
+	m := upgraded.FindStringSubmatch(notes[0])
+	require.NotNil(t, m, "UpgradeCompleted note %q, want it to match %s", notes[0], upgraded)
+	total, err := time.ParseDuration(m[1])
+	require.NoError(t, err)
+	hopDone := regexp.MustCompile(`^hop ([1-3]) of 3 (\S+ -> \S+) completed in ` + dur + `$`)
+	hops := map[string]string{}
+	for _, n := range eventNotes(t, c, ns, "HopCompleted") {
+		m := hopDone.FindStringSubmatch(n)
+		if !assert.NotNil(t, m, "HopCompleted note %q, want it to match %s", n, hopDone) {
+			continue
+		}
+		assert.NotContains(t, hops, m[1], "hop %s completed twice", m[1])
+		hops[m[1]] = m[2]
+		d, err := time.ParseDuration(m[3])
+		if assert.NoError(t, err) {
+			assert.LessOrEqual(t, d, total, "hop %s took %s, the whole upgrade %s", m[1], d, total)
+		}
+	}
+	assert.Equal(t, map[string]string{"1": st.Plan.Hops[0], "2": st.Plan.Hops[1], "3": st.Plan.Hops[2]}, hops, "HopCompleted notes name the plan's hops")
 	t.Logf("status writes for the 3-hop upgrade: %d", op.r.StatusWrites())
 
 	// kubectl's printer columns.
