@@ -66,8 +66,9 @@ func (k *Keeper) Lease() Lease {
 // Stop stops refreshing, cancels the keeper's context (with cause
 // context.Canceled unless it was already done) and waits for the keeper's
 // goroutines, including a refresh in flight, which is cancelled through
-// its ctx. It does not release the lease: call Lock.Release with Lease()
-// for that. Stop is idempotent.
+// its ctx (one the backend took all the same is kept: Lease() returns
+// it). It does not release the lease: call Lock.Release with Lease() for
+// that. Stop is idempotent.
 func (k *Keeper) Stop() {
 	k.cancel(context.Canceled)
 	<-k.done
@@ -104,6 +105,12 @@ func (k *Keeper) loop(ctx context.Context, expiry, tick <-chan time.Time) {
 		}
 		lease := k.Lease()
 		next, expired, err := k.refresh(ctx, lease, expiry)
+		if !expired && err == nil {
+			// Kept even when Stop came meanwhile: the lock holds it now.
+			k.mu.Lock()
+			k.lease = next
+			k.mu.Unlock()
+		}
 		switch {
 		case expired:
 			return // refresh has cancelled the run
@@ -117,9 +124,6 @@ func (k *Keeper) loop(ctx context.Context, expiry, tick <-chan time.Time) {
 				"holder", lease.Holder, "token", lease.Token, "expires", lease.Expires, "error", err)
 			tick = k.clock.After(retryInterval(lease.TTL))
 		default:
-			k.mu.Lock()
-			k.lease = next
-			k.mu.Unlock()
 			expiry = k.clock.After(next.Expires.Sub(k.clock.Now()) - Margin(next.TTL))
 			tick = k.clock.After(interval(next.TTL))
 		}
@@ -154,7 +158,9 @@ func (k *Keeper) refresh(ctx context.Context, lease Lease, expiry <-chan time.Ti
 		return Lease{}, true, nil
 	case <-ctx.Done():
 		cancel()
-		<-res
+		if r := <-res; r.err == nil {
+			return r.lease, false, nil // the backend took it before the cancel
+		}
 		return Lease{}, false, ctx.Err()
 	}
 }

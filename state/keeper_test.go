@@ -24,7 +24,7 @@ const wait = time.Minute
 type scriptedLock struct {
 	*state.Memory
 	calls chan string
-	mode  atomic.Value // string: "", "fail", "fence", "hang"
+	mode  atomic.Value // string: "", "fail", "fence", "hang", "late"
 }
 
 func newScriptedLock(m *state.Memory) *scriptedLock {
@@ -44,6 +44,10 @@ func (l *scriptedLock) Refresh(ctx context.Context, lease state.Lease) (state.Le
 	case "hang":
 		<-ctx.Done()
 		return state.Lease{}, ctx.Err()
+	case "late":
+		// Sent before the cancel, and taken by the backend all the same.
+		<-ctx.Done()
+		return l.Memory.Refresh(context.WithoutCancel(ctx), lease)
 	}
 	return l.Memory.Refresh(ctx, lease)
 }
@@ -155,6 +159,22 @@ func TestKeeperStopCancelsHungRefresh(t *testing.T) {
 	clock.Advance(10 * time.Second)
 	assert.Equal(t, "hang", <-lock.calls)
 	k.Stop() // returns: the hung refresh saw its ctx cancelled
+}
+
+// A refresh that succeeds although Stop cancelled it (the backend took
+// the request before the cancel) is kept: Lease() then says the lease
+// the lock holds, for the Release (and the audit record) that follows.
+func TestKeeperStopKeepsLateRefresh(t *testing.T) {
+	clock, lock, _, k := startKeeper(t, 30*time.Second)
+	before := k.Lease()
+	lock.mode.Store("late")
+	require.True(t, clock.WaitForTimers(2, wait))
+	clock.Advance(10 * time.Second)
+	assert.Equal(t, "late", <-lock.calls)
+	k.Stop()
+	after := k.Lease()
+	assert.True(t, after.Expires.After(before.Expires), "Lease() after Stop expires %v, want the late refresh's expiry, after %v", after.Expires, before.Expires)
+	assert.NoError(t, lock.Release(t.Context(), after), "Release of the lease the lock holds")
 }
 
 // The keeper cancels the run Margin before the lease's expiry when no
