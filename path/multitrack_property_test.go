@@ -17,18 +17,32 @@ import (
 
 // Property test of ResolveState against an independent model: every state
 // of generated two- and three-track catalogs (deprecated edges and versions,
-// and a channel on some tracks) enumerated, the moves between allowed states
-// found from each track's reference graph, the cheapest
-// (deprecated, hops) cost to the target states by Bellman-Ford, and the
-// documented preference (smallest change, constraining track, highest
-// version) applied greedily over the moves that keep the cost optimal.
+// prereleases, blocked rules, a channel on some tracks, prereleases allowed
+// or not) enumerated, the moves between allowed states found from each
+// track's reference graph (blocked ranges closing every version they cover,
+// prereleases included; the prerelease rule chosen per track and query),
+// the cheapest (deprecated, hops) cost to the target states by
+// Bellman-Ford, and the documented preference (smallest change,
+// constraining track, highest version) applied greedily over the moves that
+// keep the cost optimal.
 
 type mtCase struct {
 	c      *release.Catalog
 	tracks []string // in the documented order
 	gs     []*refGraph
+	// The reference graphs per track: full, and when the prerelease rule
+	// can apply to the track (no channel on it, prereleases not allowed),
+	// ga, which enters no prerelease (nil otherwise). gs holds the ones a
+	// query searches (forQuery).
+	full, ga []*refGraph
 }
 
+// genMultiTrack generates a catalog of two or three tracks: GA versions,
+// patches and release candidates (v1.2-rc.1 before v1.2), allowing rules
+// (exact, ranges, some deprecated) and blocked rules (exact, and ranges,
+// `< v1.2` or `>= v1.0, < v1.2`, which cover the release candidates inside
+// them that no allowing range admits), a channel on every track but the
+// first, and supports constraints from each track to the next.
 func genMultiTrack(rng *rand.Rand) (*release.Catalog, error) {
 	names := []string{"a", "b", "c"}[:2+rng.IntN(2)]
 	var rels []release.Release
@@ -38,23 +52,67 @@ func genMultiTrack(rng *rand.Rand) (*release.Catalog, error) {
 		n := 2 + rng.IntN(4)
 		var pool []string
 		for m := 0; len(pool) < n; m++ {
+			if rng.IntN(2) == 0 {
+				pool = append(pool, fmt.Sprintf("v%d.%d-rc.1", 1+m/3, m%3))
+				if len(pool) == n {
+					break
+				}
+			}
 			pool = append(pool, fmt.Sprintf("v%d.%d", 1+m/3, m%3))
 			if rng.IntN(4) == 0 && len(pool) < n {
 				pool = append(pool, fmt.Sprintf("v%d.%d.1", 1+m/3, m%3))
 			}
 		}
+		n = len(pool)
 		pools[tr] = pool
-		var rules []release.Rule
-		for range rng.IntN(3 * n) {
-			from := pool[rng.IntN(n)]
-			if rng.IntN(3) == 0 {
-				from = ">= " + pool[rng.IntN(n)] + ", < " + pool[rng.IntN(n)]
+		pick := func() string { return pool[rng.IntN(n)] }
+		var rcs []string
+		for _, x := range pool {
+			if strings.Contains(x, "-rc.") {
+				rcs = append(rcs, x)
 			}
-			r := rule(from, pool[rng.IntN(n)])
+		}
+		// An exact end is a release candidate more often than its share: a
+		// route through one is what the prerelease rule forbids.
+		end := func() string {
+			if len(rcs) > 0 && rng.IntN(2) == 0 {
+				return rcs[rng.IntN(len(rcs))]
+			}
+			return pick()
+		}
+		var rules []release.Rule
+		// Steps to the next version, some: chains that pass through the
+		// release candidates.
+		for i := 1; i < n; i++ {
+			if rng.IntN(2) == 0 {
+				rules = append(rules, rule(pool[i-1], pool[i]))
+			}
+		}
+		for range rng.IntN(3 * n) {
+			from := end()
+			if rng.IntN(3) == 0 {
+				from = ">= " + pick() + ", < " + pick()
+			}
+			r := rule(from, end())
 			if rng.IntN(5) == 0 {
 				r.Deprecated = "old"
 			}
 			rules = append(rules, r)
+		}
+		for range rng.IntN(4) {
+			var from string
+			switch rng.IntN(3) {
+			case 0:
+				from = pick()
+			case 1:
+				from = "< " + pick()
+			default:
+				from = ">= " + pick() + ", < " + pick()
+			}
+			r := rule(from, pick(), blocked("blocked"))
+			// Anywhere in catalog order: a blocked rule closes its edges
+			// wherever it comes.
+			rules = slices.Insert(rules, rng.IntN(len(rules)+1), r)
 		}
 		var infos []release.VersionInfo
 		for _, ver := range pool {
@@ -68,7 +126,6 @@ func genMultiTrack(rng *rand.Rand) (*release.Catalog, error) {
 			infos = append(infos, vi)
 		}
 		paths = append(paths, release.UpgradePath{Name: tr, Track: tr, Rules: rules, Versions: infos})
-		_ = ti
 	}
 	for ti, tr := range names {
 		for _, ver := range pools[tr] {
@@ -76,8 +133,20 @@ func genMultiTrack(rng *rand.Rand) (*release.Catalog, error) {
 			// A track constrains the next one, sometimes.
 			if ti+1 < len(names) && rng.IntN(3) > 0 {
 				other := pools[names[ti+1]]
-				lo, hi := other[rng.IntN(len(other))], other[rng.IntN(len(other))]
-				r.Supports = map[string]release.Constraint{names[ti+1]: release.MustParseConstraint(">= " + lo + ", <= " + hi)}
+				i, j := rng.IntN(len(other)), rng.IntN(len(other))
+				if i > j && rng.IntN(4) > 0 { // an empty range, sometimes
+					i, j = j, i
+				}
+				cons := ">= " + other[i] + ", <= " + other[j]
+				// The range admits only the release candidates it names;
+				// sometimes name the others too, so that routes through
+				// them are allowed.
+				for _, x := range other {
+					if strings.Contains(x, "-rc.") && rng.IntN(2) == 0 {
+						cons += " || " + x
+					}
+				}
+				r.Supports = map[string]release.Constraint{names[ti+1]: release.MustParseConstraint(cons)}
 			}
 			rels = append(rels, r)
 		}
@@ -85,7 +154,7 @@ func genMultiTrack(rng *rand.Rand) (*release.Catalog, error) {
 	return release.NewCatalog(rels, nil, paths)
 }
 
-func newMTCase(c *release.Catalog, channel string) *mtCase {
+func newMTCase(c *release.Catalog, channel string, prereleases bool) *mtCase {
 	m := &mtCase{c: c, tracks: c.Tracks()}
 	constrains := func(t string) bool {
 		for _, r := range c.Releases {
@@ -105,18 +174,73 @@ func newMTCase(c *release.Catalog, channel string) *mtCase {
 		return cmp.Compare(a, b)
 	})
 	for _, t := range m.tracks {
-		o := refOpts{track: t, prereleases: true}
+		o := refOpts{track: t, prereleases: prereleases}
 		if slices.Contains(c.Channels(t), channel) {
 			o.channel = channel // a channel applies to the tracks that have it
 		}
-		m.gs = append(m.gs, newRefGraph(c, o, false))
+		gs := newRefGraphs(c, o) // ga only without a channel and prereleases
+		m.full, m.ga = append(m.full, gs.all), append(m.ga, gs.ga)
 	}
+	m.gs = m.full
 	return m
+}
+
+// forQuery returns the case a query from src to dst (-1: free) searches:
+// the prerelease rule applies per track, so a track with no channel, when
+// prereleases are not allowed, that starts on a GA version and is not
+// targeted at a prerelease enters no prerelease; the others may enter any.
+// It reports whether the rule applies to some track.
+func (m *mtCase) forQuery(src mtState, dst []int) (*mtCase, bool) {
+	q := *m
+	q.gs = slices.Clone(m.full)
+	applies := false
+	for t, ga := range m.ga {
+		versions := m.full[t].versions
+		if ga == nil || versions[src[t]].Prerelease() != "" || dst[t] >= 0 && versions[dst[t]].Prerelease() != "" {
+			continue
+		}
+		if slices.ContainsFunc(versions, func(x release.Version) bool { return x.Prerelease() != "" }) {
+			q.gs[t], applies = ga, true
+		}
+	}
+	return &q, applies
+}
+
+// coversOnly counts the edges from a prerelease that a blocked range closes
+// though it does not admit that prerelease (Covers, not Check), and that an
+// allowing rule gives: the edges a blocked range would leave open if it
+// matched as allowing ranges do.
+func coversOnly(c *release.Catalog, track string) int {
+	n := 0
+	rules := c.Rules(track)
+	for _, x := range c.TrackVersions(track) {
+		if x.Prerelease() == "" {
+			continue
+		}
+		for _, b := range rules {
+			if b.Blocked == "" || !b.From.Covers(x) || b.From.Check(x) || !x.Less(b.To) {
+				continue
+			}
+			if slices.ContainsFunc(rules, func(r release.Rule) bool {
+				return r.Blocked == "" && r.To.Equal(b.To) && r.From.Check(x)
+			}) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 type mtState []int // node per track, in m.tracks order
 
-func (m *mtCase) key(s mtState) string { return fmt.Sprint([]int(s)) }
+// key numbers the states in the order all lists them.
+func (m *mtCase) key(s mtState) int {
+	k := 0
+	for t, g := range m.gs {
+		k = k*len(g.versions) + s[t]
+	}
+	return k
+}
 
 func (m *mtCase) allowed(s mtState) bool {
 	for t, tr := range m.tracks {
@@ -169,7 +293,8 @@ func (m *mtCase) all() []mtState {
 func (m *mtCase) best(src mtState, dst []int) []string {
 	states := m.all()
 	inf := refCost{1 << 30, 1 << 30}
-	cost := map[string]refCost{}
+	cost := make([]refCost, len(states))
+	moves := make([][]mtMove, len(states)) // by key; states are in key order
 	isTarget := func(s mtState) bool {
 		for t, d := range dst {
 			if d >= 0 && s[t] != d {
@@ -178,22 +303,23 @@ func (m *mtCase) best(src mtState, dst []int) []string {
 		}
 		return true
 	}
-	for _, s := range states {
-		cost[m.key(s)] = inf
-		if isTarget(s) && (m.allowed(s) || m.key(s) == m.key(src)) {
-			cost[m.key(s)] = refCost{}
+	for k, s := range states {
+		cost[k] = inf
+		if isTarget(s) && (m.allowed(s) || k == m.key(src)) {
+			cost[k] = refCost{}
 		}
+		moves[k] = m.moves(s)
 	}
 	for range len(states) {
 		changed := false
-		for _, s := range states {
-			for _, mv := range m.moves(s) {
+		for k := range states {
+			for _, mv := range moves[k] {
 				cn := cost[m.key(mv.next)]
 				if cn == inf {
 					continue
 				}
-				if c := (refCost{cn.dep + mv.dep, cn.hops + 1}); c.less(cost[m.key(s)]) {
-					cost[m.key(s)], changed = c, true
+				if c := (refCost{cn.dep + mv.dep, cn.hops + 1}); c.less(cost[k]) {
+					cost[k], changed = c, true
 				}
 			}
 		}
@@ -209,7 +335,7 @@ func (m *mtCase) best(src mtState, dst []int) []string {
 		// Per track the highest tight move, then between tracks the
 		// smallest change, then the first track.
 		best := map[int]mtMove{}
-		for _, mv := range m.moves(s) {
+		for _, mv := range moves[m.key(s)] {
 			cn := cost[m.key(mv.next)]
 			if cn == inf || (refCost{cn.dep + mv.dep, cn.hops + 1}) != cost[m.key(s)] {
 				continue
@@ -246,18 +372,30 @@ func (m *mtCase) size(s mtState, mv mtMove) int {
 }
 
 func TestPropertyResolveState(t *testing.T) {
-	routes := 0
-	for seed := range uint64(iterations(t, 300, 60)) {
+	// What the generated cases exercise, checked at the end so that the
+	// property cannot hold vacuously.
+	var routes, preRoutes, gaRuleQueries, gaRuleChanged, covered int
+	seeds := iterations(t, 300, 60)
+	for seed := range uint64(seeds) {
 		rng := rand.New(rand.NewPCG(seed, 0x57a7e))
 		c, err := genMultiTrack(rng)
 		require.NoError(t, err, "seed %d", seed)
 		channel := ""
-		opts := []path.Option{path.AllowPrereleases()}
+		var opts []path.Option
+		prereleases := rng.IntN(2) == 0
+		if prereleases {
+			opts = append(opts, path.AllowPrereleases())
+		}
 		if len(c.Channels("b")) > 0 && rng.IntN(2) == 0 {
 			channel = "stable"
 			opts = append(opts, path.WithChannel(channel))
 		}
-		m := newMTCase(c, channel)
+		m := newMTCase(c, channel, prereleases)
+		var desc strings.Builder
+		for _, tr := range m.tracks {
+			fmt.Fprintf(&desc, "track %s: %s", tr, describe(c, tr))
+			covered += coversOnly(c, tr)
+		}
 		states := m.all()
 		for range 20 {
 			src := states[rng.IntN(len(states))]
@@ -265,8 +403,11 @@ func TestPropertyResolveState(t *testing.T) {
 			to := path.State{}
 			for i := range dst {
 				dst[i] = -1
-				if rng.IntN(3) > 0 {
-					dst[i] = rng.IntN(len(m.gs[i].versions))
+				if n := len(m.gs[i].versions); rng.IntN(3) > 0 {
+					dst[i] = rng.IntN(n)
+					if rng.IntN(2) == 0 { // an upgrade or none, more often
+						dst[i] = src[i] + rng.IntN(n-src[i])
+					}
 					to[m.tracks[i]] = m.gs[i].versions[dst[i]]
 				}
 			}
@@ -274,8 +415,15 @@ func TestPropertyResolveState(t *testing.T) {
 			for i, n := range src {
 				from[m.tracks[i]] = m.gs[i].versions[n]
 			}
-			msg := fmt.Sprintf("seed %d: %s -> %s channel %q", seed, from, to, channel)
-			want := m.best(src, dst)
+			msg := fmt.Sprintf("seed %d: %s -> %s channel %q prereleases %v\n%s", seed, from, to, channel, prereleases, desc.String())
+			q, gaRule := m.forQuery(src, dst)
+			want := q.best(src, dst)
+			if gaRule {
+				gaRuleQueries++
+				if !slices.Equal(want, m.best(src, dst)) {
+					gaRuleChanged++
+				}
+			}
 			r, err := path.ResolveState(c, from, to, opts...)
 			if want == nil {
 				require.ErrorIs(t, err, path.ErrNoRoute, msg)
@@ -287,20 +435,35 @@ func TestPropertyResolveState(t *testing.T) {
 			routes++
 			require.Equal(t, want, steps(r), msg)
 			// Every hop is a usable edge of its track, every state entered
-			// allowed (checked independently of the reference's moves).
+			// allowed (checked independently of the reference's moves), and
+			// a track the prerelease rule applies to enters no prerelease.
 			at := slices.Clone(src)
+			enters := false
 			for _, h := range r.Hops {
 				ti := slices.Index(m.tracks, h.Track)
-				g := m.gs[ti]
+				g := q.gs[ti]
 				e := g.edges[[2]int{at[ti], g.index(h.To)}]
 				require.True(t, e != nil && e.usable, "%s: hop %s is not a usable edge", msg, h)
+				require.False(t, e.blocked, "%s: hop %s takes a blocked edge", msg, h)
 				at[ti] = g.index(h.To)
-				require.True(t, m.allowed(at), "%s: hop %s enters a state that is not allowed", msg, h)
+				require.True(t, q.allowed(at), "%s: hop %s enters a state that is not allowed", msg, h)
+				if h.To.Prerelease() != "" {
+					enters = true
+					require.False(t, q.gs[ti] == m.ga[ti], "%s: hop %s enters a prerelease between GA versions", msg, h)
+				}
+			}
+			if enters {
+				preRoutes++
 			}
 			require.Equal(t, strings.Join(want, ";"), strings.Join(steps(r), ";"), msg)
 		}
 	}
-	require.Greater(t, routes, 100, "routes found (the generator should make many)")
+	t.Logf("%d routes, %d entering a prerelease; the prerelease rule applied to %d queries and changed %d answers; %d prerelease edges closed by a blocked range only through Covers",
+		routes, preRoutes, gaRuleQueries, gaRuleChanged, covered)
+	require.Greater(t, routes, seeds, "routes found (the generator should make many)")
+	require.Greater(t, preRoutes, seeds/10, "routes entering a prerelease")
+	require.GreaterOrEqual(t, gaRuleChanged, seeds/30, "answers the prerelease rule changes")
+	require.Greater(t, covered, seeds/15, "prerelease edges blocked by a range that does not admit them")
 }
 
 // With one track, ResolveState finds the route Resolve finds.
