@@ -177,6 +177,35 @@ func TestLoadProblemCaps(t *testing.T) {
 	}
 }
 
+// A file past the per-file cap lists its problems of the lowest lines,
+// whatever order they were found in: a document's top-level keys are
+// checked before its spec, and here the unknown top-level keys come after
+// the spec's in the text. The summary sits at the first line not listed.
+func TestLoadProblemCapKeepsFirstLines(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata: {name: r}\nspec:\n  version: v1.0\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "  specKey%03d: x\n", i) // lines 6..105
+	}
+	for i := range 100 {
+		fmt.Fprintf(&b, "topKey%03d: x\n", i) // lines 106..205
+	}
+	_, err := release.Load(fstest.MapFS{"r.yaml": {Data: []byte(b.String())}})
+	var le *release.LoadError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, 100, le.Omitted)
+	var lines []int
+	for _, p := range le.Problems {
+		lines = append(lines, p.Line)
+	}
+	require.Len(t, lines, 101, "100 problems and the summary")
+	for i, line := range lines[:100] {
+		assert.Equal(t, 6+i, line, "problem %d is at line %d, want the spec's keys (lines 6 to 105) listed first", i, line)
+	}
+	assert.Equal(t, 106, lines[100], "the summary's line: the first problem not listed")
+	assert.Contains(t, le.Problems[100].Message, "and 100 more problems in this file")
+}
+
 // TestLoadNestingLimit: YAML nested deeper than yaml.v3's 10,000 levels is
 // reported with the limit.
 func TestLoadNestingLimit(t *testing.T) {

@@ -14,11 +14,16 @@ const (
 	maxProblems        = 1000
 )
 
-// problems collects Problems; its zero value is ready to use.
+// problems collects Problems; its zero value is ready to use. A file past
+// its cap keeps the problems of its lowest lines, whatever order they were
+// found in (Load checks a document's top-level keys before its spec), so
+// that the listed ones are the first a reader meets and the summary sits
+// at the first line not listed.
 type problems struct {
-	list   []Problem
-	listed int            // problems in list, summaries aside
-	files  map[string]int // problems listed per file
+	list    []Problem
+	listed  int            // problems in list, summaries aside
+	files   map[string]int // problems listed per file
+	maxLine map[string]int // the highest line listed per file
 	// over holds, per file past its cap, how many problems were not
 	// listed and the line of the first; rest the same past the total cap.
 	over     map[string]*omitted
@@ -33,16 +38,13 @@ type omitted struct{ n, line int }
 // build it.
 func (ps *problems) room(file string, line int) bool {
 	if ps.files == nil {
-		ps.files, ps.over = map[string]int{}, map[string]*omitted{}
+		ps.files, ps.maxLine, ps.over = map[string]int{}, map[string]int{}, map[string]*omitted{}
 	}
 	switch {
+	case ps.files[file] >= maxProblemsPerFile && line < ps.maxLine[file]:
+		return true // add lists it in place of the file's last listed problem
 	case ps.files[file] >= maxProblemsPerFile:
-		o := ps.over[file]
-		if o == nil {
-			o = &omitted{line: line}
-			ps.over[file] = o
-		}
-		o.n++
+		ps.omit(file, line)
 		return false
 	case ps.listed >= maxProblems:
 		if ps.rest.n == 0 {
@@ -54,14 +56,52 @@ func (ps *problems) room(file string, line int) bool {
 	return true
 }
 
+// omit counts a problem of file at line as not listed.
+func (ps *problems) omit(file string, line int) {
+	o := ps.over[file]
+	if o == nil {
+		o = &omitted{line: line}
+		ps.over[file] = o
+	}
+	o.n++
+	o.line = min(o.line, line)
+}
+
 // add lists p; call room first when building p costs anything.
 func (ps *problems) add(p Problem) {
 	if !ps.room(p.File, p.Line) {
 		return
 	}
+	if ps.files[p.File] >= maxProblemsPerFile {
+		ps.evict(p.File)
+	}
 	ps.files[p.File]++
 	ps.listed++
 	ps.list = append(ps.list, p)
+	ps.maxLine[p.File] = max(ps.maxLine[p.File], p.Line)
+}
+
+// evict takes the listed problem of file at its highest line out of the
+// list, counted as omitted. It scans the list (at most maxProblems), and
+// it happens only for a problem found above one listed, at most
+// maxProblemsPerFile times per pass of Load's checks over the file.
+func (ps *problems) evict(file string) {
+	last, top := -1, -1
+	for i, p := range ps.list {
+		if p.File == file && p.Line >= top {
+			last, top = i, p.Line
+		}
+	}
+	ps.list = slices.Delete(ps.list, last, last+1)
+	ps.files[file]--
+	ps.listed--
+	ps.omit(file, top)
+	ps.maxLine[file] = 0
+	for _, p := range ps.list {
+		if p.File == file {
+			ps.maxLine[file] = max(ps.maxLine[file], p.Line)
+		}
+	}
 }
 
 // drop removes the problems of files (listed and counted).
@@ -78,6 +118,7 @@ func (ps *problems) drop(files map[string]bool) {
 	ps.list = kept
 	for f := range files {
 		delete(ps.over, f)
+		delete(ps.maxLine, f)
 	}
 }
 
