@@ -277,10 +277,11 @@ func (r *Runner) Run(ctx context.Context, t runner.Task) error {
 	return nil
 }
 
-// waited is "; " and what was not ready (unready) when ctx ended, as it
-// does when Helm's wait outlasts the component's timeout; else "".
+// waited is "; " and what was not ready (unready) when ctx's deadline
+// passed, as it does when Helm's wait outlasts the component's timeout;
+// else "" (a cancelled run stops without reading more).
 func waited(ctx context.Context, cfg *action.Configuration, name string) string {
-	if ctx.Err() == nil {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return ""
 	}
 	if s := unready(cfg, name); s != "" {

@@ -15,7 +15,7 @@ import (
 
 // unreadyWait bounds the reads that describe what was not ready: the
 // task's ctx is done by then.
-const unreadyWait = 10 * time.Second
+const unreadyWait = 5 * time.Second
 
 // unready lists, for the error of an install or upgrade whose ctx ended
 // during Helm's wait, the objects of the release's last revision that
