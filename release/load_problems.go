@@ -25,7 +25,8 @@ type problems struct {
 	files   map[string]int // problems listed per file
 	maxLine map[string]int // the highest line listed per file
 	// over holds, per file past its cap, how many problems were not
-	// listed and the line of the first; rest the same past the total cap.
+	// listed and the lowest line of them; rest, past the total cap, how
+	// many and where the first was found.
 	over     map[string]*omitted
 	rest     omitted
 	restFile string
