@@ -107,7 +107,8 @@ func quickest(small, large func()) (time.Duration, time.Duration) {
 // plain yaml.v3 Node parse of the same bytes does in the same run, about
 // 8x (quadratic would be 16x, twice more again): the ratio of the two
 // growths cancels the machine's speed. The machine may be busy, so the
-// measurement is taken up to three times and one within the bound passes
+// measurement is taken up to three times (five when the baseline was
+// disturbed) and one within the bound passes
 // (unless the parse itself grew more than 8x: then the baseline was
 // disturbed, and that try does not count).
 func TestLoadNearSizeCapIsLinear(t *testing.T) {
@@ -143,7 +144,8 @@ func TestLoadNearSizeCapIsLinear(t *testing.T) {
 	}, problemStrings(le))
 
 	var tries []string
-	for try := range 3 {
+	counted := 0 // tries whose baseline was not disturbed
+	for try := 0; try < 5 && counted < 3; try++ {
 		// The parse first: it allocates more than Load, so that Load
 		// finds the heap grown (growing it costs more than the work under
 		// -race, whose shadow memory grows too).
@@ -175,9 +177,16 @@ func TestLoadNearSizeCapIsLinear(t *testing.T) {
 		// A try whose parse grew more than twice as much as its bytes is
 		// void: the machine slowed the large parse, which would hide a
 		// quadratic Load.
-		if lg/pg <= bound && pg <= 2*4 {
+		if pg > 2*4 {
+			continue
+		}
+		counted++
+		if lg/pg <= bound {
 			return
 		}
+	}
+	if counted == 0 {
+		t.Skipf("the yaml.Node parse itself grew more than 8 times in every try (a disturbed machine): nothing to compare with:\n%s", strings.Join(tries, "\n"))
 	}
 	t.Errorf("Load's time grew more than %.0f times a yaml.Node parse's from %d to %d bytes (quadratic: 4), or the parse's grew more than 8 times, in every try:\n%s",
 		bound, len(in[0].data), len(in[1].data), strings.Join(tries, "\n"))

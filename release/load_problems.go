@@ -83,9 +83,11 @@ func (ps *problems) add(p Problem) {
 }
 
 // evict takes the listed problem of file at its highest line out of the
-// list, counted as omitted. It scans the list (at most maxProblems), and
-// it happens only for a problem found above one listed, at most
-// maxProblemsPerFile times per pass of Load's checks over the file.
+// list, counted as omitted. It scans the list (at most maxProblems), for
+// a problem found above one listed: at most maxProblemsPerFile times per
+// pass over a file checked in line order, once per problem where the
+// checks go in another order (releases by version: 40,000 releases
+// written newest first take 1.12 s, in order 1.14 s).
 func (ps *problems) evict(file string) {
 	last, top := -1, -1
 	for i, p := range ps.list {

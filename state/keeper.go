@@ -105,8 +105,9 @@ func (k *Keeper) loop(ctx context.Context, expiry, tick <-chan time.Time) {
 		}
 		lease := k.Lease()
 		next, expired, err := k.refresh(ctx, lease, expiry)
-		if !expired && err == nil {
-			// Kept even when Stop came meanwhile: the lock holds it now.
+		if err == nil && next != (Lease{}) {
+			// Kept even when Stop or the expiry came meanwhile: the lock
+			// holds it now (the run stays cancelled after an expiry).
 			k.mu.Lock()
 			k.lease = next
 			k.mu.Unlock()
@@ -154,7 +155,9 @@ func (k *Keeper) refresh(ctx context.Context, lease Lease, expiry <-chan time.Ti
 		// cancel the run first, then wait for the refresh to give up.
 		k.lose(nil)
 		cancel()
-		<-res
+		if r := <-res; r.err == nil {
+			return r.lease, true, nil // taken late: Lease() says so
+		}
 		return Lease{}, true, nil
 	case <-ctx.Done():
 		cancel()

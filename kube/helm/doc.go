@@ -26,8 +26,9 @@
 // cli-utils' kstatus). A failure is an error carrying Helm's message;
 // one whose timeout ended the wait also names each object of the release
 // that is not ready, with its kstatus status and message ("not ready:
-// Deployment apps/app: InProgress: Replicas: 0/1"). Helm keeps the release's history (Secrets in its namespace). Every
-// revision Run writes carries the release label [VersionLabel]
+// Deployment.apps apps/app: InProgress: Replicas: 0/1"). Helm keeps the
+// release's history (Secrets in its namespace). Every revision Run
+// writes carries the release label [VersionLabel]
 // (hopdag.io/version) with the component version it installs, and a
 // description that names it (see `helm history`).
 //

@@ -48,7 +48,7 @@ func TestHelmReadinessTimeout(t *testing.T) {
 	assert.GreaterOrEqual(t, took, 3*time.Second, "the upgrade waited for the Deployment until its timeout")
 	assert.Equal(t, runner.RolledBack, st.Phase, "run phase (%s)", st.Message)
 	cs := st.Hops[0].Components[0]
-	assert.Contains(t, cs.Error, "Deployment", "the error names what was not ready: %s", cs.Error)
+	assert.Contains(t, cs.Error, "; not ready: Deployment.apps apps/app: InProgress: Replicas: 0/1", "the error names what was not ready, with kstatus's word on it: %s", cs.Error)
 
 	kc, err := kubernetes.NewForConfig(rc)
 	require.NoError(t, err)

@@ -9,21 +9,38 @@ import (
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/kube"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/hopdag/hopdag/components"
 )
 
 // unreadyWait bounds the reads that describe what was not ready: the
-// task's ctx is done by then.
+// task's deadline has passed by then.
 const unreadyWait = 5 * time.Second
 
-// unready lists, for the error of an install or upgrade whose ctx ended
-// during Helm's wait, the objects of the release's last revision that
-// kstatus does not call Current, sorted: "Deployment apps/app: InProgress:
-// Deployment does not have minimum availability". Helm's own error then
-// says only that the context's deadline passed. It is "" when every object
-// is ready or they cannot be read (the error says so then, in brief).
+// unready lists, for the error of an install or upgrade whose deadline
+// passed during Helm's wait, the objects of the release's last revision
+// that kstatus does not call Current, sorted: "Deployment.apps apps/app:
+// InProgress: Replicas: 0/1". Helm's own error then says only that the
+// context's deadline passed. It is "" when every object is ready or they
+// cannot be read (the error says so then, in brief). Its reads run on
+// their own goroutine, given unreadyWait in all (the API server may be
+// what made the wait slow): past it the answer says so and the reads end
+// on their own.
 func unready(cfg *action.Configuration, name string) string {
+	res := make(chan string, 1)
+	go func() { res <- readUnready(cfg, name) }()
+	select {
+	case s := <-res:
+		return s
+	case <-time.After(unreadyWait):
+		return fmt.Sprintf("(what was not ready could not be read within %v)", unreadyWait)
+	}
+}
+
+func readUnready(cfg *action.Configuration, name string) string {
 	hs, err := history(cfg, name)
 	if err != nil || len(hs) == 0 {
 		return ""
@@ -44,12 +61,14 @@ func unready(cfg *action.Configuration, name string) string {
 	defer cancel()
 	var out []string
 	for _, info := range infos {
-		what := info.Mapping.GroupVersionKind.Kind + " " + info.Name
-		if info.Namespace != "" {
-			what = info.Mapping.GroupVersionKind.Kind + " " + info.Namespace + "/" + info.Name
-		}
+		gvk := info.Mapping.GroupVersionKind
+		what := components.Ref{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: info.Namespace, Name: info.Name}.String()
 		u, err := dyn.Resource(info.Mapping.Resource).Namespace(info.Namespace).Get(ctx, info.Name, metav1.GetOptions{})
-		if err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			out = append(out, what+": "+status.NotFoundStatus.String())
+			continue
+		case err != nil:
 			out = append(out, what+": "+err.Error())
 			continue
 		}
@@ -69,5 +88,5 @@ func unready(cfg *action.Configuration, name string) string {
 	if len(out) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("not ready: %s", strings.Join(out, "; "))
+	return "not ready: " + strings.Join(out, "; ")
 }
