@@ -50,7 +50,8 @@ import (
 // An unknown track gives an *UnknownTrackError listing the catalog's tracks,
 // an unknown version an *UnknownVersionError, no route a *StateNoRouteError
 // naming the track that cannot reach its target or the compatibility
-// constraints in the way. The search explores at most the product of the
+// constraints in the way, and the risks to accept and guards to override,
+// found over the states, that give a route. The search explores at most the product of the
 // tracks' reachable versions; up to 4 tracks of 65,535 versions each.
 func ResolveState(c *release.Catalog, current, target State, opts ...Option) (*Route, error) {
 	r, _, err := resolveState(c, current, target, opts)
@@ -507,8 +508,18 @@ func (m *multi) resolve() (*Route, error) {
 		}
 		m.diag = nil
 	}
+	if r := m.best(); r != nil {
+		return r, nil
+	}
+	return nil, m.noRoute()
+}
+
+// best runs the search and returns the route it picks, nil when there is
+// none.
+func (m *multi) best() *Route {
+	nodes := m.nodes[:len(m.tracks)]
 	if !m.walk() {
-		return nil, m.noRoute()
+		return nil
 	}
 	// Mark the states on a cheapest route to a target, walking back over
 	// tight arcs.
@@ -566,7 +577,7 @@ func (m *multi) resolve() (*Route, error) {
 		hops = append(hops, h)
 		u = bnext
 	}
-	return m.route(hops), nil
+	return m.route(hops)
 }
 
 // smaller reports whether moving track t to w is preferred to moving
@@ -643,17 +654,119 @@ func (m *multi) noRoute() error {
 		if !ix.walk(s, m.src[t], m.dst[t], m.q[t], false) {
 			e.Track, e.Err = m.tracks[t], ix.noRoute(s, m.src[t], m.dst[t], m.q[t])
 			ix.pool.Put(s)
+			m.relax(e) // what the track needs may not be enough for the states
 			return e
 		}
 		ix.pool.Put(s)
 	}
+	m.relax(e)
 	// Search again, recording every refusal.
 	m.diag = map[refusal]bool{}
-	m.key, m.dist, m.dep, m.levels, m.targets = nil, nil, nil, nil, nil
-	m.ids.init(1024)
+	m.reset()
 	m.walk()
 	e.Blocks = m.blocks()
 	return e
+}
+
+// reset forgets the states a search settled.
+func (m *multi) reset() {
+	m.key, m.dist, m.dep, m.levels, m.targets = nil, nil, nil, nil, nil
+	m.ids.init(1024)
+}
+
+// search runs a new search with the queries qs (one per track) and returns
+// the route it picks, nil when there is none.
+func (m *multi) search(qs []*query) *Route {
+	m.q = qs
+	m.reachable()
+	m.reset()
+	return m.best()
+}
+
+// relax finds a set of relaxations (risks to accept, guards to override)
+// that gives a route through the states: it takes those of the best route when every risk is
+// accepted and every overridable guard overridden, then drops, in route
+// order, each one without which a route still exists. What is left is
+// needed as a whole. Unlike one track's, it does not look for a smaller
+// set on another route (that would be up to 2^8 searches of the state
+// product). e.Relaxed is the route the set gives.
+func (m *multi) relax(e *StateNoRouteError) {
+	base := m.q
+	defer func() { m.q = base; m.reachable() }()
+	any := false
+	for t, ix := range m.ix {
+		any = any || len(ix.relaxations(base[t])) > 0
+	}
+	if !any {
+		return
+	}
+	all := make([]*query, len(base))
+	for t, q := range base {
+		w := *q
+		w.acceptAll, w.overrideAll = true, true
+		all[t] = &w
+	}
+	r := m.search(all)
+	if r == nil {
+		return
+	}
+	var set []Relaxation
+	for _, h := range r.Hops {
+		t := slices.Index(m.tracks, h.Track)
+		for _, x := range unaccepted(h.Risks, base[t]) {
+			if rx := (Relaxation{Kind: AcceptRisk, Name: x.Name}); !slices.Contains(set, rx) {
+				set = append(set, rx)
+			}
+		}
+		for _, g := range h.Overrides {
+			i := slices.IndexFunc(m.ix[t].guards, func(x Guard) bool { return x.Name == g })
+			if rx := (Relaxation{Kind: OverrideGuard, Name: g}); (base[t].overridden == nil || !base[t].overridden[i]) && !slices.Contains(set, rx) {
+				set = append(set, rx)
+			}
+		}
+	}
+	for i := 0; i < len(set); {
+		fewer := slices.Delete(slices.Clone(set), i, i+1)
+		if m.search(m.with(base, fewer)) != nil {
+			set = fewer
+		} else {
+			i++
+		}
+	}
+	e.Relaxed = m.search(m.with(base, set))
+	e.Relaxations = set
+	for _, x := range set {
+		if x.Kind == OverrideGuard {
+			e.Overrides = append(e.Overrides, x.Name)
+		} else {
+			e.Risks = append(e.Risks, x.Name)
+		}
+	}
+}
+
+// with returns the queries base with the relaxations set applied.
+func (m *multi) with(base []*query, set []Relaxation) []*query {
+	out := make([]*query, len(base))
+	for t, q := range base {
+		w := *q
+		w.accepted = maps.Clone(q.accepted)
+		if w.accepted == nil {
+			w.accepted = map[string]bool{}
+		}
+		w.overridden = slices.Clone(q.overridden)
+		if w.overridden == nil {
+			w.overridden = make([]bool, len(m.ix[t].guards))
+		}
+		for _, x := range set {
+			if x.Kind == AcceptRisk {
+				w.accepted[x.Name] = true
+			} else if i := slices.IndexFunc(m.ix[t].guards, func(g Guard) bool { return g.Name == x.Name }); i >= 0 {
+				w.overridden[i] = true
+			}
+		}
+		out[t] = &w
+	}
+	return out
 }
 
 func (m *multi) blocks() []Incompatibility {

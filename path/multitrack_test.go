@@ -2,6 +2,7 @@ package path_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -345,6 +346,99 @@ func TestResolveStateVersionWithoutTrack(t *testing.T) {
 			assert.Equal(t, want, r, "ResolveState(%s, %s), want the route to %s", tt.from, tt.to, tt.same)
 			for tr, v := range state(t, tt.same) {
 				assert.Equal(t, v.String(), r.ToState[tr].String(), "track %s of the route's target state %s", tr, r.ToState)
+			}
+		})
+	}
+}
+
+// twoTracks builds a catalog of tracks p and k: each p release supports the
+// k versions sup gives it; pRules and kRules are the tracks' rules.
+func twoTracks(t testing.TB, pv, kv []string, sup map[string]string, pRules, kRules []release.Rule) *release.Catalog {
+	t.Helper()
+	var rels []release.Release
+	for _, x := range pv {
+		r := release.Release{Name: "p-" + x, Version: v(x), Track: "p"}
+		if s, ok := sup[x]; ok {
+			r.Supports = map[string]release.Constraint{"k": release.MustParseConstraint(s)}
+		}
+		rels = append(rels, r)
+	}
+	for _, x := range kv {
+		rels = append(rels, release.Release{Name: "k-" + x, Version: v(x), Track: "k"})
+	}
+	c, err := release.NewCatalog(rels, nil, []release.UpgradePath{
+		{Name: "p", Track: "p", Rules: pRules},
+		{Name: "k", Track: "k", Rules: kRules},
+	})
+	require.NoError(t, err)
+	return c
+}
+
+// Regression (issue 25): when only an interleaving through a risky edge is
+// compatible, every track reaches its target alone, and the error said only
+// that compatibility blocks every sequence. The relaxations are found over
+// the states: a minimal set, each needed, in route order, with the route
+// it gives.
+func TestResolveStateRelaxations(t *testing.T) {
+	pv, kv := []string{"v1.0.0", "v2.0.0"}, []string{"v1.0", "v1.1", "v1.2"}
+	sup := map[string]string{"v1.0.0": ">= v1.0, < v1.2", "v2.0.0": ">= v1.1"}
+	tests := []struct {
+		name           string
+		pRules, kRules []release.Rule
+		opts           []path.Option
+		want           []string // the relaxations; nil: none gives a route
+		relaxed        []string
+		text           string
+	}{
+		{
+			name:   "a risky edge of one track",
+			pRules: []release.Rule{rule("v1.0.0", "v2.0.0")},
+			kRules: []release.Rule{rule("v1.0", "v1.2"), rule("v1.0", "v1.1", risks("etcd-migration")), rule("v1.1", "v1.2")},
+			want:   []string{"accept risk etcd-migration"}, relaxed: []string{"k v1.1", "p v2.0.0", "k v1.2"},
+			text: "path: no route from k=v1.0,p=v1.0.0 to k=v1.2,p=v2.0.0: every track reaches its target, but compatibility blocks every sequence; accept risk etcd-migration to get a route; the constraints in the way: ",
+		},
+		{
+			name:   "risks of two tracks, an unneeded one left out",
+			pRules: []release.Rule{rule("v1.0.0", "v2.0.0", risks("major"))},
+			kRules: []release.Rule{rule("v1.0", "v1.2", risks("skip")), rule("v1.0", "v1.1", risks("etcd-migration")), rule("v1.1", "v1.2")},
+			opts:   []path.Option{path.AcceptRisks("skip")},
+			want:   []string{"accept risk etcd-migration", "accept risk major"}, relaxed: []string{"k v1.1", "p v2.0.0", "k v1.2"},
+			text: "accept risks etcd-migration and major, together, to get a route",
+		},
+		{
+			name:   "no relaxation helps",
+			pRules: []release.Rule{rule("v1.0.0", "v2.0.0")},
+			kRules: []release.Rule{rule("v1.0", "v1.2"), rule("v1.0", "v1.1", blocked("no")), rule("v1.1", "v1.2")},
+			text:   "every track reaches its target, but compatibility blocks every sequence: ",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := twoTracks(t, pv, kv, sup, tt.pRules, tt.kRules)
+			from, to := state(t, "p=v1.0.0,k=v1.0"), state(t, "p=v2.0.0,k=v1.2")
+			_, err := path.ResolveState(c, from, to, tt.opts...)
+			var se *path.StateNoRouteError
+			require.True(t, errors.As(err, &se), "ResolveState(%s, %s) = %v, want a *StateNoRouteError", from, to, err)
+			var got []string
+			for _, r := range se.Relaxations {
+				got = append(got, r.String())
+			}
+			assert.Equal(t, tt.want, got, "ResolveState(%s, %s): relaxations", from, to)
+			assert.Contains(t, err.Error(), tt.text)
+			if tt.want == nil {
+				assert.Nil(t, se.Relaxed)
+				return
+			}
+			require.NotNil(t, se.Relaxed, "the route the relaxations give")
+			assert.Equal(t, tt.relaxed, steps(se.Relaxed))
+			// The relaxations give that route, and each one is needed.
+			r, err := path.ResolveState(c, from, to, append(slices.Clone(tt.opts), path.AcceptRisks(se.Risks...))...)
+			require.NoError(t, err, "with %v", se.Risks)
+			assert.Equal(t, tt.relaxed, steps(r))
+			for i := range se.Risks {
+				fewer := slices.Delete(slices.Clone(se.Risks), i, i+1)
+				_, err := path.ResolveState(c, from, to, append(slices.Clone(tt.opts), path.AcceptRisks(fewer...))...)
+				assert.ErrorIs(t, err, path.ErrNoRoute, "accepting %v only, want no route", fewer)
 			}
 		})
 	}

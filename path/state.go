@@ -208,6 +208,17 @@ type StateNoRouteError struct {
 	Blocks []Incompatibility `json:"blocks,omitempty" yaml:"blocks,omitempty"`
 	// States is how many states the search explored.
 	States int `json:"states" yaml:"states"`
+	// Relaxations is a set of relaxations that together give a route
+	// through allowed states (more than a track's own Err may name: that
+	// says what the track needs alone): each one is needed (dropping any
+	// one gives no route), in the order of the route's hops. Empty when
+	// none gives a route.
+	Relaxations []Relaxation `json:"relaxations,omitempty" yaml:"relaxations,omitempty"`
+	// Risks and Overrides are the names in Relaxations, by kind.
+	Risks     []string `json:"risks,omitempty" yaml:"risks,omitempty"`
+	Overrides []string `json:"overrides,omitempty" yaml:"overrides,omitempty"`
+	// Relaxed is the route Relaxations give; nil when there is none.
+	Relaxed *Route `json:"relaxed,omitempty" yaml:"relaxed,omitempty"`
 }
 
 // Error says what blocks the route.
@@ -223,6 +234,9 @@ func (e *StateNoRouteError) Explain(text RelaxationText) string {
 		if errors.As(e.Err, &nr) {
 			msg = nr.Explain(text)
 		}
+		if len(e.Relaxations) > 0 { // what gives a route through the states comes first
+			head += ": " + relaxationText(text)(e.Relaxations, true)
+		}
 		return head + ": track " + e.Track + " cannot reach its target: " + strings.TrimPrefix(msg, "path: ")
 	}
 	var parts []string
@@ -236,6 +250,10 @@ func (e *StateNoRouteError) Explain(text RelaxationText) string {
 	if e.Target {
 		return head + ": the target state is not allowed: " + strings.Join(parts, "; ")
 	}
+	if len(e.Relaxations) > 0 {
+		return head + ": every track reaches its target, but compatibility blocks every sequence; " + relaxationText(text)(e.Relaxations, true) +
+			"; the constraints in the way: " + strings.Join(parts, "; ")
+	}
 	return head + ": every track reaches its target, but compatibility blocks every sequence: " + strings.Join(parts, "; ")
 }
 
@@ -244,3 +262,11 @@ func (e *StateNoRouteError) Is(target error) bool { return target == ErrNoRoute 
 
 // Unwrap returns the track's error, if any.
 func (e *StateNoRouteError) Unwrap() error { return e.Err }
+
+// relaxationText is text, or the default when nil.
+func relaxationText(text RelaxationText) RelaxationText {
+	if text == nil {
+		return defaultRelaxationText
+	}
+	return text
+}
