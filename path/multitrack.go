@@ -51,8 +51,17 @@ import (
 // an unknown version an *UnknownVersionError, no route a *StateNoRouteError
 // naming the track that cannot reach its target or the compatibility
 // constraints in the way, and the risks to accept and guards to override,
-// found over the states, that give a route. The search explores at most the product of the
-// tracks' reachable versions; up to 4 tracks of 65,535 versions each.
+// found over the states, that give a route.
+//
+// Cost: up to 4 tracks of 65,535 versions each. Before searching, a
+// target no allowed state can hold beside the versions the other tracks
+// can reach is found from the supports constraints alone (time: the
+// product of the versions of each pair of tied tracks), and reported
+// (StateNoRouteError.Static). The search explores at most the product of
+// the tracks' reachable versions, and settles at most 16 x V^2 states, V
+// the versions of the tracks searched (at least 65,536, at most
+// 2,097,152, about 150 bytes each): past that it stops with a
+// *StateNoRouteError whose Limit says so.
 func ResolveState(c *release.Catalog, current, target State, opts ...Option) (*Route, error) {
 	r, _, err := resolveState(c, current, target, opts)
 	return r, err
@@ -71,7 +80,17 @@ func resolveState(c *release.Catalog, current, target State, opts []Option) (*Ro
 const (
 	maxTracks      = 4
 	maxTrackLength = 1<<16 - 1
+	// A search settles at most 16 x V^2 states, V the versions of the
+	// tracks searched, within these bounds.
+	minStateLimit = 1 << 16
+	maxStateLimit = 1 << 21
 )
+
+// stateLimit is how many states a search of tracks of these many versions
+// in all may settle.
+func stateLimit(versions int) int {
+	return min(max(16*versions*versions, minStateLimit), maxStateLimit)
+}
 
 // multi is one multi-track query.
 type multi struct {
@@ -94,6 +113,8 @@ type multi struct {
 	reach   [][]bool         // reach[t][i]: version i of targeted track t reaches its target (nil: free)
 	levels  [][]mseed        //
 	nodes   [maxTracks]int32 // scratch
+	limit   int              // states a search may settle
+	stopped bool             // the last search reached limit
 }
 
 // refusal is version i of track t refusing version j of track u.
@@ -214,6 +235,14 @@ func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi,
 		}
 		slices.Sort(chans)
 		return nil, fmt.Errorf("%w: channel %q: no version of tracks %s is in it; the channels: %s", ErrInvalidOption, o.channel, strings.Join(m.tracks, ", "), listOrNone(slices.Compact(chans)))
+	}
+	versions := 0
+	for _, ix := range m.ix {
+		versions += len(ix.versions)
+	}
+	m.limit = stateLimit(versions)
+	if o.stateLimit > 0 {
+		m.limit = o.stateLimit
 	}
 	m.supports()
 	m.reachable()
@@ -408,6 +437,10 @@ func (m *multi) isTarget(nodes []int32) bool {
 // settle records state k with its cost, unless already settled.
 func (m *multi) settle(k uint64, h, d int32) (int32, bool) {
 	id := int32(len(m.key))
+	if int(id) >= m.limit {
+		m.stopped = true
+		return 0, false
+	}
 	if !m.ids.add(k, id) {
 		return 0, false
 	}
@@ -508,8 +541,18 @@ func (m *multi) resolve() (*Route, error) {
 		}
 		m.diag = nil
 	}
+	if why := m.static(); why != "" {
+		return nil, &StateNoRouteError{From: m.state(m.src), To: m.to, Static: why}
+	}
 	if r := m.best(); r != nil {
 		return r, nil
+	}
+	if m.stopped {
+		versions := 0
+		for _, ix := range m.ix {
+			versions += len(ix.versions)
+		}
+		return nil, &StateNoRouteError{From: m.state(m.src), To: m.to, States: len(m.key), Limit: m.limit, Versions: versions}
 	}
 	return nil, m.noRoute()
 }
@@ -670,7 +713,7 @@ func (m *multi) noRoute() error {
 
 // reset forgets the states a search settled.
 func (m *multi) reset() {
-	m.key, m.dist, m.dep, m.levels, m.targets = nil, nil, nil, nil, nil
+	m.key, m.dist, m.dep, m.levels, m.targets, m.stopped = nil, nil, nil, nil, nil, false
 	m.ids.init(1024)
 }
 

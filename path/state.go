@@ -219,6 +219,16 @@ type StateNoRouteError struct {
 	Overrides []string `json:"overrides,omitempty" yaml:"overrides,omitempty"`
 	// Relaxed is the route Relaxations give; nil when there is none.
 	Relaxed *Route `json:"relaxed,omitempty" yaml:"relaxed,omitempty"`
+	// Static, when set, says what in the catalog rules out every route,
+	// found before any search: a track's target that no allowed state can
+	// hold beside the versions the other tracks can be at.
+	Static string `json:"static,omitempty" yaml:"static,omitempty"`
+	// Limit, when set, is how many states the search may settle, and it
+	// stopped there without an answer: a route may exist that it did not
+	// reach. The limit is 16 x Versions^2, at least 65,536 and at most
+	// 2,097,152, Versions the versions of the tracks searched.
+	Limit    int `json:"limit,omitempty" yaml:"limit,omitempty"`
+	Versions int `json:"versions,omitempty" yaml:"versions,omitempty"`
 }
 
 // Error says what blocks the route.
@@ -228,6 +238,13 @@ func (e *StateNoRouteError) Error() string { return e.Explain(nil) }
 // (see NoRouteError.Explain).
 func (e *StateNoRouteError) Explain(text RelaxationText) string {
 	head := fmt.Sprintf("path: no route from %s to %s", e.From, e.To)
+	switch {
+	case e.Static != "":
+		return head + ": " + e.Static
+	case e.Limit > 0:
+		return fmt.Sprintf("%s found: the search stopped at its limit of %d states (16 x the %d versions of the tracks squared, at most %d); give a target version for more tracks, or resolve in steps through an intermediate state",
+			head, e.Limit, e.Versions, maxStateLimit)
+	}
 	if e.Err != nil {
 		msg := e.Err.Error()
 		var nr *NoRouteError
