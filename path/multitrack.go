@@ -527,7 +527,12 @@ func (m *multi) walk() bool {
 }
 
 // resolve runs the search and picks the route.
-func (m *multi) resolve() (*Route, error) {
+func (m *multi) resolve() (r *Route, err error) {
+	defer func() {
+		if se, ok := err.(*StateNoRouteError); ok {
+			se.Current = m.current()
+		}
+	}()
 	nodes := m.nodes[:len(m.tracks)]
 	if m.isTarget(m.src) {
 		return m.route(nil), nil
@@ -815,13 +820,35 @@ func (m *multi) with(base []*query, set []Relaxation) []*query {
 func (m *multi) blocks() []Incompatibility {
 	out := make([]Incompatibility, 0, len(m.diag))
 	for r := range m.diag {
-		out = append(out, Incompatibility{
-			Track: m.tracks[r.t], Version: m.ix[r.t].versions[r.i], Other: m.tracks[r.u],
-			Constraint: m.cons[r.t][r.u][r.i], Got: m.ix[r.u].versions[r.j],
-		})
+		out = append(out, m.incompatibility(r))
 	}
-	slices.SortFunc(out, func(a, b Incompatibility) int {
+	sortIncompatibilities(out)
+	return out
+}
+
+// current returns the constraints the current state breaks.
+func (m *multi) current() []Incompatibility {
+	var out []Incompatibility
+	for t := range m.tracks {
+		for u := range m.tracks {
+			if s := m.sup[t][u]; u != t && s != nil && s[m.src[t]] != nil && !s[m.src[t]][m.src[u]] {
+				out = append(out, m.incompatibility(refusal{int32(t), m.src[t], int32(u), m.src[u]}))
+			}
+		}
+	}
+	sortIncompatibilities(out)
+	return out
+}
+
+func (m *multi) incompatibility(r refusal) Incompatibility {
+	return Incompatibility{
+		Track: m.tracks[r.t], Version: m.ix[r.t].versions[r.i], Other: m.tracks[r.u],
+		Constraint: m.cons[r.t][r.u][r.i], Got: m.ix[r.u].versions[r.j],
+	}
+}
+
+func sortIncompatibilities(bs []Incompatibility) {
+	slices.SortFunc(bs, func(a, b Incompatibility) int {
 		return cmp.Or(cmp.Compare(a.Track, b.Track), a.Version.Compare(b.Version), cmp.Compare(a.Other, b.Other), a.Got.Compare(b.Got))
 	})
-	return out
 }

@@ -2,6 +2,7 @@ package path_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -108,9 +109,10 @@ func TestResolveStateErrors(t *testing.T) {
 	require.True(t, errors.As(err, &se))
 	assert.False(t, se.Target)
 	assert.Empty(t, se.Track)
-	assert.Equal(t, "path: no route from kubernetes=v1.32.0,platform=27.03.0 to kubernetes=v1.32.1: every track reaches its target, "+
-		"but compatibility blocks every sequence: platform 27.03.0 supports kubernetes >= v1.33.0, < v1.36.0, not v1.32.1; "+
-		"platform 27.03.1 supports kubernetes >= v1.33.0, < v1.36.0, not v1.32.0", err.Error())
+	assert.Equal(t, "path: no route from kubernetes=v1.32.0,platform=27.03.0 to kubernetes=v1.32.1: "+
+		"the current state is not allowed (platform 27.03.0 supports kubernetes >= v1.33.0, < v1.36.0, not v1.32.0); every track reaches its target, "+
+		"but compatibility blocks every sequence: platform 27.03.0 and 27.03.1 support kubernetes >= v1.33.0, < v1.36.0, not v1.32.0 or v1.32.1", err.Error())
+	assert.Len(t, se.Blocks, 2, "Blocks keep each refusal")
 
 	// A kubernetes target the old line cannot run moves the platform as
 	// needed, in the StarlingX order.
@@ -440,6 +442,41 @@ func TestResolveStateRelaxations(t *testing.T) {
 				_, err := path.ResolveState(c, from, to, append(slices.Clone(tt.opts), path.AcceptRisks(fewer...))...)
 				assert.ErrorIs(t, err, path.ErrNoRoute, "accepting %v only, want no route", fewer)
 			}
+		})
+	}
+}
+
+// Regression (issue 25): the multi-track message listed one line per
+// version a constraint refused (near duplicates, the constraint repeated),
+// and never said that the current state itself is not allowed.
+func TestStateNoRouteMessage(t *testing.T) {
+	var kv []string
+	for i := range 21 {
+		kv = append(kv, fmt.Sprintf("v1.%d", i))
+	}
+	var kRules []release.Rule
+	for i := 1; i < len(kv); i++ {
+		kRules = append(kRules, rule(kv[i-1], kv[i]))
+	}
+	c := twoTracks(t, []string{"v1.0.0", "v2.0.0"}, kv, map[string]string{"v1.0.0": "< v1.10", "v2.0.0": ">= v1.15"},
+		[]release.Rule{rule("v1.0.0", "v2.0.0")}, kRules)
+	tests := []struct {
+		name, from, to string
+		want           string
+	}{
+		{"one line per constraint", "p=v1.0.0,k=v1.0", "p=v2.0.0,k=v1.20",
+			"path: no route from k=v1.0,p=v1.0.0 to k=v1.20,p=v2.0.0: every track reaches its target, but compatibility blocks every sequence: " +
+				"p v1.0.0 supports k < v1.10, not v1.10; " +
+				"p v2.0.0 supports k >= v1.15, not v1.0, v1.1, v1.2, v1.3, v1.4, v1.5, v1.6, v1.7 or 2 more"},
+		{"the current state first", "p=v2.0.0,k=v1.3", "k=v1.20",
+			"path: no route from k=v1.3,p=v2.0.0 to k=v1.20: the current state is not allowed (p v2.0.0 supports k >= v1.15, not v1.3); " +
+				"every track reaches its target, but compatibility blocks every sequence: p v2.0.0 supports k >= v1.15, not v1.4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := path.ResolveState(c, state(t, tt.from), state(t, tt.to))
+			require.ErrorIs(t, err, path.ErrNoRoute)
+			assert.Equal(t, tt.want, err.Error(), "ResolveState(%s, %s)", tt.from, tt.to)
 		})
 	}
 }

@@ -206,6 +206,10 @@ type StateNoRouteError struct {
 	Target bool `json:"target,omitempty" yaml:"target,omitempty"`
 	// Blocks are the constraints in the way, sorted, without repeats.
 	Blocks []Incompatibility `json:"blocks,omitempty" yaml:"blocks,omitempty"`
+	// Current are the constraints the current state itself breaks, sorted:
+	// it need not be allowed, but a route must leave it by a move that
+	// mends them.
+	Current []Incompatibility `json:"current,omitempty" yaml:"current,omitempty"`
 	// States is how many states the search explored.
 	States int `json:"states" yaml:"states"`
 	// Relaxations is a set of relaxations that together give a route
@@ -238,40 +242,102 @@ func (e *StateNoRouteError) Error() string { return e.Explain(nil) }
 // (see NoRouteError.Explain).
 func (e *StateNoRouteError) Explain(text RelaxationText) string {
 	head := fmt.Sprintf("path: no route from %s to %s", e.From, e.To)
+	if e.Limit > 0 {
+		head += " found"
+	}
+	var parts []string
+	if len(e.Current) > 0 {
+		parts = append(parts, "the current state is not allowed ("+joinBlocks(e.Current)+")")
+	}
 	switch {
 	case e.Static != "":
-		return head + ": " + e.Static
+		parts = append(parts, e.Static)
 	case e.Limit > 0:
-		return fmt.Sprintf("%s found: the search stopped at its limit of %d states (16 x the %d versions of the tracks squared, at most %d); give a target version for more tracks, or resolve in steps through an intermediate state",
-			head, e.Limit, e.Versions, maxStateLimit)
-	}
-	if e.Err != nil {
+		parts = append(parts, fmt.Sprintf("the search stopped at its limit of %d states (16 x the %d versions of the tracks squared, at most %d); give a target version for more tracks, or resolve in steps through an intermediate state",
+			e.Limit, e.Versions, maxStateLimit))
+	case e.Err != nil:
 		msg := e.Err.Error()
 		var nr *NoRouteError
 		if errors.As(e.Err, &nr) {
 			msg = nr.Explain(text)
 		}
 		if len(e.Relaxations) > 0 { // what gives a route through the states comes first
-			head += ": " + relaxationText(text)(e.Relaxations, true)
+			parts = append(parts, relaxationText(text)(e.Relaxations, true))
 		}
-		return head + ": track " + e.Track + " cannot reach its target: " + strings.TrimPrefix(msg, "path: ")
+		parts = append(parts, "track "+e.Track+" cannot reach its target: "+strings.TrimPrefix(msg, "path: "))
+	case e.Target:
+		parts = append(parts, "the target state is not allowed: "+joinBlocks(e.Blocks))
+	case len(e.Relaxations) > 0:
+		parts = append(parts, "every track reaches its target, but compatibility blocks every sequence",
+			relaxationText(text)(e.Relaxations, true), "the constraints in the way: "+joinBlocks(e.Blocks))
+	default:
+		parts = append(parts, "every track reaches its target, but compatibility blocks every sequence: "+joinBlocks(e.Blocks))
+	}
+	return head + ": " + strings.Join(parts, "; ")
+}
+
+// joinBlocks says what bs say, one part per constraint: the versions of
+// the track whose releases have it, and the versions of the other track it
+// refuses ("platform 27.03.0 and 27.03.1 support kubernetes >= v1.33.0,
+// < v1.36.0, not v1.32.0 or v1.32.1"), each list and the parts at most
+// listMax long, in the order of bs.
+func joinBlocks(bs []Incompatibility) string {
+	type group struct {
+		b       Incompatibility
+		vs, got []release.Version
+		seenV   map[string]bool
+		seenGot map[string]bool
+	}
+	var groups []*group
+	byKey := map[[3]string]*group{}
+	for _, b := range bs {
+		k := [3]string{b.Track, b.Other, b.Constraint.String()}
+		g := byKey[k]
+		if g == nil {
+			g = &group{b: b, seenV: map[string]bool{}, seenGot: map[string]bool{}}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		if v := b.Version.String(); !g.seenV[v] {
+			g.seenV[v] = true
+			g.vs = append(g.vs, b.Version)
+		}
+		if v := b.Got.String(); !g.seenGot[v] {
+			g.seenGot[v] = true
+			g.got = append(g.got, b.Got)
+		}
 	}
 	var parts []string
-	for i, b := range e.Blocks {
+	for i, g := range groups {
 		if i == listMax {
-			parts = append(parts, fmt.Sprintf("and %d more", len(e.Blocks)-listMax))
+			parts = append(parts, fmt.Sprintf("and %d more", len(groups)-listMax))
 			break
 		}
-		parts = append(parts, b.String())
+		slices.SortFunc(g.vs, cmpVersion)
+		slices.SortFunc(g.got, cmpVersion)
+		verb := "supports"
+		if len(g.vs) > 1 {
+			verb = "support"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s %s %s, not %s", g.b.Track, listVersions(g.vs, "and"), verb, g.b.Other, g.b.Constraint, listVersions(g.got, "or")))
 	}
-	if e.Target {
-		return head + ": the target state is not allowed: " + strings.Join(parts, "; ")
+	return strings.Join(parts, "; ")
+}
+
+// listVersions is "a", "a and b", "a, b and c", or with more than listMax
+// "a, ..., h and N more" (word: "and" or "or").
+func listVersions(vs []release.Version, word string) string {
+	names := make([]string, 0, min(len(vs), listMax))
+	for i, v := range vs {
+		if i == listMax {
+			return strings.Join(names, ", ") + " " + word + fmt.Sprintf(" %d more", len(vs)-listMax)
+		}
+		names = append(names, v.String())
 	}
-	if len(e.Relaxations) > 0 {
-		return head + ": every track reaches its target, but compatibility blocks every sequence; " + relaxationText(text)(e.Relaxations, true) +
-			"; the constraints in the way: " + strings.Join(parts, "; ")
+	if len(names) == 1 {
+		return names[0]
 	}
-	return head + ": every track reaches its target, but compatibility blocks every sequence: " + strings.Join(parts, "; ")
+	return strings.Join(names[:len(names)-1], ", ") + " " + word + " " + names[len(names)-1]
 }
 
 // Is reports whether target is ErrNoRoute.
