@@ -4,10 +4,11 @@ import (
 	"fmt"
 )
 
-// static looks, before any search, for what the catalog alone rules out:
-// a track's target that no allowed state can hold beside the versions the
-// other tracks can be at. It returns why, or "" when it finds nothing (a
-// search must then decide).
+// static looks, before any search, for what the catalog alone rules out,
+// whatever risks are accepted and guards overridden: a track's target that
+// no allowed state can hold beside the versions the other tracks can be
+// at. It returns why, or "" when it finds nothing (a search must then
+// decide).
 //
 // Each track starts with the versions a route could hold it at: those
 // reachable from its current version on the track alone, and for a
@@ -23,12 +24,20 @@ import (
 // pair), plus the tracks' edges.
 func (m *multi) static() string {
 	k := len(m.tracks)
+	// Every risk accepted and every overridable guard overridden: what
+	// this rules out, no relaxation gives (the search names those).
+	all := make([]*query, k)
+	for t, q := range m.q {
+		w := *q
+		w.acceptAll, w.overrideAll = true, true
+		all[t] = &w
+	}
 	in := make([][]bool, k)
 	for t := range k {
-		if m.reach[t] != nil && !m.reach[t][m.src[t]] {
+		in[t] = m.forward(t, nil, all[t])
+		if m.dst[t] >= 0 && !in[t][m.src[t]] {
 			return "" // the track's own error says more
 		}
-		in[t] = m.forward(t, nil)
 	}
 	const passes = 4
 	for range passes {
@@ -56,7 +65,7 @@ func (m *multi) static() string {
 			return ""
 		}
 		for t := range k {
-			in[t] = m.forward(t, in[t])
+			in[t] = m.forward(t, in[t], all[t])
 			if d := m.dst[t]; d >= 0 && !in[t][d] || !anyTrue(in[t]) {
 				// No route either, but the search's account (the
 				// constraints that refused its moves) says more than
@@ -69,11 +78,11 @@ func (m *multi) static() string {
 }
 
 // forward returns the versions of track t reachable from its current
-// version over usable arcs through versions keep holds (nil: any), that
-// also reach its target that way when t is targeted. The current version
-// is in it when keep holds it.
-func (m *multi) forward(t int, keep []bool) []bool {
-	ix, q := m.ix[t], m.q[t]
+// version over the arcs q may use through versions keep holds (nil: any),
+// that also reach its target that way when t is targeted. The current
+// version is in it when keep holds it.
+func (m *multi) forward(t int, keep []bool, q *query) []bool {
+	ix := m.ix[t]
 	ok := func(v int32) bool { return keep == nil || keep[v] }
 	fwd := make([]bool, len(ix.versions))
 	seen := make([]bool, len(ix.versions))

@@ -480,3 +480,19 @@ func TestStateNoRouteMessage(t *testing.T) {
 		})
 	}
 }
+
+// A target that only a risky edge of another track makes allowed is not
+// ruled out before the search: the error names the risk.
+func TestResolveStateStaticLeavesRelaxations(t *testing.T) {
+	c := twoTracks(t, []string{"v1.0.0", "v2.0.0"}, []string{"v1.0", "v1.1"}, map[string]string{"v1.0.0": "*", "v2.0.0": ">= v1.1"},
+		[]release.Rule{rule("v1.0.0", "v2.0.0")}, []release.Rule{rule("v1.0", "v1.1", risks("etcd-migration"))})
+	from, to := state(t, "p=v1.0.0,k=v1.0"), state(t, "p=v2.0.0")
+	_, err := path.ResolveState(c, from, to)
+	var se *path.StateNoRouteError
+	require.True(t, errors.As(err, &se), "ResolveState(%s, %s) = %v, want a *StateNoRouteError", from, to, err)
+	assert.Equal(t, []string{"etcd-migration"}, se.Risks, "ResolveState(%s, %s): %v", from, to, err)
+	assert.Empty(t, se.Static)
+	r, err := path.ResolveState(c, from, to, path.AcceptRisks(se.Risks...))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"k v1.1", "p v2.0.0"}, steps(r))
+}
