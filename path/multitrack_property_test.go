@@ -374,7 +374,7 @@ func (m *mtCase) size(s mtState, mv mtMove) int {
 func TestPropertyResolveState(t *testing.T) {
 	// What the generated cases exercise, checked at the end so that the
 	// property cannot hold vacuously.
-	var routes, preRoutes, gaRuleQueries, gaRuleChanged, covered int
+	var routes, preRoutes, gaRuleQueries, gaRuleChanged, covered, statics int
 	seeds := iterations(t, 300, 60)
 	for seed := range uint64(seeds) {
 		rng := rand.New(rand.NewPCG(seed, 0x57a7e))
@@ -429,6 +429,9 @@ func TestPropertyResolveState(t *testing.T) {
 				require.ErrorIs(t, err, path.ErrNoRoute, msg)
 				var se *path.StateNoRouteError
 				require.True(t, errors.As(err, &se), msg)
+				if se.Static != "" {
+					statics++
+				}
 				continue
 			}
 			require.NoError(t, err, msg)
@@ -458,12 +461,13 @@ func TestPropertyResolveState(t *testing.T) {
 			require.Equal(t, strings.Join(want, ";"), strings.Join(steps(r), ";"), msg)
 		}
 	}
-	t.Logf("%d routes, %d entering a prerelease; the prerelease rule applied to %d queries and changed %d answers; %d prerelease edges closed by a blocked range only through Covers",
-		routes, preRoutes, gaRuleQueries, gaRuleChanged, covered)
+	t.Logf("%d routes, %d entering a prerelease; the prerelease rule applied to %d queries and changed %d answers; %d prerelease edges closed by a blocked range only through Covers; %d no-routes found before the search (the model agrees)",
+		routes, preRoutes, gaRuleQueries, gaRuleChanged, covered, statics)
 	require.Greater(t, routes, seeds, "routes found (the generator should make many)")
 	require.Greater(t, preRoutes, seeds/10, "routes entering a prerelease")
 	require.GreaterOrEqual(t, gaRuleChanged, seeds/30, "answers the prerelease rule changes")
 	require.Greater(t, covered, seeds/15, "prerelease edges blocked by a range that does not admit them")
+	require.Greater(t, statics, seeds/10, "no-routes found before the search")
 }
 
 // With one track, ResolveState finds the route Resolve finds.
