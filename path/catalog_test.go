@@ -95,6 +95,48 @@ func TestBlockedRangeBlocksPrereleases(t *testing.T) {
 	assert.Equal(t, "upgrade through v1.2", nr.Closed[0].Blocked)
 }
 
+// Regression (issue 25): a blocked range did not block a downgrade an
+// exact rule allows, because range expansion stopped below To ("a range
+// never gives a downgrade") for blocking ranges too.
+func TestBlockedRangeBlocksDowngrade(t *testing.T) {
+	for _, tc := range []struct {
+		name, from string
+		blocks     bool
+	}{
+		{name: "star", from: "*", blocks: true},
+		{name: "lower bound", from: ">= v2.0.0", blocks: true},
+		{name: "alternatives", from: "v1.5.0 || v2.0.0", blocks: true},
+		{name: "range below", from: "< v1.5.0", blocks: false},
+		{name: "other alternative", from: "v1.5.0 || v3.0.0", blocks: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, order := range []string{"blocked last", "blocked first"} {
+				s := spec{
+					Versions: []string{"v1.0.0", "v1.5.0", "v2.0.0", "v3.0.0"},
+					Rules: []release.Rule{
+						rule("v2.0.0", "v1.0.0"),
+						rule(tc.from, "v1.0.0", blocked("data loss")),
+					},
+				}
+				if order == "blocked first" {
+					s.Rules[0], s.Rules[1] = s.Rules[1], s.Rules[0]
+				}
+				got, err := resolve(t, s, "v2.0.0", "v1.0.0")
+				if !tc.blocks {
+					require.NoError(t, err, "%s", order)
+					assert.Equal(t, []string{"v2.0.0", "v1.0.0"}, got, "Resolve(v2.0.0, v1.0.0) with %s", order)
+					continue
+				}
+				require.Error(t, err, "Resolve(v2.0.0, v1.0.0) = %v, want no route (%s)", got, order)
+				nr := noRoute(t, err)
+				require.Len(t, nr.Closed, 1, "closed edges: %v", nr.Closed)
+				assert.Equal(t, "data loss", nr.Closed[0].Blocked, "%s", order)
+				assert.Equal(t, tc.from, nr.Closed[0].Rule.From.String(), "the blocking rule is reported (%s)", order)
+			}
+		})
+	}
+}
+
 func TestDuplicateEdgeRecordsFirstRule(t *testing.T) {
 	s := spec{
 		Versions: []string{"v1.0", "v1.1"},

@@ -16,7 +16,9 @@
 //   - A blocked rule closes its edge: when several rules give the same edge
 //     and any of them is blocked, the edge is unusable whatever the others say.
 //     A blocked range blocks every version it covers, prereleases included
-//     ([release.Constraint.Covers]): `from: "< v1.2"` blocks v1.1-rc.1 too.
+//     ([release.Constraint.Covers]): `from: "< v1.2"` blocks v1.1-rc.1 too,
+//     and a downgrade an exact rule allows: `{from: "*", to: v1.0,
+//     blocked: ...}` closes `{from: v2.0, to: v1.0}`.
 //   - Otherwise, when several rules give the same edge, the first of them in
 //     catalog order ([release.Catalog.Rules]: UpgradePath name, then declared
 //     order) is the one recorded: its checks, risks and deprecation apply, and

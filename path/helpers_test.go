@@ -207,6 +207,7 @@ func newRefGraph(c *release.Catalog, o refOpts, gaOnly bool) *refGraph {
 	idx := func(x release.Version) int {
 		return slices.IndexFunc(g.versions, func(y release.Version) bool { return y.Equal(x) })
 	}
+	var downBlocks [][2]int // downgrades blocked by a range
 	for _, r := range c.Rules(o.track) {
 		to := idx(r.To)
 		_, exact := r.From.Exact()
@@ -219,7 +220,12 @@ func newRefGraph(c *release.Catalog, o refOpts, gaOnly bool) *refGraph {
 				continue
 			}
 			if g.versions[to].Less(g.versions[f]) && !exact {
-				continue // only an exact from allows a downgrade
+				// Only an exact from allows a downgrade; a blocked range
+				// blocks one whatever the order of the rules.
+				if r.Blocked != "" {
+					downBlocks = append(downBlocks, [2]int{f, to})
+				}
+				continue
 			}
 			e := g.edges[[2]int{f, to}]
 			if e == nil {
@@ -229,6 +235,11 @@ func newRefGraph(c *release.Catalog, o refOpts, gaOnly bool) *refGraph {
 			if r.Blocked != "" {
 				e.blocked = true
 			}
+		}
+	}
+	for _, k := range downBlocks {
+		if e := g.edges[k]; e != nil {
+			e.blocked = true
 		}
 	}
 	g.vdep = make([]bool, n)

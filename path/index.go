@@ -300,6 +300,7 @@ func (ix *Index) build(c *release.Catalog) {
 	// 1. Expand every rule into candidate edges, in catalog order.
 	cands := make([]cand, 0, len(ix.rules)+len(ix.rules)/2)
 	stamp := make([]int32, n) // rule+1 that last emitted an edge from a node
+	down := ix.downgrades()
 	var sp []span
 	for ri := range ix.rules {
 		r := ix.rules[ri]
@@ -324,9 +325,23 @@ func (ix *Index) build(c *release.Catalog) {
 		sp = ix.spans(r.From, sp[:0])
 		for _, s := range sp {
 			// A range never gives a downgrade or an edge to itself: stop
-			// below To.
+			// below To. A blocking range goes on below.
 			for f := s.lo; f < min(s.hi, to); f++ {
 				if stamp[f] != int32(ri)+1 && match(ix.versions[f]) {
+					stamp[f] = int32(ri) + 1
+					cands = append(cands, cand{f, to, int32(ri)})
+				}
+			}
+			if r.Blocked == "" {
+				continue
+			}
+			// A blocking range must also close the downgrades exact rules
+			// allow into To from the versions it covers; no other edge
+			// leads down, so only those are looked at.
+			froms := down[to]
+			i, _ := slices.BinarySearch(froms, max(s.lo, to+1))
+			for ; i < len(froms) && froms[i] < s.hi; i++ {
+				if f := froms[i]; stamp[f] != int32(ri)+1 && match(ix.versions[f]) {
 					stamp[f] = int32(ri) + 1
 					cands = append(cands, cand{f, to, int32(ri)})
 				}
@@ -444,6 +459,31 @@ func (ix *Index) build(c *release.Catalog) {
 	}
 	ix.off[n] = int32(len(ix.arcs))
 	ix.reverse()
+}
+
+// downgrades returns, per To node, the from nodes above it that exact
+// rules allow a downgrade from, ascending and without repeats.
+func (ix *Index) downgrades() map[int32][]int32 {
+	var down map[int32][]int32
+	for _, r := range ix.rules {
+		v, ok := r.From.Exact()
+		if !ok {
+			continue
+		}
+		to, f := ix.find(r.To), ix.find(v)
+		if to < 0 || f <= to {
+			continue
+		}
+		if down == nil {
+			down = map[int32][]int32{}
+		}
+		down[to] = append(down[to], f)
+	}
+	for to, froms := range down {
+		slices.Sort(froms)
+		down[to] = slices.Compact(froms)
+	}
+	return down
 }
 
 // open reports whether the query may use a risky or guarded arc.

@@ -50,8 +50,18 @@ import (
 // An unknown track gives an *UnknownTrackError listing the catalog's tracks,
 // an unknown version an *UnknownVersionError, no route a *StateNoRouteError
 // naming the track that cannot reach its target or the compatibility
-// constraints in the way. The search explores at most the product of the
-// tracks' reachable versions; up to 4 tracks of 65,535 versions each.
+// constraints in the way, and the risks to accept and guards to override,
+// found over the states, that give a route.
+//
+// Cost: up to 4 tracks of 65,535 versions each. Before searching, a
+// target no allowed state can hold beside the versions the other tracks
+// can reach is found from the supports constraints alone (time: the
+// product of the versions of each pair of tied tracks), and reported
+// (StateNoRouteError.Static). The search explores at most the product of
+// the tracks' reachable versions, and settles at most 16 x V^2 states, V
+// the versions of the tracks searched (at least 65,536, at most
+// 2,097,152, about 150 bytes each): past that it stops with a
+// *StateNoRouteError whose Limit says so.
 func ResolveState(c *release.Catalog, current, target State, opts ...Option) (*Route, error) {
 	r, _, err := resolveState(c, current, target, opts)
 	return r, err
@@ -70,7 +80,17 @@ func resolveState(c *release.Catalog, current, target State, opts []Option) (*Ro
 const (
 	maxTracks      = 4
 	maxTrackLength = 1<<16 - 1
+	// A search settles at most 16 x V^2 states, V the versions of the
+	// tracks searched, within these bounds.
+	minStateLimit = 1 << 16
+	maxStateLimit = 1 << 21
 )
+
+// stateLimit is how many states a search of tracks of these many versions
+// in all may settle.
+func stateLimit(versions int) int {
+	return min(max(16*versions*versions, minStateLimit), maxStateLimit)
+}
 
 // multi is one multi-track query.
 type multi struct {
@@ -93,6 +113,8 @@ type multi struct {
 	reach   [][]bool         // reach[t][i]: version i of targeted track t reaches its target (nil: free)
 	levels  [][]mseed        //
 	nodes   [maxTracks]int32 // scratch
+	limit   int              // states a search may settle
+	stopped bool             // the last search reached limit
 }
 
 // refusal is version i of track t refusing version j of track u.
@@ -213,6 +235,14 @@ func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi,
 		}
 		slices.Sort(chans)
 		return nil, fmt.Errorf("%w: channel %q: no version of tracks %s is in it; the channels: %s", ErrInvalidOption, o.channel, strings.Join(m.tracks, ", "), listOrNone(slices.Compact(chans)))
+	}
+	versions := 0
+	for _, ix := range m.ix {
+		versions += len(ix.versions)
+	}
+	m.limit = stateLimit(versions)
+	if o.stateLimit > 0 {
+		m.limit = o.stateLimit
 	}
 	m.supports()
 	m.reachable()
@@ -407,6 +437,10 @@ func (m *multi) isTarget(nodes []int32) bool {
 // settle records state k with its cost, unless already settled.
 func (m *multi) settle(k uint64, h, d int32) (int32, bool) {
 	id := int32(len(m.key))
+	if int(id) >= m.limit {
+		m.stopped = true
+		return 0, false
+	}
 	if !m.ids.add(k, id) {
 		return 0, false
 	}
@@ -493,7 +527,12 @@ func (m *multi) walk() bool {
 }
 
 // resolve runs the search and picks the route.
-func (m *multi) resolve() (*Route, error) {
+func (m *multi) resolve() (r *Route, err error) {
+	defer func() {
+		if se, ok := err.(*StateNoRouteError); ok {
+			se.Current = m.current()
+		}
+	}()
 	nodes := m.nodes[:len(m.tracks)]
 	if m.isTarget(m.src) {
 		return m.route(nil), nil
@@ -507,8 +546,28 @@ func (m *multi) resolve() (*Route, error) {
 		}
 		m.diag = nil
 	}
+	if why := m.static(); why != "" {
+		return nil, &StateNoRouteError{From: m.state(m.src), To: m.to, Static: why}
+	}
+	if r := m.best(); r != nil {
+		return r, nil
+	}
+	if m.stopped {
+		versions := 0
+		for _, ix := range m.ix {
+			versions += len(ix.versions)
+		}
+		return nil, &StateNoRouteError{From: m.state(m.src), To: m.to, States: len(m.key), Limit: m.limit, Versions: versions}
+	}
+	return nil, m.noRoute()
+}
+
+// best runs the search and returns the route it picks, nil when there is
+// none.
+func (m *multi) best() *Route {
+	nodes := m.nodes[:len(m.tracks)]
 	if !m.walk() {
-		return nil, m.noRoute()
+		return nil
 	}
 	// Mark the states on a cheapest route to a target, walking back over
 	// tight arcs.
@@ -566,7 +625,7 @@ func (m *multi) resolve() (*Route, error) {
 		hops = append(hops, h)
 		u = bnext
 	}
-	return m.route(hops), nil
+	return m.route(hops)
 }
 
 // smaller reports whether moving track t to w is preferred to moving
@@ -629,43 +688,4 @@ func (m *multi) route(hops []Hop) *Route {
 	}
 	explainDeprecated(r, dep)
 	return r
-}
-
-// noRoute explains a failed search: a track that cannot reach its target
-// on its own, or the compatibility constraints that refused moves.
-func (m *multi) noRoute() error {
-	e := &StateNoRouteError{From: m.state(m.src), To: m.to, States: len(m.key)}
-	for t, ix := range m.ix {
-		if m.dst[t] < 0 || m.dst[t] == m.src[t] {
-			continue
-		}
-		s := ix.getScratch()
-		if !ix.walk(s, m.src[t], m.dst[t], m.q[t], false) {
-			e.Track, e.Err = m.tracks[t], ix.noRoute(s, m.src[t], m.dst[t], m.q[t])
-			ix.pool.Put(s)
-			return e
-		}
-		ix.pool.Put(s)
-	}
-	// Search again, recording every refusal.
-	m.diag = map[refusal]bool{}
-	m.key, m.dist, m.dep, m.levels, m.targets = nil, nil, nil, nil, nil
-	m.ids.init(1024)
-	m.walk()
-	e.Blocks = m.blocks()
-	return e
-}
-
-func (m *multi) blocks() []Incompatibility {
-	out := make([]Incompatibility, 0, len(m.diag))
-	for r := range m.diag {
-		out = append(out, Incompatibility{
-			Track: m.tracks[r.t], Version: m.ix[r.t].versions[r.i], Other: m.tracks[r.u],
-			Constraint: m.cons[r.t][r.u][r.i], Got: m.ix[r.u].versions[r.j],
-		})
-	}
-	slices.SortFunc(out, func(a, b Incompatibility) int {
-		return cmp.Or(cmp.Compare(a.Track, b.Track), a.Version.Compare(b.Version), cmp.Compare(a.Other, b.Other), a.Got.Compare(b.Got))
-	})
-	return out
 }

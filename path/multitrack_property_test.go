@@ -374,7 +374,7 @@ func (m *mtCase) size(s mtState, mv mtMove) int {
 func TestPropertyResolveState(t *testing.T) {
 	// What the generated cases exercise, checked at the end so that the
 	// property cannot hold vacuously.
-	var routes, preRoutes, gaRuleQueries, gaRuleChanged, covered int
+	var routes, preRoutes, gaRuleQueries, gaRuleChanged, covered, statics int
 	seeds := iterations(t, 300, 60)
 	for seed := range uint64(seeds) {
 		rng := rand.New(rand.NewPCG(seed, 0x57a7e))
@@ -429,6 +429,9 @@ func TestPropertyResolveState(t *testing.T) {
 				require.ErrorIs(t, err, path.ErrNoRoute, msg)
 				var se *path.StateNoRouteError
 				require.True(t, errors.As(err, &se), msg)
+				if se.Static != "" {
+					statics++
+				}
 				continue
 			}
 			require.NoError(t, err, msg)
@@ -458,12 +461,13 @@ func TestPropertyResolveState(t *testing.T) {
 			require.Equal(t, strings.Join(want, ";"), strings.Join(steps(r), ";"), msg)
 		}
 	}
-	t.Logf("%d routes, %d entering a prerelease; the prerelease rule applied to %d queries and changed %d answers; %d prerelease edges closed by a blocked range only through Covers",
-		routes, preRoutes, gaRuleQueries, gaRuleChanged, covered)
+	t.Logf("%d routes, %d entering a prerelease; the prerelease rule applied to %d queries and changed %d answers; %d prerelease edges closed by a blocked range only through Covers; %d no-routes found before the search (the model agrees)",
+		routes, preRoutes, gaRuleQueries, gaRuleChanged, covered, statics)
 	require.Greater(t, routes, seeds, "routes found (the generator should make many)")
 	require.Greater(t, preRoutes, seeds/10, "routes entering a prerelease")
 	require.GreaterOrEqual(t, gaRuleChanged, seeds/30, "answers the prerelease rule changes")
 	require.Greater(t, covered, seeds/15, "prerelease edges blocked by a range that does not admit them")
+	require.Greater(t, statics, seeds/10, "no-routes found before the search")
 }
 
 // With one track, ResolveState finds the route Resolve finds.
@@ -489,4 +493,79 @@ func TestPropertyResolveStateOneTrack(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPropertyStateRelaxations: on generated multi-track catalogs with
+// risks on some rules, whenever accepting every risk gives a route and
+// accepting none does not, the error names risks that give a route (its
+// Relaxed route) and each is needed; when accepting every risk gives none,
+// it names none.
+func TestPropertyStateRelaxations(t *testing.T) {
+	var needed, none int
+	seeds := iterations(t, 300, 60)
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 0x7e1a))
+		c, err := genMultiTrack(rng)
+		require.NoError(t, err, "seed %d", seed)
+		names := []string{"r1", "r2", "r3"}
+		for pi := range c.Paths {
+			for ri := range c.Paths[pi].Rules {
+				if rng.IntN(3) == 0 {
+					c.Paths[pi].Rules[ri].Risks = []release.Risk{{Name: names[rng.IntN(len(names))]}}
+				}
+			}
+		}
+		m := newMTCase(c, "", true)
+		states := m.all()
+		for range 20 {
+			src := states[rng.IntN(len(states))]
+			from, to := path.State{}, path.State{}
+			for i, n := range src {
+				from[m.tracks[i]] = m.gs[i].versions[n]
+				if rng.IntN(2) == 0 {
+					to[m.tracks[i]] = m.gs[i].versions[rng.IntN(len(m.gs[i].versions))]
+				}
+			}
+			msg := fmt.Sprintf("seed %d: %s -> %s\n%s", seed, from, to, describeRisks(c))
+			opts := []path.Option{path.AllowPrereleases()}
+			_, err := path.ResolveState(c, from, to, opts...)
+			if err == nil {
+				continue
+			}
+			var se *path.StateNoRouteError
+			require.True(t, errors.As(err, &se), "%v\n%s", err, msg)
+			_, errAll := path.ResolveState(c, from, to, append(opts, path.AcceptRisks(names...))...)
+			if errAll != nil {
+				none++
+				require.Empty(t, se.Relaxations, "no risk gives a route, yet: %v\n%s", err, msg)
+				continue
+			}
+			needed++
+			require.NotEmpty(t, se.Risks, "accepting every risk gives a route, but the error names none: %v\n%s", err, msg)
+			r, err := path.ResolveState(c, from, to, append(opts, path.AcceptRisks(se.Risks...))...)
+			require.NoError(t, err, "accepting %v\n%s", se.Risks, msg)
+			require.Equal(t, steps(r), steps(se.Relaxed), "the route the relaxations give\n%s", msg)
+			for i := range se.Risks {
+				fewer := slices.Delete(slices.Clone(se.Risks), i, i+1)
+				_, err := path.ResolveState(c, from, to, append(opts, path.AcceptRisks(fewer...))...)
+				require.ErrorIs(t, err, path.ErrNoRoute, "accepting %v only still gives a route: %v is not needed\n%s", fewer, se.Risks[i], msg)
+			}
+		}
+	}
+	t.Logf("%d no-routes that risks mend, %d that none does", needed, none)
+	require.Greater(t, needed, seeds/5, "no-routes that risks mend")
+	require.Greater(t, none, seeds/5, "no-routes that no risk mends")
+}
+
+// describeRisks lists the rules of c that have risks.
+func describeRisks(c *release.Catalog) string {
+	var b strings.Builder
+	for _, p := range c.Paths {
+		for _, r := range p.Rules {
+			if len(r.Risks) > 0 {
+				fmt.Fprintf(&b, "track %s: %s -> %s risk %s\n", p.Track, r.From, r.To, r.Risks[0].Name)
+			}
+		}
+	}
+	return b.String()
 }

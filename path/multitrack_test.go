@@ -2,6 +2,8 @@ package path_test
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -107,9 +109,10 @@ func TestResolveStateErrors(t *testing.T) {
 	require.True(t, errors.As(err, &se))
 	assert.False(t, se.Target)
 	assert.Empty(t, se.Track)
-	assert.Equal(t, "path: no route from kubernetes=v1.32.0,platform=27.03.0 to kubernetes=v1.32.1: every track reaches its target, "+
-		"but compatibility blocks every sequence: platform 27.03.0 supports kubernetes >= v1.33.0, < v1.36.0, not v1.32.1; "+
-		"platform 27.03.1 supports kubernetes >= v1.33.0, < v1.36.0, not v1.32.0", err.Error())
+	assert.Equal(t, "path: no route from kubernetes=v1.32.0,platform=27.03.0 to kubernetes=v1.32.1: "+
+		"the current state is not allowed (platform 27.03.0 supports kubernetes >= v1.33.0, < v1.36.0, not v1.32.0); every track reaches its target, "+
+		"but compatibility blocks every sequence: platform 27.03.0 and 27.03.1 support kubernetes >= v1.33.0, < v1.36.0, not v1.32.0 or v1.32.1", err.Error())
+	assert.Len(t, se.Blocks, 2, "Blocks keep each refusal")
 
 	// A kubernetes target the old line cannot run moves the platform as
 	// needed, in the StarlingX order.
@@ -348,4 +351,148 @@ func TestResolveStateVersionWithoutTrack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// twoTracks builds a catalog of tracks p and k: each p release supports the
+// k versions sup gives it; pRules and kRules are the tracks' rules.
+func twoTracks(t testing.TB, pv, kv []string, sup map[string]string, pRules, kRules []release.Rule) *release.Catalog {
+	t.Helper()
+	var rels []release.Release
+	for _, x := range pv {
+		r := release.Release{Name: "p-" + x, Version: v(x), Track: "p"}
+		if s, ok := sup[x]; ok {
+			r.Supports = map[string]release.Constraint{"k": release.MustParseConstraint(s)}
+		}
+		rels = append(rels, r)
+	}
+	for _, x := range kv {
+		rels = append(rels, release.Release{Name: "k-" + x, Version: v(x), Track: "k"})
+	}
+	c, err := release.NewCatalog(rels, nil, []release.UpgradePath{
+		{Name: "p", Track: "p", Rules: pRules},
+		{Name: "k", Track: "k", Rules: kRules},
+	})
+	require.NoError(t, err)
+	return c
+}
+
+// Regression (issue 25): when only an interleaving through a risky edge is
+// compatible, every track reaches its target alone, and the error said only
+// that compatibility blocks every sequence. The relaxations are found over
+// the states: a minimal set, each needed, in route order, with the route
+// it gives.
+func TestResolveStateRelaxations(t *testing.T) {
+	pv, kv := []string{"v1.0.0", "v2.0.0"}, []string{"v1.0", "v1.1", "v1.2"}
+	sup := map[string]string{"v1.0.0": ">= v1.0, < v1.2", "v2.0.0": ">= v1.1"}
+	tests := []struct {
+		name           string
+		pRules, kRules []release.Rule
+		opts           []path.Option
+		want           []string // the relaxations; nil: none gives a route
+		relaxed        []string
+		text           string
+	}{
+		{
+			name:   "a risky edge of one track",
+			pRules: []release.Rule{rule("v1.0.0", "v2.0.0")},
+			kRules: []release.Rule{rule("v1.0", "v1.2"), rule("v1.0", "v1.1", risks("etcd-migration")), rule("v1.1", "v1.2")},
+			want:   []string{"accept risk etcd-migration"}, relaxed: []string{"k v1.1", "p v2.0.0", "k v1.2"},
+			text: "path: no route from k=v1.0,p=v1.0.0 to k=v1.2,p=v2.0.0: every track reaches its target, but compatibility blocks every sequence; accept risk etcd-migration to get a route; the constraints in the way: ",
+		},
+		{
+			name:   "risks of two tracks, an unneeded one left out",
+			pRules: []release.Rule{rule("v1.0.0", "v2.0.0", risks("major"))},
+			kRules: []release.Rule{rule("v1.0", "v1.2", risks("skip")), rule("v1.0", "v1.1", risks("etcd-migration")), rule("v1.1", "v1.2")},
+			opts:   []path.Option{path.AcceptRisks("skip")},
+			want:   []string{"accept risk etcd-migration", "accept risk major"}, relaxed: []string{"k v1.1", "p v2.0.0", "k v1.2"},
+			text: "accept risks etcd-migration and major, together, to get a route",
+		},
+		{
+			name:   "no relaxation helps",
+			pRules: []release.Rule{rule("v1.0.0", "v2.0.0")},
+			kRules: []release.Rule{rule("v1.0", "v1.2"), rule("v1.0", "v1.1", blocked("no")), rule("v1.1", "v1.2")},
+			text:   "every track reaches its target, but compatibility blocks every sequence: ",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := twoTracks(t, pv, kv, sup, tt.pRules, tt.kRules)
+			from, to := state(t, "p=v1.0.0,k=v1.0"), state(t, "p=v2.0.0,k=v1.2")
+			_, err := path.ResolveState(c, from, to, tt.opts...)
+			var se *path.StateNoRouteError
+			require.True(t, errors.As(err, &se), "ResolveState(%s, %s) = %v, want a *StateNoRouteError", from, to, err)
+			var got []string
+			for _, r := range se.Relaxations {
+				got = append(got, r.String())
+			}
+			assert.Equal(t, tt.want, got, "ResolveState(%s, %s): relaxations", from, to)
+			assert.Contains(t, err.Error(), tt.text)
+			if tt.want == nil {
+				assert.Nil(t, se.Relaxed)
+				return
+			}
+			require.NotNil(t, se.Relaxed, "the route the relaxations give")
+			assert.Equal(t, tt.relaxed, steps(se.Relaxed))
+			// The relaxations give that route, and each one is needed.
+			r, err := path.ResolveState(c, from, to, append(slices.Clone(tt.opts), path.AcceptRisks(se.Risks...))...)
+			require.NoError(t, err, "with %v", se.Risks)
+			assert.Equal(t, tt.relaxed, steps(r))
+			for i := range se.Risks {
+				fewer := slices.Delete(slices.Clone(se.Risks), i, i+1)
+				_, err := path.ResolveState(c, from, to, append(slices.Clone(tt.opts), path.AcceptRisks(fewer...))...)
+				assert.ErrorIs(t, err, path.ErrNoRoute, "accepting %v only, want no route", fewer)
+			}
+		})
+	}
+}
+
+// Regression (issue 25): the multi-track message listed one line per
+// version a constraint refused (near duplicates, the constraint repeated),
+// and never said that the current state itself is not allowed.
+func TestStateNoRouteMessage(t *testing.T) {
+	var kv []string
+	for i := range 21 {
+		kv = append(kv, fmt.Sprintf("v1.%d", i))
+	}
+	var kRules []release.Rule
+	for i := 1; i < len(kv); i++ {
+		kRules = append(kRules, rule(kv[i-1], kv[i]))
+	}
+	c := twoTracks(t, []string{"v1.0.0", "v2.0.0"}, kv, map[string]string{"v1.0.0": "< v1.10", "v2.0.0": ">= v1.15"},
+		[]release.Rule{rule("v1.0.0", "v2.0.0")}, kRules)
+	tests := []struct {
+		name, from, to string
+		want           string
+	}{
+		{"one line per constraint", "p=v1.0.0,k=v1.0", "p=v2.0.0,k=v1.20",
+			"path: no route from k=v1.0,p=v1.0.0 to k=v1.20,p=v2.0.0: every track reaches its target, but compatibility blocks every sequence: " +
+				"p v1.0.0 supports k < v1.10, not v1.10; " +
+				"p v2.0.0 supports k >= v1.15, not v1.0, v1.1, v1.2, v1.3, v1.4, v1.5, v1.6, v1.7 or 2 more"},
+		{"the current state first", "p=v2.0.0,k=v1.3", "k=v1.20",
+			"path: no route from k=v1.3,p=v2.0.0 to k=v1.20: the current state is not allowed (p v2.0.0 supports k >= v1.15, not v1.3); " +
+				"every track reaches its target, but compatibility blocks every sequence: p v2.0.0 supports k >= v1.15, not v1.4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := path.ResolveState(c, state(t, tt.from), state(t, tt.to))
+			require.ErrorIs(t, err, path.ErrNoRoute)
+			assert.Equal(t, tt.want, err.Error(), "ResolveState(%s, %s)", tt.from, tt.to)
+		})
+	}
+}
+
+// A target that only a risky edge of another track makes allowed is not
+// ruled out before the search: the error names the risk.
+func TestResolveStateStaticLeavesRelaxations(t *testing.T) {
+	c := twoTracks(t, []string{"v1.0.0", "v2.0.0"}, []string{"v1.0", "v1.1"}, map[string]string{"v1.0.0": "*", "v2.0.0": ">= v1.1"},
+		[]release.Rule{rule("v1.0.0", "v2.0.0")}, []release.Rule{rule("v1.0", "v1.1", risks("etcd-migration"))})
+	from, to := state(t, "p=v1.0.0,k=v1.0"), state(t, "p=v2.0.0")
+	_, err := path.ResolveState(c, from, to)
+	var se *path.StateNoRouteError
+	require.True(t, errors.As(err, &se), "ResolveState(%s, %s) = %v, want a *StateNoRouteError", from, to, err)
+	assert.Equal(t, []string{"etcd-migration"}, se.Risks, "ResolveState(%s, %s): %v", from, to, err)
+	assert.Empty(t, se.Static)
+	r, err := path.ResolveState(c, from, to, path.AcceptRisks(se.Risks...))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"k v1.1", "p v2.0.0"}, steps(r))
 }

@@ -32,6 +32,9 @@ type options struct {
 	// acrossTracks marks the per-track indexes ResolveState builds: the
 	// constraints between tracks are its to check.
 	acrossTracks bool
+	// stateLimit, when positive, replaces ResolveState's limit on the
+	// states a search settles (for tests).
+	stateLimit int
 }
 
 func collect(opts []Option) options {

@@ -220,6 +220,7 @@ func (t Target) Next() *Hop {
 	}
 	first := t.tree.firsts()
 	h := t.tree.ix.hop(t.tree.pred[first[t.node]], t.tree.arc[first[t.node]])
+	h.explain(t.why(), t.Hops == 1)
 	return &h
 }
 
@@ -230,7 +231,14 @@ func (t Target) Last() *Hop {
 		return nil
 	}
 	h := t.tree.ix.hop(t.tree.pred[t.node], t.tree.arc[t.node])
+	h.explain(t.why(), true)
 	return &h
+}
+
+// why is the Why of the deprecated hops of t's route, as Route says it.
+func (t Target) why() string {
+	ix := t.tree.ix
+	return deprecatedWhy(ix.versions[t.tree.src], t.Version, t.Deprecated, ix.vdep[t.node] != "")
 }
 
 // Route builds the route Resolve returns to t.Version. The Targets call

@@ -206,8 +206,33 @@ type StateNoRouteError struct {
 	Target bool `json:"target,omitempty" yaml:"target,omitempty"`
 	// Blocks are the constraints in the way, sorted, without repeats.
 	Blocks []Incompatibility `json:"blocks,omitempty" yaml:"blocks,omitempty"`
+	// Current are the constraints the current state itself breaks, sorted:
+	// it need not be allowed, but a route must leave it by a move that
+	// mends them.
+	Current []Incompatibility `json:"current,omitempty" yaml:"current,omitempty"`
 	// States is how many states the search explored.
 	States int `json:"states" yaml:"states"`
+	// Relaxations is a set of relaxations that together give a route
+	// through allowed states (more than a track's own Err may name: that
+	// says what the track needs alone): each one is needed (dropping any
+	// one gives no route), in the order of the route's hops. Empty when
+	// none gives a route.
+	Relaxations []Relaxation `json:"relaxations,omitempty" yaml:"relaxations,omitempty"`
+	// Risks and Overrides are the names in Relaxations, by kind.
+	Risks     []string `json:"risks,omitempty" yaml:"risks,omitempty"`
+	Overrides []string `json:"overrides,omitempty" yaml:"overrides,omitempty"`
+	// Relaxed is the route Relaxations give; nil when there is none.
+	Relaxed *Route `json:"relaxed,omitempty" yaml:"relaxed,omitempty"`
+	// Static, when set, says what in the catalog rules out every route,
+	// found before any search: a track's target that no allowed state can
+	// hold beside the versions the other tracks can be at.
+	Static string `json:"static,omitempty" yaml:"static,omitempty"`
+	// Limit, when set, is how many states the search may settle, and it
+	// stopped there without an answer: a route may exist that it did not
+	// reach. The limit is 16 x Versions^2, at least 65,536 and at most
+	// 2,097,152, Versions the versions of the tracks searched.
+	Limit    int `json:"limit,omitempty" yaml:"limit,omitempty"`
+	Versions int `json:"versions,omitempty" yaml:"versions,omitempty"`
 }
 
 // Error says what blocks the route.
@@ -217,26 +242,102 @@ func (e *StateNoRouteError) Error() string { return e.Explain(nil) }
 // (see NoRouteError.Explain).
 func (e *StateNoRouteError) Explain(text RelaxationText) string {
 	head := fmt.Sprintf("path: no route from %s to %s", e.From, e.To)
-	if e.Err != nil {
+	if e.Limit > 0 {
+		head += " found"
+	}
+	var parts []string
+	if len(e.Current) > 0 {
+		parts = append(parts, "the current state is not allowed ("+joinBlocks(e.Current)+")")
+	}
+	switch {
+	case e.Static != "":
+		parts = append(parts, e.Static)
+	case e.Limit > 0:
+		parts = append(parts, fmt.Sprintf("the search stopped at its limit of %d states (16 x the %d versions of the tracks squared, at most %d); give a target version for more tracks, or resolve in steps through an intermediate state",
+			e.Limit, e.Versions, maxStateLimit))
+	case e.Err != nil:
 		msg := e.Err.Error()
 		var nr *NoRouteError
 		if errors.As(e.Err, &nr) {
 			msg = nr.Explain(text)
 		}
-		return head + ": track " + e.Track + " cannot reach its target: " + strings.TrimPrefix(msg, "path: ")
+		if len(e.Relaxations) > 0 { // what gives a route through the states comes first
+			parts = append(parts, relaxationText(text)(e.Relaxations, true))
+		}
+		parts = append(parts, "track "+e.Track+" cannot reach its target: "+strings.TrimPrefix(msg, "path: "))
+	case e.Target:
+		parts = append(parts, "the target state is not allowed: "+joinBlocks(e.Blocks))
+	case len(e.Relaxations) > 0:
+		parts = append(parts, "every track reaches its target, but compatibility blocks every sequence",
+			relaxationText(text)(e.Relaxations, true), "the constraints in the way: "+joinBlocks(e.Blocks))
+	default:
+		parts = append(parts, "every track reaches its target, but compatibility blocks every sequence: "+joinBlocks(e.Blocks))
+	}
+	return head + ": " + strings.Join(parts, "; ")
+}
+
+// joinBlocks says what bs say, one part per constraint: the versions of
+// the track whose releases have it, and the versions of the other track it
+// refuses ("platform 27.03.0 and 27.03.1 support kubernetes >= v1.33.0,
+// < v1.36.0, not v1.32.0 or v1.32.1"), each list and the parts at most
+// listMax long, in the order of bs.
+func joinBlocks(bs []Incompatibility) string {
+	type group struct {
+		b       Incompatibility
+		vs, got []release.Version
+		seenV   map[string]bool
+		seenGot map[string]bool
+	}
+	var groups []*group
+	byKey := map[[3]string]*group{}
+	for _, b := range bs {
+		k := [3]string{b.Track, b.Other, b.Constraint.String()}
+		g := byKey[k]
+		if g == nil {
+			g = &group{b: b, seenV: map[string]bool{}, seenGot: map[string]bool{}}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		if v := b.Version.String(); !g.seenV[v] {
+			g.seenV[v] = true
+			g.vs = append(g.vs, b.Version)
+		}
+		if v := b.Got.String(); !g.seenGot[v] {
+			g.seenGot[v] = true
+			g.got = append(g.got, b.Got)
+		}
 	}
 	var parts []string
-	for i, b := range e.Blocks {
+	for i, g := range groups {
 		if i == listMax {
-			parts = append(parts, fmt.Sprintf("and %d more", len(e.Blocks)-listMax))
+			parts = append(parts, fmt.Sprintf("and %d more", len(groups)-listMax))
 			break
 		}
-		parts = append(parts, b.String())
+		slices.SortFunc(g.vs, cmpVersion)
+		slices.SortFunc(g.got, cmpVersion)
+		verb := "supports"
+		if len(g.vs) > 1 {
+			verb = "support"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s %s %s, not %s", g.b.Track, listVersions(g.vs, "and"), verb, g.b.Other, g.b.Constraint, listVersions(g.got, "or")))
 	}
-	if e.Target {
-		return head + ": the target state is not allowed: " + strings.Join(parts, "; ")
+	return strings.Join(parts, "; ")
+}
+
+// listVersions is "a", "a and b", "a, b and c", or with more than listMax
+// "a, ..., h and N more" (word: "and" or "or").
+func listVersions(vs []release.Version, word string) string {
+	names := make([]string, 0, min(len(vs), listMax))
+	for i, v := range vs {
+		if i == listMax {
+			return strings.Join(names, ", ") + " " + word + fmt.Sprintf(" %d more", len(vs)-listMax)
+		}
+		names = append(names, v.String())
 	}
-	return head + ": every track reaches its target, but compatibility blocks every sequence: " + strings.Join(parts, "; ")
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " " + word + " " + names[len(names)-1]
 }
 
 // Is reports whether target is ErrNoRoute.
@@ -244,3 +345,11 @@ func (e *StateNoRouteError) Is(target error) bool { return target == ErrNoRoute 
 
 // Unwrap returns the track's error, if any.
 func (e *StateNoRouteError) Unwrap() error { return e.Err }
+
+// relaxationText is text, or the default when nil.
+func relaxationText(text RelaxationText) RelaxationText {
+	if text == nil {
+		return defaultRelaxationText
+	}
+	return text
+}

@@ -3,6 +3,8 @@ package path
 import (
 	"fmt"
 	"slices"
+
+	"github.com/hopdag/hopdag/release"
 )
 
 // The search orders routes by cost, then by versions:
@@ -263,20 +265,37 @@ func (ix *Index) bestRoute(s *scratch, src, dst int32, q *query) *Route {
 // The target's own deprecation is the caller's choice and is not explained.
 func explainDeprecated(r *Route, deprecated int) {
 	last := len(r.Hops) - 1
-	if last >= 0 && r.Hops[last].ToDeprecated != "" {
+	if last < 0 {
+		return
+	}
+	why := deprecatedWhy(r.From, r.To, deprecated, r.Hops[last].ToDeprecated != "")
+	for i := range r.Hops {
+		r.Hops[i].explain(why, i == last)
+	}
+}
+
+// deprecatedWhy is the Why of the deprecated hops of a route from from to
+// to with deprecated deprecated edges and versions, the target's own
+// included when toDeprecated; "" when the route needs no explaining.
+func deprecatedWhy(from, to release.Version, deprecated int, toDeprecated bool) string {
+	if toDeprecated {
 		deprecated--
 	}
 	if deprecated <= 0 {
-		return
+		return ""
 	}
 	what := "edges or intermediate versions"
 	if deprecated == 1 {
 		what = "edge or intermediate version"
 	}
-	why := fmt.Sprintf("every route from %s to %s uses %d deprecated %s", r.From, r.To, deprecated, what)
-	for i := range r.Hops {
-		if h := &r.Hops[i]; h.Deprecated != "" || h.ToDeprecated != "" && i < last {
-			h.Why = why
-		}
+	return fmt.Sprintf("every route from %s to %s uses %d deprecated %s", from, to, deprecated, what)
+}
+
+// explain sets h.Why to why when h takes a deprecated edge, or enters a
+// deprecated version that is not the route's target (last: h is the
+// route's last hop).
+func (h *Hop) explain(why string, last bool) {
+	if h.Deprecated != "" || h.ToDeprecated != "" && !last {
+		h.Why = why
 	}
 }

@@ -6,8 +6,12 @@
 // A graph is given in compressed form: the successors of node v are
 // adj[off[v]:off[v+1]], ascending; nodes are numbered in the order their
 // names sort. Cost: linear in nodes plus edges (Tarjan, iterative, so deep
-// graphs cannot overflow the stack), plus a breadth-first search per step
-// that the walk cannot take directly.
+// graphs cannot overflow the stack, and two breadth-first searches per
+// component) plus the length of the walks returned. A walk takes at most
+// members x (out+back+1) steps, out the most hops from the component's
+// smallest node to a member and back the most hops from a member to it:
+// once around a simple cycle; on a tree-shaped component, down to each
+// leaf and back.
 package cycles
 
 import "slices"
@@ -15,11 +19,15 @@ import "slices"
 // Find returns the strongly connected components with more than one node,
 // restricted to the nodes with candidate[v] set (nil means all), each as a
 // closed walk of node numbers: it starts and ends at the component's
-// smallest node and visits every member, going to the smallest unvisited
-// successor while there is one, else by the shortest path to the nearest
-// member with an unvisited successor. On a simple cycle that is the cycle
-// itself, rotated to start at its smallest node (a -> b -> c -> a). Walks
-// are sorted by their first node. Find returns nil when there is no cycle.
+// smallest node (home) and visits every member, going to the smallest
+// unvisited successor while there is one. Stuck, it heads home by a
+// shortest path (each node's smallest successor one hop nearer) and turns
+// off at the first node on the way with an unvisited successor; at home
+// with none, it goes by a shortest path to the first unvisited member in
+// breadth-first order from home (successors in ascending order). On a
+// simple cycle that is the cycle itself, rotated to start at its smallest
+// node (a -> b -> c -> a). Walks are sorted by their first node. Find
+// returns nil when there is no cycle.
 func Find(off, adj []int, candidate []bool) [][]int {
 	n := len(off) - 1
 	sccs := tarjan(n, off, adj, candidate)
@@ -115,27 +123,55 @@ func tarjan(n int, off, adj []int, candidate []bool) [][]int {
 type frame struct{ v, e int }
 
 // walker builds, for one strongly connected component, a closed walk from
-// its smallest member that visits every member. It goes to the smallest
-// unvisited successor while there is one, and otherwise breadth-first to the
-// nearest node that has an unvisited successor (successors in name order),
-// then back home; on a simple cycle that is the cycle itself. Arrays are
-// stamped, not cleared, so one walker serves every component, and a cursor
-// per node skips successors already visited, so a hub that the walk passes
-// again and again is not rescanned each time.
+// its smallest member (home) that visits every member. It goes to the
+// smallest unvisited successor while there is one. When it is stuck it
+// heads home by a shortest path, and turns off at the first node on the way
+// that has an unvisited successor; at home with none, it goes by a shortest
+// path to the first unvisited member in breadth-first order from home
+// (successors in name order). On a simple cycle that is the cycle itself.
+//
+// Two trees make each step cost only what it appends: toward home, a
+// node's next hop is its smallest successor one step nearer (a backward
+// breadth-first search from home); from home, the path to a member is the
+// one a forward breadth-first search found. A cursor per node skips
+// successors already visited, so a hub that the walk passes again and
+// again is not rescanned, and the next member to go to is the first of the
+// forward search's order not yet visited, found by a cursor too. Arrays
+// are stamped, not cleared, so one walker serves every component.
 type walker struct {
-	off, adj []int
-	comp     []int32 // stamp: the component being walked
-	seen     []int32 // stamp: visited by the walk
-	mark     []int32 // stamp: reached by the current BFS
-	cursor   []int   // adj position before which every successor is visited or outside
-	parent   []int
-	queue    []int
-	bfsID    int32
+	off, adj   []int
+	roff, radj []int   // predecessors: radj[roff[v]:roff[v+1]]
+	comp       []int32 // stamp: the component being walked
+	seen       []int32 // stamp: visited by the walk
+	back, fwd  []int32 // stamp: reached by the backward, forward search
+	cursor     []int   // adj position before which every successor is visited or outside
+	dist       []int   // hops to home
+	toward     []int   // next hop toward home
+	parent     []int   // previous hop from home
+	order      []int   // members in breadth-first order from home
 }
 
 func newWalker(n int, off, adj []int) *walker {
-	return &walker{off: off, adj: adj, comp: make([]int32, n), seen: make([]int32, n), mark: make([]int32, n),
-		cursor: make([]int, n), parent: make([]int, n)}
+	w := &walker{off: off, adj: adj, comp: make([]int32, n), seen: make([]int32, n),
+		back: make([]int32, n), fwd: make([]int32, n),
+		cursor: make([]int, n), dist: make([]int, n), toward: make([]int, n), parent: make([]int, n)}
+	// Predecessors, by a counting sort of the edges on their head.
+	w.roff = make([]int, n+1)
+	for _, s := range adj {
+		w.roff[s+1]++
+	}
+	for v := range n {
+		w.roff[v+1] += w.roff[v]
+	}
+	next := slices.Clone(w.roff[:n])
+	w.radj = make([]int, len(adj))
+	for v := range n {
+		for _, s := range adj[off[v]:off[v+1]] {
+			w.radj[next[s]] = v
+			next[s]++
+		}
+	}
+	return w
 }
 
 // unvisited returns the smallest successor of v in component id that the
@@ -154,61 +190,75 @@ func (w *walker) cover(members []int, id int32) []int {
 		w.comp[m] = id
 		w.cursor[m] = w.off[m]
 	}
-	start := members[0]
-	walk := []int{start}
-	w.seen[start] = id
-	cur := start
+	home := members[0]
+	w.trees(home, id)
+	walk := make([]int, 1, 2*len(members)+1)
+	walk[0] = home
+	w.seen[home] = id
+	cur, next := home, 0 // next: position in order before which every member is visited
 	for left := len(members) - 1; left > 0; left-- {
-		if next := w.unvisited(cur, id); next >= 0 {
-			walk = append(walk, next)
-			cur = next
-		} else {
-			walk = w.bfs(walk, cur, id, -1)
-			cur = walk[len(walk)-1]
+		s := w.unvisited(cur, id)
+		for s < 0 && cur != home { // head home, turning off where we can
+			cur = w.toward[cur]
+			walk = append(walk, cur)
+			s = w.unvisited(cur, id)
 		}
-		w.seen[cur] = id
+		if s < 0 { // at home: go out to the first unvisited member
+			for w.seen[w.order[next]] == id {
+				next++
+			}
+			s = w.order[next]
+			n := len(walk)
+			for x := w.parent[s]; x != home; x = w.parent[x] {
+				walk = append(walk, x)
+			}
+			slices.Reverse(walk[n:])
+		}
+		walk = append(walk, s)
+		w.seen[s] = id
+		cur = s
 	}
-	return w.bfs(walk, cur, id, start)
+	for cur != home {
+		cur = w.toward[cur]
+		walk = append(walk, cur)
+	}
+	return walk
 }
 
-// bfs appends to walk the shortest path (within component id) from cur to
-// goal, or, when goal is -1, to the nearest member not yet visited;
-// cur itself is not appended.
-func (w *walker) bfs(walk []int, cur int, id int32, goal int) []int {
-	w.bfsID++
-	b := w.bfsID
-	w.queue = append(w.queue[:0], cur)
-	w.mark[cur] = b
-	found := -1
-	for h := 0; h < len(w.queue) && found < 0; h++ {
-		v := w.queue[h]
-		if goal < 0 {
-			if s := w.unvisited(v, id); s >= 0 {
-				w.parent[s] = v
-				found = s
-				break
+// trees searches component id breadth-first from home, backward for each
+// member's distance and next hop toward home, and forward for the order
+// and the paths the walk goes out by.
+func (w *walker) trees(home int, id int32) {
+	// Backward; w.order serves as the queue.
+	w.order = append(w.order[:0], home)
+	w.back[home], w.dist[home] = id, 0
+	for h := 0; h < len(w.order); h++ {
+		v := w.order[h]
+		for _, p := range w.radj[w.roff[v]:w.roff[v+1]] {
+			if w.comp[p] == id && w.back[p] != id {
+				w.back[p], w.dist[p] = id, w.dist[v]+1
+				w.order = append(w.order, p)
 			}
 		}
+	}
+	for _, v := range w.order[1:] {
 		for _, s := range w.adj[w.off[v]:w.off[v+1]] {
-			if w.comp[s] != id || w.mark[s] == b {
-				continue
-			}
-			w.mark[s] = b
-			w.parent[s] = v
-			if s == goal {
-				found = s
+			if w.comp[s] == id && w.dist[s] == w.dist[v]-1 {
+				w.toward[v] = s // the smallest: successors are ascending
 				break
 			}
-			w.queue = append(w.queue, s)
 		}
 	}
-	if found < 0 {
-		panic("cycles: internal error: strongly connected component is not strongly connected")
+	// Forward.
+	w.order = append(w.order[:0], home)
+	w.fwd[home] = id
+	for h := 0; h < len(w.order); h++ {
+		v := w.order[h]
+		for _, s := range w.adj[w.off[v]:w.off[v+1]] {
+			if w.comp[s] == id && w.fwd[s] != id {
+				w.fwd[s], w.parent[s] = id, v
+				w.order = append(w.order, s)
+			}
+		}
 	}
-	n := len(walk)
-	for x := found; x != cur; x = w.parent[x] {
-		walk = append(walk, x)
-	}
-	slices.Reverse(walk[n:])
-	return walk
 }
