@@ -55,13 +55,25 @@ type decoder struct {
 	// document skip what depends on them (badField).
 	bad []string
 	// Aliases: aliasDepth > 0 while decoding through an alias; aliasNodes
-	// counts the values decoded so; seen holds the anchored nodes already
-	// decoded once, whose problems are reported only the first time (where
-	// they are written), and mute > 0 while decoding one of them again.
+	// counts the values decoded so; via is the outermost alias being
+	// followed (nil outside one), whose line the problems found through it
+	// are reported at: their field path is the alias's. seen holds the
+	// anchored nodes already decoded once, with the type they were decoded
+	// into: a node decoded again into the same type has the same problems,
+	// reported the first time, and mute > 0 while it is decoded again. A
+	// node decoded into another type (a label's string as a constraint)
+	// has problems of its own, reported.
 	aliasDepth, aliasNodes, mute int
-	seen                         map[*yaml.Node]bool
+	via                          *yaml.Node
+	seen                         map[seenKey]bool
 	overAliases                  bool
 	merging                      []*yaml.Node // the mappings whose merge keys are being followed
+}
+
+// seenKey is an anchored node and a type it was decoded into.
+type seenKey struct {
+	n *yaml.Node
+	t reflect.Type
 }
 
 type pathElem struct {
@@ -70,7 +82,7 @@ type pathElem struct {
 }
 
 func newDecoder(ps *problems) *decoder {
-	return &decoder{seen: map[*yaml.Node]bool{}, ps: ps}
+	return &decoder{seen: map[seenKey]bool{}, ps: ps}
 }
 
 // start prepares d for one document of file whose node lines are offset by
@@ -81,6 +93,7 @@ func (d *decoder) start(file string, base int) {
 	d.typeErrs, d.loose = 0, 0
 	d.bad = d.bad[:0]
 	d.aliasDepth, d.aliasNodes, d.mute = 0, 0, 0
+	d.via = nil
 	d.overAliases = false
 	d.merging = d.merging[:0]
 	clear(d.seen)
@@ -115,21 +128,33 @@ func (d *decoder) typeErr(n *yaml.Node, msg func() string, fix string) {
 	if len(d.bad) < maxBadFields {
 		d.bad = append(d.bad, d.field())
 	}
-	d.emit(n, msg, fix)
+	d.emit(n, msg, func() string { return fix })
 }
 
 // looseErr reports an unknown or repeated field.
 func (d *decoder) looseErr(n *yaml.Node, msg func() string, fix func() string) {
 	d.loose++
-	if d.mute == 0 && d.ps.room(d.file, d.base+n.Line) {
-		d.ps.add(Problem{File: d.file, Line: d.base + n.Line, Field: d.field(), Message: msg(), Fix: fix()})
-	}
+	d.emit(n, msg, fix)
 }
 
-func (d *decoder) emit(n *yaml.Node, msg func() string, fix string) {
-	if d.mute == 0 && d.ps.room(d.file, d.base+n.Line) {
-		d.ps.add(Problem{File: d.file, Line: d.base + n.Line, Field: d.field(), Message: msg(), Fix: fix})
+// emit reports a problem of n, unless muted: at n's line, or, decoding
+// through an alias, at the alias's line, saying where its anchor is.
+func (d *decoder) emit(n *yaml.Node, msg func() string, fix func() string) {
+	if d.mute > 0 {
+		return
 	}
+	line := d.base + n.Line
+	if d.via != nil {
+		line = d.base + d.via.Line
+	}
+	if !d.ps.room(d.file, line) {
+		return
+	}
+	m := msg()
+	if a := d.via; a != nil {
+		m += fmt.Sprintf(" (the value of alias *%s, anchored at line %d)", a.Value, d.base+a.Alias.Line)
+	}
+	d.ps.add(Problem{File: d.file, Line: line, Field: d.field(), Message: m, Fix: fix()})
 }
 
 // structInfo is what the decoder needs of a struct type: its YAML keys.
@@ -206,11 +231,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 		return
 	}
 	if n.Anchor != "" {
-		if d.seen[n] {
+		k := seenKey{n, v.Type()}
+		if d.seen[k] {
 			d.mute++
 			defer func() { d.mute-- }()
 		} else {
-			d.seen[n] = true
+			d.seen[k] = true
 		}
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
@@ -300,6 +326,10 @@ func (d *decoder) alias(n *yaml.Node, v reflect.Value) {
 		return
 	}
 	d.aliasDepth++
+	if d.via == nil {
+		d.via = n
+		defer func() { d.via = nil }()
+	}
 	d.decode(n.Alias, v)
 	d.aliasDepth--
 }
