@@ -103,7 +103,8 @@ func LoadDir(dir string) (*Catalog, error) {
 // that are parsed concurrently (at most GOMAXPROCS at once) and decoded in
 // order; the result does not depend on the order parsing ends in. A
 // document larger than 8 MiB, one whose aliases expand to more than 10,000
-// values, YAML nested deeper than 10,000 levels and binary data are
+// values or bring in more than 1 MiB of values (the bytes of the scalars
+// they name, counted per alias), YAML nested deeper than 10,000 levels and binary data are
 // reported, not processed; at most 100 problems per file and 1,000 in all
 // are listed, the rest counted ("and N more").
 func Load(fsys fs.FS) (*Catalog, error) { return load(fsys, true) }
@@ -489,6 +490,9 @@ func (l *loader) decode(doc document) {
 		return
 	}
 	d.start(doc.src.File, doc.base)
+	if doc.aliases.over != nil {
+		d.refuseAliases(doc.aliases)
+	}
 	l.env = envelope{}
 	env := &l.env
 	d.decode(doc.node, reflect.ValueOf(env).Elem())
@@ -526,7 +530,7 @@ func (l *loader) decode(doc document) {
 		if d.typeErrs == before {
 			return true
 		}
-		if d.overAliases || len(d.bad) >= maxBadFields || slices.ContainsFunc(ids, func(id string) bool { return relatedField(d.bad, id) }) {
+		if d.overAliases || d.noAliases || len(d.bad) >= maxBadFields || slices.ContainsFunc(ids, func(id string) bool { return relatedField(d.bad, id) }) {
 			return false
 		}
 		l.sn.bad[doc.src] = slices.Clone(d.bad)

@@ -67,7 +67,10 @@ type decoder struct {
 	via                          *yaml.Node
 	seen                         map[seenKey]bool
 	overAliases                  bool
-	merging                      []*yaml.Node // the mappings whose merge keys are being followed
+	// noAliases is set for a document whose aliases bring in more than
+	// maxAliasBytes (refuseAliases): its aliases are not followed.
+	noAliases bool
+	merging   []*yaml.Node // the mappings whose merge keys are being followed
 }
 
 // seenKey is an anchored node and a type it was decoded into.
@@ -94,7 +97,7 @@ func (d *decoder) start(file string, base int) {
 	d.bad = d.bad[:0]
 	d.aliasDepth, d.aliasNodes, d.mute = 0, 0, 0
 	d.via = nil
-	d.overAliases = false
+	d.overAliases, d.noAliases = false, false
 	d.merging = d.merging[:0]
 	clear(d.seen)
 }
@@ -320,20 +323,6 @@ func (d *decoder) str(n *yaml.Node) string {
 	return s
 }
 
-func (d *decoder) alias(n *yaml.Node, v reflect.Value) {
-	if n.Alias == nil {
-		d.typeErr(n, func() string { return fmt.Sprintf("alias *%s names no anchor", n.Value) }, "define the anchor before using it")
-		return
-	}
-	d.aliasDepth++
-	if d.via == nil {
-		d.via = n
-		defer func() { d.via = nil }()
-	}
-	d.decode(n.Alias, v)
-	d.aliasDepth--
-}
-
 // scalar returns the text of a scalar node for a value of type t.
 func (d *decoder) scalar(n *yaml.Node, t reflect.Type) (string, bool) {
 	if n.Kind != yaml.ScalarNode {
@@ -377,87 +366,6 @@ func parseInt(n *yaml.Node, bits int) (int64, error) {
 		s = "0" + rest
 	}
 	return strconv.ParseInt(s, 0, bits)
-}
-
-// isMerge reports whether k is the YAML merge key <<.
-func isMerge(k *yaml.Node) bool {
-	return len(k.Value) == 2 && k.Tag == "!!merge"
-}
-
-// pairs calls fn for each key/value of mapping n, then for those of the
-// mappings its merge keys (<<) name, as YAML defines merging: a key of n
-// overrides a merged one, and an earlier merged mapping overrides a later
-// one (fn skips keys it has, silently when merged is true). Reaching a
-// merged mapping counts as an alias use, and so does each of its pairs: a
-// mapping of many keys merged many times costs at most maxAliasNodes.
-func (d *decoder) pairs(n *yaml.Node, merged bool, fn func(k, v *yaml.Node, merged bool)) {
-	var merges []*yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
-		if isMerge(k) {
-			merges = append(merges, n.Content[i+1])
-			continue
-		}
-		if merged && !d.countAlias(k) {
-			return
-		}
-		fn(k, n.Content[i+1], merged)
-	}
-	if len(merges) == 0 {
-		return
-	}
-	d.merging = append(d.merging, n)
-	for _, m := range merges {
-		d.merge(m, fn, false)
-	}
-	d.merging = d.merging[:len(d.merging)-1]
-}
-
-// merge calls fn for the pairs of the mapping (or, outside a list, the
-// list of mappings) that the value m of a merge key names.
-func (d *decoder) merge(m *yaml.Node, fn func(k, v *yaml.Node, merged bool), inList bool) {
-	target := m
-	for target.Kind == yaml.AliasNode && target.Alias != nil {
-		target = target.Alias
-	}
-	switch {
-	case target.Kind == yaml.MappingNode && slices.Contains(d.merging, target):
-		d.typeErr(m, func() string { return "a merge key (<<) names a mapping it is part of" }, "merge a mapping defined outside this one")
-	case target.Kind == yaml.MappingNode:
-		if !d.countAlias(target) {
-			return
-		}
-		d.aliasDepth++
-		d.pairs(target, true, fn)
-		d.aliasDepth--
-	case target.Kind == yaml.SequenceNode && !inList:
-		for _, item := range target.Content {
-			d.merge(item, fn, true)
-		}
-	default:
-		d.typeErr(m, func() string {
-			return "a merge key (<<) must name a mapping or a list of mappings, got " + kindWord(target)
-		},
-			"write <<: *anchor, or <<: [*a, *b], where the anchors name mappings")
-	}
-}
-
-// countAlias counts a value decoded through an alias and reports false,
-// once per document, when there are more than maxAliasNodes.
-func (d *decoder) countAlias(n *yaml.Node) bool {
-	if d.overAliases {
-		return false
-	}
-	d.aliasNodes++
-	if d.aliasNodes <= maxAliasNodes {
-		return true
-	}
-	d.overAliases = true
-	d.typeErrs++
-	d.ps.report(Problem{File: d.file, Line: d.base + n.Line, Field: d.field(),
-		Message: fmt.Sprintf("aliases expand to more than %d values in this document (the limit)", maxAliasNodes),
-		Fix:     "write the values out, or alias fewer, larger nodes"})
-	return false
 }
 
 func (d *decoder) structValue(n *yaml.Node, v reflect.Value) {
