@@ -486,7 +486,7 @@ func (l *loader) decode(doc document) {
 		if !strings.HasPrefix(n.Value, "hopdag.io/") {
 			fix = "catalog documents have apiVersion: " + APIVersion + "; if this file is a manifest, name it in a ComponentVersion's spec.manifests[].file"
 		}
-		report(line(n), "apiVersion", fmt.Sprintf("unknown apiVersion %q", n.Value), fix)
+		report(line(n), "apiVersion", "unknown apiVersion "+quote(n.Value), fix)
 		return
 	}
 	d.start(doc.src.File, doc.base)
@@ -516,7 +516,7 @@ func (l *loader) decode(doc document) {
 		}
 		return
 	default:
-		report(line(find(doc.node, "kind")), "kind", fmt.Sprintf("unknown kind %q", env.Kind), "use Release, ComponentVersion or UpgradePath")
+		report(line(find(doc.node, "kind")), "kind", "unknown kind "+quote(env.Kind), "use Release, ComponentVersion or UpgradePath")
 		return
 	}
 	before := d.typeErrs
@@ -579,7 +579,7 @@ func (l *loader) decode(doc document) {
 		k := kindName{env.Kind, env.Metadata.Name}
 		if first, dup := l.names[k]; dup {
 			report(line(find(doc.node, "metadata", "name")), "metadata.name",
-				fmt.Sprintf("duplicate %s %q (first at %s)", env.Kind, env.Metadata.Name, first), "give each document its own name")
+				fmt.Sprintf("duplicate %s %s (first at %s)", env.Kind, quote(env.Metadata.Name), first), "give each document its own name")
 		} else {
 			l.names[k] = doc.src
 		}

@@ -522,7 +522,7 @@ func (d *decoder) stringValue(k, val *yaml.Node) bool {
 		}
 		return fmt.Sprintf("want a string, got %s, %s", n.Value, what)
 	},
-		fmt.Sprintf("quote it: %s: %s", k.Value, strconv.Quote(n.Value)))
+		fmt.Sprintf("quote it: %s: %s", k.Value, quote(n.Value)))
 	return false
 }
 
@@ -610,10 +610,7 @@ func kindWord(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		if len(n.Value) > 80 {
-			return fmt.Sprintf("%q...", n.Value[:80])
-		}
-		return fmt.Sprintf("%q", n.Value)
+		return quote(n.Value)
 	case yaml.AliasNode:
 		return "an alias"
 	}

@@ -282,7 +282,7 @@ func checkTrackName(track string, at func() Problem, ps *problems) {
 		return '-'
 	}, track)
 	ps.add(at().with(
-		fmt.Sprintf("track %q holds %q; a track name takes only %s (it is written in step names, TRACK=VERSION and HOP/COMPONENT/PHASE, and in states, track=version,track=version)", track, string(r), trackNameChars),
+		fmt.Sprintf("track %s holds %q; a track name takes only %s (it is written in step names, TRACK=VERSION and HOP/COMPONENT/PHASE, and in states, track=version,track=version)", quote(track), string(r), trackNameChars),
 		fmt.Sprintf("rename the track, e.g. %s, here and wherever it is named", fixed)))
 }
 
@@ -360,7 +360,7 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 		}
 	}
 	if cv.Before != "" && cv.Before != BeforeAll {
-		ps.add(at("before").with(fmt.Sprintf("before must be %q, got %q", BeforeAll, cv.Before), "write before: all, or remove the field"))
+		ps.add(at("before").with(fmt.Sprintf("before must be %q, got %s", BeforeAll, quote(cv.Before)), "write before: all, or remove the field"))
 	}
 	seen := map[string]bool{}
 	for i, d := range cv.Dependencies {
@@ -515,7 +515,7 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, shipped map
 	}
 	for _, t := range sortedKeys(r.Supports) {
 		if !tracks[t] {
-			ps.add(at("supports", t).with(fmt.Sprintf("track %q has no releases in the catalog", t), "name an existing track, or add its releases"))
+			ps.add(at("supports", t).with(fmt.Sprintf("track %s has no releases in the catalog", quote(t)), "name an existing track, or add its releases"))
 		}
 	}
 }
@@ -533,7 +533,7 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 	bad := func(path ...any) bool { return sn.badField(p.Source, path...) }
 	for i, r := range p.Rules {
 		if r.OnFailure != "" && r.OnFailure != OnFailureRollback {
-			ps.add(at("rules", i, "onFailure").with(fmt.Sprintf("onFailure must be %q or unset, got %q", OnFailureRollback, r.OnFailure), "write onFailure: rollback, or remove it to use the executor's failure policy"))
+			ps.add(at("rules", i, "onFailure").with(fmt.Sprintf("onFailure must be %q or unset, got %s", OnFailureRollback, quote(r.OnFailure)), "write onFailure: rollback, or remove it to use the executor's failure policy"))
 		}
 		if bad("rules", i, "from") {
 			// reported already
