@@ -132,12 +132,14 @@ func (l *loader) load(fsys fs.FS) (*Catalog, error) {
 	l.c.Releases, l.c.Components, l.c.Paths = l.releases.all(), l.components.all(), l.paths.all()
 	loadManifests(fsys, l.c, l.sn, ps)
 	checkCharts(fsys, l.c, l.sn, ps)
-	validate(l.c, l.sn, l.broken, ps)
+	ws := &problems{}
+	validate(l.c, l.sn, l.broken, ps, ws)
 	validateCycles(l.c, l.sn, ps)
 	validateBeforeAll(l.c, l.sn, ps)
 	if err := ps.err(); err != nil {
 		return nil, err
 	}
+	l.c.warnings = ws.sorted()
 	return l.c, nil
 }
 
