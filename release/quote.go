@@ -15,12 +15,26 @@ const maxQuote = 200
 // "v1.0.0-aaaa"... (4194304 bytes). Every message of release that quotes a
 // value a user wrote quotes it with quote.
 func quote(s string) string {
+	head, more := cut(s)
+	return strconv.Quote(head) + more
+}
+
+// clip is quote without the quotes, for a key in a field path
+// (spec.params.KEY).
+func clip(s string) string {
+	head, more := cut(s)
+	return head + more
+}
+
+// cut returns the first maxQuote bytes of s, cut at a character boundary,
+// and what says how long s is ("... (4194304 bytes)"), or s and "".
+func cut(s string) (head, more string) {
 	if len(s) <= maxQuote {
-		return strconv.Quote(s)
+		return s, ""
 	}
-	cut := maxQuote
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	n := maxQuote
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return strconv.Quote(s[:cut]) + "... (" + strconv.Itoa(len(s)) + " bytes)"
+	return s[:n], "... (" + strconv.Itoa(len(s)) + " bytes)"
 }

@@ -35,6 +35,8 @@ func TestLoadMessagesDoNotGrowWithTheValue(t *testing.T) {
 		{"a duration", cv("  timeout: " + long("5x", 1<<20) + "\n"), 1 << 20, `invalid duration "5xaaa`},
 		{"a scalar for a mapping", cv("  retries: " + long("often", 1<<20) + "\n"), 1 << 20, `want a mapping, got "oftenaaa`},
 		{"a number for a string", cv("  params: {x: 0." + strings.Repeat("1", 1<<20-2) + "}\n"), 1 << 20, `quote it: x: "0.111`},
+		{"an unknown field's key", cv("  ? " + long("x", 1<<20) + "\n  : 1\n"), 1 << 20, `spec.xaaa`},
+		{"the key of a number for a string", cv("  params:\n    ? " + long("k", 1<<20) + "\n    : 3\n"), 1 << 20, `quote it: kaaa`},
 		{"an apiVersion", "apiVersion: " + long("v", 1<<20) + "\nkind: Release\nmetadata: {name: r}\nspec: {}\n", 1 << 20, `unknown apiVersion "vaaa`},
 		{"a kind", header + "kind: " + long("K", 1<<20) + "\nmetadata: {name: r}\nspec: {}\n", 1 << 20, `unknown kind "Kaaa`},
 	}

@@ -119,7 +119,7 @@ func (d *decoder) field() string {
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(e.key)
+		b.WriteString(clip(e.key))
 	}
 	return b.String()
 }
@@ -522,7 +522,7 @@ func (d *decoder) stringValue(k, val *yaml.Node) bool {
 		}
 		return fmt.Sprintf("want a string, got %s, %s", n.Value, what)
 	},
-		fmt.Sprintf("quote it: %s: %s", k.Value, quote(n.Value)))
+		fmt.Sprintf("quote it: %s: %s", clip(k.Value), quote(n.Value)))
 	return false
 }
 

@@ -174,7 +174,7 @@ func fieldPath(path []any) string {
 		switch p := p.(type) {
 		case string:
 			b.WriteByte('.')
-			b.WriteString(p)
+			b.WriteString(clip(p)) // as decoder.field writes it
 		case int:
 			fmt.Fprintf(&b, "[%d]", p)
 		}
