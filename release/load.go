@@ -84,6 +84,10 @@ func LoadDir(dir string) (*Catalog, error) {
 // constraint, duplicate, dangling reference, violated compatibility rule
 // and dependency cycle is reported, all at once, as a *LoadError sorted by
 // file and line, each problem with file:line, the field path and a fix.
+// What is well formed but does nothing in the catalog (a rule whose from
+// admits no version or names its to, a supports range that admits no
+// release of its track) does not fail Load: Catalog.Warnings lists it,
+// the same way. A message quotes at most 200 bytes of a value.
 // The values of params, env, labels and annotations are strings: an
 // unquoted true, 3 or empty value is refused (quote it). A problem in one
 // field does not hide the others of its document (a wrong-typed value is
