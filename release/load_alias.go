@@ -20,7 +20,7 @@ import (
 const maxAliasBytes = 1 << 20
 
 // aliasExpansion is what the aliases of a document bring in: bytes
-// (saturating at maxInt64/2), and the alias at which they first went past
+// (saturating at 1<<62), and the alias at which they first went past
 // maxAliasBytes (nil when they did not).
 type aliasExpansion struct {
 	bytes int64
