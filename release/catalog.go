@@ -21,7 +21,14 @@ type Catalog struct {
 
 	releases   map[trackKey]*Release
 	components map[compKey]*ComponentVersion
+	warnings   []Problem
 }
+
+// Warnings lists what the catalog says that does nothing, though it loaded:
+// a rule that gives no edge (its from admits no version, or names the
+// version it upgrades to). Each is a Problem with its file:line and fix,
+// sorted as a LoadError's; none makes Load fail.
+func (c *Catalog) Warnings() []Problem { return slices.Clone(c.warnings) }
 
 type trackKey struct{ track, version string }
 type compKey struct{ name, version string }
@@ -39,11 +46,12 @@ func NewCatalog(releases []Release, components []ComponentVersion, paths []Upgra
 	for i := range paths {
 		c.Paths = append(c.Paths, *paths[i].DeepCopy())
 	}
-	var ps problems
-	validate(c, nil, nil, &ps)
+	var ps, ws problems
+	validate(c, nil, nil, &ps, &ws)
 	if err := ps.err(); err != nil {
 		return nil, err
 	}
+	c.warnings = ws.sorted()
 	return c, nil
 }
 

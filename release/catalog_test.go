@@ -210,7 +210,11 @@ func TestNewCatalogProblems(t *testing.T) {
 					"":           release.MustParseConstraint("*"),
 				}
 			},
-			[]string{`spec.supports.kubernetes: track "kubernetes" has no releases in the catalog; name an existing track, or add its releases`},
+			[]string{
+				// "" is the release's own track: it moves by rules.
+				`spec.supports.: release v26.06 supports its own track ""; remove it: supports names the versions of the other tracks that may run beside the release; its own track moves by UpgradePath rules`,
+				`spec.supports.kubernetes: track "kubernetes" has no releases in the catalog; name an existing track, or add its releases`,
+			},
 		},
 		{
 			"duplicate release version",

@@ -86,20 +86,20 @@ func ParseConstraint(s string) (Constraint, error) {
 		for _, part := range strings.Split(alt, ",") {
 			part = strings.TrimSpace(part)
 			if part == "" {
-				return Constraint{}, fmt.Errorf("release: invalid constraint %q: empty comparison (a stray \",\" or \"||\"?)", s)
+				return Constraint{}, fmt.Errorf("release: invalid constraint %s: empty comparison (a stray \",\" or \"||\"?)", quote(s))
 			}
 			rest := strings.TrimLeft(part, "<>=!~^ ")
 			name := strings.TrimSpace(part[:len(part)-len(rest)])
 			o, ok := parseOp(name)
 			if !ok {
-				return Constraint{}, fmt.Errorf("release: invalid constraint %q: comparison %q: unknown operator %q; use =, !=, >, >=, < or <= (a range is two comparisons: >= v1.2, < v1.3)", s, part, name)
+				return Constraint{}, fmt.Errorf("release: invalid constraint %s: comparison %s: unknown operator %s; use =, !=, >, >=, < or <= (a range is two comparisons: >= v1.2, < v1.3)", quote(s), quote(part), quote(name))
 			}
 			if strings.ContainsAny(rest, " <>=!") {
-				return Constraint{}, fmt.Errorf("release: invalid constraint %q: comparison %q holds more than one version; separate comparisons with \",\" (>= v26.06, < v26.09) and alternatives with \"||\"", s, part)
+				return Constraint{}, fmt.Errorf("release: invalid constraint %s: comparison %s holds more than one version; separate comparisons with \",\" (>= v26.06, < v26.09) and alternatives with \"||\"", quote(s), quote(part))
 			}
 			v, err := ParseVersion(rest)
 			if err != nil {
-				return Constraint{}, fmt.Errorf("release: invalid constraint %q: comparison %q: %s", s, part, strings.TrimPrefix(err.Error(), "release: "))
+				return Constraint{}, fmt.Errorf("release: invalid constraint %s: comparison %s: %s", quote(s), quote(part), strings.TrimPrefix(err.Error(), "release: "))
 			}
 			cmps = append(cmps, comparison{o, v})
 		}

@@ -174,6 +174,7 @@ func (c *Catalog) DeepCopy() *Catalog {
 	for i := range c.Paths {
 		out.Paths = append(out.Paths, *c.Paths[i].DeepCopy())
 	}
+	out.warnings = slices.Clone(c.warnings)
 	out.index()
 	return out
 }

@@ -22,10 +22,10 @@ func D(d time.Duration) Duration { return Duration{d} }
 func ParseDuration(s string) (Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return Duration{}, fmt.Errorf("release: invalid duration %q: write a number with a unit, e.g. 90s, 5m, 1h30m", s)
+		return Duration{}, fmt.Errorf("release: invalid duration %s: write a number with a unit, e.g. 90s, 5m, 1h30m", quote(s))
 	}
 	if d < 0 {
-		return Duration{}, fmt.Errorf("release: invalid duration %q: must not be negative", s)
+		return Duration{}, fmt.Errorf("release: invalid duration %s: must not be negative", quote(s))
 	}
 	return Duration{d}, nil
 }

@@ -131,6 +131,14 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(header + "kind: Release\nmetadata: {name: r}\nspec: &s {version: v1.0, components: *s}\n"))
 	f.Add([]byte(header + "kind: Release\nmetadata: {name: r}\nspec: &s {<<: *s, version: v1.0}\n"))
 	f.Add([]byte(header + "kind: Release\nmetadata: &m {name: r, <<: [*m, *m]}\nspec: {version: v1.0}\n---\n[\n---\n\x00\n"))
+	// Issue 25: a label's value decoded again, through an alias, as a
+	// constraint and as a version (point 2); 400 aliases of a 128 KB
+	// constraint, which took 15 s and 987 MB (point 3).
+	f.Add([]byte(header + "kind: UpgradePath\nmetadata:\n  name: p\n  labels: {x: &b \">= v1.0.0,, < v2.0.0\"}\nspec:\n  rules:\n  - {from: *b, to: v2.0.0, blocked: data loss}\n"))
+	f.Add([]byte(header + "kind: Release\nmetadata:\n  name: r\n  labels: {v: &v \"3.0.0.0\"}\nspec:\n  version: *v\n  components: []\n"))
+	aliased, _ := aliasedConstraint(128<<10, 400)
+	f.Add(aliased)
+	f.Add(doublingAliases(1, 70))
 
 	manifests := manifestFS()
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -161,7 +161,7 @@ func validateLifecycle(cv *ComponentVersion, at func(path ...any) Problem, bad f
 			n++
 		}
 		if n != 1 && !bad("phases", i, "handler") && !bad("phases", i, "command") && !bad("phases", i, "manifests") {
-			ps.add(at("phases", i).with(fmt.Sprintf("lifecycle phase %q needs exactly one of handler, command and manifests, has %d", p.Name, n), "keep one of them"))
+			ps.add(at("phases", i).with(fmt.Sprintf("lifecycle phase %s needs exactly one of handler, command and manifests, has %d", quote(p.Name), n), "keep one of them"))
 		}
 	}
 	if cv.Rollback != nil && (len(cv.Rollback.Args) == 0 || cv.Rollback.Args[0] == "") && !bad("rollback") {

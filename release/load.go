@@ -84,6 +84,10 @@ func LoadDir(dir string) (*Catalog, error) {
 // constraint, duplicate, dangling reference, violated compatibility rule
 // and dependency cycle is reported, all at once, as a *LoadError sorted by
 // file and line, each problem with file:line, the field path and a fix.
+// What is well formed but does nothing in the catalog (a rule whose from
+// admits no version or names its to, a supports range that admits no
+// release of its track) does not fail Load: Catalog.Warnings lists it,
+// the same way. A message quotes at most 200 bytes of a value.
 // The values of params, env, labels and annotations are strings: an
 // unquoted true, 3 or empty value is refused (quote it). A problem in one
 // field does not hide the others of its document (a wrong-typed value is
@@ -103,7 +107,8 @@ func LoadDir(dir string) (*Catalog, error) {
 // that are parsed concurrently (at most GOMAXPROCS at once) and decoded in
 // order; the result does not depend on the order parsing ends in. A
 // document larger than 8 MiB, one whose aliases expand to more than 10,000
-// values, YAML nested deeper than 10,000 levels and binary data are
+// values or bring in more than 1 MiB of values (the bytes of the scalars
+// they name, counted per alias), YAML nested deeper than 10,000 levels and binary data are
 // reported, not processed; at most 100 problems per file and 1,000 in all
 // are listed, the rest counted ("and N more").
 func Load(fsys fs.FS) (*Catalog, error) { return load(fsys, true) }
@@ -131,12 +136,14 @@ func (l *loader) load(fsys fs.FS) (*Catalog, error) {
 	l.c.Releases, l.c.Components, l.c.Paths = l.releases.all(), l.components.all(), l.paths.all()
 	loadManifests(fsys, l.c, l.sn, ps)
 	checkCharts(fsys, l.c, l.sn, ps)
-	validate(l.c, l.sn, l.broken, ps)
+	ws := &problems{}
+	validate(l.c, l.sn, l.broken, ps, ws)
 	validateCycles(l.c, l.sn, ps)
 	validateBeforeAll(l.c, l.sn, ps)
 	if err := ps.err(); err != nil {
 		return nil, err
 	}
+	l.c.warnings = ws.sorted()
 	return l.c, nil
 }
 
@@ -485,10 +492,13 @@ func (l *loader) decode(doc document) {
 		if !strings.HasPrefix(n.Value, "hopdag.io/") {
 			fix = "catalog documents have apiVersion: " + APIVersion + "; if this file is a manifest, name it in a ComponentVersion's spec.manifests[].file"
 		}
-		report(line(n), "apiVersion", fmt.Sprintf("unknown apiVersion %q", n.Value), fix)
+		report(line(n), "apiVersion", "unknown apiVersion "+quote(n.Value), fix)
 		return
 	}
 	d.start(doc.src.File, doc.base)
+	if doc.aliases.over != nil {
+		d.refuseAliases(doc.aliases)
+	}
 	l.env = envelope{}
 	env := &l.env
 	d.decode(doc.node, reflect.ValueOf(env).Elem())
@@ -512,7 +522,7 @@ func (l *loader) decode(doc document) {
 		}
 		return
 	default:
-		report(line(find(doc.node, "kind")), "kind", fmt.Sprintf("unknown kind %q", env.Kind), "use Release, ComponentVersion or UpgradePath")
+		report(line(find(doc.node, "kind")), "kind", "unknown kind "+quote(env.Kind), "use Release, ComponentVersion or UpgradePath")
 		return
 	}
 	before := d.typeErrs
@@ -526,7 +536,7 @@ func (l *loader) decode(doc document) {
 		if d.typeErrs == before {
 			return true
 		}
-		if d.overAliases || len(d.bad) >= maxBadFields || slices.ContainsFunc(ids, func(id string) bool { return relatedField(d.bad, id) }) {
+		if d.overAliases || d.noAliases || len(d.bad) >= maxBadFields || slices.ContainsFunc(ids, func(id string) bool { return relatedField(d.bad, id) }) {
 			return false
 		}
 		l.sn.bad[doc.src] = slices.Clone(d.bad)
@@ -575,7 +585,7 @@ func (l *loader) decode(doc document) {
 		k := kindName{env.Kind, env.Metadata.Name}
 		if first, dup := l.names[k]; dup {
 			report(line(find(doc.node, "metadata", "name")), "metadata.name",
-				fmt.Sprintf("duplicate %s %q (first at %s)", env.Kind, env.Metadata.Name, first), "give each document its own name")
+				fmt.Sprintf("duplicate %s %s (first at %s)", env.Kind, quote(env.Metadata.Name), first), "give each document its own name")
 		} else {
 			l.names[k] = doc.src
 		}

@@ -23,11 +23,13 @@ func TestValidCatalogParsedOnce(t *testing.T) {
 		}
 		for _, fast := range []bool{true, false} {
 			l := newLoader(fast)
-			if _, err := l.load(os.DirFS(dir)); err != nil {
+			c, err := l.load(os.DirFS(dir))
+			if err != nil {
 				continue // not a valid catalog (or not a catalog)
 			}
 			loaded++
-			assert.Empty(t, l.sn.parsed, "Load(%s) with fast path %v parsed documents again (%d) though the catalog has no problem", dir, fast, len(l.sn.parsed))
+			// A warning's line is found by parsing its document again.
+			assert.LessOrEqual(t, len(l.sn.parsed), len(c.Warnings()), "Load(%s) with fast path %v parsed documents again (%d) though the catalog has %d warnings and no problem", dir, fast, len(l.sn.parsed), len(c.Warnings()))
 		}
 	}
 	require.GreaterOrEqual(t, loaded, 4, "valid catalogs under ../testdata loaded")

@@ -30,6 +30,8 @@ type document struct {
 	// found after decoding; its first line is line textBase+1.
 	text     []byte
 	textBase int
+	// aliases is what the document's aliases bring in (expandAliases).
+	aliases aliasExpansion
 }
 
 // span is one document of a file as text: data[start:end], starting on
@@ -297,7 +299,8 @@ func parseRun(name string, data []byte, spans []span, docs []document) ([]docume
 			k++
 		}
 		s := spans[k]
-		docs = append(docs, document{src: Source{File: name, Line: line}, node: top, base: base, text: data[s.start:s.end], textBase: s.line - 1})
+		docs = append(docs, document{src: Source{File: name, Line: line}, node: top, base: base, text: data[s.start:s.end], textBase: s.line - 1,
+			aliases: expandAliases(top, data[s.start:s.end])})
 	}
 }
 

@@ -2,6 +2,7 @@ package release
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -154,6 +155,16 @@ func (ps *problems) err() error {
 	})
 	list = slices.Compact(list)
 	return &LoadError{Problems: list, Omitted: omittedN}
+}
+
+// sorted returns the problems, sorted as err sorts them, or nil: the
+// warnings of a catalog that loaded.
+func (ps *problems) sorted() []Problem {
+	var le *LoadError
+	if errors.As(ps.err(), &le) {
+		return le.Problems
+	}
+	return nil
 }
 
 // plural is word, or word+"s" unless n is 1.

@@ -55,13 +55,28 @@ type decoder struct {
 	// document skip what depends on them (badField).
 	bad []string
 	// Aliases: aliasDepth > 0 while decoding through an alias; aliasNodes
-	// counts the values decoded so; seen holds the anchored nodes already
-	// decoded once, whose problems are reported only the first time (where
-	// they are written), and mute > 0 while decoding one of them again.
+	// counts the values decoded so; via is the outermost alias being
+	// followed (nil outside one), whose line the problems found through it
+	// are reported at: their field path is the alias's. seen holds the
+	// anchored nodes already decoded once, with the type they were decoded
+	// into: a node decoded again into the same type has the same problems,
+	// reported the first time, and mute > 0 while it is decoded again. A
+	// node decoded into another type (a label's string as a constraint)
+	// has problems of its own, reported.
 	aliasDepth, aliasNodes, mute int
-	seen                         map[*yaml.Node]bool
+	via                          *yaml.Node
+	seen                         map[seenKey]bool
 	overAliases                  bool
-	merging                      []*yaml.Node // the mappings whose merge keys are being followed
+	// noAliases is set for a document whose aliases bring in more than
+	// maxAliasBytes (refuseAliases): its aliases are not followed.
+	noAliases bool
+	merging   []*yaml.Node // the mappings whose merge keys are being followed
+}
+
+// seenKey is an anchored node and a type it was decoded into.
+type seenKey struct {
+	n *yaml.Node
+	t reflect.Type
 }
 
 type pathElem struct {
@@ -70,7 +85,7 @@ type pathElem struct {
 }
 
 func newDecoder(ps *problems) *decoder {
-	return &decoder{seen: map[*yaml.Node]bool{}, ps: ps}
+	return &decoder{seen: map[seenKey]bool{}, ps: ps}
 }
 
 // start prepares d for one document of file whose node lines are offset by
@@ -81,7 +96,8 @@ func (d *decoder) start(file string, base int) {
 	d.typeErrs, d.loose = 0, 0
 	d.bad = d.bad[:0]
 	d.aliasDepth, d.aliasNodes, d.mute = 0, 0, 0
-	d.overAliases = false
+	d.via = nil
+	d.overAliases, d.noAliases = false, false
 	d.merging = d.merging[:0]
 	clear(d.seen)
 }
@@ -103,7 +119,7 @@ func (d *decoder) field() string {
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(e.key)
+		b.WriteString(clip(e.key))
 	}
 	return b.String()
 }
@@ -115,21 +131,33 @@ func (d *decoder) typeErr(n *yaml.Node, msg func() string, fix string) {
 	if len(d.bad) < maxBadFields {
 		d.bad = append(d.bad, d.field())
 	}
-	d.emit(n, msg, fix)
+	d.emit(n, msg, func() string { return fix })
 }
 
 // looseErr reports an unknown or repeated field.
 func (d *decoder) looseErr(n *yaml.Node, msg func() string, fix func() string) {
 	d.loose++
-	if d.mute == 0 && d.ps.room(d.file, d.base+n.Line) {
-		d.ps.add(Problem{File: d.file, Line: d.base + n.Line, Field: d.field(), Message: msg(), Fix: fix()})
-	}
+	d.emit(n, msg, fix)
 }
 
-func (d *decoder) emit(n *yaml.Node, msg func() string, fix string) {
-	if d.mute == 0 && d.ps.room(d.file, d.base+n.Line) {
-		d.ps.add(Problem{File: d.file, Line: d.base + n.Line, Field: d.field(), Message: msg(), Fix: fix})
+// emit reports a problem of n, unless muted: at n's line, or, decoding
+// through an alias, at the alias's line, saying where its anchor is.
+func (d *decoder) emit(n *yaml.Node, msg func() string, fix func() string) {
+	if d.mute > 0 {
+		return
 	}
+	line := d.base + n.Line
+	if d.via != nil {
+		line = d.base + d.via.Line
+	}
+	if !d.ps.room(d.file, line) {
+		return
+	}
+	m := msg()
+	if a := d.via; a != nil {
+		m += fmt.Sprintf(" (the value of alias *%s, anchored at line %d)", a.Value, d.base+a.Alias.Line)
+	}
+	d.ps.add(Problem{File: d.file, Line: line, Field: d.field(), Message: m, Fix: fix()})
 }
 
 // structInfo is what the decoder needs of a struct type: its YAML keys.
@@ -206,11 +234,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 		return
 	}
 	if n.Anchor != "" {
-		if d.seen[n] {
+		k := seenKey{n, v.Type()}
+		if d.seen[k] {
 			d.mute++
 			defer func() { d.mute-- }()
 		} else {
-			d.seen[n] = true
+			d.seen[k] = true
 		}
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
@@ -294,16 +323,6 @@ func (d *decoder) str(n *yaml.Node) string {
 	return s
 }
 
-func (d *decoder) alias(n *yaml.Node, v reflect.Value) {
-	if n.Alias == nil {
-		d.typeErr(n, func() string { return fmt.Sprintf("alias *%s names no anchor", n.Value) }, "define the anchor before using it")
-		return
-	}
-	d.aliasDepth++
-	d.decode(n.Alias, v)
-	d.aliasDepth--
-}
-
 // scalar returns the text of a scalar node for a value of type t.
 func (d *decoder) scalar(n *yaml.Node, t reflect.Type) (string, bool) {
 	if n.Kind != yaml.ScalarNode {
@@ -347,87 +366,6 @@ func parseInt(n *yaml.Node, bits int) (int64, error) {
 		s = "0" + rest
 	}
 	return strconv.ParseInt(s, 0, bits)
-}
-
-// isMerge reports whether k is the YAML merge key <<.
-func isMerge(k *yaml.Node) bool {
-	return len(k.Value) == 2 && k.Tag == "!!merge"
-}
-
-// pairs calls fn for each key/value of mapping n, then for those of the
-// mappings its merge keys (<<) name, as YAML defines merging: a key of n
-// overrides a merged one, and an earlier merged mapping overrides a later
-// one (fn skips keys it has, silently when merged is true). Reaching a
-// merged mapping counts as an alias use, and so does each of its pairs: a
-// mapping of many keys merged many times costs at most maxAliasNodes.
-func (d *decoder) pairs(n *yaml.Node, merged bool, fn func(k, v *yaml.Node, merged bool)) {
-	var merges []*yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
-		if isMerge(k) {
-			merges = append(merges, n.Content[i+1])
-			continue
-		}
-		if merged && !d.countAlias(k) {
-			return
-		}
-		fn(k, n.Content[i+1], merged)
-	}
-	if len(merges) == 0 {
-		return
-	}
-	d.merging = append(d.merging, n)
-	for _, m := range merges {
-		d.merge(m, fn, false)
-	}
-	d.merging = d.merging[:len(d.merging)-1]
-}
-
-// merge calls fn for the pairs of the mapping (or, outside a list, the
-// list of mappings) that the value m of a merge key names.
-func (d *decoder) merge(m *yaml.Node, fn func(k, v *yaml.Node, merged bool), inList bool) {
-	target := m
-	for target.Kind == yaml.AliasNode && target.Alias != nil {
-		target = target.Alias
-	}
-	switch {
-	case target.Kind == yaml.MappingNode && slices.Contains(d.merging, target):
-		d.typeErr(m, func() string { return "a merge key (<<) names a mapping it is part of" }, "merge a mapping defined outside this one")
-	case target.Kind == yaml.MappingNode:
-		if !d.countAlias(target) {
-			return
-		}
-		d.aliasDepth++
-		d.pairs(target, true, fn)
-		d.aliasDepth--
-	case target.Kind == yaml.SequenceNode && !inList:
-		for _, item := range target.Content {
-			d.merge(item, fn, true)
-		}
-	default:
-		d.typeErr(m, func() string {
-			return "a merge key (<<) must name a mapping or a list of mappings, got " + kindWord(target)
-		},
-			"write <<: *anchor, or <<: [*a, *b], where the anchors name mappings")
-	}
-}
-
-// countAlias counts a value decoded through an alias and reports false,
-// once per document, when there are more than maxAliasNodes.
-func (d *decoder) countAlias(n *yaml.Node) bool {
-	if d.overAliases {
-		return false
-	}
-	d.aliasNodes++
-	if d.aliasNodes <= maxAliasNodes {
-		return true
-	}
-	d.overAliases = true
-	d.typeErrs++
-	d.ps.report(Problem{File: d.file, Line: d.base + n.Line, Field: d.field(),
-		Message: fmt.Sprintf("aliases expand to more than %d values in this document (the limit)", maxAliasNodes),
-		Fix:     "write the values out, or alias fewer, larger nodes"})
-	return false
 }
 
 func (d *decoder) structValue(n *yaml.Node, v reflect.Value) {
@@ -584,7 +522,7 @@ func (d *decoder) stringValue(k, val *yaml.Node) bool {
 		}
 		return fmt.Sprintf("want a string, got %s, %s", n.Value, what)
 	},
-		fmt.Sprintf("quote it: %s: %s", k.Value, strconv.Quote(n.Value)))
+		fmt.Sprintf("quote it: %s: %s", clip(k.Value), quote(n.Value)))
 	return false
 }
 
@@ -672,10 +610,7 @@ func kindWord(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		if len(n.Value) > 80 {
-			return fmt.Sprintf("%q...", n.Value[:80])
-		}
-		return fmt.Sprintf("%q", n.Value)
+		return quote(n.Value)
 	case yaml.AliasNode:
 		return "an alias"
 	}

@@ -75,7 +75,10 @@ func TestLoadStrict(t *testing.T) {
 		{
 			"missing metadata.name",
 			header + "kind: UpgradePath\nmetadata: {labels: {a: b}, annotations: {c: d}}\nspec: {rules: []}\n",
-			[]string{"c.yaml:1: metadata.name: missing metadata.name; name the document, e.g. metadata: {name: etcd-v3.5.21}"},
+			[]string{
+				"c.yaml:1: metadata.name: missing metadata.name; name the document, e.g. metadata: {name: etcd-v3.5.21}",
+				"c.yaml:4: spec: the UpgradePath has no rules, and the default track (no spec.track) has no releases: it applies to nothing; add the releases and rules it is for, or remove it",
+			},
 		},
 		{
 			"metadata of the wrong shape",

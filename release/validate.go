@@ -174,7 +174,7 @@ func fieldPath(path []any) string {
 		switch p := p.(type) {
 		case string:
 			b.WriteByte('.')
-			b.WriteString(p)
+			b.WriteString(clip(p)) // as decoder.field writes it
 		case int:
 			fmt.Fprintf(&b, "[%d]", p)
 		}
@@ -194,7 +194,7 @@ func (p Problem) with(msg, fix string) Problem {
 // broken lists the documents Load could not decode (their problems are
 // reported already), so that a reference to one of them says so instead
 // of calling it missing.
-func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
+func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps, ws *problems) {
 	for i := range c.Components {
 		validateComponent(&c.Components[i], sn, ps)
 	}
@@ -234,13 +234,14 @@ func validate(c *Catalog, sn *specNodes, broken map[brokenKey]Source, ps *proble
 		tracks[t] = true
 	}
 	shipped := map[string]int{} // reused: cleared for each release
+	sup := supported{c: c, seen: map[supportedKey]bool{}}
 	for i := range c.Releases {
-		validateRelease(c, &c.Releases[i], tracks, shipped, sn, broken, ps)
+		validateRelease(c, &c.Releases[i], tracks, &sup, shipped, sn, broken, ps, ws)
 	}
 	listed := map[trackKey]listedVersion{}
 	for i := range c.Paths {
 		checkTrackName(c.Paths[i].Track, func() Problem { return sn.at(c.Paths[i].Source, "track") }, ps)
-		validatePath(c, &c.Paths[i], sn, broken, listed, ps)
+		validatePath(c, &c.Paths[i], sn, broken, listed, ps, ws)
 	}
 }
 
@@ -282,7 +283,7 @@ func checkTrackName(track string, at func() Problem, ps *problems) {
 		return '-'
 	}, track)
 	ps.add(at().with(
-		fmt.Sprintf("track %q holds %q; a track name takes only %s (it is written in step names, TRACK=VERSION and HOP/COMPONENT/PHASE, and in states, track=version,track=version)", track, string(r), trackNameChars),
+		fmt.Sprintf("track %s holds %q; a track name takes only %s (it is written in step names, TRACK=VERSION and HOP/COMPONENT/PHASE, and in states, track=version,track=version)", quote(track), string(r), trackNameChars),
 		fmt.Sprintf("rename the track, e.g. %s, here and wherever it is named", fixed)))
 }
 
@@ -360,7 +361,7 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 		}
 	}
 	if cv.Before != "" && cv.Before != BeforeAll {
-		ps.add(at("before").with(fmt.Sprintf("before must be %q, got %q", BeforeAll, cv.Before), "write before: all, or remove the field"))
+		ps.add(at("before").with(fmt.Sprintf("before must be %q, got %s", BeforeAll, quote(cv.Before)), "write before: all, or remove the field"))
 	}
 	seen := map[string]bool{}
 	for i, d := range cv.Dependencies {
@@ -432,7 +433,7 @@ func noType(cv *ComponentVersion, at func(path ...any) Problem) Problem {
 
 // validateRelease checks r; shipped is scratch space, for the index of
 // each component name in r.Components.
-func validateRelease(c *Catalog, r *Release, tracks map[string]bool, shipped map[string]int, sn *specNodes, broken map[brokenKey]Source, ps *problems) {
+func validateRelease(c *Catalog, r *Release, tracks map[string]bool, sup *supported, shipped map[string]int, sn *specNodes, broken map[brokenKey]Source, ps, ws *problems) {
 	at := func(path ...any) Problem { return sn.at(r.Source, path...) }
 	bad := func(path ...any) bool { return sn.badField(r.Source, path...) }
 	// unsure: an entry of components was unusable, so what the release
@@ -514,8 +515,20 @@ func validateRelease(c *Catalog, r *Release, tracks map[string]bool, shipped map
 		}
 	}
 	for _, t := range sortedKeys(r.Supports) {
-		if !tracks[t] {
-			ps.add(at("supports", t).with(fmt.Sprintf("track %q has no releases in the catalog", t), "name an existing track, or add its releases"))
+		switch {
+		case bad("supports", t):
+			// reported already
+		case t == r.Track:
+			ps.add(at("supports", t).with(fmt.Sprintf("release %s supports its own track %s", r.Version, quote(t)),
+				"remove it: supports names the versions of the other tracks that may run beside the release; its own track moves by UpgradePath rules"))
+		case !tracks[t]:
+			ps.add(at("supports", t).with(fmt.Sprintf("track %s has no releases in the catalog", quote(t)), "name an existing track, or add its releases"))
+		case !sup.any(t, r.Supports[t]):
+			// A warning: the release is in no state, and no route enters
+			// it, until the catalog has a release the range admits.
+			ws.add(at("supports", t).with(
+				fmt.Sprintf("%s admits no release of track %s in the catalog: release %s can run beside none", quote(r.Supports[t].String()), t, r.Version),
+				"widen the range to the versions it runs beside, or add their releases; "+knownReleases(c, t)))
 		}
 	}
 }
@@ -528,12 +541,12 @@ type listedVersion struct {
 	i   int    // its index in versions
 }
 
-func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKey]Source, listed map[trackKey]listedVersion, ps *problems) {
+func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKey]Source, listed map[trackKey]listedVersion, ps, ws *problems) {
 	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
 	bad := func(path ...any) bool { return sn.badField(p.Source, path...) }
 	for i, r := range p.Rules {
 		if r.OnFailure != "" && r.OnFailure != OnFailureRollback {
-			ps.add(at("rules", i, "onFailure").with(fmt.Sprintf("onFailure must be %q or unset, got %q", OnFailureRollback, r.OnFailure), "write onFailure: rollback, or remove it to use the executor's failure policy"))
+			ps.add(at("rules", i, "onFailure").with(fmt.Sprintf("onFailure must be %q or unset, got %s", OnFailureRollback, quote(r.OnFailure)), "write onFailure: rollback, or remove it to use the executor's failure policy"))
 		}
 		if bad("rules", i, "from") {
 			// reported already
@@ -556,6 +569,7 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 		} else if _, ok := c.ReleaseOn(p.Track, r.To); !ok {
 			ps.add(at("rules", i, "to").with(fmt.Sprintf("rule upgrades to %s, which has no release%s", r.To, onTrack(p.Track)), knownReleases(c, p.Track)))
 		}
+		validateRuleRange(r, func(path ...any) Problem { return at(append([]any{"rules", i}, path...)...) }, func(key string) bool { return bad("rules", i, key) }, ws)
 		names := map[string]bool{}
 		for j, risk := range r.Risks {
 			if bad("rules", i, "risks", j, "name") {
@@ -579,6 +593,7 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 			}
 		}
 	}
+	validateEmptyPath(c, p, at, bad, ps)
 	for i, vi := range p.Versions {
 		if bad("versions", i, "version") {
 			continue // of an unusable version, nothing can be checked

@@ -50,14 +50,14 @@ func ParseVersion(s string) (Version, error) {
 	}
 	if i := strings.IndexByte(rest, '+'); i >= 0 {
 		if err := checkIdents(rest[i+1:]); err != nil {
-			return Version{}, fmt.Errorf("release: invalid version %q: build metadata: %w", s, err)
+			return Version{}, fmt.Errorf("release: invalid version %s: build metadata: %w", quote(s), err)
 		}
 		rest = rest[:i]
 	}
 	if i := strings.IndexByte(rest, '-'); i >= 0 {
 		v.pre = rest[i+1:]
 		if err := checkIdents(v.pre); err != nil {
-			return Version{}, fmt.Errorf("release: invalid version %q: prerelease: %w", s, err)
+			return Version{}, fmt.Errorf("release: invalid version %s: prerelease: %w", quote(s), err)
 		}
 		rest = rest[:i]
 	}
@@ -72,16 +72,16 @@ func ParseVersion(s string) (Version, error) {
 		parts[n], part, more = cutDot(part)
 	}
 	if n < 2 || n > 3 {
-		return Version{}, fmt.Errorf("release: invalid version %q: want MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. v26.06 or v1.34.1", s)
+		return Version{}, fmt.Errorf("release: invalid version %s: want MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. v26.06 or v1.34.1", quote(s))
 	}
 	nums := [3]uint64{}
 	for i, p := range parts[:n] {
 		if p == "" || strings.TrimLeft(p, "0123456789") != "" {
-			return Version{}, fmt.Errorf("release: invalid version %q: %q is not a decimal number", s, p)
+			return Version{}, fmt.Errorf("release: invalid version %s: %s is not a decimal number", quote(s), quote(p))
 		}
 		n, err := strconv.ParseUint(p, 10, 64)
 		if err != nil {
-			return Version{}, fmt.Errorf("release: invalid version %q: %q is too large", s, p)
+			return Version{}, fmt.Errorf("release: invalid version %s: %s is too large", quote(s), quote(p))
 		}
 		nums[i] = n
 	}
@@ -99,11 +99,11 @@ func checkIdents(s string) error {
 		var id string
 		id, rest, more = cutDot(rest)
 		if id == "" {
-			return fmt.Errorf("empty identifier in %q", s)
+			return fmt.Errorf("empty identifier in %s", quote(s))
 		}
 		for _, r := range id {
 			if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-				return fmt.Errorf("identifier %q may hold only [0-9A-Za-z-]", id)
+				return fmt.Errorf("identifier %s may hold only [0-9A-Za-z-]", quote(id))
 			}
 		}
 	}
