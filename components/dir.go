@@ -127,18 +127,23 @@ func (d *Dir) Delete(ctx context.Context, objs []Object) error {
 			return err
 		}
 		path := filepath.Join(d.path, rel)
-		if inst, comp, owned := Owner(o); owned {
-			data, err := os.ReadFile(path)
+		inst, comp, owned := Owner(o)
+		if owned || pruneStage(o.Ref()) > 0 {
+			live, err := readObjectFile(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			} else if err != nil {
 				return fmt.Errorf("%s%s: %w", prefix, o, err)
 			}
-			var live map[string]any
-			if err := yaml.Unmarshal(data, &live); err != nil {
-				return fmt.Errorf("%s%s: %s: %w", prefix, o, path, err)
+			if owned && !OwnedBy(labelsOf(live), inst, comp) {
+				continue
 			}
-			if !OwnedBy(labelsOf(live), inst, comp) {
+			hs, err := d.holds(o.Ref(), live)
+			if err != nil {
+				return fmt.Errorf("%s%s: %w", prefix, o, err)
+			}
+			if len(hs) > 0 {
+				d.cfg.emit(Action{Verb: "skip", Object: o, Reason: keepReason(hs)})
 				continue
 			}
 		}
@@ -154,6 +159,73 @@ func (d *Dir) Delete(ctx context.Context, objs []Object) error {
 		d.cfg.emit(Action{Verb: "delete", Object: o})
 	}
 	return nil
+}
+
+// readObjectFile reads the object a file of the directory holds.
+func readObjectFile(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal(data, &obj); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return obj, nil
+}
+
+// refOfContent is the identity of a file's object in namespace ns (the
+// file's directory: the object's namespace after defaulting).
+func refOfContent(obj map[string]any, ns string) Ref {
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	md, _ := obj["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	g, v := splitAPIVersion(av)
+	return Ref{Group: g, Version: v, Kind: kind, Namespace: ns, Name: name}
+}
+
+// holds returns the objects whose files are in the directory, other than
+// r's, that deleting r (whose file holds live) would delete in a cluster
+// (see cascade): the files of a Namespace's directory, or of a CRD's
+// kind in every directory.
+func (d *Dir) holds(r Ref, live map[string]any) ([]held, error) {
+	in, ok := cascade(r, live)
+	if !ok {
+		return nil, nil
+	}
+	dirs, err := os.ReadDir(d.path)
+	if err != nil {
+		return nil, err
+	}
+	var hs []held
+	for _, dir := range dirs {
+		if !dir.IsDir() || strings.HasPrefix(dir.Name(), ".") {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(d.path, dir.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if f.IsDir() || !strings.HasSuffix(f.Name(), ".yaml") || strings.HasPrefix(f.Name(), ".") {
+				continue
+			}
+			obj, err := readObjectFile(filepath.Join(d.path, dir.Name(), f.Name()))
+			if err != nil {
+				return nil, err
+			}
+			ns := dir.Name()
+			if ns == clusterDir {
+				ns = ""
+			}
+			x := refOfContent(obj, ns)
+			if x.key() != r.key() && in(x) {
+				hs = append(hs, held{ref: x, labels: labelsOf(obj)})
+			}
+		}
+	}
+	return hs, nil
 }
 
 // Ready reports true: written files have nothing to wait for.

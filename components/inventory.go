@@ -175,9 +175,10 @@ func claims(component string, refs []Ref, invs []Inventory) []error {
 	return errs
 }
 
-// stale returns the refs of prev that next does not hold, in reverse
-// order of prev (an inventory is sorted, so the order is deterministic;
-// Appliers that care, like kube/apply, order deletes by kind themselves).
+// stale returns the refs of prev that next does not hold, in the order a
+// prune deletes them: other objects, then CustomResourceDefinitions, then
+// Namespaces (see pruneOrder), each stage in reverse order of prev (an
+// inventory is sorted, so the order is deterministic).
 func stale(prev, next []Ref) []Ref {
 	keep := make(map[objectKey]bool, len(next))
 	for _, r := range next {
@@ -189,6 +190,7 @@ func stale(prev, next []Ref) []Ref {
 			out = append(out, r)
 		}
 	}
+	pruneOrder(out)
 	return out
 }
 

@@ -54,9 +54,14 @@ import (
 //  4. polls the component's health checks through the Applier's
 //     ReadyChecker, one after the other, each every Interval (default 5s)
 //     until ready or Timeout (default 5m);
-//  5. prunes: deletes, in reverse order, the objects of the previous
-//     inventory that the target does not render, each only while it is
-//     still labelled as this component's; then records the new inventory.
+//  5. prunes: deletes the objects of the previous inventory that the
+//     target does not render, each only while it is still labelled as this
+//     component's: other objects first (in reverse inventory order), then
+//     CustomResourceDefinitions, then Namespaces. A Namespace or CRD whose
+//     deletion would take live objects with it (another component's or
+//     installation's, or this version's own) is left in place, the
+//     Applier reporting it skipped with what it holds; then records the
+//     new inventory.
 //     Pruning comes last so that a version that never gets ready leaves
 //     the old objects in place. Old templates are never rendered again:
 //     a value only they used is not needed any more.

@@ -94,10 +94,10 @@ func TestManifestPrune(t *testing.T) {
 		want []string
 	}{
 		{
-			name: "deleted in reverse order of group, kind, namespace and name",
+			name: "deleted in reverse order of group, kind, namespace and name, Namespaces last",
 			from: manifestCV("app", "v1.0", obj("Namespace", "", "old")+obj("ConfigMap", "a", "x")+obj("Secret", "a", "x")+obj("ConfigMap", "b", "x")+obj("Service", "a", "s")),
 			to:   manifestCV("app", "v2.0", obj("ConfigMap", "a", "x")+obj("Service", "a", "s")),
-			want: []string{"apply ConfigMap a/x", "apply Service a/s", "delete Secret a/x", "delete Namespace old", "delete ConfigMap b/x"},
+			want: []string{"apply ConfigMap a/x", "apply Service a/s", "delete Secret a/x", "delete ConfigMap b/x", "delete Namespace old"},
 		},
 		{
 			name: "a new version of the same group is the same object",

@@ -38,12 +38,15 @@ type Recorder struct {
 
 // Action is one recorded apply or delete of one object.
 type Action struct {
-	// Verb is "apply" or "delete".
+	// Verb is "apply", "delete", or "skip": a delete that left a Namespace
+	// or CustomResourceDefinition in place because deleting it would delete
+	// live objects with it (see Manifest, step 5).
 	Verb    string
 	Object  Object
 	Options ApplyOptions // zero for a delete
 	// Reason is set on an apply that adopted an object without ownership
-	// labels, or took over another owner's (see CheckOwner).
+	// labels, or took over another owner's (see CheckOwner), and on a
+	// skip: what the object holds.
 	Reason string
 }
 
@@ -108,12 +111,34 @@ func (r *Recorder) Delete(ctx context.Context, objs []Object) error {
 		if inst, comp, owned := Owner(o); ok && owned && !OwnedBy(labelsOf(live.Content), inst, comp) {
 			continue
 		}
+		if hs := r.holds(o, live); len(hs) > 0 {
+			a := Action{Verb: "skip", Object: o, Reason: keepReason(hs)}
+			r.actions = append(r.actions, a)
+			r.cfg.emit(a)
+			continue
+		}
 		a := Action{Verb: "delete", Object: o}
 		r.actions = append(r.actions, a)
 		delete(r.live, o.key())
 		r.cfg.emit(a)
 	}
 	return nil
+}
+
+// holds returns the live objects, other than o, that deleting o (live as
+// live) would delete with it (see cascade).
+func (r *Recorder) holds(o, live Object) []held {
+	in, ok := cascade(o.Ref(), live.Content)
+	if !ok {
+		return nil
+	}
+	var hs []held
+	for k, x := range r.live {
+		if k != o.key() && in(x.Ref()) {
+			hs = append(hs, held{ref: x.Ref(), labels: labelsOf(x.Content)})
+		}
+	}
+	return hs
 }
 
 // Inventories returns the inventories of instance saved with

@@ -87,6 +87,14 @@
 //     before it would have left: for a plan of several hops, only the
 //     first hop's report is exact.
 //
+// Permissions: for itself, an Applier needs ConfigMaps in its inventory
+// namespace (list, patch) and Namespaces (create, patch: it applies that
+// namespace), which kube/config/rbac/role.yaml grants; for the objects it
+// applies, prunes and waits for, what they need (get, patch, create,
+// delete of their kinds); and for a Namespace's prune, list of every kind
+// the Namespace may hold (a Namespace it may not list it leaves, Skipped,
+// saying so).
+//
 // Every verb returns or reports a ChangeSet, one Change per object, in the
 // order the objects were given. The package registers nothing in any
 // scheme: objects stay unstructured.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
@@ -28,6 +29,8 @@ import (
 // it has reported created.
 type Applier struct {
 	dyn    dynamic.Interface
+	meta   metadata.Interface
+	disco  discovery.CachedDiscoveryInterface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 	cfg    config
 	// dryRunNS is what a dry run has created of namespaces; only WithDryRun
@@ -136,7 +139,12 @@ func New(cfg *rest.Config, opts ...Option) (*Applier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply: discovery client: %w", err)
 	}
-	return &Applier{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)), cfg: c}, nil
+	md, err := metadata.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("apply: metadata client: %w", err)
+	}
+	disco := memory.NewMemCacheClient(dc)
+	return &Applier{dyn: dyn, meta: md, disco: disco, mapper: restmapper.NewDeferredDiscoveryRESTMapper(disco), cfg: c}, nil
 }
 
 // mapping returns the REST mapping of group/kind, preferring version. A

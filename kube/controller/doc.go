@@ -122,15 +122,22 @@
 // kube/config/rbac/role.yaml (ClusterRole hopdag-operator;
 // TestGeneratedRoleSuffices runs an upgrade under nothing else): the
 // ClusterVersions and their status, the catalog objects (read), Leases (the
-// store's lock and leader election), ConfigMaps (the store's records) and
-// Events (events.k8s.io for the reconciler's, core for leader election's). The manifest runner applies what the catalog's manifests hold:
-// grant that too, as the catalog needs.
+// store's lock and leader election), ConfigMaps (the store's records and
+// kube/apply's inventories), Namespaces (create and patch: kube/apply
+// applies its inventory namespace) and Events (events.k8s.io for the
+// reconciler's, core for leader election's). The manifest runner applies
+// what the catalog's manifests hold: grant that too, as the catalog needs
+// (kube/apply's TestShippedRoleSuffices upgrades a manifest component
+// under the role alone). A prune of a Namespace lists what the Namespace
+// holds, every kind of it, and leaves a Namespace it may not list: grant
+// list on those kinds for such prunes to go through.
 //
 // +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=hopdag.io,resources=releases;componentversions;upgradepaths,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 package controller
