@@ -6,21 +6,26 @@
 #   eval "$(tools/env.sh)"          # every tool
 #   eval "$(tools/env.sh etcd)"     # only the named ones
 #
-# Binaries are cached under tools/bin/NAME/, keyed by the sha256 of the
-# go.mod and go.sum of the module that builds them; a changed module
-# rebuilds them. Build output goes to stderr, so the eval sees only exports.
+# Binaries are cached outside the checkout, under
+# ${HOPDAG_TOOLS_CACHE:-$HOME/.cache/hopdag/tools}/NAME/, keyed by the
+# sha256 of the go.mod and go.sum of the module that builds them: a changed
+# module rebuilds them, and every checkout on the machine (a second clone,
+# CI's fresh clone) reuses what one of them built. Build output goes to
+# stderr, so the eval sees only exports.
 # Each tool is one `case` arm below: what it builds and what it exports.
 set -euo pipefail
 tools="$(cd "$(dirname "$0")" && pwd)"
+cache="${HOPDAG_TOOLS_CACHE:-$HOME/.cache/hopdag/tools}"
+mkdir -p "$cache"
 
 # key MODULE_DIR prints the cache key of the module at tools/MODULE_DIR.
 key() { cat "$tools/$1/go.mod" "$tools/$1/go.sum" | sha256sum | cut -c1-16; }
 
 # build NAME MODULE_DIR PACKAGE builds PACKAGE (a path inside the module at
-# tools/MODULE_DIR) into tools/bin/NAME/NAME unless the cached binary has the
+# tools/MODULE_DIR) into $cache/NAME/NAME unless the cached binary has the
 # module's current key, and prints the binary's path.
 build() {
-  local name=$1 mod=$2 pkg=$3 dir="$tools/bin/$1" k
+  local name=$1 mod=$2 pkg=$3 dir="$cache/$1" k
   k="$(key "$mod")"
   if [ -x "$dir/$name" ] && [ "$(cat "$dir/.key" 2>/dev/null)" = "$k" ]; then
     echo "$dir/$name"
@@ -73,12 +78,12 @@ for tool in "$@"; do
     api="$(build kube-apiserver kube k8s.io/kubernetes/cmd/kube-apiserver)"
     ctl="$(build kubectl kube k8s.io/kubernetes/cmd/kubectl)"
     e="$(etcd_bin)"
-    assets="$tools/bin/kube"
+    assets="$cache/kube"
     mkdir -p "$assets"
-    # Relative links where the target is in tools/bin, which may be shared
-    # by several checkouts.
+    # Relative links where the target is in the cache, which several
+    # checkouts share.
     for t in "$api" "$ctl" "$e"; do
-      ln -sfn "${t/#$tools\/bin\//..\/}" "$assets/$(basename "$t")"
+      ln -sfn "${t/#$cache\//..\/}" "$assets/$(basename "$t")"
     done
     echo "export KUBEBUILDER_ASSETS=$assets"
     echo "export HOPDAG_KUBECTL=$ctl"
