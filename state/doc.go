@@ -99,7 +99,11 @@
 //
 // A torn last journal line (an append a crash cut short: never
 // acknowledged) lacks its newline and is dropped; the next commit cuts it
-// off. Any other record that does not check out (a bad checksum, the last
+// off. A handle remembers how far it wrote its journal (the journal's ID,
+// end offset and last commit): a journal of that ID found shorter, cut
+// at a line boundary or inside a line, lost acknowledged commits, and is
+// a [*CorruptError] naming the offsets, for that handle's Commit and Save
+// (the run halts with CHECKPOINT_FAILED), not a torn tail. Any other record that does not check out (a bad checksum, the last
 // line's too when it is whole: a whole line was written out, so damage to
 // it is not a torn append; a gap in the sequence, a journal that does not
 // follow its snapshot, a status that does not add up)
