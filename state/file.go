@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hopdag/hopdag/runner"
@@ -38,7 +39,9 @@ const (
 // append leaves a torn last line, which Load drops and the next commit
 // cuts off; any other line that does not check out is a *CorruptError
 // naming the file and the byte offset, and nothing is written over it.
-// LeaseFile is replaced atomically on every change.
+// LeaseFile is replaced atomically on every change. A write that fails
+// (a full disk: "no space left on DIR") leaves no temporary file and no
+// partial append behind, so the space it took is free for the next.
 //
 // Writers serialise on an flock of the directory's "lock" file, held
 // only for a read-check-write (Load takes no lock); the lease itself is the persisted
@@ -249,19 +252,27 @@ func (f *File) reopen() error {
 // write replaces the file name in the directory with data: write to a
 // temporary file, fsync it, rename it over name, fsync the directory.
 // Callers hold the flock, so one temporary name per file suffices; one
-// left by a crash is truncated by the next write.
-func (f *File) write(name string, data []byte) error {
+// left by a crash is truncated by the next write. A write that fails
+// before the rename removes the temporary file: on a full disk it would
+// hold the space the next write (a lease refresh) needs.
+func (f *File) write(name string, data []byte) (err error) {
 	tmp := filepath.Join(f.dir, "."+name+".tmp")
 	t, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return err
+		return f.full(err)
 	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			t.Close() // a second Close after the first: ignored
+			os.Remove(tmp)
+		}
+		err = f.full(err)
+	}()
 	if _, err := t.Write(data); err != nil {
-		t.Close()
 		return err
 	}
 	if err := t.Sync(); err != nil {
-		t.Close()
 		return err
 	}
 	if err := t.Close(); err != nil {
@@ -270,7 +281,17 @@ func (f *File) write(name string, data []byte) error {
 	if err := os.Rename(tmp, filepath.Join(f.dir, name)); err != nil {
 		return err
 	}
+	renamed = true
 	return f.dirFile.Sync()
+}
+
+// full says which directory a write found full: "no space left on
+// device" names no device.
+func (f *File) full(err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("no space left on %s; free space there (nothing half-written was left behind): %w", f.dir, err)
+	}
+	return err
 }
 
 // fileVolume is a File's directory as a volume.
@@ -299,13 +320,18 @@ func (v fileVolume) appendAt(name string, off int64, data []byte) error {
 	if err == nil {
 		err = h.Sync()
 	}
+	if err != nil {
+		// What was appended is not acknowledged: cut it off now, so that
+		// a full disk gets its space back and the journal is as it was.
+		_ = h.Truncate(off)
+	}
 	if cerr := h.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil && errors.Is(statErr, fs.ErrNotExist) {
 		err = v.f.dirFile.Sync()
 	}
-	return err
+	return v.f.full(err)
 }
 
 // stamp is the size and modification time of the journal and the
