@@ -54,8 +54,10 @@ const (
 // still runs, goes on. Its commits are accepted and its next Refresh
 // writes the record again (its holder and TTL, a TTL from then); an
 // Acquire before that takes the lease as held, by an unknown holder, for
-// one TTL from when it found the record missing, and nobody else gets in
-// before the holder stopped refreshing. Every other token is fenced.
+// the lease's own TTL (the "lock" file keeps it; the acquirer's TTL only
+// when that file was lost too) from when it found the record missing, and
+// nobody else gets in before the holder stopped refreshing. Every other
+// token is fenced.
 //
 // Tokens survive the loss of any one record: the next token is above
 // LeaseFile's last token, the last token issued as the "lock" file keeps

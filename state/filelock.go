@@ -28,9 +28,15 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 		if r.missing && last > 0 {
 			// The lease record is gone (deleted by hand, say), and a lease
 			// was issued: its holder may still run. Take the lease as
-			// held, by an unknown holder, for one TTL from now; the
-			// holder's next Refresh keeps it (record.refresh).
-			*r = record{Last: last, Token: last, Holder: unknownHolder, TTL: ttl, Expires: now.Add(ttl)}
+			// held, by an unknown holder, for one of its TTLs from now
+			// (not the acquirer's, which may be shorter than the time
+			// the holder goes between refreshes); the holder's next
+			// Refresh keeps it (record.refresh).
+			held, err := f.heldTTL(last, ttl)
+			if err != nil {
+				return err
+			}
+			*r = record{Last: last, Token: last, Holder: unknownHolder, TTL: held, Expires: now.Add(held)}
 			if err := writeRecord(f.v, r); err != nil {
 				return errorf("acquire: %w", err)
 			}
@@ -41,7 +47,7 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 		}
 		// mutexFile first: a crash before LeaseFile is written skips a
 		// token, never issues one twice.
-		if err := f.setIssued(r.Last); err != nil {
+		if err := f.setIssued(r.Last, ttl); err != nil {
 			return errorf("acquire: %w", err)
 		}
 		if err := writeRecord(f.v, r); err != nil {
