@@ -15,7 +15,8 @@
 // A [Keeper] ([Keep]) refreshes a lease in the background and cancels the
 // run's context, with a [*LostError] ([ErrLost]) as its cause, when a
 // refresh is fenced or [Margin] (a tenth of the TTL) before the lease's
-// expiry if no refresh succeeded by then. [Checkpointer] makes a Store
+// expiry if no refresh succeeded by then; a TTL below [MinTTL] is lost
+// whenever a refresh is late ([CheckTTL] refuses it). [Checkpointer] makes a Store
 // and a Lease a runner.Checkpointer that commits what changed, retrying a
 // transient error within the lease's TTL. The usual shape of a
 // coordinator (the run gets the keeper's context, runCtx; the release

@@ -81,3 +81,10 @@ func JournalHeader(id string, seq, token uint64) []byte {
 	}
 	return h
 }
+
+// HoldHandle takes the File handle's mutex, as a Commit in flight holds
+// it, until release is called.
+func HoldHandle(f *File) (release func()) {
+	f.mu.Lock()
+	return f.mu.Unlock
+}

@@ -44,7 +44,9 @@ const (
 // partial append behind, so the space it took is free for the next.
 //
 // Writers serialise on an flock of the directory's "lock" file, held
-// only for a read-check-write (Load takes no lock); the lease itself is the persisted
+// only for a read-check-write (Load takes no lock); a lease refresh takes
+// the "lease.lock" flock instead, which Acquire and Release take too, so
+// that no checkpoint delays it. The lease itself is the persisted
 // LeaseFile, so a holder that is paused, or dead, keeps the lock until its
 // lease expires, and is fenced after that. (No file's absence or lock is
 // taken as a sign that a holder is dead: only the lease's expiry is.)
@@ -77,9 +79,14 @@ type File struct {
 	mu      sync.Mutex
 	mutex   *os.File
 	dirFile *os.File
-	closed  bool
+	closed  bool // set holding mu and lmu: read holding either
 	v       fileVolume
 	j       journal
+
+	// lmu serialises this handle's use of lmutex, the lease flock's file
+	// (filelease.go), opened on first use.
+	lmu    sync.Mutex
+	lmutex *os.File
 }
 
 // OpenFile opens the File store in dir, creating the directory if needed.
@@ -109,11 +116,17 @@ func OpenFile(dir string, opts ...Option) (*File, error) {
 func (f *File) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lmu.Lock()
+	defer f.lmu.Unlock()
 	if f.closed {
 		return nil
 	}
 	f.closed = true
-	return errors.Join(f.mutex.Close(), f.dirFile.Close())
+	var lerr error
+	if f.lmutex != nil {
+		lerr = f.lmutex.Close()
+	}
+	return errors.Join(f.mutex.Close(), f.dirFile.Close(), lerr)
 }
 
 // Load reads the snapshot and replays the journal; nil and no error
@@ -222,14 +235,8 @@ func (f *File) locked(ctx context.Context, fn func(now time.Time) error) error {
 // one there now (reopen); the lease and the status, which hold the
 // tokens, are where they were.
 func (f *File) same() (again bool, err error) {
-	dirMine, err := f.dirFile.Stat()
-	if err != nil {
-		return false, errorf("lock %s: %w", f.dir, err)
-	}
-	dirNow, err := os.Stat(f.dir)
-	if err != nil || !os.SameFile(dirMine, dirNow) {
-		return false, fmt.Errorf("%w: %s was removed or replaced since this handle opened it, so its tokens started over and this handle's leases are void there; nothing was written: open the store again (a coordinator that was running on it must not go on)",
-			ErrFenced, f.dir)
+	if err := f.sameDir(); err != nil {
+		return false, err
 	}
 	mine, err := f.mutex.Stat()
 	if err != nil {
@@ -237,6 +244,20 @@ func (f *File) same() (again bool, err error) {
 	}
 	now, err := os.Stat(f.v.where(mutexFile))
 	return err != nil || !os.SameFile(mine, now), nil
+}
+
+// sameDir checks that the directory is the one this handle opened.
+func (f *File) sameDir() error {
+	dirMine, err := f.dirFile.Stat()
+	if err != nil {
+		return errorf("lock %s: %w", f.dir, err)
+	}
+	dirNow, err := os.Stat(f.dir)
+	if err != nil || !os.SameFile(dirMine, dirNow) {
+		return fmt.Errorf("%w: %s was removed or replaced since this handle opened it, so its tokens started over and this handle's leases are void there; nothing was written: open the store again (a coordinator that was running on it must not go on)",
+			ErrFenced, f.dir)
+	}
+	return nil
 }
 
 // reopen opens the directory's "lock" file again (creating it if it is

@@ -179,13 +179,13 @@ func TestFileLeavesNoDebris(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	assert.ElementsMatch(t, []string{"lock", state.LeaseFile, state.SnapshotFile, state.JournalFile}, names,
+	assert.ElementsMatch(t, []string{"lock", "lease.lock", state.LeaseFile, state.SnapshotFile, state.JournalFile}, names,
 		"files in the store's directory")
 
 	require.NoError(t, b.Release(t.Context(), l))
 	entries, err = os.ReadDir(dir)
 	require.NoError(t, err)
-	assert.Len(t, entries, 4, "files after Release: %v", entries)
+	assert.Len(t, entries, 5, "files after Release: %v", entries)
 }
 
 func TestFileClosed(t *testing.T) {

@@ -16,7 +16,7 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 		return Lease{}, err
 	}
 	var lease Lease
-	err := f.locked(ctx, func(now time.Time) error {
+	err := f.bothLocked(ctx, func(now time.Time) error {
 		r, err := readRecord(f.v)
 		if err != nil {
 			return err
@@ -58,12 +58,33 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 	return lease, err
 }
 
-// Refresh extends the lease; see Lock. When LeaseFile is missing and
-// the lease is the one the status was last written under, it writes the
-// record again: the lease's holder and TTL, expiring a TTL from now.
+// Refresh extends the lease; see Lock. It takes the lease's own flock
+// only (see leaseMutexFile), so a checkpoint in flight, in this handle or
+// another, never delays it. When LeaseFile is missing and the lease is
+// the one the status was last written under, it writes the record again:
+// the lease's holder and TTL, expiring a TTL from now (this, which reads
+// the status's tokens, waits for the status's flock too).
 func (f *File) Refresh(ctx context.Context, l Lease) (Lease, error) {
 	var lease Lease
-	err := f.locked(ctx, func(now time.Time) error {
+	missing := false
+	err := f.leaseLocked(ctx, func(now time.Time) error {
+		r, err := readRecord(f.v)
+		if err != nil || r.missing {
+			missing = err == nil
+			return err
+		}
+		if lease, err = r.refresh(now, l); err != nil {
+			return err
+		}
+		if err := writeRecord(f.v, r); err != nil {
+			return errorf("refresh: %w", err)
+		}
+		return nil
+	})
+	if err != nil || !missing {
+		return lease, err
+	}
+	err = f.bothLocked(ctx, func(now time.Time) error {
 		r, err := f.current(now, l.Token)
 		if err != nil {
 			return err
@@ -93,7 +114,7 @@ func (f *File) Refresh(ctx context.Context, l Lease) (Lease, error) {
 // lease is the one the status was last written under, it writes the
 // record of a free lock, with that last token.
 func (f *File) Release(ctx context.Context, l Lease) error {
-	return f.locked(ctx, func(now time.Time) error {
+	return f.bothLocked(ctx, func(now time.Time) error {
 		r, err := f.current(now, l.Token)
 		if err != nil {
 			return err
