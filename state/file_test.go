@@ -110,6 +110,11 @@ func TestFileCorruptLease(t *testing.T) {
 				require.ErrorIs(t, err, state.ErrCorrupt, op)
 				assert.Contains(t, err.Error(), path, "%s: the error names the file", op)
 				assert.Contains(t, err.Error(), tc.why, op)
+				// Deleting lease.json is safe (the lock file and the status
+				// keep the tokens): say so, with the command, not "restore
+				// it from a backup or repair it by hand".
+				assert.Contains(t, err.Error(), "delete it: rm "+path, "%s: the error says what to run", op)
+				assert.NotContains(t, err.Error(), "backup", "%s: the error says what to run", op)
 				if ce, ok := errors.AsType[*state.CorruptError](err); assert.True(t, ok, op) {
 					assert.Equal(t, tc.offset, ce.Offset, "%s: CorruptError.Offset of %q", op, tc.data)
 				}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 )
 
@@ -195,12 +196,33 @@ func readRecord(v volume) (*record, error) {
 				off--
 			}
 		}
-		return nil, &CorruptError{Path: v.where(LeaseFile), Offset: off, Err: err}
+		return nil, &CorruptError{Path: v.where(LeaseFile), Offset: off, Err: err, Fix: leaseFix(v)}
 	}
 	if err := r.validate(); err != nil {
-		return nil, &CorruptError{Path: v.where(LeaseFile), Err: err}
+		return nil, &CorruptError{Path: v.where(LeaseFile), Err: err, Fix: leaseFix(v)}
 	}
 	return r, nil
+}
+
+// leaseFix is what to do about a File's corrupt lease record: delete it.
+// That is safe: the lock file keeps the last token issued and its TTL,
+// the status the tokens it was written under, and the next Acquire takes
+// the last lease as held for its TTL (see File). Memory's records are
+// not a user's to delete: "" (the default advice).
+func leaseFix(v volume) string {
+	if _, ok := v.(fileVolume); !ok {
+		return ""
+	}
+	return "delete it: rm " + shellQuote(v.where(LeaseFile)) +
+		" (safe: the lock file and the status keep the tokens, and the next run waits out the last lease before it takes the lock)"
+}
+
+// shellQuote quotes a path for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // isEnd reports whether a JSON syntax error is the input's end.
