@@ -56,6 +56,15 @@ type Ref struct {
 }
 
 // CheckpointFunc adapts a function to Checkpointer.
+//
+// Wrapping a ChangeCheckpointer in one (to count, time or log
+// checkpoints) hides its CheckpointChanges from Execute, which then calls
+// Checkpoint; pass the ctx and the status on unchanged, and the wrapped
+// checkpointer still records only what changed: Execute puts the changes
+// in the ctx ([Changes]), and state.Checkpointer reads them there. A
+// wrapper that passes another ctx (one not derived from Execute's) or
+// another status (a copy) makes every checkpoint a whole status, which
+// grows with the run: quadratic in bytes over the run.
 type CheckpointFunc func(ctx context.Context, s *Status) error
 
 // Checkpoint calls f(ctx, s).
@@ -151,5 +160,35 @@ func (r *run) callCheckpointer(ctx context.Context) (err error) {
 	if cc, ok := r.e.checkpointer.(ChangeCheckpointer); ok {
 		return cc.CheckpointChanges(ctx, r.s, r.changes.sorted())
 	}
+	ctx = context.WithValue(ctx, changesKey{}, changesOf{r.s, r.changes.sorted()})
 	return r.e.checkpointer.Checkpoint(ctx, r.s)
+}
+
+// changesKey is the context key of the changes Execute passes to a
+// Checkpointer's Checkpoint.
+type changesKey struct{}
+
+// changesOf is what changed in the status s.
+type changesOf struct {
+	s       *Status
+	changed []Ref
+}
+
+// Changes returns what a ChangeCheckpointer would be told in a call of
+// Checkpoint(ctx, s) that Execute made: the component records that
+// changed since the last checkpoint that returned nil, sorted by hop,
+// then index (every component in the first of each Execute call); ok is
+// false when ctx does not carry them for s (a call Execute did not make,
+// a ctx not derived from Execute's, or another status than the one
+// Execute passed, such as a copy). So a ChangeCheckpointer wrapped in a
+// plain Checkpointer (a CheckpointFunc that counts or logs, then calls
+// the wrapped one's Checkpoint with its ctx and s) can still record only
+// what changed, by checking Changes in its Checkpoint. As with
+// CheckpointChanges, the slice is valid only during the call.
+func Changes(ctx context.Context, s *Status) (changed []Ref, ok bool) {
+	c, ok := ctx.Value(changesKey{}).(changesOf)
+	if !ok || c.s != s || s == nil {
+		return nil, false
+	}
+	return c.changed, true
 }

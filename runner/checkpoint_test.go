@@ -155,3 +155,47 @@ func TestCheckpointFunc(t *testing.T) {
 	// end, run end.
 	assert.Equal(t, 6, n, "checkpoints of a one-component run")
 }
+
+// changeRecorder is a ChangeCheckpointer that records what it was told.
+type changeRecorder struct{ calls [][]runner.Ref }
+
+func (r *changeRecorder) Checkpoint(context.Context, *runner.Status) error { return nil }
+
+func (r *changeRecorder) CheckpointChanges(_ context.Context, _ *runner.Status, changed []runner.Ref) error {
+	r.calls = append(r.calls, append([]runner.Ref{}, changed...))
+	return nil
+}
+
+// A plain Checkpointer (a CheckpointFunc, as a wrapper that counts or
+// logs is) finds in its ctx, through runner.Changes, what a
+// ChangeCheckpointer is told in the same run; not for another status (a
+// copy) nor for a ctx Execute did not pass. Before, a wrapper hid what
+// changed, and the checkpointer it wrapped saved the whole status every
+// round.
+func TestCheckpointChangesInContext(t *testing.T) {
+	p := plan1(t, c("a"), c("b", "a"), c("c", "a"), c("d"))
+	want := &changeRecorder{}
+	_, err := runner.New(runnertest.New(), runner.WithMaxParallel(1), runner.WithCheckpointer(want)).Execute(context.Background(), p, nil)
+	require.NoError(t, err)
+
+	var got [][]runner.Ref
+	var problems []string
+	cp := runner.CheckpointFunc(func(ctx context.Context, s *runner.Status) error {
+		changed, ok := runner.Changes(ctx, s)
+		if !ok {
+			problems = append(problems, "Changes(ctx, s): not ok")
+		}
+		got = append(got, append([]runner.Ref{}, changed...))
+		if _, ok := runner.Changes(ctx, s.DeepCopy()); ok {
+			problems = append(problems, "Changes(ctx, a copy of s): ok")
+		}
+		if _, ok := runner.Changes(context.Background(), s); ok {
+			problems = append(problems, "Changes(a ctx Execute did not pass, s): ok")
+		}
+		return nil
+	})
+	_, err = runner.New(runnertest.New(), runner.WithMaxParallel(1), runner.WithCheckpointer(cp)).Execute(context.Background(), p, nil)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	assert.Equal(t, want.calls, got, "runner.Changes in each Checkpoint, against what CheckpointChanges was told")
+}

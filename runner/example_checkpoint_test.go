@@ -68,3 +68,67 @@ func ExampleChangeCheckpointer() {
 	// Succeeded
 	// error: <nil>
 }
+
+// changeLog is a checkpointer that records what changed whether Execute
+// calls it directly or through a wrapper: its Checkpoint reads the
+// changes from the ctx (runner.Changes), as state.Checkpointer does.
+type changeLog struct{}
+
+func (changeLog) Checkpoint(ctx context.Context, s *runner.Status) error {
+	changed, ok := runner.Changes(ctx, s)
+	if !ok {
+		fmt.Println("whole status")
+		return nil
+	}
+	var recs []string
+	for _, r := range changed {
+		c := s.Hops[r.Hop].Components[r.Component]
+		recs = append(recs, c.Name+"="+string(c.Phase))
+	}
+	fmt.Println(strings.TrimSpace(fmt.Sprintf("%-9s %s", s.Phase, strings.Join(recs, " "))))
+	return nil
+}
+
+// A Checkpointer wrapped in a plain CheckpointFunc (here, one that counts
+// checkpoints) still learns what changed, when the wrapper passes its ctx
+// and the status on: a store it wraps then writes what changed, not the
+// whole run every round.
+func ExampleChanges() {
+	comp := func(name, version string, deps ...string) release.ComponentVersion {
+		return release.ComponentVersion{Name: name, Version: release.MustParseVersion(version), Type: release.TypeInline, Handler: name, Dependencies: deps}
+	}
+	catalog, err := release.NewCatalog(
+		[]release.Release{
+			{Version: release.MustParseVersion("v1.0"), Components: []release.ComponentRef{{Name: "etcd", Version: release.MustParseVersion("v3.5.0")}}},
+			{Version: release.MustParseVersion("v1.1"), Components: []release.ComponentRef{{Name: "etcd", Version: release.MustParseVersion("v3.6.0")}}},
+		},
+		[]release.ComponentVersion{comp("etcd", "v3.5.0"), comp("etcd", "v3.6.0")},
+		[]release.UpgradePath{{Rules: []release.Rule{{From: release.MustParseConstraint("v1.0"), To: release.MustParseVersion("v1.1")}}}},
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	plan, err := runner.NewPlan(catalog, release.MustParseVersion("v1.0"), release.MustParseVersion("v1.1"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var inner changeLog
+	n := 0
+	counted := runner.CheckpointFunc(func(ctx context.Context, s *runner.Status) error {
+		n++
+		return inner.Checkpoint(ctx, s) // ctx and s as Execute passed them
+	})
+	noop := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
+	_, err = runner.New(noop, runner.WithCheckpointer(counted)).Execute(context.Background(), plan, nil)
+	fmt.Println("checkpoints:", n, "error:", err)
+	// Output:
+	// Running   etcd=Pending
+	// Running
+	// Running   etcd=Running
+	// Running   etcd=Succeeded
+	// Running
+	// Succeeded
+	// checkpoints: 6 error: <nil>
+}

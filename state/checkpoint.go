@@ -23,6 +23,13 @@ import (
 // (*CorruptError) or a nil status is not retried. Each attempt is cut off
 // after the lease's TTL, so a backend that hangs cannot hold the run:
 // the executor's checkpoint context is never cancelled.
+//
+// Wrapped in a plain runner.Checkpointer (a runner.CheckpointFunc that
+// counts, times or logs checkpoints and calls this one's Checkpoint), it
+// still commits only what changed, as long as the wrapper passes on the
+// ctx and the status Execute gave it (see runner.Changes); with another
+// status (a copy) every checkpoint writes the whole status, which makes
+// the bytes written grow with the square of the run.
 func Checkpointer(s Store, l Lease, opts ...Option) runner.Checkpointer {
 	return &checkpointer{s: s, l: l, clock: newOptions(opts).clock}
 }
@@ -33,7 +40,13 @@ type checkpointer struct {
 	clock runner.Clock
 }
 
+// Checkpoint commits what changed when ctx carries it for st
+// (runner.Changes: Execute called a wrapper of this checkpointer, which
+// passed its ctx and st on), else saves st whole.
 func (c *checkpointer) Checkpoint(ctx context.Context, st *runner.Status) error {
+	if changed, ok := runner.Changes(ctx, st); ok {
+		return c.CheckpointChanges(ctx, st, changed)
+	}
 	return c.retry(ctx, func(ctx context.Context) error { return c.s.Save(ctx, c.l.Token, st) })
 }
 

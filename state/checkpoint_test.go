@@ -110,3 +110,20 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestWrappedCheckpointerLinear wraps state.Checkpointer in a plain
+// runner.CheckpointFunc, as one does to count or log checkpoints (see
+// statetest.WrappedCheckpointer): the status bytes written per component
+// stay flat from 200 to 800 components, as unwrapped (about 630). Before,
+// the wrapper hid what changed and every round saved the whole status:
+// 11 KB per component at 200, 41 KB at 800 (on etcd, 1,000 components
+// grew the database from 2 to 211 MiB).
+func TestWrappedCheckpointerLinear(t *testing.T) {
+	written := func(b statetest.Backend) int64 { return state.Written(b) }
+	t.Run("Memory", func(t *testing.T) {
+		statetest.WrappedCheckpointer(t, func(*testing.T) statetest.Backend { return state.NewMemory() }, written)
+	})
+	t.Run("File", func(t *testing.T) {
+		statetest.WrappedCheckpointer(t, func(t *testing.T) statetest.Backend { return openFile(t, t.TempDir()) }, written)
+	})
+}

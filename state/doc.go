@@ -15,7 +15,8 @@
 // A [Keeper] ([Keep]) refreshes a lease in the background and cancels the
 // run's context, with a [*LostError] ([ErrLost]) as its cause, when a
 // refresh is fenced or [Margin] (a tenth of the TTL) before the lease's
-// expiry if no refresh succeeded by then. [Checkpointer] makes a Store
+// expiry if no refresh succeeded by then; a TTL below [MinTTL] is lost
+// whenever a refresh is late ([CheckTTL] refuses it). [Checkpointer] makes a Store
 // and a Lease a runner.Checkpointer that commits what changed, retrying a
 // transient error within the lease's TTL. The usual shape of a
 // coordinator (the run gets the keeper's context, runCtx; the release
@@ -51,7 +52,11 @@
 // rewrites most components, or that would grow the journal past the
 // snapshot's size (1 MiB at least), writes a snapshot instead, so Load
 // (snapshot + replay) reads at most about twice the snapshot, and the
-// bytes written stay linear in the run. Measured (BenchmarkDurableRun,
+// bytes written stay linear in the run; so they do when the Checkpointer
+// is wrapped (a runner.CheckpointFunc that counts or logs) and the
+// wrapper passes on the ctx and the status Execute gave it, where
+// Execute puts what changed (runner.Changes); a wrapper that passes a
+// copy makes every checkpoint whole. Measured (BenchmarkDurableRun,
 // README): a File store adds about 20 to 50 µs per component to a
 // 10,000-component run, flat from 1,000 components up.
 //
@@ -99,7 +104,11 @@
 //
 // A torn last journal line (an append a crash cut short: never
 // acknowledged) lacks its newline and is dropped; the next commit cuts it
-// off. Any other record that does not check out (a bad checksum, the last
+// off. A handle remembers how far it wrote its journal (the journal's ID,
+// end offset and last commit): a journal of that ID found shorter, cut
+// at a line boundary or inside a line, lost acknowledged commits, and is
+// a [*CorruptError] naming the offsets, for that handle's Commit and Save
+// (the run halts with CHECKPOINT_FAILED), not a torn tail. Any other record that does not check out (a bad checksum, the last
 // line's too when it is whole: a whole line was written out, so damage to
 // it is not a torn append; a gap in the sequence, a journal that does not
 // follow its snapshot, a status that does not add up)

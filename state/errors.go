@@ -143,17 +143,26 @@ type CorruptError struct {
 	Offset int64
 	// Err says what is wrong with it.
 	Err error
+	// Fix, when set, is what to do about it, when that is known and safe
+	// (a File's lease record: delete it); otherwise the record is to be
+	// restored from a backup or repaired by hand.
+	Fix string
 }
 
 // Error is like "state: /var/lib/x/journal.log at byte 4096 is corrupt:
 // checksum 1a2b3c4d does not match the record's 00000000; it was left as
 // it is and nothing was written: restore it from a backup or repair it by
-// hand". It never advises deleting the record: the lock's and the
+// hand". It advises deleting the record only where Fix says so (a File's
+// lease.json, whose tokens the lock file and the status keep): the
 // status's records hold the fencing tokens, and losing them would let a
 // stale holder's token be current again.
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("state: %s at byte %d is corrupt: %v; it was left as it is and nothing was written: restore it from a backup or repair it by hand",
-		e.Path, e.Offset, e.Err)
+	fix := e.Fix
+	if fix == "" {
+		fix = "restore it from a backup or repair it by hand"
+	}
+	return fmt.Sprintf("state: %s at byte %d is corrupt: %v; it was left as it is and nothing was written: %s",
+		e.Path, e.Offset, e.Err, fix)
 }
 
 // Unwrap returns ErrCorrupt and Err.

@@ -49,6 +49,14 @@ func (r memoryRaw) Remove(name string) {
 	r.m.gen++
 }
 
+// Restart makes the Memory forget how far it wrote its journal, as a
+// new process would (a statetest restarter).
+func (r memoryRaw) Restart() {
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	r.m.j.acked, r.m.j.fresh = ack{}, false
+}
+
 // Written is the status bytes a Memory or File wrote.
 func Written(b any) int64 {
 	switch s := b.(type) {
@@ -72,4 +80,11 @@ func JournalHeader(id string, seq, token uint64) []byte {
 		panic(err)
 	}
 	return h
+}
+
+// HoldHandle takes the File handle's mutex, as a Commit in flight holds
+// it, until release is called.
+func HoldHandle(f *File) (release func()) {
+	f.mu.Lock()
+	return f.mu.Unlock
 }

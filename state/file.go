@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hopdag/hopdag/runner"
@@ -38,10 +39,14 @@ const (
 // append leaves a torn last line, which Load drops and the next commit
 // cuts off; any other line that does not check out is a *CorruptError
 // naming the file and the byte offset, and nothing is written over it.
-// LeaseFile is replaced atomically on every change.
+// LeaseFile is replaced atomically on every change. A write that fails
+// (a full disk: "no space left on DIR") leaves no temporary file and no
+// partial append behind, so the space it took is free for the next.
 //
 // Writers serialise on an flock of the directory's "lock" file, held
-// only for a read-check-write (Load takes no lock); the lease itself is the persisted
+// only for a read-check-write (Load takes no lock); a lease refresh takes
+// the "lease.lock" flock instead, which Acquire and Release take too, so
+// that no checkpoint delays it. The lease itself is the persisted
 // LeaseFile, so a holder that is paused, or dead, keeps the lock until its
 // lease expires, and is fenced after that. (No file's absence or lock is
 // taken as a sign that a holder is dead: only the lease's expiry is.)
@@ -51,8 +56,10 @@ const (
 // still runs, goes on. Its commits are accepted and its next Refresh
 // writes the record again (its holder and TTL, a TTL from then); an
 // Acquire before that takes the lease as held, by an unknown holder, for
-// one TTL from when it found the record missing, and nobody else gets in
-// before the holder stopped refreshing. Every other token is fenced.
+// the lease's own TTL (the "lock" file keeps it; the acquirer's TTL only
+// when that file was lost too) from when it found the record missing, and
+// nobody else gets in before the holder stopped refreshing. Every other
+// token is fenced.
 //
 // Tokens survive the loss of any one record: the next token is above
 // LeaseFile's last token, the last token issued as the "lock" file keeps
@@ -72,9 +79,14 @@ type File struct {
 	mu      sync.Mutex
 	mutex   *os.File
 	dirFile *os.File
-	closed  bool
+	closed  bool // set holding mu and lmu: read holding either
 	v       fileVolume
 	j       journal
+
+	// lmu serialises this handle's use of lmutex, the lease flock's file
+	// (filelease.go), opened on first use.
+	lmu    sync.Mutex
+	lmutex *os.File
 }
 
 // OpenFile opens the File store in dir, creating the directory if needed.
@@ -104,11 +116,17 @@ func OpenFile(dir string, opts ...Option) (*File, error) {
 func (f *File) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lmu.Lock()
+	defer f.lmu.Unlock()
 	if f.closed {
 		return nil
 	}
 	f.closed = true
-	return errors.Join(f.mutex.Close(), f.dirFile.Close())
+	var lerr error
+	if f.lmutex != nil {
+		lerr = f.lmutex.Close()
+	}
+	return errors.Join(f.mutex.Close(), f.dirFile.Close(), lerr)
 }
 
 // Load reads the snapshot and replays the journal; nil and no error
@@ -217,14 +235,8 @@ func (f *File) locked(ctx context.Context, fn func(now time.Time) error) error {
 // one there now (reopen); the lease and the status, which hold the
 // tokens, are where they were.
 func (f *File) same() (again bool, err error) {
-	dirMine, err := f.dirFile.Stat()
-	if err != nil {
-		return false, errorf("lock %s: %w", f.dir, err)
-	}
-	dirNow, err := os.Stat(f.dir)
-	if err != nil || !os.SameFile(dirMine, dirNow) {
-		return false, fmt.Errorf("%w: %s was removed or replaced since this handle opened it, so its tokens started over and this handle's leases are void there; nothing was written: open the store again (a coordinator that was running on it must not go on)",
-			ErrFenced, f.dir)
+	if err := f.sameDir(); err != nil {
+		return false, err
 	}
 	mine, err := f.mutex.Stat()
 	if err != nil {
@@ -232,6 +244,20 @@ func (f *File) same() (again bool, err error) {
 	}
 	now, err := os.Stat(f.v.where(mutexFile))
 	return err != nil || !os.SameFile(mine, now), nil
+}
+
+// sameDir checks that the directory is the one this handle opened.
+func (f *File) sameDir() error {
+	dirMine, err := f.dirFile.Stat()
+	if err != nil {
+		return errorf("lock %s: %w", f.dir, err)
+	}
+	dirNow, err := os.Stat(f.dir)
+	if err != nil || !os.SameFile(dirMine, dirNow) {
+		return fmt.Errorf("%w: %s was removed or replaced since this handle opened it, so its tokens started over and this handle's leases are void there; nothing was written: open the store again (a coordinator that was running on it must not go on)",
+			ErrFenced, f.dir)
+	}
+	return nil
 }
 
 // reopen opens the directory's "lock" file again (creating it if it is
@@ -249,19 +275,27 @@ func (f *File) reopen() error {
 // write replaces the file name in the directory with data: write to a
 // temporary file, fsync it, rename it over name, fsync the directory.
 // Callers hold the flock, so one temporary name per file suffices; one
-// left by a crash is truncated by the next write.
-func (f *File) write(name string, data []byte) error {
+// left by a crash is truncated by the next write. A write that fails
+// before the rename removes the temporary file: on a full disk it would
+// hold the space the next write (a lease refresh) needs.
+func (f *File) write(name string, data []byte) (err error) {
 	tmp := filepath.Join(f.dir, "."+name+".tmp")
 	t, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return err
+		return f.full(err)
 	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			t.Close() // a second Close after the first: ignored
+			os.Remove(tmp)
+		}
+		err = f.full(err)
+	}()
 	if _, err := t.Write(data); err != nil {
-		t.Close()
 		return err
 	}
 	if err := t.Sync(); err != nil {
-		t.Close()
 		return err
 	}
 	if err := t.Close(); err != nil {
@@ -270,7 +304,17 @@ func (f *File) write(name string, data []byte) error {
 	if err := os.Rename(tmp, filepath.Join(f.dir, name)); err != nil {
 		return err
 	}
+	renamed = true
 	return f.dirFile.Sync()
+}
+
+// full says which directory a write found full: "no space left on
+// device" names no device.
+func (f *File) full(err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("no space left on %s; free space there (nothing half-written was left behind): %w", f.dir, err)
+	}
+	return err
 }
 
 // fileVolume is a File's directory as a volume.
@@ -299,13 +343,18 @@ func (v fileVolume) appendAt(name string, off int64, data []byte) error {
 	if err == nil {
 		err = h.Sync()
 	}
+	if err != nil {
+		// What was appended is not acknowledged: cut it off now, so that
+		// a full disk gets its space back and the journal is as it was.
+		_ = h.Truncate(off)
+	}
 	if cerr := h.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil && errors.Is(statErr, fs.ErrNotExist) {
 		err = v.f.dirFile.Sync()
 	}
-	return err
+	return v.f.full(err)
 }
 
 // stamp is the size and modification time of the journal and the

@@ -2,6 +2,7 @@ package state_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -269,6 +270,53 @@ func TestCommitSizeFlat(t *testing.T) {
 				assert.InDelta(t, small, large, 16, "commit bytes at 17 hops and at 200 (the numbers of the hop, its versions, have more digits)")
 				assert.Less(t, large, int64(1000), "commit bytes at 200 hops")
 			}
+		})
+	}
+}
+
+// TestFileTruncatedJournalHaltsRun cuts journal.log short while a run is
+// live, after components c00000 to c00003 succeeded: the run halts with
+// CHECKPOINT_FAILED and a *CorruptError naming the journal, and the cut
+// journal is left as it is. Before, the next commit took the cut for a
+// torn append and wrote after it: the store showed c00001 to c00003
+// Pending again, and a resume ran them again.
+func TestFileTruncatedJournalHaltsRun(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cut  func(journal []byte) int
+	}{
+		{"at a line boundary", func(j []byte) int { return bytes.LastIndexByte(j[:len(j)-1], '\n') + 1 }},
+		{"in an acknowledged line", func(j []byte) int { return bytes.LastIndexByte(j[:len(j)-1], '\n') - 10 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			journal := filepath.Join(dir, state.JournalFile)
+			f := openFile(t, dir)
+			l, err := f.Acquire(t.Context(), "a", time.Minute)
+			require.NoError(t, err)
+			var cut []byte
+			r := runner.RunnerFunc(func(_ context.Context, task runner.Task) error {
+				if task.Component != "c00004" {
+					return nil
+				}
+				full, err := os.ReadFile(journal)
+				if err != nil {
+					return err
+				}
+				cut = full[:tc.cut(full)]
+				return os.WriteFile(journal, cut, 0o644)
+			})
+			// 20 components in a chain (layers of one), one at a time.
+			p := statetest.Layered(t, 20)
+			st, err := runner.New(r, runner.WithMaxParallel(1), runner.WithCheckpointer(state.Checkpointer(f, l))).Execute(t.Context(), p, nil)
+			require.Error(t, err, "Execute with %s cut short", state.JournalFile)
+			ce, ok := errors.AsType[*state.CorruptError](err)
+			require.True(t, ok, "Execute with %s cut short: %v, want a *state.CorruptError", state.JournalFile, err)
+			assert.Equal(t, journal, ce.Path, "CorruptError.Path")
+			assert.Equal(t, runner.CodeCheckpointFailed, st.Code, "the run's code")
+			got, err := os.ReadFile(journal)
+			require.NoError(t, err)
+			assert.Equal(t, cut, got, "%s after the run: something was written over the cut", state.JournalFile)
 		})
 	}
 }

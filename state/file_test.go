@@ -110,6 +110,11 @@ func TestFileCorruptLease(t *testing.T) {
 				require.ErrorIs(t, err, state.ErrCorrupt, op)
 				assert.Contains(t, err.Error(), path, "%s: the error names the file", op)
 				assert.Contains(t, err.Error(), tc.why, op)
+				// Deleting lease.json is safe (the lock file and the status
+				// keep the tokens): say so, with the command, not "restore
+				// it from a backup or repair it by hand".
+				assert.Contains(t, err.Error(), "delete it: rm "+path, "%s: the error says what to run", op)
+				assert.NotContains(t, err.Error(), "backup", "%s: the error says what to run", op)
 				if ce, ok := errors.AsType[*state.CorruptError](err); assert.True(t, ok, op) {
 					assert.Equal(t, tc.offset, ce.Offset, "%s: CorruptError.Offset of %q", op, tc.data)
 				}
@@ -179,13 +184,13 @@ func TestFileLeavesNoDebris(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	assert.ElementsMatch(t, []string{"lock", state.LeaseFile, state.SnapshotFile, state.JournalFile}, names,
+	assert.ElementsMatch(t, []string{"lock", "lease.lock", state.LeaseFile, state.SnapshotFile, state.JournalFile}, names,
 		"files in the store's directory")
 
 	require.NoError(t, b.Release(t.Context(), l))
 	entries, err = os.ReadDir(dir)
 	require.NoError(t, err)
-	assert.Len(t, entries, 4, "files after Release: %v", entries)
+	assert.Len(t, entries, 5, "files after Release: %v", entries)
 }
 
 func TestFileClosed(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 )
 
@@ -16,7 +17,7 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 		return Lease{}, err
 	}
 	var lease Lease
-	err := f.locked(ctx, func(now time.Time) error {
+	err := f.bothLocked(ctx, func(now time.Time) error {
 		r, err := readRecord(f.v)
 		if err != nil {
 			return err
@@ -28,9 +29,15 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 		if r.missing && last > 0 {
 			// The lease record is gone (deleted by hand, say), and a lease
 			// was issued: its holder may still run. Take the lease as
-			// held, by an unknown holder, for one TTL from now; the
-			// holder's next Refresh keeps it (record.refresh).
-			*r = record{Last: last, Token: last, Holder: unknownHolder, TTL: ttl, Expires: now.Add(ttl)}
+			// held, by an unknown holder, for one of its TTLs from now
+			// (not the acquirer's, which may be shorter than the time
+			// the holder goes between refreshes); the holder's next
+			// Refresh keeps it (record.refresh).
+			held, err := f.heldTTL(last, ttl)
+			if err != nil {
+				return err
+			}
+			*r = record{Last: last, Token: last, Holder: unknownHolder, TTL: held, Expires: now.Add(held)}
 			if err := writeRecord(f.v, r); err != nil {
 				return errorf("acquire: %w", err)
 			}
@@ -41,7 +48,7 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 		}
 		// mutexFile first: a crash before LeaseFile is written skips a
 		// token, never issues one twice.
-		if err := f.setIssued(r.Last); err != nil {
+		if err := f.setIssued(r.Last, ttl); err != nil {
 			return errorf("acquire: %w", err)
 		}
 		if err := writeRecord(f.v, r); err != nil {
@@ -52,12 +59,33 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 	return lease, err
 }
 
-// Refresh extends the lease; see Lock. When LeaseFile is missing and
-// the lease is the one the status was last written under, it writes the
-// record again: the lease's holder and TTL, expiring a TTL from now.
+// Refresh extends the lease; see Lock. It takes the lease's own flock
+// only (see leaseMutexFile), so a checkpoint in flight, in this handle or
+// another, never delays it. When LeaseFile is missing and the lease is
+// the one the status was last written under, it writes the record again:
+// the lease's holder and TTL, expiring a TTL from now (this, which reads
+// the status's tokens, waits for the status's flock too).
 func (f *File) Refresh(ctx context.Context, l Lease) (Lease, error) {
 	var lease Lease
-	err := f.locked(ctx, func(now time.Time) error {
+	missing := false
+	err := f.leaseLocked(ctx, func(now time.Time) error {
+		r, err := readRecord(f.v)
+		if err != nil || r.missing {
+			missing = err == nil
+			return err
+		}
+		if lease, err = r.refresh(now, l); err != nil {
+			return err
+		}
+		if err := writeRecord(f.v, r); err != nil {
+			return errorf("refresh: %w", err)
+		}
+		return nil
+	})
+	if err != nil || !missing {
+		return lease, err
+	}
+	err = f.bothLocked(ctx, func(now time.Time) error {
 		r, err := f.current(now, l.Token)
 		if err != nil {
 			return err
@@ -87,7 +115,7 @@ func (f *File) Refresh(ctx context.Context, l Lease) (Lease, error) {
 // lease is the one the status was last written under, it writes the
 // record of a free lock, with that last token.
 func (f *File) Release(ctx context.Context, l Lease) error {
-	return f.locked(ctx, func(now time.Time) error {
+	return f.bothLocked(ctx, func(now time.Time) error {
 		r, err := f.current(now, l.Token)
 		if err != nil {
 			return err
@@ -168,12 +196,33 @@ func readRecord(v volume) (*record, error) {
 				off--
 			}
 		}
-		return nil, &CorruptError{Path: v.where(LeaseFile), Offset: off, Err: err}
+		return nil, &CorruptError{Path: v.where(LeaseFile), Offset: off, Err: err, Fix: leaseFix(v)}
 	}
 	if err := r.validate(); err != nil {
-		return nil, &CorruptError{Path: v.where(LeaseFile), Err: err}
+		return nil, &CorruptError{Path: v.where(LeaseFile), Err: err, Fix: leaseFix(v)}
 	}
 	return r, nil
+}
+
+// leaseFix is what to do about a File's corrupt lease record: delete it.
+// That is safe: the lock file keeps the last token issued and its TTL,
+// the status the tokens it was written under, and the next Acquire takes
+// the last lease as held for its TTL (see File). Memory's records are
+// not a user's to delete: "" (the default advice).
+func leaseFix(v volume) string {
+	if _, ok := v.(fileVolume); !ok {
+		return ""
+	}
+	return "delete it: rm " + shellQuote(v.where(LeaseFile)) +
+		" (safe: the lock file and the status keep the tokens, and the next run waits out the last lease before it takes the lock)"
+}
+
+// shellQuote quotes a path for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // isEnd reports whether a JSON syntax error is the input's end.

@@ -229,11 +229,12 @@ func TestFileLeaseRecordMissingCalls(t *testing.T) {
 	}
 }
 
-// The lock file keeps the last token issued (20 digits and a newline):
-// an empty one (a store from before) is no token, and anything else that
-// is not a token is a *CorruptError naming it, with nothing written. The
-// token survives a deleted lease.json and the lease record put back from
-// an older backup.
+// The lock file keeps the last token issued and its lease's TTL (20
+// digits, a space, 20 digits and a newline): an empty one (a store from
+// before) is no token, the token alone (a store from before the TTL was
+// kept) a token, and anything else that is not a token is a
+// *CorruptError naming it, with nothing written. The token survives a
+// deleted lease.json and the lease record put back from an older backup.
 func TestFileLockFileToken(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -245,6 +246,9 @@ func TestFileLockFileToken(t *testing.T) {
 		{name: "empty: a store from before", damage: func(t *testing.T, dir string, _ []byte) {
 			require.NoError(t, os.Truncate(filepath.Join(dir, "lock"), 0))
 		}, want: 3},
+		{name: "the token alone: a store from before", damage: func(t *testing.T, dir string, _ []byte) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "lock"), []byte("00000000000000000002\n"), 0o644))
+		}, want: 3},
 		{name: "lease.json from an older backup", damage: func(t *testing.T, dir string, old []byte) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, state.LeaseFile), old, 0o644))
 		}, want: 3},
@@ -253,6 +257,9 @@ func TestFileLockFileToken(t *testing.T) {
 		}, corrupt: true},
 		{name: "cut short", damage: func(t *testing.T, dir string, _ []byte) {
 			require.NoError(t, os.Truncate(filepath.Join(dir, "lock"), 10))
+		}, corrupt: true},
+		{name: "cut after the token", damage: func(t *testing.T, dir string, _ []byte) {
+			require.NoError(t, os.Truncate(filepath.Join(dir, "lock"), 21))
 		}, corrupt: true},
 	}
 	for _, tt := range tests {
@@ -274,7 +281,7 @@ func TestFileLockFileToken(t *testing.T) {
 			require.NoError(t, f.Release(ctx, l))
 			lock, err := os.ReadFile(filepath.Join(dir, "lock"))
 			require.NoError(t, err)
-			require.Equal(t, "00000000000000000002\n", string(lock), "the lock file after token 2")
+			require.Equal(t, "00000000000000000002 00000000060000000000\n", string(lock), "the lock file after token 2, a 1 min lease")
 
 			tt.damage(t, dir, old)
 			before, _ := os.ReadFile(filepath.Join(dir, state.LeaseFile))
@@ -289,6 +296,64 @@ func TestFileLockFileToken(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got.Token, "Acquire().Token")
+		})
+	}
+}
+
+// TestFileLeaseRecordMissingHolderTTL: A holds a 1 h lease (refreshing
+// every 20 min) when lease.json is deleted, and B asks for a 1 min lease.
+// B is kept out for A's TTL, not its own: until A's next refresh, which
+// keeps the lock A's, or, if A died, until an hour (and the skew
+// allowance) from when B found the record missing. Before, B got the
+// lock 2 minutes after the deletion (its own TTL and skew), while A's
+// commands still ran.
+func TestFileLeaseRecordMissingHolderTTL(t *testing.T) {
+	const ttlA, ttlB = time.Hour, time.Minute
+	for _, tc := range []struct {
+		name      string
+		refreshes bool // A refreshes 20 min after the deletion
+	}{
+		{"holder refreshes", true},
+		{"holder died", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			clock := runnertest.NewClock(epoch)
+			dir := t.TempDir()
+			a := openFile(t, dir, state.WithClock(clock))
+			la, err := a.Acquire(ctx, "a", ttlA)
+			require.NoError(t, err)
+			require.NoError(t, a.Commit(ctx, la.Token, statetest.Big(2), nil))
+			require.NoError(t, os.Remove(filepath.Join(dir, state.LeaseFile)))
+
+			b := openFile(t, dir, state.WithClock(clock))
+			_, err = b.Acquire(ctx, "b", ttlB)
+			var le *state.LockedError
+			require.ErrorAs(t, err, &le, "B's Acquire with %s deleted", state.LeaseFile)
+			assert.Equal(t, epoch.Add(ttlA), le.Expires, "LockedError.Expires: A's TTL from when the record was found missing")
+
+			clock.Advance(2*ttlB + state.Skew(ttlB))
+			_, err = b.Acquire(ctx, "b", ttlB)
+			require.ErrorIs(t, err, state.ErrLocked, "B's Acquire %v after the deletion, while A (TTL %v) may still run", 2*ttlB+state.Skew(ttlB), ttlA)
+
+			clock.Advance(20*time.Minute - clock.Now().Sub(epoch))
+			if tc.refreshes {
+				la, err = a.Refresh(ctx, la)
+				require.NoError(t, err, "A's Refresh 20 min after the deletion")
+			}
+			clock.Advance(ttlA - 20*time.Minute - time.Second)
+			_, err = b.Acquire(ctx, "b", ttlB)
+			require.ErrorIs(t, err, state.ErrLocked, "B's Acquire just under %v after the deletion", ttlA)
+
+			clock.Advance(time.Second + state.Skew(ttlA))
+			lb, err := b.Acquire(ctx, "b", ttlB)
+			if tc.refreshes {
+				require.ErrorIs(t, err, state.ErrLocked, "B's Acquire %v after A's refresh", ttlA-20*time.Minute+state.Skew(ttlA))
+				require.NoError(t, a.Commit(ctx, la.Token, statetest.Big(2), nil), "A's Commit: its lease is current")
+				return
+			}
+			require.NoError(t, err, "B's Acquire %v after the deletion, A having stopped", ttlA+state.Skew(ttlA))
+			assert.Greater(t, lb.Token, la.Token, "B's token")
 		})
 	}
 }

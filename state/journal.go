@@ -71,9 +71,37 @@ type journal struct {
 	follows, stale bool
 	// written counts the status bytes this handle wrote.
 	written int64
+	// acked is how far this handle wrote the journal it last wrote and
+	// was told it is durable: a journal of that ID shorter than that lost
+	// acknowledged commits, which no crash can do (see checkAcked).
+	acked ack
 	// base is the hops as the last record read or written has them: what
 	// the next commit records the changes of.
 	base codec.Base
+}
+
+// ack is how far one handle wrote one journal: its ID, its end offset
+// and the seq of its last commit.
+type ack struct {
+	id  string
+	end int64
+	seq uint64
+}
+
+// checkAcked returns a *CorruptError when the journal just read, of ID
+// jid, ending at end with commit last, is the one this handle last wrote
+// but shorter than what it wrote and was told is durable. Only a torn
+// tail, an append never acknowledged, may be dropped: a journal cut
+// shorter (truncated by hand, a file system that lost a write) lost
+// commits a run went on from, and appending after the cut would hide it.
+// Within one ID a journal only grows (a snapshot starts a new ID), and
+// every writer reads all that was acknowledged before it appends.
+func (j *journal) checkAcked(jid string, end int64, last uint64) error {
+	a := j.acked
+	if a.id == "" || jid != a.id || (end >= a.end && last >= a.seq) {
+		return nil
+	}
+	return j.corrupt(JournalFile, end, fmt.Errorf("it ends at commit %d, but this handle wrote it up to byte %d (commit %d) and those commits were acknowledged: it was cut short since, and the commits after byte %d are lost from it", last, a.end, a.seq, end))
 }
 
 // journalRef ties a snapshot to its journal. A snapshot's head carries
@@ -250,6 +278,11 @@ func (j *journal) load() (*codec.State, error) {
 		}
 		last = r.Seq
 	}
+	if head != nil {
+		if err := j.checkAcked(head.ID, j.end, last); err != nil {
+			return nil, err
+		}
+	}
 	if j.stale && last+1 != snapSeq {
 		// The journal the snapshot replaced ended at the commit before it.
 		return nil, j.corrupt(JournalFile, j.end, fmt.Errorf("it is the journal the snapshot (%s, commit %d) replaced, but ends at commit %d, not %d: it is not the journal that follows the snapshot", j.v.where(SnapshotFile), snapSeq, last, snapSeq-1))
@@ -395,6 +428,7 @@ func (j *journal) commit(token uint64, s *runner.Status, changed []runner.Ref, a
 			j.end = base + int64(len(data))
 			j.written += int64(len(data))
 			j.seq += uint64(len(lines))
+			j.acked = ack{j.jid, j.end, j.seq}
 			j.token = token
 			j.base = next
 			j.follows = true
@@ -432,6 +466,7 @@ func (j *journal) snapshot(token uint64, s *runner.Status) (int, error) {
 			return 0, errorf("save %s: %w", j.v.where(JournalFile), err)
 		}
 		j.jid, j.written = id, j.written+int64(len(h))
+		j.acked = ack{id, int64(len(h)), j.seq}
 	}
 	id := newID()
 	lines, err := codec.Snapshot(j.seq+1, token, s, 0)
@@ -459,6 +494,7 @@ func (j *journal) snapshot(token uint64, s *runner.Status) (int, error) {
 	j.written += int64(len(data) + len(h))
 	j.token, j.end, j.snapBytes, j.exists = token, int64(len(h)), int64(len(data)), true
 	j.snapSeq, j.snapID, j.jid, j.follows, j.stale = j.seq, id, id, true, false
+	j.acked = ack{id, j.end, j.seq}
 	j.base = codec.BaseOf(s)
 	j.at, err = j.v.stamp()
 	return len(data) + len(h), err

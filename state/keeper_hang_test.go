@@ -15,11 +15,12 @@ import (
 	"github.com/hopdag/hopdag/state"
 )
 
-// Another process holds the File store's directory lock and never lets go
-// (stopped inside its critical section). The coordinator's checkpoint
-// cannot finish and the keeper's refresh cannot run: the keeper must still
-// cancel the run when the lease expires, and the checkpoint must give up
-// rather than hang the executor. (From an independent review.)
+// Another process holds the File store's directory locks and never lets
+// go (stopped inside an Acquire, which holds both the status's and the
+// lease's). The coordinator's checkpoint cannot finish and the keeper's
+// refresh cannot run: the keeper must still cancel the run when the lease
+// expires, and the checkpoint must give up rather than hang the executor.
+// (From an independent review.)
 func TestKeeperCancelsWhileSaveAndRefreshHang(t *testing.T) {
 	dir := t.TempDir()
 	f, err := state.OpenFile(dir)
@@ -34,6 +35,10 @@ func TestKeeperCancelsWhileSaveAndRefreshHang(t *testing.T) {
 	require.NoError(t, err)
 	defer other.Close()
 	require.NoError(t, syscall.Flock(int(other.Fd()), syscall.LOCK_EX))
+	otherLease, err := os.OpenFile(filepath.Join(dir, "lease.lock"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer otherLease.Close()
+	require.NoError(t, syscall.Flock(int(otherLease.Fd()), syscall.LOCK_EX))
 
 	saved := make(chan error, 1)
 	go func() {
@@ -51,6 +56,7 @@ func TestKeeperCancelsWhileSaveAndRefreshHang(t *testing.T) {
 	case <-time.After(10 * ttl):
 		t.Fatalf("the checkpoint still hangs %s after the lease's TTL", 10*ttl)
 	}
+	require.NoError(t, syscall.Flock(int(otherLease.Fd()), syscall.LOCK_UN))
 	require.NoError(t, syscall.Flock(int(other.Fd()), syscall.LOCK_UN))
 	k.Stop()
 }

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -48,6 +49,25 @@ func checkAcquire(holder string, ttl time.Duration) error {
 	}
 	if ttl <= 0 {
 		return errorf("acquire: ttl %v is not positive", ttl)
+	}
+	return nil
+}
+
+// MinTTL is the shortest lease TTL that a Keeper keeps alive reliably: a
+// refresh is due every third of the TTL and must succeed before a tenth
+// of it is left (Margin), so the TTL must leave a refresh on a loaded
+// machine (an fsync of the lease record, an etcd round trip) and one
+// retry room; etcd also grants leases in whole seconds, with a minimum
+// of its own. Healthy runs with 1 s leases on a loaded 2-core machine
+// lost them. Acquire does not refuse shorter TTLs (tests on a fake clock
+// use them); CheckTTL is the check a command line applies to its flags.
+const MinTTL = 5 * time.Second
+
+// CheckTTL returns an error unless ttl is at least MinTTL, saying the
+// minimum.
+func CheckTTL(ttl time.Duration) error {
+	if ttl < MinTTL {
+		return fmt.Errorf("state: a lease TTL of %v is shorter than the minimum, %v: a lease that short is lost whenever a refresh is late on a loaded machine; use a TTL of %v or more", ttl, MinTTL, MinTTL)
 	}
 	return nil
 }

@@ -59,7 +59,8 @@ func (m *Memory) do(ctx context.Context, fn func(now time.Time) error) error {
 func (m *Memory) Load(ctx context.Context) (*runner.Status, error) {
 	var st *runner.Status
 	err := m.do(ctx, func(time.Time) error {
-		s, err := m.j.load()
+		j := journal{v: m.j.v} // a reader's view, as File's: the writer's is m.j
+		s, err := j.load()
 		if err == nil {
 			st = s.Status
 		}

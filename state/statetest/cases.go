@@ -40,6 +40,7 @@ var cases = []struct {
 	{"Commit", testCommit},
 	{"Large", testLarge},
 	{"TornJournal", testTornJournal},
+	{"TruncatedJournal", testTruncatedJournal},
 	{"SaveInvalid", testSaveInvalid},
 	{"CommitReshaped", testCommitReshaped},
 	{"Corruption", testCorruption},

@@ -140,6 +140,7 @@ func testTornJournal(t *testing.T, env Env) {
 	}
 	// Torn in the middle: the next commit replaces the torn tail.
 	env.Raw.Write(env.Journal, full[:start+(len(full)-start)/2])
+	restart(env) // a torn append is a crash's
 	b := env.Open()
 	s = before.DeepCopy()
 	require.NoError(t, b.Commit(t.Context(), l.Token, s, advance(s, 20, 30)))
@@ -148,8 +149,9 @@ func testTornJournal(t *testing.T, env Env) {
 
 // testCorruption damages each record in turn (a NUL byte in the middle of
 // a line that is not a torn tail): the calls that read it fail with a
-// *CorruptError naming it and an offset, never advising to delete it, and
-// nothing writes over it.
+// *CorruptError naming it and an offset, never advising to delete it
+// unless its Fix says that is safe (and TokensSurviveDeletion shows it),
+// and nothing writes over it.
 func testCorruption(t *testing.T, env Env) {
 	if env.Raw == nil {
 		t.Fatalf("Env.Raw is nil: the suite needs the backend's records")
@@ -196,6 +198,12 @@ func testCorruption(t *testing.T, env Env) {
 				found = true
 				assert.Contains(t, ce.Path, name, "%s: CorruptError.Path", op)
 				assert.Contains(t, err.Error(), "at byte", "%s: the error gives the offset", op)
+				if ce.Fix != "" {
+					// The backend says what to do (a File's lease.json:
+					// delete it, which TokensSurviveDeletion shows safe).
+					assert.Contains(t, ce.Fix, ce.Path, "%s: CorruptError.Fix names the record", op)
+					continue
+				}
 				for _, word := range []string{"remove", "delete"} {
 					assert.NotContains(t, strings.ToLower(err.Error()), word, "%s: the error advises to %s a record: %v", op, word, err)
 				}
@@ -336,5 +344,71 @@ func testJournalLost(t *testing.T, env Env) {
 				requireStatus(t, env.Open(), saved.want)
 			})
 		}
+	}
+}
+
+// testTruncatedJournal cuts acknowledged commits off the journal while
+// the writer still runs (at a line boundary, in the middle of the last
+// acknowledged line, in the middle of an earlier one): the writer's next
+// Commit and Save fail with a *CorruptError naming the journal and the
+// offsets, and write nothing. Taken for a torn append, the cut was
+// dropped and the next commit appended after it: components c00001 to
+// c00003 were Pending again, and a resume ran them again.
+func testTruncatedJournal(t *testing.T, env Env) {
+	if env.Raw == nil || env.Journal == "" {
+		t.Logf("records are written whole: no journal to cut short")
+		return
+	}
+	for _, tc := range []struct {
+		name string
+		cut  func(full []byte, lines []int) int // lines: where each line starts
+	}{
+		{"at a line boundary", func(full []byte, lines []int) int { return lines[len(lines)-1] }},
+		{"in the last line", func(full []byte, lines []int) int { return lines[len(lines)-1] + 20 }},
+		{"in an earlier line", func(full []byte, lines []int) int { return lines[len(lines)-3] + 20 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, name := range []string{env.Journal, state.SnapshotFile} {
+				if env.Raw.Read(name) != nil { // a fresh status for each case
+					env.Raw.Remove(name)
+				}
+			}
+			a := env.Open()
+			l := acquire(t, a, "a", env)
+			defer func() { _ = a.Release(t.Context(), l) }()
+			s := Big(20)
+			require.NoError(t, a.Commit(t.Context(), l.Token, s, nil))
+			for i := 1; i <= 3; i++ {
+				for range 2 { // Running, then Succeeded
+					require.NoError(t, a.Commit(t.Context(), l.Token, s, advance(s, i, i+1)), "Commit of c%05d", i)
+				}
+			}
+			full := env.Raw.Read(env.Journal)
+			var lines []int
+			for off := 0; off < len(full); off = bytes.IndexByte(full[off:], '\n') + off + 1 {
+				lines = append(lines, off)
+			}
+			require.GreaterOrEqual(t, len(lines), 4, "%s after 6 commits: %d lines", env.Journal, len(lines))
+			cut := tc.cut(full, lines)
+			env.Raw.Write(env.Journal, full[:cut])
+
+			next := s.DeepCopy()
+			commitErr := a.Commit(t.Context(), l.Token, next, advance(next, 4, 5))
+			saveErr := a.Save(t.Context(), l.Token, next)
+			for op, err := range map[string]error{"Commit": commitErr, "Save": saveErr} {
+				var ce *state.CorruptError
+				if !assert.ErrorAs(t, err, &ce, "%s after %s was cut from %d to %d bytes", op, env.Journal, len(full), cut) {
+					continue
+				}
+				assert.Contains(t, ce.Path, env.Journal, "%s: CorruptError.Path", op)
+				assert.Contains(t, err.Error(), fmt.Sprintf("byte %d", len(full)), "%s: the error names the acknowledged end", op)
+				assert.Contains(t, err.Error(), "commit 7", "%s: the error names the last acknowledged commit", op)
+			}
+			assert.Equal(t, full[:cut], env.Raw.Read(env.Journal), "a call wrote over the cut %s", env.Journal)
+			// Put back whole, the journal is the writer's again.
+			env.Raw.Write(env.Journal, full)
+			require.NoError(t, a.Commit(t.Context(), l.Token, next, advance(next, 4, 5)), "Commit with %s put back", env.Journal)
+			requireStatus(t, env.Open(), next)
+		})
 	}
 }

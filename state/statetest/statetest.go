@@ -44,7 +44,9 @@ type Env struct {
 }
 
 // Raw is a backend's stored records: files, keys. Its methods fail the
-// test on errors they cannot report.
+// test on errors they cannot report. A Raw whose Env.Open returns the
+// same handle every time (a Memory) also has a Restart method, which
+// makes that handle forget how far it wrote, as a new process's would.
 type Raw interface {
 	// Names lists the records that hold the status and the lock's state,
 	// sorted.
@@ -55,6 +57,19 @@ type Raw interface {
 	Write(name string, data []byte)
 	// Remove deletes a record.
 	Remove(name string)
+}
+
+// restarter is a Raw whose Env.Open returns the one handle there is (a
+// Memory): Restart makes it what a new process's handle would be after
+// a crash, one that does not know how far the crashed one wrote.
+type restarter interface{ Restart() }
+
+// restart is a crash of the writer's process: handles that Open
+// returns again forget what the crashed one wrote.
+func restart(env Env) {
+	if r, ok := env.Raw.(restarter); ok {
+		r.Restart()
+	}
 }
 
 // Run runs the suite. newEnv is called once per subtest and must return
