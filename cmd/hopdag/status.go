@@ -64,8 +64,8 @@ func (c *cli) statusFlags() {
 // Running whose coordinator is gone (no lease holds the lock: gone) is
 // exitGone, with a message on stderr that says so and what to do. --watch
 // follows it while it is Pending or Running with a live coordinator. It
-// only reads: it takes no lock, and reads the lock's lease without taking
-// it (state.LeaseReader).
+// only reads: it takes no lock, reads the lock's lease without taking it
+// (state.LeaseReader), and opens a directory read-only (openState).
 func (c *cli) status(ctx context.Context) int {
 	switch *c.sf.output {
 	case "table", "json", "yaml":
