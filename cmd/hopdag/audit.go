@@ -147,7 +147,7 @@ func (a *auditLog) Observe(ev runner.Event) {
 // text is msg in the command line's terms (cli.cliMessage, set by the
 // command), or msg.
 func (a *auditLog) text(msg string) string {
-	if a.cliText == nil {
+	if a == nil || a.cliText == nil {
 		return msg
 	}
 	return a.cliText(msg)
@@ -156,7 +156,7 @@ func (a *auditLog) text(msg string) string {
 func (a *auditLog) lock(event string, l state.Lease, err error) {
 	r := auditRecord{Kind: "lock", Event: event, Holder: l.Holder, Token: l.Token, Expires: l.Expires}
 	if err != nil {
-		r.Error = err.Error()
+		r.Error = a.text(err.Error())
 	}
 	a.write(r)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,7 +130,8 @@ func (c *cli) status(ctx context.Context) int {
 			}
 			if inFlight(st.Phase) && lr != nil {
 				after, aerr := readLease(ctx, lr)
-				if err := errors.Join(berr, aerr); err != nil && !warned && interruptedBy(ctx) == nil {
+				// Both reads fail alike as a rule: the first error says it.
+				if err := cmp.Or(berr, aerr); err != nil && !warned && interruptedBy(ctx) == nil {
 					fmt.Fprintf(c.stderr, "hopdag status: cannot read the lease on the lock of %s, so cannot tell whether the run's coordinator is alive: %s\n", b.where, message(err))
 					warned = true
 				}
