@@ -48,8 +48,12 @@
 // component records changed. A failed checkpoint halts the run at once.
 // Execute resumes from a previous Status without re-running what
 // succeeded.
-// Observers receive Events off the scheduler's goroutine. The Clock is
-// injectable (runnertest.Clock) so retry and timeout tests do not sleep.
+// Observers receive Events off the scheduler's goroutine, each through a
+// queue of its own, so one that stalls holds up no other; an observer
+// added with WithBlockingObserver (an audit log) gets each on the
+// scheduler's goroutine before the run goes on, and none is dropped. The
+// Clock is injectable (runnertest.Clock) so retry and timeout tests do
+// not sleep.
 //
 // Concurrency: one goroutine, the caller of Execute, owns the status;
 // attempts run on a pool of workers and report back through a mailbox; no

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -64,13 +65,20 @@ type Event struct {
 
 // Observer receives the events of a run.
 //
-// Delivery: events reach each observer in order, from one goroutine per
-// Execute call that is not the scheduler's, so a slow observer never slows
-// the run and never blocks a component from starting. A panic in Observe is
-// recovered and logged, and delivery goes on with the next event. Execute
-// returns once the observers have taken PlanFinished, or after the
-// executor's observer drain timeout (WithObserverDrain, 5s by default) if an
-// observer blocks; events not delivered by then are dropped.
+// Delivery: events reach each observer in order. An observer added with
+// WithObserver gets them from a goroutine of its own per Execute call,
+// through a queue of its own, so a slow observer never slows the run, never
+// blocks a component from starting, and never delays another observer.
+// A panic in Observe is recovered and logged, and delivery goes on with the
+// next event. Execute returns once every such observer has taken
+// PlanFinished, or after the executor's observer drain timeout
+// (WithObserverDrain, 5s by default) if one blocks; the events it did not
+// take by then are dropped, and the executor's logger says, at Warn, for
+// each observer that dropped events, how many.
+//
+// An observer added with WithBlockingObserver is called by Execute itself,
+// before it goes on: it gets every event, none dropped, PlanFinished
+// before Execute returns, and a slow one slows the run.
 type Observer interface {
 	Observe(Event)
 }
@@ -122,98 +130,166 @@ func SlogObserver(l *slog.Logger) Observer {
 	})
 }
 
-// dispatcher delivers events to observers on its own goroutine through an
-// unbounded queue, so that emit never blocks the scheduler.
+// WithBlockingObserver adds an observer that Execute calls itself, in
+// order, before it goes on (see Observer): it gets every event, PlanFinished
+// before Execute returns, whatever the other observers do, and a slow one
+// slows the run. It is for an audit log that must be complete, such as one
+// written a line per event; a display should use WithObserver.
+func WithBlockingObserver(o Observer) Option {
+	return func(e *Executor) { e.observers = append(e.observers, blocking{o}) }
+}
+
+// blocking marks an observer of WithBlockingObserver among the executor's.
+type blocking struct{ Observer }
+
+// dispatcher delivers the events of one Execute call: to each blocking
+// observer at once, on the caller's goroutine, and to each other observer
+// through a queue of its own (see Observer).
 type dispatcher struct {
-	observers []Observer
-	logger    *slog.Logger
+	blocking []Observer
+	queues   []*queue
+	logger   *slog.Logger
+}
+
+func newDispatcher(observers []Observer, logger *slog.Logger) *dispatcher {
+	d := &dispatcher{logger: logger}
+	for _, o := range observers {
+		if b, ok := o.(blocking); ok {
+			d.blocking = append(d.blocking, b.Observer)
+			continue
+		}
+		q := &queue{o: o, logger: logger, wake: make(chan struct{}, 1), done: make(chan struct{})}
+		d.queues = append(d.queues, q)
+		go q.loop()
+	}
+	return d
+}
+
+// emit delivers ev to the blocking observers, then queues it for the
+// others; it returns once the blocking observers took it.
+func (d *dispatcher) emit(ev Event) {
+	for _, o := range d.blocking {
+		deliver(d.logger, o, ev)
+	}
+	for _, q := range d.queues {
+		q.emit(ev)
+	}
+}
+
+// close stops accepting events and waits, up to drain in all, for every
+// queue to be delivered. For each observer that did not take all its
+// events by then, it logs at Warn how many were dropped.
+func (d *dispatcher) close(drain time.Duration) {
+	for _, q := range d.queues {
+		q.close()
+	}
+	t := time.NewTimer(drain)
+	defer t.Stop()
+	expired := false
+	for _, q := range d.queues {
+		if !expired {
+			select {
+			case <-q.done:
+				continue
+			case <-t.C:
+				expired = true
+			}
+		}
+		select {
+		case <-q.done:
+			continue
+		default:
+		}
+		if n := q.drop(); n > 0 {
+			d.logger.Warn("runner: observers did not take every event before the drain timeout; these were dropped",
+				"observer", fmt.Sprintf("%T", q.o), "dropped", n, "timeout", drain)
+		}
+	}
+}
+
+// queue delivers events to one observer on its own goroutine through an
+// unbounded queue, so that emit never blocks the scheduler.
+type queue struct {
+	o      Observer
+	logger *slog.Logger
 
 	mu     sync.Mutex
-	queue  []Event
+	events []Event
 	closed bool
-	wake   chan struct{} // capacity 1: "the queue may be non-empty"
-	done   chan struct{} // closed when the goroutine has delivered everything
+	// taken counts the events o returned from (dropped ones not): the
+	// events emitted but not taken when close gave up were dropped.
+	emitted, taken int
+	wake           chan struct{} // capacity 1: "the queue may be non-empty"
+	done           chan struct{} // closed when the goroutine has delivered everything
 	// dropped is set when close gave up waiting: the goroutine delivers
 	// nothing more and exits once the observer that blocked returns.
 	dropped atomic.Bool
 }
 
-func newDispatcher(observers []Observer, logger *slog.Logger) *dispatcher {
-	d := &dispatcher{observers: observers, logger: logger, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if len(observers) == 0 {
-		close(d.done)
-		return d
-	}
-	go d.loop()
-	return d
-}
-
-func (d *dispatcher) emit(ev Event) {
-	if len(d.observers) == 0 {
-		return
-	}
-	d.mu.Lock()
-	d.queue = append(d.queue, ev)
-	d.mu.Unlock()
+func (q *queue) emit(ev Event) {
+	q.mu.Lock()
+	q.events = append(q.events, ev)
+	q.emitted++
+	q.mu.Unlock()
 	select {
-	case d.wake <- struct{}{}:
+	case q.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (d *dispatcher) loop() {
-	defer close(d.done)
+func (q *queue) loop() {
+	defer close(q.done)
 	for {
-		d.mu.Lock()
-		batch, closed := d.queue, d.closed
-		d.queue = nil
-		d.mu.Unlock()
+		q.mu.Lock()
+		batch, closed := q.events, q.closed
+		q.events = nil
+		q.mu.Unlock()
 		for _, ev := range batch {
-			for _, o := range d.observers {
-				if d.dropped.Load() {
-					return
-				}
-				d.deliver(o, ev)
+			if q.dropped.Load() {
+				return
 			}
+			deliver(q.logger, q.o, ev)
+			q.mu.Lock()
+			q.taken++
+			q.mu.Unlock()
 		}
-		if d.dropped.Load() || (closed && len(batch) == 0) {
+		if q.dropped.Load() || (closed && len(batch) == 0) {
 			return
 		}
 		if len(batch) == 0 {
-			<-d.wake
+			<-q.wake
 		}
 	}
 }
 
-func (d *dispatcher) deliver(o Observer, ev Event) {
+// close stops accepting events: the goroutine exits once it delivered
+// what is queued.
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// drop makes the goroutine deliver nothing more and returns how many
+// events the observer did not take (the one it is in the middle of
+// counts: it has not returned).
+func (q *queue) drop() int {
+	q.dropped.Store(true)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.emitted - q.taken
+}
+
+// deliver calls o.Observe(ev), recovering a panic and logging it.
+func deliver(logger *slog.Logger, o Observer, ev Event) {
 	defer func() {
 		if r := recover(); r != nil {
-			d.logger.Error("runner: observer panicked", "event", string(ev.Type), "panic", r)
+			logger.Error("runner: observer panicked", "event", string(ev.Type), "panic", r)
 		}
 	}()
 	o.Observe(ev)
-}
-
-// close stops accepting events and waits up to drain for the queue to be
-// delivered. It reports whether everything was delivered.
-func (d *dispatcher) close(drain time.Duration) bool {
-	if len(d.observers) == 0 {
-		return true
-	}
-	d.mu.Lock()
-	d.closed = true
-	d.mu.Unlock()
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-	t := time.NewTimer(drain)
-	defer t.Stop()
-	select {
-	case <-d.done:
-		return true
-	case <-t.C:
-		d.dropped.Store(true)
-		return false
-	}
 }

@@ -268,6 +268,46 @@ func TestObserverBlocks(t *testing.T) {
 	assert.Equal(t, []runner.EventType{runner.PlanStarted}, got, "events the blocking observer saw")
 }
 
+// An observer that blocks holds up no other: one added with
+// WithBlockingObserver gets every event, PlanFinished last, before Execute
+// returns; one added with WithObserver has a queue of its own and gets
+// them all within the drain timeout. The log says, for the observer that
+// blocked, how many events it dropped.
+func TestObserverBlocksOnlyItself(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		add   func(runner.Observer) runner.Option
+		drain time.Duration
+	}{
+		// The queued observer's events are delivered at once; the drain
+		// is long so that a loaded machine has no say.
+		{"queued", runner.WithObserver, 3 * time.Second},
+		{"blocking", runner.WithBlockingObserver, time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			var logs syncBuffer
+			release := make(chan struct{})
+			stalled := runner.ObserverFunc(func(runner.Event) { <-release })
+			rec := &recorder{}
+			e := runner.New(runnertest.New(), runner.WithObserver(stalled), tc.add(rec),
+				runner.WithObserverDrain(tc.drain), runner.WithLogger(textLogger(&logs)))
+			res := wait(t, start(context.Background(), e, plan1(t, c("a"), c("b", "a")), nil))
+			require.NoError(t, res.err)
+			got := rec.all()
+			close(release)
+			require.Len(t, got, 8, "events the observer beside a stalled one got: %v", summary(got))
+			assert.Equal(t, runner.PlanStarted, got[0].Type, "first event")
+			assert.Equal(t, runner.PlanFinished, got[7].Type, "last event")
+			// The stalled observer took none: it is in the middle of the
+			// first, and the 7 others are queued.
+			assert.Contains(t, logs.String(), `level=WARN msg="runner: observers did not take every event before the drain timeout; these were dropped" observer=runner.ObserverFunc dropped=8`)
+			assert.Equal(t, 1, strings.Count(logs.String(), "level=WARN"), "warnings, one for the stalled observer:\n%s", logs.String())
+			require.Eventually(t, func() bool { return goleak.Find(goleak.IgnoreCurrent()) == nil }, 5*time.Second, time.Millisecond)
+		})
+	}
+}
+
 func TestSlogObserver(t *testing.T) {
 	var logs syncBuffer
 	fake := runnertest.New().Script("a", runnertest.Script{FailAlways: true})

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,8 +36,11 @@ type auditLog struct {
 // "lock", "signal", "abandon", "approve" (Step and By), "new-upgrade" (the previous upgrade of the
 // store was finished: Phase is its phase, Reason the line printed),
 // "output" (a line a command wrote: Event is stdout or stderr, Reason the
-// line) or "exit"; Event is the runner's event type for "event", and
-// Acquired, Refreshed, Released, Lost or Refused for "lock".
+// line), "log" (a warning or error the run logged on stderr, such as
+// events the progress display dropped: Event is WARN or ERROR, Reason the
+// message and its attributes) or "exit"; Event is the runner's event type
+// for "event", and Acquired, Refreshed, Released, Lost or Refused for
+// "lock".
 type auditRecord struct {
 	Time      time.Time `json:"time"`
 	PID       int       `json:"pid"`
@@ -119,7 +124,10 @@ func (a *auditLog) command(args []string) {
 
 func (a *auditLog) exit(code int) { a.write(auditRecord{Kind: "exit", Status: &code}) }
 
-// Observe implements runner.Observer: one line per event.
+// Observe implements runner.Observer: one line per event. hopdag run adds
+// it with runner.WithBlockingObserver, so that the log has every event,
+// whatever the progress display on stdout does (a pipe nobody reads holds
+// that one up, not the log).
 func (a *auditLog) Observe(ev runner.Event) {
 	r := auditRecord{Time: ev.Time, Kind: "event", Event: string(ev.Type), Hop: ev.HopName, Component: ev.Component,
 		Version: ev.Version, Attempt: ev.Attempt, Check: ev.Check, Phase: string(ev.Phase), Code: string(ev.Code),
@@ -139,7 +147,7 @@ func (a *auditLog) Observe(ev runner.Event) {
 // text is msg in the command line's terms (cli.cliMessage, set by the
 // command), or msg.
 func (a *auditLog) text(msg string) string {
-	if a.cliText == nil {
+	if a == nil || a.cliText == nil {
 		return msg
 	}
 	return a.cliText(msg)
@@ -148,7 +156,7 @@ func (a *auditLog) text(msg string) string {
 func (a *auditLog) lock(event string, l state.Lease, err error) {
 	r := auditRecord{Kind: "lock", Event: event, Holder: l.Holder, Token: l.Token, Expires: l.Expires}
 	if err != nil {
-		r.Error = err.Error()
+		r.Error = a.text(err.Error())
 	}
 	a.write(r)
 }
@@ -198,4 +206,59 @@ func (l auditedLock) Release(ctx context.Context, lease state.Lease) error {
 	}
 	l.log.lock(event, lease, err)
 	return err
+}
+
+// warnings is a slog.Handler that passes every record to the handler it
+// wraps and writes those at Warn and above to the audit log too (kind
+// "log"), so that what a run says about itself on stderr only (events an
+// observer dropped, a lease refresh that failed) is in the log as well.
+type warnings struct {
+	slog.Handler
+	log   *auditLog
+	attrs string // " k=v" of WithAttrs, in order
+	group string // the groups of WithGroup, "g." each
+}
+
+// logWarnings returns l with its warnings and errors in a as well; l
+// when a is nil.
+func logWarnings(l *slog.Logger, a *auditLog) *slog.Logger {
+	if a == nil {
+		return l
+	}
+	return slog.New(warnings{Handler: l.Handler(), log: a})
+}
+
+func (w warnings) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		var b strings.Builder
+		b.WriteString(r.Message)
+		b.WriteString(w.attrs)
+		r.Attrs(func(a slog.Attr) bool {
+			b.WriteString(attrText(w.group, a))
+			return true
+		})
+		w.log.write(auditRecord{Time: r.Time, Kind: "log", Event: r.Level.String(), Reason: w.log.text(b.String())})
+	}
+	return w.Handler.Handle(ctx, r)
+}
+
+func (w warnings) WithAttrs(attrs []slog.Attr) slog.Handler {
+	for _, a := range attrs {
+		w.attrs += attrText(w.group, a)
+	}
+	w.Handler = w.Handler.WithAttrs(attrs)
+	return w
+}
+
+func (w warnings) WithGroup(name string) slog.Handler {
+	if name != "" {
+		w.group += name + "."
+	}
+	w.Handler = w.Handler.WithGroup(name)
+	return w
+}
+
+// attrText is " group.key=value".
+func attrText(group string, a slog.Attr) string {
+	return fmt.Sprintf(" %s%s=%v", group, a.Key, a.Value.Resolve())
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -23,12 +24,53 @@ import (
 // nor json logs as text; run refuses it.
 func (c *cli) setLogFormat() {
 	if c.rf == nil || *c.rf.logFormat != "json" {
-		c.log = slog.New(slog.NewTextHandler(c.stderr, nil))
+		c.log = slog.New(cliTermsHandler{slog.NewTextHandler(c.stderr, nil)})
 		return
 	}
-	c.log = slog.New(slog.NewJSONHandler(c.stderr, nil))
+	c.log = slog.New(cliTermsHandler{slog.NewJSONHandler(c.stderr, nil)})
 	c.json = true
 	c.stderr = &logLines{log: c.log, prefix: "hopdag " + c.name + ": "}
+}
+
+// cliTermsHandler is a slog.Handler that puts what the library logs (a lost
+// lease's error, say) in the command line's terms, as message does: the
+// record's message and its string and error attributes go through
+// cliText.
+type cliTermsHandler struct{ slog.Handler }
+
+func (h cliTermsHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, cliText(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(cliAttr(a))
+		return true
+	})
+	return h.Handler.Handle(ctx, out)
+}
+
+func (h cliTermsHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		out[i] = cliAttr(a)
+	}
+	return cliTermsHandler{h.Handler.WithAttrs(out)}
+}
+
+func (h cliTermsHandler) WithGroup(name string) slog.Handler {
+	return cliTermsHandler{h.Handler.WithGroup(name)}
+}
+
+// cliAttr is a with a string or error value in the command line's terms.
+func cliAttr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, cliText(v.String()))
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, cliText(err.Error()))
+		}
+	}
+	return a
 }
 
 // errorf writes an error of the command: "hopdag NAME: " and the text on

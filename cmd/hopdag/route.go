@@ -165,7 +165,21 @@ var cliTerms = strings.NewReplacer(
 	"; start a new run with an empty status", "; its status is final: start over with a new --state (or delete what the old one holds)",
 	"(WithCache and WithCacheFallback; the CLI's --cache-fallback)", "(--cache-fallback)",
 	"(VerifyOptional; the CLI's --verify optional)", "(--verify optional)",
+	// The state package's advice to a program holding a lease (FencedError,
+	// LostError, LockedError.Missing, a store started over), as what to run.
+	"; the lock is free (the lease expired or was released): acquire it again",
+	"; the lock is free (the lease expired or was released): nothing more was saved; run the same hopdag command again ("+statusHint+")",
+	", which already wrote the status; acquire the lock again",
+	", which already wrote the status: another hopdag took the lock since, and nothing more was saved; run the same hopdag command again once it is done ("+statusHint+")",
+	"; if none runs, acquire again after that", "; if none runs, run the same hopdag command again after that ("+statusHint+")",
+	"; acquire the lock again: ", "; run the same hopdag command again ("+statusHint+"): ",
+	"nothing was written: open the store again (a coordinator that was running on it must not go on)",
+	"nothing was written: run the same hopdag command again ("+statusHint+")",
+	"(release the lock and acquire it again to start a new record)", "(run the same hopdag command again to start a new record)",
 )
+
+// statusHint is how a command-line user sees what a state holds.
+const statusHint = "hopdag status --state shows what the state holds"
 
 // cliText is a library message in the command line's terms.
 func cliText(s string) string { return cliTerms.Replace(s) }

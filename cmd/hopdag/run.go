@@ -103,6 +103,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 		}
 		rf.audit.cliText = c.cliMessage
 		rf.audit.command(c.args)
+		logger = logWarnings(logger, rf.audit)
 		defer func() {
 			rf.audit.exit(code)
 			if err := rf.audit.close(); err != nil {
@@ -136,10 +137,12 @@ func (c *cli) run(ctx context.Context) (code int) {
 		opts = append(opts, runner.WithFailurePolicy(policy))
 	}
 	if rf.audit != nil {
-		opts = append(opts, runner.WithObserver(rf.audit))
+		// Every event, whatever stdout does (see auditLog.Observe).
+		opts = append(opts, runner.WithBlockingObserver(rf.audit))
 	}
 	if *rf.logFormat == "json" {
-		opts = append(opts, runner.WithObserver(runner.SlogObserver(logger)))
+		// c.log: the audit log has the events already.
+		opts = append(opts, runner.WithObserver(runner.SlogObserver(c.log)))
 	}
 	// --gate is recorded in the status: a resumed run keeps its gates
 	// whatever flags it gets.

@@ -52,7 +52,8 @@ const etcdDialTimeout = 5 * time.Second
 const etcdReachTimeout = 3 * time.Second
 
 // openState opens --state: a directory (a state.File store, created if
-// missing), etcd://host:port[,host:port...]/prefix (package
+// missing; opened read-only, state.OpenFileReadOnly, for a command that
+// only reads: writesState), etcd://host:port[,host:port...]/prefix (package
 // state/etcdstore, keys under /prefix/; refused at once unless one of its
 // endpoints answers: reachEtcd), or kube://namespace/name (the
 // Kubernetes store, when this hopdag is built with it).
@@ -67,6 +68,15 @@ func (c *cli) openState(ctx context.Context, spec string) (*backend, error) {
 			if _, err := os.Stat(spec); err != nil {
 				return nil, fmt.Errorf("no status in %s: %w", spec, err) // matches fs.ErrNotExist
 			}
+		}
+		if !c.writesState() {
+			// No lock file, no writes: a directory this user may only
+			// read, or a read-only mount, will do.
+			f, err := state.OpenFileReadOnly(spec)
+			if err != nil {
+				return nil, err
+			}
+			return &backend{store: f, lock: f, where: spec, close: f.Close}, nil
 		}
 		f, err := state.OpenFile(spec)
 		if err != nil {
@@ -103,6 +113,17 @@ func (c *cli) openState(ctx context.Context, spec string) (*backend, error) {
 		return c.kube.Store(c.kubeConfig(), ns, name)
 	}
 	return nil, fmt.Errorf("--state %s: unknown scheme %q: want a directory, etcd://host:port/prefix or kube://namespace/name", spec, scheme)
+}
+
+// writesState reports whether the command writes --state: run, abandon
+// and approve take its lock and save the status; the others (status)
+// only read it, and open a directory read-only.
+func (c *cli) writesState() bool {
+	switch c.name {
+	case "run", "abandon", "approve":
+		return true
+	}
+	return false
 }
 
 // reachEtcd checks that one of the endpoints of cli answers, within

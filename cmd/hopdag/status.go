@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,8 +65,8 @@ func (c *cli) statusFlags() {
 // Running whose coordinator is gone (no lease holds the lock: gone) is
 // exitGone, with a message on stderr that says so and what to do. --watch
 // follows it while it is Pending or Running with a live coordinator. It
-// only reads: it takes no lock, and reads the lock's lease without taking
-// it (state.LeaseReader).
+// only reads: it takes no lock, reads the lock's lease without taking it
+// (state.LeaseReader), and opens a directory read-only (openState).
 func (c *cli) status(ctx context.Context) int {
 	switch *c.sf.output {
 	case "table", "json", "yaml":
@@ -129,7 +130,8 @@ func (c *cli) status(ctx context.Context) int {
 			}
 			if inFlight(st.Phase) && lr != nil {
 				after, aerr := readLease(ctx, lr)
-				if err := errors.Join(berr, aerr); err != nil && !warned && interruptedBy(ctx) == nil {
+				// Both reads fail alike as a rule: the first error says it.
+				if err := cmp.Or(berr, aerr); err != nil && !warned && interruptedBy(ctx) == nil {
 					fmt.Fprintf(c.stderr, "hopdag status: cannot read the lease on the lock of %s, so cannot tell whether the run's coordinator is alive: %s\n", b.where, message(err))
 					warned = true
 				}
