@@ -142,6 +142,9 @@ func stillHeld(f *os.File, lock string, timeout time.Duration) error {
 	if !found {
 		return fmt.Errorf("components: commands of an earlier run are still running %s after it was found dead (%s is locked): stop them, then run again", timeout+killWait, lock)
 	}
+	if len(pids) == 0 {
+		return fmt.Errorf("components: commands of an earlier run still hold %s after SIGTERM, %s and SIGKILL, and no process this user can see holds it (another user's?): stop them (fuser -k %s as root), then run again", lock, timeout, lock)
+	}
 	slices.Sort(pids)
-	return fmt.Errorf("components: commands of an earlier run still hold %s after SIGTERM, %s and SIGKILL (processes %v, another user's or in uninterruptible sleep?): stop them (kill -9), then run again", lock, timeout, pids)
+	return fmt.Errorf("components: commands of an earlier run still hold %s after SIGTERM, %s and SIGKILL (processes %v, in uninterruptible sleep?): stop them (kill -9), then run again", lock, timeout, pids)
 }
