@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"go.yaml.in/yaml/v3"
 
@@ -54,6 +58,16 @@ const clusterDir = "_cluster"
 // content would not change is not rewritten. Delete removes the file, and
 // the namespace directory when it becomes empty.
 //
+// Every change is durable when its call returns: before Apply, Delete or
+// SaveInventory returns, Dir syncs (fsync(2)) the directory of each file
+// it wrote, kept or removed and every directory above it up to the one
+// that holds the Dir's path, once each, and the parent of each directory
+// it created. A synced file whose rename was not synced is lost with a
+// power cut on most file systems; an apply the run's status records as
+// done must survive one, also when an earlier attempt renamed the file
+// and died before its sync (the file is then unchanged, and its
+// directory is synced all the same). A failed sync is the call's error.
+//
 // Dir is a ReadyChecker whose checks are ready at once: a directory has
 // nothing to wait for.
 //
@@ -62,12 +76,14 @@ type Dir struct {
 	path string
 	cfg  applierConfig
 	mu   sync.Mutex
+	// syncDir syncs a directory: syncDir, or a test's recorder.
+	syncDir func(dir string) error
 }
 
 // NewDir returns a Dir that writes under path; Apply creates it when
 // missing. The options are WithTakeOver and WithReporter.
 func NewDir(path string, opts ...ApplierOption) *Dir {
-	return &Dir{path: path, cfg: newApplierConfig(opts)}
+	return &Dir{path: path, cfg: newApplierConfig(opts), syncDir: syncDir}
 }
 
 // Apply writes each object's file, in order. It stops at the first error:
@@ -76,6 +92,7 @@ func NewDir(path string, opts ...ApplierOption) *Dir {
 func (d *Dir) Apply(ctx context.Context, objs []Object, opts ApplyOptions) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	written := map[string]Object{} // directory: its first object
 	for _, o := range objs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -85,6 +102,9 @@ func (d *Dir) Apply(ctx context.Context, objs []Object, opts ApplyOptions) error
 			return err
 		}
 		path := filepath.Join(d.path, rel)
+		if _, ok := written[filepath.Dir(path)]; !ok {
+			written[filepath.Dir(path)] = o
+		}
 		old, err := os.ReadFile(path)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -102,22 +122,23 @@ func (d *Dir) Apply(ctx context.Context, objs []Object, opts ApplyOptions) error
 		}
 		data := []byte(o.YAML)
 		if !exists || !bytes.Equal(old, data) {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			if err := d.mkdirAll(filepath.Dir(path)); err != nil {
 				return fmt.Errorf("%s%s: %w", prefix, o, err)
 			}
-			if err := replaceFile(path, data); err != nil {
+			if err := d.replaceFile(path, data); err != nil {
 				return fmt.Errorf("%s%s: %w", prefix, o, err)
 			}
 		}
 		d.cfg.emit(Action{Verb: "apply", Object: o, Options: opts, Reason: reason})
 	}
-	return nil
+	return d.syncAll(written)
 }
 
 // Delete removes each object's file; a missing file is not an error.
 func (d *Dir) Delete(ctx context.Context, objs []Object) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	removed := map[string]Object{} // directory: its first object
 	for _, o := range objs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -127,6 +148,9 @@ func (d *Dir) Delete(ctx context.Context, objs []Object) error {
 			return err
 		}
 		path := filepath.Join(d.path, rel)
+		if _, ok := removed[filepath.Dir(path)]; !ok {
+			removed[filepath.Dir(path)] = o
+		}
 		inst, comp, owned := Owner(o)
 		if owned || pruneStage(o.Ref()) > 0 {
 			live, err := readObjectFile(path)
@@ -157,6 +181,19 @@ func (d *Dir) Delete(ctx context.Context, objs []Object) error {
 		// check that it became empty.
 		_ = os.Remove(filepath.Dir(path))
 		d.cfg.emit(Action{Verb: "delete", Object: o})
+	}
+	return d.syncAll(removed)
+}
+
+// syncAll syncs each directory of dirs and the directories above it
+// (syncUp), in sorted order, naming the directory's first object in an
+// error.
+func (d *Dir) syncAll(dirs map[string]Object) error {
+	done := map[string]bool{}
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		if err := d.syncUp(dir, done); err != nil {
+			return fmt.Errorf("%s%s: %w", prefix, dirs[dir], err)
+		}
 	}
 	return nil
 }
@@ -226,6 +263,30 @@ func (d *Dir) holds(r Ref, live map[string]any) ([]held, error) {
 		}
 	}
 	return hs, nil
+}
+
+// syncUp syncs dir and each directory above it up to the one that holds
+// d.path, each once (done), skipping those that do not exist (removed):
+// every entry on the way to a file is then durable, including one an
+// interrupted earlier call made or removed and did not sync.
+func (d *Dir) syncUp(dir string, done map[string]bool) error {
+	top := filepath.Dir(filepath.Clean(d.path))
+	for {
+		if !done[dir] {
+			done[dir] = true
+			if _, err := os.Stat(dir); err == nil {
+				if err := d.sync(dir); err != nil {
+					return err
+				}
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		if dir == top || dir == filepath.Dir(dir) {
+			return nil
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 // Ready reports true: written files have nothing to wait for.
@@ -316,10 +377,13 @@ func (d *Dir) SaveInventory(ctx context.Context, inv Inventory) error {
 	if err != nil {
 		return fmt.Errorf("%sinventory of %s: %w", prefix, inv.Component, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := d.mkdirAll(filepath.Dir(p)); err != nil {
 		return fmt.Errorf("%sinventory of %s: %w", prefix, inv.Component, err)
 	}
-	if err := writeFileAtomic(p, data); err != nil {
+	if err := d.writeFileAtomic(p, data); err != nil {
+		return fmt.Errorf("%sinventory of %s: %w", prefix, inv.Component, err)
+	}
+	if err := d.syncUp(filepath.Dir(p), map[string]bool{}); err != nil {
 		return fmt.Errorf("%sinventory of %s: %w", prefix, inv.Component, err)
 	}
 	return nil
@@ -327,16 +391,17 @@ func (d *Dir) SaveInventory(ctx context.Context, inv Inventory) error {
 
 // writeFileAtomic is replaceFile, except that a file that already holds
 // data is not rewritten.
-func writeFileAtomic(path string, data []byte) error {
+func (d *Dir) writeFileAtomic(path string, data []byte) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
-	return replaceFile(path, data)
+	return d.replaceFile(path, data)
 }
 
 // replaceFile replaces path with data through a synced temporary file in
-// the same directory and a rename. It leaves no temporary file behind.
-func replaceFile(path string, data []byte) (err error) {
+// the same directory and a rename (which the caller makes durable:
+// syncUp). It leaves no temporary file behind.
+func (d *Dir) replaceFile(path string, data []byte) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -360,4 +425,54 @@ func replaceFile(path string, data []byte) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// mkdirAll is os.MkdirAll (mode 0755) that syncs the parent of each
+// directory it creates, so that the new entry is durable.
+func (d *Dir) mkdirAll(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := d.mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return d.sync(parent)
+}
+
+// sync makes dir's entries durable (d.syncDir; syncDir for a zero Dir).
+func (d *Dir) sync(dir string) error {
+	if d.syncDir == nil {
+		return syncDir(dir)
+	}
+	return d.syncDir(dir)
+}
+
+// syncDir fsyncs the directory dir. File systems that cannot sync a
+// directory (EINVAL) and Windows, where a directory cannot be opened for
+// it, have nothing to sync.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
 }

@@ -43,13 +43,11 @@ func ExampleExec() {
 	// exit code: 3
 }
 
-// WithGuard runs each command under a guard process that stops the
-// command's whole process group, with the grace period, if the
-// coordinator dies: nothing the command started outlives a killed
-// coordinator to run beside the resumed step. The program's main calls
-// components.RunGuard first (here the test binary's TestMain does). A
-// coordinator resuming the run waits for the guards of a killed
-// predecessor first, with the same lock file.
+// WithGuard makes every process of a command hold a lock file, so that a
+// coordinator resuming the run after its predecessor was killed stops and
+// waits for whatever of the old commands still runs before it starts
+// anything (WaitGuards, with the same lock file): an attempt never
+// overlaps an earlier one.
 func ExampleWithGuard() {
 	lock := os.TempDir() + "/hopdag-example-commands.lock"
 	if err := components.WaitGuards(context.Background(), lock, 15*time.Second, func() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -57,19 +58,21 @@ const (
 // left the group and keeps stdout or stderr open holds Run up for one
 // second at most.
 //
-// When the coordinator dies, even by SIGKILL, the command dies with it on
-// Linux: the child gets the parent-death signal (SIGKILL), so the next
-// coordinator, which takes over only once the lease expired, never runs
-// the step while the old copy still runs. The signal reaches the child
-// Exec started; processes the child started in turn are killed by it
-// only if they set their own, or when the coordinator is PID 1 of its
-// container (the kernel then kills the whole PID namespace). WithGuard
-// closes that gap, on every Unix: a guard process stops the command's
-// whole process group, with its grace period, when the coordinator dies.
-// Without the guard, other systems have no parent-death signal: see
-// exec_bsd.go. When the
-// coordinator is PID 1 or a child subreaper, the group's orphans are
-// reparented to it: Exec reaps the ones that exited, so that zombies
+// When the coordinator dies, even by SIGKILL, the command gets its
+// parent-death signal on Linux (SIGKILL; SIGTERM under the guard), so the
+// next coordinator, which takes over only once the lease expired, never
+// runs the step while that process still runs. The signal reaches the
+// process Exec started; processes the child started in turn are killed
+// by it only if they set their own, or when the coordinator is PID 1 of
+// its container (the kernel then kills the whole PID namespace).
+// WithGuard closes that gap: every process of the command holds a lock
+// that the next coordinator waits for (WaitGuards), after stopping them.
+// Other systems have no parent-death signal: see exec_bsd.go. A program
+// that is missing or not an executable file is found before anything
+// starts, and is a runner.Permanent error, with the guard or without.
+//
+// When the coordinator is PID 1 or a child subreaper, the group's orphans
+// are reparented to it: Exec reaps the ones that exited, so that zombies
 // neither pile up nor hold a stop for the whole grace period.
 //
 // Standard output and error are captured, keeping the last
@@ -235,6 +238,14 @@ func (x *Exec) Run(ctx context.Context, t runner.Task) error {
 // long to read.
 func (x *Exec) run(ctx context.Context, c command) (stdout, stderr *tail, err error) {
 	stdout, stderr = newTail(x.limit), newTail(x.limit)
+	prog, err := lookPath(c.args[0], c.dir, c.env)
+	if err != nil {
+		return stdout, stderr, err
+	}
+	cmd := exec.Command(prog, c.args[1:]...)
+	cmd.Args[0] = c.args[0]
+	cmd.Env, cmd.Dir = c.env, c.dir
+	newProcessGroup(cmd, x.guard)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return stdout, stderr, err
@@ -245,33 +256,28 @@ func (x *Exec) run(ctx context.Context, c command) (stdout, stderr *tail, err er
 		_ = outW.Close()
 		return stdout, stderr, err
 	}
-	prog, err := lookPath(c.args[0], c.env)
-	if err != nil {
-		_ = outR.Close()
-		_ = outW.Close()
-		_ = errR.Close()
-		_ = errW.Close()
-		return stdout, stderr, err
-	}
-	cmd := exec.Command(prog, c.args[1:]...)
-	cmd.Args[0] = c.args[0]
+	var lock *os.File
 	if x.guard {
-		self, err := os.Executable()
-		if err != nil {
+		if lock, err = openGuard(x.guardLock); err != nil {
 			_ = outR.Close()
 			_ = outW.Close()
 			_ = errR.Close()
 			_ = errW.Close()
-			return stdout, stderr, fmt.Errorf("starting the guard of %s: %w", c.args[0], err)
+			return stdout, stderr, err
 		}
-		cmd = exec.Command(self, x.guardArgs(prog, c.args[1:])...)
+		cmd.ExtraFiles = make([]*os.File, guardFD-2)
+		cmd.ExtraFiles[guardFD-3] = lock
 	}
-	cmd.Env, cmd.Dir = c.env, c.dir
 	cmd.Stdout, cmd.Stderr = outW, errW
-	newProcessGroup(cmd)
-	startErr := cmd.Start()
+	exited := make(chan error, 1)
+	startErr := start(cmd, exited)
 	// The child has its own copies of the write ends; closing ours lets the
-	// readers see EOF once every process of the group has exited.
+	// readers see EOF once every process of the group has exited. It holds
+	// the guard's lock on its copy: from now on the lock lives exactly as
+	// long as the command's processes that keep it.
+	if lock != nil {
+		_ = lock.Close()
+	}
 	_ = outW.Close()
 	_ = errW.Close()
 	if startErr != nil {
@@ -283,8 +289,6 @@ func (x *Exec) run(ctx context.Context, c command) (stdout, stderr *tail, err er
 	readers.Go(func() { x.copy(stdout, outR, x.stdout) })
 	readers.Go(func() { x.copy(stderr, errR, x.stderr) })
 
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	g := group{leader: cmd.Process, reaps: reaper()}
 	var waitErr, stopErr error
 	select {
@@ -340,12 +344,40 @@ func (g group) settle() {
 	}
 }
 
-// lookPath finds the program file: as given when it has a slash, else in
-// the PATH of the child's environment (its last PATH entry, so that
-// command.env.PATH wins), else in this process's PATH.
-func lookPath(file string, env []string) (string, error) {
+// start starts cmd and sends cmd.Wait's result to exited once it exited.
+//
+// The parent-death signal (newProcessGroup) follows the thread that
+// started the child, not the process (Go issue 27505): the kernel sends it
+// when that thread exits, which the runtime does to a thread whose locked
+// goroutine ends without unlocking it. So the start and the wait happen
+// on one goroutine locked to its thread for the child's whole life: no
+// other goroutine can lock that thread and end it, and the signal comes
+// only when this process dies. It costs a thread per running command,
+// which the blocking wait takes anyway.
+func start(cmd *exec.Cmd, exited chan<- error) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		exited <- cmd.Wait()
+	}()
+	return <-started
+}
+
+// lookPath finds the program file: as given when it has a slash (relative
+// to dir when it is relative and dir is not ""), checked to be an
+// executable file, else in the PATH of the child's environment (its last
+// PATH entry, so that command.env.PATH wins), else in this process's
+// PATH. A program that is missing wraps fs.ErrNotExist, one that is not
+// an executable file fs.ErrPermission: Run makes both permanent.
+func lookPath(file, dir string, env []string) (string, error) {
 	if strings.ContainsRune(file, '/') {
-		return file, nil
+		return file, executable(file, dir)
 	}
 	path, found := "", false
 	for _, kv := range env {
@@ -369,6 +401,24 @@ func lookPath(file string, env []string) (string, error) {
 		return "", &exec.Error{Name: file, Err: exec.ErrNotFound}
 	}
 	return "", &exec.Error{Name: file, Err: fmt.Errorf("%w (the command's PATH is %s)", exec.ErrNotFound, path)}
+}
+
+// executable checks that file (relative to dir) is an executable file.
+func executable(file, dir string) error {
+	where, p := file, file
+	if !filepath.IsAbs(file) && dir != "" {
+		where, p = fmt.Sprintf("%s (in %s)", file, dir), filepath.Join(dir, file)
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("program %s: %w", where, fs.ErrNotExist)
+	case err != nil:
+		return fmt.Errorf("program %s: %w", where, err)
+	case !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0:
+		return fmt.Errorf("program %s: %w: %v, want an executable file (chmod +x it, or run it with its interpreter)", where, fs.ErrPermission, fi.Mode())
+	}
+	return nil
 }
 
 // stopGrace is the grace period of a stop: grace, cut short when ctx's

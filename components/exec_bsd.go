@@ -10,11 +10,11 @@ import (
 // newProcessGroup makes the child lead a new process group, whose id is its
 // pid, so that its descendants can be signalled with it. These systems
 // have no parent-death signal: a coordinator killed with SIGKILL leaves
-// its command running unless the command runs under the guard
-// (WithGuard, which polls its parent), or the coordinator runs under a
-// supervisor that kills its process tree (launchd, a jail's or
-// container's init).
-func newProcessGroup(cmd *exec.Cmd) {
+// its command running; under the guard (WithGuard) the next coordinator
+// waits for it (WaitGuards), and a supervisor that kills the
+// coordinator's process tree (launchd, a jail's or container's init)
+// stops it.
+func newProcessGroup(cmd *exec.Cmd, _ bool) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 

@@ -11,13 +11,19 @@ import (
 
 // newProcessGroup makes the child lead a new process group, whose id is its
 // pid, so that its descendants can be signalled with it, and asks the
-// kernel to SIGKILL it when this process dies (the parent-death signal),
+// kernel to signal it when this process dies (the parent-death signal),
 // so that a coordinator killed with SIGKILL does not leave its command
-// running for the next coordinator to start again. (The signal follows the
-// thread that started the child; Go keeps its threads for the life of the
-// process unless a goroutine locked to one exits.)
-func newProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// running for the next coordinator to start again: SIGTERM under the
+// guard (the command may clean up; WaitGuards stops what is left before
+// the next attempt), SIGKILL otherwise (nothing would stop a command that
+// ignores SIGTERM). The signal follows the thread that started the child:
+// see start.
+func newProcessGroup(cmd *exec.Cmd, guarded bool) {
+	sig := syscall.SIGKILL
+	if guarded {
+		sig = syscall.SIGTERM
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: sig}
 }
 
 // reaper reports whether orphaned descendants of this process's children

@@ -9,7 +9,7 @@ import (
 
 // Without process groups, only the child itself is stopped.
 
-func newProcessGroup(*exec.Cmd) {}
+func newProcessGroup(*exec.Cmd, bool) {}
 
 type group struct {
 	leader *os.Process

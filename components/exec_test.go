@@ -284,7 +284,7 @@ func TestExecErrors(t *testing.T) {
 				"\tbad template: template: command.args[1]:1:10: executing \"command.args[1]\" at <.Values.x>: map has no entry for key \"x\"\n" +
 				"\tbad template: template: command.args[2]:1:13: executing \"command.args[2]\" at <.Component.Nope>: can't evaluate field Nope in type components.componentData"},
 		{name: "program not found", cv: execCV("app", "v1.0.0", missing), is: os.ErrNotExist, permanent: true,
-			msg: "components: app v1.0.0: exec: fork/exec " + missing + ": no such file or directory"},
+			msg: "components: app v1.0.0: exec: program " + missing + ": file does not exist"},
 		{name: "not in PATH", cv: execCV("app", "v1.0.0", "no-such-program-in-path"), is: exec.ErrNotFound, permanent: true,
 			msg: `components: app v1.0.0: exec: exec: "no-such-program-in-path": executable file not found in $PATH`},
 	}

@@ -4,32 +4,40 @@ package components
 
 import (
 	"os"
-	"syscall"
+	"path/filepath"
+	"strconv"
 )
 
-// pdeathErr is the error of replacing the guard's parent-death signal.
-var pdeathErr error
-
-// The parent-death signal is a setting of each thread, and the kernel
-// sends every one that is set when the parent dies: Exec's SIGKILL is the
-// setting of the guard's main thread, the one that exec'd (the runtime's
-// other threads start without one). Go runs init functions on the main
-// thread, so this is where the guard replaces it with SIGHUP.
-func init() {
-	if len(os.Args) > 1 && os.Args[1] == GuardArg {
-		pdeathErr = setPdeathsig(syscall.SIGHUP)
+// holders lists the processes other than this one that have f's file
+// open, reading /proc: every process's descriptors, compared by device
+// and inode. Processes of other users, whose descriptors this one cannot
+// read, are not listed. found is false when /proc cannot be read.
+func holders(f *os.File) (pids []int, found bool) {
+	want, err := f.Stat()
+	if err != nil {
+		return nil, false
 	}
-}
-
-// replaceParentDeathSignal returns the error of init's replacing Exec's
-// SIGKILL parent-death signal, which the guard could not outlive to stop
-// its process group, with SIGHUP.
-func replaceParentDeathSignal() error { return pdeathErr }
-
-func setPdeathsig(sig syscall.Signal) error {
-	const prSetPdeathsig = 1
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetPdeathsig, uintptr(sig), 0); errno != 0 {
-		return errno
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
 	}
-	return nil
+	self := os.Getpid()
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := filepath.Join("/proc", p.Name(), "fd")
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // exited, or not ours to read
+		}
+		for _, fd := range fds {
+			if fi, err := os.Stat(filepath.Join(dir, fd.Name())); err == nil && os.SameFile(fi, want) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids, true
 }

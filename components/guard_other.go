@@ -4,7 +4,7 @@ package components
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"os"
 	"time"
 )
@@ -13,10 +13,7 @@ import (
 // guard (WithGuard): not this one.
 const GuardSupported = false
 
-func guardMain([]string) int {
-	fmt.Fprintln(os.Stderr, "hopdag exec guard: not supported on this system")
-	return guardUsage
-}
+func openGuard(string) (*os.File, error) { return nil, errors.New("guard not supported") }
 
 // WaitGuards does nothing here: without the guard there is nothing to
 // wait for.

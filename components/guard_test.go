@@ -5,10 +5,13 @@ package components_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/runner"
 )
 
 // killedCoordinator starts a coordinator process running a command that
@@ -55,10 +59,9 @@ func TestExecWithoutGuardLeavesGrandchild(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(dir, "term.txt"))
 }
 
-// With the guard, a coordinator killed with SIGKILL takes the command's
-// whole process group with it, and the command gets SIGTERM first (its
-// trap ran within the grace period); WaitGuards returns once the guard is
-// gone.
+// With the guard, a coordinator killed with SIGKILL gives the command
+// SIGTERM at once (its parent-death signal: its trap ran and stopped its
+// child), and WaitGuards returns once the command's processes are gone.
 func TestExecGuardStopsGroupWhenCoordinatorDies(t *testing.T) {
 	dir, pgid := killedCoordinator(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -91,30 +94,129 @@ func TestExecGuardTransparent(t *testing.T) {
 	require.ErrorIs(t, err, exec.ErrNotFound, "a missing program is not found before the guard starts")
 }
 
-// A guard whose coordinator is gone before it starts the command (it
-// died between starting the guard and the guard's first look) does not
-// start it: the resumed run would run it again. With its real parent it
-// runs the command and exits as it does.
-func TestGuardWithoutCoordinatorStartsNothing(t *testing.T) {
+// A program that is missing or not executable is a permanent error on
+// the first attempt, under the guard as without it: retrying cannot make
+// it appear. Under the guard it was passed to the guard unchecked when
+// its path had a slash, the guard exited 127, and the runner retried.
+func TestExecMissingProgramIsPermanent(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "upgrade")
+	require.NoError(t, os.WriteFile(plain, []byte("#!/bin/sh\nexit 0\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "bin"), 0o755))
+	tests := []struct {
+		name string
+		args []string
+		dir  string
+		is   error
+		msg  string
+	}{
+		{name: "missing absolute", args: []string{"/opt/db/bin/upgrade"}, is: fs.ErrNotExist,
+			msg: "program /opt/db/bin/upgrade: file does not exist"},
+		{name: "missing relative to dir", args: []string{"./bin/upgrade"}, dir: dir, is: fs.ErrNotExist,
+			msg: "program ./bin/upgrade (in " + dir + "): file does not exist"},
+		{name: "not executable", args: []string{plain}, is: fs.ErrPermission,
+			msg: "program " + plain + ": permission denied: -rw-r--r--, want an executable file (chmod +x it, or run it with its interpreter)"},
+		{name: "a directory", args: []string{filepath.Join(dir, "bin")}, is: fs.ErrPermission,
+			msg: "program " + filepath.Join(dir, "bin") + ": permission denied: drwxr-xr-x, want an executable file (chmod +x it, or run it with its interpreter)"},
+	}
+	for _, guard := range []bool{false, true} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/guard=%v", tt.name, guard), func(t *testing.T) {
+				var opts []components.ExecOption
+				if guard {
+					opts = append(opts, components.WithGuard(filepath.Join(t.TempDir(), "commands.lock")))
+				}
+				cv := execCV("db", "v1.0.0", tt.args...)
+				cv.Command.Dir = tt.dir
+				err := components.NewExec(opts...).Run(context.Background(), task(nil, cv, nil))
+				require.Error(t, err)
+				assert.ErrorIs(t, err, tt.is)
+				assert.True(t, runner.IsPermanent(err), "Run = %v, want a permanent error", err)
+				assert.Equal(t, "components: db v1.0.0: exec: "+tt.msg, err.Error())
+			})
+		}
+	}
+}
+
+// binaryProcesses lists coordinator and the processes of this test binary
+// among its children: the coordinator and, when the guard is this binary
+// started again, every guard (pkill -9 of the binary's name).
+func binaryProcesses(t *testing.T, coordinator int) []int {
+	t.Helper()
+	self, err := os.Readlink("/proc/self/exe")
+	require.NoError(t, err)
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	pids := []int{coordinator}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == coordinator {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil || exe != self {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		if ppid, _ := strconv.Atoi(fields[1]); ppid == coordinator {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Killing every process of the coordinator's binary at once (pkill -9
+// hopdag, an OOM kill of its cgroup) while a command with a child of its
+// own runs: the next coordinator's WaitGuards returns only once the old
+// command and its child are gone, so its attempt never overlaps them.
+// When the guard was the coordinator's binary started again, it died in
+// the same kill, its lock with it, and WaitGuards returned at once while
+// both still ran.
+func TestExecGuardKillEverything(t *testing.T) {
+	dir := t.TempDir()
+	script(t, dir, `sleep 300 &
+echo $! > child.pid
+echo $$ > leader.pid
+wait
+`)
 	self, err := os.Executable()
 	require.NoError(t, err)
-	ran := filepath.Join(t.TempDir(), "ran")
-	// PID 1 is not this guard's parent: the test process is.
-	cmd := exec.Command(self, components.GuardArg, "1s", "", "1", "/bin/sh", "-c", "touch "+ran)
-	out, err := cmd.CombinedOutput()
-	require.Error(t, err, "output: %s", out)
-	assert.Equal(t, 130, cmd.ProcessState.ExitCode(), "output: %s", out)
-	assert.Contains(t, string(out), "the coordinator (pid 1) exited before the command started")
-	assert.NoFileExists(t, ran, "the command ran")
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), envCoordinator+"="+dir, "HOPDAG_TEST_GUARD=1")
+	require.NoError(t, cmd.Start())
+	leader, child := readPID(t, filepath.Join(dir, "leader.pid")), readPID(t, filepath.Join(dir, "child.pid"))
+	pgid := pgidOf(t, child)
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 
-	cmd = exec.Command(self, components.GuardArg, "1s", "", strconv.Itoa(os.Getpid()), "/bin/sh", "-c", "touch "+ran+"; exit 7")
-	out, err = cmd.CombinedOutput()
-	require.Error(t, err, "output: %s", out)
-	assert.Equal(t, 7, cmd.ProcessState.ExitCode(), "output: %s", out)
-	assert.FileExists(t, ran)
+	killed := binaryProcesses(t, cmd.Process.Pid)
+	for _, pid := range killed {
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	}
+	_ = cmd.Wait()
+	t.Logf("killed %d processes of the coordinator's binary: %v", len(killed), killed)
 
-	cmd = exec.Command(self, components.GuardArg, "soon", "", "1", "true")
-	out, _ = cmd.CombinedOutput()
-	assert.Equal(t, 2, cmd.ProcessState.ExitCode(), "output: %s", out)
-	assert.Contains(t, string(out), "GRACE: ")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, components.WaitGuards(ctx, filepath.Join(dir, "commands.lock"), 3*time.Second, nil))
+	// The next attempt would start now: nothing of the old one may run.
+	for _, pid := range []int{leader, child} {
+		if st := procState(pid); st != "" && st != "Z" && st != "X" {
+			t.Errorf("process %d of the killed coordinator's command runs (state %s) when WaitGuards returned, want it gone", pid, st)
+		}
+	}
+	assertGroupGone(t, pgid)
+}
+
+// procState is a process's state letter from /proc, "" when it is gone.
+func procState(pid int) string {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return ""
+	}
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	return fields[0]
 }

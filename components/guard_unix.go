@@ -7,8 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -17,125 +16,135 @@ import (
 // guard (WithGuard).
 const GuardSupported = true
 
-// guardMain is the guard: `PROGRAM-OF-THIS GuardArg GRACE LOCK PID PROGRAM
-// ARGS...`. Exec starts it as the leader of the command's process group;
-// it runs PROGRAM and exits as PROGRAM does. When the coordinator (PID)
-// dies, the guard sends SIGTERM to its process group, waits up to GRACE
-// for PROGRAM to exit, then sends SIGKILL to the group.
-//
-// It learns of the coordinator's death from its parent-death signal
-// (Linux: Exec sets SIGKILL, which would kill the guard and leave the
-// group running; the guard replaces it with SIGHUP) and, everywhere, by
-// checking every tenth of a second that its parent is still PID. PID, not
-// the parent the guard finds when it starts, because the coordinator may
-// die before then: the guard then exits without running PROGRAM.
-//
-// It holds a shared flock on LOCK (when not "") for as long as it lives,
-// for WaitGuards. SIGTERM and SIGINT sent to the group (Exec stopping the
-// command) reach PROGRAM directly; the guard waits for PROGRAM rather
-// than dying first, so that PROGRAM keeps its grace period.
-func guardMain(args []string) int {
-	grace, lockPath, parent, prog, err := parseGuard(args)
+// killWait is how long WaitGuards waits for the lock after SIGKILL: the
+// kernel frees it as the last holder's descriptors close.
+const killWait = 5 * time.Second
+
+// openGuard opens lock and takes a shared lock on it, for a command to
+// inherit (WithGuard). The caller closes it once the command started:
+// the lock then lives in the command's processes alone.
+func openGuard(lock string) (*os.File, error) {
+	f, err := os.OpenFile(lock, os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "hopdag exec guard: %v\n", err)
-		return guardUsage
+		return nil, fmt.Errorf("guard lock: %w", err)
 	}
-	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	if err := replaceParentDeathSignal(); err != nil {
-		fmt.Fprintf(os.Stderr, "hopdag exec guard: %v\n", err)
-		return guardUsage
+	// Blocks only while a WaitGuards tries its exclusive lock, a moment.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("guard lock %s: %w", lock, err)
 	}
-	if os.Getppid() != parent {
-		fmt.Fprintf(os.Stderr, "hopdag exec guard: the coordinator (pid %d) exited before the command started; not starting it\n", parent)
-		return guardGone
-	}
-	if lockPath != "" {
-		// Opened close-on-exec: PROGRAM does not inherit it.
-		lock, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "hopdag exec guard: %v\n", err)
-			return guardUsage
-		}
-		defer lock.Close()
-		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_SH); err != nil {
-			fmt.Fprintf(os.Stderr, "hopdag exec guard: lock %s: %v\n", lockPath, err)
-			return guardUsage
-		}
-	}
-	cmd := exec.Command(prog[0], prog[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "hopdag exec guard: %v\n", err)
-		return 127 // as a shell says "command not found"
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-exited:
-			return exitCodeOf(cmd.ProcessState)
-		case <-signals:
-			// The group got it (PROGRAM decides; keep waiting for it), or
-			// the parent-death signal: see whether the coordinator is gone.
-		case <-tick.C:
-		}
-		if os.Getppid() == parent {
-			continue
-		}
-		// The coordinator is gone: stop the command, then the whole group.
-		_ = syscall.Kill(0, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(grace):
-		}
-		_ = syscall.Kill(0, syscall.SIGKILL)
-		<-exited
-		return exitCodeOf(cmd.ProcessState)
-	}
+	return f, nil
 }
 
-// exitCodeOf is a shell's view of how a process ended: its exit code, or
-// 128 plus the signal that killed it.
-func exitCodeOf(ps *os.ProcessState) int {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
-}
-
-// WaitGuards waits until no guard holds lock (see WithGuard): the
-// commands of a killed coordinator on this machine are gone. It calls say
-// once if it has to wait, and fails after timeout (pass at least the
-// grace period, plus a margin) with an error that says what to do.
+// WaitGuards stops the commands that a dead coordinator on this machine
+// left running under the guard's lock (see WithGuard), and returns once
+// none holds it: the next attempt overlaps nothing of theirs. Call it
+// holding the run's lock (the state's lease), before anything runs: a
+// coordinator that still holds the lease is alive, and its commands are
+// its own to stop.
+//
+// When the lock is free it returns at once. Otherwise it calls say (when
+// not nil) once, sends SIGTERM to every process that holds the lock and
+// to its process group, gives them timeout (pass the commands' grace
+// period) to exit, then sends SIGKILL to whatever holds it then and to
+// those groups, and waits up to five seconds more. Once the lock is
+// free it also kills what is left in those groups (a process that
+// closed the lock's descriptor), as Exec does when a command exits. It
+// fails, naming the processes, when they still hold the lock, or when
+// ctx ends. Processes are found through /proc (Linux); elsewhere
+// WaitGuards only waits, up to timeout and five seconds.
+//
+// With timeout 0 it kills at once: a coordinator that exits without
+// waiting for its commands (a second interrupt) calls it to take them
+// with it.
 func WaitGuards(ctx context.Context, lock string, timeout time.Duration, say func()) error {
-	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(lock, os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return err
+		return fmt.Errorf("components: guard lock: %w", err)
 	}
 	defer f.Close()
-	deadline := time.Now().Add(timeout)
-	for said := false; ; {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			return fmt.Errorf("lock %s: %w", lock, err)
-		}
-		if !said && say != nil {
-			say()
-			said = true
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("commands of an earlier run are still running after %s (%s is locked): stop them, then run again", timeout, lock)
-		}
+	free, err := tryExclusive(f, lock)
+	if err != nil || free {
+		return err
+	}
+	if say != nil {
+		say()
+	}
+	groups := map[int]bool{}
+	signalHolders(f, groups, syscall.SIGTERM)
+	killAt := time.Now().Add(timeout)
+	var giveUp time.Time
+	poll := time.NewTicker(20 * time.Millisecond)
+	defer poll.Stop()
+	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-poll.C:
+		}
+		free, err := tryExclusive(f, lock)
+		if err != nil {
+			return err
+		}
+		if free {
+			signalGroups(groups, syscall.SIGKILL)
+			return nil
+		}
+		now := time.Now()
+		switch {
+		case giveUp.IsZero() && !now.Before(killAt):
+			signalHolders(f, groups, syscall.SIGKILL)
+			giveUp = now.Add(killWait)
+		case !giveUp.IsZero() && now.After(giveUp):
+			return stillHeld(f, lock, timeout)
 		}
 	}
+}
+
+// tryExclusive reports whether f's lock is free, taking and releasing it.
+func tryExclusive(f *os.File, lock string) (bool, error) {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		return true, syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	}
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return false, nil
+	}
+	return false, fmt.Errorf("components: guard lock %s: %w", lock, err)
+}
+
+// signalHolders sends sig to every process that holds f's file open and
+// to its process group, adding the groups to groups. This process and its
+// own group are never signalled.
+func signalHolders(f *os.File, groups map[int]bool, sig syscall.Signal) {
+	pids, _ := holders(f)
+	self := syscall.Getpgrp()
+	for _, pid := range pids {
+		if g, err := syscall.Getpgid(pid); err == nil && g > 1 && g != self {
+			groups[g] = true
+		}
+		_ = syscall.Kill(pid, sig)
+	}
+	signalGroups(groups, sig)
+}
+
+// signalGroups sends sig to each process group of groups.
+func signalGroups(groups map[int]bool, sig syscall.Signal) {
+	for g := range groups {
+		_ = syscall.Kill(-g, sig)
+	}
+}
+
+// stillHeld is WaitGuards' error when the lock outlived SIGKILL: what,
+// which processes (when they can be found), and what to do.
+func stillHeld(f *os.File, lock string, timeout time.Duration) error {
+	pids, found := holders(f)
+	if !found {
+		return fmt.Errorf("components: commands of an earlier run are still running %s after it was found dead (%s is locked): stop them, then run again", timeout+killWait, lock)
+	}
+	if len(pids) == 0 {
+		return fmt.Errorf("components: commands of an earlier run still hold %s after SIGTERM, %s and SIGKILL, and no process this user can see holds it (another user's?): stop them (fuser -k %s as root), then run again", lock, timeout, lock)
+	}
+	slices.Sort(pids)
+	return fmt.Errorf("components: commands of an earlier run still hold %s after SIGTERM, %s and SIGKILL (processes %v, in uninterruptible sleep?): stop them (kill -9), then run again", lock, timeout, pids)
 }

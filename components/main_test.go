@@ -17,12 +17,10 @@ import (
 // one exec command (coordinatorMain), for tests that kill it.
 const envCoordinator = "HOPDAG_TEST_COORDINATOR"
 
-// TestMain runs the exec guard when the test binary is started as one
-// (WithGuard), and a coordinator when asked; otherwise the tests, failing
+// TestMain runs a coordinator when asked; otherwise the tests, failing
 // them if a goroutine outlives them: a runner must not leave pipe
 // readers, process waiters or pollers behind.
 func TestMain(m *testing.M) {
-	components.RunGuard()
 	if dir := os.Getenv(envCoordinator); dir != "" {
 		os.Exit(coordinatorMain(dir, os.Getenv("HOPDAG_TEST_GUARD") == "1"))
 	}

@@ -19,13 +19,16 @@ import (
 )
 
 // execRunner is the runner of exec components: the exec runner with every
-// command under its guard (components.WithGuard), so that the command, and
-// every process it started, dies with this hopdag however it dies, after
-// a SIGTERM and the grace period. main runs the guard (components.RunGuard)
-// when hopdag is started as one; in tests, the test binary's TestMain
-// does. Without the guard TestAbandon (no SIGTERM: the killed run's command
-// never says it stopped) and TestSecondInterruptKillsAtOnce (the command's
-// child outlives hopdag) fail.
+// command under its guard (components.WithGuard, one lock file per
+// --state: commandsLock): every process of a command holds the lock, gets
+// nothing between it and this hopdag (no process per command), and the
+// command's first process gets SIGTERM the moment this hopdag dies,
+// however it dies. What a killed run's commands left running is stopped
+// (SIGTERM, the grace period, SIGKILL) by the next run before it starts
+// anything (components.WaitGuards in run), and by this hopdag when a
+// second interrupt ends it at once (stopCommands). Without it
+// TestExecRunKilledAndResumed and TestSecondInterruptKillsAtOnce (the
+// command's child outlives hopdag) fail.
 //
 // Each command's output goes, line by line, to stderr under its
 // component's name (unless --quiet) and to the audit log (--log-file);
@@ -213,7 +216,7 @@ func (w *lineWriter) line() {
 // outlasts the grace period). A run waits for it (components.WaitGuards)
 // before it starts.
 func (c *cli) commandsLock() string {
-	if *c.state == "" {
+	if c.state == nil || *c.state == "" {
 		return ""
 	}
 	spec := *c.state
@@ -224,4 +227,15 @@ func (c *cli) commandsLock() string {
 	}
 	sum := sha256.Sum256([]byte(spec))
 	return filepath.Join(os.TempDir(), "hopdag-commands-"+hex.EncodeToString(sum[:8])+".lock")
+}
+
+// stopCommands kills, at once, every process of this run's commands and
+// their process groups (components.WaitGuards with no grace): hopdag is
+// about to exit without waiting for them (a second interrupt), and they
+// must not run on while nothing will record how they end. It returns when
+// they are gone, or after a few seconds if some cannot be killed.
+func (c *cli) stopCommands() {
+	if lock := c.commandsLock(); lock != "" && c.executing.Load() {
+		_ = components.WaitGuards(context.Background(), lock, 0, nil)
+	}
 }

@@ -122,6 +122,7 @@ func (c *cli) watchSignals(cancel context.CancelCauseFunc, done <-chan struct{})
 		c.rf.audit.exit(exitInterrupted)
 	}
 	if c.exit != nil {
+		c.stopCommands()
 		c.exit(exitInterrupted)
 	}
 }

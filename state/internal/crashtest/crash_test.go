@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
@@ -42,7 +41,6 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	components.RunGuard() // the exec crash test's commands run under this binary as their guard
 	if cfg := os.Getenv(execChildEnv); cfg != "" {
 		var c ExecConfig
 		if err := json.Unmarshal([]byte(cfg), &c); err != nil {

@@ -23,9 +23,10 @@ type ExecConfig struct {
 	Script string
 	TTL    time.Duration
 	// Guard runs the command under components.WithGuard, its lock file in
-	// Dir, and waits for a killed predecessor's guards before resuming, as
-	// hopdag run does: the command's whole process group dies with the
-	// coordinator, not only its first process.
+	// Dir, and has components.WaitGuards stop what a killed predecessor's
+	// command left running before resuming, as hopdag run does: nothing
+	// of the command's process group outlives into the next attempt, not
+	// only its first process.
 	Guard bool
 }
 

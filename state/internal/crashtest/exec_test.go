@@ -70,21 +70,32 @@ func startExecChild(t *testing.T, cfg ExecConfig) *exec.Cmd {
 // the command again only after the old process is gone: never two copies
 // of one step at once.
 func TestCrashExec(t *testing.T) {
-	crashExec(t, ExecConfig{Script: execScript, TTL: 2 * time.Second}, 1)
+	crashExec(t, ExecConfig{Script: execScript, TTL: 2 * time.Second}, 1, false)
 }
 
 // TestCrashExecGuard is TestCrashExec with a command of two processes (a
 // shell and the child it waits for) under the guard, as hopdag run runs
-// commands: the whole process group dies with the coordinator, and the
-// next coordinator's attempt starts only after both processes are gone.
+// commands: the shell gets SIGTERM when the coordinator dies, its child
+// is stopped by the next coordinator (WaitGuards), whose attempt starts
+// only after both processes are gone.
 func TestCrashExecGuard(t *testing.T) {
-	crashExec(t, ExecConfig{Script: groupScript, TTL: 2 * time.Second, Guard: true}, 2)
+	crashExec(t, ExecConfig{Script: groupScript, TTL: 2 * time.Second, Guard: true}, 2, false)
 }
 
-// crashExec runs cfg's coordinator, SIGKILLs it once the command's first
+// TestCrashExecGuardKillAll is TestCrashExecGuard with every process of
+// the coordinator's binary SIGKILLed at once (pkill -9 hopdag, an OOM
+// kill of its cgroup): when the guard was that binary started again, the
+// guard died too, its lock with it, and the next coordinator's attempt
+// ran beside the old command and its child.
+func TestCrashExecGuardKillAll(t *testing.T) {
+	crashExec(t, ExecConfig{Script: groupScript, TTL: 2 * time.Second, Guard: true}, 2, true)
+}
+
+// crashExec runs cfg's coordinator, SIGKILLs it (and with killAll every
+// process of this binary that it started) once the command's first
 // attempt has recorded its procs pids, runs a second coordinator to the
 // end, and checks that the second attempt overlapped nothing of the first.
-func crashExec(t *testing.T, cfg ExecConfig, procs int) {
+func crashExec(t *testing.T, cfg ExecConfig, procs int, killAll bool) {
 	if testing.Short() {
 		t.Skip("starts coordinator processes; run it without -short")
 	}
@@ -105,8 +116,15 @@ func crashExec(t *testing.T, cfg ExecConfig, procs int) {
 		return len(pids1) >= procs
 	}, time.Minute, 5*time.Millisecond, "the first coordinator never started the command")
 	time.Sleep(20 * time.Millisecond) // into the exec of sleep
-	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	killed := []int{first.Process.Pid}
+	if killAll {
+		killed = append(killed, binaryChildren(t, first.Process.Pid)...)
+	}
+	for _, pid := range killed {
+		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	}
 	_ = first.Wait()
+	t.Logf("SIGKILLed %d processes of the coordinator's binary: %v", len(killed), killed)
 
 	second := startExecChild(t, cfg)
 	done := make(chan error, 1)
@@ -138,4 +156,33 @@ func crashExec(t *testing.T, cfg ExecConfig, procs int) {
 	assert.Equal(t, runner.Succeeded, s.Phase)
 	cs, _ := s.Component(0, "step")
 	assert.Equal(t, 2, cs.Attempts, "attempts of the step across both coordinators")
+}
+
+// binaryChildren lists the children of parent that run this test binary
+// (the guards, when a guard is this binary started again).
+func binaryChildren(t *testing.T, parent int) []int {
+	t.Helper()
+	self, err := os.Readlink("/proc/self/exe")
+	require.NoError(t, err)
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || exe != self {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+		if ppid, _ := strconv.Atoi(f[1]); ppid == parent {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
