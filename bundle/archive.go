@@ -11,8 +11,8 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
-	"testing/fstest"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -27,6 +27,12 @@ const (
 	maxLayerSize    = 64 << 20  // compressed bytes of the layer
 	maxCatalogSize  = 256 << 20 // uncompressed bytes of all files
 	maxFiles        = 100_000
+	// A path in the catalog (without catalog/) is at most maxPathBytes
+	// long and maxPathDepth directories deep (a file's directories; a
+	// directory counts itself): a deep path costs every walk of the
+	// catalog once per directory.
+	maxPathBytes = 4096
+	maxPathDepth = 64
 )
 
 // catalogFiles lists, sorted, the files of a catalog directory that a
@@ -144,6 +150,9 @@ func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
 		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: time.Unix(0, 0), Format: tar.FormatPAX})
 	}
 	for _, f := range files {
+		if err := checkPath(f, false); err != nil {
+			return nil, "", fmt.Errorf("file %s: %w: a bundle holds paths of at most %d bytes and %d directories; move it up or shorten its name", quoteEntry(f), err, maxPathBytes, maxPathDepth)
+		}
 		if err := dir(path.Dir(layerTitle + "/" + f)); err != nil {
 			return nil, "", err
 		}
@@ -180,17 +189,18 @@ func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
 }
 
 // unpack reads a layer written by pack (or by anyone: it is untrusted) into
-// an in-memory file system rooted at its catalog/ directory. Only regular
-// files and directories are accepted, at valid, clean, relative paths under
-// catalog/, each once, within the size and count limits.
-func unpack(layer []byte) (fstest.MapFS, error) {
+// a read-only file system rooted at its catalog/ directory (a tree). Only
+// regular files and directories are accepted, at valid, clean, relative
+// paths under catalog/, each once, within the size, count and path limits.
+func unpack(layer []byte) (fs.FS, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(layer))
 	if err != nil {
 		return nil, fmt.Errorf("%w: layer is not gzip: %v", ErrNotBundle, err)
 	}
-	out := fstest.MapFS{}
+	out := newTree()
 	tr := tar.NewReader(zr)
 	var total int64
+	files := 0
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -204,26 +214,29 @@ func unpack(layer []byte) (fstest.MapFS, error) {
 			name = d
 		}
 		if !fs.ValidPath(name) || name == "." || path.Clean(name) != name {
-			return nil, fmt.Errorf("%w: layer entry %q: not a clean relative path", ErrNotBundle, hdr.Name)
+			return nil, fmt.Errorf("%w: layer entry %s: not a clean relative path", ErrNotBundle, quoteEntry(hdr.Name))
 		}
 		if name == layerTitle && hdr.Typeflag == tar.TypeDir {
 			continue
 		}
 		name, ok := strings.CutPrefix(name, layerTitle+"/")
 		if !ok {
-			return nil, fmt.Errorf("%w: layer entry %q is not under %s/", ErrNotBundle, hdr.Name, layerTitle)
+			return nil, fmt.Errorf("%w: layer entry %s is not under %s/", ErrNotBundle, quoteEntry(hdr.Name), layerTitle)
+		}
+		if err := checkPath(name, hdr.Typeflag == tar.TypeDir); err != nil {
+			return nil, fmt.Errorf("%w: layer entry %s: %v", ErrNotBundle, quoteEntry(hdr.Name), err)
 		}
 		switch hdr.Typeflag {
 		case tar.TypeDir:
+			if err := out.addDir(name); err != nil {
+				return nil, err
+			}
 			continue
 		case tar.TypeReg:
 		default:
-			return nil, fmt.Errorf("%w: layer entry %q: only regular files are allowed (type %q)", ErrNotBundle, hdr.Name, hdr.Typeflag)
+			return nil, fmt.Errorf("%w: layer entry %s: only regular files are allowed (type %q)", ErrNotBundle, quoteEntry(hdr.Name), hdr.Typeflag)
 		}
-		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("%w: layer entry %q appears twice", ErrNotBundle, name)
-		}
-		if len(out) >= maxFiles {
+		if files >= maxFiles {
 			return nil, fmt.Errorf("%w: layer has more than %d files", ErrNotBundle, maxFiles)
 		}
 		if hdr.Size < 0 || total+hdr.Size > maxCatalogSize {
@@ -231,20 +244,42 @@ func unpack(layer []byte) (fstest.MapFS, error) {
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, hdr.Size))
 		if err != nil {
-			return nil, fmt.Errorf("%w: layer entry %q: %v", ErrNotBundle, name, err)
+			return nil, fmt.Errorf("%w: layer entry %s: %v", ErrNotBundle, quoteEntry(name), err)
 		}
 		total += int64(len(data))
-		out[name] = &fstest.MapFile{Data: data, Mode: 0o444}
-	}
-	// A file cannot also be a directory of another entry (a and a/b).
-	for name := range out {
-		for d := path.Dir(name); d != "."; d = path.Dir(d) {
-			if _, clash := out[d]; clash {
-				return nil, fmt.Errorf("%w: layer entry %q is a file and the directory of %q", ErrNotBundle, d, name)
-			}
+		if err := out.addFile(name, data); err != nil {
+			return nil, err
 		}
+		files++
 	}
+	out.sort()
 	return out, nil
+}
+
+// checkPath checks the path p of a file (or of a directory: dir) of a
+// catalog against the limits of a bundle.
+func checkPath(p string, dir bool) error {
+	if len(p) > maxPathBytes {
+		return fmt.Errorf("path of %d bytes is longer than the limit of %d by %d", len(p), maxPathBytes, len(p)-maxPathBytes)
+	}
+	depth := strings.Count(p, "/")
+	if dir {
+		depth++
+	}
+	if depth > maxPathDepth {
+		return fmt.Errorf("path is %d directories deep, more than the limit of %d by %d", depth, maxPathDepth, depth-maxPathDepth)
+	}
+	return nil
+}
+
+// quoteEntry quotes a layer entry's name for an error, its first 200
+// bytes of a longer one.
+func quoteEntry(name string) string {
+	const max = 200
+	if len(name) <= max {
+		return strconv.Quote(name)
+	}
+	return strconv.Quote(name[:max]) + fmt.Sprintf("... (%d bytes)", len(name))
 }
 
 func cutSlash(s string) (string, bool) {

@@ -4,7 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"io/fs"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
@@ -13,7 +15,12 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-type tarEntry struct{ name, data, link string }
+// tarEntry is a file of a test layer: a regular file, a symbolic link
+// (link) or a directory (dir).
+type tarEntry struct {
+	name, data, link string
+	dir              bool
+}
 
 func tarGz(t testing.TB, entries []tarEntry) []byte {
 	t.Helper()
@@ -22,8 +29,11 @@ func tarGz(t testing.TB, entries []tarEntry) []byte {
 	tw := tar.NewWriter(zw)
 	for _, e := range entries {
 		hdr := &tar.Header{Name: e.name, Mode: 0o644, Size: int64(len(e.data)), Typeflag: tar.TypeReg}
-		if e.link != "" {
+		switch {
+		case e.link != "":
 			hdr.Typeflag, hdr.Linkname, hdr.Size = tar.TypeSymlink, e.link, 0
+		case e.dir:
+			hdr.Typeflag, hdr.Mode, hdr.Size = tar.TypeDir, 0o755, 0
 		}
 		require.NoError(t, tw.WriteHeader(hdr))
 		_, err := tw.Write([]byte(e.data))
@@ -65,15 +75,26 @@ func FuzzLayer(f *testing.F) {
 	f.Add(tarGz(f, []tarEntry{{name: "catalog/a/b.yaml", data: "apiVersion: hopdag.io/v1alpha1\nkind: Release\n"}, {name: "../c", data: "x"}}))
 	f.Add(tarGz(f, []tarEntry{{name: "catalog/x.yaml", link: "y"}}))
 	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+	// Issue 25, point 5: deep paths (refused past 4 KiB or 64 directories).
+	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 8192) + "x.yaml", data: "x: 1\n"}}))
+	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 64) + "x.yaml", data: "x: 1\n"}}))
+	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 65), dir: true}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys, err := unpack(data)
 		if err != nil {
 			return
 		}
-		for name := range fsys {
-			if name == "" || name[0] == '/' {
-				t.Fatalf("unpack accepted path %q", name)
+		err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Fatalf("walking what unpack accepted: %v", err)
 			}
+			if !fs.ValidPath(name) || len(name) > maxPathBytes || strings.Count(name, "/") > maxPathDepth {
+				t.Fatalf("unpack accepted path %q (%d bytes), want a valid path within %d bytes and %d directories", name, len(name), maxPathBytes, maxPathDepth)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 		_, _ = release.Load(fsys)
 	})
