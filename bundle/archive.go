@@ -23,10 +23,14 @@ import (
 // Limits on what is read from a bundle, so that a hostile one cannot
 // exhaust memory.
 const (
-	maxManifestSize = 4 << 20   // bytes of manifest JSON
-	maxLayerSize    = 64 << 20  // compressed bytes of the layer
-	maxCatalogSize  = 256 << 20 // uncompressed bytes of all files
-	maxFiles        = 100_000
+	maxManifestSize = 4 << 20  // bytes of manifest JSON
+	maxLayerSize    = 64 << 20 // compressed bytes of the layer
+	// maxCatalogSize bounds the uncompressed tar of the layer, headers
+	// and padding included, and maxEntries its entries: files and
+	// directories alike (a layer of directory headers costs as much to
+	// read as one of files).
+	maxCatalogSize = 256 << 20
+	maxEntries     = 100_000
 	// A path in the catalog (without catalog/) is at most maxPathBytes
 	// long and maxPathDepth directories deep (a file's directories; a
 	// directory counts itself): a deep path costs every walk of the
@@ -129,8 +133,8 @@ func addTree(fsys fs.FS, dir string, set map[string]bool) error {
 // under catalog/, the layer's title, as the oras CLI unpacks directories. It returns
 // the compressed bytes and the digest of the uncompressed tar.
 func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
-	if len(files) > maxFiles {
-		return nil, "", fmt.Errorf("the catalog has %d files, more than the %d a bundle may hold", len(files), maxFiles)
+	if len(files) > maxEntries {
+		return nil, "", fmt.Errorf("the catalog has %d files, more than the %d a bundle may hold (by %d)", len(files), maxEntries, len(files)-maxEntries)
 	}
 	var tarBuf bytes.Buffer
 	tw := tar.NewWriter(&tarBuf)
@@ -174,6 +178,12 @@ func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
 	if err := tw.Close(); err != nil {
 		return nil, "", err
 	}
+	if len(dirs)+len(files) > maxEntries {
+		return nil, "", fmt.Errorf("the catalog has %d files and directories, more than the %d a bundle may hold (by %d)", len(dirs)+len(files), maxEntries, len(dirs)+len(files)-maxEntries)
+	}
+	if tarBuf.Len() > maxCatalogSize {
+		return nil, "", fmt.Errorf("the catalog packs to a tar of %d bytes, more than the %d (%d MiB) a bundle may hold (by %d)", tarBuf.Len(), maxCatalogSize, maxCatalogSize>>20, tarBuf.Len()-maxCatalogSize)
+	}
 	var gz bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
 	if err != nil {
@@ -198,16 +208,22 @@ func unpack(layer []byte) (fs.FS, error) {
 		return nil, fmt.Errorf("%w: layer is not gzip: %v", ErrNotBundle, err)
 	}
 	out := newTree()
-	tr := tar.NewReader(zr)
-	var total int64
-	files := 0
-	for {
+	// Every byte of the tar is counted (cr), and every entry.
+	cr := &countReader{r: zr, left: maxCatalogSize}
+	tr := tar.NewReader(cr)
+	for entries := 0; ; entries++ {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if errors.Is(err, errTooLarge) {
+			return nil, tooLarge("")
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: layer is not a tar archive: %v", ErrNotBundle, err)
+		}
+		if entries == maxEntries {
+			return nil, fmt.Errorf("%w: layer has more than the limit of %d entries (files and directories)", ErrNotBundle, maxEntries)
 		}
 		name := hdr.Name
 		if d, ok := cutSlash(name); ok && hdr.Typeflag == tar.TypeDir {
@@ -236,24 +252,47 @@ func unpack(layer []byte) (fs.FS, error) {
 		default:
 			return nil, fmt.Errorf("%w: layer entry %s: only regular files are allowed (type %q)", ErrNotBundle, quoteEntry(hdr.Name), hdr.Typeflag)
 		}
-		if files >= maxFiles {
-			return nil, fmt.Errorf("%w: layer has more than %d files", ErrNotBundle, maxFiles)
+		if hdr.Size < 0 {
+			return nil, fmt.Errorf("%w: layer entry %s: size %d", ErrNotBundle, quoteEntry(hdr.Name), hdr.Size)
 		}
-		if hdr.Size < 0 || total+hdr.Size > maxCatalogSize {
-			return nil, fmt.Errorf("%w: layer unpacks to more than %d bytes", ErrNotBundle, maxCatalogSize)
+		if hdr.Size > cr.left {
+			return nil, tooLarge(fmt.Sprintf(": entry %s of %d bytes ends %d bytes past it", quoteEntry(hdr.Name), hdr.Size, hdr.Size-cr.left))
 		}
-		data, err := io.ReadAll(io.LimitReader(tr, hdr.Size))
-		if err != nil {
-			return nil, fmt.Errorf("%w: layer entry %s: %v", ErrNotBundle, quoteEntry(name), err)
+		data := make([]byte, hdr.Size)
+		if _, err := io.ReadFull(tr, data); err != nil {
+			return nil, fmt.Errorf("%w: layer entry %s: %v", ErrNotBundle, quoteEntry(hdr.Name), err)
 		}
-		total += int64(len(data))
 		if err := out.addFile(name, data); err != nil {
 			return nil, err
 		}
-		files++
 	}
 	out.sort()
 	return out, nil
+}
+
+// countReader reads from r at most left bytes, then fails with
+// errTooLarge.
+type countReader struct {
+	r    io.Reader
+	left int64
+}
+
+var errTooLarge = errors.New("too large")
+
+func (c *countReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+func tooLarge(detail string) error {
+	return fmt.Errorf("%w: layer unpacks to more than the limit of %d bytes (%d MiB) of tar, headers included%s", ErrNotBundle, maxCatalogSize, maxCatalogSize>>20, detail)
 }
 
 // checkPath checks the path p of a file (or of a directory: dir) of a

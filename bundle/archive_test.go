@@ -1,6 +1,9 @@
 package bundle
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"strings"
 	"testing"
@@ -46,4 +49,41 @@ func TestUnpackPathLimits(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestUnpackCountsEveryEntry: directory entries were not counted, so a
+// 0.9 MB layer of directory headers (195 MB of tar) was read to its end.
+// Every entry counts against the entry limit, and every byte of the tar,
+// headers included, against the byte limit.
+func TestUnpackCountsEveryEntry(t *testing.T) {
+	dirs := func(n int) []tarEntry {
+		out := make([]tarEntry, n)
+		for i := range out {
+			out[i] = tarEntry{name: fmt.Sprintf("catalog/d%06d/", i), dir: true}
+		}
+		return out
+	}
+	t.Run("entries", func(t *testing.T) {
+		_, err := unpack(tarGz(t, dirs(maxEntries+1)))
+		require.ErrorIs(t, err, ErrNotBundle)
+		assert.ErrorContains(t, err, "layer has more than the limit of 100000 entries (files and directories)")
+	})
+	t.Run("bytes", func(t *testing.T) {
+		// 2,000 directories (1 MB of headers), then a file whose size fits
+		// the limit only if headers are not counted; its content is left
+		// out: the size alone must refuse it.
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(zw)
+		for _, e := range dirs(2000) {
+			require.NoError(t, tw.WriteHeader(&tar.Header{Name: e.name, Typeflag: tar.TypeDir, Mode: 0o755}))
+		}
+		size := int64(maxCatalogSize - 1000*512)
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: "catalog/big.yaml", Typeflag: tar.TypeReg, Mode: 0o644, Size: size}))
+		require.NoError(t, zw.Close())
+		_, err := unpack(buf.Bytes())
+		require.ErrorIs(t, err, ErrNotBundle)
+		over := 2001*512 + size - maxCatalogSize
+		assert.ErrorContains(t, err, fmt.Sprintf(`layer unpacks to more than the limit of 268435456 bytes (256 MiB) of tar, headers included: entry "catalog/big.yaml" of %d bytes ends %d bytes past it`, size, over))
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,6 +80,12 @@ func FuzzLayer(f *testing.F) {
 	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 8192) + "x.yaml", data: "x: 1\n"}}))
 	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 64) + "x.yaml", data: "x: 1\n"}}))
 	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 65), dir: true}}))
+	// Point 7: directory entries count as entries and bytes.
+	dirs := make([]tarEntry, 1000)
+	for i := range dirs {
+		dirs[i] = tarEntry{name: "catalog/" + strconv.Itoa(i) + "/", dir: true}
+	}
+	f.Add(tarGz(f, dirs))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys, err := unpack(data)
 		if err != nil {
