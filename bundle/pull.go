@@ -51,7 +51,9 @@ func (b *Bundle) Source() runner.CatalogSource {
 // reference forms), verifies it, and loads its catalog. Everything pulled
 // is checked against its digest; with WithVerifyKey its signature is
 // checked before anything is parsed. Catalog problems are a
-// *release.LoadError whose files read REF:file.
+// *release.LoadError whose files read REF:file; a bundle with no catalog
+// document is refused (release.ErrInvalidCatalog), as release.LoadDir
+// refuses such a directory.
 //
 // A Client remembers the catalogs it loaded last, by digest: pulling a
 // digest again (a controller resolving its tag on every reconcile) still
@@ -70,6 +72,10 @@ func (c *Client) Pull(ctx context.Context, ref string) (*Bundle, error) {
 	cat, err := release.Load(fsys)
 	if err != nil {
 		return nil, &Error{Op: "pull", Ref: ref, Digest: b.Digest.String(), Err: prefixProblems(err, ref)}
+	}
+	if len(cat.Releases) == 0 && len(cat.Components) == 0 && len(cat.Paths) == 0 {
+		// As release.LoadDir refuses the same files in a directory.
+		return nil, &Error{Op: "pull", Ref: ref, Digest: b.Digest.String(), Err: fmt.Errorf("%w: the bundle holds no catalog document: no .yaml or .yml file in it (hidden directories and Helm charts left out) has a Release, ComponentVersion or UpgradePath; check the reference", release.ErrInvalidCatalog)}
 	}
 	c.remember(b.Digest, cat)
 	b.Catalog = cat
