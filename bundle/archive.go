@@ -25,6 +25,7 @@ import (
 const (
 	maxManifestSize = 4 << 20  // bytes of manifest JSON
 	maxLayerSize    = 64 << 20 // compressed bytes of the layer
+	maxConfigSize   = 4 << 10  // bytes of the config (a bundle's is the empty JSON, {})
 	// maxCatalogSize bounds the uncompressed tar of the layer, headers
 	// and padding included, and maxEntries its entries: files and
 	// directories alike (a layer of directory headers costs as much to
