@@ -117,16 +117,35 @@ func addTree(fsys fs.FS, dir string, set map[string]bool) error {
 		if d.IsDir() {
 			return nil
 		}
-		if d.Type()&fs.ModeSymlink != 0 {
+		switch t := d.Type(); {
+		case t&fs.ModeSymlink != 0:
 			// Packed as the file it points to; a link to a directory
 			// cannot be (a bundle holds regular files).
-			if fi, err := fs.Stat(fsys, p); err != nil || fi.IsDir() {
-				return fmt.Errorf("chart %s: %s is a symbolic link to a directory or to nothing: a bundle holds regular files; copy what it points to", dir, p)
+			if fi, err := fs.Stat(fsys, p); err != nil || !fi.Mode().IsRegular() {
+				return fmt.Errorf("chart %s: %s is a symbolic link to a directory, to nothing or to no regular file: a bundle holds regular files; copy what it points to", dir, p)
 			}
+		case !t.IsRegular():
+			// Reading a named pipe would block for good, a device never end.
+			return fmt.Errorf("chart %s: %s is %s, not a regular file: a bundle holds regular files; remove it from the chart", dir, p, fileType(t))
 		}
 		set[p] = true
 		return nil
 	})
+}
+
+// fileType names the type t of a file that is not a regular file.
+func fileType(t fs.FileMode) string {
+	switch {
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "an irregular file (" + t.String() + ")"
 }
 
 // pack writes files of fsys as a reproducible tar (sorted, zero times and

@@ -5,11 +5,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/release"
 )
 
 // TestUnpackPathLimits: a 189-byte layer holding one file 16 KiB deep took
@@ -86,4 +90,29 @@ func TestUnpackCountsEveryEntry(t *testing.T) {
 		over := 2001*512 + size - maxCatalogSize
 		assert.ErrorContains(t, err, fmt.Sprintf(`layer unpacks to more than the limit of 268435456 bytes (256 MiB) of tar, headers included: entry "catalog/big.yaml" of %d bytes ends %d bytes past it`, size, over))
 	})
+}
+
+// TestCatalogFilesRefusesIrregularChartFiles: a chart is packed whole, and
+// a named pipe in it blocked bundle push for good (a catalog's own files
+// are release.CatalogFiles', which refuses them). Every file of a chart
+// must be a regular file or a symbolic link to one.
+func TestCatalogFilesRefusesIrregularChartFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode fs.FileMode
+		want string
+	}{
+		{"named pipe", fs.ModeNamedPipe, "chart charts/app: charts/app/templates/pipe is a named pipe (FIFO), not a regular file: a bundle holds regular files; remove it from the chart"},
+		{"socket", fs.ModeSocket, "chart charts/app: charts/app/templates/pipe is a socket, not a regular file: a bundle holds regular files; remove it from the chart"},
+		{"device", fs.ModeDevice | fs.ModeCharDevice, "chart charts/app: charts/app/templates/pipe is a character device, not a regular file: a bundle holds regular files; remove it from the chart"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{
+				"charts/app/Chart.yaml":     {Data: []byte("apiVersion: v2\nname: app\nversion: 0.1.0\n")},
+				"charts/app/templates/pipe": {Mode: tc.mode},
+			}
+			_, err := catalogFiles(fsys, &release.Catalog{})
+			assert.EqualError(t, err, tc.want)
+		})
+	}
 }
