@@ -80,6 +80,14 @@ func FuzzLayer(f *testing.F) {
 	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 8192) + "x.yaml", data: "x: 1\n"}}))
 	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 64) + "x.yaml", data: "x: 1\n"}}))
 	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 65), dir: true}}))
+	// Point 4: a named pipe called *.yaml (refused: not a regular file).
+	var fifo bytes.Buffer
+	zw := gzip.NewWriter(&fifo)
+	tw := tar.NewWriter(zw)
+	require.NoError(f, tw.WriteHeader(&tar.Header{Name: "catalog/pipe.yaml", Typeflag: tar.TypeFifo, Mode: 0o644}))
+	require.NoError(f, tw.Close())
+	require.NoError(f, zw.Close())
+	f.Add(fifo.Bytes())
 	// Point 7: directory entries count as entries and bytes.
 	dirs := make([]tarEntry, 1000)
 	for i := range dirs {
