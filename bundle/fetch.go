@@ -77,7 +77,11 @@ func fetchManifest(ctx context.Context, s content.Fetcher, desc ocispec.Descript
 	if desc.Size > maxManifestSize {
 		return nil, fmt.Errorf("%w: manifest of %d bytes is larger than the limit of %d (%d MiB) by %d", ErrNotBundle, desc.Size, maxManifestSize, maxManifestSize>>20, desc.Size-maxManifestSize)
 	}
-	return content.FetchAll(ctx, s, desc)
+	data, err := content.FetchAll(ctx, s, desc)
+	if err != nil {
+		return nil, fmt.Errorf("reading the manifest %s: %w", desc.Digest, err)
+	}
+	return data, nil
 }
 
 // read fetches the manifest from dst and checks it, copies the config and
