@@ -11,8 +11,8 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
-	"testing/fstest"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -23,10 +23,21 @@ import (
 // Limits on what is read from a bundle, so that a hostile one cannot
 // exhaust memory.
 const (
-	maxManifestSize = 4 << 20   // bytes of manifest JSON
-	maxLayerSize    = 64 << 20  // compressed bytes of the layer
-	maxCatalogSize  = 256 << 20 // uncompressed bytes of all files
-	maxFiles        = 100_000
+	maxManifestSize = 4 << 20  // bytes of manifest JSON
+	maxLayerSize    = 64 << 20 // compressed bytes of the layer
+	maxConfigSize   = 4 << 10  // bytes of the config (a bundle's is the empty JSON, {})
+	// maxCatalogSize bounds the uncompressed tar of the layer, headers
+	// and padding included, and maxEntries its entries: files and
+	// directories alike (a layer of directory headers costs as much to
+	// read as one of files).
+	maxCatalogSize = 256 << 20
+	maxEntries     = 100_000
+	// A path in the catalog (without catalog/) is at most maxPathBytes
+	// long and maxPathDepth directories deep (a file's directories; a
+	// directory counts itself): a deep path costs every walk of the
+	// catalog once per directory.
+	maxPathBytes = 4096
+	maxPathDepth = 64
 )
 
 // catalogFiles lists, sorted, the files of a catalog directory that a
@@ -106,16 +117,35 @@ func addTree(fsys fs.FS, dir string, set map[string]bool) error {
 		if d.IsDir() {
 			return nil
 		}
-		if d.Type()&fs.ModeSymlink != 0 {
+		switch t := d.Type(); {
+		case t&fs.ModeSymlink != 0:
 			// Packed as the file it points to; a link to a directory
 			// cannot be (a bundle holds regular files).
-			if fi, err := fs.Stat(fsys, p); err != nil || fi.IsDir() {
-				return fmt.Errorf("chart %s: %s is a symbolic link to a directory or to nothing: a bundle holds regular files; copy what it points to", dir, p)
+			if fi, err := fs.Stat(fsys, p); err != nil || !fi.Mode().IsRegular() {
+				return fmt.Errorf("chart %s: %s is a symbolic link to a directory, to nothing or to no regular file: a bundle holds regular files; copy what it points to", dir, p)
 			}
+		case !t.IsRegular():
+			// Reading a named pipe would block for good, a device never end.
+			return fmt.Errorf("chart %s: %s is %s, not a regular file: a bundle holds regular files; remove it from the chart", dir, p, fileType(t))
 		}
 		set[p] = true
 		return nil
 	})
+}
+
+// fileType names the type t of a file that is not a regular file.
+func fileType(t fs.FileMode) string {
+	switch {
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "an irregular file (" + t.String() + ")"
 }
 
 // pack writes files of fsys as a reproducible tar (sorted, zero times and
@@ -123,8 +153,8 @@ func addTree(fsys fs.FS, dir string, set map[string]bool) error {
 // under catalog/, the layer's title, as the oras CLI unpacks directories. It returns
 // the compressed bytes and the digest of the uncompressed tar.
 func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
-	if len(files) > maxFiles {
-		return nil, "", fmt.Errorf("the catalog has %d files, more than the %d a bundle may hold", len(files), maxFiles)
+	if len(files) > maxEntries {
+		return nil, "", fmt.Errorf("the catalog has %d files, more than the %d a bundle may hold (by %d)", len(files), maxEntries, len(files)-maxEntries)
 	}
 	var tarBuf bytes.Buffer
 	tw := tar.NewWriter(&tarBuf)
@@ -144,6 +174,9 @@ func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
 		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: time.Unix(0, 0), Format: tar.FormatPAX})
 	}
 	for _, f := range files {
+		if err := checkPath(f, false); err != nil {
+			return nil, "", fmt.Errorf("file %s: %w: a bundle holds paths of at most %d bytes and %d directories; move it up or shorten its name", quoteEntry(f), err, maxPathBytes, maxPathDepth)
+		}
 		if err := dir(path.Dir(layerTitle + "/" + f)); err != nil {
 			return nil, "", err
 		}
@@ -165,6 +198,12 @@ func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
 	if err := tw.Close(); err != nil {
 		return nil, "", err
 	}
+	if len(dirs)+len(files) > maxEntries {
+		return nil, "", fmt.Errorf("the catalog has %d files and directories, more than the %d a bundle may hold (by %d)", len(dirs)+len(files), maxEntries, len(dirs)+len(files)-maxEntries)
+	}
+	if tarBuf.Len() > maxCatalogSize {
+		return nil, "", fmt.Errorf("the catalog packs to a tar of %d bytes, more than the %d (%d MiB) a bundle may hold (by %d)", tarBuf.Len(), maxCatalogSize, maxCatalogSize>>20, tarBuf.Len()-maxCatalogSize)
+	}
 	var gz bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
 	if err != nil {
@@ -180,71 +219,126 @@ func pack(fsys fs.FS, files []string) ([]byte, digest.Digest, error) {
 }
 
 // unpack reads a layer written by pack (or by anyone: it is untrusted) into
-// an in-memory file system rooted at its catalog/ directory. Only regular
-// files and directories are accepted, at valid, clean, relative paths under
-// catalog/, each once, within the size and count limits.
-func unpack(layer []byte) (fstest.MapFS, error) {
+// a read-only file system rooted at its catalog/ directory (a tree). Only
+// regular files and directories are accepted, at valid, clean, relative
+// paths under catalog/, each once, within the size, count and path limits.
+func unpack(layer []byte) (fs.FS, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(layer))
 	if err != nil {
 		return nil, fmt.Errorf("%w: layer is not gzip: %v", ErrNotBundle, err)
 	}
-	out := fstest.MapFS{}
-	tr := tar.NewReader(zr)
-	var total int64
-	for {
+	out := newTree()
+	// Every byte of the tar is counted (cr), and every entry.
+	cr := &countReader{r: zr, left: maxCatalogSize}
+	tr := tar.NewReader(cr)
+	for entries := 0; ; entries++ {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if errors.Is(err, errTooLarge) {
+			return nil, tooLarge("")
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: layer is not a tar archive: %v", ErrNotBundle, err)
+		}
+		if entries == maxEntries {
+			return nil, fmt.Errorf("%w: layer has more than the limit of %d entries (files and directories)", ErrNotBundle, maxEntries)
 		}
 		name := hdr.Name
 		if d, ok := cutSlash(name); ok && hdr.Typeflag == tar.TypeDir {
 			name = d
 		}
 		if !fs.ValidPath(name) || name == "." || path.Clean(name) != name {
-			return nil, fmt.Errorf("%w: layer entry %q: not a clean relative path", ErrNotBundle, hdr.Name)
+			return nil, fmt.Errorf("%w: layer entry %s: not a clean relative path", ErrNotBundle, quoteEntry(hdr.Name))
 		}
 		if name == layerTitle && hdr.Typeflag == tar.TypeDir {
 			continue
 		}
 		name, ok := strings.CutPrefix(name, layerTitle+"/")
 		if !ok {
-			return nil, fmt.Errorf("%w: layer entry %q is not under %s/", ErrNotBundle, hdr.Name, layerTitle)
+			return nil, fmt.Errorf("%w: layer entry %s is not under %s/", ErrNotBundle, quoteEntry(hdr.Name), layerTitle)
+		}
+		if err := checkPath(name, hdr.Typeflag == tar.TypeDir); err != nil {
+			return nil, fmt.Errorf("%w: layer entry %s: %v", ErrNotBundle, quoteEntry(hdr.Name), err)
 		}
 		switch hdr.Typeflag {
 		case tar.TypeDir:
+			if err := out.addDir(name); err != nil {
+				return nil, err
+			}
 			continue
 		case tar.TypeReg:
 		default:
-			return nil, fmt.Errorf("%w: layer entry %q: only regular files are allowed (type %q)", ErrNotBundle, hdr.Name, hdr.Typeflag)
+			return nil, fmt.Errorf("%w: layer entry %s: only regular files are allowed (type %q)", ErrNotBundle, quoteEntry(hdr.Name), hdr.Typeflag)
 		}
-		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("%w: layer entry %q appears twice", ErrNotBundle, name)
+		if hdr.Size < 0 {
+			return nil, fmt.Errorf("%w: layer entry %s: size %d", ErrNotBundle, quoteEntry(hdr.Name), hdr.Size)
 		}
-		if len(out) >= maxFiles {
-			return nil, fmt.Errorf("%w: layer has more than %d files", ErrNotBundle, maxFiles)
+		if hdr.Size > cr.left {
+			return nil, tooLarge(fmt.Sprintf(": entry %s of %d bytes ends %d bytes past it", quoteEntry(hdr.Name), hdr.Size, hdr.Size-cr.left))
 		}
-		if hdr.Size < 0 || total+hdr.Size > maxCatalogSize {
-			return nil, fmt.Errorf("%w: layer unpacks to more than %d bytes", ErrNotBundle, maxCatalogSize)
+		data := make([]byte, hdr.Size)
+		if _, err := io.ReadFull(tr, data); err != nil {
+			return nil, fmt.Errorf("%w: layer entry %s: %v", ErrNotBundle, quoteEntry(hdr.Name), err)
 		}
-		data, err := io.ReadAll(io.LimitReader(tr, hdr.Size))
-		if err != nil {
-			return nil, fmt.Errorf("%w: layer entry %q: %v", ErrNotBundle, name, err)
-		}
-		total += int64(len(data))
-		out[name] = &fstest.MapFile{Data: data, Mode: 0o444}
-	}
-	// A file cannot also be a directory of another entry (a and a/b).
-	for name := range out {
-		for d := path.Dir(name); d != "."; d = path.Dir(d) {
-			if _, clash := out[d]; clash {
-				return nil, fmt.Errorf("%w: layer entry %q is a file and the directory of %q", ErrNotBundle, d, name)
-			}
+		if err := out.addFile(name, data); err != nil {
+			return nil, err
 		}
 	}
+	out.sort()
 	return out, nil
+}
+
+// countReader reads from r at most left bytes, then fails with
+// errTooLarge.
+type countReader struct {
+	r    io.Reader
+	left int64
+}
+
+var errTooLarge = errors.New("too large")
+
+func (c *countReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+func tooLarge(detail string) error {
+	return fmt.Errorf("%w: layer unpacks to more than the limit of %d bytes (%d MiB) of tar, headers included%s", ErrNotBundle, maxCatalogSize, maxCatalogSize>>20, detail)
+}
+
+// checkPath checks the path p of a file (or of a directory: dir) of a
+// catalog against the limits of a bundle.
+func checkPath(p string, dir bool) error {
+	if len(p) > maxPathBytes {
+		return fmt.Errorf("path of %d bytes is longer than the limit of %d by %d", len(p), maxPathBytes, len(p)-maxPathBytes)
+	}
+	depth := strings.Count(p, "/")
+	if dir {
+		depth++
+	}
+	if depth > maxPathDepth {
+		return fmt.Errorf("path is %d directories deep, more than the limit of %d by %d", depth, maxPathDepth, depth-maxPathDepth)
+	}
+	return nil
+}
+
+// quoteEntry quotes a layer entry's name for an error, its first 200
+// bytes of a longer one.
+func quoteEntry(name string) string {
+	const max = 200
+	if len(name) <= max {
+		return strconv.Quote(name)
+	}
+	return strconv.Quote(name[:max]) + fmt.Sprintf("... (%d bytes)", len(name))
 }
 
 func cutSlash(s string) (string, bool) {

@@ -114,7 +114,7 @@ func TestPullRefusals(t *testing.T) {
 				data[len(data)/2] ^= 0xff
 				require.NoError(t, os.WriteFile(path, data, 0o644))
 			},
-			wantIs: bundle.ErrDigest, wantMsg: "tampered or corrupt): failed to perform \"Push\" on destination: catalog layer sha256:",
+			wantIs: bundle.ErrDigest, wantMsg: "tampered or corrupt): catalog layer sha256:",
 		},
 		{
 			name: "tampered manifest",

@@ -16,6 +16,7 @@ import (
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/content/oci"
+	"oras.land/oras-go/v2/errdef"
 )
 
 // The cache is an OCI image layout that oras-go copies into: a blob or a
@@ -108,32 +109,36 @@ func blobFile(dir string, d digest.Digest) string {
 // badEntries returns the nodes of the bundle desc in the cache s, and of
 // its signatures, that are missing or do not match their digest, sorted by
 // digest: the manifest (and then nothing under it, which it names), or
-// the blobs it names, the signature manifests and their blobs.
-func badEntries(ctx context.Context, s oras.ReadOnlyGraphTarget, desc ocispec.Descriptor) []ocispec.Descriptor {
+// the blobs it names, the signature manifests and their blobs. With
+// online (the source is reachable), a blob the manifest names that is
+// missing is not listed: read copies it, once the signature is verified.
+func badEntries(ctx context.Context, s oras.ReadOnlyGraphTarget, desc ocispec.Descriptor, online bool) []ocispec.Descriptor {
 	var bad []ocispec.Descriptor
 	// check fetches d and returns its content when it is a manifest.
-	check := func(d ocispec.Descriptor) (ocispec.Manifest, bool) {
+	check := func(d ocispec.Descriptor, missingOK bool) (ocispec.Manifest, bool) {
 		data, err := content.FetchAll(ctx, s, d)
 		if err != nil {
-			bad = append(bad, d)
+			if !missingOK || !errors.Is(err, errdef.ErrNotFound) {
+				bad = append(bad, d)
+			}
 			return ocispec.Manifest{}, false
 		}
 		var m ocispec.Manifest
 		return m, json.Unmarshal(data, &m) == nil
 	}
-	m, ok := check(desc)
+	m, ok := check(desc, false)
 	if !ok {
 		return bad
 	}
 	for _, d := range append([]ocispec.Descriptor{m.Config}, m.Layers...) {
-		check(d)
+		check(d, online)
 	}
 	// The signatures: the manifests whose subject is the bundle.
 	preds, _ := s.Predecessors(ctx, desc)
 	for _, p := range preds {
-		if sm, ok := check(p); ok {
+		if sm, ok := check(p, false); ok {
 			for _, d := range sm.Layers {
-				check(d)
+				check(d, false)
 			}
 		}
 	}

@@ -48,13 +48,20 @@
 //
 // # Order of checks
 //
-// Pull copies the manifest and its layer (and, when it verifies or exports,
-// its signatures) into the cache, each verified against its digest, then
-// verifies the signature (when a key is configured), then reads the
-// manifest and the layer (bounded in size, paths checked), and only then
-// loads the catalog: a tampered, unsigned or
-// wrongly signed bundle is refused before anything of it is parsed as a
-// catalog. Errors are *Error values naming the reference and matching the
+// Pull fetches the manifest first (at most 4 MiB, verified against its
+// digest) and checks it: one layer of LayerMediaType of at most 64 MiB
+// declared, a config of at most 4 KiB. Only then is it copied into the
+// cache (or memory, with no cache), with its signatures when it verifies
+// or exports (each at most 4 MiB); then the signature is verified (when a
+// key is configured); then the config and the layer are copied, each read
+// up to its declared size and verified against its digest as it streams;
+// then the layer is unpacked, bounded as it streams: at most 256 MiB of
+// tar (headers included), 100,000 entries (files and directories), paths
+// of at most 4 KiB and 64 directories; and only then is the catalog
+// loaded, which must hold a catalog document (as release.LoadDir
+// requires). A bundle its manifest shows is not one downloads nothing
+// more, and a tampered, unsigned or wrongly signed bundle is refused
+// before its layer is downloaded. Errors are *Error values naming the reference and matching the
 // sentinels below with errors.Is; catalog problems are a *release.LoadError
 // whose files read REF:file.
 //

@@ -4,7 +4,10 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
@@ -13,7 +16,12 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-type tarEntry struct{ name, data, link string }
+// tarEntry is a file of a test layer: a regular file, a symbolic link
+// (link) or a directory (dir).
+type tarEntry struct {
+	name, data, link string
+	dir              bool
+}
 
 func tarGz(t testing.TB, entries []tarEntry) []byte {
 	t.Helper()
@@ -22,8 +30,11 @@ func tarGz(t testing.TB, entries []tarEntry) []byte {
 	tw := tar.NewWriter(zw)
 	for _, e := range entries {
 		hdr := &tar.Header{Name: e.name, Mode: 0o644, Size: int64(len(e.data)), Typeflag: tar.TypeReg}
-		if e.link != "" {
+		switch {
+		case e.link != "":
 			hdr.Typeflag, hdr.Linkname, hdr.Size = tar.TypeSymlink, e.link, 0
+		case e.dir:
+			hdr.Typeflag, hdr.Mode, hdr.Size = tar.TypeDir, 0o755, 0
 		}
 		require.NoError(t, tw.WriteHeader(hdr))
 		_, err := tw.Write([]byte(e.data))
@@ -65,15 +76,40 @@ func FuzzLayer(f *testing.F) {
 	f.Add(tarGz(f, []tarEntry{{name: "catalog/a/b.yaml", data: "apiVersion: hopdag.io/v1alpha1\nkind: Release\n"}, {name: "../c", data: "x"}}))
 	f.Add(tarGz(f, []tarEntry{{name: "catalog/x.yaml", link: "y"}}))
 	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+	// Issue 25, point 5: deep paths (refused past 4 KiB or 64 directories).
+	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 8192) + "x.yaml", data: "x: 1\n"}}))
+	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 64) + "x.yaml", data: "x: 1\n"}}))
+	f.Add(tarGz(f, []tarEntry{{name: "catalog/" + strings.Repeat("a/", 65), dir: true}}))
+	// Point 4: a named pipe called *.yaml (refused: not a regular file).
+	var fifo bytes.Buffer
+	zw := gzip.NewWriter(&fifo)
+	tw := tar.NewWriter(zw)
+	require.NoError(f, tw.WriteHeader(&tar.Header{Name: "catalog/pipe.yaml", Typeflag: tar.TypeFifo, Mode: 0o644}))
+	require.NoError(f, tw.Close())
+	require.NoError(f, zw.Close())
+	f.Add(fifo.Bytes())
+	// Point 7: directory entries count as entries and bytes.
+	dirs := make([]tarEntry, 1000)
+	for i := range dirs {
+		dirs[i] = tarEntry{name: "catalog/" + strconv.Itoa(i) + "/", dir: true}
+	}
+	f.Add(tarGz(f, dirs))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys, err := unpack(data)
 		if err != nil {
 			return
 		}
-		for name := range fsys {
-			if name == "" || name[0] == '/' {
-				t.Fatalf("unpack accepted path %q", name)
+		err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Fatalf("walking what unpack accepted: %v", err)
 			}
+			if !fs.ValidPath(name) || len(name) > maxPathBytes || strings.Count(name, "/") > maxPathDepth {
+				t.Fatalf("unpack accepted path %q (%d bytes), want a valid path within %d bytes and %d directories", name, len(name), maxPathBytes, maxPathDepth)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 		_, _ = release.Load(fsys)
 	})

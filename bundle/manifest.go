@@ -107,11 +107,28 @@ func parseManifest(data []byte) (ocispec.Manifest, ocispec.Descriptor, error) {
 		return m, ocispec.Descriptor{}, fmt.Errorf("%w: want one layer of %s, got [%s]", ErrNotBundle, LayerMediaType, strings.Join(types, ", "))
 	}
 	l := m.Layers[0]
-	if err := l.Digest.Validate(); err != nil {
-		return m, ocispec.Descriptor{}, fmt.Errorf("%w: layer digest %q: %v", ErrNotBundle, l.Digest, err)
+	if err := checkBlob("layer", l, maxLayerSize); err != nil {
+		return m, ocispec.Descriptor{}, err
 	}
-	if l.Size < 0 || l.Size > maxLayerSize {
-		return m, ocispec.Descriptor{}, fmt.Errorf("%w: layer size %d is outside 0..%d bytes", ErrNotBundle, l.Size, maxLayerSize)
+	if err := checkBlob("config", m.Config, maxConfigSize); err != nil {
+		return m, ocispec.Descriptor{}, err
 	}
 	return m, l, nil
+}
+
+// checkBlob checks the descriptor d of the manifest's what (layer,
+// config): a valid digest, a size from 0 to limit.
+func checkBlob(what string, d ocispec.Descriptor, limit int64) error {
+	if err := d.Digest.Validate(); err != nil {
+		return fmt.Errorf("%w: %s digest %q: %v", ErrNotBundle, what, d.Digest, err)
+	}
+	switch {
+	case d.Size < 0:
+		return fmt.Errorf("%w: %s size %d is negative", ErrNotBundle, what, d.Size)
+	case d.Size > limit && limit >= 1<<20:
+		return fmt.Errorf("%w: %s of %d bytes is larger than the limit of %d (%d MiB) by %d", ErrNotBundle, what, d.Size, limit, limit>>20, d.Size-limit)
+	case d.Size > limit:
+		return fmt.Errorf("%w: %s of %d bytes is larger than the limit of %d by %d", ErrNotBundle, what, d.Size, limit, d.Size-limit)
+	}
+	return nil
 }

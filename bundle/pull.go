@@ -49,9 +49,13 @@ func (b *Bundle) Source() runner.CatalogSource {
 
 // Pull fetches the bundle ref points to (see the package comment for the
 // reference forms), verifies it, and loads its catalog. Everything pulled
-// is checked against its digest; with WithVerifyKey its signature is
-// checked before anything is parsed. Catalog problems are a
-// *release.LoadError whose files read REF:file.
+// is checked against its digest, and the manifest against the limits
+// before what it names is downloaded; with WithVerifyKey the signature is
+// checked before the layer is downloaded (see the package comment's Order
+// of checks). Catalog problems are a
+// *release.LoadError whose files read REF:file; a bundle with no catalog
+// document is refused (release.ErrInvalidCatalog), as release.LoadDir
+// refuses such a directory.
 //
 // A Client remembers the catalogs it loaded last, by digest: pulling a
 // digest again (a controller resolving its tag on every reconcile) still
@@ -70,6 +74,10 @@ func (c *Client) Pull(ctx context.Context, ref string) (*Bundle, error) {
 	cat, err := release.Load(fsys)
 	if err != nil {
 		return nil, &Error{Op: "pull", Ref: ref, Digest: b.Digest.String(), Err: prefixProblems(err, ref)}
+	}
+	if len(cat.Releases) == 0 && len(cat.Components) == 0 && len(cat.Paths) == 0 {
+		// As release.LoadDir refuses the same files in a directory.
+		return nil, &Error{Op: "pull", Ref: ref, Digest: b.Digest.String(), Err: fmt.Errorf("%w: the bundle holds no catalog document: no .yaml or .yml file in it (hidden directories and Helm charts left out) has a Release, ComponentVersion or UpgradePath; check the reference", release.ErrInvalidCatalog)}
 	}
 	c.remember(b.Digest, cat)
 	b.Catalog = cat
@@ -134,12 +142,12 @@ func (c *Client) fetch(ctx context.Context, op, ref string) (*Bundle, fs.FS, ora
 	// Signatures are copied along when they are checked, or kept (Export,
 	// Copy); a plain pull copies the bundle alone (no referrers query).
 	withReferrers := c.verification != VerifyOff || op != "pull"
-	desc, err := c.resolveInto(ctx, loc, dst, b, withReferrers)
+	desc, src, err := c.resolveInto(ctx, loc, dst, b, withReferrers)
 	if err != nil {
 		return fail(b.Digest, err)
 	}
 	b.Digest = desc.Digest
-	fsys, m, err := c.check(ctx, loc, dst, desc, b)
+	fsys, m, err := c.check(ctx, loc, src, dst, desc, b)
 	if err != nil {
 		return fail(desc.Digest, err)
 	}
@@ -152,16 +160,18 @@ func (c *Client) fetch(ctx context.Context, op, ref string) (*Bundle, fs.FS, ora
 	return b, fsys, dst, nil
 }
 
-// check records desc in the cache, verifies its signature and reads it
-// from dst. A bundle the cache holds damaged (see cache.go) is copied again
-// from the source; with the source unreachable (b.Cached) it is refused.
-func (c *Client) check(ctx context.Context, loc Location, dst oras.GraphTarget, desc ocispec.Descriptor, b *Bundle) (fs.FS, ocispec.Manifest, error) {
+// check records desc in the cache, verifies its signature, copies what
+// its manifest names from src (nil when the source is unreachable and the
+// cache stands in for it) and reads it from dst. A bundle the cache holds
+// damaged (see cache.go) is copied again from the source; with the source
+// unreachable (b.Cached) it is refused.
+func (c *Client) check(ctx context.Context, loc Location, src oras.ReadOnlyTarget, dst oras.GraphTarget, desc ocispec.Descriptor, b *Bundle) (fs.FS, ocispec.Manifest, error) {
 	for round := 0; ; round++ {
-		fsys, m, err := c.checkOnce(ctx, loc, dst, desc, b)
+		fsys, m, err := c.checkOnce(ctx, loc, src, dst, desc, b)
 		if err == nil || c.cacheDir == "" || round == maxRepairs || ctx.Err() != nil {
 			return fsys, m, err
 		}
-		bad := badEntries(ctx, dst, desc)
+		bad := badEntries(ctx, dst, desc, src != nil)
 		if len(bad) == 0 {
 			return fsys, m, err
 		}
@@ -174,7 +184,7 @@ func (c *Client) check(ctx context.Context, loc Location, dst oras.GraphTarget, 
 	}
 }
 
-func (c *Client) checkOnce(ctx context.Context, loc Location, dst oras.GraphTarget, desc ocispec.Descriptor, b *Bundle) (fs.FS, ocispec.Manifest, error) {
+func (c *Client) checkOnce(ctx context.Context, loc Location, src oras.ReadOnlyTarget, dst oras.GraphTarget, desc ocispec.Descriptor, b *Bundle) (fs.FS, ocispec.Manifest, error) {
 	// The digest names itself in the store (notation resolves it there).
 	if err := dst.Tag(ctx, desc, desc.Digest.String()); err != nil {
 		return nil, ocispec.Manifest{}, fmt.Errorf("recording %s in the cache: %w", desc.Digest, err)
@@ -199,26 +209,23 @@ func (c *Client) checkOnce(ctx context.Context, loc Location, dst oras.GraphTarg
 			return nil, ocispec.Manifest{}, err
 		}
 	}
-	return read(ctx, dst, desc)
+	return read(ctx, src, dst, desc)
 }
 
-// resolveInto resolves loc and copies the bundle's graph (and its
-// referrers, if asked) from the source into dst, each node verified against
-// its digest. When the registry is unreachable and fallback is on, it
-// resolves loc in the cache instead.
-func (c *Client) resolveInto(ctx context.Context, loc Location, dst oras.GraphTarget, b *Bundle, withReferrers bool) (ocispec.Descriptor, error) {
+// resolveInto resolves loc and copies the bundle's manifest (and its
+// referrers, if asked) from the source into dst (copyManifest), checked
+// against its digest and as a bundle's manifest before anything it names
+// is copied. It returns the source, or nil when the registry is
+// unreachable and fallback is on: loc is then resolved in the cache.
+func (c *Client) resolveInto(ctx context.Context, loc Location, dst oras.GraphTarget, b *Bundle, withReferrers bool) (ocispec.Descriptor, oras.ReadOnlyTarget, error) {
 	src, err := c.source(ctx, loc)
 	if err != nil {
-		return ocispec.Descriptor{}, err
+		return ocispec.Descriptor{}, nil, err
 	}
 	desc, err := resolve(ctx, src, loc)
 	b.Digest = desc.Digest
-	named := namingStorage{dst}
-	switch {
-	case err == nil && withReferrers:
-		err = oras.ExtendedCopyGraph(ctx, src, named, desc, oras.ExtendedCopyGraphOptions{})
-	case err == nil:
-		err = oras.CopyGraph(ctx, src, named, desc, oras.CopyGraphOptions{})
+	if err == nil {
+		err = copyManifest(ctx, src, dst, desc, withReferrers)
 	}
 	var ce *oras.CopyError
 	if errors.As(err, &ce) && ce.Op == "FindSuccessors" && ce.Origin == oras.CopyErrorOriginSource {
@@ -226,11 +233,12 @@ func (c *Client) resolveInto(ctx context.Context, loc Location, dst oras.GraphTa
 	}
 	if err != nil {
 		if loc.Layout == "" && unreachable(err) {
-			return c.fallbackTo(ctx, loc, dst, b, err)
+			desc, err := c.fallbackTo(ctx, loc, dst, b, err)
+			return desc, nil, err
 		}
-		return desc, explain(err)
+		return desc, nil, explain(err)
 	}
-	return desc, nil
+	return desc, src, nil
 }
 
 // namingStorage names the descriptor in the errors of Push: which blob
@@ -352,28 +360,6 @@ func (c *Client) fallbackTo(ctx context.Context, loc Location, dst oras.GraphTar
 
 // noCachedSignature says why a cached bundle may have no signature.
 const noCachedSignature = "it is unsigned, or was cached by a pull that did not verify, which copies no signatures"
-
-// read fetches the manifest and the layer from s (each verified against
-// its digest) and unpacks the layer.
-func read(ctx context.Context, s content.Fetcher, desc ocispec.Descriptor) (fs.FS, ocispec.Manifest, error) {
-	if desc.Size > maxManifestSize {
-		return nil, ocispec.Manifest{}, fmt.Errorf("%w: manifest is %d bytes, more than %d", ErrNotBundle, desc.Size, maxManifestSize)
-	}
-	data, err := content.FetchAll(ctx, s, desc)
-	if err != nil {
-		return nil, ocispec.Manifest{}, explain(err)
-	}
-	m, layer, err := parseManifest(data)
-	if err != nil {
-		return nil, m, err
-	}
-	blob, err := content.FetchAll(ctx, s, layer)
-	if err != nil {
-		return nil, m, explain(err)
-	}
-	fsys, err := unpack(blob)
-	return fsys, m, err
-}
 
 // explain maps oras-go's errors to this package's sentinels.
 func explain(err error) error {

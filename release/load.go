@@ -66,8 +66,11 @@ func LoadDir(dir string) (*Catalog, error) {
 // Directories and files whose name starts with "." (.git, .github, editor
 // files) are skipped, and so are Helm chart directories (those holding a
 // Chart.yaml: a helm component's chart may live in the catalog, its path
-// relative to the root). A file may hold several documents; each is
-// Kubernetes-style:
+// relative to the root). Catalog and manifest files must be regular
+// files or symbolic links to them, of at most 64 MiB: a named pipe, a
+// device, a link to a directory and a larger file are reported, not read
+// (of a file that grows while read, at most 64 MiB and one byte are
+// read). A file may hold several documents; each is Kubernetes-style:
 //
 //	apiVersion: hopdag.io/v1alpha1
 //	kind: Release | ComponentVersion | UpgradePath
@@ -127,7 +130,7 @@ func newLoader(fast bool) *loader {
 // locate a problem in it.
 func (l *loader) load(fsys fs.FS) (*Catalog, error) {
 	ps := l.ps
-	files, _, err := walk(fsys, func(p string, err error) { ps.add(Problem{File: p, Message: err.Error()}) })
+	files, _, err := walk(fsys, func(p string, err error) { ps.add(problemOf(p, err)) })
 	if err != nil {
 		return nil, fmt.Errorf("release: reading catalog: %w", err)
 	}
@@ -145,58 +148,6 @@ func (l *loader) load(fsys fs.FS) (*Catalog, error) {
 	}
 	l.c.warnings = ws.sorted()
 	return l.c, nil
-}
-
-// CatalogFiles returns, sorted, the files of fsys that Load reads as
-// catalog documents, and the Helm chart directories it skips (a directory
-// holding a Chart.yaml): what a copy of the catalog must hold, with the
-// manifest files its ComponentVersions name (ComponentVersion.ManifestFiles).
-// Unlike Load it stops at the first error reading fsys.
-func CatalogFiles(fsys fs.FS) (files, charts []string, err error) {
-	var first error
-	files, charts, err = walk(fsys, func(p string, err error) {
-		if first == nil {
-			first = fmt.Errorf("release: reading catalog: %s: %w", p, err)
-		}
-	})
-	if err == nil {
-		err = first
-	}
-	return files, charts, err
-}
-
-// walk lists the catalog files and chart directories of fsys, in lexical
-// order, and hands what cannot be read to fail: files and directories
-// whose name starts with "." are skipped, and so are Helm charts.
-func walk(fsys fs.FS, fail func(p string, err error)) (files, charts []string, err error) {
-	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			fail(p, err)
-			return nil
-		}
-		if p != "." && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() && p != "." && isChart(fsys, p) {
-			charts = append(charts, p)
-			return fs.SkipDir // a Helm chart a helm component names: not catalog documents
-		}
-		if !d.IsDir() && catalogFile(p) {
-			files = append(files, p)
-		}
-		return nil
-	})
-	return files, charts, err
-}
-
-// isChart reports whether directory dir of fsys is a Helm chart: it holds
-// a Chart.yaml.
-func isChart(fsys fs.FS, dir string) bool {
-	fi, err := fs.Stat(fsys, path.Join(dir, "Chart.yaml"))
-	return err == nil && !fi.IsDir()
 }
 
 // dropManifests forgets what the files that ComponentVersions name as
@@ -268,7 +219,7 @@ func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
 	}
 	reads := make([]read, len(files))
 	for i, name := range files {
-		reads[i].data, reads[i].err = fs.ReadFile(fsys, name)
+		reads[i].data, reads[i].err = readFile(fsys, name)
 	}
 	workers := runtime.GOMAXPROCS(0)
 	// Cut the files into documents and count their kinds, in parallel.
@@ -296,7 +247,7 @@ func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
 		data, err, spans := reads[i].data, reads[i].err, reads[i].spans
 		if err != nil {
 			// Dropped later if the file is a manifest (reported where it is named).
-			p := &piece{file: name, first: true, last: true, problems: []Problem{{File: name, Message: err.Error()}}, done: make(chan struct{})}
+			p := &piece{file: name, first: true, last: true, problems: []Problem{problemOf(name, err)}, done: make(chan struct{})}
 			close(p.done)
 			pieces = append(pieces, p)
 			continue
@@ -428,13 +379,6 @@ func (l *loader) reserve(kinds kindCounts, files int) {
 	l.paths.reserve(kinds.paths)
 	l.names = make(map[kindName]Source, kinds.releases+kinds.components+kinds.paths)
 	l.sn.raw = make(map[string][]rawDoc, files)
-}
-
-// catalogFile reports whether the file at p holds catalog YAML: its
-// extension is .yaml or .yml, in any case.
-func catalogFile(p string) bool {
-	ext := strings.ToLower(path.Ext(p))
-	return ext == ".yaml" || ext == ".yml"
 }
 
 // loader holds what decoding the documents of a catalog accumulates.
@@ -683,16 +627,20 @@ func loadManifest(fsys fs.FS, files map[string]manifestFile, m *Manifest, inline
 	name := path.Clean(m.File)
 	f, ok := files[name]
 	if !ok {
-		data, err := fs.ReadFile(fsys, name)
+		data, err := readFile(fsys, name)
 		f = manifestFile{string(data), err}
 		files[name] = f
 	}
 	if err := f.err; err != nil {
-		msg := fmt.Sprintf("manifest file %s: %v", m.File, err)
-		if errors.Is(err, fs.ErrNotExist) {
+		msg, fix := fmt.Sprintf("manifest file %s: %v", m.File, err), "write the path relative to the catalog root, or use template for inline YAML"
+		var fe *fileError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			msg = fmt.Sprintf("manifest file %s does not exist", m.File)
+		case errors.As(err, &fe):
+			msg, fix = "manifest file "+m.File+" is "+fe.msg, "a manifest is read from a regular file (or a symbolic link to one): name another file, or use template for inline YAML"
 		}
-		ps.add(at("file").with(msg, "write the path relative to the catalog root, or use template for inline YAML"))
+		ps.add(at("file").with(msg, fix))
 		return
 	}
 	m.Template = f.data
