@@ -368,8 +368,18 @@ func (c *cli) validate(context.Context) int {
 	for _, p := range cat.Paths {
 		rules += len(p.Rules)
 	}
-	fmt.Fprintf(c.stdout, "%s: ok: %d %s, %d %s, %d %s\n", c.dir, len(cat.Releases), plural(len(cat.Releases), "release"),
+	// Warnings (what the catalog says that does nothing) come first, each
+	// with its file:line, as problems do; they do not fail validate.
+	ws := cat.Warnings()
+	for _, w := range ws {
+		fmt.Fprintln(c.stdout, "warning: "+w.Error())
+	}
+	fmt.Fprintf(c.stdout, "%s: ok: %d %s, %d %s, %d %s", c.dir, len(cat.Releases), plural(len(cat.Releases), "release"),
 		len(cat.Components), plural(len(cat.Components), "component version"), rules, plural(rules, "upgrade rule"))
+	if len(ws) > 0 {
+		fmt.Fprintf(c.stdout, " (%d %s)", len(ws), plural(len(ws), "warning"))
+	}
+	fmt.Fprintln(c.stdout)
 	return exitOK
 }
 

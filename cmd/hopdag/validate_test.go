@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestValidateSingular: "1 upgrade rules", "1 component versions".
+// TestValidateSingular: "1 upgrade rules", "1 component versions". Its
+// rule from v1.0 to itself does nothing: validate lists the catalog's
+// warnings (release.Catalog.Warnings) with file:line, and still succeeds.
 func TestValidateSingular(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(`apiVersion: hopdag.io/v1alpha1
@@ -29,7 +31,8 @@ spec: {rules: [{from: v1.0, to: v1.0}]}
 `), 0o644))
 	code, out, stderr := invoke("validate", dir)
 	require.Equal(t, 0, code, "stderr:\n%s", stderr)
-	assert.Equal(t, dir+": ok: 1 release, 1 component version, 1 upgrade rule\n", out)
+	assert.Equal(t, "warning: catalog.yaml:14: spec.rules[0].to: rule upgrades from v1.0 to itself: it gives no edge; set to to the version the rule upgrades to, or remove the rule\n"+
+		dir+": ok: 1 release, 1 component version, 1 upgrade rule (1 warning)\n", out)
 }
 
 // TestValidateCycle: validate reported a catalog with dependency cycles
