@@ -135,7 +135,7 @@ func (r *Reconciler) StatusWrites() int64 { return r.writes.Load() }
 // ClusterVersion of its namespace), and records Events as
 // "hopdag-clusterversion".
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.recorder = mgr.GetEventRecorder("hopdag-clusterversion")
+	r.recorder = limited{mgr.GetEventRecorder("hopdag-clusterversion")}
 	// The ClusterVersion is read past the cache: a decision taken on a
 	// status the cache has not caught up with (a run that just ended)
 	// would start what is done.
@@ -808,7 +808,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersio
 
 func (r *Reconciler) event(cv *v1alpha1.ClusterVersion, typ, reason, action, note string) {
 	if r.recorder != nil {
-		r.recorder.Eventf(cv, nil, typ, reason, action, "%s", truncate(note))
+		r.recorder.Eventf(cv, nil, typ, reason, action, "%s", note)
 	}
 }
 
