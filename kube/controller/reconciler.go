@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"log/slog"
 	"os"
 	"slices"
@@ -226,13 +225,13 @@ func (r *Reconciler) refreshUpdates(ctx context.Context, ru *run, cv *v1alpha1.C
 	if err != nil {
 		return
 	}
-	av, cu, _ := r.updates.get(cv, cat, current)
-	if equality.Semantic.DeepEqual(av, cv.Status.AvailableUpdates) && equality.Semantic.DeepEqual(cu, cv.Status.ConditionalUpdates) {
+	l, _ := r.updates.get(cv, cat, current)
+	if l.shownIn(&cv.Status) {
 		return
 	}
 	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
 		if st.CurrentVersion == cv.Status.CurrentVersion {
-			st.AvailableUpdates, st.ConditionalUpdates = av, cu
+			l.setIn(st)
 		}
 	})
 }
@@ -287,7 +286,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		if !errors.Is(err, release.ErrInvalidCatalog) {
 			return nil, err
 		}
-		st.AvailableUpdates, st.ConditionalUpdates = nil, nil
+		listed{}.setIn(st)
 		if meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAvailable) == nil {
 			// Never observed: whether the catalog has the current version
 			// cannot be told until it loads.
@@ -307,8 +306,8 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		r.failing(cv, st, "UnknownVersion", err.Error())
 		return nil, nil
 	}
-	av, cu, uerr := r.updates.get(cv, cat, current)
-	st.AvailableUpdates, st.ConditionalUpdates = av, cu
+	l, uerr := r.updates.get(cv, cat, current)
+	l.setIn(st)
 	if ok, missing := known(cat, cv.Spec.Track, current); ok {
 		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+current.String())
 	} else {
