@@ -92,3 +92,47 @@ func TestLongEventNoteShown(t *testing.T) {
 	assert.Equal(t, "Component bkeagent", evs[0].Action)
 	abandonAndDelete(t, c, key)
 }
+
+// TestComponentFailedEventsBounded: 200 components failing at once give
+// at most 10 ComponentFailed Events (ComponentRetrying's budget), then one
+// that names the others when the hop ends. (Each failure had its own
+// Warning Event: 200 at once.)
+func TestComponentFailedEventsBounded(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	const n = 200
+	chain{versions: 2, components: n}.create(t, c, ns)
+	rn := runnertest.New()
+	startOperator(t, opConfig{rn: rn, inner: failWith{rn: rn, err: errors.New("pulling the image: registry unreachable")}})
+	cv := newCV(ns, chainVersion(0), chainVersion(1))
+	require.NoError(t, c.Create(context.Background(), cv))
+	key := client.ObjectKeyFromObject(cv)
+	waitFor(t, c, key, 2*time.Minute, "failed", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseFailed })
+	require.Len(t, rn.Records(), n, "every component ran, and failed")
+
+	summary := func(e eventsv1.Event) bool { return strings.HasPrefix(e.Action, "Components failed on hop ") }
+	var evs []eventsv1.Event
+	require.Eventually(t, func() bool {
+		evs = componentEvents(t, c, ns, "ComponentFailed")
+		for _, e := range evs {
+			if summary(e) {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 100*time.Millisecond, "a ComponentFailed Event naming the failures without one of their own")
+	var own int
+	for _, e := range evs {
+		assert.Equal(t, "Warning", e.Type)
+		if summary(e) {
+			assert.True(t, strings.HasPrefix(e.Note, fmt.Sprintf("%d more components failed on hop 1 (%s -> %s) without an Event of their own (at most 10 ComponentFailed Events a 1m0s): c", n-10, chainVersion(0), chainVersion(1))), e.Note)
+			assert.Contains(t, e.Note, fmt.Sprintf(" and %d more; ", n-10-20), "the first 20 named, the others counted")
+			continue
+		}
+		own++
+	}
+	assert.Equal(t, 10, own, "ComponentFailed Events of one component each")
+	assert.Len(t, evs, 11, "ComponentFailed Events")
+	abandonAndDelete(t, c, key)
+}

@@ -62,6 +62,11 @@ type run struct {
 	// (observeRetry); retryEvents bounds their Events.
 	retrying    retries
 	retryEvents eventBudget
+	// failEvents bounds the ComponentFailed Events as retryEvents does
+	// ComponentRetrying's; failHeld are the components of the hop in
+	// progress whose Event it held back (componentFailed).
+	failEvents eventBudget
+	failHeld   []string
 }
 
 // control reads the spec at a reconcile while the run goes.
@@ -163,7 +168,8 @@ func (ru *run) through(ctx context.Context, hop int, fn func() error) error {
 // start launches p in the background.
 func (r *Reconciler) start(p *plan) {
 	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1),
-		retryEvents: eventBudget{n: retryEventsPerWindow, window: retryEventWindow}}
+		retryEvents: eventBudget{n: retryEventsPerWindow, window: retryEventWindow},
+		failEvents:  eventBudget{n: retryEventsPerWindow, window: retryEventWindow}}
 	ru.control(&p.cv.Spec)
 	r.mu.Lock()
 	base := r.base
@@ -398,13 +404,16 @@ func (ru *run) observe(ev runner.Event) {
 	ru.observeRetry(ev)
 	switch ev.Type {
 	case runner.HopSucceeded:
+		ru.failedSummary(ev)
 		// The action names the hop: the events API merges Events of one
 		// action and reason into a series, which would hide all but the
 		// first hop.
 		r.event(cv, "Normal", "HopCompleted", "Hop "+ev.HopName, fmt.Sprintf("hop %d of %d %s completed in %s", ev.Hop+1, len(ru.p.plan.Hops), ev.HopName, ev.Duration.Round(time.Millisecond)))
 	case runner.ComponentFailed:
-		r.event(cv, "Warning", "ComponentFailed", "Component "+ev.Component, fmt.Sprintf("component %s failed on hop %d (%s: %s)", ev.Component, ev.Hop+1, ev.Code, firstLine(fmt.Sprint(ev.Err))))
-	case runner.HopStarted, runner.HopFailed:
+		ru.componentFailed(ev)
+	case runner.HopFailed:
+		ru.failedSummary(ev)
+	case runner.HopStarted:
 	default:
 		return
 	}
