@@ -587,8 +587,10 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			st.Phase = v1alpha1.PhaseIdle
 			setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+st.CurrentVersion)
 			msg := ""
-			if why == stopAbort { // it came during the last hop, which an abort lets finish
+			if why == stopAbort && setsBack(ru.from, string(latest.Spec.DesiredVersion)) { // it came during the last hop, which an abort lets finish
 				msg = abortedLate + ru.from + " came during the last hop, and an abort lets the hop in progress finish"
+			} else if why == stopAbort {
+				msg = redirectedLate(ru.to, latest.Spec.DesiredVersion)
 			}
 			endHistory(st, v1alpha1.HistoryCompleted, msg, now)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+st.CurrentVersion)
@@ -639,6 +641,12 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			st.Phase = v1alpha1.PhasePaused
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st, ru.to))
 			r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
+		case s.Phase == runner.Cancelled && why == stopAbort && !setsBack(ru.from, string(latest.Spec.DesiredVersion)):
+			st.Phase = v1alpha1.PhaseIdle
+			msg := redirected(st, ru.p.target, latest.Spec.DesiredVersion)
+			endHistory(st, v1alpha1.HistoryPartial, msg, now)
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeRedirected", msg)
+			r.event(cv, "Normal", "UpgradeRedirected", "Redirect", msg)
 		case s.Phase == runner.Cancelled && why == stopAbort:
 			st.Phase = v1alpha1.PhaseIdle
 			msg := fmt.Sprintf("aborted at %s: desiredVersion set back to %s; the system runs %s", st.Plan.Progress.Summary, ru.from, st.CurrentVersion)
@@ -672,6 +680,30 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 // abortedLate starts the history message of an upgrade that completed
 // although an abort was asked: it came during the last hop.
 const abortedLate = "completed: the abort to "
+
+// redirected says how an upgrade toward target ended that a new target,
+// desired, stopped once the hop in progress had finished (st is the
+// status that records the stop): where the system is, and that the
+// upgrade to desired goes on from there (or that it is there). Whether
+// that upgrade can start is decide's to say (a Failing condition when it
+// cannot).
+func redirected(st *v1alpha1.ClusterVersionStatus, target string, desired v1alpha1.Target) string {
+	msg := fmt.Sprintf("redirected at %s: desiredVersion changed from %s to %s; the upgrade to %s stopped once the hop in progress finished, and ", st.Plan.Progress.Summary, target, desired, target)
+	switch {
+	case st.Plan.Partial != nil: // paused partway through a hop before the new target came
+		return msg + "the upgrade to " + string(desired) + " goes on from there if its route finishes that hop: " + between(st.CurrentVersion, st.Plan.Partial)
+	case samePosition(st.CurrentVersion, string(desired)):
+		return msg + "the system runs " + st.CurrentVersion + ", the new target"
+	}
+	return msg + "the upgrade to " + string(desired) + " starts from " + st.CurrentVersion + ", which the system runs"
+}
+
+// redirectedLate is the history message of an upgrade to to that
+// completed although a new target, desired, was set: it came during the
+// last hop, which finishes as for an abort.
+func redirectedLate(to string, desired v1alpha1.Target) string {
+	return fmt.Sprintf("completed: desiredVersion changed to %s during the last hop, which finished; the upgrade to %s starts from %s", desired, desired, to)
+}
 
 // rollbackNext says what to do about a rollback that did not finish: a
 // retry retries the component rollbacks that failed; one that stopped
