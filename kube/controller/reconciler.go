@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -65,6 +64,9 @@ type Reconciler struct {
 	// the Reconcile call that starts them.
 	base   context.Context
 	runsWG sync.WaitGroup
+	// started is closed once base is set (SetupWithManager's runnable
+	// started); nil without SetupWithManager.
+	started chan struct{}
 }
 
 // New returns a reconciler that runs components through rn (a
@@ -143,10 +145,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// controller, runs only on the leader; when it stops, runs stop at once
 	// (the store's record lets the next leader resume) and Start waits for
 	// them.
+	r.started = make(chan struct{})
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		r.mu.Lock()
 		r.base = ctx
 		r.mu.Unlock()
+		close(r.started)
 		<-ctx.Done()
 		r.runsWG.Wait()
 		return nil
@@ -178,6 +182,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile observes one ClusterVersion and does one step (see the package
 // documentation).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if r.started != nil {
+		// The manager starts the controller and the runnable that gives
+		// runs their context at once, in no set order: a decision taken
+		// before the runnable started would write Upgrading for a run
+		// that start cannot launch (and the run resumed later would not
+		// be announced).
+		select {
+		case <-r.started:
+		case <-ctx.Done():
+			return ctrl.Result{}, ctx.Err()
+		}
+	}
 	// Whether a run is in flight is looked at before the read: a run that
 	// ends has written its last status first, so a read after this look
 	// sees it (a decision on a read taken before would write over it).
@@ -777,27 +793,20 @@ func progressing(ps *v1alpha1.PlanSummary) string {
 	return fmt.Sprintf("working towards %s: %s components, hop %d of %d (%s)", ps.To, ps.Progress.Summary, ps.CurrentHop+1, len(ps.Hops), ps.Hop) + retryingText(ps)
 }
 
-// writeStatus writes st as cv's status unless nothing changed. A conflict
-// (someone else wrote in between) re-reads the object and writes st again:
-// Reconcile calls it only when no run of cv is in flight (looked at before
-// its read), so no other writer of this controller has anything to lose;
-// a run's writes go through run.update, which re-applies its change.
+// writeStatus writes st as cv's status unless nothing changed. st was
+// decided from cv as read: a conflict (another writer in between: a
+// replica without leader election, a run of another process) is
+// returned, not answered by writing st over what that writer wrote, and
+// the reconcile that follows decides again from the object as it is
+// then. (A run's writes go through run.update, which re-applies its
+// change to the object read again.)
 func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) error {
 	if equalStatus(&cv.Status, st) {
 		return nil
 	}
 	obj := cv.DeepCopy()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		obj.Status = *st.DeepCopy()
-		err := r.client.Status().Update(ctx, obj)
-		if apierrors.IsConflict(err) {
-			if gerr := r.reader.Get(ctx, client.ObjectKeyFromObject(cv), obj); gerr != nil {
-				return gerr
-			}
-		}
-		return err
-	})
-	if err != nil {
+	obj.Status = *st.DeepCopy()
+	if err := r.client.Status().Update(ctx, obj); err != nil {
 		return fmt.Errorf("controller: writing the status of ClusterVersion %s/%s: %w", cv.Namespace, cv.Name, err)
 	}
 	r.writes.Add(1)

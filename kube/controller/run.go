@@ -479,9 +479,12 @@ func (ru *run) update(ctx context.Context, fn func(*v1alpha1.ClusterVersionStatu
 }
 
 // updateFor is update for a change that depends on the ClusterVersion as
-// read (its spec): the status written goes with the spec fn saw.
-func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, *v1alpha1.ClusterVersionStatus)) {
+// read (its spec): the status written goes with the spec fn saw. It
+// reports whether it wrote fn's change (false: nothing changed, or the
+// write failed).
+func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, *v1alpha1.ClusterVersionStatus)) bool {
 	r := ru.r
+	wrote := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var cv v1alpha1.ClusterVersion
 		if err := r.reader.Get(ctx, ru.p.key, &cv); err != nil {
@@ -497,11 +500,26 @@ func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, 
 			return err
 		}
 		r.writes.Add(1)
+		wrote = true
 		return nil
 	})
 	if err != nil {
 		r.logger.Warn("controller: status write", "clusterversion", ru.p.key, "error", err)
 	}
+	return wrote
+}
+
+// held is the reconciler as finish's status change sees it: its Events
+// are held until the change is written (updateFor applies the change
+// again after a conflict, and a change that writes nothing, because
+// another writer recorded the outcome first, tells nothing).
+type held struct {
+	*Reconciler
+	events *[]func()
+}
+
+func (h held) event(cv *v1alpha1.ClusterVersion, typ, reason, action, note string) {
+	*h.events = append(*h.events, func() { h.Reconciler.event(cv, typ, reason, action, note) })
 }
 
 // storeError shows on the ClusterVersion why its run cannot start: the
@@ -579,7 +597,16 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			}
 		}
 	}
-	ru.updateFor(ctx, func(latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
+	var events []func()
+	wrote := ru.updateFor(ctx, func(latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
+		events = nil
+		if !openHistory(st) {
+			// Another writer (a replica without leader election, a run
+			// of this record resumed elsewhere) recorded how the upgrade
+			// ended: it is not recorded, nor announced, again.
+			return
+		}
+		r := held{r, &events}
 		st.Plan = summary(ru.p.plan, s, ru.p.target)
 		st.CurrentVersion = reachedBy(ru.p.plan, s)
 		switch {
@@ -675,6 +702,11 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			r.event(cv, "Warning", "UpgradeFailed", "Upgrade", note+"; "+next)
 		}
 	})
+	if wrote {
+		for _, tell := range events {
+			tell()
+		}
+	}
 }
 
 // abortedLate starts the history message of an upgrade that completed
