@@ -92,17 +92,17 @@ const failedShown = 20
 // naming the components whose own Event the budget held back (by name),
 // if any. It runs on the run's observer goroutine.
 func (ru *run) failedSummary(ev runner.Event) {
-	held := ru.failHeld
+	quiet := ru.failHeld
 	ru.failHeld = nil
-	if len(held) == 0 {
+	if len(quiet) == 0 {
 		return
 	}
-	slices.Sort(held)
-	names := strings.Join(held[:min(len(held), failedShown)], ", ")
-	if len(held) > failedShown {
-		names += fmt.Sprintf(" and %d more", len(held)-failedShown)
+	slices.Sort(quiet)
+	names := strings.Join(quiet[:min(len(quiet), failedShown)], ", ")
+	if len(quiet) > failedShown {
+		names += fmt.Sprintf(" and %d more", len(quiet)-failedShown)
 	}
 	ru.r.event(ru.p.cv, "Warning", "ComponentFailed", "Components failed on hop "+ev.HopName, fmt.Sprintf(
 		"%d more %s failed on hop %d (%s) without an Event of %s own (at most %d ComponentFailed Events a %s): %s; the run's record in the state store has each one's error",
-		len(held), plural(len(held), "component", "components"), ev.Hop+1, ev.HopName, plural(len(held), "its", "their"), retryEventsPerWindow, retryEventWindow, names))
+		len(quiet), plural(len(quiet), "component", "components"), ev.Hop+1, ev.HopName, plural(len(quiet), "its", "their"), retryEventsPerWindow, retryEventWindow, names))
 }
