@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -85,7 +86,8 @@ func TestReconcileBeforeRunnable(t *testing.T) {
 	require.NoError(t, err)
 	held := heldRunnables{Manager: mgr, release: make(chan struct{})}
 	r := controller.New(mgr.GetClient(), runnertest.New(), memStores(),
-		controller.WithExecutorOptions(checks()...), controller.WithStatusInterval(200*time.Millisecond), controller.WithLeaseTTL(2*time.Second))
+		controller.WithExecutorOptions(checks()...), controller.WithManifests(os.DirFS(catalogDir)),
+		controller.WithStatusInterval(200*time.Millisecond), controller.WithLeaseTTL(2*time.Second))
 	require.NoError(t, r.SetupWithManager(held))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -150,7 +152,7 @@ func TestConflictNotWrittenBack(t *testing.T) {
 			return cl.SubResource(sub).Update(ctx, obj, opts...)
 		},
 	})
-	r := controller.New(ic, runnertest.New(), memStores(), controller.WithExecutorOptions(checks()...))
+	r := controller.New(ic, runnertest.New(), memStores(), controller.WithExecutorOptions(checks()...), controller.WithManifests(os.DirFS(catalogDir)))
 	req := ctrl.Request{NamespacedName: key}
 	_, err = r.Reconcile(ctx, req)
 	if err != nil {

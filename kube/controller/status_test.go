@@ -132,7 +132,9 @@ func TestLongChainStatusStaysSmall(t *testing.T) {
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		st, size = statusOf(t, c, key)
-		if st["currentVersion"] == chainVersion(1) && st["phase"] == string(v1alpha1.PhaseIdle) {
+		av, _, _ := unstructured.NestedSlice(st, "availableUpdates")
+		if st["currentVersion"] == chainVersion(1) && st["phase"] == string(v1alpha1.PhaseIdle) &&
+			len(av) > 0 && av[0].(map[string]any)["next"] == chainVersion(1)+" -> "+chainVersion(2) { // the updates from there
 			break
 		}
 		if time.Now().After(deadline) {
