@@ -71,7 +71,7 @@ func TestCatalogWatchUpdatesAvailable(t *testing.T) {
 	got := waitFor(t, c, key, 30*time.Second, "offering v26.12", func(cv *v1alpha1.ClusterVersion) bool {
 		return len(cv.Status.AvailableUpdates) > 0
 	})
-	assert.Equal(t, []v1alpha1.Update{{Version: "v26.12", Hops: 1, Route: []string{"v26.09", "v26.12"}}}, got.Status.AvailableUpdates)
+	assert.Equal(t, []v1alpha1.Update{{Version: "v26.12", Hops: 1, Next: "v26.09 -> v26.12"}}, got.Status.AvailableUpdates)
 	assert.Empty(t, got.Status.ConditionalUpdates)
 	assert.Equal(t, idle.Generation, got.Generation, "the spec was not touched")
 	assert.Equal(t, v1alpha1.PhaseIdle, got.Status.Phase, "a new target starts nothing")

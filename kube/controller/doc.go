@@ -4,7 +4,9 @@
 // A Reconciler watches ClusterVersions and the catalog objects of their
 // namespaces (kube/catalog loads them). On every reconcile it records
 // status.availableUpdates and status.conditionalUpdates (see Updates, and
-// StateUpdates across tracks). When spec.desiredVersion differs from
+// StateUpdates across tracks): each target with its hop count and next
+// hop, at most 100 of each kind (the newest and the nearest), counting
+// the others, so that the status stays small whatever the catalog. When spec.desiredVersion differs from
 // status.currentVersion it resolves the route: on spec.track, or, when
 // the versions are states (v1alpha1.Target: platform=27.03.0,...), across
 // the tracks of a catalog that ties them by supports (path.ResolveState);
@@ -23,13 +25,19 @@
 // (component, code), UpgradeAborted, UpgradePaused, UpgradeAbandoned,
 // UpgradeWaitingForApproval (the steps, what to set), UpgradeApproved
 // (step, by), UpgradeRolledBack (component, code, where the system is),
-// UpgradeRollbackFailed; Warnings ComponentFailed (a component failed for
-// good while its hop goes on; Failing turns True, reason ComponentFailed),
+// UpgradeRollbackFailed, UpgradeRedirected (a new target came while a run
+// went: the hop in progress finished, and the upgrade to the new target
+// starts from there); Warnings ComponentFailed (a component failed for
+// good while its hop goes on; Failing turns True, reason ComponentFailed;
+// at most 10 a minute per run, and one when the hop ends naming those
+// held back),
 // ComponentRetrying (an attempt failed and the component's retries allow
 // another: the component, the attempt, the code and the first line of the
 // error, when the next attempt is due; at most 10 a minute per run),
 // ApprovalNotWaiting (spec.approvals names a step that does not wait) and
-// NothingToAbandon (spec.abandon is set and no upgrade runs).
+// NothingToAbandon (spec.abandon is set and no upgrade runs). Every
+// Event's note is cut to the 1,024 bytes events.k8s.io/v1 accepts
+// ("... and N more bytes"), its action to 128.
 //
 // While a component is retried, status.plan.retrying lists it (the
 // attempt that failed, its code and error, when the next attempt is due,

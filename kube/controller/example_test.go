@@ -9,7 +9,8 @@ import (
 )
 
 // StateUpdates is what a ClusterVersion whose versions are states shows
-// as status.availableUpdates: each version of each track a route reaches.
+// as status.availableUpdates: each version of each track a route reaches,
+// with the route's hop count and first hop.
 func ExampleStateUpdates() {
 	cat, err := release.LoadDir("../../testdata/two-track")
 	if err != nil {
@@ -21,11 +22,11 @@ func ExampleStateUpdates() {
 		panic(err)
 	}
 	for _, u := range available {
-		fmt.Println(u.Version, u.Hops, u.Route)
+		fmt.Printf("%s in %d, next %s\n", u.Version, u.Hops, u.Next)
 	}
 	// Output:
-	// kubernetes=v1.35.0 2 [kubernetes=v1.34.1,platform=13.01.2 kubernetes=v1.34.1,platform=27.03.0 kubernetes=v1.35.0,platform=27.03.0]
-	// kubernetes=v1.35.1 2 [kubernetes=v1.34.1,platform=13.01.2 kubernetes=v1.34.1,platform=27.03.0 kubernetes=v1.35.1,platform=27.03.0]
-	// platform=27.03.0 1 [kubernetes=v1.34.1,platform=13.01.2 kubernetes=v1.34.1,platform=27.03.0]
-	// platform=27.03.1 2 [kubernetes=v1.34.1,platform=13.01.2 kubernetes=v1.34.1,platform=27.03.0 kubernetes=v1.34.1,platform=27.03.1]
+	// kubernetes=v1.35.0 in 2, next platform 13.01.2 -> 27.03.0
+	// kubernetes=v1.35.1 in 2, next platform 13.01.2 -> 27.03.0
+	// platform=27.03.0 in 1, next platform 13.01.2 -> 27.03.0
+	// platform=27.03.1 in 2, next platform 13.01.2 -> 27.03.0
 }

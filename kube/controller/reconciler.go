@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"log/slog"
 	"os"
 	"slices"
@@ -19,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -66,6 +64,9 @@ type Reconciler struct {
 	// the Reconcile call that starts them.
 	base   context.Context
 	runsWG sync.WaitGroup
+	// started is closed once base is set (SetupWithManager's runnable
+	// started); nil without SetupWithManager.
+	started chan struct{}
 }
 
 // New returns a reconciler that runs components through rn (a
@@ -135,7 +136,7 @@ func (r *Reconciler) StatusWrites() int64 { return r.writes.Load() }
 // ClusterVersion of its namespace), and records Events as
 // "hopdag-clusterversion".
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.recorder = mgr.GetEventRecorder("hopdag-clusterversion")
+	r.recorder = limited{mgr.GetEventRecorder("hopdag-clusterversion")}
 	// The ClusterVersion is read past the cache: a decision taken on a
 	// status the cache has not caught up with (a run that just ended)
 	// would start what is done.
@@ -144,10 +145,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// controller, runs only on the leader; when it stops, runs stop at once
 	// (the store's record lets the next leader resume) and Start waits for
 	// them.
+	r.started = make(chan struct{})
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		r.mu.Lock()
 		r.base = ctx
 		r.mu.Unlock()
+		close(r.started)
 		<-ctx.Done()
 		r.runsWG.Wait()
 		return nil
@@ -179,6 +182,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile observes one ClusterVersion and does one step (see the package
 // documentation).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if r.started != nil {
+		// The manager starts the controller and the runnable that gives
+		// runs their context at once, in no set order: a decision taken
+		// before the runnable started would write Upgrading for a run
+		// that start cannot launch (and the run resumed later would not
+		// be announced).
+		select {
+		case <-r.started:
+		case <-ctx.Done():
+			return ctrl.Result{}, ctx.Err()
+		}
+	}
 	// Whether a run is in flight is looked at before the read: a run that
 	// ends has written its last status first, so a read after this look
 	// sees it (a decision on a read taken before would write over it).
@@ -226,13 +241,13 @@ func (r *Reconciler) refreshUpdates(ctx context.Context, ru *run, cv *v1alpha1.C
 	if err != nil {
 		return
 	}
-	av, cu, _ := r.updates.get(cv, cat, current)
-	if equality.Semantic.DeepEqual(av, cv.Status.AvailableUpdates) && equality.Semantic.DeepEqual(cu, cv.Status.ConditionalUpdates) {
+	l, _ := r.updates.get(cv, cat, current)
+	if l.shownIn(&cv.Status) {
 		return
 	}
 	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
 		if st.CurrentVersion == cv.Status.CurrentVersion {
-			st.AvailableUpdates, st.ConditionalUpdates = av, cu
+			l.setIn(st)
 		}
 	})
 }
@@ -287,7 +302,7 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		if !errors.Is(err, release.ErrInvalidCatalog) {
 			return nil, err
 		}
-		st.AvailableUpdates, st.ConditionalUpdates = nil, nil
+		listed{}.setIn(st)
 		if meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAvailable) == nil {
 			// Never observed: whether the catalog has the current version
 			// cannot be told until it loads.
@@ -307,8 +322,8 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 		r.failing(cv, st, "UnknownVersion", err.Error())
 		return nil, nil
 	}
-	av, cu, uerr := r.updates.get(cv, cat, current)
-	st.AvailableUpdates, st.ConditionalUpdates = av, cu
+	l, uerr := r.updates.get(cv, cat, current)
+	l.setIn(st)
 	if ok, missing := known(cat, cv.Spec.Track, current); ok {
 		setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+current.String())
 	} else {
@@ -778,27 +793,20 @@ func progressing(ps *v1alpha1.PlanSummary) string {
 	return fmt.Sprintf("working towards %s: %s components, hop %d of %d (%s)", ps.To, ps.Progress.Summary, ps.CurrentHop+1, len(ps.Hops), ps.Hop) + retryingText(ps)
 }
 
-// writeStatus writes st as cv's status unless nothing changed. A conflict
-// (someone else wrote in between) re-reads the object and writes st again:
-// Reconcile calls it only when no run of cv is in flight (looked at before
-// its read), so no other writer of this controller has anything to lose;
-// a run's writes go through run.update, which re-applies its change.
+// writeStatus writes st as cv's status unless nothing changed. st was
+// decided from cv as read: a conflict (another writer in between: a
+// replica without leader election, a run of another process) is
+// returned, not answered by writing st over what that writer wrote, and
+// the reconcile that follows decides again from the object as it is
+// then. (A run's writes go through run.update, which re-applies its
+// change to the object read again.)
 func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) error {
 	if equalStatus(&cv.Status, st) {
 		return nil
 	}
 	obj := cv.DeepCopy()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		obj.Status = *st.DeepCopy()
-		err := r.client.Status().Update(ctx, obj)
-		if apierrors.IsConflict(err) {
-			if gerr := r.reader.Get(ctx, client.ObjectKeyFromObject(cv), obj); gerr != nil {
-				return gerr
-			}
-		}
-		return err
-	})
-	if err != nil {
+	obj.Status = *st.DeepCopy()
+	if err := r.client.Status().Update(ctx, obj); err != nil {
 		return fmt.Errorf("controller: writing the status of ClusterVersion %s/%s: %w", cv.Namespace, cv.Name, err)
 	}
 	r.writes.Add(1)
@@ -808,7 +816,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersio
 
 func (r *Reconciler) event(cv *v1alpha1.ClusterVersion, typ, reason, action, note string) {
 	if r.recorder != nil {
-		r.recorder.Eventf(cv, nil, typ, reason, action, "%s", truncate(note))
+		r.recorder.Eventf(cv, nil, typ, reason, action, "%s", note)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -45,18 +44,9 @@ func retryOf(ev runner.Event) v1alpha1.Retry {
 	}
 }
 
-// cutLine is the first line of s, cut to at most n bytes (at a rune
-// boundary, "..." included) when longer.
+// cutLine is the first line of s, cut to at most n bytes (cutBytes).
 func cutLine(s string, n int) string {
-	s = firstLine(s)
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n-3]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "..."
+	return cutBytes(firstLine(s), n)
 }
 
 // retryNext says what comes after the failed attempt of rt: when the
@@ -198,7 +188,7 @@ func (ru *run) observeRetry(ev runner.Event) bool {
 		// The events API merges the Events of one action and reason into
 		// a series that shows the first note: one action per attempt.
 		action := fmt.Sprintf("Retry %s attempt %d", runner.StepName(ru.p.plan.Hops[ev.Hop], ev.Component, ""), ev.Attempt+1)
-		ru.r.event(ru.p.cv, "Warning", "ComponentRetrying", cutLine(action, 128), note)
+		ru.r.event(ru.p.cv, "Warning", "ComponentRetrying", action, note)
 	}
 	return true
 }

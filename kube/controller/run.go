@@ -62,6 +62,11 @@ type run struct {
 	// (observeRetry); retryEvents bounds their Events.
 	retrying    retries
 	retryEvents eventBudget
+	// failEvents bounds the ComponentFailed Events as retryEvents does
+	// ComponentRetrying's; failHeld are the components of the hop in
+	// progress whose Event it held back (componentFailed).
+	failEvents eventBudget
+	failHeld   []string
 }
 
 // control reads the spec at a reconcile while the run goes.
@@ -163,7 +168,8 @@ func (ru *run) through(ctx context.Context, hop int, fn func() error) error {
 // start launches p in the background.
 func (r *Reconciler) start(p *plan) {
 	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1),
-		retryEvents: eventBudget{n: retryEventsPerWindow, window: retryEventWindow}}
+		retryEvents: eventBudget{n: retryEventsPerWindow, window: retryEventWindow},
+		failEvents:  eventBudget{n: retryEventsPerWindow, window: retryEventWindow}}
 	ru.control(&p.cv.Spec)
 	r.mu.Lock()
 	base := r.base
@@ -398,13 +404,16 @@ func (ru *run) observe(ev runner.Event) {
 	ru.observeRetry(ev)
 	switch ev.Type {
 	case runner.HopSucceeded:
+		ru.failedSummary(ev)
 		// The action names the hop: the events API merges Events of one
 		// action and reason into a series, which would hide all but the
 		// first hop.
 		r.event(cv, "Normal", "HopCompleted", "Hop "+ev.HopName, fmt.Sprintf("hop %d of %d %s completed in %s", ev.Hop+1, len(ru.p.plan.Hops), ev.HopName, ev.Duration.Round(time.Millisecond)))
 	case runner.ComponentFailed:
-		r.event(cv, "Warning", "ComponentFailed", "Component "+ev.Component, fmt.Sprintf("component %s failed on hop %d (%s: %s)", ev.Component, ev.Hop+1, ev.Code, firstLine(fmt.Sprint(ev.Err))))
-	case runner.HopStarted, runner.HopFailed:
+		ru.componentFailed(ev)
+	case runner.HopFailed:
+		ru.failedSummary(ev)
+	case runner.HopStarted:
 	default:
 		return
 	}
@@ -470,9 +479,12 @@ func (ru *run) update(ctx context.Context, fn func(*v1alpha1.ClusterVersionStatu
 }
 
 // updateFor is update for a change that depends on the ClusterVersion as
-// read (its spec): the status written goes with the spec fn saw.
-func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, *v1alpha1.ClusterVersionStatus)) {
+// read (its spec): the status written goes with the spec fn saw. It
+// reports whether it wrote fn's change (false: nothing changed, or the
+// write failed).
+func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, *v1alpha1.ClusterVersionStatus)) bool {
 	r := ru.r
+	wrote := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var cv v1alpha1.ClusterVersion
 		if err := r.reader.Get(ctx, ru.p.key, &cv); err != nil {
@@ -488,11 +500,26 @@ func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, 
 			return err
 		}
 		r.writes.Add(1)
+		wrote = true
 		return nil
 	})
 	if err != nil {
 		r.logger.Warn("controller: status write", "clusterversion", ru.p.key, "error", err)
 	}
+	return wrote
+}
+
+// held is the reconciler as finish's status change sees it: its Events
+// are held until the change is written (updateFor applies the change
+// again after a conflict, and a change that writes nothing, because
+// another writer recorded the outcome first, tells nothing).
+type held struct {
+	*Reconciler
+	events *[]func()
+}
+
+func (h held) event(cv *v1alpha1.ClusterVersion, typ, reason, action, note string) {
+	*h.events = append(*h.events, func() { h.Reconciler.event(cv, typ, reason, action, note) })
 }
 
 // storeError shows on the ClusterVersion why its run cannot start: the
@@ -570,7 +597,16 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			}
 		}
 	}
-	ru.updateFor(ctx, func(latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
+	var events []func()
+	wrote := ru.updateFor(ctx, func(latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
+		events = nil
+		if !openHistory(st) {
+			// Another writer (a replica without leader election, a run
+			// of this record resumed elsewhere) recorded how the upgrade
+			// ended: it is not recorded, nor announced, again.
+			return
+		}
+		r := held{r, &events}
 		st.Plan = summary(ru.p.plan, s, ru.p.target)
 		st.CurrentVersion = reachedBy(ru.p.plan, s)
 		switch {
@@ -578,8 +614,10 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			st.Phase = v1alpha1.PhaseIdle
 			setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+st.CurrentVersion)
 			msg := ""
-			if why == stopAbort { // it came during the last hop, which an abort lets finish
+			if why == stopAbort && setsBack(ru.from, string(latest.Spec.DesiredVersion)) { // it came during the last hop, which an abort lets finish
 				msg = abortedLate + ru.from + " came during the last hop, and an abort lets the hop in progress finish"
+			} else if why == stopAbort {
+				msg = redirectedLate(ru.to, latest.Spec.DesiredVersion)
 			}
 			endHistory(st, v1alpha1.HistoryCompleted, msg, now)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+st.CurrentVersion)
@@ -630,6 +668,12 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			st.Phase = v1alpha1.PhasePaused
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st, ru.to))
 			r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
+		case s.Phase == runner.Cancelled && why == stopAbort && !setsBack(ru.from, string(latest.Spec.DesiredVersion)):
+			st.Phase = v1alpha1.PhaseIdle
+			msg := redirected(st, ru.p.target, latest.Spec.DesiredVersion)
+			endHistory(st, v1alpha1.HistoryPartial, msg, now)
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeRedirected", msg)
+			r.event(cv, "Normal", "UpgradeRedirected", "Redirect", msg)
 		case s.Phase == runner.Cancelled && why == stopAbort:
 			st.Phase = v1alpha1.PhaseIdle
 			msg := fmt.Sprintf("aborted at %s: desiredVersion set back to %s; the system runs %s", st.Plan.Progress.Summary, ru.from, st.CurrentVersion)
@@ -658,11 +702,40 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			r.event(cv, "Warning", "UpgradeFailed", "Upgrade", note+"; "+next)
 		}
 	})
+	if wrote {
+		for _, tell := range events {
+			tell()
+		}
+	}
 }
 
 // abortedLate starts the history message of an upgrade that completed
 // although an abort was asked: it came during the last hop.
 const abortedLate = "completed: the abort to "
+
+// redirected says how an upgrade toward target ended that a new target,
+// desired, stopped once the hop in progress had finished (st is the
+// status that records the stop): where the system is, and that the
+// upgrade to desired goes on from there (or that it is there). Whether
+// that upgrade can start is decide's to say (a Failing condition when it
+// cannot).
+func redirected(st *v1alpha1.ClusterVersionStatus, target string, desired v1alpha1.Target) string {
+	msg := fmt.Sprintf("redirected at %s: desiredVersion changed from %s to %s; the upgrade to %s stopped once the hop in progress finished, and ", st.Plan.Progress.Summary, target, desired, target)
+	switch {
+	case st.Plan.Partial != nil: // paused partway through a hop before the new target came
+		return msg + "the upgrade to " + string(desired) + " goes on from there if its route finishes that hop: " + between(st.CurrentVersion, st.Plan.Partial)
+	case samePosition(st.CurrentVersion, string(desired)):
+		return msg + "the system runs " + st.CurrentVersion + ", the new target"
+	}
+	return msg + "the upgrade to " + string(desired) + " starts from " + st.CurrentVersion + ", which the system runs"
+}
+
+// redirectedLate is the history message of an upgrade to to that
+// completed although a new target, desired, was set: it came during the
+// last hop, which finishes as for an abort.
+func redirectedLate(to string, desired v1alpha1.Target) string {
+	return fmt.Sprintf("completed: desiredVersion changed to %s during the last hop, which finished; the upgrade to %s starts from %s", desired, desired, to)
+}
 
 // rollbackNext says what to do about a rollback that did not finish: a
 // retry retries the component rollbacks that failed; one that stopped

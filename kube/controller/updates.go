@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
@@ -13,8 +15,9 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-// Updates returns what status.availableUpdates and status.conditionalUpdates
-// say for a system at current on track with the accepted risks:
+// Updates returns the targets status.availableUpdates and
+// status.conditionalUpdates list (the status lists at most 100 of each)
+// for a system at current on track with the accepted risks:
 // available are path.Targets with those risks; conditional are the further
 // targets path.Targets gives when every risk of the catalog is accepted,
 // each with the risks of its route that are not accepted yet. Both are
@@ -28,7 +31,7 @@ func Updates(c *release.Catalog, track string, current release.Version, accepted
 	}
 	reach := map[string]bool{}
 	for _, t := range ts {
-		available = append(available, update(current, t))
+		available = append(available, update(t))
 		reach[t.Version.Canonical()] = true
 	}
 	all := allRisks(c, track)
@@ -43,7 +46,7 @@ func Updates(c *release.Catalog, track string, current release.Version, accepted
 		if reach[t.Version.Canonical()] {
 			continue
 		}
-		conditional = append(conditional, v1alpha1.ConditionalUpdate{Update: update(current, t), Risks: routeRisks(t.Route().Hops, accepted)})
+		conditional = append(conditional, v1alpha1.ConditionalUpdate{Update: update(t), Risks: routeRisks(t.Route().Hops, accepted)})
 	}
 	return available, conditional, nil
 }
@@ -69,18 +72,18 @@ type updatesKey struct {
 }
 
 type updatesAnswer struct {
-	key       updatesKey
-	available []v1alpha1.Update
-	cond      []v1alpha1.ConditionalUpdate
-	err       error
+	key    updatesKey
+	listed listed
+	err    error
 }
 
 // computeUpdates is updatesFor (a variable for the cache's test).
 var computeUpdates = updatesFor
 
-// get is updatesFor(c, &cv.Spec, current), from the cache when its inputs
-// did not change. The slices are the caller's.
-func (uc *updatesCache) get(cv *v1alpha1.ClusterVersion, c *release.Catalog, current position) ([]v1alpha1.Update, []v1alpha1.ConditionalUpdate, error) {
+// get is what the status lists of updatesFor(c, &cv.Spec, current)
+// (listUpdates), from the cache when its inputs did not change. The
+// slices are the caller's.
+func (uc *updatesCache) get(cv *v1alpha1.ClusterVersion, c *release.Catalog, current position) (listed, error) {
 	spec := &cv.Spec
 	k := updatesKey{cat: c, current: current.String(), track: spec.Track, channel: spec.Channel,
 		accept: strings.Join(spec.AcceptRisks, "\x00"), prereleases: spec.AllowPrereleases}
@@ -90,7 +93,10 @@ func (uc *updatesCache) get(cv *v1alpha1.ClusterVersion, c *release.Catalog, cur
 	uc.mu.Unlock()
 	if !ok || a.key != k {
 		a = updatesAnswer{key: k}
-		a.available, a.cond, a.err = computeUpdates(c, spec, current)
+		var av []v1alpha1.Update
+		var cu []v1alpha1.ConditionalUpdate
+		av, cu, a.err = computeUpdates(c, spec, current)
+		a.listed = listUpdates(av, cu)
 		uc.mu.Lock()
 		if uc.m == nil {
 			uc.m = map[types.NamespacedName]updatesAnswer{}
@@ -98,15 +104,101 @@ func (uc *updatesCache) get(cv *v1alpha1.ClusterVersion, c *release.Catalog, cur
 		uc.m[name] = a
 		uc.mu.Unlock()
 	}
-	var av []v1alpha1.Update
-	for i := range a.available {
-		av = append(av, *a.available[i].DeepCopy())
+	l := a.listed
+	l.available, l.conditional = nil, nil
+	for i := range a.listed.available {
+		l.available = append(l.available, *a.listed.available[i].DeepCopy())
 	}
-	var cu []v1alpha1.ConditionalUpdate
-	for i := range a.cond {
-		cu = append(cu, *a.cond[i].DeepCopy())
+	for i := range a.listed.conditional {
+		l.conditional = append(l.conditional, *a.listed.conditional[i].DeepCopy())
 	}
-	return av, cu, a.err
+	return l, a.err
+}
+
+// Limits of what the status lists of the reachable targets: on a chain
+// every later version is a target, and the status must stay small
+// whatever the catalog (the API server refuses an object over about
+// 1.5 MiB, and a status that cannot be written stops every upgrade).
+const (
+	// maxUpdatesListed is how many entries availableUpdates, and
+	// conditionalUpdates, list at most (keepUpdates).
+	maxUpdatesListed = 100
+	// maxRisksListed is how many risks a conditional update lists at
+	// most, riskMessageBytes how much of each risk's message.
+	maxRisksListed, riskMessageBytes = 10, 512
+)
+
+// listed is what a ClusterVersion's status shows of its updates, and how
+// many it leaves out.
+type listed struct {
+	available                      []v1alpha1.Update
+	conditional                    []v1alpha1.ConditionalUpdate
+	moreAvailable, moreConditional int
+}
+
+// setIn writes l into st.
+func (l listed) setIn(st *v1alpha1.ClusterVersionStatus) {
+	st.AvailableUpdates, st.AvailableUpdatesOmitted = l.available, l.moreAvailable
+	st.ConditionalUpdates, st.ConditionalUpdatesOmitted = l.conditional, l.moreConditional
+}
+
+// shownIn reports whether st shows l.
+func (l listed) shownIn(st *v1alpha1.ClusterVersionStatus) bool {
+	return equality.Semantic.DeepEqual(l.available, st.AvailableUpdates) && equality.Semantic.DeepEqual(l.conditional, st.ConditionalUpdates) &&
+		l.moreAvailable == st.AvailableUpdatesOmitted && l.moreConditional == st.ConditionalUpdatesOmitted
+}
+
+// listUpdates is what the status shows of av and cu (Updates' or
+// StateUpdates' answer): at most maxUpdatesListed of each (keepUpdates),
+// each conditional update with at most maxRisksListed risks, their
+// messages cut to riskMessageBytes. Its size does not grow with the
+// catalog, but for the spellings of versions and risk URLs.
+func listUpdates(av []v1alpha1.Update, cu []v1alpha1.ConditionalUpdate) listed {
+	var l listed
+	keep := keepUpdates(len(av), func(i int) int { return av[i].Hops })
+	for _, i := range keep {
+		l.available = append(l.available, av[i])
+	}
+	l.moreAvailable = len(av) - len(keep)
+	keep = keepUpdates(len(cu), func(i int) int { return cu[i].Hops })
+	for _, i := range keep {
+		u := cu[i]
+		u.Risks = slices.Clone(u.Risks[:min(len(u.Risks), maxRisksListed)])
+		u.RisksOmitted += len(cu[i].Risks) - len(u.Risks)
+		for j := range u.Risks {
+			u.Risks[j].Message = cutBytes(u.Risks[j].Message, riskMessageBytes)
+		}
+		l.conditional = append(l.conditional, u)
+	}
+	l.moreConditional = len(cu) - len(keep)
+	return l
+}
+
+// keepUpdates returns the indexes, ascending, of the entries of a list of
+// n updates sorted by version (by track, then version, across tracks)
+// that the status lists: all of them up to maxUpdatesListed, else the
+// last (the newest target) and those reached in the fewest hops, of equal
+// hops the later (hops(i) is entry i's hop count).
+func keepUpdates(n int, hops func(i int) int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	if n <= maxUpdatesListed {
+		return idx
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		switch {
+		case a == n-1:
+			return -1
+		case b == n-1:
+			return 1
+		}
+		return cmp.Or(cmp.Compare(hops(a), hops(b)), cmp.Compare(b, a))
+	})
+	idx = idx[:maxUpdatesListed]
+	slices.Sort(idx)
+	return idx
 }
 
 // updatesFor is what status.availableUpdates and conditionalUpdates say
@@ -188,8 +280,9 @@ func routeRisks(hops []path.Hop, accepted []string) []v1alpha1.ConditionalRisk {
 
 func stateUpdate(track string, v release.Version, r *path.Route) v1alpha1.Update {
 	u := v1alpha1.Update{Version: track + "=" + v.Original(), Hops: len(r.Hops)}
-	for _, st := range r.States() {
-		u.Route = append(u.Route, st.String())
+	if len(r.Hops) > 0 {
+		h := r.Hops[0]
+		u.Next = h.Track + " " + h.From.Original() + " -> " + h.To.Original()
 	}
 	return u
 }
@@ -219,12 +312,11 @@ func steer(spec *v1alpha1.ClusterVersionSpec) []path.Option {
 	return opts
 }
 
-func update(current release.Version, t path.Target) v1alpha1.Update {
-	u := v1alpha1.Update{Version: t.Version.Original(), Hops: t.Hops, Route: []string{current.Original()}}
-	for _, h := range t.Route().Hops {
-		u.Route = append(u.Route, h.To.Original())
-	}
-	return u
+// update is the status entry of t: its next hop, not its route (which
+// would be quadratic on a long chain: Next is linear over all targets).
+func update(t path.Target) v1alpha1.Update {
+	h := t.Next()
+	return v1alpha1.Update{Version: t.Version.Original(), Hops: t.Hops, Next: h.From.Original() + " -> " + h.To.Original()}
 }
 
 // allRisks returns the names of every risk the track's rules declare, sorted.

@@ -36,11 +36,11 @@ func TestUpdatesCache(t *testing.T) {
 	cv := &v1alpha1.ClusterVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cluster"}}
 	var uc updatesCache
 
-	av, _, err := uc.get(cv, cat, at("v26.06-rc.2"))
+	l, err := uc.get(cv, cat, at("v26.06-rc.2"))
 	require.NoError(t, err)
-	require.NotEmpty(t, av)
-	want := av[0].Version
-	av[0].Version = "changed by the caller"
+	require.NotEmpty(t, l.available)
+	want := l.available[0].Version
+	l.available[0].Version = "changed by the caller"
 	for _, step := range []struct {
 		what  string
 		do    func()
@@ -59,11 +59,11 @@ func TestUpdatesCache(t *testing.T) {
 		if step.calls >= 3 {
 			pos = "v26.06"
 		}
-		av, _, _ := uc.get(cv, cat, at(pos))
+		l, _ := uc.get(cv, cat, at(pos))
 		assert.Equal(t, step.calls, calls, step.what)
 		if step.calls == 1 {
-			require.NotEmpty(t, av)
-			assert.Equal(t, want, av[0].Version, "%s: the caller's change did not reach the cache", step.what)
+			require.NotEmpty(t, l.available)
+			assert.Equal(t, want, l.available[0].Version, "%s: the caller's change did not reach the cache", step.what)
 		}
 	}
 	// Another ClusterVersion has its own answer.

@@ -41,7 +41,8 @@ func TestUpdates(t *testing.T) {
 				for i, tg := range ts {
 					assert.Equal(t, tg.Version.Original(), av[i].Version)
 					assert.Equal(t, tg.Hops, av[i].Hops)
-					assert.Len(t, av[i].Route, tg.Hops+1, "route of %s is current then one version per hop", av[i].Version)
+					first := tg.Route().Hops[0]
+					assert.Equal(t, first.From.Original()+" -> "+first.To.Original(), av[i].Next, "next hop of %s", av[i].Version)
 				}
 			}
 			var gotAv []string
@@ -139,8 +140,8 @@ func TestStateUpdates(t *testing.T) {
 		r, err := path.ResolveState(cat, from, mustState(t, u.Version))
 		require.NoError(t, err, u.Version)
 		assert.Equal(t, len(r.Hops), u.Hops, u.Version)
-		require.Len(t, u.Route, u.Hops+1, "route of %s: the states before each hop and after the last", u.Version)
-		assert.Equal(t, from.String(), u.Route[0])
+		first := r.Hops[0]
+		assert.Equal(t, first.Track+" "+first.From.Original()+" -> "+first.To.Original(), u.Next, "next hop of %s: the first of its route, with its track", u.Version)
 	}
 	assert.Equal(t, []string{
 		"kubernetes=v1.32.1", "kubernetes=v1.33.0", "kubernetes=v1.33.1", "kubernetes=v1.34.0", "kubernetes=v1.34.1", "kubernetes=v1.35.0", "kubernetes=v1.35.1",

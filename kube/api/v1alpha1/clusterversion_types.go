@@ -235,15 +235,29 @@ type ClusterVersionStatus struct {
 	// +listType=atomic
 	History []UpdateHistory `json:"history,omitempty"`
 	// AvailableUpdates are the versions reachable from currentVersion with
-	// the accepted risks, ascending (path.Targets).
+	// the accepted risks, ascending (path.Targets), each with its hop
+	// count and next hop. At most 100 are listed, so that the status
+	// stays small whatever the catalog (on a chain every later version
+	// is a target): the newest, and those reached in the fewest hops
+	// (of equal hops, the newer). AvailableUpdatesOmitted counts the
+	// others; `hopdag targets` lists them all.
 	// +optional
 	// +listType=atomic
 	AvailableUpdates []Update `json:"availableUpdates,omitempty"`
+	// AvailableUpdatesOmitted is how many reachable versions
+	// AvailableUpdates leaves out.
+	// +optional
+	AvailableUpdatesOmitted int `json:"availableUpdatesOmitted,omitempty"`
 	// ConditionalUpdates are the versions reachable only by accepting
-	// more risks, ascending, each with the risks its route carries.
+	// more risks, ascending, each with the risks its route carries;
+	// listed as AvailableUpdates are, at most 100.
 	// +optional
 	// +listType=atomic
 	ConditionalUpdates []ConditionalUpdate `json:"conditionalUpdates,omitempty"`
+	// ConditionalUpdatesOmitted is how many versions behind risks
+	// ConditionalUpdates leaves out.
+	// +optional
+	ConditionalUpdatesOmitted int `json:"conditionalUpdatesOmitted,omitempty"`
 	// Plan is the upgrade in progress (or the one that waits to start
 	// while spec.paused is set), or the last one, in brief.
 	// +optional
@@ -268,23 +282,31 @@ type UpdateHistory struct {
 // Update is a version the system can upgrade to.
 type Update struct {
 	Version string `json:"version"`
-	Hops    int    `json:"hops"`
-	// Route is the versions passed through, from current to Version.
-	// +listType=atomic
-	Route []string `json:"route"`
+	// Hops is the number of hops of the route to Version.
+	Hops int `json:"hops"`
+	// Next is the route's first hop, the one the system takes now toward
+	// Version: "FROM -> TO", or "TRACK FROM -> TO" for a state across
+	// tracks, as `hopdag targets` prints it in its NEXT column (whole
+	// routes would make the status grow with the square of the versions).
+	Next string `json:"next"`
 }
 
 // ConditionalUpdate is a version reachable only by accepting Risks.
 type ConditionalUpdate struct {
 	Update `json:",inline"`
-	// Risks are the risks of the route not yet accepted, by name.
+	// Risks are the risks of the route not yet accepted, in route order;
+	// at most 10 are listed, RisksOmitted counts the others.
 	// +listType=atomic
 	Risks []ConditionalRisk `json:"risks"`
+	// RisksOmitted is how many further risks the route carries.
+	// +optional
+	RisksOmitted int `json:"risksOmitted,omitempty"`
 }
 
 // ConditionalRisk is one named risk of a conditional update.
 type ConditionalRisk struct {
 	Name string `json:"name"`
+	// Message is the risk's, cut to 512 bytes.
 	// +optional
 	Message string `json:"message,omitempty"`
 	// +optional
