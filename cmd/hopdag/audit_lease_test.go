@@ -5,10 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/state"
 )
 
 // failingCatalog writes a catalog from v1.0 to v2.0 of two exec
@@ -69,14 +70,14 @@ spec: {name: app, version: "2.0", type: exec, dependencies: [slow], command: {ar
 // spec.timeout stops, DEPENDENCY_FAILED on the skipped dependent; the
 // hop and the plan fail with the component's code.
 func TestAuditLeaseRefreshAndCodes(t *testing.T) {
-	const ttl = time.Second // the least --lease-ttl: refreshed every third
+	const ttl = state.MinTTL // the least --lease-ttl: refreshed every third
 	for _, tc := range []struct {
 		name, script, timeout string
 		code                  string
 		errText               string
 	}{
-		{"exit status", "sleep 3; echo broken >&2; exit 3", "", "COMPONENT_FAILED", "exit code 3"},
-		{"timeout", "sleep 30", "2500ms", "COMPONENT_TIMEOUT", "timed out after 2.5s"},
+		{"exit status", "sleep 11; echo broken >&2; exit 3", "", "COMPONENT_FAILED", "exit code 3"},
+		{"timeout", "sleep 60", "10500ms", "COMPONENT_TIMEOUT", "timed out after 10.5s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := t.TempDir()

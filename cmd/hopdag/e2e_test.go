@@ -78,7 +78,7 @@ func newUpgrade(t *testing.T) upgrade {
 
 // testLeaseTTL is the --lease-ttl of the tests' runs: a killed run's
 // lease blocks the next run until it expires, which the tests wait for.
-const testLeaseTTL = "3s"
+const testLeaseTTL = "5s" // state.MinTTL, the least --lease-ttl
 
 func (u upgrade) runArgs(extra ...string) []string {
 	return append([]string{"run", execCatalog, "--from", "v1.0", "--to", "v2.0", "--state", u.state,
@@ -628,6 +628,6 @@ func TestRunRefusesALiveHolder(t *testing.T) {
 	waitPhase(t, state2, runner.Running)
 	code, _, stderr = hopdagRun(t, "", "run", catalog, "--from", "v1.0", "--to", "v2.0", "--state", state2, "--lease-ttl", testLeaseTTL)
 	assert.Equal(t, 1, code, "stderr:\n%s", stderr)
-	assert.Regexp(t, `locked by \S+/`+strconv.Itoa(long.cmd.Process.Pid)+` \(run\) .*more than this hopdag waits for \(--lease-ttl 3s plus 300ms\); run again after `, stderr)
+	assert.Regexp(t, `locked by \S+/`+strconv.Itoa(long.cmd.Process.Pid)+` \(run\) .*more than this hopdag waits for \(--lease-ttl 5s plus 500ms\); run again after `, stderr)
 	assert.NotContains(t, stderr, "waiting until")
 }

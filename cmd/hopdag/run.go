@@ -461,8 +461,8 @@ func (c *cli) checkRunFlags() string {
 	if msg := checkUntil(*c.steps.until); msg != "" {
 		return msg
 	}
-	if *rf.leaseTTL < time.Second {
-		return fmt.Sprintf("--lease-ttl %s: want at least 1s (the lease is refreshed every third of it)", *rf.leaseTTL)
+	if state.CheckTTL(*rf.leaseTTL) != nil {
+		return fmt.Sprintf("--lease-ttl %s: want at least %s (the lease is refreshed every third of it; a shorter one is lost whenever a refresh is late on a busy machine)", *rf.leaseTTL, state.MinTTL)
 	}
 	if *c.simulate {
 		for name, set := range map[string]bool{"--apply-dir": *rf.applyDir != "", "--kubeconfig": *c.kf.kubeconfig != "", "--context": *c.kf.context != "", "--dry-run": *rf.dryRun, "--force-conflicts": *rf.forceConflicts} {
