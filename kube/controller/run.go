@@ -192,11 +192,16 @@ func (ru *run) execute(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}()
-	store, lock := r.stores(key)
-	lease, err := lock.Acquire(ctx, r.holder, r.ttl)
+	store, lock, err := r.stores(key)
+	doing := "opening the run's record"
+	var lease state.Lease
+	if err == nil {
+		doing = "locking the run's record"
+		lease, err = lock.Acquire(ctx, r.holder, r.ttl)
+	}
 	if err != nil {
 		r.logger.Warn("controller: store lock", "clusterversion", key, "error", err)
-		ru.storeError(ctx, "locking the run's record", err)
+		ru.storeError(ctx, doing, err)
 		select { // the wake re-queues; let the holder's lease run out first
 		case <-time.After(r.ttl / 3):
 		case <-ctx.Done():
@@ -816,7 +821,10 @@ func cmpStr(a, b string) string {
 // is in flight.
 func (r *Reconciler) abandon(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus, reason string) error {
 	key := keyOf(cv)
-	store, lock := r.stores(key)
+	store, lock, err := r.stores(key)
+	if err != nil {
+		return fmt.Errorf("controller: abandoning ClusterVersion %s: opening its run's record: %w", key, err)
+	}
 	lease, err := lock.Acquire(ctx, r.holder, r.ttl)
 	if err != nil {
 		return fmt.Errorf("controller: abandoning ClusterVersion %s: %w", key, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 
 // TestDemo runs the demo as the README gives it: an API server calling
 // the webhook this operator serves, the sample catalog, and an upgrade
-// v26.06-rc.2 -> v26.09 that completes.
+// v26.06-rc.2 -> v26.09 that completes; also for a ClusterVersion whose
+// name is too long for "hopdag-"+NAME to be a label value (it failed
+// StoreUnavailable, "must be no more than 63 bytes", and never upgraded).
 func TestDemo(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		msg := `no API server: set KUBEBUILDER_ASSETS (eval "$(tools/env.sh kube)")`
@@ -21,7 +24,11 @@ func TestDemo(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	require.NoError(t, run(ctx, "../../../testdata/catalog", true, false, "default", "", slog.New(slog.DiscardHandler)))
+	for _, name := range []string{"cluster", "cluster-" + strings.Repeat("x", 52)} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			require.NoError(t, run(ctx, "../../../testdata/catalog", true, false, "default", "", name, slog.New(slog.DiscardHandler)), "the demo upgrading ClusterVersion demo/%s", name)
+		})
+	}
 }

@@ -75,13 +75,15 @@ func main() {
 	ctrl.SetLogger(logr.FromSlogHandler(log.Handler()))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *catalogDir, *demo, *leaderElect, *leaderNS, *certDir, log); err != nil {
+	if err := run(ctx, *catalogDir, *demo, *leaderElect, *leaderNS, *certDir, "cluster", log); err != nil {
 		fmt.Fprintln(os.Stderr, "operator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS, certDir string, log *slog.Logger) error {
+// run runs the operator; with demo, its own API server and an upgrade of
+// the ClusterVersion demo/NAME (name).
+func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS, certDir, name string, log *slog.Logger) error {
 	cat, err := release.LoadDir(dir)
 	if err != nil {
 		return err
@@ -135,16 +137,16 @@ func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS, cert
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- mgr.Start(ctx) }()
-	if err := upgradeDemo(ctx, cfg, scheme, dir); err != nil {
+	if err := upgradeDemo(ctx, cfg, scheme, dir, name); err != nil {
 		return err
 	}
 	cancel()
 	return <-errc
 }
 
-// upgradeDemo applies the catalog and a ClusterVersion to namespace demo
-// and prints the ClusterVersion until the upgrade ends.
-func upgradeDemo(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, dir string) error {
+// upgradeDemo applies the catalog and the ClusterVersion name to
+// namespace demo and prints the ClusterVersion until the upgrade ends.
+func upgradeDemo(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, dir, name string) error {
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
@@ -168,7 +170,7 @@ func upgradeDemo(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, 
 		all = append(all, &objs.UpgradePaths[i])
 	}
 	all = append(all, &v1alpha1.ClusterVersion{
-		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       v1alpha1.ClusterVersionSpec{InstalledVersion: "v26.06-rc.2", DesiredVersion: "v26.09"},
 	})
 	for _, o := range all {
@@ -180,7 +182,7 @@ func upgradeDemo(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, 
 	last := ""
 	for {
 		var cv v1alpha1.ClusterVersion
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cluster"}, &cv); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cv); err != nil {
 			return err
 		}
 		line := fmt.Sprintf("desired %s  current %s  phase %s", cv.Spec.DesiredVersion, cv.Status.CurrentVersion, cv.Status.Phase)
