@@ -108,6 +108,22 @@
 //     the same upgrade started again would resume).
 //   - approvals approve the steps a run waits at (above).
 //
+// Deletion: the reconciler puts the finalizer hopdag.io/run-record
+// (Finalizer) on every ClusterVersion before it starts anything for it.
+// A ClusterVersion deleted while its run goes stops that run as an abort
+// does (the hop in progress finishes, nothing after it starts; a
+// ClusterVersionDeleted Event says so, an UpgradeStopped Event and the
+// history entry, Partial, say where it stopped), whether or not the
+// webhook runs. Once no run is in flight the run's record and lock are
+// removed (a state store that is a Remover, as kube/store's is; another
+// keeps them), and then the finalizer: the ClusterVersion goes. A
+// ClusterVersion created again under the name is a new one: it has no
+// record, no history and no status.plan, and plans from its
+// spec.installedVersion; a new upgrade never resumes a record that
+// completed. What the deleted one knew of a hop left partway is lost,
+// which is why the webhook refuses that deletion (see Validator); a
+// deletion mid-upgrade is recorded in a DeletedMidUpgrade Warning Event.
+//
 // The reconciler is level-based: what it does follows from the
 // ClusterVersion, the catalog and the stored run; the only state it keeps
 // between calls is the set of runs in flight in this process. Run it under
@@ -121,12 +137,13 @@
 // The operator's permissions are the RBAC markers below, generated into
 // kube/config/rbac/role.yaml (ClusterRole hopdag-operator;
 // TestGeneratedRoleSuffices runs an upgrade under nothing else): the
-// ClusterVersions and their status, the catalog objects (read), Leases (the
+// ClusterVersions (patch: the finalizer) and their status, the catalog objects (read), Leases (the
 // store's lock and leader election), ConfigMaps (the store's records) and
 // Events (events.k8s.io for the reconciler's, core for leader election's). The manifest runner applies what the catalog's manifests hold:
 // grant that too, as the catalog needs.
 //
-// +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions/finalizers,verbs=update
 // +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=hopdag.io,resources=releases;componentversions;upgradepaths,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete

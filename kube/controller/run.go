@@ -51,6 +51,9 @@ type run struct {
 	// paused: spec.paused was seen, which stops every hop at once (also
 	// after an abort).
 	paused bool
+	// deleted: the ClusterVersion is being deleted, which stops the run
+	// as an abort does (deleting).
+	deleted bool
 	// blocked counts the components waiting at the gate for the run's
 	// end.
 	blocked int
@@ -225,8 +228,12 @@ func (ru *run) execute(ctx context.Context) {
 		return
 	}
 	ru.storeError(kctx, "", nil)
-	if prev != nil && (!recordOf(prev, ru.from, ru.to) || prev.Phase == runner.Abandoned || prev.Phase == runner.RolledBack) {
-		prev = nil // another upgrade's record, or one that ended for good: this one starts afresh
+	if prev != nil && (!recordOf(prev, ru.from, ru.to) || prev.Phase == runner.Abandoned || prev.Phase == runner.RolledBack || ru.p.fresh && prev.Phase == runner.Succeeded) {
+		// Another upgrade's record, or one that ended for good (a new
+		// upgrade finds one that completed only when its ClusterVersion
+		// was deleted and created again and the store kept the record):
+		// this one starts afresh.
+		prev = nil
 	}
 	if prev != nil && !ru.p.fresh && !ru.p.retry && (prev.Phase == runner.Failed || prev.Phase == runner.RollbackFailed) {
 		// The record ended failed but the status does not say so yet:
@@ -547,6 +554,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 	r, cv := ru.r, ru.p.cv
 	ru.mu.Lock()
 	why, reason := ru.why, ru.reason
+	deleted := ru.deleted
 	ru.mu.Unlock()
 	if s == nil { // the plan was refused before it ran
 		now := metav1.Now()
@@ -583,7 +591,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			st.Phase = v1alpha1.PhaseIdle
 			setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+st.CurrentVersion)
 			msg := ""
-			if why == stopAbort { // it came during the last hop, which an abort lets finish
+			if why == stopAbort && !deleted { // it came during the last hop, which an abort lets finish
 				msg = abortedLate + ru.from + " came during the last hop, and an abort lets the hop in progress finish"
 			}
 			endHistory(st, v1alpha1.HistoryCompleted, msg, now)
@@ -635,6 +643,15 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			st.Phase = v1alpha1.PhasePaused
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st, ru.to))
 			r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
+		case s.Phase == runner.Cancelled && deleted:
+			st.Phase = v1alpha1.PhaseIdle
+			msg := fmt.Sprintf("stopped at %s: the ClusterVersion is being deleted; the system runs %s", st.Plan.Progress.Summary, st.CurrentVersion)
+			if ph := st.Plan.Partial; ph != nil { // paused partway through a hop before the deletion
+				msg = fmt.Sprintf("stopped at %s: the ClusterVersion is being deleted; %s", st.Plan.Progress.Summary, between(st.CurrentVersion, ph))
+			}
+			endHistory(st, v1alpha1.HistoryPartial, msg, now)
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Deleting", msg)
+			r.event(cv, "Normal", "UpgradeStopped", "Delete", msg)
 		case s.Phase == runner.Cancelled && why == stopAbort:
 			st.Phase = v1alpha1.PhaseIdle
 			msg := fmt.Sprintf("aborted at %s: desiredVersion set back to %s; the system runs %s", st.Plan.Progress.Summary, ru.from, st.CurrentVersion)
