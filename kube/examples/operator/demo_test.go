@@ -13,8 +13,8 @@ import (
 
 // TestDemo runs the demo as the README gives it: an API server calling
 // the webhook this operator serves, the sample catalog, and an upgrade
-// v26.06-rc.2 -> v26.09 that completes; also for a ClusterVersion whose
-// name is too long for "hopdag-"+NAME to be a label value (it failed
+// v26.06-rc.2 -> v26.09 that completes, of a ClusterVersion whose name is
+// too long for "hopdag-"+NAME to be a label value (it failed
 // StoreUnavailable, "must be no more than 63 bytes", and never upgraded).
 func TestDemo(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
@@ -24,11 +24,12 @@ func TestDemo(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	for _, name := range []string{"cluster", "cluster-" + strings.Repeat("x", 52)} {
-		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			require.NoError(t, run(ctx, "../../../testdata/catalog", true, false, "default", "", name, slog.New(slog.DiscardHandler)), "the demo upgrading ClusterVersion demo/%s", name)
-		})
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// One ClusterVersion: two would upgrade the same cluster, and the
+	// manifests of each refuse the other's objects. Its name is the
+	// README's "cluster" made too long for "hopdag-"+NAME to be a label
+	// value; the demo runs the same code for either.
+	names := []string{"cluster-" + strings.Repeat("x", 52)}
+	require.NoError(t, run(ctx, "../../../testdata/catalog", true, false, "default", "", names, slog.New(slog.DiscardHandler)), "the demo upgrading ClusterVersions %v", names)
 }
