@@ -105,7 +105,10 @@ func newKubeStore(cfg kubeConfig, namespace, name string) (*backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube://%s/%s: %w", namespace, name, err)
 	}
-	s := store.New(c, namespace, name)
+	s, err := store.New(c, namespace, name)
+	if err != nil {
+		return nil, fmt.Errorf("kube://%s/%s: %w", namespace, name, err)
+	}
 	absent := func(ctx context.Context) string {
 		var ns corev1.Namespace
 		if err := c.Get(ctx, client.ObjectKey{Name: namespace}, &ns); apierrors.IsNotFound(err) {

@@ -116,6 +116,22 @@
 //     the same upgrade started again would resume).
 //   - approvals approve the steps a run waits at (above).
 //
+// Deletion: the reconciler puts the finalizer hopdag.io/run-record
+// (Finalizer) on every ClusterVersion before it starts anything for it.
+// A ClusterVersion deleted while its run goes stops that run as an abort
+// does (the hop in progress finishes, nothing after it starts; a
+// ClusterVersionDeleted Event says so, an UpgradeStopped Event and the
+// history entry, Partial, say where it stopped), whether or not the
+// webhook runs. Once no run is in flight the run's record and lock are
+// removed (a state store that is a Remover, as kube/store's is; another
+// keeps them), and then the finalizer: the ClusterVersion goes. A
+// ClusterVersion created again under the name is a new one: it has no
+// record, no history and no status.plan, and plans from its
+// spec.installedVersion; a new upgrade never resumes a record that
+// completed. What the deleted one knew of a hop left partway is lost,
+// which is why the webhook refuses that deletion (see Validator); a
+// deletion mid-upgrade is recorded in a DeletedMidUpgrade Warning Event.
+//
 // The reconciler is level-based: what it does follows from the
 // ClusterVersion, the catalog and the stored run; the only state it keeps
 // between calls is the set of runs in flight in this process. Run it under
@@ -129,18 +145,20 @@
 // The operator's permissions are the RBAC markers below, generated into
 // kube/config/rbac/role.yaml (ClusterRole hopdag-operator;
 // TestGeneratedRoleSuffices runs an upgrade under nothing else): the
-// ClusterVersions and their status, the catalog objects (read), Leases (the
-// store's lock and leader election), ConfigMaps (the store's records and
-// kube/apply's inventories), Namespaces (create and patch: kube/apply
-// applies its inventory namespace) and Events (events.k8s.io for the
-// reconciler's, core for leader election's). The manifest runner applies
-// what the catalog's manifests hold: grant that too, as the catalog needs
-// (kube/apply's TestShippedRoleSuffices upgrades a manifest component
-// under the role alone). A prune of a Namespace lists what the Namespace
-// holds, every kind of it, and leaves a Namespace it may not list: grant
-// list on those kinds for such prunes to go through.
+// ClusterVersions (update and patch: the finalizer) and their status, the
+// catalog objects (read), Leases (the store's lock and leader election),
+// ConfigMaps (the store's records and kube/apply's inventories),
+// Namespaces (create and patch: kube/apply applies its inventory
+// namespace) and Events (events.k8s.io for the reconciler's, core for
+// leader election's). The manifest runner applies what the catalog's
+// manifests hold: grant that too, as the catalog needs (kube/apply's
+// TestShippedRoleSuffices upgrades a manifest component under the role
+// alone). A prune of a Namespace lists what the Namespace holds, every
+// kind of it, and leaves a Namespace it may not list: grant list on those
+// kinds for such prunes to go through.
 //
-// +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions/finalizers,verbs=update
 // +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=hopdag.io,resources=releases;componentversions;upgradepaths,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete

@@ -186,9 +186,9 @@ func TestRestartDoesNotRetry(t *testing.T) {
 	rn := runnertest.New().Script("etcd", runnertest.Script{FailAlways: true, Permanent: true})
 	mem := memStores()
 	stalled, release, once := make(chan struct{}), make(chan struct{}), &sync.Once{}
-	stalling := func(k types.NamespacedName) (state.Store, state.Lock) {
-		s, l := mem(k)
-		return stallingStore{Store: s, stalled: stalled, release: release, once: once}, l
+	stalling := func(k types.NamespacedName) (state.Store, state.Lock, error) {
+		s, l, err := mem(k)
+		return stallingStore{Store: s, stalled: stalled, release: release, once: once}, l, err
 	}
 	op := startOperator(t, opConfig{rn: rn, stores: stalling})
 	ctx := context.Background()

@@ -64,7 +64,7 @@ func TestFencedRunHandsOver(t *testing.T) {
 	mem := state.NewMemory()
 	fs := &fencingStore{Store: mem}
 	fs.n.Store(5)
-	stores := func(types.NamespacedName) (state.Store, state.Lock) { return fs, mem }
+	stores := func(types.NamespacedName) (state.Store, state.Lock, error) { return fs, mem, nil }
 	startOperator(t, opConfig{stores: stores})
 	ctx := context.Background()
 	cv := newCV(ns, "v26.06-rc.2", "v26.09")

@@ -129,7 +129,8 @@ func TestGateApproval(t *testing.T) {
 		return cv.Status.ObservedGeneration == cv.Generation
 	})
 	assert.Equal(t, v1alpha1.PhaseWaitingForApproval, got.Status.Phase)
-	store, _ := stores(key)
+	store, _, err := stores(key)
+	require.NoError(t, err)
 	rec, err := store.Load(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, rec)

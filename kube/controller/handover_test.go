@@ -121,7 +121,10 @@ func child() error {
 	if err != nil {
 		return err
 	}
-	st := store.New(direct, ns, "hopdag-cluster")
+	st, err := store.New(direct, ns, "hopdag-cluster")
+	if err != nil {
+		return err
+	}
 	logf, err := os.OpenFile(os.Getenv(envLog), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
@@ -175,7 +178,7 @@ func child() error {
 		}
 		return nil
 	})
-	r := controller.New(mgr.GetClient(), rn, func(types.NamespacedName) (state.Store, state.Lock) { return ls, lock },
+	r := controller.New(mgr.GetClient(), rn, func(types.NamespacedName) (state.Store, state.Lock, error) { return ls, lock, nil },
 		controller.WithExecutorOptions(checks()...), controller.WithManifests(os.DirFS(catalogDir)),
 		controller.WithLeaseTTL(2*time.Second), controller.WithStatusInterval(200*time.Millisecond))
 	if err := r.SetupWithManager(mgr); err != nil {
@@ -709,7 +712,7 @@ func killed(p *proc) bool {
 func durableSuccesses(t *testing.T, h *handover) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	s, err := store.New(newClient(t), h.ns, "hopdag-cluster").Load(context.Background())
+	s, err := newKubeStore(t, newClient(t), h.ns, "hopdag-cluster").Load(context.Background())
 	require.NoError(t, err)
 	if s == nil {
 		return out

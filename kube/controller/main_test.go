@@ -190,13 +190,13 @@ func checks() []runner.Option {
 func memStores() controller.StoreFunc {
 	var mu sync.Mutex
 	m := map[types.NamespacedName]*state.Memory{}
-	return func(k types.NamespacedName) (state.Store, state.Lock) {
+	return func(k types.NamespacedName) (state.Store, state.Lock, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if m[k] == nil {
 			m[k] = state.NewMemory()
 		}
-		return m[k], m[k]
+		return m[k], m[k], nil
 	}
 }
 

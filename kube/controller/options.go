@@ -12,8 +12,11 @@ import (
 )
 
 // StoreFunc gives the store and the lock of a ClusterVersion's runs. A
-// state.Memory is both; kube/store keeps them on the API server.
-type StoreFunc func(cv types.NamespacedName) (state.Store, state.Lock)
+// state.Memory is both; kube/store keeps them on the API server (its New
+// refuses a name that cannot name one: derive names from the
+// ClusterVersion's so that they always can). An error is shown on the
+// ClusterVersion (Failing, reason StoreUnavailable), and tried again.
+type StoreFunc func(cv types.NamespacedName) (state.Store, state.Lock, error)
 
 // Option configures a Reconciler.
 type Option func(*Reconciler)

@@ -61,9 +61,9 @@ func TestGeneratedRoleSuffices(t *testing.T) {
 	err = asClient.List(ctx, &corev1.SecretList{}, client.InNamespace(ns))
 	require.True(t, apierrors.IsForbidden(err), "the API server must enforce RBAC for this test to show anything: listing Secrets as the ServiceAccount gave %v", err)
 
-	stores := func(k types.NamespacedName) (state.Store, state.Lock) {
-		s := store.New(asClient, k.Namespace, "hopdag-"+k.Name)
-		return s, s
+	stores := func(k types.NamespacedName) (state.Store, state.Lock, error) {
+		s, err := store.New(asClient, k.Namespace, "hopdag-"+k.Name)
+		return s, s, err
 	}
 	startOperator(t, opConfig{cfg: as, stores: stores, leaderNS: ns})
 	cv := newCV(ns, "v26.06-rc.2", "v26.09")
@@ -81,7 +81,7 @@ func TestGeneratedRoleSuffices(t *testing.T) {
 		}
 		return false
 	}, 10*time.Second, 100*time.Millisecond, "the ServiceAccount's UpgradeCompleted Event")
-	rec, err := store.New(c, ns, "hopdag-cluster").Load(ctx)
+	rec, err := newKubeStore(t, c, ns, "hopdag-cluster").Load(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, rec, "the run's record in kube/store")
 	require.NoError(t, c.Delete(ctx, got))

@@ -203,10 +203,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) && ru == nil {
 			r.forgetRunner(req.NamespacedName)
 		}
+		if apierrors.IsNotFound(err) && ru != nil {
+			ru.deleting() // gone without the finalizer (removed by hand): stop all the same
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !cv.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.finalize(ctx, &cv, ru)
+	}
+	if err := r.addFinalizer(ctx, &cv); err != nil {
+		return ctrl.Result{}, err
 	}
 	if ru != nil {
 		// The run in flight acts on the spec at its next safe point; the

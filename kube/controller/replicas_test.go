@@ -34,9 +34,9 @@ func TestLeaderFailover(t *testing.T) {
 	applyCatalog(t, c, ns, catalogDir)
 	// The replicas share the run's record on the API server (kube/store).
 	sc := newClient(t)
-	stores := func(k types.NamespacedName) (state.Store, state.Lock) {
-		s := store.New(sc, k.Namespace, "hopdag-"+k.Name)
-		return s, s
+	stores := func(k types.NamespacedName) (state.Store, state.Lock, error) {
+		s, err := store.New(sc, k.Namespace, "hopdag-"+k.Name)
+		return s, s, err
 	}
 	a := startOperator(t, opConfig{stores: stores, leaderNS: ns, rn: slowRunner(t, 200*time.Millisecond)})
 	b := startOperator(t, opConfig{stores: stores, leaderNS: ns, rn: slowRunner(t, 200*time.Millisecond)})
@@ -108,8 +108,10 @@ func TestLargeHopCoalescesStatusWrites(t *testing.T) {
 	const interval = time.Second
 	// The run's record in kube/store, counted: its checkpoints must be
 	// journal commits (what changed), not whole-status saves.
-	counted := &countingStore{Store: store.New(newClient(t), ns, "big")}
-	stores := func(types.NamespacedName) (state.Store, state.Lock) { return counted, counted.Store.(*store.Store) }
+	counted := &countingStore{Store: newKubeStore(t, newClient(t), ns, "big")}
+	stores := func(types.NamespacedName) (state.Store, state.Lock, error) {
+		return counted, counted.Store.(*store.Store), nil
+	}
 	op := startOperator(t, opConfig{rn: runnertest.New(), stores: stores, opts: []controller.Option{controller.WithStatusInterval(interval)}})
 	start := time.Now()
 	cv := newCV(ns, "v1.0", "v2.0")

@@ -51,6 +51,9 @@ type run struct {
 	// paused: spec.paused was seen, which stops every hop at once (also
 	// after an abort).
 	paused bool
+	// deleted: the ClusterVersion is being deleted, which stops the run
+	// as an abort does (deleting).
+	deleted bool
 	// blocked counts the components waiting at the gate for the run's
 	// end.
 	blocked int
@@ -198,11 +201,16 @@ func (ru *run) execute(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}()
-	store, lock := r.stores(key)
-	lease, err := lock.Acquire(ctx, r.holder, r.ttl)
+	store, lock, err := r.stores(key)
+	doing := "opening the run's record"
+	var lease state.Lease
+	if err == nil {
+		doing = "locking the run's record"
+		lease, err = lock.Acquire(ctx, r.holder, r.ttl)
+	}
 	if err != nil {
 		r.logger.Warn("controller: store lock", "clusterversion", key, "error", err)
-		ru.storeError(ctx, "locking the run's record", err)
+		ru.storeError(ctx, doing, err)
 		select { // the wake re-queues; let the holder's lease run out first
 		case <-time.After(r.ttl / 3):
 		case <-ctx.Done():
@@ -226,8 +234,12 @@ func (ru *run) execute(ctx context.Context) {
 		return
 	}
 	ru.storeError(kctx, "", nil)
-	if prev != nil && (!recordOf(prev, ru.from, ru.to) || prev.Phase == runner.Abandoned || prev.Phase == runner.RolledBack) {
-		prev = nil // another upgrade's record, or one that ended for good: this one starts afresh
+	if prev != nil && (!recordOf(prev, ru.from, ru.to) || prev.Phase == runner.Abandoned || prev.Phase == runner.RolledBack || ru.p.fresh && prev.Phase == runner.Succeeded) {
+		// Another upgrade's record, or one that ended for good (a new
+		// upgrade finds one that completed only when its ClusterVersion
+		// was deleted and created again and the store kept the record):
+		// this one starts afresh.
+		prev = nil
 	}
 	if prev != nil && !ru.p.fresh && !ru.p.retry && (prev.Phase == runner.Failed || prev.Phase == runner.RollbackFailed) {
 		// The record ended failed but the status does not say so yet:
@@ -569,6 +581,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 	r, cv := ru.r, ru.p.cv
 	ru.mu.Lock()
 	why, reason := ru.why, ru.reason
+	deleted := ru.deleted
 	ru.mu.Unlock()
 	if s == nil { // the plan was refused before it ran
 		now := metav1.Now()
@@ -614,9 +627,9 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			st.Phase = v1alpha1.PhaseIdle
 			setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+st.CurrentVersion)
 			msg := ""
-			if why == stopAbort && setsBack(ru.from, string(latest.Spec.DesiredVersion)) { // it came during the last hop, which an abort lets finish
+			if why == stopAbort && !deleted && setsBack(ru.from, string(latest.Spec.DesiredVersion)) { // it came during the last hop, which an abort lets finish
 				msg = abortedLate + ru.from + " came during the last hop, and an abort lets the hop in progress finish"
-			} else if why == stopAbort {
+			} else if why == stopAbort && !deleted {
 				msg = redirectedLate(ru.to, latest.Spec.DesiredVersion)
 			}
 			endHistory(st, v1alpha1.HistoryCompleted, msg, now)
@@ -668,6 +681,15 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			st.Phase = v1alpha1.PhasePaused
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st, ru.to))
 			r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
+		case s.Phase == runner.Cancelled && deleted:
+			st.Phase = v1alpha1.PhaseIdle
+			msg := fmt.Sprintf("stopped at %s: the ClusterVersion is being deleted; the system runs %s", st.Plan.Progress.Summary, st.CurrentVersion)
+			if ph := st.Plan.Partial; ph != nil { // paused partway through a hop before the deletion
+				msg = fmt.Sprintf("stopped at %s: the ClusterVersion is being deleted; %s", st.Plan.Progress.Summary, between(st.CurrentVersion, ph))
+			}
+			endHistory(st, v1alpha1.HistoryPartial, msg, now)
+			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Deleting", msg)
+			r.event(cv, "Normal", "UpgradeStopped", "Delete", msg)
 		case s.Phase == runner.Cancelled && why == stopAbort && !setsBack(ru.from, string(latest.Spec.DesiredVersion)):
 			st.Phase = v1alpha1.PhaseIdle
 			msg := redirected(st, ru.p.target, latest.Spec.DesiredVersion)
@@ -889,7 +911,10 @@ func cmpStr(a, b string) string {
 // is in flight.
 func (r *Reconciler) abandon(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus, reason string) error {
 	key := keyOf(cv)
-	store, lock := r.stores(key)
+	store, lock, err := r.stores(key)
+	if err != nil {
+		return fmt.Errorf("controller: abandoning ClusterVersion %s: opening its run's record: %w", key, err)
+	}
 	lease, err := lock.Acquire(ctx, r.holder, r.ttl)
 	if err != nil {
 		return fmt.Errorf("controller: abandoning ClusterVersion %s: %w", key, err)

@@ -45,8 +45,8 @@ func TestStoreFailureIsVisible(t *testing.T) {
 	var refuse atomic.Bool
 	refuse.Store(true)
 	mem := state.NewMemory()
-	stores := func(types.NamespacedName) (state.Store, state.Lock) {
-		return mem, refusingLock{Lock: mem, refuse: &refuse}
+	stores := func(types.NamespacedName) (state.Store, state.Lock, error) {
+		return mem, refusingLock{Lock: mem, refuse: &refuse}, nil
 	}
 	startOperator(t, opConfig{stores: stores, opts: []controller.Option{controller.WithLeaseTTL(3 * time.Second)}})
 	ctx := context.Background()

@@ -32,8 +32,16 @@ import (
 //     desiredVersion may change only back to the version the upgrade
 //     started from (the abort), which is allowed even when a hop has
 //     completed and going back is a downgrade from currentVersion;
-//   - a ClusterVersion cannot be deleted while an upgrade is in progress,
-//     paused or waiting for approval.
+//   - a ClusterVersion cannot be deleted while its upgrade is in
+//     progress, paused or waiting for approval, failed after a component
+//     moved, or left a hop partway (status.plan.partial): its status is
+//     the only record of where the components are (CheckDelete). Abandon
+//     the upgrade first, or annotate the ClusterVersion
+//     hopdag.io/allow-delete=<reason> (AllowDelete), which the reconciler
+//     records;
+//   - every update that changes desiredVersion, with spec.abandon too,
+//     and every update that clears spec.abandon, checks that the target
+//     is reachable (but the abort).
 //
 // The catalog is built again only when one of its objects changed
 // (catalog.Cache): on a catalog of thousands of objects the strict load
@@ -66,25 +74,33 @@ func (v *Validator) ValidateCreate(ctx context.Context, cv *v1alpha1.ClusterVers
 }
 
 // ValidateUpdate refuses a change of desiredVersion mid-hop (but the
-// abort) and an unreachable desiredVersion.
+// abort) and an unreachable desiredVersion: on every update that changes
+// it (an abandon set with it too), and on the one that clears
+// spec.abandon, which starts the upgrade to it.
 func (v *Validator) ValidateUpdate(ctx context.Context, old, cv *v1alpha1.ClusterVersion) (admission.Warnings, error) {
-	if samePosition(string(old.Spec.DesiredVersion), string(cv.Spec.DesiredVersion)) {
+	changed := !samePosition(string(old.Spec.DesiredVersion), string(cv.Spec.DesiredVersion))
+	cleared := old.Spec.Abandon != nil && cv.Spec.Abandon == nil
+	if !changed && !cleared {
 		return nil, nil
 	}
-	if err := CheckUpdate(old, cv); err != nil {
-		return nil, err
-	}
-	if old.Status.Phase == v1alpha1.PhaseUpgrading {
-		return nil, nil // the abort
-	}
-	if ps := old.Status.Plan; ps != nil && stopped(old.Status.Phase) && setsBack(ps.From, string(cv.Spec.DesiredVersion)) {
-		// The abort of an upgrade that waits at a gate, is paused or
-		// failed: once a hop has completed, going back to where it
-		// started is a downgrade from status.currentVersion, which the
-		// reconciler then explains instead of running.
-		return nil, nil
+	if changed {
+		if err := CheckUpdate(old, cv); err != nil {
+			return nil, err
+		}
+		if ps := old.Status.Plan; ps != nil && (old.Status.Phase == v1alpha1.PhaseUpgrading || stopped(old.Status.Phase)) && setsBack(ps.From, string(cv.Spec.DesiredVersion)) {
+			// The abort: once a hop has completed, going back to where
+			// the upgrade started is a downgrade from
+			// status.currentVersion, which the reconciler then explains
+			// instead of running.
+			return nil, nil
+		}
 	}
 	from := cmpOr(v1alpha1.Target(old.Status.CurrentVersion), old.Spec.InstalledVersion, old.Spec.DesiredVersion)
+	if fv, err := parsePosition(string(from)); !changed && err == nil {
+		if to, err := parsePosition(string(cv.Spec.DesiredVersion)); err == nil && fv.satisfies(to) {
+			return nil, nil // clearing spec.abandon starts nothing
+		}
+	}
 	return nil, v.reachable(ctx, cv, string(from))
 }
 
@@ -115,47 +131,88 @@ func CheckUpdate(old, cv *v1alpha1.ClusterVersion) error {
 	if ps == nil || samePosition(string(old.Spec.DesiredVersion), string(cv.Spec.DesiredVersion)) || cv.Spec.Abandon != nil {
 		return nil
 	}
-	switch old.Status.Phase {
-	case v1alpha1.PhaseUpgrading:
-	case v1alpha1.PhasePaused, v1alpha1.PhaseWaitingForApproval, v1alpha1.PhaseFailed:
-		if ps.Progress.Done == 0 {
-			return nil
-		}
-	default:
-		return nil
+	where, next, ok := started(old)
+	if !ok || setsBack(ps.From, string(cv.Spec.DesiredVersion)) {
+		return nil // not started, or the abort
 	}
-	from := ps.From
-	if setsBack(from, string(cv.Spec.DesiredVersion)) {
-		return nil
+	msg := fmt.Sprintf("%s: desiredVersion may only be set back to %s, which aborts the upgrade at the next safe point; %s and then set a new target", where, ps.From, next)
+	if old.Status.Phase == v1alpha1.PhaseUpgrading {
+		msg += " (pausing does not allow one: the hop's components have moved)"
 	}
-	state, next := "is in progress", "wait for the upgrade to end, or abandon it (spec.abandon) and then set a new target (pausing does not allow one: the hop's components have moved)"
-	switch old.Status.Phase {
-	case v1alpha1.PhasePaused:
-		state, next = "is paused", "resume it (spec.paused: false), or abandon it (spec.abandon) and then set a new target"
-	case v1alpha1.PhaseWaitingForApproval:
-		state, next = "waits for approval", "approve it (spec.approvals, see status.plan.waiting), or abandon it (spec.abandon) and then set a new target"
-	case v1alpha1.PhaseFailed:
-		state, next = "failed", "fix the failure and increment spec.retry to retry it, or abandon it (spec.abandon) and then set a new target"
-	}
-	return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Forbidden(field.NewPath("spec", "desiredVersion"),
-		fmt.Sprintf("hop %s of the upgrade %s -> %s %s (%s done): desiredVersion may only be set back to %s, which aborts the upgrade at the next safe point; %s",
-			ps.Hop, from, ps.To, state, ps.Progress.Summary, from, next))})
+	return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Forbidden(field.NewPath("spec", "desiredVersion"), msg)})
 }
 
-// CheckDelete refuses deleting a ClusterVersion whose upgrade is in
-// progress, paused or waiting for approval.
-func CheckDelete(cv *v1alpha1.ClusterVersion) error {
+// started reports whether cv's upgrade has started and not ended:
+// Upgrading, or Paused, WaitingForApproval or Failed once a component is
+// done. where says so, next what the user may do; CheckUpdate and
+// CheckDelete refuse with them.
+func started(cv *v1alpha1.ClusterVersion) (where, next string, ok bool) {
+	ps := cv.Status.Plan
+	if ps == nil {
+		return "", "", false
+	}
 	state := ""
 	switch cv.Status.Phase {
-	case v1alpha1.PhaseUpgrading, v1alpha1.PhasePaused:
-		state = strings.ToLower(string(cv.Status.Phase))
+	case v1alpha1.PhaseUpgrading:
+		state, next = "is in progress", "wait for the upgrade to end, or abandon it (spec.abandon)"
+	case v1alpha1.PhasePaused:
+		state, next = "is paused", "resume it (spec.paused: false), or abandon it (spec.abandon)"
 	case v1alpha1.PhaseWaitingForApproval:
-		state = "waiting for approval"
-	default:
+		state, next = "waits for approval", "approve it (spec.approvals, see status.plan.waiting), or abandon it (spec.abandon)"
+	case v1alpha1.PhaseFailed:
+		state, next = "failed", "fix the failure and increment spec.retry to retry it, or abandon it (spec.abandon)"
+	}
+	if state == "" || ps.Progress.Done == 0 && cv.Status.Phase != v1alpha1.PhaseUpgrading {
+		return "", "", false
+	}
+	return fmt.Sprintf("hop %s of the upgrade %s -> %s %s (%s done)", ps.Hop, ps.From, ps.To, state, ps.Progress.Summary), next, true
+}
+
+// midUpgrade reports whether cv's status is the only record of where the
+// components of its upgrade are: the upgrade started (started), or, in
+// any phase but Abandoned, a hop was left partway (status.plan.partial).
+func midUpgrade(cv *v1alpha1.ClusterVersion) (where, next string, ok bool) {
+	if where, next, ok := started(cv); ok {
+		return where, next, ok
+	}
+	if ps := cv.Status.Plan; ps != nil && ps.Partial != nil && cv.Status.Phase != v1alpha1.PhaseAbandoned {
+		return between(cv.Status.CurrentVersion, ps.Partial), finishHop(ps.Partial), true
+	}
+	return "", "", false
+}
+
+// AllowDelete is the annotation that lets a ClusterVersion be deleted
+// mid-upgrade (see CheckDelete); its value says why. The reconciler
+// records the deletion and the reason in a DeletedMidUpgrade Warning
+// Event.
+const AllowDelete = "hopdag.io/allow-delete"
+
+// CheckDelete refuses deleting a ClusterVersion mid-upgrade, as
+// CheckUpdate refuses it a new target (and whatever the phase while an
+// upgrade runs, is paused or waits for approval): its status is the only
+// record of where the components of its upgrade are, and a ClusterVersion
+// created again under its name would start from spec.installedVersion.
+// An upgrade abandoned (spec.abandon: the status records it) may be
+// deleted, and so may any ClusterVersion annotated AllowDelete with a
+// reason.
+func CheckDelete(cv *v1alpha1.ClusterVersion) error {
+	if cv.Annotations[AllowDelete] != "" {
 		return nil
 	}
+	where, next, ok := midUpgrade(cv)
+	if !ok {
+		switch cv.Status.Phase {
+		case v1alpha1.PhaseUpgrading, v1alpha1.PhasePaused, v1alpha1.PhaseWaitingForApproval:
+			where = fmt.Sprintf("the upgrade to %s %s", cv.Status.DesiredVersion, map[v1alpha1.Phase]string{
+				v1alpha1.PhaseUpgrading: "is in progress", v1alpha1.PhasePaused: "is paused", v1alpha1.PhaseWaitingForApproval: "waits for approval"}[cv.Status.Phase])
+			next = "set desiredVersion back to " + planFrom(cv) + " to abort it, or abandon it (spec.abandon)"
+		default:
+			return nil
+		}
+	}
 	return apierrors.NewForbidden(v1alpha1.GroupVersion.WithResource("clusterversions").GroupResource(), cv.Name,
-		fmt.Errorf("the upgrade to %s is %s: set desiredVersion back to %s to abort it, or abandon it (spec.abandon), then delete", cv.Status.DesiredVersion, state, planFrom(cv)))
+		fmt.Errorf("%s: deleting ClusterVersion %s/%s would lose that record, and one created again would plan from spec.installedVersion; %s and then delete it, or annotate it %s=<reason> to delete it all the same",
+			where, cv.Namespace, cv.Name, next, AllowDelete))
 }
 
 func planFrom(cv *v1alpha1.ClusterVersion) string {

@@ -128,19 +128,30 @@ func TestCheckUpdateAndDelete(t *testing.T) {
 	err = controller.CheckDelete(upgrading)
 	require.Error(t, err)
 	assert.True(t, apierrors.IsForbidden(err))
-	assert.Contains(t, err.Error(), "the upgrade to v26.09 is upgrading: set desiredVersion back to v26.06-rc.2 to abort it")
+	assert.Contains(t, err.Error(), "hop v26.06-rc.3 -> v26.06 of the upgrade v26.06-rc.2 -> v26.09 is in progress (14/33 done): deleting ClusterVersion")
 	assert.NoError(t, controller.CheckDelete(idle))
 	waiting := upgrading.DeepCopy()
 	waiting.Status.Phase = v1alpha1.PhaseWaitingForApproval
 	err = controller.CheckDelete(waiting)
 	require.Error(t, err, "deleting an upgrade waiting for approval")
 	assert.True(t, apierrors.IsForbidden(err))
-	assert.Contains(t, err.Error(), "the upgrade to v26.09 is waiting for approval: set desiredVersion back to v26.06-rc.2 to abort it")
+	assert.Contains(t, err.Error(), "waits for approval (14/33 done): deleting ClusterVersion")
+	notStarted := waiting.DeepCopy()
+	notStarted.Status.Plan.Progress.Done = 0
+	err = controller.CheckDelete(notStarted)
+	require.Error(t, err, "deleting an upgrade waiting for approval before its first component")
+	assert.Contains(t, err.Error(), "the upgrade to v26.09 waits for approval: deleting ClusterVersion")
+	assert.Contains(t, err.Error(), "set desiredVersion back to v26.06-rc.2 to abort it, or abandon it (spec.abandon) and then delete it")
 	// An upgrade that ended may be deleted; one rolled back or abandoned
-	// may change target (a rollback leaves the system at a release).
+	// may change target (a rollback leaves the system at a release). A
+	// failed one may be deleted once nothing of it had run.
 	for _, phase := range []v1alpha1.Phase{v1alpha1.PhaseRolledBack, v1alpha1.PhaseAbandoned, v1alpha1.PhaseFailed} {
 		ended := upgrading.DeepCopy()
 		ended.Status.Phase = phase
+		if phase == v1alpha1.PhaseFailed {
+			assert.Error(t, controller.CheckDelete(ended), "CheckDelete while %s with components done", phase)
+			ended.Status.Plan.Progress.Done = 0
+		}
 		assert.NoError(t, controller.CheckDelete(ended), "CheckDelete while %s", phase)
 		if phase != v1alpha1.PhaseFailed {
 			assert.NoError(t, controller.CheckUpdate(ended, to("v26.06.1")), "CheckUpdate while %s", phase)

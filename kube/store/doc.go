@@ -82,6 +82,18 @@
 // not. Delete them only when no coordinator runs on the store (hopdag
 // status --state kube://NS/N says whether one does).
 //
+// Remove deletes the whole store (records, head, Lease) under the
+// current lease: kube/controller removes a deleted ClusterVersion's store
+// so that stores do not pile up and one created again under the name
+// starts with none.
+//
+// An acquisition is two writes: when the fence raise fails after the
+// Lease was taken, Acquire frees the Lease again (keeping its token), so
+// that it is not held by nobody until it expires; if that fails too, the
+// same holder's next Acquire takes the Lease back (its token is above the
+// head's fence: the acquisition never finished), and others wait for its
+// expiry.
+//
 // Damage: an annotation of the store's that does not parse (a fence or a
 // token that is not a number, an id that is not hex, a journal reference
 // that is not SEQ-ID) and a record whose bytes do not check out (its

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -65,12 +66,12 @@ func (s *Store) acquire(ctx context.Context, holder string, ttl time.Duration, s
 	if err != nil {
 		return state.Lease{}, err
 	}
-	if l != nil && s.taken(l) {
-		return state.Lease{}, &state.LockedError{Holder: holderOf(l), Token: num(&l.ObjectMeta, annToken), Expires: expiry(l)}
-	}
 	head, err := s.head(ctx)
 	if err != nil {
 		return state.Lease{}, err
+	}
+	if l != nil && s.taken(l) && !unfinished(l, head, holder) {
+		return state.Lease{}, &state.LockedError{Holder: holderOf(l), Token: num(&l.ObjectMeta, annToken), Expires: expiry(l)}
 	}
 	token := uint64(0)
 	if head != nil {
@@ -113,10 +114,49 @@ func (s *Store) acquire(ctx context.Context, holder string, ttl time.Duration, s
 		return state.Lease{}, errorf("acquire Lease %s/%s: %w", s.namespace, s.name, err)
 	}
 	if err := s.raiseFence(ctx, token, secs); err != nil {
-		return state.Lease{}, err
+		if errors.Is(err, errSuperseded) {
+			return state.Lease{}, s.lockedOrChanged(ctx)
+		}
+		return state.Lease{}, s.unacquire(ctx, l, err)
 	}
 	return state.Lease{Holder: holder, Token: token, TTL: ttl, Expires: start.Add(time.Duration(secs) * time.Second)}, nil
 }
+
+// unfinished reports whether l, which head's fence is below, is holder's
+// own Lease from an acquisition that did not finish: its fence raise
+// failed, and so did freeing the Lease (unacquire). The holder takes it
+// again rather than be locked out by itself until it expires. (Another
+// Acquire of that holder name still between its two writes is
+// superseded: its fence raise finds a greater token and it is refused.)
+func unfinished(l *coordinationv1.Lease, head *corev1.ConfigMap, holder string) bool {
+	fence := uint64(0)
+	if head != nil {
+		fence = num(head, annFence)
+	}
+	return holderOf(l) == holder && num(&l.ObjectMeta, annToken) > fence
+}
+
+// unacquire frees l, the Lease as acquire wrote it, after the head's
+// fence could not be raised (err): the acquisition failed, and the Lease
+// must not stay held by nobody until it expires. Its token stays, as a
+// Release leaves it, so the next one is greater. The write is
+// conditioned on l's resourceVersion: a Lease changed since is left as
+// it is. When it fails too, the holder's next Acquire takes the Lease
+// back (unfinished); other holders wait for its expiry.
+func (s *Store) unacquire(ctx context.Context, l *coordinationv1.Lease, err error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	holder := holderOf(l)
+	l.Spec.HolderIdentity = nil
+	if uerr := s.c.Update(ctx, l); uerr != nil {
+		return fmt.Errorf("%w; freeing %s again failed too (%v): it stays held by %s until it expires or %s acquires it again", err, s.path("Lease", s.name), uerr, holder, holder)
+	}
+	return err
+}
+
+// errSuperseded is a fence raise that found a greater token than its
+// own: another acquisition took the Lease since this one wrote it.
+var errSuperseded = errors.New("store: another acquisition raised the fence above this one's token")
 
 // unknownHolder is the holder of a Lease an Acquire put back, taking the
 // lease as held, when it found none and a token had been issued.
@@ -152,7 +192,8 @@ func ptrOr(p *int32) int32 {
 }
 
 // raiseFence sets the head's fence to token, and its lease seconds to
-// secs (the new lease's duration), unless the fence is higher already.
+// secs (the new lease's duration). A fence higher already is another
+// acquisition's since this one wrote the Lease: errSuperseded.
 func (s *Store) raiseFence(ctx context.Context, token uint64, secs int32) error {
 	var uid types.UID
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -170,8 +211,10 @@ func (s *Store) raiseFence(ctx context.Context, token uint64, secs int32) error 
 			return err
 		}
 		uid = head.UID
-		if num(head, annFence) >= token {
-			return nil
+		if f := num(head, annFence); f > token {
+			return errSuperseded
+		} else if f == token {
+			return nil // an earlier try of this write landed
 		}
 		head.Annotations[annFence] = strconv.FormatUint(token, 10)
 		head.Annotations[annLeaseSeconds] = strconv.Itoa(int(secs))

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/hopdag/hopdag/kube/store"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
@@ -45,7 +44,7 @@ func TestLeaseDeleted(t *testing.T) {
 			c := newClient(t)
 			ns := newNamespace(t, c)
 			ctx := context.Background()
-			a, b := store.New(newClient(t), ns, "run"), store.New(newClient(t), ns, "run")
+			a, b := newStore(t, newClient(t), ns, "run"), newStore(t, newClient(t), ns, "run")
 			old, err := a.Acquire(ctx, "old", ttl)
 			require.NoError(t, err)
 			s := statetest.Big(4)
@@ -126,7 +125,7 @@ func TestLeaseDeletedNoRecord(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	ctx := context.Background()
-	a := store.New(newClient(t), ns, "run")
+	a := newStore(t, newClient(t), ns, "run")
 	la, err := a.Acquire(ctx, "a", time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "run"}}))
@@ -134,7 +133,7 @@ func TestLeaseDeletedNoRecord(t *testing.T) {
 	require.NoError(t, err, "Refresh with the Lease deleted")
 	require.NoError(t, c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "run"}}))
 	require.NoError(t, a.Release(ctx, la), "Release with the Lease deleted")
-	lb, err := store.New(newClient(t), ns, "run").Acquire(ctx, "b", time.Minute)
+	lb, err := newStore(t, newClient(t), ns, "run").Acquire(ctx, "b", time.Minute)
 	require.NoError(t, err, "Acquire after the release")
 	assert.Greater(t, lb.Token, la.Token)
 }
@@ -163,7 +162,7 @@ func TestLeaseDeletedShorterTTL(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	ctx := context.Background()
-	a, b := store.New(newClient(t), ns, "run"), store.New(newClient(t), ns, "run")
+	a, b := newStore(t, newClient(t), ns, "run"), newStore(t, newClient(t), ns, "run")
 	la, err := a.Acquire(ctx, "a", 2*time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, a.Commit(ctx, la.Token, statetest.Big(4), nil))
@@ -196,10 +195,10 @@ func TestLeaseDeletedRefreshRacesPutBack(t *testing.T) {
 			c := newClient(t)
 			ns := newNamespace(t, c)
 			ctx := context.Background()
-			b := store.New(newClient(t), ns, "run")
+			b := newStore(t, newClient(t), ns, "run")
 			var armed atomic.Bool
 			armed.Store(true)
-			a := store.New(leaseCreateHook{Client: newClient(t), done: &armed, hook: func() {
+			a := newStore(t, leaseCreateHook{Client: newClient(t), done: &armed, hook: func() {
 				_, err := b.Acquire(ctx, "b", time.Minute)
 				assert.ErrorIs(t, err, state.ErrLocked, "Acquire with the Lease deleted")
 			}}, ns, "run")
@@ -233,12 +232,12 @@ func TestLeaseDeletedPutBackRacesRelease(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	ctx := context.Background()
-	a := store.New(newClient(t), ns, "run")
+	a := newStore(t, newClient(t), ns, "run")
 	la, err := a.Acquire(ctx, "a", time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "run"}}))
 	var armed atomic.Bool
-	b := store.New(leaseCreateHook{Client: newClient(t), done: &armed, hook: func() {
+	b := newStore(t, leaseCreateHook{Client: newClient(t), done: &armed, hook: func() {
 		assert.NoError(t, a.Release(ctx, la), "Release with the Lease deleted")
 	}}, ns, "run")
 	lb, err := b.Acquire(ctx, "b", time.Minute)

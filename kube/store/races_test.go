@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/hopdag/hopdag/kube/store"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
@@ -35,7 +34,7 @@ func TestTokenAcquiredOnAnotherHandle(t *testing.T) {
 	needAPIServer(t)
 	ns := newNamespace(t, newClient(t))
 	ctx := context.Background()
-	a, b := store.New(newClient(t), ns, "run"), store.New(newClient(t), ns, "run")
+	a, b := newStore(t, newClient(t), ns, "run"), newStore(t, newClient(t), ns, "run")
 	la, err := a.Acquire(ctx, "p", time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, a.Save(ctx, la.Token, statetest.Sample(1)))
@@ -74,7 +73,7 @@ func TestConflictAfterApplyKeepsTheWrite(t *testing.T) {
 	ns := newNamespace(t, newClient(t))
 	ctx := context.Background()
 	var armed atomic.Bool
-	s := store.New(conflictAfterApply{Client: newClient(t), head: "run", armed: &armed}, ns, "run")
+	s := newStore(t, conflictAfterApply{Client: newClient(t), head: "run", armed: &armed}, ns, "run")
 	l, err := s.Acquire(ctx, "p", time.Minute)
 	require.NoError(t, err)
 	st := statetest.Big(20)
@@ -88,7 +87,7 @@ func TestConflictAfterApplyKeepsTheWrite(t *testing.T) {
 			require.NoError(t, s.Commit(ctx, l.Token, st, []runner.Ref{{Hop: 0, Component: 0}}), "commit")
 		}
 		require.False(t, armed.Load(), "the fault was injected")
-		got, err := store.New(newClient(t), ns, "run").Load(ctx)
+		got, err := newStore(t, newClient(t), ns, "run").Load(ctx)
 		require.NoError(t, err, "snapshot %v", all)
 		assert.Equal(t, st, got, "snapshot %v", all)
 	}
@@ -101,7 +100,7 @@ func TestHeadWithoutLabel(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	ctx := context.Background()
-	s := store.New(newClient(t), ns, "run")
+	s := newStore(t, newClient(t), ns, "run")
 	l, err := s.Acquire(ctx, "p", time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, s.Save(ctx, l.Token, statetest.Sample(1)))
@@ -109,7 +108,7 @@ func TestHeadWithoutLabel(t *testing.T) {
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "run"}, &head))
 	delete(head.Labels, "hopdag.io/store")
 	require.NoError(t, c.Update(ctx, &head))
-	_, err = store.New(newClient(t), ns, "run").Load(ctx)
+	_, err = newStore(t, newClient(t), ns, "run").Load(ctx)
 	var ce *state.CorruptError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "ConfigMap "+ns+"/run label hopdag.io/store", ce.Path)
@@ -123,7 +122,7 @@ func TestSnapshotKeepsForeignObjects(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	ctx := context.Background()
-	s := store.New(newClient(t), ns, "run")
+	s := newStore(t, newClient(t), ns, "run")
 	l, err := s.Acquire(ctx, "p", time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, s.Save(ctx, l.Token, statetest.Sample(1)))
@@ -141,7 +140,7 @@ func TestAcquireWaitsForSkewAllowance(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	ctx := context.Background()
-	s := store.New(newClient(t), ns, "run")
+	s := newStore(t, newClient(t), ns, "run")
 	l, err := s.Acquire(ctx, "a", 20*time.Second)
 	require.NoError(t, err)
 	age := func(d time.Duration) {
@@ -153,10 +152,10 @@ func TestAcquireWaitsForSkewAllowance(t *testing.T) {
 	}
 	age(21 * time.Second) // expired 1s ago; the allowance is 2s
 	require.ErrorIs(t, s.Save(ctx, l.Token, statetest.Sample(1)), state.ErrFenced, "the expired holder is fenced")
-	_, err = store.New(newClient(t), ns, "run").Acquire(ctx, "b", 20*time.Second)
+	_, err = newStore(t, newClient(t), ns, "run").Acquire(ctx, "b", 20*time.Second)
 	require.ErrorIs(t, err, state.ErrLocked, "within the allowance after the expiry")
 	age(23 * time.Second) // expired 3s ago
-	lb, err := store.New(newClient(t), ns, "run").Acquire(ctx, "b", 20*time.Second)
+	lb, err := newStore(t, newClient(t), ns, "run").Acquire(ctx, "b", 20*time.Second)
 	require.NoError(t, err, "after the allowance")
 	assert.Greater(t, lb.Token, l.Token)
 }
@@ -188,7 +187,7 @@ func TestLoadWhileTheHeadIsCreated(t *testing.T) {
 	needAPIServer(t)
 	ns := newNamespace(t, newClient(t))
 	ctx := context.Background()
-	writer := store.New(newClient(t), ns, "run")
+	writer := newStore(t, newClient(t), ns, "run")
 	hooked := &listHook{Client: newClient(t)}
 	hooked.hook = func() {
 		// The first Acquire creates the head; the Save fills it.
@@ -196,7 +195,7 @@ func TestLoadWhileTheHeadIsCreated(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, writer.Save(ctx, l.Token, &runner.Status{Phase: runner.Running, From: "v1", To: "v2", Hops: []runner.HopStatus{}}))
 	}
-	reader := store.New(hooked, ns, "run")
+	reader := newStore(t, hooked, ns, "run")
 	got, err := reader.Load(ctx)
 	require.NoError(t, err)
 	require.True(t, hooked.done.Load(), "the hook ran: the head was created after the reader's list")

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/internal/codec"
@@ -112,8 +113,22 @@ type view struct {
 // one per object it replaces:
 // raise the rest.Config's QPS above client-go's default of 5 a second, or
 // checkpoints will wait on the client's rate limiter.
-func New(c client.Client, namespace, name string) *Store {
-	return &Store{c: c, namespace: namespace, name: name, now: time.Now}
+//
+// name goes into the label hopdag.io/store of every object of the store
+// and names them (N, N-G-X-jSEQ-ID), so it must be both a label value and
+// an object name: at most 63 lower-case letters, digits, '-' and '.',
+// starting and ending with a letter or digit. New refuses any other
+// name, and a namespace that is not a namespace's name: a name derived
+// from a user's (a ClusterVersion's) must be hashed when too long, as
+// kube/examples/operator does.
+func New(c client.Client, namespace, name string) (*Store, error) {
+	if errs := append(validation.IsDNS1123Subdomain(name), validation.IsValidLabelValue(name)...); len(errs) > 0 {
+		return nil, errorf("name %q cannot name a store (%s): it is the value of the label %s on the store's objects and starts their names; give a shorter name, or a hash of a long one", name, strings.Join(errs, "; "), labelStore)
+	}
+	if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
+		return nil, errorf("namespace %q of store %s is not a namespace's name (%s)", namespace, name, strings.Join(errs, "; "))
+	}
+	return &Store{c: c, namespace: namespace, name: name, now: time.Now}, nil
 }
 
 func (s *Store) key() client.ObjectKey { return client.ObjectKey{Namespace: s.namespace, Name: s.name} }

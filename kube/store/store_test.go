@@ -71,6 +71,14 @@ func newClient(t *testing.T) client.Client {
 	return c
 }
 
+// newStore is store.New's store, which must be one.
+func newStore(tb testing.TB, c client.Client, namespace, name string) *store.Store {
+	tb.Helper()
+	s, err := store.New(c, namespace, name)
+	require.NoError(tb, err, "store.New(%q, %q)", namespace, name)
+	return s
+}
+
 var n atomic.Int64
 
 // TestConformance runs the state backends' suite against the API server.
@@ -82,7 +90,7 @@ func TestConformance(t *testing.T) {
 	statetest.Run(t, func(t *testing.T) statetest.Env {
 		name := fmt.Sprintf("run-%d", n.Add(1))
 		return statetest.Env{
-			Open: func() statetest.Backend { return store.New(newClient(t), ns.Name, name) },
+			Open: func() statetest.Backend { return newStore(t, newClient(t), ns.Name, name) },
 			Expire: func(l state.Lease) {
 				var lease coordinationv1.Lease
 				require.NoError(t, c.Get(context.Background(), client.ObjectKey{Namespace: ns.Name, Name: name}, &lease))
@@ -246,7 +254,7 @@ func TestLargeStatusIsChunked(t *testing.T) {
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
 	require.NoError(t, c.Create(ctx, ns))
-	s := store.New(c, ns.Name, "big")
+	s := newStore(t, c, ns.Name, "big")
 	l, err := s.Acquire(ctx, "test", time.Minute)
 	require.NoError(t, err)
 	st := &runner.Status{Phase: runner.Running, From: "v1", To: "v2", Hops: []runner.HopStatus{{From: "v1", To: "v2", Phase: runner.Running}}}
@@ -283,7 +291,7 @@ func TestTokenSurvivesLeaseDeletion(t *testing.T) {
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
 	require.NoError(t, c.Create(ctx, ns))
-	s := store.New(c, ns.Name, "run")
+	s := newStore(t, c, ns.Name, "run")
 	l1, err := s.Acquire(ctx, "a", time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, s.Save(ctx, l1.Token, &runner.Status{Phase: runner.Running}))
@@ -329,7 +337,7 @@ func TestDamagedAnnotation(t *testing.T) {
 	} {
 		t.Run(tc.kind+" "+tc.ann, func(t *testing.T) {
 			name := fmt.Sprintf("damaged-%d", i)
-			s := store.New(c, ns.Name, name)
+			s := newStore(t, c, ns.Name, name)
 			l, err := s.Acquire(ctx, "a", time.Minute)
 			require.NoError(t, err)
 			require.NoError(t, s.Save(ctx, l.Token, &runner.Status{Phase: runner.Running}))
@@ -382,7 +390,7 @@ func TestCommitAppendsOneRecord(t *testing.T) {
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
 	require.NoError(t, c.Create(ctx, ns))
-	s := store.New(c, ns.Name, "big")
+	s := newStore(t, c, ns.Name, "big")
 	l, err := s.Acquire(ctx, "test", time.Minute)
 	require.NoError(t, err)
 	st := statetest.Big(10000)
@@ -414,7 +422,7 @@ func TestCommitAppendsOneRecord(t *testing.T) {
 			assert.Equal(t, cm.ResourceVersion, after[name].ResourceVersion, "the commit rewrote %s", name)
 		}
 	}
-	got, err := store.New(newClient(t), ns.Name, "big").Load(ctx)
+	got, err := newStore(t, newClient(t), ns.Name, "big").Load(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, st, got)
 }
@@ -429,7 +437,7 @@ func TestJournalStaysBounded(t *testing.T) {
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
 	require.NoError(t, c.Create(ctx, ns))
-	s := store.New(c, ns.Name, "run")
+	s := newStore(t, c, ns.Name, "run")
 	l, err := s.Acquire(ctx, "test", time.Minute)
 	require.NoError(t, err)
 	st := statetest.Big(200)
@@ -452,7 +460,7 @@ func TestJournalStaysBounded(t *testing.T) {
 			prevGen = gen
 		}
 	}
-	got, err := store.New(newClient(t), ns.Name, "run").Load(ctx)
+	got, err := newStore(t, newClient(t), ns.Name, "run").Load(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, st, got)
 	t.Logf("150 commits of 64 components on a 200-component status: %d snapshots, at most %d objects", snapshots-1, most)
@@ -469,7 +477,7 @@ func TestOrphanRecordIsIgnored(t *testing.T) {
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
 	require.NoError(t, c.Create(ctx, ns))
-	s := store.New(c, ns.Name, "run")
+	s := newStore(t, c, ns.Name, "run")
 	l, err := s.Acquire(ctx, "test", time.Minute)
 	require.NoError(t, err)
 	st := statetest.Big(20)
@@ -496,7 +504,7 @@ func TestOrphanRecordIsIgnored(t *testing.T) {
 		BinaryData: map[string][]byte{"status": []byte("00000000 {\"kind\":\"commit\"}\n")},
 	}
 	require.NoError(t, c.Create(ctx, orphan))
-	got, err := store.New(newClient(t), ns.Name, "run").Load(ctx)
+	got, err := newStore(t, newClient(t), ns.Name, "run").Load(ctx)
 	require.NoError(t, err, "an orphan record is not read")
 	assert.Equal(t, want, got)
 
@@ -525,7 +533,7 @@ func BenchmarkDurableRun(b *testing.B) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-"}}
 	require.NoError(b, c.Create(context.Background(), ns))
 	statetest.BenchDurableRun(b, statetest.DurableRun{
-		Open:    func(b *testing.B) statetest.Backend { return store.New(c, ns.Name, fmt.Sprintf("run-%d", n.Add(1))) },
+		Open:    func(b *testing.B) statetest.Backend { return newStore(b, c, ns.Name, fmt.Sprintf("run-%d", n.Add(1))) },
 		Written: func(be statetest.Backend) int64 { return store.Written(be.(*store.Store)) },
 	})
 }

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/hopdag/hopdag/kube/store"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
@@ -26,14 +25,14 @@ func TestHeadAndLeaseDeleted(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	ctx := context.Background()
-	a := store.New(newClient(t), ns, "run")
+	a := newStore(t, newClient(t), ns, "run")
 	first, err := a.Acquire(ctx, "first", time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, a.Commit(ctx, first.Token, statetest.Big(4), nil))
 
 	require.NoError(t, c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "run"}}))
 	require.NoError(t, c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "run"}}))
-	b := store.New(newClient(t), ns, "run")
+	b := newStore(t, newClient(t), ns, "run")
 	lb, err := b.Acquire(ctx, "b", time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, first.Token, lb.Token, "the test needs the token issued again")

@@ -75,13 +75,15 @@ func main() {
 	ctrl.SetLogger(logr.FromSlogHandler(log.Handler()))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *catalogDir, *demo, *leaderElect, *leaderNS, *certDir, log); err != nil {
+	if err := run(ctx, *catalogDir, *demo, *leaderElect, *leaderNS, *certDir, []string{"cluster"}, log); err != nil {
 		fmt.Fprintln(os.Stderr, "operator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS, certDir string, log *slog.Logger) error {
+// run runs the operator; with demo, its own API server and an upgrade of
+// the ClusterVersions demo/NAME of names.
+func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS, certDir string, names []string, log *slog.Logger) error {
 	cat, err := release.LoadDir(dir)
 	if err != nil {
 		return err
@@ -135,16 +137,16 @@ func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS, cert
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- mgr.Start(ctx) }()
-	if err := upgradeDemo(ctx, cfg, scheme, dir); err != nil {
+	if err := upgradeDemo(ctx, cfg, scheme, dir, names); err != nil {
 		return err
 	}
 	cancel()
 	return <-errc
 }
 
-// upgradeDemo applies the catalog and a ClusterVersion to namespace demo
-// and prints the ClusterVersion until the upgrade ends.
-func upgradeDemo(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, dir string) error {
+// upgradeDemo applies the catalog and the ClusterVersions of names to
+// namespace demo and prints each ClusterVersion until its upgrade ends.
+func upgradeDemo(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, dir string, names []string) error {
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
@@ -167,23 +169,40 @@ func upgradeDemo(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, 
 	for i := range objs.UpgradePaths {
 		all = append(all, &objs.UpgradePaths[i])
 	}
-	all = append(all, &v1alpha1.ClusterVersion{
-		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
-		Spec:       v1alpha1.ClusterVersionSpec{InstalledVersion: "v26.06-rc.2", DesiredVersion: "v26.09"},
-	})
+	for _, name := range names {
+		all = append(all, &v1alpha1.ClusterVersion{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       v1alpha1.ClusterVersionSpec{InstalledVersion: "v26.06-rc.2", DesiredVersion: "v26.09"},
+		})
+	}
 	for _, o := range all {
 		o.SetNamespace(ns)
 		if err := c.Create(ctx, o); err != nil {
 			return err
 		}
 	}
+	for _, name := range names {
+		prefix := ""
+		if len(names) > 1 {
+			prefix = name + ": "
+		}
+		if err := watchDemo(ctx, c, ns, name, prefix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// watchDemo prints the ClusterVersion ns/name, each line after prefix,
+// until its upgrade ends.
+func watchDemo(ctx context.Context, c client.Client, ns, name, prefix string) error {
 	last := ""
 	for {
 		var cv v1alpha1.ClusterVersion
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cluster"}, &cv); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cv); err != nil {
 			return err
 		}
-		line := fmt.Sprintf("desired %s  current %s  phase %s", cv.Spec.DesiredVersion, cv.Status.CurrentVersion, cv.Status.Phase)
+		line := prefix + fmt.Sprintf("desired %s  current %s  phase %s", cv.Spec.DesiredVersion, cv.Status.CurrentVersion, cv.Status.Phase)
 		if f := meta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionFailing); f != nil && f.Status == metav1.ConditionTrue {
 			line += "\n  failing: " + f.Reason + ": " + f.Message
 		}
@@ -195,7 +214,7 @@ func upgradeDemo(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, 
 			last = line
 		}
 		if cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.CurrentVersion == string(cv.Spec.DesiredVersion) && len(cv.Status.History) > 0 {
-			fmt.Printf("history: %s -> %s %s\n", cv.Status.History[0].From, cv.Status.History[0].To, cv.Status.History[0].State)
+			fmt.Printf("%shistory: %s -> %s %s\n", prefix, cv.Status.History[0].From, cv.Status.History[0].To, cv.Status.History[0].State)
 			return nil
 		}
 		select {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,9 +51,9 @@ func wire(mgr ctrl.Manager, apply components.Applier, manifests fs.FS, handlers 
 	if err != nil {
 		return err
 	}
-	storeOf := func(cv types.NamespacedName) (state.Store, state.Lock) {
-		s := store.New(direct, cv.Namespace, "hopdag-"+cv.Name)
-		return s, s
+	storeOf := func(cv types.NamespacedName) (state.Store, state.Lock, error) {
+		s, err := store.New(direct, cv.Namespace, storeName(cv))
+		return s, s, err
 	}
 	r := controller.New(mgr.GetClient(), nil, storeOf,
 		controller.WithRunnerFor(routerFor),
@@ -70,13 +70,26 @@ func wire(mgr ctrl.Manager, apply components.Applier, manifests fs.FS, handlers 
 }
 
 // instanceOf is the instance of cv's objects: NAMESPACE-NAME, or, when
-// that is longer than an instance may be or holds a '.', "cv-" and a hash
-// of it.
+// that is longer than an instance may be (40) or holds a '.', "cv-" and a
+// hash of cv.
 func instanceOf(cv types.NamespacedName) string {
-	id := cv.Namespace + "-" + cv.Name
-	if len(id) > 40 || strings.Contains(id, ".") {
-		sum := sha256.Sum256([]byte(cv.String()))
-		id = fmt.Sprintf("cv-%x", sum[:8])
+	return nameOf(cv, "", cv.Namespace+"-"+cv.Name, validation.IsDNS1123Label, 40)
+}
+
+// storeName names cv's run record (kube/store): hopdag-NAME, or, when
+// that is too long for a label value (63), "hopdag-cv-" and a hash of cv.
+func storeName(cv types.NamespacedName) string {
+	return nameOf(cv, "hopdag-", cv.Name, validation.IsDNS1123Subdomain, validation.LabelValueMaxLength)
+}
+
+// nameOf is a name made from cv's for a place that takes names valid
+// says are valid, of at most limit characters: prefix+id when it is one,
+// else prefix, "cv-" and a hash of cv. Every name this operator derives
+// from a ClusterVersion's goes through it.
+func nameOf(cv types.NamespacedName, prefix, id string, valid func(string) []string, limit int) string {
+	if n := prefix + id; len(n) <= limit && len(valid(n)) == 0 {
+		return n
 	}
-	return id
+	sum := sha256.Sum256([]byte(cv.String()))
+	return fmt.Sprintf("%scv-%x", prefix, sum[:8])
 }
