@@ -1,12 +1,5 @@
 package components
 
-// RunGuard does nothing and returns at once. Commands no longer run under
-// a guard process (this program started again, which cost a process as
-// big as the program per command); the command itself holds the guard's
-// lock (WithGuard). It is kept so that programs that call it first thing
-// in main still build; new programs need not call it.
-func RunGuard() {}
-
 // WithGuard makes every command hold a shared lock on the file lock for
 // as long as it, or any process it started that keeps the lock's file
 // descriptor, runs; and gives the command's first process SIGTERM (its

@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
@@ -55,9 +54,6 @@ func binary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	// Commands of in-process runs are started under the guard through
-	// os.Executable, which is this test binary.
-	components.RunGuard()
 	code := m.Run()
 	if built.path != "" {
 		os.RemoveAll(filepath.Dir(built.path))

@@ -51,7 +51,6 @@ import (
 
 	"github.com/hopdag/hopdag"
 	"github.com/hopdag/hopdag/bundle"
-	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
@@ -98,7 +97,6 @@ expired: it died or was killed), 130 interrupted.
 `
 
 func main() {
-	components.RunGuard() // when hopdag runs an exec command's guard
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	os.Exit(runWith(context.Background(), env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, signals: signals, exit: os.Exit}, os.Args[1:]))
