@@ -20,11 +20,12 @@ import (
 )
 
 // failFirst runs every task through rn, and fails the first attempt of
-// component with err.
+// component with err; failedAt, when set, receives the time it failed.
 type failFirst struct {
 	rn        *runnertest.Runner
 	component string
 	err       error
+	failedAt  chan time.Time
 }
 
 func (f failFirst) Run(ctx context.Context, t runner.Task) error {
@@ -32,6 +33,12 @@ func (f failFirst) Run(ctx context.Context, t runner.Task) error {
 		return err
 	}
 	if t.Component == f.component && t.Attempt == 1 {
+		if f.failedAt != nil {
+			select {
+			case f.failedAt <- time.Now():
+			default:
+			}
+		}
 		return f.err
 	}
 	return nil
@@ -53,13 +60,13 @@ func TestComponentRetryShown(t *testing.T) {
 	applyCatalog(t, c, ns, catalogDir)
 	long := "apply DaemonSet kube-system/bkeagent: " + strings.Repeat("x", 600)
 	rn := runnertest.New().Script("bkeagent", runnertest.Script{Delay: 2 * time.Second}) // each attempt: the retry is seen running
-	startOperator(t, opConfig{rn: rn, inner: failFirst{rn: rn, component: "bkeagent", err: errors.New(long + "\nsecond line of the error")}})
+	failed := make(chan time.Time, 1)
+	startOperator(t, opConfig{rn: rn, inner: failFirst{rn: rn, component: "bkeagent", err: errors.New(long + "\nsecond line of the error"), failedAt: failed}})
 	ctx := context.Background()
 	cv := newCV(ns, "v26.06-rc.2", "v26.06-rc.3")
 	require.NoError(t, c.Create(ctx, cv))
 	key := client.ObjectKeyFromObject(cv)
 
-	failedAt := time.Now()
 	got := waitFor(t, c, key, 30*time.Second, "showing the retry", func(cv *v1alpha1.ClusterVersion) bool {
 		return cv.Status.Plan != nil && len(cv.Status.Plan.Retrying) > 0
 	})
@@ -73,7 +80,16 @@ func TestComponentRetryShown(t *testing.T) {
 	assert.Equal(t, long[:253]+"...", r.Message, "the first line, cut to 256 bytes")
 	assert.False(t, r.Running)
 	due := r.NextAttemptAt.Time
-	assert.WithinRange(t, due, failedAt.Add(5*time.Second), failedAt.Add(15*time.Second), "the next attempt is due after the backoff (10s, less the jitter)")
+	// The backoff counts from the failed attempt's end, which the runner
+	// saw (not from the ClusterVersion's creation: how long the hop took
+	// to reach bkeagent depends on the machine).
+	var failedAt time.Time
+	select {
+	case failedAt = <-failed:
+	default:
+		t.Fatal("the status shows a retry, but bkeagent's first attempt has not failed")
+	}
+	assert.WithinRange(t, due, failedAt.Add(5*time.Second), failedAt.Add(12*time.Second), "the next attempt is due after the backoff (10s, less the jitter) from the failure at %s", failedAt)
 	assert.Equal(t, 1, ps.Progress.Retrying)
 	assert.Equal(t, v1alpha1.PhaseUpgrading, got.Status.Phase)
 	p := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing)
