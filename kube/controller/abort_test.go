@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func TestAbortLetsTheHopFinish(t *testing.T) {
 	got := waitFor(t, c, key, 30*time.Second, "settled after the abort", func(cv *v1alpha1.ClusterVersion) bool {
 		p := meta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionProgressing)
 		return cv.Status.Phase == v1alpha1.PhaseIdle && len(cv.Status.History) > 0 && cv.Status.History[0].CompletionTime != nil &&
-			p != nil && p.Reason == "UpgradeAborted" && cv.Status.ObservedGeneration == cv.Generation
+			p != nil && p.Reason == "UpgradeAborted" && strings.Contains(p.Message, "is a downgrade")
 	})
 	h := got.Status.History[0]
 	assert.Equal(t, v1alpha1.HistoryPartial, h.State, "history: %+v", h)

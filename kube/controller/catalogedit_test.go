@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/runner"
 )
 
 // TestCatalogEditedWhilePaused: a Release the paused upgrade was planned
@@ -27,16 +29,38 @@ func TestCatalogEditedWhilePaused(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	applyCatalog(t, c, ns, catalogDir)
-	startOperator(t, opConfig{rn: slowRunner(t, 300*time.Millisecond)})
+	// kubernetes-master (after bkeagent) is held until the run has taken
+	// the pause, so that the pause comes before the hop ends however
+	// slow the machine (a fixed delay once let the hop finish first).
+	rn := slowRunner(t, 50*time.Millisecond)
+	held, release := make(chan struct{}), make(chan struct{})
+	var once, released sync.Once
+	free := func() { released.Do(func() { close(release) }) }
+	rn.OnStart = func(tk runner.Task) {
+		if tk.Component == "kubernetes-master" {
+			once.Do(func() { close(held) })
+			<-release
+		}
+	}
+	startOperator(t, opConfig{rn: rn})
+	t.Cleanup(free) // before the operator stops (cleanups run last first)
 	ctx := context.Background()
 
 	cv := newCV(ns, "v26.06-rc.2", "v26.06-rc.3")
 	require.NoError(t, c.Create(ctx, cv))
 	key := client.ObjectKeyFromObject(cv)
-	waitFor(t, c, key, 30*time.Second, "bkeagent done", func(cv *v1alpha1.ClusterVersion) bool {
-		return cv.Status.Plan != nil && cv.Status.Plan.Progress.Done >= 2
-	})
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("kubernetes-master did not start within 30s")
+	}
 	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Paused = true })
+	var paused v1alpha1.ClusterVersion
+	require.NoError(t, c.Get(ctx, key, &paused))
+	waitFor(t, c, key, 30*time.Second, "the pause observed", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.ObservedGeneration >= paused.Generation
+	})
+	free()
 	waitFor(t, c, key, 30*time.Second, "paused", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhasePaused })
 
 	var rel v1alpha1.Release

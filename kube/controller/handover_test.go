@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -108,8 +109,14 @@ func child() error {
 	ns := os.Getenv(envNamespace)
 	noLock := os.Getenv(envNoLock) == "1"
 	lease, renew, retry := 1500*time.Millisecond, time.Second, 100*time.Millisecond
+	// The child watches its own namespace only: its store is that of the
+	// test's ClusterVersion, and a ClusterVersion of another test (one
+	// deleted while its operator was stopping, left Terminating with the
+	// finalizer) would otherwise be finalized with it, removing this
+	// test's record mid-run.
 	mgr, err := ctrl.NewManager(rc, ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:          cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		Controller:     config.Controller{SkipNameValidation: new(true)},
 		LeaderElection: !noLock, LeaderElectionID: "hopdag-handover", LeaderElectionNamespace: ns,
 		LeaseDuration: &lease, RenewDeadline: &renew, RetryPeriod: &retry,
@@ -178,7 +185,12 @@ func child() error {
 		}
 		return nil
 	})
-	r := controller.New(mgr.GetClient(), rn, func(types.NamespacedName) (state.Store, state.Lock, error) { return ls, lock, nil },
+	r := controller.New(mgr.GetClient(), rn, func(key types.NamespacedName) (state.Store, state.Lock, error) {
+		if key.Namespace != ns {
+			return nil, nil, fmt.Errorf("child: no store for %s outside namespace %s", key, ns)
+		}
+		return ls, lock, nil
+	},
 		controller.WithExecutorOptions(checks()...), controller.WithManifests(os.DirFS(catalogDir)),
 		controller.WithLeaseTTL(2*time.Second), controller.WithStatusInterval(200*time.Millisecond))
 	if err := r.SetupWithManager(mgr); err != nil {

@@ -21,6 +21,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -147,9 +148,45 @@ func newClient(t *testing.T) client.Client {
 // newNamespace creates a namespace for one test.
 func newNamespace(t *testing.T, c client.Client) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hopdag-"}}
+	return createNamespace(t, c, nil)
+}
+
+// createNamespace creates a namespace with labels for t, which the
+// operators t starts after watch.
+func createNamespace(t *testing.T, c client.Client, labels map[string]string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hopdag-", Labels: labels}}
 	require.NoError(t, c.Create(context.Background(), ns))
+	testNamespaces.Lock()
+	testNamespaces.m[t.Name()] = append(testNamespaces.m[t.Name()], ns.Name)
+	testNamespaces.Unlock()
 	return ns.Name
+}
+
+// testNamespaces are the namespaces each test (by name) created, which
+// its operators watch.
+var testNamespaces = struct {
+	sync.Mutex
+	m map[string][]string
+}{m: map[string][]string{}}
+
+// watched restricts opts' cache to the namespaces t created before: the
+// operator of one test never acts on the ClusterVersions another left
+// (one mid-upgrade, which it would resume with this test's runner and
+// store, or one deleted while its operator stopped, left Terminating
+// with the finalizer, which it would finalize, removing this test's
+// record).
+func watched(t *testing.T, opts *ctrl.Options) {
+	testNamespaces.Lock()
+	defer testNamespaces.Unlock()
+	nss := testNamespaces.m[t.Name()]
+	if len(nss) == 0 {
+		return
+	}
+	opts.Cache.DefaultNamespaces = map[string]cache.Config{}
+	for _, ns := range nss {
+		opts.Cache.DefaultNamespaces[ns] = cache.Config{}
+	}
 }
 
 // applyCatalog creates the catalog objects of dir in ns.
@@ -228,8 +265,8 @@ type opConfig struct {
 }
 
 // startOperator starts a replica; the test stops it at its end. Replicas
-// watch every namespace: a test must not leave a ClusterVersion mid-upgrade,
-// or the replicas of the tests after it resume that upgrade too.
+// watch the namespaces the test created before (see watched); every
+// namespace if it created none.
 func startOperator(t *testing.T, oc opConfig) *operator {
 	t.Helper()
 	if oc.stores == nil {
@@ -243,6 +280,7 @@ func startOperator(t *testing.T, oc opConfig) *operator {
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: new(true)},
 	}
+	watched(t, &opts)
 	if oc.leaderNS != "" {
 		lease, renew, retry := 3*time.Second, 2*time.Second, 200*time.Millisecond
 		opts.LeaderElection, opts.LeaderElectionID, opts.LeaderElectionNamespace = true, "hopdag-operator", oc.leaderNS

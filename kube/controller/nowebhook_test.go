@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -37,14 +36,13 @@ func namespaceWithoutWebhook(t *testing.T, c client.Client) string {
 			require.NoError(t, c.Update(ctx, w))
 		}
 	})
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hopdag-", Labels: map[string]string{noWebhook: "off"}}}
-	require.NoError(t, c.Create(ctx, ns))
+	ns := createNamespace(t, c, map[string]string{noWebhook: "off"})
 	// The API server applies a selector, and sees a namespace's labels,
 	// a moment after they change: until a target the webhook refuses is
 	// accepted, it still calls the webhook here.
-	probe := newCV(ns.Name, "v26.06-rc.2", "v99.0")
+	probe := newCV(ns, "v26.06-rc.2", "v99.0")
 	probe.Name = "probe"
 	require.Eventually(t, func() bool { return c.Create(ctx, probe, client.DryRunAll) == nil }, 30*time.Second, 50*time.Millisecond,
-		"the webhook still refuses a ClusterVersion in namespace %s, which its selector leaves out", ns.Name)
-	return ns.Name
+		"the webhook still refuses a ClusterVersion in namespace %s, which its selector leaves out", ns)
+	return ns
 }

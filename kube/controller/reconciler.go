@@ -218,6 +218,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The run in flight acts on the spec at its next safe point; the
 		// reachable targets follow the catalog and the version reached.
 		ru.control(&cv.Spec)
+		r.observed(ctx, ru, &cv)
 		r.refreshUpdates(ctx, ru, &cv)
 		return ctrl.Result{}, nil
 	}
@@ -231,6 +232,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.start(next)
 	}
 	return ctrl.Result{}, err
+}
+
+// observed writes cv's generation as observed once the run in flight
+// has taken its spec (ru.control): a client that set spec.paused, an
+// abort or an abandon knows from status.observedGeneration that the run
+// will stop at its next safe point, before the phase shows it (the
+// components running then finish first).
+func (r *Reconciler) observed(ctx context.Context, ru *run, cv *v1alpha1.ClusterVersion) {
+	if cv.Status.ObservedGeneration >= cv.Generation {
+		return
+	}
+	gen := cv.Generation
+	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) { st.ObservedGeneration = max(st.ObservedGeneration, gen) })
 }
 
 // refreshUpdates writes cv's availableUpdates and conditionalUpdates from
