@@ -821,6 +821,7 @@ func progressing(ps *v1alpha1.PlanSummary) string {
 // then. (A run's writes go through run.update, which re-applies its
 // change to the object read again.)
 func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) error {
+	fitStatus(cv, st)
 	if equalStatus(&cv.Status, st) {
 		return nil
 	}

@@ -504,6 +504,7 @@ func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, 
 		}
 		st := cv.Status.DeepCopy()
 		fn(&cv, st)
+		fitStatus(&cv, st)
 		if equalStatus(&cv.Status, st) {
 			return nil
 		}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +28,9 @@ type chain struct {
 	versions, components int
 	// risky, when not 0, puts a risk on the rule into version risky.
 	risky int
+	// riskURLs, when not 0, makes that ten risks, each with a URL of
+	// riskURLs bytes.
+	riskURLs int
 }
 
 func chainVersion(i int) string { return fmt.Sprintf("v1.%d.%d", i/100, i%100) }
@@ -62,7 +67,13 @@ func (ch chain) create(t *testing.T, c client.Client, ns string) {
 		})
 		if i > 0 {
 			r := v1alpha1.Rule{From: chainVersion(i - 1), To: v1alpha1.Version(chainVersion(i))}
-			if i == ch.risky {
+			switch {
+			case i == ch.risky && ch.riskURLs > 0:
+				for k := range 10 {
+					url := fmt.Sprintf("https://docs.example/risk-%d/", k)
+					r.Risks = append(r.Risks, v1alpha1.Risk{Name: fmt.Sprintf("risk-%d", k), URL: url + strings.Repeat("x", ch.riskURLs-len(url))})
+				}
+			case i == ch.risky:
 				r.Risks = []v1alpha1.Risk{{Name: "risky-edge", Message: "the edge into " + chainVersion(i) + " is risky"}}
 			}
 			rules = append(rules, r)
@@ -175,6 +186,44 @@ func TestLongChainStatusStaysSmall(t *testing.T) {
 		assert.Equal(t, chainVersion(risky), first["version"])
 		assert.Equal(t, []any{map[string]any{"name": "risky-edge", "message": "the edge into " + chainVersion(risky) + " is risky"}}, first["risks"])
 	}
+	require.Eventually(t, func() bool {
+		r := eventReasons(t, c, ns)
+		return slices.Contains(r, "UpgradeStarted") && slices.Contains(r, "UpgradeCompleted")
+	}, 10*time.Second, 100*time.Millisecond, "UpgradeStarted and UpgradeCompleted Events")
+}
+
+// TestOversizedUpdatesDoNotStopTheUpgrade: risks whose URLs are long
+// (ten of 3,000 bytes on an edge that 100 listed targets route through)
+// would make the status 3 MB, which the API server refuses: the status
+// write failed and the upgrade never started, with nothing on the
+// ClusterVersion. The lists are left out instead, counted in the omitted
+// fields, and the StatusTrimmed condition says why and where to see them;
+// the upgrade runs.
+func TestOversizedUpdatesDoNotStopTheUpgrade(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	const n, risky = 120, 5
+	chain{versions: n, components: 1, risky: risky, riskURLs: 3000}.create(t, c, ns)
+	startOperator(t, opConfig{})
+	ctx := context.Background()
+	cv := newCV(ns, chainVersion(0), chainVersion(1))
+	require.NoError(t, c.Create(ctx, cv))
+	key := client.ObjectKeyFromObject(cv)
+	got := waitFor(t, c, key, 2*time.Minute, "upgraded, its status trimmed", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == chainVersion(1) && cv.Status.Phase == v1alpha1.PhaseIdle &&
+			meta.IsStatusConditionTrue(cv.Status.Conditions, v1alpha1.ConditionStatusTrimmed)
+	})
+	_, size := statusOf(t, c, key)
+	assert.LessOrEqual(t, size, 512<<10, "status bytes")
+	assert.Empty(t, got.Status.AvailableUpdates)
+	assert.Empty(t, got.Status.ConditionalUpdates)
+	// From v1.0.1: v1.0.2 to v1.0.4 without the risk, 115 behind it.
+	assert.Equal(t, risky-2, got.Status.AvailableUpdatesOmitted)
+	assert.Equal(t, n-risky, got.Status.ConditionalUpdatesOmitted)
+	tr := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStatusTrimmed)
+	assert.Equal(t, "TooLarge", tr.Reason)
+	assert.Regexp(t, `^status.availableUpdates \(3\) and status.conditionalUpdates \(115\) are left out: with them the status is [0-9]+ bytes, more than the 524288 this reconciler writes \(the API server refuses an object over about 1.5 MiB\); the catalog's risks or versions are spelled too long for a status \(shorten the risks' urls and messages\); list the targets with hopdag targets on the catalog$`, tr.Message)
 	require.Eventually(t, func() bool {
 		r := eventReasons(t, c, ns)
 		return slices.Contains(r, "UpgradeStarted") && slices.Contains(r, "UpgradeCompleted")

@@ -183,6 +183,11 @@ const (
 	// (unknown, no route, a catalog error) or the upgrade failed; its
 	// message carries the diagnostics.
 	ConditionFailing = "Failing"
+	// ConditionStatusTrimmed is True, with reason TooLarge, when
+	// status.availableUpdates and status.conditionalUpdates are left out
+	// (counted in their omitted fields) because with them the status
+	// would be larger than the reconciler writes; it is absent otherwise.
+	ConditionStatusTrimmed = "StatusTrimmed"
 )
 
 // HistoryState is the outcome of one upgrade.
