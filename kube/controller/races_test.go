@@ -2,17 +2,23 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/controller"
@@ -72,4 +78,108 @@ func TestConflictNotWrittenBack(t *testing.T) {
 	assert.Equal(t, other.Message, got.Status.History[0].Message, "the other writer's history entry stays")
 	assert.Equal(t, v1alpha1.PhaseIdle, got.Status.Phase)
 	assert.Equal(t, got.Generation, got.Status.ObservedGeneration, "the reconcile's own decision is written too")
+}
+
+// TestReconcileWaitsForTheRunnable: a reconcile that comes before the
+// manager has started the runnable that gives runs their context (the
+// manager starts both at once, in no set order) waits for it, writing
+// nothing. (It wrote Upgrading for a run that start then dropped: the
+// run was resumed by a later reconcile, unannounced, with no
+// UpgradeStarted Event.)
+func TestReconcileWaitsForTheRunnable(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	applyCatalog(t, c, ns, catalogDir)
+	opts := ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Controller: config.Controller{SkipNameValidation: new(true)}}
+	watched(t, &opts)
+	mgr, err := ctrl.NewManager(cfg, opts)
+	require.NoError(t, err)
+	r := controller.New(mgr.GetClient(), runnertest.New(), memStores(), controller.WithExecutorOptions(checks()...), controller.WithManifests(os.DirFS(catalogDir)))
+	require.NoError(t, r.SetupWithManager(mgr))
+	ctx := context.Background()
+	cv := newCV(ns, "v26.06-rc.2", "v26.06-rc.3")
+	require.NoError(t, c.Create(ctx, cv))
+	key := client.ObjectKeyFromObject(cv)
+
+	early, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	_, err = r.Reconcile(early, ctrl.Request{NamespacedName: key})
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the reconcile before the manager started waits for it")
+	var got v1alpha1.ClusterVersion
+	require.NoError(t, c.Get(ctx, key, &got))
+	assert.Empty(t, got.Status.Phase, "nothing written before the runnable started")
+
+	mctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		assert.NoError(t, mgr.Start(mctx))
+	}()
+	t.Cleanup(func() { stop(); <-done })
+	waitFor(t, c, key, 60*time.Second, "at v26.06-rc.3", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == "v26.06-rc.3" && cv.Status.Phase == v1alpha1.PhaseIdle
+	})
+	require.Eventually(t, func() bool {
+		r := eventReasons(t, c, ns)
+		return slices.Contains(r, "UpgradeStarted") && slices.Contains(r, "UpgradeCompleted")
+	}, 10*time.Second, 100*time.Millisecond, "UpgradeStarted and UpgradeCompleted Events")
+}
+
+// TestTwoReplicasAnnounceOnce: two replicas without leader election (the
+// run's lock in kube/store keeps one run at a time) both reconcile one
+// upgrade: it runs once, and UpgradeStarted and UpgradeCompleted are each
+// sent once (a replica whose status write conflicted once wrote its
+// stale decision back and announced it again).
+func TestTwoReplicasAnnounceOnce(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	applyCatalog(t, c, ns, catalogDir)
+	stores := kubeStores(t)
+	a := startOperator(t, opConfig{stores: stores})
+	b := startOperator(t, opConfig{stores: stores})
+	ctx := context.Background()
+	cv := newCV(ns, "v26.06-rc.2", "v26.09")
+	require.NoError(t, c.Create(ctx, cv))
+	key := client.ObjectKeyFromObject(cv)
+	waitFor(t, c, key, 90*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
+	})
+	ran := map[string]int{}
+	for _, o := range []*operator{a, b} {
+		for _, rec := range o.runner.Records() {
+			if rec.Err == nil {
+				ran[fmt.Sprintf("%d %s", rec.Hop, rec.Component)]++
+			}
+		}
+	}
+	assert.Len(t, ran, 19, "every component of the three hops succeeded")
+	for k, n := range ran {
+		assert.Equal(t, 1, n, "%s succeeded %d times", k, n)
+	}
+	time.Sleep(time.Second) // an Event sent twice would be sent by now
+	for _, reason := range []string{"UpgradeStarted", "UpgradeCompleted"} {
+		assert.Equal(t, 1, eventCount(t, c, ns, reason), "%s Events", reason)
+	}
+}
+
+// eventCount counts the Events of that reason about a ClusterVersion in
+// ns, each of a series as many times as it happened.
+func eventCount(t *testing.T, c client.Client, ns, reason string) int {
+	t.Helper()
+	var l eventsv1.EventList
+	require.NoError(t, c.List(context.Background(), &l, client.InNamespace(ns)))
+	n := 0
+	for _, e := range l.Items {
+		if e.Regarding.Kind != "ClusterVersion" || e.Reason != reason {
+			continue
+		}
+		if e.Series != nil {
+			n += int(e.Series.Count)
+		} else {
+			n++
+		}
+	}
+	return n
 }
