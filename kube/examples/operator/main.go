@@ -7,7 +7,7 @@
 // Against a cluster (its kubeconfig from --kubeconfig or KUBECONFIG), with
 // the CRDs of kube/config/crd and a catalog applied to a namespace:
 //
-//	kubectl apply -f kube/config/crd
+//	kubectl apply -k kube/config/crd
 //	kubectl create namespace demo
 //	kubectl apply -n demo -f testdata/catalog -f testdata/catalog/components
 //	kubectl apply -n demo -f clusterversion.yaml  # spec.installedVersion and spec.desiredVersion
@@ -31,11 +31,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -53,6 +55,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -70,6 +73,8 @@ func main() {
 	leaderElect := flag.Bool("leader-elect", false, "only the replica holding the leader Lease acts")
 	leaderNS := flag.String("leader-election-namespace", "default", "namespace of the leader Lease")
 	certDir := flag.String("webhook-cert-dir", "", "serve the validating webhook (kube/config/webhook) with tls.crt and tls.key from this directory; the demo always serves it")
+	flag.StringVar(&serving.metrics, "metrics-bind-address", "0", "address of the Prometheus /metrics endpoint (e.g. :8080); 0 serves none")
+	flag.StringVar(&serving.probes, "health-probe-bind-address", "0", "address of the /healthz and /readyz endpoints (e.g. :8081); 0 serves none")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctrl.SetLogger(logr.FromSlogHandler(log.Handler()))
@@ -80,6 +85,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// serving is where the manager serves metrics and probes (flags).
+var serving struct{ metrics, probes string }
 
 // run runs the operator; with demo, its own API server and an upgrade of
 // the ClusterVersions demo/NAME of names.
@@ -110,11 +118,29 @@ func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS, cert
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		LeaderElection: leaderElect, LeaderElectionID: "hopdag-operator", LeaderElectionNamespace: leaderNS,
-		WebhookServer: webhook.NewServer(hook),
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: cmp.Or(serving.metrics, "0")},
+		HealthProbeBindAddress: cmp.Or(serving.probes, "0"),
+		LeaderElection:         leaderElect, LeaderElectionID: "hopdag-operator", LeaderElectionNamespace: leaderNS,
+		// A stopping leader gives up the Lease at once: the next replica
+		// resumes the run from its record without waiting for it to expire.
+		LeaderElectionReleaseOnCancel: true,
+		WebhookServer:                 webhook.NewServer(hook),
 	})
 	if err != nil {
+		return err
+	}
+	// Live while the process runs; ready once the manager's caches have
+	// synced (and, when it serves the webhook, once that listens).
+	ready := healthz.Checker(func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return errors.New("the caches have not synced")
+		}
+		return nil
+	})
+	if serve {
+		ready = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := errors.Join(mgr.AddHealthzCheck("ping", healthz.Ping), mgr.AddReadyzCheck("ready", ready)); err != nil {
 		return err
 	}
 	// Against a real cluster the manifests are applied with server-side
