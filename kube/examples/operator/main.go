@@ -52,6 +52,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -78,6 +79,9 @@ func main() {
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctrl.SetLogger(logr.FromSlogHandler(log.Handler()))
+	// client-go logs through klog: into the same logger, not klog's own
+	// format on stderr.
+	klog.SetSlogLogger(log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, *catalogDir, *demo, *leaderElect, *leaderNS, *certDir, []string{"cluster"}, log); err != nil {
@@ -227,6 +231,16 @@ func watchDemo(ctx context.Context, c client.Client, ns, name, prefix string) er
 		var cv v1alpha1.ClusterVersion
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cv); err != nil {
 			return err
+		}
+		if cv.Status.Phase == "" {
+			// Not reconciled yet: an empty current version and phase
+			// would only look like a fault.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
 		}
 		line := prefix + fmt.Sprintf("desired %s  current %s  phase %s", cv.Spec.DesiredVersion, cv.Status.CurrentVersion, cv.Status.Phase)
 		if f := meta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionFailing); f != nil && f.Status == metav1.ConditionTrue {
