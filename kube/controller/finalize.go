@@ -80,6 +80,7 @@ func (r *Reconciler) finalize(ctx context.Context, cv *v1alpha1.ClusterVersion, 
 		return fmt.Errorf("controller: removing the finalizer %s from ClusterVersion %s/%s: %w", Finalizer, cv.Namespace, cv.Name, err)
 	}
 	r.forgetRunner(keyOf(cv))
+	forgetPhase(cv)
 	return nil
 }
 

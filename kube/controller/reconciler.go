@@ -832,6 +832,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersio
 	}
 	r.writes.Add(1)
 	cv.Status = obj.Status
+	notePhase(cv, &cv.Status)
 	return nil
 }
 

@@ -278,8 +278,8 @@ func (ru *run) execute(ctx context.Context) {
 	var writer sync.WaitGroup
 	writer.Go(func() { ru.writeLoop(kctx, done) })
 	opts := append(r.executorOptions(ru.p.cv),
-		runner.WithCheckpointer(&noting{cp: state.Checkpointer(store, keeper.Lease()), ru: ru}),
-		runner.WithObserver(runner.ObserverFunc(ru.observe)))
+		runner.WithCheckpointer(&noting{cp: timedCheckpointer{state.Checkpointer(store, keeper.Lease())}, ru: ru}),
+		runner.WithObserver(runner.ObserverFunc(ru.observe)), runner.WithObserver(newMetricsObserver(ru.p.plan)))
 	exec := runner.New(gated{ru}, opts...)
 	s, err := exec.Execute(rctx, ru.p.plan, prev)
 	close(done)
@@ -512,6 +512,7 @@ func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, 
 		if err := r.client.Status().Update(ctx, &cv); err != nil {
 			return err
 		}
+		notePhase(&cv, &cv.Status)
 		r.writes.Add(1)
 		wrote = true
 		return nil
