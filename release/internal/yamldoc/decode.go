@@ -36,9 +36,9 @@ const (
 
 // Decoder decodes the documents of one load into Go values: structs (their
 // fields named by yaml tags, ",inline" embedded structs), pointers, maps
-// with string keys, slices, strings, booleans, integers, and the types of
-// its Options.Scalars and those whose pointer is an
-// encoding.TextUnmarshaler, from a scalar. A field of type *yaml.Node
+// with string keys, slices, strings, booleans, integers, and, from a
+// scalar, the types of its Options.Scalars that have a Parse and the
+// struct types whose pointer is an encoding.TextUnmarshaler. A field of type *yaml.Node
 // gets the node, for the caller to decode. Its zero value is not ready:
 // use NewDecoder. It is reused from document to document (Start resets
 // it) so that decoding allocates only the values it builds.
@@ -111,8 +111,8 @@ type Scalar struct {
 	Word string
 	// Parse, if set, sets v (addressable, of Type) from s, the scalar's
 	// text, and returns what makes it unusable: it can keep s, where
-	// UnmarshalText gets a copy. Without Parse, *Type must be an
-	// encoding.TextUnmarshaler.
+	// UnmarshalText gets a copy. Without Parse, Type must be a struct
+	// type whose pointer is an encoding.TextUnmarshaler.
 	Parse func(s string, v reflect.Value) error
 }
 

@@ -12,8 +12,8 @@
 // in one walk, linear in the tree: every unknown field, repeated key and
 // wrong type is reported through a Reporter (Problems caps how many are
 // listed), and a problem in one field never stops the others. Values of
-// the types a caller names (Options.Scalars) and of types whose pointer
-// is an encoding.TextUnmarshaler decode from a scalar. Lines finds the
+// the types a caller names (Options.Scalars) and of struct types whose
+// pointer is an encoding.TextUnmarshaler decode from a scalar. Lines finds the
 // line of a field path in a document later, by parsing its text again
 // only then.
 //
