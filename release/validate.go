@@ -456,7 +456,7 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
 	bad := func(path ...any) bool { return sn.badField(p.Source, path...) }
 	for i, r := range p.Rules {
-		validateRule(c, p, i, r, at, bad, broken, ps, ws)
+		validateRule(c, p, i, r, sn, broken, ps, ws)
 	}
 	validateEmptyPath(c, p, at, bad, ps)
 	for i, vi := range p.Versions {
@@ -489,8 +489,12 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 	}
 }
 
-// validateRule checks r, the i-th rule of p; at and bad are p's.
-func validateRule(c *Catalog, p *UpgradePath, i int, r Rule, at func(path ...any) Problem, bad func(path ...any) bool, broken map[brokenKey]Source, ps, ws *problems) {
+// validateRule checks r, the i-th rule of p.
+func validateRule(c *Catalog, p *UpgradePath, i int, r Rule, sn *specNodes, broken map[brokenKey]Source, ps, ws *problems) {
+	// Closures of their own, not validatePath's passed in: calls of a
+	// known closure do not move their variadic paths to the heap.
+	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
+	bad := func(path ...any) bool { return sn.badField(p.Source, path...) }
 	if r.OnFailure != "" && r.OnFailure != OnFailureRollback {
 		ps.add(at("rules", i, "onFailure").with(fmt.Sprintf("onFailure must be %q or unset, got %s", OnFailureRollback, quote(r.OnFailure)), "write onFailure: rollback, or remove it to use the executor's failure policy"))
 	}
