@@ -17,5 +17,10 @@
 //
 // All types carry json and yaml tags and DeepCopy methods so an operator can
 // embed them in its CRD types. A Catalog is read-only after construction and
-// safe for concurrent use. This package imports no other hopdag package.
+// safe for concurrent use.
+//
+// The YAML engine under Load (a fast parser, a strict reflection decoder,
+// capped problem reports, the lines of field paths) is release/internal/yamldoc,
+// which knows nothing of these types. Besides it, this package imports no
+// other hopdag package but internal/cycles.
 package release

@@ -25,7 +25,6 @@ type Problem struct {
 	Fix string `json:"fix,omitempty"`
 
 	omits bool // the "and N more" summary of problems not listed
-	hides bool // a syntax error: the documents after it, up to a resync, are lost
 }
 
 // Error is "file:line: field: message; fix".

@@ -7,6 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/hopdag/hopdag/release/internal/yamldoc"
 )
 
 // TypeHelm is the component type of a Helm chart (package
@@ -111,7 +113,7 @@ func nearChart(fsys fs.FS, name string) string {
 	}
 	best, bestDist := "", 3
 	for _, n := range names {
-		if d := editDistance(strings.ToLower(base), strings.ToLower(n)); d < bestDist && d < len(base) && len(base) < 64 {
+		if d := yamldoc.EditDistance(strings.ToLower(base), strings.ToLower(n)); d < bestDist && d < len(base) && len(base) < 64 {
 			best, bestDist = n, d
 		}
 	}

@@ -9,13 +9,10 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
+	"github.com/hopdag/hopdag/release/internal/yamldoc"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -116,13 +113,53 @@ func LoadDir(dir string) (*Catalog, error) {
 // are listed, the rest counted ("and N more").
 func Load(fsys fs.FS) (*Catalog, error) { return load(fsys, true) }
 
-// load is Load, with the fast path of parsing (fastParse) or without it.
+// load is Load, with the fast path of parsing (see yamldoc.Parser) or
+// without it.
 func load(fsys fs.FS, fast bool) (*Catalog, error) { return newLoader(fast).load(fsys) }
 
 func newLoader(fast bool) *loader {
-	ps := &problems{}
-	return &loader{c: &Catalog{}, sn: newSpecNodes(), ps: ps, dec: newDecoder(ps), fast: fast,
+	l := &loader{c: &Catalog{}, sn: newSpecNodes(), ps: &problems{}, fast: fast,
 		broken: map[brokenKey]Source{}, manifests: map[string]bool{}}
+	l.dec = yamldoc.NewDecoder(l.ps, decodeOptions)
+	return l
+}
+
+// decodeOptions are what the decoder knows of the catalog's types: the
+// scalar ones decode from a value's text without copying it, and name
+// themselves in a problem of a value of another shape.
+var decodeOptions = yamldoc.Options{
+	Scalars: []yamldoc.Scalar{
+		{Type: reflect.TypeFor[Version](), Word: "a version such as v26.06", Parse: func(s string, v reflect.Value) error {
+			ver, err := ParseVersion(s)
+			*v.Addr().Interface().(*Version) = ver // no boxing of the value
+			return err
+		}},
+		{Type: reflect.TypeFor[Constraint](), Word: "a version or range such as \">= v26.06, < v26.09\"", Parse: func(s string, v reflect.Value) error {
+			c, err := ParseConstraint(s)
+			*v.Addr().Interface().(*Constraint) = c
+			return err
+		}},
+		{Type: reflect.TypeFor[Duration](), Word: "a duration such as 90s", Parse: func(s string, v reflect.Value) error {
+			d, err := ParseDuration(s)
+			*v.Addr().Interface().(*Duration) = d
+			return err
+		}},
+	},
+	ErrPrefix:  "release: ",
+	MappingFix: mappingFix,
+}
+
+// mappingFix is the fix of a value of struct type t written as n, which
+// is not a mapping: what a mapping of t looks like, where a short form
+// is a common mistake (retries: 3).
+func mappingFix(t reflect.Type, n *yaml.Node) string {
+	if t != reflect.TypeFor[Retries]() {
+		return ""
+	}
+	if yamldoc.IsInt(n) {
+		return fmt.Sprintf("write retries: {attempts: %s}", n.Value)
+	}
+	return "write retries: {attempts: 3, backoff: 10s}"
 }
 
 // load reads fsys into l's catalog. A catalog without problems has each
@@ -136,7 +173,7 @@ func (l *loader) load(fsys fs.FS) (*Catalog, error) {
 	}
 	l.parseAndDecode(fsys, files)
 	l.dropManifests()
-	l.c.Releases, l.c.Components, l.c.Paths = l.releases.all(), l.components.all(), l.paths.all()
+	l.c.Releases, l.c.Components, l.c.Paths = l.releases.All(), l.components.All(), l.paths.All()
 	loadManifests(fsys, l.c, l.sn, ps)
 	checkCharts(fsys, l.c, l.sn, ps)
 	ws := &problems{}
@@ -157,10 +194,10 @@ func (l *loader) dropManifests() {
 	if len(l.manifests) == 0 {
 		return
 	}
-	l.ps.drop(l.manifests)
-	l.releases.filter(func(r *Release) bool { return !l.manifests[r.Source.File] })
-	l.components.filter(func(cv *ComponentVersion) bool { return !l.manifests[cv.Source.File] })
-	l.paths.filter(func(p *UpgradePath) bool { return !l.manifests[p.Source.File] })
+	l.ps.Drop(l.manifests)
+	l.releases.Filter(func(r *Release) bool { return !l.manifests[r.Source.File] })
+	l.components.Filter(func(cv *ComponentVersion) bool { return !l.manifests[cv.Source.File] })
+	l.paths.Filter(func(p *UpgradePath) bool { return !l.manifests[p.Source.File] })
 	for k, src := range l.broken {
 		if l.manifests[src.File] {
 			delete(l.broken, k)
@@ -168,175 +205,55 @@ func (l *loader) dropManifests() {
 	}
 }
 
-// piece is a run of consecutive documents of one file, parsed as a unit;
-// done is closed when it is.
-type piece struct {
-	file  string
-	data  []byte // the whole file's text
-	spans []span // the piece's documents (none when the file could not be read)
-	// first and last say whether the piece is the first or last of its
-	// file; docs of a first piece counts the file's documents.
-	first, last bool
-	docs        int
-	parsed      []document
-	arena       *nodeArena // of the nodes of parsed
-	problems    []Problem
-	panicked    any
-	done        chan struct{}
-}
-
-// pieceBytes is about how much text one piece holds: a file is cut into
-// pieces at document boundaries, so that large files spread over the
-// workers and only the node trees of a few pieces are alive at once. (A
-// variable for TestLoadPieces, which checks that cutting changes nothing.)
+// pieceBytes is about how much text one piece of a file holds (see
+// yamldoc.Parser.PieceBytes; a variable for TestLoadPieces, which checks
+// that cutting changes nothing).
 var pieceBytes = 256 << 10
 
 // parseAndDecode reads the files, in order, on this goroutine (an fs.FS
-// need not be safe for concurrent use), cuts each into pieces of whole
-// documents (on GOMAXPROCS goroutines), parses each piece on a goroutine of its own, at most
-// GOMAXPROCS at a time, and decodes the pieces in order on this goroutine
-// as they become ready, so the result does not depend on scheduling. At
-// most 2*GOMAXPROCS pieces are parsed and not yet decoded, which bounds the
-// node trees alive at once; a decoded piece's tree is garbage. A panic
-// while parsing is raised again here.
-//
-// Cutting is exact: a line that starts with "---" begins a document
-// wherever it is (splitDocuments), and a syntax error stops at the end of
-// its document at the latest, so a piece parses as it would inside its
-// file. The problems of parsing a file are added after its last document
-// is decoded, as for a file parsed whole.
+// need not be safe for concurrent use), then has yamldoc parse them
+// concurrently and decodes their documents in order (yamldoc.Parser.Parse),
+// so the result does not depend on scheduling.
 //
 // All files are read first (their text is kept until Load returns
 // anyway, for the lines of problems found after decoding), so that the
 // number of documents of each kind can be estimated from the text and the
 // catalog's slices and maps sized once.
 func (l *loader) parseAndDecode(fsys fs.FS, files []string) {
-	type read struct {
-		data  []byte
-		err   error
-		spans []span
-		kinds kindCounts
-	}
-	reads := make([]read, len(files))
+	in := make([]yamldoc.File, len(files))
 	for i, name := range files {
-		reads[i].data, reads[i].err = readFile(fsys, name)
-	}
-	workers := runtime.GOMAXPROCS(0)
-	// Cut the files into documents and count their kinds, in parallel.
-	var nextRead atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, len(files)) {
-		wg.Go(func() {
-			for {
-				i := int(nextRead.Add(1) - 1)
-				if i >= len(reads) {
-					return
-				}
-				if r := &reads[i]; r.err == nil {
-					r.spans = fileSpans(r.data)
-					r.kinds.count(r.data)
-				}
-			}
-		})
-	}
-	wg.Wait()
-
-	var pieces []*piece
-	var kinds kindCounts
-	for i, name := range files {
-		data, err, spans := reads[i].data, reads[i].err, reads[i].spans
+		data, err := readFile(fsys, name)
+		in[i] = yamldoc.File{Name: name, Data: data}
 		if err != nil {
 			// Dropped later if the file is a manifest (reported where it is named).
-			p := &piece{file: name, first: true, last: true, problems: []Problem{problemOf(name, err)}, done: make(chan struct{})}
-			close(p.done)
-			pieces = append(pieces, p)
-			continue
+			pr := problemOf(name, err)
+			in[i].Problems = []yamldoc.Problem{{File: pr.File, Line: pr.Line, Message: pr.Message, Fix: pr.Fix}}
 		}
-		kinds.releases += reads[i].kinds.releases
-		kinds.components += reads[i].kinds.components
-		kinds.paths += reads[i].kinds.paths
-		firstPiece := len(pieces)
-		for i := 0; i < len(spans); {
-			j, size := i, 0
-			for j < len(spans) && (j == i || size < pieceBytes) {
-				size += spans[j].end - spans[j].start
-				j++
-			}
-			pieces = append(pieces, &piece{file: name, data: data, spans: spans[i:j], done: make(chan struct{})})
-			i = j
-		}
-		pieces[firstPiece].first, pieces[firstPiece].docs = true, len(spans)
-		pieces[len(pieces)-1].last = true
 	}
-	reads = nil
-	l.reserve(kinds, len(files))
-
-	sem := make(chan struct{}, workers)
-	next := 0          // the next piece to decode
-	var held []Problem // of parsing the file being decoded, added after its last piece
-	decodeNext := func() {
-		p := pieces[next]
-		<-p.done
-		if p.panicked != nil {
-			panic(p.panicked)
-		}
-		if p.first && p.docs > 0 {
-			l.sn.raw[p.file] = make([]rawDoc, 0, p.docs)
-		}
-		for _, doc := range p.parsed {
-			l.decode(doc)
-		}
-		if p.arena != nil {
-			p.arena.release() // nothing decoding built points into the nodes
-		}
-		held = append(held, p.problems...)
-		if p.last {
-			for _, pr := range held {
-				if pr.hides {
+	kinds := make([]kindCounts, len(files))
+	p := yamldoc.Parser{
+		Slow:       !l.fast,
+		PieceBytes: pieceBytes,
+		Lines:      l.sn.lines,
+		Scan:       func(i int, data []byte) { kinds[i].count(data) },
+		Ready: func() {
+			var sum kindCounts
+			for _, k := range kinds {
+				sum.releases, sum.components, sum.paths = sum.releases+k.releases, sum.components+k.components, sum.paths+k.paths
+			}
+			l.reserve(sum)
+		},
+		Decode: l.decode,
+		Done: func(_ string, problems []yamldoc.Problem) {
+			for _, pr := range problems {
+				if pr.Hides {
 					l.sn.hidden = append(l.sn.hidden, Source{File: pr.File, Line: pr.Line})
 				}
-				l.ps.add(pr)
+				l.ps.Report(pr)
 			}
-			held = held[:0]
-		}
-		pieces[next] = nil
-		next++
+		},
 	}
-	for i, p := range pieces {
-		for i-next >= 2*workers {
-			decodeNext()
-		}
-		if len(p.spans) == 0 {
-			continue // a file that could not be read: done already
-		}
-		// Wait for a free worker, decoding what is ready meanwhile.
-		for acquired := false; !acquired; {
-			var ready chan struct{}
-			if next < i {
-				ready = pieces[next].done
-			}
-			select {
-			case sem <- struct{}{}:
-				acquired = true
-			case <-ready:
-				decodeNext()
-			}
-		}
-		go func() {
-			defer func() {
-				p.panicked = recover()
-				<-sem
-				close(p.done)
-			}()
-			if l.fast {
-				p.arena = arenas.Get().(*nodeArena)
-			}
-			p.parsed = parseSpans(p.file, p.data, p.spans, p.arena, &p.problems)
-		}()
-	}
-	for next < len(pieces) {
-		decodeNext()
-	}
+	p.Parse(in)
 }
 
 // kindCounts estimates the documents of each kind in catalog text: the
@@ -371,23 +288,21 @@ func (k *kindCounts) count(data []byte) {
 	}
 }
 
-// reserve sizes what decoding fills for the documents kinds counts, in
-// files files.
-func (l *loader) reserve(kinds kindCounts, files int) {
-	l.releases.reserve(kinds.releases)
-	l.components.reserve(kinds.components)
-	l.paths.reserve(kinds.paths)
+// reserve sizes what decoding fills for the documents kinds counts.
+func (l *loader) reserve(kinds kindCounts) {
+	l.releases.Reserve(kinds.releases)
+	l.components.Reserve(kinds.components)
+	l.paths.Reserve(kinds.paths)
 	l.names = make(map[kindName]Source, kinds.releases+kinds.components+kinds.paths)
-	l.sn.raw = make(map[string][]rawDoc, files)
 }
 
 // loader holds what decoding the documents of a catalog accumulates.
 type loader struct {
 	c     *Catalog
-	fast  bool // parse on the fast path where it can (fastParse)
+	fast  bool // parse on the fast path where it can
 	sn    *specNodes
 	ps    *problems
-	dec   *decoder
+	dec   *yamldoc.Decoder
 	env   envelope            // of the document being decoded (reused: it escapes)
 	names map[kindName]Source // first document of each kind and name
 	// broken holds the Release and ComponentVersion documents that could
@@ -398,9 +313,9 @@ type loader struct {
 	manifests map[string]bool
 	// The decoded documents, in chunks (appending to one slice of large
 	// structs would copy them again and again).
-	releases   chunked[Release]
-	components chunked[ComponentVersion]
-	paths      chunked[UpgradePath]
+	releases   yamldoc.Chunked[Release]
+	components yamldoc.Chunked[ComponentVersion]
+	paths      yamldoc.Chunked[UpgradePath]
 }
 
 // noteBroken records a document that did not decode under the track or
@@ -411,6 +326,11 @@ func (l *loader) noteBroken(kind, name string, v Version, src Source) {
 	}
 }
 
+// report reports a problem of doc.
+func (l *loader) report(doc yamldoc.Document, line int, field, msg, fix string) {
+	l.ps.add(Problem{File: doc.File, Line: line, Field: field, Message: msg, Fix: fix})
+}
+
 // decode decodes one document into the catalog. A document whose only
 // problems are unknown or repeated fields joins the catalog, so that a
 // typo in one document does not also make every reference to it look
@@ -418,120 +338,133 @@ func (l *loader) noteBroken(kind, name string, v Version, src Source) {
 // they are what identifies it (a ComponentVersion's name or version, a
 // Release's version or track, an UpgradePath's track): that one is left
 // out (noted as broken). The load fails either way.
-func (l *loader) decode(doc document) {
-	ps, d := l.ps, l.dec
-	report := func(line int, field, msg, fix string) {
-		ps.add(Problem{File: doc.src.File, Line: line, Field: field, Message: msg, Fix: fix})
-	}
-	line := func(n *yaml.Node) int { return doc.base + n.Line }
-	if doc.node.Kind != yaml.MappingNode {
-		report(doc.src.Line, "", fmt.Sprintf("a catalog document must be a mapping, got %s", kindWord(doc.node)),
-			"start it with apiVersion: "+APIVersion+" and kind: Release, ComponentVersion or UpgradePath")
+func (l *loader) decode(doc yamldoc.Document) {
+	env, ok := l.envelope(doc)
+	if !ok {
 		return
+	}
+	src := Source{File: doc.File, Line: doc.Line}
+	before := l.dec.TypeErrs()
+	l.dec.Push("spec")
+	switch env.Kind {
+	case KindRelease:
+		l.decodeRelease(doc, src, env, before)
+	case KindComponentVersion:
+		l.decodeComponent(doc, src, env, before)
+	case KindUpgradePath:
+		l.decodePath(doc, src, env, before)
+	}
+	l.dec.Pop()
+	if env.Metadata.Name != "" {
+		k := kindName{env.Kind, env.Metadata.Name}
+		if first, dup := l.names[k]; dup {
+			l.report(doc, doc.Base+yamldoc.Find(doc.Node, "metadata", "name").Line, "metadata.name",
+				fmt.Sprintf("duplicate %s %s (first at %s)", env.Kind, quote(env.Metadata.Name), first), "give each document its own name")
+		} else {
+			l.names[k] = src
+		}
+	}
+}
+
+// envelope checks and decodes the apiVersion, kind and metadata of doc
+// into l.env, and reports whether its spec is to be decoded: a document
+// of a known kind, with a spec.
+func (l *loader) envelope(doc yamldoc.Document) (*envelope, bool) {
+	line := func(n *yaml.Node) int { return doc.Base + n.Line }
+	if doc.Node.Kind != yaml.MappingNode {
+		l.report(doc, doc.Line, "", fmt.Sprintf("a catalog document must be a mapping, got %s", yamldoc.KindWord(doc.Node)),
+			"start it with apiVersion: "+APIVersion+" and kind: Release, ComponentVersion or UpgradePath")
+		return nil, false
 	}
 	// Another apiVersion is another schema: say so, and nothing about its
 	// fields. A Kubernetes manifest that no ComponentVersion names lands here.
-	if n := find(doc.node, "apiVersion"); n != nil && n.Kind == yaml.ScalarNode && n.Value != "" && n.Value != APIVersion {
+	if n := yamldoc.Find(doc.Node, "apiVersion"); n != nil && n.Kind == yaml.ScalarNode && n.Value != "" && n.Value != APIVersion {
 		fix := "use apiVersion: " + APIVersion
 		if !strings.HasPrefix(n.Value, "hopdag.io/") {
 			fix = "catalog documents have apiVersion: " + APIVersion + "; if this file is a manifest, name it in a ComponentVersion's spec.manifests[].file"
 		}
-		report(line(n), "apiVersion", "unknown apiVersion "+quote(n.Value), fix)
-		return
+		l.report(doc, line(n), "apiVersion", "unknown apiVersion "+quote(n.Value), fix)
+		return nil, false
 	}
-	d.start(doc.src.File, doc.base)
-	if doc.aliases.over != nil {
-		d.refuseAliases(doc.aliases)
-	}
+	l.dec.Start(doc)
 	l.env = envelope{}
 	env := &l.env
-	d.decode(doc.node, reflect.ValueOf(env).Elem())
-	if env.APIVersion == "" && unset(find(doc.node, "apiVersion")) {
-		report(doc.src.Line, "apiVersion", "missing apiVersion", "add apiVersion: "+APIVersion)
-		return
+	l.dec.Decode(doc.Node, env)
+	if env.APIVersion == "" && unset(yamldoc.Find(doc.Node, "apiVersion")) {
+		l.report(doc, doc.Line, "apiVersion", "missing apiVersion", "add apiVersion: "+APIVersion)
+		return nil, false
 	}
-	if md := find(doc.node, "metadata"); env.Metadata.Name == "" && (md == nil || md.Kind == yaml.MappingNode) && unset(find(md, "name")) {
-		report(doc.src.Line, "metadata.name", "missing metadata.name", "name the document, e.g. metadata: {name: etcd-v3.5.21}")
+	if md := yamldoc.Find(doc.Node, "metadata"); env.Metadata.Name == "" && (md == nil || md.Kind == yaml.MappingNode) && unset(yamldoc.Find(md, "name")) {
+		l.report(doc, doc.Line, "metadata.name", "missing metadata.name", "name the document, e.g. metadata: {name: etcd-v3.5.21}")
 	}
-	spec := env.Spec
 	switch env.Kind {
 	case KindRelease, KindComponentVersion, KindUpgradePath:
-		if spec == nil {
-			report(doc.src.Line, "spec", "missing spec", "add the "+env.Kind+" spec")
-			return
+		if env.Spec == nil {
+			l.report(doc, doc.Line, "spec", "missing spec", "add the "+env.Kind+" spec")
+			return nil, false
 		}
+		return env, true
 	case "":
-		if unset(find(doc.node, "kind")) {
-			report(doc.src.Line, "kind", "missing kind", "add kind: Release, ComponentVersion or UpgradePath")
+		if unset(yamldoc.Find(doc.Node, "kind")) {
+			l.report(doc, doc.Line, "kind", "missing kind", "add kind: Release, ComponentVersion or UpgradePath")
 		}
-		return
 	default:
-		report(line(find(doc.node, "kind")), "kind", "unknown kind "+quote(env.Kind), "use Release, ComponentVersion or UpgradePath")
+		l.report(doc, line(yamldoc.Find(doc.Node, "kind")), "kind", "unknown kind "+quote(env.Kind), "use Release, ComponentVersion or UpgradePath")
+	}
+	return nil, false
+}
+
+// partial reports whether the spec of the document at src, decoded since
+// the decoder counted before type errors, has unusable values but can join
+// the catalog without them: the fields that identify it (ids) are sound,
+// so the checks of references and of the release graph see its other
+// fields; they skip what depends on the unusable ones
+// (specNodes.badField). Such a document is noted in sn.bad.
+func (l *loader) partial(src Source, before int, ids ...string) bool {
+	bad, ok := l.dec.Partial(before, ids...)
+	if ok && bad != nil {
+		l.sn.bad[src] = bad
+	}
+	return ok
+}
+
+func (l *loader) decodeRelease(doc yamldoc.Document, src Source, env *envelope, before int) {
+	r := l.releases.Next()
+	l.dec.Decode(env.Spec, r)
+	if !l.partial(src, before, "spec.version", "spec.track") {
+		l.noteBroken(KindRelease, r.Track, r.Version, src)
+		l.releases.Undo()
 		return
 	}
-	before := d.typeErrs
-	d.push("spec")
-	// partial reports whether the spec has unusable values but can join
-	// the catalog without them: the fields that identify it (ids) are
-	// sound, so the checks of references and of the release graph see
-	// its other fields; they skip what depends on the unusable ones
-	// (specNodes.badField). Such a document is noted in sn.bad.
-	partial := func(ids ...string) bool {
-		if d.typeErrs == before {
-			return true
-		}
-		if d.overAliases || d.noAliases || len(d.bad) >= maxBadFields || slices.ContainsFunc(ids, func(id string) bool { return relatedField(d.bad, id) }) {
-			return false
-		}
-		l.sn.bad[doc.src] = slices.Clone(d.bad)
-		return true
+	r.Name, r.Source = env.Metadata.Name, src
+}
+
+func (l *loader) decodeComponent(doc yamldoc.Document, src Source, env *envelope, before int) {
+	cv := l.components.Next()
+	l.dec.Decode(env.Spec, cv)
+	l.noteManifests(env.Spec)
+	if !l.partial(src, before, "spec.name", "spec.version") {
+		l.noteBroken(KindComponentVersion, cv.Name, cv.Version, src)
+		l.components.Undo()
+		return
 	}
-	switch env.Kind {
-	case KindRelease:
-		r := l.releases.next()
-		d.decode(spec, reflect.ValueOf(r).Elem())
-		if !partial("spec.version", "spec.track") {
-			l.noteBroken(KindRelease, r.Track, r.Version, doc.src)
-			l.releases.undo()
-			break
-		}
-		r.Name, r.Source = env.Metadata.Name, doc.src
-	case KindComponentVersion:
-		cv := l.components.next()
-		d.decode(spec, reflect.ValueOf(cv).Elem())
-		l.noteManifests(spec)
-		if !partial("spec.name", "spec.version") {
-			l.noteBroken(KindComponentVersion, cv.Name, cv.Version, doc.src)
-			l.components.undo()
-			break
-		}
-		cv.Source = doc.src
-		l.checkAttempts(doc, spec, cv)
-	case KindUpgradePath:
-		p := l.paths.next()
-		d.decode(spec, reflect.ValueOf(p).Elem())
-		if !partial("spec.track") {
-			l.paths.undo()
-			break
-		}
-		p.Name, p.Source = env.Metadata.Name, doc.src
-		rules := find(spec, "rules") // once: find scans spec's keys
-		for i := range p.Rules {
-			p.Rules[i].Source = Source{File: doc.src.File, Line: doc.src.Line}
-			if n := find(rules, i); n != nil {
-				p.Rules[i].Source.Line = line(n)
-			}
-		}
+	cv.Source = src
+	l.checkAttempts(doc, env.Spec, cv)
+}
+
+func (l *loader) decodePath(doc yamldoc.Document, src Source, env *envelope, before int) {
+	p := l.paths.Next()
+	l.dec.Decode(env.Spec, p)
+	if !l.partial(src, before, "spec.track") {
+		l.paths.Undo()
+		return
 	}
-	d.pop()
-	l.sn.raw[doc.src.File] = append(l.sn.raw[doc.src.File], rawDoc{doc.src.Line, doc.text, doc.textBase})
-	if env.Metadata.Name != "" {
-		k := kindName{env.Kind, env.Metadata.Name}
-		if first, dup := l.names[k]; dup {
-			report(line(find(doc.node, "metadata", "name")), "metadata.name",
-				fmt.Sprintf("duplicate %s %s (first at %s)", env.Kind, quote(env.Metadata.Name), first), "give each document its own name")
-		} else {
-			l.names[k] = doc.src
+	p.Name, p.Source = env.Metadata.Name, src
+	rules := yamldoc.Find(env.Spec, "rules") // once: Find scans spec's keys
+	for i := range p.Rules {
+		p.Rules[i].Source = src
+		if n := yamldoc.Find(rules, i); n != nil {
+			p.Rules[i].Source.Line = doc.Base + n.Line
 		}
 	}
 }
@@ -540,15 +473,15 @@ func (l *loader) decode(doc document) {
 // attempts include the first, so 0 is no number of attempts (a
 // ComponentVersion built in code leaves Attempts 0 for the executor's
 // default, as a spec without attempts does).
-func (l *loader) checkAttempts(doc document, spec *yaml.Node, cv *ComponentVersion) {
+func (l *loader) checkAttempts(doc yamldoc.Document, spec *yaml.Node, cv *ComponentVersion) {
 	if cv.Retries == nil || cv.Retries.Attempts != 0 {
 		return
 	}
-	n := find(spec, "retries", "attempts")
+	n := yamldoc.Find(spec, "retries", "attempts")
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
 		return // absent, empty or wrong-typed (reported)
 	}
-	l.ps.add(Problem{File: doc.src.File, Line: doc.base + n.Line, Field: "spec.retries.attempts",
+	l.ps.add(Problem{File: doc.File, Line: doc.Base + n.Line, Field: "spec.retries.attempts",
 		Message: "attempts must be at least 1, got " + n.Value + " (the attempts include the first)",
 		Fix:     "set the total number of attempts, e.g. 3, or remove attempts to use the executor's default"})
 }
@@ -565,15 +498,15 @@ func (l *loader) noteManifests(spec *yaml.Node) {
 			return
 		}
 		for _, m := range ms.Content {
-			if f := find(m, "file"); f != nil && f.Kind == yaml.ScalarNode && f.Value != "" {
+			if f := yamldoc.Find(m, "file"); f != nil && f.Kind == yaml.ScalarNode && f.Value != "" {
 				l.manifests[path.Clean(f.Value)] = true
 			}
 		}
 	}
-	note(find(spec, "manifests"))
-	if ps := find(spec, "phases"); ps != nil && ps.Kind == yaml.SequenceNode {
+	note(yamldoc.Find(spec, "manifests"))
+	if ps := yamldoc.Find(spec, "phases"); ps != nil && ps.Kind == yaml.SequenceNode {
 		for _, p := range ps.Content {
-			note(find(p, "manifests"))
+			note(yamldoc.Find(p, "manifests"))
 		}
 	}
 }
@@ -644,4 +577,42 @@ func loadManifest(fsys fs.FS, files map[string]manifestFile, m *Manifest, inline
 		return
 	}
 	m.Template = f.data
+}
+
+// problems collects the problems of one Load: at most 100 per file and
+// 1,000 in all are listed, the rest counted (yamldoc.Problems).
+type problems struct{ yamldoc.Problems }
+
+// add lists p.
+func (ps *problems) add(p Problem) {
+	ps.Report(yamldoc.Problem{File: p.File, Line: p.Line, Field: p.Field, Message: p.Message, Fix: p.Fix})
+}
+
+// err sorts and deduplicates the problems, adds the "and N more" ones, and
+// returns a *LoadError, or nil.
+func (ps *problems) err() error {
+	list, omitted := ps.Sorted()
+	if list == nil {
+		return nil
+	}
+	return &LoadError{Problems: problemsOf(list), Omitted: omitted}
+}
+
+// sorted returns the problems, sorted as err sorts them, or nil: the
+// warnings of a catalog that loaded.
+func (ps *problems) sorted() []Problem {
+	list, _ := ps.Sorted()
+	return problemsOf(list)
+}
+
+// problemsOf converts the problems yamldoc collected (nil for none).
+func problemsOf(list []yamldoc.Problem) []Problem {
+	if list == nil {
+		return nil
+	}
+	out := make([]Problem, len(list))
+	for i, p := range list {
+		out[i] = Problem{File: p.File, Line: p.Line, Field: p.Field, Message: p.Message, Fix: p.Fix, omits: p.Omits}
+	}
+	return out
 }

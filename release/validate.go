@@ -1,29 +1,22 @@
 package release
 
 import (
-	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/hopdag/hopdag/release/internal/yamldoc"
 )
 
-// specNodes finds the line of a field of a loaded document after its node
-// tree is gone (Load keeps no tree: holding them all would cost memory and
-// garbage-collection time linear in the catalog, for problems most
-// catalogs do not have). It parses the document's text again, once, the
-// first time a problem needs a line in it. The nil *specNodes (NewCatalog)
-// gives lines of documents only.
+// specNodes finds the line of a field of a loaded document after its
+// node tree is gone (yamldoc.Lines: it parses the document's text again,
+// once, the first time a problem needs a line in it), and knows which
+// documents hide others or hold unusable values. The nil *specNodes
+// (NewCatalog) gives lines of documents only.
 type specNodes struct {
-	raw    map[string][]rawDoc // per file, by line
-	parsed map[Source]*yaml.Node
-	// keys indexes the top-level keys of large specs, so that locating
-	// one problem per rule of a spec with many keys stays linear.
-	keys map[*yaml.Node]map[string]*yaml.Node
+	lines *yamldoc.Lines
 	// hidden are the syntax errors that cost documents: a document a
 	// reference finds missing may be one of those.
 	hidden []Source
@@ -37,16 +30,8 @@ type specNodes struct {
 // and canonical version.
 type brokenKey struct{ kind, name, version string }
 
-// rawDoc is the text of the document at line of its file; the text's first
-// line is line base+1.
-type rawDoc struct {
-	line int
-	text []byte
-	base int
-}
-
 func newSpecNodes() *specNodes {
-	return &specNodes{raw: map[string][]rawDoc{}, parsed: map[Source]*yaml.Node{}, keys: map[*yaml.Node]map[string]*yaml.Node{}, bad: map[Source][]string{}}
+	return &specNodes{lines: yamldoc.NewLines("spec"), bad: map[Source][]string{}}
 }
 
 // badField reports whether the field at path below the spec of the
@@ -58,113 +43,16 @@ func (sn *specNodes) badField(doc Source, path ...any) bool {
 		return false
 	}
 	bad := sn.bad[doc]
-	return len(bad) > 0 && relatedField(bad, fieldPath(path))
-}
-
-// relatedField reports whether one of paths is field, inside it, or
-// around it ("spec.rules[1]" and "spec.rules[1].from" are related,
-// "spec.rules[1]" and "spec.rules[10]" are not).
-func relatedField(paths []string, field string) bool {
-	within := func(inner, outer string) bool {
-		return strings.HasPrefix(inner, outer) && (len(inner) == len(outer) || inner[len(outer)] == '.' || inner[len(outer)] == '[')
-	}
-	for _, p := range paths {
-		if within(p, field) || within(field, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// find returns the text of the document at doc. The documents of a file
-// are added in the order of their lines.
-func (sn *specNodes) find(doc Source) (rawDoc, bool) {
-	docs := sn.raw[doc.File]
-	i, ok := slices.BinarySearchFunc(docs, doc.Line, func(r rawDoc, line int) int { return cmp.Compare(r.line, line) })
-	if !ok {
-		return rawDoc{}, false
-	}
-	return docs[i], true
-}
-
-// spec returns the spec node of the document at doc, and its line offset.
-func (sn *specNodes) spec(doc Source) (*yaml.Node, int) {
-	if sn == nil {
-		return nil, 0
-	}
-	raw, ok := sn.find(doc)
-	if !ok {
-		return nil, 0
-	}
-	n, ok := sn.parsed[doc]
-	if !ok {
-		dec := yaml.NewDecoder(bytes.NewReader(raw.text))
-		for {
-			var d yaml.Node
-			if dec.Decode(&d) != nil {
-				break
-			}
-			if len(d.Content) == 1 && raw.base+d.Content[0].Line == doc.Line {
-				n = find(d.Content[0], "spec")
-				break
-			}
-		}
-		sn.parsed[doc] = n
-	}
-	return n, raw.base
+	return len(bad) > 0 && yamldoc.RelatedField(bad, fieldPath(path))
 }
 
 // at returns a Problem located at the field path below the document's spec.
 func (sn *specNodes) at(doc Source, path ...any) Problem {
 	p := Problem{File: doc.File, Line: doc.Line, Field: fieldPath(path)}
-	if spec, base := sn.spec(doc); spec != nil {
-		n := spec
-		if key, ok := firstKey(path); ok {
-			n, path = sn.child(spec, key), path[1:]
-		}
-		if n = find(n, path...); n != nil {
-			p.Line = base + n.Line
-		}
+	if sn != nil {
+		p.Line = sn.lines.Line(doc.File, doc.Line, path...)
 	}
 	return p
-}
-
-func firstKey(path []any) (string, bool) {
-	if len(path) == 0 {
-		return "", false
-	}
-	key, ok := path[0].(string)
-	return key, ok
-}
-
-// smallMapping is the number of keys up to which child scans a mapping
-// rather than index it.
-const smallMapping = 32
-
-// child is find(spec, key), from an index of spec's keys when spec is
-// large (each answer, a merged key's or an absent one's too, is kept).
-func (sn *specNodes) child(spec *yaml.Node, key string) *yaml.Node {
-	if spec.Kind != yaml.MappingNode || len(spec.Content) <= 2*smallMapping {
-		return find(spec, key)
-	}
-	idx, ok := sn.keys[spec]
-	if !ok {
-		idx = make(map[string]*yaml.Node, len(spec.Content)/2)
-		for i := 0; i+1 < len(spec.Content); i += 2 {
-			if k := spec.Content[i]; !isMerge(k) {
-				if _, dup := idx[k.Value]; !dup {
-					idx[k.Value] = spec.Content[i+1]
-				}
-			}
-		}
-		sn.keys[spec] = idx
-	}
-	n, ok := idx[key]
-	if !ok {
-		n = find(spec, key)
-		idx[key] = n
-	}
-	return n
 }
 
 func fieldPath(path []any) string {
@@ -174,7 +62,7 @@ func fieldPath(path []any) string {
 		switch p := p.(type) {
 		case string:
 			b.WriteByte('.')
-			b.WriteString(clip(p)) // as decoder.field writes it
+			b.WriteString(yamldoc.Clip(p)) // as the decoder writes a field path
 		case int:
 			fmt.Fprintf(&b, "[%d]", p)
 		}
@@ -256,24 +144,30 @@ func trackNameChar(r rune) bool {
 // that a track name may not hold (see Release.Track), or nil. The
 // empty name, the default track, is valid.
 func CheckTrackName(track string) error {
-	var ps problems
-	checkTrackName(track, func() Problem { return Problem{} }, &ps)
-	if len(ps.list) == 0 {
-		return nil
+	if msg, fix := trackNameProblem(track); msg != "" {
+		return errors.New(msg + "; " + fix)
 	}
-	return errors.New(ps.list[0].Message + "; " + ps.list[0].Fix)
+	return nil
 }
 
 // checkTrackName reports a track name that holds a character other than
-// trackNameChars: a track is written in step names (TRACK=VERSION,
-// HOP/COMPONENT/PHASE) and in states across tracks
-// (track=version,track=version), which "/", "=", "," or a space would
-// make ambiguous. at gives where the name is written; it is called only
+// trackNameChars. at gives where the name is written; it is called only
 // for a bad name, since finding the place parses the document again.
 func checkTrackName(track string, at func() Problem, ps *problems) {
+	if msg, fix := trackNameProblem(track); msg != "" {
+		ps.add(at().with(msg, fix))
+	}
+}
+
+// trackNameProblem says what is wrong with track, and how to fix it, when
+// it holds a character other than trackNameChars (else msg is ""): a
+// track is written in step names (TRACK=VERSION, HOP/COMPONENT/PHASE) and
+// in states across tracks (track=version,track=version), which "/", "=",
+// "," or a space would make ambiguous.
+func trackNameProblem(track string) (msg, fix string) {
 	i := strings.IndexFunc(track, func(r rune) bool { return !trackNameChar(r) })
 	if i < 0 {
-		return
+		return "", ""
 	}
 	r, _ := utf8.DecodeRuneInString(track[i:])
 	fixed := strings.Map(func(r rune) rune {
@@ -282,9 +176,8 @@ func checkTrackName(track string, at func() Problem, ps *problems) {
 		}
 		return '-'
 	}, track)
-	ps.add(at().with(
-		fmt.Sprintf("track %s holds %q; a track name takes only %s (it is written in step names, TRACK=VERSION and HOP/COMPONENT/PHASE, and in states, track=version,track=version)", quote(track), string(r), trackNameChars),
-		fmt.Sprintf("rename the track, e.g. %s, here and wherever it is named", fixed)))
+	return fmt.Sprintf("track %s holds %q; a track name takes only %s (it is written in step names, TRACK=VERSION and HOP/COMPONENT/PHASE, and in states, track=version,track=version)", quote(track), string(r), trackNameChars),
+		fmt.Sprintf("rename the track, e.g. %s, here and wherever it is named", fixed)
 }
 
 func sameSpelling(a, b Version) string {
@@ -322,25 +215,56 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 		ps.add(at().with("component version has no version", "set spec.version, e.g. v3.5.21"))
 	}
 	if cv.Type == "" {
-		switch {
-		case cv.Handler != "" && cv.Command == nil && len(cv.Manifests) == 0:
-			cv.Type = TypeInline
-		case cv.Handler == "" && cv.Command != nil && len(cv.Manifests) == 0:
-			cv.Type = TypeExec
-		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) > 0:
-			cv.Type = TypeManifest
-		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm != nil:
-			cv.Type = TypeHelm
-		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm == nil && cv.onlyManifestPhases():
-			cv.Type = TypeManifest
-		case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm == nil && cv.onlyCommandPhases():
-			cv.Type = TypeExec
-		case bad("type") || bad("handler") || bad("command") || bad("manifests") || bad("helm") || bad("phases"):
-			// What was written there may have given the type.
-		default:
-			ps.add(noType(cv, at))
+		inferType(cv, at, bad, ps)
+	}
+	validateType(cv, at, bad, ps)
+	if cv.Before != "" && cv.Before != BeforeAll {
+		ps.add(at("before").with(fmt.Sprintf("before must be %q, got %s", BeforeAll, quote(cv.Before)), "write before: all, or remove the field"))
+	}
+	validateDependencies(cv, at, bad, ps)
+	if cv.Retries != nil && cv.Retries.Attempts < 0 {
+		ps.add(at("retries", "attempts").with(fmt.Sprintf("attempts must be at least 1, got %d", cv.Retries.Attempts), "set the total number of attempts, e.g. 3"))
+	}
+	for i, h := range cv.HealthChecks {
+		if h.Name == "" && !bad("healthChecks", i, "name") {
+			ps.add(at("healthChecks", i).with("health check has no name", "set name to a check the applier knows, e.g. deployment-ready"))
 		}
 	}
+	for i, m := range cv.Manifests {
+		if m.File == "" && m.Template == "" && !bad("manifests", i) {
+			ps.add(at("manifests", i).with("a manifest needs file or template", "set file (relative to the catalog root) or template (inline YAML)"))
+		}
+	}
+	validateLifecycle(cv, at, bad, ps)
+	validateHelm(cv, at, bad, ps)
+}
+
+// inferType sets the type of cv, which has none, from the one field of
+// handler, command, manifests, helm and phases it sets, or reports that
+// it cannot (unless a field that may have given it was unusable).
+func inferType(cv *ComponentVersion, at func(path ...any) Problem, bad func(path ...any) bool, ps *problems) {
+	switch {
+	case cv.Handler != "" && cv.Command == nil && len(cv.Manifests) == 0:
+		cv.Type = TypeInline
+	case cv.Handler == "" && cv.Command != nil && len(cv.Manifests) == 0:
+		cv.Type = TypeExec
+	case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) > 0:
+		cv.Type = TypeManifest
+	case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm != nil:
+		cv.Type = TypeHelm
+	case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm == nil && cv.onlyManifestPhases():
+		cv.Type = TypeManifest
+	case cv.Handler == "" && cv.Command == nil && len(cv.Manifests) == 0 && cv.Helm == nil && cv.onlyCommandPhases():
+		cv.Type = TypeExec
+	case slices.ContainsFunc([]string{"type", "handler", "command", "manifests", "helm", "phases"}, func(key string) bool { return bad(key) }):
+		// What was written there may have given the type.
+	default:
+		ps.add(noType(cv, at))
+	}
+}
+
+// validateType reports what the type of cv needs and cv lacks.
+func validateType(cv *ComponentVersion, at func(path ...any) Problem, bad func(path ...any) bool, ps *problems) {
 	switch cv.Type {
 	case TypeInline:
 		if cv.Handler == "" && !bad("handler") {
@@ -360,9 +284,11 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 			ps.add(at("type").with("a manifest component needs manifests", "add spec.manifests entries with file or template"))
 		}
 	}
-	if cv.Before != "" && cv.Before != BeforeAll {
-		ps.add(at("before").with(fmt.Sprintf("before must be %q, got %s", BeforeAll, quote(cv.Before)), "write before: all, or remove the field"))
-	}
+}
+
+// validateDependencies reports a dependency of cv on itself, an empty
+// one and one listed twice.
+func validateDependencies(cv *ComponentVersion, at func(path ...any) Problem, bad func(path ...any) bool, ps *problems) {
 	seen := map[string]bool{}
 	for i, d := range cv.Dependencies {
 		switch {
@@ -376,21 +302,6 @@ func validateComponent(cv *ComponentVersion, sn *specNodes, ps *problems) {
 		}
 		seen[d] = true
 	}
-	if cv.Retries != nil && cv.Retries.Attempts < 0 {
-		ps.add(at("retries", "attempts").with(fmt.Sprintf("attempts must be at least 1, got %d", cv.Retries.Attempts), "set the total number of attempts, e.g. 3"))
-	}
-	for i, h := range cv.HealthChecks {
-		if h.Name == "" && !bad("healthChecks", i, "name") {
-			ps.add(at("healthChecks", i).with("health check has no name", "set name to a check the applier knows, e.g. deployment-ready"))
-		}
-	}
-	for i, m := range cv.Manifests {
-		if m.File == "" && m.Template == "" && !bad("manifests", i) {
-			ps.add(at("manifests", i).with("a manifest needs file or template", "set file (relative to the catalog root) or template (inline YAML)"))
-		}
-	}
-	validateLifecycle(cv, at, bad, ps)
-	validateHelm(cv, at, bad, ps)
 }
 
 // noType is the problem of a component version whose type cannot be
@@ -545,53 +456,7 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
 	bad := func(path ...any) bool { return sn.badField(p.Source, path...) }
 	for i, r := range p.Rules {
-		if r.OnFailure != "" && r.OnFailure != OnFailureRollback {
-			ps.add(at("rules", i, "onFailure").with(fmt.Sprintf("onFailure must be %q or unset, got %s", OnFailureRollback, quote(r.OnFailure)), "write onFailure: rollback, or remove it to use the executor's failure policy"))
-		}
-		if bad("rules", i, "from") {
-			// reported already
-		} else if r.From.IsZero() {
-			ps.add(at("rules", i).with("rule has no from", "set from to a version or a range, e.g. \">= v26.06-rc.1, < v26.06\""))
-		} else if from, exact := r.From.Exact(); exact {
-			if src, ok := broken[brokenKey{KindRelease, p.Track, from.Canonical()}]; ok {
-				ps.add(at("rules", i, "from").with(fmt.Sprintf("rule upgrades from %s, whose Release (%s) is invalid", from, src), "fix the problems reported there"))
-			} else if _, ok := c.ReleaseOn(p.Track, from); !ok {
-				ps.add(at("rules", i, "from").with(fmt.Sprintf("rule upgrades from %s, which has no release%s", from, onTrack(p.Track)),
-					knownReleases(c, p.Track)+"; or make from a range, which may name versions without releases"))
-			}
-		}
-		if bad("rules", i, "to") {
-			// reported already
-		} else if r.To.IsZero() {
-			ps.add(at("rules", i).with("rule has no to", "set to to the version the rule upgrades to"))
-		} else if src, ok := broken[brokenKey{KindRelease, p.Track, r.To.Canonical()}]; ok {
-			ps.add(at("rules", i, "to").with(fmt.Sprintf("rule upgrades to %s, whose Release (%s) is invalid", r.To, src), "fix the problems reported there"))
-		} else if _, ok := c.ReleaseOn(p.Track, r.To); !ok {
-			ps.add(at("rules", i, "to").with(fmt.Sprintf("rule upgrades to %s, which has no release%s", r.To, onTrack(p.Track)), knownReleases(c, p.Track)))
-		}
-		validateRuleRange(r, func(path ...any) Problem { return at(append([]any{"rules", i}, path...)...) }, func(key string) bool { return bad("rules", i, key) }, ws)
-		names := map[string]bool{}
-		for j, risk := range r.Risks {
-			if bad("rules", i, "risks", j, "name") {
-				continue
-			}
-			if risk.Name == "" {
-				ps.add(at("rules", i, "risks", j).with("risk has no name", "name it: callers accept risks by name"))
-			} else if names[risk.Name] {
-				ps.add(at("rules", i, "risks", j, "name").with(fmt.Sprintf("risk %s is listed twice", risk.Name), "remove one of them"))
-			}
-			names[risk.Name] = true
-		}
-		for _, list := range []struct {
-			key    string
-			checks []Check
-		}{{"preChecks", r.PreChecks}, {"postChecks", r.PostChecks}} {
-			for j, ch := range list.checks {
-				if ch.Name == "" && !bad("rules", i, list.key, j, "name") {
-					ps.add(at("rules", i, list.key, j).with("check has no name", "name the registered check to run"))
-				}
-			}
-		}
+		validateRule(c, p, i, r, sn, broken, ps, ws)
 	}
 	validateEmptyPath(c, p, at, bad, ps)
 	for i, vi := range p.Versions {
@@ -624,12 +489,67 @@ func validatePath(c *Catalog, p *UpgradePath, sn *specNodes, broken map[brokenKe
 	}
 }
 
+// validateRule checks r, the i-th rule of p.
+func validateRule(c *Catalog, p *UpgradePath, i int, r Rule, sn *specNodes, broken map[brokenKey]Source, ps, ws *problems) {
+	// Closures of their own, not validatePath's passed in: calls of a
+	// known closure do not move their variadic paths to the heap.
+	at := func(path ...any) Problem { return sn.at(p.Source, path...) }
+	bad := func(path ...any) bool { return sn.badField(p.Source, path...) }
+	if r.OnFailure != "" && r.OnFailure != OnFailureRollback {
+		ps.add(at("rules", i, "onFailure").with(fmt.Sprintf("onFailure must be %q or unset, got %s", OnFailureRollback, quote(r.OnFailure)), "write onFailure: rollback, or remove it to use the executor's failure policy"))
+	}
+	if bad("rules", i, "from") {
+		// reported already
+	} else if r.From.IsZero() {
+		ps.add(at("rules", i).with("rule has no from", "set from to a version or a range, e.g. \">= v26.06-rc.1, < v26.06\""))
+	} else if from, exact := r.From.Exact(); exact {
+		if src, ok := broken[brokenKey{KindRelease, p.Track, from.Canonical()}]; ok {
+			ps.add(at("rules", i, "from").with(fmt.Sprintf("rule upgrades from %s, whose Release (%s) is invalid", from, src), "fix the problems reported there"))
+		} else if _, ok := c.ReleaseOn(p.Track, from); !ok {
+			ps.add(at("rules", i, "from").with(fmt.Sprintf("rule upgrades from %s, which has no release%s", from, onTrack(p.Track)),
+				knownReleases(c, p.Track)+"; or make from a range, which may name versions without releases"))
+		}
+	}
+	if bad("rules", i, "to") {
+		// reported already
+	} else if r.To.IsZero() {
+		ps.add(at("rules", i).with("rule has no to", "set to to the version the rule upgrades to"))
+	} else if src, ok := broken[brokenKey{KindRelease, p.Track, r.To.Canonical()}]; ok {
+		ps.add(at("rules", i, "to").with(fmt.Sprintf("rule upgrades to %s, whose Release (%s) is invalid", r.To, src), "fix the problems reported there"))
+	} else if _, ok := c.ReleaseOn(p.Track, r.To); !ok {
+		ps.add(at("rules", i, "to").with(fmt.Sprintf("rule upgrades to %s, which has no release%s", r.To, onTrack(p.Track)), knownReleases(c, p.Track)))
+	}
+	validateRuleRange(r, func(path ...any) Problem { return at(append([]any{"rules", i}, path...)...) }, func(key string) bool { return bad("rules", i, key) }, ws)
+	names := map[string]bool{}
+	for j, risk := range r.Risks {
+		if bad("rules", i, "risks", j, "name") {
+			continue
+		}
+		if risk.Name == "" {
+			ps.add(at("rules", i, "risks", j).with("risk has no name", "name it: callers accept risks by name"))
+		} else if names[risk.Name] {
+			ps.add(at("rules", i, "risks", j, "name").with(fmt.Sprintf("risk %s is listed twice", risk.Name), "remove one of them"))
+		}
+		names[risk.Name] = true
+	}
+	for _, list := range []struct {
+		key    string
+		checks []Check
+	}{{"preChecks", r.PreChecks}, {"postChecks", r.PostChecks}} {
+		for j, ch := range list.checks {
+			if ch.Name == "" && !bad("rules", i, list.key, j, "name") {
+				ps.add(at("rules", i, list.key, j).with("check has no name", "name the registered check to run"))
+			}
+		}
+	}
+}
+
 // fixName suggests the name of names closest to name (a typo), or lists
 // them after what.
 func fixName(name string, names []string, what string) string {
 	best, bestDist := "", 3
 	for _, n := range names {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(n)); d < bestDist && d < len(n)/2 && len(name) < 64 {
+		if d := yamldoc.EditDistance(strings.ToLower(name), strings.ToLower(n)); d < bestDist && d < len(n)/2 && len(name) < 64 {
 			best, bestDist = n, d
 		}
 	}

@@ -1,15 +1,13 @@
-package release
+package yamldoc
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -21,137 +19,18 @@ import (
 // below it.
 const maxDocumentBytes = 8 << 20
 
-// document is one YAML document of a catalog file, before its spec is decoded.
-type document struct {
-	src  Source     // file, and line of the document's first node
-	node *yaml.Node // the document's top node
-	base int        // added to node lines: the line before the document's part of the file
-	// text is the document's text, parsed again for the lines of problems
-	// found after decoding; its first line is line textBase+1.
-	text     []byte
-	textBase int
+// Document is one parsed YAML document of a file.
+type Document struct {
+	File string     // the file's path
+	Line int        // the line of the document's top node
+	Node *yaml.Node // the document's top node
+	Base int        // added to node lines: the line before the document's part of the file
+	// Text is the document's text, which Lines parses again for the lines
+	// of problems found after decoding; its first line is line TextBase+1.
+	Text     []byte
+	TextBase int
 	// aliases is what the document's aliases bring in (expandAliases).
 	aliases aliasExpansion
-}
-
-// span is one document of a file as text: data[start:end], starting on
-// line (1-based). bad >= 0 is the offset (in the file) of the first byte
-// that cannot be YAML text.
-type span struct {
-	start, end, line int
-	bad              int
-}
-
-// splitDocuments cuts data into documents at the lines YAML reserves for
-// them: a line that starts with "---" begins a document, one that starts
-// with "..." ends one. Such a line cannot occur inside any YAML value, so
-// the cut is exact. It finds the marker lines with bytes.Index and checks
-// each span for binary data a word at a time.
-func splitDocuments(data []byte) []span {
-	// Sized for a document per "---" line (a "..." line adds one more).
-	spans := make([]span, 1, 1+bytes.Count(data, []byte("\n---")))
-	spans[0] = span{start: 0, line: 1}
-	cur := &spans[0]
-	// next returns the offset of the next line start after from whose line
-	// begins with pat, or len(data).
-	next := func(from int, pat string) int {
-		if i := bytes.Index(data[from:], []byte("\n"+pat)); i >= 0 {
-			return from + i + 1
-		}
-		return len(data)
-	}
-	dash, dot := next(0, "---"), next(0, "...")
-	if bytes.HasPrefix(data, []byte("...")) {
-		dot = 0
-	}
-	line, lineOff := 1, 0 // the line of offset lineOff
-	lineOf := func(off int) int {
-		line += bytes.Count(data[lineOff:off], []byte{'\n'})
-		lineOff = off
-		return line
-	}
-	for {
-		p := min(dash, dot)
-		if p >= len(data) {
-			break
-		}
-		end := len(data)
-		if i := bytes.IndexByte(data[p:], '\n'); i >= 0 {
-			end = p + i + 1
-		}
-		text := data[p:end]
-		if p == dash {
-			dash = next(p, "---")
-			if marker(text, "---") && p > cur.start {
-				cur.end = p
-				spans = append(spans, span{start: p, line: lineOf(p)})
-				cur = &spans[len(spans)-1]
-			}
-			continue
-		}
-		dot = next(p, "...")
-		if marker(text, "...") {
-			cur.end = end
-			spans = append(spans, span{start: end, line: lineOf(p) + 1})
-			cur = &spans[len(spans)-1]
-		}
-	}
-	cur.end = len(data)
-	for i := range spans {
-		// A document over the size limit is reported as such unless binary
-		// data shows within the limit: it is not read further.
-		sp := &spans[i]
-		sp.bad = binaryAt(data[sp.start:min(sp.end, sp.start+maxDocumentBytes)])
-		if sp.bad >= 0 {
-			sp.bad += sp.start
-		}
-	}
-	return spans
-}
-
-// marker reports whether line starts with the document marker m followed
-// by a blank or the end of the line.
-func marker(line []byte, m string) bool {
-	if !bytes.HasPrefix(line, []byte(m)) {
-		return false
-	}
-	return len(line) == len(m) || line[len(m)] == ' ' || line[len(m)] == '\t' || line[len(m)] == '\n' || line[len(m)] == '\r'
-}
-
-// binaryAt returns the offset of the first byte of b that YAML text cannot
-// hold (a control character other than tab, CR and LF, or bytes that are
-// not UTF-8), or -1. Eight bytes of printable ASCII are skipped at a time.
-func binaryAt(b []byte) int {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	for i := 0; i < len(b); {
-		if i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			// No byte below 0x20, none with the high bit, none equal to 0x7f.
-			below := (x - 0x20*ones) & ^x & highs
-			del := ((x ^ 0x7f*ones) - ones) & ^(x ^ 0x7f*ones) & highs
-			if x&highs == 0 && below == 0 && del == 0 {
-				i += 8
-				continue
-			}
-		}
-		c := b[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
-				return i
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			return i
-		}
-		i += size
-	}
-	return -1
 }
 
 var yamlLine = regexp.MustCompile(`^(yaml: )?line (\d+): `)
@@ -172,17 +51,6 @@ var parserErrors = []string{
 	"found undefined tag handle",
 }
 
-// fileSpans cuts a file into its documents (splitDocuments), or returns
-// the whole of a UTF-16 file.
-func fileSpans(data []byte) []span {
-	if bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
-		// UTF-16 (with a byte order mark): yaml.v3 decodes it; lines are
-		// the decoder's.
-		return []span{{start: 0, end: len(data), line: 1, bad: -1}}
-	}
-	return splitDocuments(data)
-}
-
 // parseSpans parses the documents of spans, consecutive spans of a file
 // (all of them, or a piece). Problems of the YAML text are added to ps:
 // binary data, a document over maxDocumentBytes, a syntax error. None of
@@ -194,8 +62,8 @@ func fileSpans(data []byte) []span {
 // a nil a turns the fast path off); one the fast path leaves is parsed by
 // yaml.v3, alone (a document that holds a directive with the next, which
 // it is cut from).
-func parseSpans(name string, data []byte, spans []span, a *nodeArena, ps *[]Problem) []document {
-	docs := make([]document, 0, len(spans)) // at most one per span
+func parseSpans(name string, data []byte, spans []span, a *nodeArena, ps *[]Problem) []Document {
+	docs := make([]Document, 0, len(spans)) // at most one per span
 	var kids []*yaml.Node
 	good := func(s span) bool { return s.bad < 0 && s.end-s.start <= maxDocumentBytes }
 	// fast parses span i on the fast path.
@@ -208,7 +76,7 @@ func parseSpans(name string, data []byte, spans []span, a *nodeArena, ps *[]Prob
 		kids = k
 		if ok && top != nil {
 			base := s.line - 1
-			docs = append(docs, document{src: Source{File: name, Line: base + top.Line}, node: top, base: base, text: data[s.start:s.end], textBase: base})
+			docs = append(docs, Document{File: name, Line: base + top.Line, Node: top, Base: base, Text: data[s.start:s.end], TextBase: base})
 		}
 		return ok
 	}
@@ -257,7 +125,7 @@ func parseSpans(name string, data []byte, spans []span, a *nodeArena, ps *[]Prob
 		}
 		// Drop documents of the run that parsed before the failure but
 		// start at or after k: they are parsed again from k.
-		for len(docs) > 0 && docs[len(docs)-1].base+docs[len(docs)-1].node.Line >= spans[k].line {
+		for len(docs) > 0 && docs[len(docs)-1].Line >= spans[k].line {
 			docs = docs[:len(docs)-1]
 		}
 		i = k
@@ -274,7 +142,7 @@ func directive(text []byte) bool {
 // parseRun parses the documents of spans, consecutive spans of data, and
 // appends them to docs. On a syntax error it returns the documents before
 // it, the error's line and the problem.
-func parseRun(name string, data []byte, spans []span, docs []document) ([]document, int, *Problem) {
+func parseRun(name string, data []byte, spans []span, docs []Document) ([]Document, int, *Problem) {
 	base := spans[0].line - 1
 	text := data[spans[0].start:spans[len(spans)-1].end]
 	dec := yaml.NewDecoder(bytes.NewReader(text))
@@ -299,7 +167,7 @@ func parseRun(name string, data []byte, spans []span, docs []document) ([]docume
 			k++
 		}
 		s := spans[k]
-		docs = append(docs, document{src: Source{File: name, Line: line}, node: top, base: base, text: data[s.start:s.end], textBase: s.line - 1,
+		docs = append(docs, Document{File: name, Line: line, Node: top, Base: base, Text: data[s.start:s.end], TextBase: s.line - 1,
 			aliases: expandAliases(top, data[s.start:s.end])})
 	}
 }
@@ -329,7 +197,7 @@ func syntaxProblem(name string, err error, base int, text []byte) *Problem {
 		msg = "YAML nested deeper than the limit of " + strings.TrimPrefix(msg, "exceeded max depth of ") + " levels"
 		fix = "flatten the value; catalog documents nest a few levels"
 	}
-	return &Problem{File: name, Line: base + line, Message: "invalid YAML: " + msg, Fix: fix, hides: true}
+	return &Problem{File: name, Line: base + line, Message: "invalid YAML: " + msg, Fix: fix, Hides: true}
 }
 
 // aliasLine is the 1-based line of text of the first alias *name, or 0.

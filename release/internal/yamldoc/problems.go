@@ -1,26 +1,52 @@
-package release
+package yamldoc
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
+	"maps"
 	"slices"
 )
+
+// Problem is one thing wrong with a document: where, what, and how to fix
+// it. The caller turns it into its own error type.
+type Problem struct {
+	File    string // the file's path, as the caller named it
+	Line    int    // 1-based line of the offending node (0 when unknown)
+	Field   string // field path inside the document, e.g. "spec.components[2].version"
+	Message string // what is wrong
+	Fix     string // how to fix it ("" when the message says it all)
+	// Omits marks the "and N more" summary of problems not listed.
+	Omits bool
+	// Hides marks a syntax error: the documents after it, up to the next
+	// "---" line, are lost.
+	Hides bool
+}
+
+// Reporter receives the problems the parser and the decoder find.
+type Reporter interface {
+	// Room reports whether a problem of file at line would be listed.
+	// When it would not, the reporter counts it as omitted, and the
+	// caller need not build it.
+	Room(file string, line int) bool
+	// Report lists p (call Room first when building p costs anything).
+	Report(p Problem)
+}
 
 // Caps on the problems Load lists, so that a hostile file (a million
 // unknown keys) costs a bounded report: problems past a cap are counted,
 // not built, and one Problem says how many there were.
 const (
-	maxProblemsPerFile = 100
-	maxProblems        = 1000
+	MaxPerFile  = 100
+	MaxProblems = 1000
 )
 
-// problems collects Problems; its zero value is ready to use. A file past
+// Problems is the Reporter of one load: it collects Problems, at most
+// MaxPerFile per file and MaxProblems in all; its zero value is ready to use. A file past
 // its cap keeps the problems of its lowest lines, whatever order they were
 // found in (Load checks a document's top-level keys before its spec), so
 // that the listed ones are the first a reader meets and the summary sits
 // at the first line not listed.
-type problems struct {
+type Problems struct {
 	list    []Problem
 	listed  int            // problems in list, summaries aside
 	files   map[string]int // problems listed per file
@@ -35,20 +61,20 @@ type problems struct {
 
 type omitted struct{ n, line int }
 
-// room reports whether a problem of file can be listed. When it cannot,
+// Room reports whether a problem of file can be listed. When it cannot,
 // the problem (at line) is counted as omitted: the caller then need not
 // build it.
-func (ps *problems) room(file string, line int) bool {
+func (ps *Problems) Room(file string, line int) bool {
 	if ps.files == nil {
 		ps.files, ps.maxLine, ps.over = map[string]int{}, map[string]int{}, map[string]*omitted{}
 	}
 	switch {
-	case ps.files[file] >= maxProblemsPerFile && line < ps.maxLine[file]:
+	case ps.files[file] >= MaxPerFile && line < ps.maxLine[file]:
 		return true // add lists it in place of the file's last listed problem
-	case ps.files[file] >= maxProblemsPerFile:
+	case ps.files[file] >= MaxPerFile:
 		ps.omit(file, line)
 		return false
-	case ps.listed >= maxProblems:
+	case ps.listed >= MaxProblems:
 		if ps.rest.n == 0 {
 			ps.rest.line, ps.restFile = line, file
 		}
@@ -59,7 +85,7 @@ func (ps *problems) room(file string, line int) bool {
 }
 
 // omit counts a problem of file at line as not listed.
-func (ps *problems) omit(file string, line int) {
+func (ps *Problems) omit(file string, line int) {
 	o := ps.over[file]
 	if o == nil {
 		o = &omitted{line: line}
@@ -69,12 +95,12 @@ func (ps *problems) omit(file string, line int) {
 	o.line = min(o.line, line)
 }
 
-// add lists p; call room first when building p costs anything.
-func (ps *problems) add(p Problem) {
-	if !ps.room(p.File, p.Line) {
+// Report lists p; call Room first when building p costs anything.
+func (ps *Problems) Report(p Problem) {
+	if !ps.Room(p.File, p.Line) {
 		return
 	}
-	if ps.files[p.File] >= maxProblemsPerFile {
+	if ps.files[p.File] >= MaxPerFile {
 		ps.evict(p.File)
 	}
 	ps.files[p.File]++
@@ -84,12 +110,12 @@ func (ps *problems) add(p Problem) {
 }
 
 // evict takes the listed problem of file at its highest line out of the
-// list, counted as omitted. It scans the list (at most maxProblems), for
-// a problem found above one listed: at most maxProblemsPerFile times per
+// list, counted as omitted. It scans the list (at most MaxProblems), for
+// a problem found above one listed: at most MaxPerFile times per
 // pass over a file checked in line order, once per problem where the
 // checks go in another order (releases by version: 40,000 releases
 // written newest first take 1.12 s, in order 1.14 s).
-func (ps *problems) evict(file string) {
+func (ps *Problems) evict(file string) {
 	last, top := -1, -1
 	for i, p := range ps.list {
 		if p.File == file && p.Line >= top {
@@ -108,8 +134,8 @@ func (ps *problems) evict(file string) {
 	}
 }
 
-// drop removes the problems of files (listed and counted).
-func (ps *problems) drop(files map[string]bool) {
+// Drop removes the problems of files (listed and counted).
+func (ps *Problems) Drop(files map[string]bool) {
 	kept := ps.list[:0]
 	for _, p := range ps.list {
 		if files[p.File] {
@@ -126,49 +152,36 @@ func (ps *problems) drop(files map[string]bool) {
 	}
 }
 
-// report is add.
-func (ps *problems) report(p Problem) { ps.add(p) }
-
-// err sorts and deduplicates the problems, adds the "and N more" ones, and
-// returns a *LoadError, or nil.
-func (ps *problems) err() error {
+// Sorted sorts and deduplicates the problems, adds the "and N more" ones,
+// and returns them with the number of problems not listed. The order is
+// file, line, field and message.
+func (ps *Problems) Sorted() (list []Problem, omitted int) {
 	if len(ps.list) == 0 && ps.rest.n == 0 {
-		return nil
+		return nil, 0
 	}
-	list := ps.list
-	omittedN := ps.rest.n
-	for _, file := range sortedKeys(ps.over) {
+	list = ps.list
+	omitted = ps.rest.n
+	for _, file := range slices.Sorted(maps.Keys(ps.over)) {
 		o := ps.over[file]
-		omittedN += o.n
-		list = append(list, Problem{File: file, Line: o.line, omits: true,
-			Message: fmt.Sprintf("and %d more %s in this file, not listed (at most %d per file are)", o.n, plural(o.n, "problem"), maxProblemsPerFile),
+		omitted += o.n
+		list = append(list, Problem{File: file, Line: o.line, Omits: true,
+			Message: fmt.Sprintf("and %d more %s in this file, not listed (at most %d per file are)", o.n, Plural(o.n, "problem"), MaxPerFile),
 			Fix:     "fix the problems listed and load again"})
 	}
 	if ps.rest.n > 0 {
-		list = append(list, Problem{File: ps.restFile, Line: ps.rest.line, omits: true,
-			Message: fmt.Sprintf("and %d more %s from here on, not listed (at most %d in all are)", ps.rest.n, plural(ps.rest.n, "problem"), maxProblems),
+		list = append(list, Problem{File: ps.restFile, Line: ps.rest.line, Omits: true,
+			Message: fmt.Sprintf("and %d more %s from here on, not listed (at most %d in all are)", ps.rest.n, Plural(ps.rest.n, "problem"), MaxProblems),
 			Fix:     "fix the problems listed and load again"})
 	}
 	slices.SortStableFunc(list, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line),
 			cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
 	})
-	list = slices.Compact(list)
-	return &LoadError{Problems: list, Omitted: omittedN}
+	return slices.Compact(list), omitted
 }
 
-// sorted returns the problems, sorted as err sorts them, or nil: the
-// warnings of a catalog that loaded.
-func (ps *problems) sorted() []Problem {
-	var le *LoadError
-	if errors.As(ps.err(), &le) {
-		return le.Problems
-	}
-	return nil
-}
-
-// plural is word, or word+"s" unless n is 1.
-func plural(n int, word string) string {
+// Plural is word, or word+"s" unless n is 1.
+func Plural(n int, word string) string {
 	if n == 1 {
 		return word
 	}

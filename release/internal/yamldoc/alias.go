@@ -1,4 +1,4 @@
-package release
+package yamldoc
 
 import (
 	"bytes"
@@ -81,7 +81,7 @@ func addSat(a, b int64) int64 {
 	return a + b
 }
 
-func (d *decoder) alias(n *yaml.Node, v reflect.Value) {
+func (d *Decoder) alias(n *yaml.Node, v reflect.Value) {
 	if n.Alias == nil {
 		d.typeErr(n, func() string { return fmt.Sprintf("alias *%s names no anchor", n.Value) }, "define the anchor before using it")
 		return
@@ -101,7 +101,7 @@ func (d *decoder) alias(n *yaml.Node, v reflect.Value) {
 
 // countAlias counts a value decoded through an alias and reports false,
 // once per document, when there are more than maxAliasNodes.
-func (d *decoder) countAlias(n *yaml.Node) bool {
+func (d *Decoder) countAlias(n *yaml.Node) bool {
 	if d.overAliases {
 		return false
 	}
@@ -111,7 +111,7 @@ func (d *decoder) countAlias(n *yaml.Node) bool {
 	}
 	d.overAliases = true
 	d.typeErrs++
-	d.ps.report(Problem{File: d.file, Line: d.base + n.Line, Field: d.field(),
+	d.r.Report(Problem{File: d.file, Line: d.base + n.Line, Field: d.field(),
 		Message: fmt.Sprintf("aliases expand to more than %d values in this document (the limit)", maxAliasNodes),
 		Fix:     "write the values out, or alias fewer, larger nodes"})
 	return false
@@ -120,14 +120,14 @@ func (d *decoder) countAlias(n *yaml.Node) bool {
 // refuseAliases reports that the aliases of the document bring in more
 // than maxAliasBytes (x), and has its aliases left unfollowed: the
 // document does not join the catalog.
-func (d *decoder) refuseAliases(x aliasExpansion) {
+func (d *Decoder) refuseAliases(x aliasExpansion) {
 	d.noAliases = true
 	d.typeErrs++
 	msg := fmt.Sprintf("aliases bring in %d bytes of values in this document, %d more than the limit of %d (1 MiB)", x.bytes, x.bytes-maxAliasBytes, maxAliasBytes)
 	if x.bytes >= 1<<62 {
 		msg = fmt.Sprintf("aliases of aliases bring in more than 2^62 bytes of values in this document, the limit is %d (1 MiB)", maxAliasBytes)
 	}
-	d.ps.report(Problem{File: d.file, Line: d.base + x.over.Line, Message: msg,
+	d.r.Report(Problem{File: d.file, Line: d.base + x.over.Line, Message: msg,
 		Fix: "write the values out, or alias smaller ones: an alias costs what its value costs each time it is used (the document's own text may be up to 8 MiB)"})
 }
 
@@ -142,7 +142,7 @@ func isMerge(k *yaml.Node) bool {
 // one (fn skips keys it has, silently when merged is true). Reaching a
 // merged mapping counts as an alias use, and so does each of its pairs: a
 // mapping of many keys merged many times costs at most maxAliasNodes.
-func (d *decoder) pairs(n *yaml.Node, merged bool, fn func(k, v *yaml.Node, merged bool)) {
+func (d *Decoder) pairs(n *yaml.Node, merged bool, fn func(k, v *yaml.Node, merged bool)) {
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
@@ -167,7 +167,7 @@ func (d *decoder) pairs(n *yaml.Node, merged bool, fn func(k, v *yaml.Node, merg
 
 // merge calls fn for the pairs of the mapping (or, outside a list, the
 // list of mappings) that the value m of a merge key names.
-func (d *decoder) merge(m *yaml.Node, fn func(k, v *yaml.Node, merged bool), inList bool) {
+func (d *Decoder) merge(m *yaml.Node, fn func(k, v *yaml.Node, merged bool), inList bool) {
 	target := m
 	if d.noAliases && m.Kind == yaml.AliasNode {
 		d.typeErrs++ // reported once, by refuseAliases
@@ -192,7 +192,7 @@ func (d *decoder) merge(m *yaml.Node, fn func(k, v *yaml.Node, merged bool), inL
 		}
 	default:
 		d.typeErr(m, func() string {
-			return "a merge key (<<) must name a mapping or a list of mappings, got " + kindWord(target)
+			return "a merge key (<<) must name a mapping or a list of mappings, got " + KindWord(target)
 		},
 			"write <<: *anchor, or <<: [*a, *b], where the anchors name mappings")
 	}

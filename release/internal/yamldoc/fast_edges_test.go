@@ -1,4 +1,4 @@
-package release
+package yamldoc
 
 import (
 	"fmt"

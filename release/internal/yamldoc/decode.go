@@ -1,4 +1,4 @@
-package release
+package yamldoc
 
 import (
 	"encoding"
@@ -34,15 +34,21 @@ const (
 	maxBadFields = 1000
 )
 
-// decoder decodes the documents of one Load. Its zero value is not ready:
-// use newDecoder. It is reused from document to document (start resets it)
-// so that decoding allocates only the values it builds.
-type decoder struct {
+// Decoder decodes the documents of one load into Go values: structs (their
+// fields named by yaml tags, ",inline" embedded structs), pointers, maps
+// with string keys, slices, strings, booleans, integers, and, from a
+// scalar, the types of its Options.Scalars that have a Parse and the
+// struct types whose pointer is an encoding.TextUnmarshaler. A field of type *yaml.Node
+// gets the node, for the caller to decode. Its zero value is not ready:
+// use NewDecoder. It is reused from document to document (Start resets
+// it) so that decoding allocates only the values it builds.
+type Decoder struct {
+	opts  Options
 	infos []*structInfo // the few struct types: a slice beats a map keyed by reflect.Type
 	// Per document.
 	file string
 	base int // added to node lines: the line before the document's part of the file
-	ps   *problems
+	r    Reporter
 	// path is the field path of the value being decoded, rendered only when
 	// a problem is reported.
 	path []pathElem
@@ -52,7 +58,7 @@ type decoder struct {
 	typeErrs, loose int
 	// bad holds the field path of each unusable value (typeErrs of them),
 	// left zero in what decoding built: checks of the partly decoded
-	// document skip what depends on them (badField).
+	// document skip what depends on them (Partial).
 	bad []string
 	// Aliases: aliasDepth > 0 while decoding through an alias; aliasNodes
 	// counts the values decoded so; via is the outermost alias being
@@ -84,13 +90,70 @@ type pathElem struct {
 	index int // used when key == "" (a list index)
 }
 
-func newDecoder(ps *problems) *decoder {
-	return &decoder{seen: map[seenKey]bool{}, ps: ps}
+// Options are what a Decoder knows of the caller's types.
+type Options struct {
+	// Scalars decode the values of their types from a scalar's text.
+	Scalars []Scalar
+	// ErrPrefix is cut from the errors of Scalar.Parse and UnmarshalText
+	// (a package's "name: "), which a problem follows a field path with.
+	ErrPrefix string
+	// MappingFix, if set, gives the fix of a value of struct type t
+	// written as n, which is not a mapping: what a mapping of t looks
+	// like, where a short form is a common mistake ("" for none).
+	MappingFix func(t reflect.Type, n *yaml.Node) string
+}
+
+// Scalar is a type whose values are written as one scalar.
+type Scalar struct {
+	Type reflect.Type
+	// Word names the type in a problem: "want a single value (Word), got
+	// a mapping".
+	Word string
+	// Parse, if set, sets v (addressable, of Type) from s, the scalar's
+	// text, and returns what makes it unusable: it can keep s, where
+	// UnmarshalText gets a copy. Without Parse, Type must be a struct
+	// type whose pointer is an encoding.TextUnmarshaler.
+	Parse func(s string, v reflect.Value) error
+}
+
+// NewDecoder returns a Decoder that reports problems to r.
+func NewDecoder(r Reporter, opts Options) *Decoder {
+	return &Decoder{seen: map[seenKey]bool{}, r: r, opts: opts}
+}
+
+// Start prepares d for doc. When the aliases of doc bring in more than
+// the limit of bytes, Start reports it and d follows none of them: the
+// document is not Partial.
+func (d *Decoder) Start(doc Document) {
+	d.start(doc.File, doc.Base)
+	if doc.aliases.over != nil {
+		d.refuseAliases(doc.aliases)
+	}
+}
+
+// TypeErrs counts the problems since Start that left a value unusable
+// (wrong type, invalid value, refused aliases).
+func (d *Decoder) TypeErrs() int { return d.typeErrs }
+
+// Partial reports whether the value decoded since the count of TypeErrs
+// was before can be used without its unusable values (those left zero):
+// none of them is one of ids (field paths) or related to one
+// (RelatedField), there are fewer than 1,000, and no alias limit was
+// reached. bad lists the paths of the unusable values (a copy; nil when
+// there are none).
+func (d *Decoder) Partial(before int, ids ...string) (bad []string, ok bool) {
+	if d.typeErrs == before {
+		return nil, true
+	}
+	if d.overAliases || d.noAliases || len(d.bad) >= maxBadFields || slices.ContainsFunc(ids, func(id string) bool { return RelatedField(d.bad, id) }) {
+		return nil, false
+	}
+	return slices.Clone(d.bad), true
 }
 
 // start prepares d for one document of file whose node lines are offset by
 // base.
-func (d *decoder) start(file string, base int) {
+func (d *Decoder) start(file string, base int) {
 	d.file, d.base = file, base
 	d.path = d.path[:0]
 	d.typeErrs, d.loose = 0, 0
@@ -102,12 +165,16 @@ func (d *decoder) start(file string, base int) {
 	clear(d.seen)
 }
 
-func (d *decoder) push(key string) { d.path = append(d.path, pathElem{key: key}) }
-func (d *decoder) pushIndex(i int) { d.path = append(d.path, pathElem{index: i}) }
-func (d *decoder) pop()            { d.path = d.path[:len(d.path)-1] }
+// Push enters the field key: problems name the fields they are in.
+func (d *Decoder) Push(key string) { d.path = append(d.path, pathElem{key: key}) }
+
+// Pop leaves the field Push entered last.
+func (d *Decoder) Pop() { d.path = d.path[:len(d.path)-1] }
+
+func (d *Decoder) pushIndex(i int) { d.path = append(d.path, pathElem{index: i}) }
 
 // field renders the current path, e.g. "spec.components[2].version".
-func (d *decoder) field() string {
+func (d *Decoder) field() string {
 	var b strings.Builder
 	for _, e := range d.path {
 		if e.key == "" {
@@ -119,14 +186,14 @@ func (d *decoder) field() string {
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(clip(e.key))
+		b.WriteString(Clip(e.key))
 	}
 	return b.String()
 }
 
 // typeErr reports a problem that makes the value unusable; msg is built
 // only when the problem is shown.
-func (d *decoder) typeErr(n *yaml.Node, msg func() string, fix string) {
+func (d *Decoder) typeErr(n *yaml.Node, msg func() string, fix string) {
 	d.typeErrs++
 	if len(d.bad) < maxBadFields {
 		d.bad = append(d.bad, d.field())
@@ -135,14 +202,14 @@ func (d *decoder) typeErr(n *yaml.Node, msg func() string, fix string) {
 }
 
 // looseErr reports an unknown or repeated field.
-func (d *decoder) looseErr(n *yaml.Node, msg func() string, fix func() string) {
+func (d *Decoder) looseErr(n *yaml.Node, msg func() string, fix func() string) {
 	d.loose++
 	d.emit(n, msg, fix)
 }
 
 // emit reports a problem of n, unless muted: at n's line, or, decoding
 // through an alias, at the alias's line, saying where its anchor is.
-func (d *decoder) emit(n *yaml.Node, msg func() string, fix func() string) {
+func (d *Decoder) emit(n *yaml.Node, msg func() string, fix func() string) {
 	if d.mute > 0 {
 		return
 	}
@@ -150,14 +217,14 @@ func (d *decoder) emit(n *yaml.Node, msg func() string, fix func() string) {
 	if d.via != nil {
 		line = d.base + d.via.Line
 	}
-	if !d.ps.room(d.file, line) {
+	if !d.r.Room(d.file, line) {
 		return
 	}
 	m := msg()
 	if a := d.via; a != nil {
 		m += fmt.Sprintf(" (the value of alias *%s, anchored at line %d)", a.Value, d.base+a.Alias.Line)
 	}
-	d.ps.add(Problem{File: d.file, Line: line, Field: d.field(), Message: m, Fix: fix()})
+	d.r.Report(Problem{File: d.file, Line: line, Field: d.field(), Message: m, Fix: fix()})
 }
 
 // structInfo is what the decoder needs of a struct type: its YAML keys.
@@ -169,7 +236,7 @@ type structInfo struct {
 	text   bool           // *T is an encoding.TextUnmarshaler: decoded from a scalar
 }
 
-func (d *decoder) structInfo(t reflect.Type) *structInfo {
+func (d *Decoder) structInfo(t reflect.Type) *structInfo {
 	for _, si := range d.infos {
 		if si.t == t {
 			return si
@@ -178,7 +245,7 @@ func (d *decoder) structInfo(t reflect.Type) *structInfo {
 	si := &structInfo{t: t, index: map[string]int{}, text: reflect.PointerTo(t).Implements(textUnmarshaler)}
 	si.add(t, nil)
 	if len(si.fields) > 64 {
-		panic("release: internal error: " + t.String() + " has more than 64 YAML keys")
+		panic("yamldoc: internal error: " + t.String() + " has more than 64 YAML keys")
 	}
 	slices.Sort(si.names)
 	d.infos = append(d.infos, si)
@@ -211,14 +278,14 @@ func (si *structInfo) add(t reflect.Type, prefix []int) {
 
 var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
-	versionType     = reflect.TypeFor[Version]()
-	constraintType  = reflect.TypeFor[Constraint]()
-	durationType    = reflect.TypeFor[Duration]()
 	nodePtrType     = reflect.TypeFor[*yaml.Node]()
 )
 
+// Decode fills the value ptr points to from n.
+func (d *Decoder) Decode(n *yaml.Node, ptr any) { d.decode(n, reflect.ValueOf(ptr).Elem()) }
+
 // decode fills v (addressable) from n.
-func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
+func (d *Decoder) decode(n *yaml.Node, v reflect.Value) {
 	if d.overAliases {
 		return
 	}
@@ -249,30 +316,15 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 }
 
 // value fills v from n, which is neither an alias nor null.
-func (d *decoder) value(n *yaml.Node, v reflect.Value) {
+func (d *Decoder) value(n *yaml.Node, v reflect.Value) {
 	t := v.Type()
-	switch t {
-	case versionType:
-		if s, ok := d.scalar(n, t); ok {
-			ver, err := ParseVersion(s)
-			d.setParsed(n, err)
-			*v.Addr().Interface().(*Version) = ver // no boxing of the value
+	for i := range d.opts.Scalars {
+		if sc := &d.opts.Scalars[i]; sc.Type == t && sc.Parse != nil {
+			if s, ok := d.scalar(n, t); ok {
+				d.setParsed(n, sc.Parse(s, v))
+			}
+			return
 		}
-		return
-	case constraintType:
-		if s, ok := d.scalar(n, t); ok {
-			c, err := ParseConstraint(s)
-			d.setParsed(n, err)
-			*v.Addr().Interface().(*Constraint) = c // no boxing of the value
-		}
-		return
-	case durationType:
-		if s, ok := d.scalar(n, t); ok {
-			du, err := ParseDuration(s)
-			d.setParsed(n, err)
-			*v.Addr().Interface().(*Duration) = du // no boxing of the value
-		}
-		return
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -287,31 +339,31 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value) {
 		d.sliceValue(n, v)
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
-			d.typeErr(n, func() string { return "want a string, got " + kindWord(n) }, "")
+			d.typeErr(n, func() string { return "want a string, got " + KindWord(n) }, "")
 			return
 		}
 		v.SetString(n.Value)
 	case reflect.Bool:
 		b, ok := parseBool(n)
 		if !ok {
-			d.typeErr(n, func() string { return "want true or false, got " + kindWord(n) }, "")
+			d.typeErr(n, func() string { return "want true or false, got " + KindWord(n) }, "")
 			return
 		}
 		v.SetBool(b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		i, err := parseInt(n, t.Bits())
 		if err != nil {
-			d.typeErr(n, func() string { return "want a whole number, got " + kindWord(n) }, "")
+			d.typeErr(n, func() string { return "want a whole number, got " + KindWord(n) }, "")
 			return
 		}
 		v.SetInt(i)
 	default:
-		panic("release: internal error: cannot decode YAML into " + t.String())
+		panic("yamldoc: internal error: cannot decode YAML into " + t.String())
 	}
 }
 
 // str decodes a string value, as decode does into a string.
-func (d *decoder) str(n *yaml.Node) string {
+func (d *Decoder) str(n *yaml.Node) string {
 	if n.Kind == yaml.ScalarNode && n.Anchor == "" && d.aliasDepth == 0 {
 		if n.Tag == "!!null" {
 			return ""
@@ -324,18 +376,18 @@ func (d *decoder) str(n *yaml.Node) string {
 }
 
 // scalar returns the text of a scalar node for a value of type t.
-func (d *decoder) scalar(n *yaml.Node, t reflect.Type) (string, bool) {
+func (d *Decoder) scalar(n *yaml.Node, t reflect.Type) (string, bool) {
 	if n.Kind != yaml.ScalarNode {
-		d.typeErr(n, func() string { return fmt.Sprintf("want a single value (%s), got %s", typeWord(t), kindWord(n)) }, "")
+		d.typeErr(n, func() string { return fmt.Sprintf("want a single value (%s), got %s", d.typeWord(t), KindWord(n)) }, "")
 		return "", false
 	}
 	return n.Value, true
 }
 
 // setParsed reports err, the error of parsing a scalar, if any.
-func (d *decoder) setParsed(n *yaml.Node, err error) {
+func (d *Decoder) setParsed(n *yaml.Node, err error) {
 	if err != nil {
-		d.typeErr(n, func() string { return strings.TrimPrefix(err.Error(), "release: ") }, "")
+		d.typeErr(n, func() string { return strings.TrimPrefix(err.Error(), d.opts.ErrPrefix) }, "")
 	}
 }
 
@@ -353,6 +405,13 @@ func parseBool(n *yaml.Node) (bool, bool) {
 	return false, false
 }
 
+// IsInt reports whether n is a scalar that YAML resolves to an integer
+// which fits in 64 bits.
+func IsInt(n *yaml.Node) bool {
+	_, err := parseInt(n, 64)
+	return err == nil
+}
+
 // parseInt accepts what YAML resolves to an integer (0x, 0o, 0b, _).
 func parseInt(n *yaml.Node, bits int) (int64, error) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
@@ -368,7 +427,7 @@ func parseInt(n *yaml.Node, bits int) (int64, error) {
 	return strconv.ParseInt(s, 0, bits)
 }
 
-func (d *decoder) structValue(n *yaml.Node, v reflect.Value) {
+func (d *Decoder) structValue(n *yaml.Node, v reflect.Value) {
 	si := d.structInfo(v.Type())
 	if si.text {
 		if s, ok := d.scalar(n, v.Type()); ok {
@@ -377,7 +436,11 @@ func (d *decoder) structValue(n *yaml.Node, v reflect.Value) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.typeErr(n, func() string { return "want a mapping, got " + kindWord(n) }, mappingFix(v.Type(), n))
+		fix := ""
+		if d.opts.MappingFix != nil {
+			fix = d.opts.MappingFix(v.Type(), n)
+		}
+		d.typeErr(n, func() string { return "want a mapping, got " + KindWord(n) }, fix)
 		return
 	}
 	var set uint64
@@ -401,9 +464,9 @@ func (d *decoder) structValue(n *yaml.Node, v reflect.Value) {
 	}
 }
 
-func (d *decoder) structField(si *structInfo, v reflect.Value, set *uint64, k, val *yaml.Node, merged bool) {
+func (d *Decoder) structField(si *structInfo, v reflect.Value, set *uint64, k, val *yaml.Node, merged bool) {
 	key := k.Value
-	d.push(key)
+	d.Push(key)
 	i, ok := si.index[key]
 	switch {
 	case !ok:
@@ -416,34 +479,19 @@ func (d *decoder) structField(si *structInfo, v reflect.Value, set *uint64, k, v
 		*set |= 1 << i
 		d.decode(val, v.FieldByIndex(si.fields[i]))
 	}
-	d.pop()
+	d.Pop()
 }
-
-// mappingFix is the fix of a value of struct type t written as n, which
-// is not a mapping: what a mapping of t looks like, where a short form
-// is a common mistake (retries: 3).
-func mappingFix(t reflect.Type, n *yaml.Node) string {
-	if t != retriesType {
-		return ""
-	}
-	if _, err := parseInt(n, 64); err == nil {
-		return fmt.Sprintf("write retries: {attempts: %s}", n.Value)
-	}
-	return "write retries: {attempts: 3, backoff: 10s}"
-}
-
-var retriesType = reflect.TypeFor[Retries]()
 
 var stringMapType = reflect.TypeFor[map[string]string]()
 
-func (d *decoder) mapValue(n *yaml.Node, v reflect.Value) {
+func (d *Decoder) mapValue(n *yaml.Node, v reflect.Value) {
 	if n.Kind != yaml.MappingNode {
-		d.typeErr(n, func() string { return "want a mapping, got " + kindWord(n) }, "")
+		d.typeErr(n, func() string { return "want a mapping, got " + KindWord(n) }, "")
 		return
 	}
 	t := v.Type()
 	if t.Key().Kind() != reflect.String {
-		panic("release: internal error: cannot decode YAML into " + t.String())
+		panic("yamldoc: internal error: cannot decode YAML into " + t.String())
 	}
 	// map[string]string is the common case (params, labels, env): filled
 	// without reflection.
@@ -457,7 +505,7 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value) {
 				}
 				return
 			}
-			d.push(k.Value)
+			d.Push(k.Value)
 			if d.stringValue(k, val) {
 				m[k.Value] = d.str(val)
 			} else {
@@ -466,7 +514,7 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value) {
 				}
 				left[k.Value] = true
 			}
-			d.pop()
+			d.Pop()
 		})
 		v.Set(reflect.ValueOf(m))
 		return
@@ -480,10 +528,10 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value) {
 			}
 			return
 		}
-		d.push(k.Value)
+		d.Push(k.Value)
 		e := reflect.New(t.Elem()).Elem()
 		d.decode(val, e)
-		d.pop()
+		d.Pop()
 		m.SetMapIndex(key, e)
 	})
 	v.Set(m)
@@ -495,7 +543,7 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value) {
 // a number or null, which the Kubernetes API server refuses for these
 // fields and a template would see as a string unlike what it reads
 // ("false" is truthy). A mapping or a list is a wrong type.
-func (d *decoder) stringValue(k, val *yaml.Node) bool {
+func (d *Decoder) stringValue(k, val *yaml.Node) bool {
 	n := val
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
@@ -504,7 +552,7 @@ func (d *decoder) stringValue(k, val *yaml.Node) bool {
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!str", n.Kind == yaml.AliasNode:
 		return true // an alias without anchor is reported by str
 	case n.Kind == yaml.MappingNode, n.Kind == yaml.SequenceNode:
-		d.typeErr(val, func() string { return "want a string, got " + kindWord(n) },
+		d.typeErr(val, func() string { return "want a string, got " + KindWord(n) },
 			fmt.Sprintf("the values here are strings: write it as one, quoted, or as a literal block (%s: |)", k.Value))
 		return false
 	case n.Tag == "!!null":
@@ -518,23 +566,23 @@ func (d *decoder) stringValue(k, val *yaml.Node) bool {
 	}
 	d.typeErr(val, func() string {
 		if len(n.Value) > 40 {
-			return fmt.Sprintf("want a string, got %s, %s", kindWord(n), what)
+			return fmt.Sprintf("want a string, got %s, %s", KindWord(n), what)
 		}
 		return fmt.Sprintf("want a string, got %s, %s", n.Value, what)
 	},
-		fmt.Sprintf("quote it: %s: %s", clip(k.Value), quote(n.Value)))
+		fmt.Sprintf("quote it: %s: %s", Clip(k.Value), Quote(n.Value)))
 	return false
 }
 
-func (d *decoder) dupKey(k *yaml.Node) {
-	d.push(k.Value)
+func (d *Decoder) dupKey(k *yaml.Node) {
+	d.Push(k.Value)
 	d.looseErr(k, func() string { return "key given twice" }, func() string { return "remove one of them" })
-	d.pop()
+	d.Pop()
 }
 
-func (d *decoder) sliceValue(n *yaml.Node, v reflect.Value) {
+func (d *Decoder) sliceValue(n *yaml.Node, v reflect.Value) {
 	if n.Kind != yaml.SequenceNode {
-		d.typeErr(n, func() string { return "want a list, got " + kindWord(n) }, "write it as a YAML list (- item)")
+		d.typeErr(n, func() string { return "want a list, got " + KindWord(n) }, "write it as a YAML list (- item)")
 		return
 	}
 	// []string (dependencies, args) without reflection per item.
@@ -543,7 +591,7 @@ func (d *decoder) sliceValue(n *yaml.Node, v reflect.Value) {
 		for i, item := range n.Content {
 			d.pushIndex(i)
 			s[i] = d.str(item)
-			d.pop()
+			d.Pop()
 		}
 		v.Set(reflect.ValueOf(s))
 		return
@@ -552,7 +600,7 @@ func (d *decoder) sliceValue(n *yaml.Node, v reflect.Value) {
 	for i, item := range n.Content {
 		d.pushIndex(i)
 		d.decode(item, s.Index(i))
-		d.pop()
+		d.Pop()
 	}
 	v.Set(s)
 }
@@ -570,7 +618,7 @@ func fixUnknown(key string, names []string) string {
 	if len(key) < 64 {
 		best, bestDist := "", 3
 		for _, name := range names {
-			if d := editDistance(strings.ToLower(key), strings.ToLower(name)); d < bestDist && d < len(name)/2 {
+			if d := EditDistance(strings.ToLower(key), strings.ToLower(name)); d < bestDist && d < len(name)/2 {
 				best, bestDist = name, d
 			}
 		}
@@ -581,9 +629,9 @@ func fixUnknown(key string, names []string) string {
 	return "known fields: " + strings.Join(names, ", ")
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes. It
+// EditDistance is the Levenshtein distance between a and b, in bytes. It
 // allocates two rows of len(b)+1: pass the short string as b.
-func editDistance(a, b string) int {
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -603,87 +651,28 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-func kindWord(n *yaml.Node) string {
+// KindWord names what n is in a problem: "a mapping", "a list", "an
+// alias", or the scalar's value, quoted.
+func KindWord(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		return quote(n.Value)
+		return Quote(n.Value)
 	case yaml.AliasNode:
 		return "an alias"
 	}
 	return "an unsupported node"
 }
 
-func typeWord(t reflect.Type) string {
-	switch t {
-	case versionType:
-		return "a version such as v26.06"
-	case constraintType:
-		return "a version or range such as \">= v26.06, < v26.09\""
-	case durationType:
-		return "a duration such as 90s"
+// typeWord names t in a problem: its Scalar's Word, or its Go name.
+func (d *Decoder) typeWord(t reflect.Type) string {
+	for _, sc := range d.opts.Scalars {
+		if sc.Type == t && sc.Word != "" {
+			return sc.Word
+		}
 	}
 	return t.String()
-}
-
-// find returns the node at path below n (string keys, int indexes), or nil.
-// It follows aliases and merge keys (<<) as decoding does.
-func find(n *yaml.Node, path ...any) *yaml.Node {
-	for _, p := range path {
-		if n == nil {
-			return nil
-		}
-		for n.Kind == yaml.AliasNode && n.Alias != nil {
-			n = n.Alias
-		}
-		switch p := p.(type) {
-		case string:
-			n = lookup(n, p, 0)
-		case int:
-			if n.Kind != yaml.SequenceNode || p >= len(n.Content) {
-				return nil
-			}
-			n = n.Content[p]
-		}
-	}
-	return n
-}
-
-// lookup returns the value of key in mapping n, looking into merged
-// mappings when n has no such key of its own. depth bounds merges of
-// merges.
-func lookup(n *yaml.Node, key string, depth int) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	if n.Kind != yaml.MappingNode || depth > 8 {
-		return nil
-	}
-	var merges []*yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
-		if isMerge(k) {
-			merges = append(merges, n.Content[i+1])
-		} else if k.Value == key {
-			return n.Content[i+1]
-		}
-	}
-	for _, m := range merges {
-		for m.Kind == yaml.AliasNode && m.Alias != nil {
-			m = m.Alias
-		}
-		list := []*yaml.Node{m}
-		if m.Kind == yaml.SequenceNode {
-			list = m.Content
-		}
-		for _, item := range list {
-			if v := lookup(item, key, depth+1); v != nil {
-				return v
-			}
-		}
-	}
-	return nil
 }

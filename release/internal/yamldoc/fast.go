@@ -1,8 +1,7 @@
-package release
+package yamldoc
 
 import (
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -32,84 +31,6 @@ import (
 // fallback is panicked by the fast parser when the document leaves the
 // part of YAML it parses; fastParse recovers it.
 type fallback struct{}
-
-// nodeArena hands out the nodes and content slices of the documents the
-// fast path parses. reset makes its memory available again: only once
-// nothing points into the trees it built.
-type nodeArena struct {
-	nodes [][]yaml.Node
-	ptrs  [][]*yaml.Node
-	n, p  int // the chunk being filled, of nodes and of ptrs
-}
-
-const (
-	arenaNodes = 2048
-	arenaPtrs  = 8192
-)
-
-// arenas holds the node arenas of pieces already decoded.
-var arenas = sync.Pool{New: func() any { return &nodeArena{} }}
-
-// release resets a and gives it back to arenas, unless a piece of an
-// unusual shape (one document of megabytes of tiny nodes) made it large.
-func (a *nodeArena) release() {
-	if len(a.nodes) > 64 {
-		return
-	}
-	a.reset()
-	arenas.Put(a)
-}
-
-func (a *nodeArena) reset() {
-	a.n, a.p = 0, 0
-	for _, c := range a.nodes {
-		clear(c) // let go of the strings and slices the nodes held
-	}
-	for i := range a.nodes {
-		a.nodes[i] = a.nodes[i][:0]
-	}
-	for i := range a.ptrs {
-		a.ptrs[i] = a.ptrs[i][:0]
-	}
-}
-
-func (a *nodeArena) node() *yaml.Node {
-	for {
-		if a.n == len(a.nodes) {
-			a.nodes = append(a.nodes, make([]yaml.Node, 0, arenaNodes))
-		}
-		c := a.nodes[a.n]
-		if len(c) < cap(c) {
-			c = c[:len(c)+1]
-			a.nodes[a.n] = c
-			return &c[len(c)-1]
-		}
-		a.n++
-	}
-}
-
-// content returns a copy of kids that the arena holds.
-func (a *nodeArena) content(kids []*yaml.Node) []*yaml.Node {
-	if len(kids) == 0 {
-		return nil
-	}
-	if len(kids) > arenaPtrs/4 {
-		return append([]*yaml.Node(nil), kids...)
-	}
-	for {
-		if a.p == len(a.ptrs) {
-			a.ptrs = append(a.ptrs, make([]*yaml.Node, 0, arenaPtrs))
-		}
-		c := a.ptrs[a.p]
-		if len(c)+len(kids) <= cap(c) {
-			start := len(c)
-			c = append(c, kids...)
-			a.ptrs[a.p] = c
-			return c[start:len(c):len(c)]
-		}
-		a.p++
-	}
-}
 
 // fastParser is the state of one fastParse.
 type fastParser struct {
@@ -610,89 +531,6 @@ scan:
 	}
 	p.i = j + 1
 	return n
-}
-
-// flow parses a flow sequence or mapping on one line, or a scalar in one.
-func (p *fastParser) flow() *yaml.Node {
-	p.depth++
-	if p.depth > maxFastDepth {
-		p.fail()
-	}
-	defer func() { p.depth-- }()
-	switch p.at(p.i) {
-	case '"', '\'':
-		return p.quoted()
-	case '[':
-		return p.flowCollection(yaml.SequenceNode, ']')
-	case '{':
-		return p.flowCollection(yaml.MappingNode, '}')
-	}
-	return p.plain(true)
-}
-
-func (p *fastParser) flowCollection(kind yaml.Kind, closing byte) *yaml.Node {
-	tag := "!!seq"
-	if kind == yaml.MappingNode {
-		tag = "!!map"
-	}
-	n := p.newNode(kind, tag, yaml.FlowStyle)
-	p.i++
-	p.flowSpaces()
-	base := len(p.kids)
-	if p.at(p.i) == closing {
-		p.i++
-		return n
-	}
-	for {
-		if kind == yaml.MappingNode {
-			c := p.at(p.i)
-			if c == '[' || c == '{' {
-				p.fail() // a collection as a key
-			}
-			start := p.i
-			k := p.flow()
-			p.flowSpaces()
-			if p.at(p.i) != ':' || p.i-start > 1000 {
-				p.fail() // a key without a value, or past yaml.v3's 1,024 bytes for a key
-			}
-			p.i++
-			if k.Style == 0 && !p.blankz(p.i) {
-				p.fail()
-			}
-			p.flowSpaces()
-			if c := p.at(p.i); c == ',' || c == closing {
-				p.fail() // an empty value
-			}
-			p.kids = append(p.kids, k)
-		}
-		p.kids = append(p.kids, p.flow())
-		p.flowSpaces()
-		c := p.at(p.i)
-		if c == closing {
-			p.i++
-			break
-		}
-		if c != ',' {
-			p.fail()
-		}
-		p.i++
-		p.flowSpaces()
-		if c := p.at(p.i); c == closing || c == ',' {
-			p.fail() // a trailing comma
-		}
-	}
-	n.Content = p.a.content(p.kids[base:])
-	p.kids = p.kids[:base]
-	return n
-}
-
-// flowSpaces skips spaces; a line break inside a flow collection is left
-// to yaml.v3.
-func (p *fastParser) flowSpaces() {
-	p.i = p.spaces(p.i)
-	if c := p.at(p.i); c == '\n' || c == 0 || c == '#' {
-		p.fail()
-	}
 }
 
 // literal parses a literal block scalar ("|" or "|-") whose enclosing
