@@ -16,8 +16,17 @@ import (
 // rolled back: every component of the hop that was started (it
 // succeeded, failed or was cancelled after it started; not one its
 // runner skipped) is rolled back to its from-version through the
-// runner's Rollbacker ability, dependents before their dependencies, in
-// parallel where the reversed graph allows (within WithMaxParallel).
+// runner's Rollbacker ability, dependents before their dependencies:
+// the scheduler that runs the upgrade walks the hop's graph in reverse
+// (schedule_reverse.go), in parallel where the reversed graph allows,
+// within WithMaxParallel and WithGroupLimit, longest remaining path
+// first. A Rollback that fails is tried again as the component's retry
+// setting says (ComponentVersion.Retries, or WithDefaultRetries), after
+// the same backoff as an upgrade's attempt and with ComponentRetrying
+// (code ROLLBACK_FAILED); a Permanent error is not retried. A Rollback
+// has no timeout (it must return when its ctx is done), and Batch's
+// barrier does not apply: a component is rolled back once the
+// dependents rolled back with it are.
 // What never started, one held at its gate or behind one included, is
 // Cancelled ("not started: hop H was rolled back", unless the hop's stop
 // said why first): a rolled-back run waits for no approval.
@@ -41,7 +50,10 @@ import (
 // leaves the run Cancelled (code CANCELLED, its message saying the
 // rollback was interrupted and that resuming finishes it) and the hop
 // RollingBack; one stopped by a failed checkpoint leaves the run Failed
-// (CHECKPOINT_FAILED), the hop RollingBack too. Execute's error matches
+// (CHECKPOINT_FAILED), the hop RollingBack too: a failed checkpoint
+// starts no more rollbacks and lets those in flight finish (one cut
+// short would leave its component between versions), where it cancels
+// an upgrade's attempts. Execute's error matches
 // ErrRunFailed and the upgrade's failure (*ComponentError, *CheckError)
 // and, when a rollback did not finish (it failed or was interrupted),
 // ErrRollbackFailed; an interrupted one matches ctx.Err() and
@@ -113,7 +125,10 @@ const (
 )
 
 // Events of a rollback (Event.Phase is the component's phase; Reason
-// says why a component stays).
+// says why a component stays; Attempt counts the component's rollback
+// attempts in this Execute call). ComponentRollingBack is emitted once
+// the checkpoint that records the component RollingBack has returned;
+// a failed attempt that is tried again emits ComponentRetrying.
 const (
 	ComponentRollingBack    EventType = "ComponentRollingBack"
 	ComponentRolledBack     EventType = "ComponentRolledBack"

@@ -8,8 +8,8 @@ import (
 )
 
 // readySet holds the components ready to start and pops them in start
-// order: longest remaining critical path first, then by index (name
-// order), so that the order is deterministic. That order is fixed for the
+// order: longest remaining critical path (in the walk's direction)
+// first, then by index (name order), so that the order is deterministic. That order is fixed for the
 // hop, so each component gets its rank once, and the set is a bitmap over
 // ranks with one summary bit per word: push and pop cost a few word
 // operations where a heap would cost log n comparisons.
