@@ -280,3 +280,28 @@ func TestRollbackGoexit(t *testing.T) {
 	assert.Equal(t, "runner: the runner called runtime.Goexit", a.Error)
 	assert.Equal(t, runner.RolledBack, compStatus(t, res.st, 0, "bad").Phase)
 }
+
+// A resumed rollback whose first checkpoint fails rolls nothing back
+// and changes no component's record: the run is Failed
+// (CHECKPOINT_FAILED), the hop still RollingBack, and what was to roll
+// back is still to roll back.
+func TestRollbackResumeCheckpointFails(t *testing.T) {
+	p := chain(t)
+	cancelled, _, _ := interrupt(t, p, errors.New("operator stop"))
+	require.NotNil(t, cancelled)
+	require.Equal(t, "rollback interrupted: rb api: context canceled", compStatus(t, cancelled, 0, "api").Reason)
+	errStore := errors.New("store unavailable")
+	cps := snapshots{fail: func(int, *runner.Status) error { return errStore }}
+	second := newUndoer()
+	st, err := runner.New(second, runner.WithCheckpointer(&cps), runner.WithClock(fakeClock())).Execute(context.Background(), p, cancelled)
+	require.ErrorIs(t, err, errStore)
+	assert.ErrorIs(t, err, runner.ErrRollbackFailed)
+	assert.Zero(t, second.seq, "no rollback without its record")
+	assert.Equal(t, runner.Failed, st.Phase)
+	assert.Equal(t, runner.CodeCheckpointFailed, st.Code)
+	assert.Equal(t, runner.RollingBack, st.Hops[0].Phase)
+	assert.Equal(t, cancelled.Hops[0].Components, st.Hops[0].Components, "component records (-before +after)")
+	rbe, ok := errors.AsType[*runner.RollbackError](err)
+	require.True(t, ok, "*RollbackError in %v", err)
+	assert.Equal(t, []string{"hop v1.0 -> v2.0: interrupted (checkpoint failed): rolled back: web@v1.0.0; still to roll back: api@v1.1.0, base@v1.1.0, db@v1.1.0"}, rbe.Hops)
+}

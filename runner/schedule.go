@@ -181,10 +181,6 @@ func (sc *scheduler) loop(ctx context.Context) {
 		sc.now = sc.r.e.clock.Now()
 		sc.halt("the run was cancelled: " + context.Cause(ctx).Error())
 	}
-	if err := sc.r.checkpointErr; err != nil {
-		// A resumed rollback whose first checkpoint failed starts nothing.
-		sc.halt("checkpoint failed: " + err.Error())
-	}
 	for {
 		// Look at ctx before starting more, and not only when waiting:
 		// outcomes of a busy hop may never leave the coordinator idle.

@@ -24,6 +24,11 @@ import (
 func (sc *scheduler) initReverse() {
 	g := sc.h.Graph
 	cs := sc.r.s.Hops[sc.hop].Components
+	if err := sc.r.checkpointErr; err != nil {
+		// A resumed rollback whose first checkpoint failed starts
+		// nothing: what it would roll back is still to roll back.
+		sc.halt("checkpoint failed: " + err.Error())
+	}
 	sc.pending = make([]bool, len(cs))
 	for j := range cs {
 		sc.pending[j] = toRollBack(&cs[j])
@@ -178,8 +183,9 @@ func (sc *scheduler) rollbackInterrupted(i int, reason string) {
 // stay keeps at their target the components component j depends on, as
 // j stays there: those still to roll back that no attempt of this walk
 // has started are ROLLBACK_BLOCKED, their reason naming j. (One whose
-// rollback is under way, which only a dependency its runner skipped
-// lets happen, ends as its rollback does.)
+// rollback is under way ends as its rollback does: the walk's order lets
+// that happen only through a component between them that is not rolled
+// back, such as one its runner skipped.)
 func (sc *scheduler) stay(j int) {
 	r := sc.r
 	cs := r.s.Hops[sc.hop].Components
