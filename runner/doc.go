@@ -26,7 +26,9 @@
 //     component are Skipped with a reason naming it), FailFast, or
 //     MaxFailures(n); Rollback and RollbackRun (or a rule's onFailure:
 //     rollback) roll a failed hop back, dependents first, through the
-//     runner's Rollbacker ability (rollback.go).
+//     runner's Rollbacker ability: the same scheduler walks the hop's
+//     graph in reverse, with the same limits, retries, events and
+//     checkpoints (rollback.go).
 //   - Steps: a runner with phases calls Task.Enter before each; the step
 //     is recorded (ComponentStatus.Step) before it runs, and a retry or a
 //     resumed run continues there (step.go).

@@ -48,7 +48,8 @@ type Event struct {
 	Err error
 	// Code and Reason explain failures, skips and cancellations; the Code
 	// of ComponentRetrying is the failed attempt's (COMPONENT_FAILED, or
-	// COMPONENT_TIMEOUT when its timeout stopped it).
+	// COMPONENT_TIMEOUT when its timeout stopped it; ROLLBACK_FAILED for
+	// a rollback's).
 	Code   Code
 	Reason string
 	// Duration is the time the component, check, hop or plan took so far

@@ -165,12 +165,12 @@ func New(r Runner, opts ...Option) *Executor {
 // WithMode sets Eager (default) or Batch scheduling.
 func WithMode(m Mode) Option { return func(e *Executor) { e.mode = m } }
 
-// WithMaxParallel caps how many components run at once on a hop; n < 1
-// means unlimited.
+// WithMaxParallel caps how many components run (or roll back) at once on
+// a hop; n < 1 means unlimited.
 func WithMaxParallel(n int) Option { return func(e *Executor) { e.maxParallel = max(n, 0) } }
 
 // WithGroupLimit caps how many components of a group (ComponentVersion.Group)
-// run at once, e.g. WithGroupLimit("workers", 2); n < 1 means unlimited,
+// run (or roll back) at once, e.g. WithGroupLimit("workers", 2); n < 1 means unlimited,
 // as for WithMaxParallel. A component waiting out a retry's backoff holds
 // no slot of either limit.
 func WithGroupLimit(group string, n int) Option {
@@ -186,7 +186,8 @@ func WithGroupLimit(group string, n int) Option {
 // timeout; 0 means none.
 func WithDefaultTimeout(d time.Duration) Option { return func(e *Executor) { e.timeout = d } }
 
-// WithDefaultRetries is the retry setting of components that set none.
+// WithDefaultRetries is the retry setting of components that set none
+// (for their upgrade's attempts and their rollback's alike).
 func WithDefaultRetries(r release.Retries) Option { return func(e *Executor) { e.retries = r } }
 
 // WithJitter sets the fraction (0..1, default 0.2) by which a backoff is

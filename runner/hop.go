@@ -43,7 +43,7 @@ func (r *run) runHop(ctx context.Context, i int, h *HopPlan) bool {
 	// components do not start once it has.
 	complete := r.runChecks(ctx, i, h, "pre") && ctx.Err() == nil
 	if complete {
-		r.schedule(ctx, i, h)
+		r.schedule(ctx, i)
 		complete = allSatisfied(hs.Components) && r.runChecks(ctx, i, h, "post")
 	}
 	ok := r.endHop(ctx, i, start, complete)

@@ -132,8 +132,15 @@ func checkScenario(t *testing.T, s scenario) {
 	}
 
 	recs := fake.Records()
+	checkRecording(t, s, recs)
+	count := checkComponents(t, s, st, recs)
+	checkPolicy(t, s, st, err, count, recs, rec.all())
+}
+
+// checkRecording checks that the recording respects the graph and the
+// limits.
+func checkRecording(t *testing.T, s scenario, recs []runnertest.Record) {
 	g := s.g
-	// The recording respects the graph and the limits.
 	assert.NoError(t, runnertest.CheckOrder(g, 0, recs), "CheckOrder")
 	assert.NoError(t, runnertest.CheckSucceededOnce(0, recs), "CheckSucceededOnce")
 	if s.maxParallel > 0 {
@@ -152,8 +159,13 @@ func checkScenario(t *testing.T, s scenario) {
 			}
 		}
 	}
+}
 
-	// The status agrees with the recording and the scripts.
+// checkComponents checks that the status agrees with the recording and
+// the scripts, component by component, and returns how many components
+// ended in each phase.
+func checkComponents(t *testing.T, s scenario, st *runner.Status, recs []runnertest.Record) map[runner.Phase]int {
+	g := s.g
 	byComp := map[string][]runnertest.Record{}
 	for _, r := range recs {
 		byComp[r.Component] = append(byComp[r.Component], r)
@@ -176,59 +188,80 @@ func checkScenario(t *testing.T, s scenario) {
 		if len(rs) > 0 {
 			last = rs[len(rs)-1].Err
 		}
-		script := s.scripts[name]
-		switch cs.Phase {
-		case runner.Succeeded:
-			assert.NoError(t, last, "%s Succeeded: its last call's error", name)
-			assert.True(t, script.FailFirst < s.attempts[name] && !script.FailAlways && !script.Hang && !script.Panic && script.Skip == "",
-				"%s Succeeded with script %+v and %d attempts", name, script, s.attempts[name])
-		case runner.Skipped:
-			if cs.Code == "" {
-				assert.ErrorIs(t, last, runner.ErrSkipped, "%s skipped by its runner", name)
-				continue
-			}
-			assert.Equal(t, runner.CodeDependencyFailed, cs.Code, "%s Skipped: code", name)
-			assert.Empty(t, rs, "%s Skipped behind a failure: runner calls", name)
-			dep := strings.TrimSuffix(strings.TrimPrefix(cs.Reason, "dependency "), " failed")
-			di, ok := g.Index(dep)
-			require.True(t, ok, "%s: reason %q names no component", name, cs.Reason)
-			assert.Contains(t, g.Ancestors(i), di, "%s: reason names %s, not one of its dependencies", name, dep)
-			assert.Equal(t, runner.Failed, compStatus(t, st, 0, dep).Phase, "%s: the dependency its reason names", name)
-		case runner.Failed:
-			require.Error(t, last, "%s Failed: its last call's error", name)
-			wantCode, wantAttempts := runner.CodeComponentFailed, s.attempts[name]
-			switch {
-			case script.Panic:
-				wantCode, wantAttempts = runner.CodePanic, 1
-			case script.Hang:
-				wantCode = runner.CodeComponentTimeout
-			case script.Permanent:
-				wantAttempts = 1
-			case !script.FailAlways && s.maxFailures == 0:
-				assert.GreaterOrEqual(t, script.FailFirst, s.attempts[name], "%s failed though its script succeeds in time", name)
-			case !script.FailAlways:
-				// Under a stop, retries are cut short, but the attempts
-				// that ran all failed as scripted.
-				assert.GreaterOrEqual(t, script.FailFirst, cs.Attempts, "%s failed on an attempt its script lets succeed", name)
-			}
-			assert.Equal(t, wantCode, cs.Code, "%s Failed: code", name)
-			if s.maxFailures > 0 {
-				// A failure while the policy's stop is under way is not
-				// retried.
-				assert.LessOrEqual(t, cs.Attempts, wantAttempts, "%s Failed: attempts", name)
-			} else {
-				assert.Equal(t, wantAttempts, cs.Attempts, "%s Failed: attempts", name)
-			}
-		case runner.Cancelled:
-			assert.NotZero(t, s.maxFailures, "%s Cancelled under %s", name, s.policy)
-			assert.Equal(t, runner.CodeCancelled, cs.Code, "%s Cancelled: code", name)
-		default:
-			t.Errorf("%s ended %s", name, cs.Phase)
-		}
+		checkComponent(t, s, st, i, cs, rs, last)
 	}
 	assert.Equal(t, runner.Progress{Done: done, Total: g.Len()}, st.Progress, "Status.Progress")
+	return count
+}
 
-	// The failure policy.
+// checkComponent checks the final record cs of component i, whose runner
+// calls are rs (the last returned last), against its script.
+func checkComponent(t *testing.T, s scenario, st *runner.Status, i int, cs runner.ComponentStatus, rs []runnertest.Record, last error) {
+	g := s.g
+	name := g.Node(i).Name
+	script := s.scripts[name]
+	switch cs.Phase {
+	case runner.Succeeded:
+		assert.NoError(t, last, "%s Succeeded: its last call's error", name)
+		assert.True(t, script.FailFirst < s.attempts[name] && !script.FailAlways && !script.Hang && !script.Panic && script.Skip == "",
+			"%s Succeeded with script %+v and %d attempts", name, script, s.attempts[name])
+	case runner.Skipped:
+		if cs.Code == "" {
+			assert.ErrorIs(t, last, runner.ErrSkipped, "%s skipped by its runner", name)
+			return
+		}
+		assert.Equal(t, runner.CodeDependencyFailed, cs.Code, "%s Skipped: code", name)
+		assert.Empty(t, rs, "%s Skipped behind a failure: runner calls", name)
+		dep := strings.TrimSuffix(strings.TrimPrefix(cs.Reason, "dependency "), " failed")
+		di, ok := g.Index(dep)
+		require.True(t, ok, "%s: reason %q names no component", name, cs.Reason)
+		assert.Contains(t, g.Ancestors(i), di, "%s: reason names %s, not one of its dependencies", name, dep)
+		assert.Equal(t, runner.Failed, compStatus(t, st, 0, dep).Phase, "%s: the dependency its reason names", name)
+	case runner.Failed:
+		checkFailed(t, s, name, cs, last)
+	case runner.Cancelled:
+		assert.NotZero(t, s.maxFailures, "%s Cancelled under %s", name, s.policy)
+		assert.Equal(t, runner.CodeCancelled, cs.Code, "%s Cancelled: code", name)
+	default:
+		t.Errorf("%s ended %s", name, cs.Phase)
+	}
+}
+
+// checkFailed checks the record cs of component name, Failed, against
+// its script.
+func checkFailed(t *testing.T, s scenario, name string, cs runner.ComponentStatus, last error) {
+	script := s.scripts[name]
+	require.Error(t, last, "%s Failed: its last call's error", name)
+	wantCode, wantAttempts := runner.CodeComponentFailed, s.attempts[name]
+	switch {
+	case script.Panic:
+		wantCode, wantAttempts = runner.CodePanic, 1
+	case script.Hang:
+		wantCode = runner.CodeComponentTimeout
+	case script.Permanent:
+		wantAttempts = 1
+	case !script.FailAlways && s.maxFailures == 0:
+		assert.GreaterOrEqual(t, script.FailFirst, s.attempts[name], "%s failed though its script succeeds in time", name)
+	case !script.FailAlways:
+		// Under a stop, retries are cut short, but the attempts
+		// that ran all failed as scripted.
+		assert.GreaterOrEqual(t, script.FailFirst, cs.Attempts, "%s failed on an attempt its script lets succeed", name)
+	}
+	assert.Equal(t, wantCode, cs.Code, "%s Failed: code", name)
+	if s.maxFailures > 0 {
+		// A failure while the policy's stop is under way is not
+		// retried.
+		assert.LessOrEqual(t, cs.Attempts, wantAttempts, "%s Failed: attempts", name)
+	} else {
+		assert.Equal(t, wantAttempts, cs.Attempts, "%s Failed: attempts", name)
+	}
+}
+
+// checkPolicy checks the failure policy on the status, the events evs
+// and the recording, and that the hop's phase follows from its
+// components (count: how many ended in each phase).
+func checkPolicy(t *testing.T, s scenario, st *runner.Status, err error, count map[runner.Phase]int, recs []runnertest.Record, evs []runner.Event) {
+	g := s.g
 	failed := count[runner.Failed]
 	stopped := s.maxFailures > 0 && failed >= s.maxFailures
 	// More than maxFailures components may be Failed: those that failed by
@@ -247,7 +280,6 @@ func checkScenario(t *testing.T, s scenario) {
 			assert.Equal(t, runner.CodeDependencyFailed, cs.Code, "%s depends on failed %s", cs.Name, g.Node(i).Name)
 		}
 	}
-	evs := rec.all()
 	starts, fails := 0, 0
 	for _, e := range evs {
 		switch e.Type {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -17,8 +16,17 @@ import (
 // rolled back: every component of the hop that was started (it
 // succeeded, failed or was cancelled after it started; not one its
 // runner skipped) is rolled back to its from-version through the
-// runner's Rollbacker ability, dependents before their dependencies, in
-// parallel where the reversed graph allows (within WithMaxParallel).
+// runner's Rollbacker ability, dependents before their dependencies:
+// the scheduler that runs the upgrade walks the hop's graph in reverse
+// (schedule_reverse.go), in parallel where the reversed graph allows,
+// within WithMaxParallel and WithGroupLimit, longest remaining path
+// first. A Rollback that fails is tried again as the component's retry
+// setting says (ComponentVersion.Retries, or WithDefaultRetries), after
+// the same backoff as an upgrade's attempt and with ComponentRetrying
+// (code ROLLBACK_FAILED); a Permanent error is not retried. A Rollback
+// has no timeout (it must return when its ctx is done), and Batch's
+// barrier does not apply: a component is rolled back once the
+// dependents rolled back with it are.
 // What never started, one held at its gate or behind one included, is
 // Cancelled ("not started: hop H was rolled back", unless the hop's stop
 // said why first): a rolled-back run waits for no approval.
@@ -42,7 +50,10 @@ import (
 // leaves the run Cancelled (code CANCELLED, its message saying the
 // rollback was interrupted and that resuming finishes it) and the hop
 // RollingBack; one stopped by a failed checkpoint leaves the run Failed
-// (CHECKPOINT_FAILED), the hop RollingBack too. Execute's error matches
+// (CHECKPOINT_FAILED), the hop RollingBack too: a failed checkpoint
+// starts no more rollbacks and lets those in flight finish (one cut
+// short would leave its component between versions), where it cancels
+// an upgrade's attempts. Execute's error matches
 // ErrRunFailed and the upgrade's failure (*ComponentError, *CheckError)
 // and, when a rollback did not finish (it failed or was interrupted),
 // ErrRollbackFailed; an interrupted one matches ctx.Err() and
@@ -114,7 +125,10 @@ const (
 )
 
 // Events of a rollback (Event.Phase is the component's phase; Reason
-// says why a component stays).
+// says why a component stays; Attempt counts the component's rollback
+// attempts in this Execute call). ComponentRollingBack is emitted once
+// the checkpoint that records the component RollingBack has returned;
+// a failed attempt that is tried again emits ComponentRetrying.
 const (
 	ComponentRollingBack    EventType = "ComponentRollingBack"
 	ComponentRolledBack     EventType = "ComponentRolledBack"
@@ -215,7 +229,7 @@ func (r *run) rollback(ctx context.Context, i int) {
 		case RolledBack:
 			// Done before a crash.
 		case RollbackFailed:
-			if !retriable(hs) {
+			if !reopenable(hs) {
 				// Only irreversible components stay: a resume changes
 				// nothing.
 				r.rolled = RollbackFailed
@@ -250,9 +264,10 @@ func resumesRollback(s *Status) bool {
 	})
 }
 
-// retriable reports whether a resume retries something of hop record
-// hs, which is RollbackFailed: a component whose Rollback failed.
-func retriable(hs *HopStatus) bool {
+// reopenable reports whether a resume has something of hop record hs,
+// which is RollbackFailed, to roll back again: a component whose
+// Rollback failed.
+func reopenable(hs *HopStatus) bool {
 	return slices.ContainsFunc(hs.Components, func(c ComponentStatus) bool {
 		return c.Phase == RollbackFailed && c.Code == CodeRollbackFailed
 	})
@@ -280,13 +295,14 @@ func recordedFailure(s *Status, i int, name string) error {
 	return &ComponentError{Hop: f.Hop, Component: f.Component, Version: f.Version, Attempt: f.Attempt, Code: f.Code, Err: errors.New(f.Error)}
 }
 
-// retry readies hop i, RollbackFailed, for its rollbacks to be retried:
-// a component whose Rollback failed is RollingBack again, its Error the
-// upgrade's failure when it is the run's last failure (the rollback's
-// error replaced it; see ComponentStatus.Error), and what it blocked is
-// no longer blocked (what an irreversible component blocks is blocked
-// again by rollbackHop).
-func (r *run) retry(i int) {
+// reopenRollbacks readies hop i, RollbackFailed, for a resume to roll
+// back again what its rollback left: a component whose Rollback failed
+// (for good, in the run that recorded it: its retries, if any, were
+// spent) is RollingBack again, its Error the upgrade's failure when it is
+// the run's last failure (the rollback's error replaced it; see
+// ComponentStatus.Error), and what it blocked is no longer blocked (what
+// an irreversible component blocks is blocked again by the walk).
+func (r *run) reopenRollbacks(i int) {
 	hs := &r.s.Hops[i]
 	hs.Phase, hs.Code, hs.Message = RollingBack, "", "rolling back again: retrying the rollbacks that failed"
 	f := r.s.LastFailure
@@ -322,175 +338,54 @@ func toRollBack(c *ComponentStatus) bool {
 	return false
 }
 
-// rbResult is a component rollback's outcome.
-type rbResult struct {
-	node int
-	err  error
-}
-
-// rollbackHop rolls hop i back; it reports whether the hop is RolledBack.
-// It returns when every rollback started has returned; a stop (ctx, a
+// rollbackHop rolls hop i back, walking the scheduler in reverse
+// (schedule_reverse.go); it reports whether the hop is RolledBack. It
+// returns when every rollback started has returned; a stop (ctx, a
 // failed checkpoint) leaves the hop RollingBack, to resume.
 func (r *run) rollbackHop(ctx context.Context, i int) bool {
-	h := r.plan.Hops[i]
-	g := h.Graph
+	r.beginRollback(i)
+	sc := newScheduler(ctx, r, i, reverse)
+	sc.initReverse()
+	sc.loop(ctx)
+	sc.close()
+	return r.endRollback(ctx, i, sc.pending)
+}
+
+// beginRollback records hop i RollingBack: what never started (held at
+// its gate or behind one) waits for nothing once its hop is undone, and
+// a hop RollbackFailed has its failed rollbacks reopened.
+func (r *run) beginRollback(i int) {
+	hs := &r.s.Hops[i]
+	if hs.Phase == RollbackFailed {
+		r.reopenRollbacks(i)
+	}
+	if hs.Phase == RollingBack {
+		return
+	}
+	cause := hs.Message
+	hs.Phase, hs.Code, hs.Message = RollingBack, "", "rolling back"
+	if cause != "" {
+		hs.Message += " after: " + cause
+	}
+	// The run's status is final once rolled back: nothing waits.
+	for j := range hs.Components {
+		if c := &hs.Components[j]; !c.started() && (c.Phase == Pending || c.Phase == WaitingForApproval || c.Phase == Paused) {
+			c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, "not started: hop "+r.plan.Hops[i].Name()+" was rolled back"
+			r.mark(i, j)
+		}
+	}
+}
+
+// endRollback records the outcome of hop i's rollback, pending saying
+// what is still to roll back, and reports whether the hop is RolledBack.
+// A rollback stopped before its end leaves the hop RollingBack; one that
+// ended leaves it RolledBack, or RollbackFailed when a component stays
+// at its target.
+func (r *run) endRollback(ctx context.Context, i int, pending []bool) bool {
 	hs := &r.s.Hops[i]
 	cs := hs.Components
-	n := g.Len()
-	if hs.Phase == RollbackFailed {
-		r.retry(i)
-	}
-	if hs.Phase != RollingBack {
-		cause := hs.Message
-		hs.Phase, hs.Code, hs.Message = RollingBack, "", "rolling back"
-		if cause != "" {
-			hs.Message += " after: " + cause
-		}
-		// What never started (held at its gate or behind one) waits for
-		// nothing once its hop is undone: the run's status is final.
-		for j := range cs {
-			if c := &cs[j]; !c.started() && (c.Phase == Pending || c.Phase == WaitingForApproval || c.Phase == Paused) {
-				c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, "not started: hop "+h.Name()+" was rolled back"
-				r.mark(i, j)
-			}
-		}
-	}
-	pending := make([]bool, n)
-	for j := range cs {
-		pending[j] = toRollBack(&cs[j])
-	}
-	// Anything a component that stays at its target depends on stays too.
-	stay := func(j int) {
-		for _, a := range g.Ancestors(j) {
-			if pending[a] {
-				pending[a] = false
-				c := &cs[a]
-				c.Code, c.Reason = CodeRollbackBlocked, blockedBy(&cs[j])
-				r.mark(i, a)
-			}
-		}
-	}
-	for j := range cs {
-		if cs[j].Phase == RollbackFailed {
-			stay(j)
-		}
-	}
-	remaining := make([]int, n)
-	var ready []int
-	for j := 0; j < n; j++ {
-		if !pending[j] {
-			continue
-		}
-		for _, d := range g.Dependents(j) {
-			if pending[d] {
-				remaining[j]++
-			}
-		}
-	}
-	for j := 0; j < n; j++ {
-		if pending[j] && remaining[j] == 0 {
-			ready = append(ready, j)
-		}
-	}
-	done := func(j int) {
-		for _, d := range g.Deps(j) {
-			if pending[d] {
-				if remaining[d]--; remaining[d] == 0 {
-					ready = append(ready, d)
-				}
-			}
-		}
-	}
-	results := make(chan rbResult)
-	running := 0
-	limit := r.e.maxParallel
-	stopped := false
-	for {
-		if ctx.Err() != nil || r.checkpointErr != nil {
-			stopped = true
-		}
-		var batch []int
-		for !stopped && len(ready) > 0 && (limit == 0 || running+len(batch) < limit) {
-			slices.Sort(ready)
-			j := ready[0]
-			ready = ready[1:]
-			if !pending[j] {
-				continue
-			}
-			c := &cs[j]
-			if why := g.Node(j).To.Irreversible; why != "" {
-				pending[j] = false
-				c.Phase, c.Code, c.Reason = RollbackFailed, CodeIrreversible, "irreversible: "+why
-				r.mark(i, j)
-				r.emit(Event{Type: ComponentRollbackFailed, Hop: i, Component: c.Name, Version: c.ToVersion, Phase: c.Phase, Code: c.Code, Reason: c.Reason})
-				stay(j)
-				continue
-			}
-			c.Phase, c.Code, c.Reason, c.Step = RollingBack, "", "", "rollback"
-			r.mark(i, j)
-			batch = append(batch, j)
-		}
-		// Write-ahead: the components are RollingBack in the store before
-		// their Rollback is called.
-		r.checkpoint(ctx)
-		if r.checkpointErr != nil {
-			stopped = true
-			batch = nil // not started: they stay RollingBack, to resume
-		}
-		for _, j := range batch {
-			r.emit(Event{Type: ComponentRollingBack, Hop: i, Component: cs[j].Name, Version: cs[j].ToVersion, Phase: RollingBack})
-			running++
-			node := g.Node(j)
-			t := Task{Hop: h, HopIndex: i, Component: node.Name, From: node.From, To: node.To, Attempt: 1, Logger: r.e.logger, Step: "rollback"}
-			rb, _ := r.e.runner.(Rollbacker) // nil: a resume with a runner that cannot roll back
-			go func() { results <- rbResult{j, callRollback(ctx, rb, t)} }()
-		}
-		if running == 0 {
-			break
-		}
-		res := <-results
-		running--
-		c := &cs[res.node]
-		now := r.e.clock.Now()
-		pending[res.node] = false
-		switch {
-		case res.err != nil && ctx.Err() != nil:
-			// Interrupted, not failed: resume it later. Its Error stays
-			// what it was (the upgrade's failure, if it failed): the
-			// interruption is the run's, not the component's.
-			c.Phase, c.Code, c.Reason = RollingBack, "", recorded("rollback interrupted: "+res.err.Error())
-		case res.err != nil:
-			c.Phase, c.Code, c.Error, c.Reason = RollbackFailed, CodeRollbackFailed, recorded(res.err.Error()), "rollback failed"
-			stay(res.node)
-			r.emit(Event{Type: ComponentRollbackFailed, Hop: i, Component: c.Name, Version: c.ToVersion, Phase: c.Phase, Code: c.Code, Reason: c.Reason, Err: res.err})
-		default:
-			// Error keeps the upgrade's failure, if it was the one that failed.
-			c.Phase, c.Code, c.Reason = RolledBack, "", "rolled back to "+orNone(c.FromVersion)
-			c.FinishedAt = now
-			done(res.node)
-			r.emit(Event{Type: ComponentRolledBack, Hop: i, Component: c.Name, Version: orNone(c.FromVersion), Phase: c.Phase})
-		}
-		r.mark(i, res.node)
-	}
 	if !slices.Contains(pending, true) && !slices.ContainsFunc(cs, func(c ComponentStatus) bool { return c.Phase == RollingBack }) {
-		// What stays blocked names the first component (by index: by
-		// name) that depends on it and stays, whatever order they were
-		// found in: a resumed or retried rollback says what the run
-		// never stopped would have.
-		for j := range cs {
-			if cs[j].Code != CodeRollbackBlocked {
-				continue
-			}
-			for _, d := range g.Descendants(j) {
-				if cs[d].Phase == RollbackFailed {
-					if why := blockedBy(&cs[d]); cs[j].Reason != why {
-						cs[j].Reason = why
-						r.mark(i, j)
-					}
-					break
-				}
-			}
-		}
+		r.nameBlockers(i)
 	}
 	ok := true
 	var back, stays, left []string
@@ -505,6 +400,7 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 			left = append(left, c.Name+"@"+c.ToVersion)
 		}
 	}
+	name := r.plan.Hops[i].Name()
 	if len(left) > 0 {
 		// Stopped (ctx, a failed checkpoint) before the end: the hop
 		// stays RollingBack, to resume.
@@ -519,7 +415,7 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 		if len(stays) > 0 {
 			msg += "; at the target: " + strings.Join(stays, ", ")
 		}
-		r.rollbackErrs = append(r.rollbackErrs, "hop "+h.Name()+": "+msg)
+		r.rollbackErrs = append(r.rollbackErrs, "hop "+name+": "+msg)
 		r.checkpoint(ctx)
 		return false
 	}
@@ -530,13 +426,36 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 		hs.Phase, hs.Code = RollbackFailed, CodeRollbackFailed
 		hs.Message = fmt.Sprintf("between versions: rolled back: %s; at the target: %s", orNone(strings.Join(back, ", ")), strings.Join(stays, ", "))
 		r.rolled = RollbackFailed
-		r.rollbackErrs = append(r.rollbackErrs, "hop "+h.Name()+": "+hs.Message)
+		r.rollbackErrs = append(r.rollbackErrs, "hop "+name+": "+hs.Message)
 	}
 	hs.FinishedAt = r.e.clock.Now()
 	r.s.Progress = progressOf(r.s)
 	r.checkpoint(ctx)
 	r.emit(Event{Type: HopFailed, Hop: i, Phase: hs.Phase, Code: hs.Code, Reason: hs.Message})
 	return ok
+}
+
+// nameBlockers names, in the reason of each component of hop i that
+// stays blocked, the first component (by index: by name) that depends on
+// it and stays, whatever order they were found in: a resumed or retried
+// rollback says what the run never stopped would have.
+func (r *run) nameBlockers(i int) {
+	g := r.plan.Hops[i].Graph
+	cs := r.s.Hops[i].Components
+	for j := range cs {
+		if cs[j].Code != CodeRollbackBlocked {
+			continue
+		}
+		for _, d := range g.Descendants(j) {
+			if cs[d].Phase == RollbackFailed {
+				if why := blockedBy(&cs[d]); cs[j].Reason != why {
+					cs[j].Reason = why
+					r.mark(i, j)
+				}
+				break
+			}
+		}
+	}
 }
 
 // blockedBy is the reason of a component not rolled back because c,
@@ -550,20 +469,6 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
-}
-
-func callRollback(ctx context.Context, rb Rollbacker, t Task) (err error) {
-	if rb == nil {
-		// Execute checks the ability when its policy rolls back; a
-		// resumed rollback may be given an executor whose runner has none.
-		return errorf("cannot roll back %s: the runner has no Rollback method (runner.Rollbacker)", t.Component)
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			err = &PanicError{Value: v, Stack: string(debug.Stack())}
-		}
-	}()
-	return rb.Rollback(ctx, t)
 }
 
 // rolledBackPhase is the run's phase after a rollback, and ok.

@@ -60,13 +60,15 @@ type Task struct {
 	To *release.ComponentVersion
 	// Attempt counts attempts from 1, across retries and resumed runs; a
 	// component that a gate or the Until step stopped goes on as the same
-	// attempt when the next run continues it.
+	// attempt when the next run continues it. In a Rollback it counts the
+	// rollback's attempts from 1, across its retries in this Execute call.
 	Attempt int
 	// Logger carries hop, component and attempt attributes.
 	Logger *slog.Logger
 	// Step is the step (phase) the component's record says it had
 	// entered when its last attempt ended: a runner with phases continues
-	// there (see Enter). "" means from the start.
+	// there (see Enter). "" means from the start. In a Rollback it is
+	// "rollback".
 	Step string
 
 	// steps records step entries (step.go); nil for a Task built by hand.
