@@ -168,4 +168,4 @@
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 package controller
 
-//go:generate sh -c "$HOPDAG_CONTROLLER_GEN webhook paths=./... output:webhook:dir=../config/webhook && $HOPDAG_CONTROLLER_GEN rbac:roleName=hopdag-operator paths=./... output:rbac:dir=../config/rbac"
+//go:generate sh -c "$HOPDAG_CONTROLLER_GEN webhook paths=./... output:webhook:dir=../config/webhook && $HOPDAG_CONTROLLER_GEN rbac:roleName=hopdag-operator paths=./... paths=../fleet/... output:rbac:dir=../config/rbac"

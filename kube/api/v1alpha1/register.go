@@ -16,7 +16,8 @@ func AddToScheme(s *runtime.Scheme) error {
 		&ClusterVersion{}, &ClusterVersionList{},
 		&Release{}, &ReleaseList{},
 		&ComponentVersion{}, &ComponentVersionList{},
-		&UpgradePath{}, &UpgradePathList{})
+		&UpgradePath{}, &UpgradePathList{},
+		&UpgradeRollout{}, &UpgradeRolloutList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -39,14 +39,17 @@ func need(t *testing.T, name, what string) string {
 }
 
 // rendered is kubectl kustomize of kube/config/default, decoded.
-func rendered(t *testing.T) []*unstructured.Unstructured {
+func rendered(t *testing.T) []*unstructured.Unstructured { return kustomized(t, "default") }
+
+// kustomized is kubectl kustomize of kube/config/DIR, decoded.
+func kustomized(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
 	kubectl := need(t, "HOPDAG_KUBECTL", "kubectl")
 	var stderr bytes.Buffer
-	cmd := exec.Command(kubectl, "kustomize", "../../config/default")
+	cmd := exec.Command(kubectl, "kustomize", "../../config/"+dir)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "kubectl kustomize kube/config/default: %s", stderr.String())
+	require.NoError(t, err, "kubectl kustomize kube/config/%s: %s", dir, stderr.String())
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
 	var objs []*unstructured.Unstructured
 	for {
@@ -173,13 +176,13 @@ func TestConfigDefaultApplies(t *testing.T) {
 			case slices.Contains(real, o.GetKind()) == dry:
 				continue
 			}
-			opts := []client.PatchOption{client.FieldOwner("hopdag-test"), client.ForceOwnership}
+			opts := []client.ApplyOption{client.FieldOwner("hopdag-test"), client.ForceOwnership}
 			if dry {
 				opts = append(opts, client.DryRunAll)
 			}
 			u := o.DeepCopy()
 			u.SetManagedFields(nil)
-			require.NoError(t, c.Patch(ctx, u, client.Apply, opts...), "pass %d: applying %s %s", pass, o.GetKind(), o.GetName())
+			require.NoError(t, c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...), "pass %d: applying %s %s", pass, o.GetKind(), o.GetName())
 		}
 	}
 
@@ -225,4 +228,25 @@ func TestConfigDefaultApplies(t *testing.T) {
 		assert.NotContains(t, rule.Resources, "*", "a wildcard resource in %+v", rule)
 		assert.NotContains(t, rule.APIGroups, "*", "a wildcard group in %+v", rule)
 	}
+}
+
+// TestSamplesApply: the samples (a ClusterVersion and an UpgradeRollout)
+// are valid objects of the CRDs: a server-side dry run accepts them.
+func TestSamplesApply(t *testing.T) {
+	objs := kustomized(t, "samples")
+	need(t, "KUBEBUILDER_ASSETS", "API server")
+	env := &envtest.Environment{CRDDirectoryPaths: []string{"../../config/crd"}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = env.Stop() })
+	c, err := client.New(cfg, client.Options{})
+	require.NoError(t, err)
+	var kinds []string
+	for _, o := range objs {
+		u := o.DeepCopy()
+		u.SetNamespace("default")
+		require.NoError(t, c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("hopdag-test"), client.DryRunAll), "%s %s", o.GetKind(), o.GetName())
+		kinds = append(kinds, o.GetKind())
+	}
+	assert.ElementsMatch(t, []string{"ClusterVersion", "UpgradeRollout"}, kinds)
 }

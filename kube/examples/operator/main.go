@@ -64,6 +64,7 @@ import (
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/apply"
 	"github.com/hopdag/hopdag/kube/catalog"
+	"github.com/hopdag/hopdag/kube/fleet"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -158,6 +159,10 @@ func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS, cert
 		}
 	}
 	if err := wire(mgr, applier, os.DirFS(dir), handlers(cat), checks(cat), log, serve); err != nil {
+		return err
+	}
+	// UpgradeRollouts: fleets of ClusterVersions upgraded in waves.
+	if err := fleet.New(mgr.GetClient(), fleet.WithLogger(log)).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if !demo {

@@ -1,0 +1,188 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// UpgradeRollout upgrades a fleet: the ClusterVersions it selects go to
+// spec.desiredVersion in waves (canaries first), at most maxConcurrency
+// at once, stopping when more than maxFailures fail, and each only inside
+// the maintenance windows. Each ClusterVersion follows its own route
+// (its own hops and component DAGs); the rollout only decides when it
+// starts, by setting its desiredVersion. The controller derives
+// everything from the ClusterVersions it selects (level-based): a
+// restart resumes without starting a cluster twice.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ur,categories=hopdag
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.desiredVersion`
+// +kubebuilder:printcolumn:name="Wave",type=string,JSONPath=`.status.wave`
+// +kubebuilder:printcolumn:name="Done",type=integer,JSONPath=`.status.counts.succeeded`
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.counts.failed`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type UpgradeRollout struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec UpgradeRolloutSpec `json:"spec"`
+	// +optional
+	Status UpgradeRolloutStatus `json:"status,omitzero"`
+}
+
+// UpgradeRolloutSpec is the fleet's target and how to get there.
+type UpgradeRolloutSpec struct {
+	// Selector selects the ClusterVersions of the fleet, in the
+	// rollout's namespace.
+	Selector metav1.LabelSelector `json:"selector"`
+	// DesiredVersion is the target every selected ClusterVersion is set
+	// to, when its turn comes.
+	DesiredVersion Target `json:"desiredVersion"`
+	// AcceptRisks and Channel are set on each ClusterVersion with its
+	// desiredVersion (see ClusterVersionSpec).
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	AcceptRisks []string `json:"acceptRisks,omitempty"`
+	// +optional
+	Channel string `json:"channel,omitempty"`
+	// Canaries go first, in a wave of their own.
+	// +optional
+	Canaries *Canaries `json:"canaries,omitempty"`
+	// Waves groups the other ClusterVersions (one wave when unset).
+	// +optional
+	Waves *Waves `json:"waves,omitempty"`
+	// MaxConcurrency is how many ClusterVersions upgrade at once (a count
+	// or a percentage of the fleet, rounded up); default 1.
+	// +optional
+	MaxConcurrency *intstr.IntOrString `json:"maxConcurrency,omitempty"`
+	// MaxFailures is the failure budget (a count or a percentage of the
+	// fleet, rounded down); default 0: the first failure stops the
+	// rollout.
+	// +optional
+	MaxFailures *intstr.IntOrString `json:"maxFailures,omitempty"`
+	// MinSuccessTime is how long a ClusterVersion must stay at the
+	// target, available, before it counts as done (soak).
+	// +optional
+	MinSuccessTime *metav1.Duration `json:"minSuccessTime,omitempty"`
+	// ProgressDeadline is how long a ClusterVersion may take to reach
+	// the target before it counts as failed.
+	// +optional
+	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
+	// Gates names the waves that start only once Approvals names them.
+	// +optional
+	Gates []string `json:"gates,omitempty"`
+	// Approvals approve gated waves.
+	// +optional
+	Approvals []WaveApproval `json:"approvals,omitempty"`
+	// Paused stops starting ClusterVersions; those upgrading go on.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+	// Abort stops starting ClusterVersions for good.
+	// +optional
+	Abort bool `json:"abort,omitempty"`
+	// MaintenanceWindows, when set, are when ClusterVersions may start.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	MaintenanceWindows []MaintenanceWindow `json:"maintenanceWindows,omitempty"`
+}
+
+// Canaries are the ClusterVersions that go first: Names, or the first
+// Count in name order.
+type Canaries struct {
+	// +optional
+	Names []string `json:"names,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Count int `json:"count,omitempty"`
+}
+
+// Waves groups ClusterVersions: by Label's values (in Order first, then
+// the others sorted, then those without the label), or by Size.
+type Waves struct {
+	// +optional
+	Label string `json:"label,omitempty"`
+	// +optional
+	Order []string `json:"order,omitempty"`
+	// +optional
+	Size *intstr.IntOrString `json:"size,omitempty"`
+}
+
+// WaveApproval approves a gated wave.
+type WaveApproval struct {
+	Wave string `json:"wave"`
+	// +optional
+	By string `json:"by,omitempty"`
+}
+
+// MaintenanceWindow opens at each time Schedule (cron, five fields, as a
+// CronJob's) names in TimeZone, for Duration.
+type MaintenanceWindow struct {
+	// +kubebuilder:validation:MinLength=1
+	Schedule string          `json:"schedule"`
+	Duration metav1.Duration `json:"duration"`
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+}
+
+// UpgradeRolloutStatus is what the controller observed and decided.
+type UpgradeRolloutStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase: Progressing, WaitingForApproval, WaitingForWindow, Paused,
+	// Aborted, Failed or Completed.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// Wave is the wave in progress.
+	// +optional
+	Wave string `json:"wave,omitempty"`
+	// +optional
+	Counts RolloutCounts `json:"counts,omitzero"`
+	// FailureBudget is how many may fail; Counts.Failed how many did.
+	// +optional
+	FailureBudget int `json:"failureBudget,omitempty"`
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Waves lists every wave and its ClusterVersions' states.
+	// +optional
+	Waves []WaveStatus `json:"waves,omitempty"`
+	// NextDecision is when the controller looks again if nothing
+	// changes (a soak ends, a deadline passes, a window opens).
+	// +optional
+	NextDecision *metav1.Time `json:"nextDecision,omitempty"`
+}
+
+// RolloutCounts counts ClusterVersions by state.
+type RolloutCounts struct {
+	Pending   int `json:"pending"`
+	Upgrading int `json:"upgrading"`
+	Soaking   int `json:"soaking"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+}
+
+// WaveStatus is one wave.
+type WaveStatus struct {
+	Name     string          `json:"name"`
+	Clusters []ClusterStatus `json:"clusters"`
+}
+
+// ClusterStatus is one ClusterVersion's place in the rollout.
+type ClusterStatus struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	NextWindow *metav1.Time `json:"nextWindow,omitempty"`
+}
+
+// UpgradeRolloutList is a list of UpgradeRollouts.
+//
+// +kubebuilder:object:root=true
+type UpgradeRolloutList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []UpgradeRollout `json:"items"`
+}

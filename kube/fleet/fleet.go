@@ -1,0 +1,386 @@
+// Package fleet is the controller of UpgradeRollouts: it upgrades the
+// ClusterVersions a rollout selects in waves, by setting their
+// desiredVersion when kube/rollout's Decide says they may start; each
+// ClusterVersion's own reconciler (kube/controller) then runs its route.
+//
+// The controller keeps nothing of its own: it reads the rollout and the
+// ClusterVersions, decides, patches the ClusterVersions that start
+// (desiredVersion, acceptRisks, channel, and the annotations Rollout and
+// Started that say which rollout started them and when), and writes the
+// rollout's status. A restart, or a new leader, decides the same from
+// the same objects, so no ClusterVersion starts twice and the
+// concurrency holds: a ClusterVersion counts as started once its
+// annotations say so, and they are written with its target in one patch.
+//
+// The ClusterRole kube/config/rbac/role.yaml covers it (generated from
+// these markers and kube/controller's):
+//
+// +kubebuilder:rbac:groups=hopdag.io,resources=upgraderollouts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=hopdag.io,resources=upgraderollouts/status,verbs=get;update;patch
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/rollout"
+)
+
+// The annotations a rollout puts on the ClusterVersions it starts.
+const (
+	// Rollout names the UpgradeRollout that set the ClusterVersion's
+	// desiredVersion.
+	Rollout = "hopdag.io/rollout"
+	// Started is when it did (RFC 3339).
+	Started = "hopdag.io/rollout-started"
+)
+
+// Reconciler runs UpgradeRollouts.
+type Reconciler struct {
+	client   client.Client
+	reader   client.Reader
+	recorder events.EventRecorder
+	now      func() time.Time
+	logger   *slog.Logger
+}
+
+// Option configures a Reconciler.
+type Option func(*Reconciler)
+
+// WithClock sets the clock the decisions read (windows, soak,
+// deadlines): tests inject one.
+func WithClock(now func() time.Time) Option { return func(r *Reconciler) { r.now = now } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(r *Reconciler) { r.logger = l } }
+
+// New returns a Reconciler that reads and writes through c.
+func New(c client.Client, opts ...Option) *Reconciler {
+	r := &Reconciler{client: c, reader: c, now: time.Now, logger: slog.Default()}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// SetupWithManager registers the reconciler with mgr: it reconciles
+// UpgradeRollouts, and each of them again when a ClusterVersion of its
+// namespace changes.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.recorder = mgr.GetEventRecorder("hopdag-upgraderollout")
+	// Decisions read past the cache: a ClusterVersion started a moment
+	// ago must be seen as started.
+	r.reader = mgr.GetAPIReader()
+	byNamespace := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+		var l v1alpha1.UpgradeRolloutList
+		if err := r.client.List(ctx, &l, client.InNamespace(o.GetNamespace())); err != nil {
+			return nil
+		}
+		out := make([]ctrl.Request, 0, len(l.Items))
+		for _, ur := range l.Items {
+			out = append(out, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ur.Namespace, Name: ur.Name}})
+		}
+		return out
+	})
+	return ctrl.NewControllerManagedBy(mgr).Named("upgraderollout").
+		For(&v1alpha1.UpgradeRollout{}).
+		Watches(&v1alpha1.ClusterVersion{}, byNamespace).
+		Complete(r)
+}
+
+// Reconcile decides one rollout's next step and takes it.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var ur v1alpha1.UpgradeRollout
+	if err := r.reader.Get(ctx, req.NamespacedName, &ur); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	st := ur.Status.DeepCopy()
+	st.ObservedGeneration = ur.Generation
+	spec, err := specOf(&ur)
+	if err != nil {
+		st.Phase = string(rollout.PhaseFailed)
+		setCondition(st, &ur, "Failed", metav1.ConditionTrue, "InvalidSpec", fmt.Sprintf("UpgradeRollout %s/%s: %v", ur.Namespace, ur.Name, err))
+		return ctrl.Result{}, r.writeStatus(ctx, &ur, st)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ur.Spec.Selector)
+	if err != nil {
+		st.Phase = string(rollout.PhaseFailed)
+		setCondition(st, &ur, "Failed", metav1.ConditionTrue, "InvalidSpec", fmt.Sprintf("UpgradeRollout %s/%s: spec.selector: %v", ur.Namespace, ur.Name, err))
+		return ctrl.Result{}, r.writeStatus(ctx, &ur, st)
+	}
+	var cvs v1alpha1.ClusterVersionList
+	if err := r.reader.List(ctx, &cvs, client.InNamespace(ur.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("fleet: listing the ClusterVersions of UpgradeRollout %s/%s: %w", ur.Namespace, ur.Name, err)
+	}
+	now := r.now()
+	members := make([]rollout.Member, 0, len(cvs.Items))
+	byName := map[string]*v1alpha1.ClusterVersion{}
+	for i := range cvs.Items {
+		cv := &cvs.Items[i]
+		byName[cv.Name] = cv
+		members = append(members, memberOf(&ur, cv))
+	}
+	d := rollout.Decide(spec, members, now)
+	for _, name := range d.Start {
+		if err := r.start(ctx, &ur, byName[name], now); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	r.announce(&ur, st, d)
+	fill(st, &ur, d)
+	if err := r.writeStatus(ctx, &ur, st); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !d.Next.IsZero() {
+		return ctrl.Result{RequeueAfter: max(d.Next.Sub(now), time.Second)}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// start sets cv's target to the rollout's, with the annotations that say
+// so, in one patch conditioned on cv as read.
+func (r *Reconciler) start(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion, now time.Time) error {
+	orig := cv.DeepCopy()
+	cv.Spec.DesiredVersion = ur.Spec.DesiredVersion
+	if ur.Spec.AcceptRisks != nil {
+		cv.Spec.AcceptRisks = slices.Clone(ur.Spec.AcceptRisks)
+	}
+	if ur.Spec.Channel != "" {
+		cv.Spec.Channel = ur.Spec.Channel
+	}
+	if cv.Annotations == nil {
+		cv.Annotations = map[string]string{}
+	}
+	cv.Annotations[Rollout] = ur.Name
+	cv.Annotations[Started] = now.UTC().Format(time.RFC3339)
+	if err := r.client.Patch(ctx, cv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("fleet: UpgradeRollout %s/%s: starting ClusterVersion %s (desiredVersion %s): %w", ur.Namespace, ur.Name, cv.Name, ur.Spec.DesiredVersion, err)
+	}
+	r.logger.Info("fleet: started", "upgraderollout", ur.Namespace+"/"+ur.Name, "clusterversion", cv.Name, "to", ur.Spec.DesiredVersion)
+	return nil
+}
+
+// memberOf is cv as a member of ur's fleet.
+func memberOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) rollout.Member {
+	target := string(ur.Spec.DesiredVersion)
+	m := rollout.Member{Key: cv.Name, Labels: cv.Labels}
+	if cv.Annotations[Rollout] == ur.Name {
+		if t, err := time.Parse(time.RFC3339, cv.Annotations[Started]); err == nil {
+			m.Started = t
+		}
+	}
+	st := &cv.Status
+	aimed := string(cv.Spec.DesiredVersion) == target
+	m.AtTarget = aimed && st.CurrentVersion == target && st.Phase == v1alpha1.PhaseIdle && st.ObservedGeneration >= cv.Generation
+	if m.AtTarget {
+		m.Since = sinceAt(st, target)
+	}
+	switch st.Phase {
+	case v1alpha1.PhaseFailed, v1alpha1.PhaseRolledBack, v1alpha1.PhaseAbandoned:
+		m.Failed = aimed && !m.Started.IsZero()
+		m.Why = "Upgrade" + string(st.Phase)
+	case v1alpha1.PhaseUpgrading, v1alpha1.PhasePaused, v1alpha1.PhaseWaitingForApproval:
+		m.Running = true
+	}
+	return m
+}
+
+// sinceAt is when cv's status reached target: its history's completion,
+// else its Available condition's last change.
+func sinceAt(st *v1alpha1.ClusterVersionStatus, target string) time.Time {
+	if len(st.History) > 0 && st.History[0].To == target && st.History[0].CompletionTime != nil {
+		return st.History[0].CompletionTime.Time
+	}
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAvailable); c != nil {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
+}
+
+// specOf reads ur's spec as Decide takes it.
+func specOf(ur *v1alpha1.UpgradeRollout) (rollout.Spec, error) {
+	s := ur.Spec
+	var out rollout.Spec
+	var err error
+	if s.Canaries != nil {
+		out.Canaries, out.CanaryCount = s.Canaries.Names, s.Canaries.Count
+	}
+	if s.Waves != nil {
+		out.WaveLabel, out.WaveOrder = s.Waves.Label, s.Waves.Order
+		if out.WaveSize, err = amount("spec.waves.size", s.Waves.Size); err != nil {
+			return out, err
+		}
+	}
+	if out.MaxConcurrency, err = amount("spec.maxConcurrency", s.MaxConcurrency); err != nil {
+		return out, err
+	}
+	if out.MaxFailures, err = amount("spec.maxFailures", s.MaxFailures); err != nil {
+		return out, err
+	}
+	if s.MinSuccessTime != nil {
+		out.MinSuccessTime = s.MinSuccessTime.Duration
+	}
+	if s.ProgressDeadline != nil {
+		out.ProgressDeadline = s.ProgressDeadline.Duration
+	}
+	out.Gates = s.Gates
+	for _, a := range s.Approvals {
+		out.Approved = append(out.Approved, a.Wave)
+	}
+	out.Paused, out.Aborted = s.Paused, s.Abort
+	if len(s.MaintenanceWindows) > 0 {
+		ws := make([]rollout.Window, len(s.MaintenanceWindows))
+		for i, w := range s.MaintenanceWindows {
+			ws[i] = rollout.Window{Schedule: w.Schedule, Duration: w.Duration.Duration, TimeZone: w.TimeZone}
+		}
+		if out.Windows, err = rollout.Compile(ws); err != nil {
+			return out, fmt.Errorf("spec.maintenanceWindows: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// amount reads an IntOrString count or percentage.
+func amount(field string, v *intstr.IntOrString) (rollout.Amount, error) {
+	if v == nil {
+		return rollout.Amount{}, nil
+	}
+	if v.Type == intstr.Int {
+		if v.IntVal < 0 {
+			return rollout.Amount{}, fmt.Errorf("%s: %d is negative", field, v.IntVal)
+		}
+		return rollout.Amount{N: int(v.IntVal)}, nil
+	}
+	a, err := rollout.ParseAmount(v.StrVal)
+	if err != nil {
+		return a, fmt.Errorf("%s: %w", field, err)
+	}
+	return a, nil
+}
+
+// fill writes d into st.
+func fill(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, d rollout.Decision) {
+	st.Phase = string(d.Phase)
+	st.Wave = ""
+	if d.Wave < len(d.Waves) {
+		st.Wave = d.Waves[d.Wave].Name
+	}
+	started := map[string]bool{}
+	for _, k := range d.Start {
+		started[k] = true
+	}
+	st.Counts = v1alpha1.RolloutCounts{Pending: d.Counts.Pending - len(d.Start), Upgrading: d.Counts.Upgrading + len(d.Start), Soaking: d.Counts.Soaking, Succeeded: d.Counts.Succeeded, Failed: d.Counts.Failed}
+	st.FailureBudget = d.Budget
+	st.Waves = make([]v1alpha1.WaveStatus, len(d.Waves))
+	for i, w := range d.Waves {
+		st.Waves[i].Name = w.Name
+		st.Waves[i].Clusters = []v1alpha1.ClusterStatus{}
+	}
+	for _, m := range d.Members {
+		cs := v1alpha1.ClusterStatus{Name: m.Key, State: string(m.State), Reason: m.Reason}
+		if started[m.Key] {
+			cs.State = string(rollout.Upgrading)
+		}
+		if !m.NextWindow.IsZero() {
+			cs.NextWindow = &metav1.Time{Time: m.NextWindow}
+		}
+		st.Waves[m.Wave].Clusters = append(st.Waves[m.Wave].Clusters, cs)
+	}
+	st.NextDecision = nil
+	if !d.Next.IsZero() {
+		st.NextDecision = &metav1.Time{Time: d.Next}
+	}
+	progressing, completed, failed := metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse
+	switch d.Phase {
+	case rollout.Progressing:
+		progressing = metav1.ConditionTrue
+	case rollout.Completed:
+		completed = metav1.ConditionTrue
+	case rollout.PhaseFailed:
+		failed = metav1.ConditionTrue
+	}
+	setCondition(st, ur, "Progressing", progressing, d.Reason, d.Message)
+	setCondition(st, ur, "Completed", completed, d.Reason, d.Message)
+	setCondition(st, ur, "Failed", failed, d.Reason, d.Message)
+}
+
+// announce sends the Events of what changed since the status st (as
+// last written): a wave started or completed, a canary failed, the
+// budget exceeded.
+func (r *Reconciler) announce(ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeRolloutStatus, d rollout.Decision) {
+	if r.recorder == nil {
+		return
+	}
+	before := map[string]string{}
+	for _, w := range st.Waves {
+		for _, c := range w.Clusters {
+			before[c.Name] = c.State
+		}
+	}
+	waveDone := func(i int) bool {
+		for _, m := range d.Members {
+			if m.Wave == i && m.State != rollout.Succeeded && m.State != rollout.Failed {
+				return false
+			}
+		}
+		return true
+	}
+	for i, w := range d.Waves {
+		wasStarted, wasDone := false, true
+		for _, k := range w.Members {
+			if s := before[k]; s != "" && s != string(rollout.Pending) {
+				wasStarted = true
+			}
+			if s := before[k]; s != string(rollout.Succeeded) && s != string(rollout.Failed) {
+				wasDone = false
+			}
+		}
+		if !wasStarted && slices.ContainsFunc(d.Start, func(k string) bool { return slices.Contains(w.Members, k) }) {
+			r.recorder.Eventf(ur, nil, "Normal", "WaveStarted", "Rollout", "wave %s (%d clusters) started: %s", w.Name, len(w.Members), joinMax(d.Start, 10))
+		}
+		if !wasDone && waveDone(i) {
+			r.recorder.Eventf(ur, nil, "Normal", "WaveCompleted", "Rollout", "wave %s completed", w.Name)
+		}
+	}
+	for _, m := range d.Members {
+		if m.State == rollout.Failed && before[m.Key] != string(rollout.Failed) && m.Wave == 0 && len(d.Waves) > 0 && d.Waves[0].Name == "canary" {
+			r.recorder.Eventf(ur, nil, "Warning", "CanaryFailed", "Rollout", "canary %s failed (%s)", m.Key, m.Reason)
+		}
+	}
+	if d.Phase == rollout.PhaseFailed && st.Phase != string(rollout.PhaseFailed) {
+		r.recorder.Eventf(ur, nil, "Warning", d.Reason, "Rollout", "%s", d.Message)
+	}
+}
+
+func joinMax(ks []string, n int) string {
+	if len(ks) <= n {
+		return fmt.Sprint(ks)
+	}
+	return fmt.Sprintf("%v and %d more", ks[:n], len(ks)-n)
+}
+
+func setCondition(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: ur.Generation})
+}
+
+func (r *Reconciler) writeStatus(ctx context.Context, ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeRolloutStatus) error {
+	obj := ur.DeepCopy()
+	obj.Status = *st
+	if err := r.client.Status().Update(ctx, obj); err != nil {
+		return fmt.Errorf("fleet: writing the status of UpgradeRollout %s/%s: %w", ur.Namespace, ur.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,322 @@
+package fleet_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/catalog"
+	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/kube/fleet"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/runner/runnertest"
+	"github.com/hopdag/hopdag/state"
+)
+
+const catalogDir = "../../testdata/catalog"
+
+var (
+	cfg    *rest.Config
+	scheme = runtime.NewScheme()
+)
+
+func TestMain(m *testing.M) {
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		os.Exit(m.Run()) // the tests skip, or fail with CI=true
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{"../config/crd"}, ErrorIfCRDPathMissing: true}
+	var err error
+	if cfg, err = env.Start(); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func needAPIServer(t *testing.T) {
+	t.Helper()
+	if cfg == nil {
+		msg := `no API server: set KUBEBUILDER_ASSETS (eval "$(tools/env.sh kube)")`
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+}
+
+// management is one management cluster's operator: the ClusterVersion
+// reconciler (components simulated; those failing name the
+// ClusterVersions where they fail) and the rollout controller, watching
+// namespace ns.
+func management(t *testing.T, c client.Client, ns string, failIn ...string) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: new(true)},
+		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	stores := map[types.NamespacedName]*state.Memory{}
+	storeFor := func(k types.NamespacedName) (state.Store, state.Lock, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stores[k] == nil {
+			stores[k] = state.NewMemory()
+		}
+		return stores[k], stores[k], nil
+	}
+	ok := func(context.Context, runner.CheckTask) error { return nil }
+	var opts []runner.Option
+	for _, n := range []string{"cluster-healthy", "etcd-backup", "nodes-ready", "registry-mirror-reachable", "conformance-smoke"} {
+		opts = append(opts, runner.WithCheck(n, ok))
+	}
+	runnerFor := func(k types.NamespacedName) runner.Runner {
+		rn := runnertest.New()
+		for _, name := range []string{"bkeagent", "provider", "calico"} {
+			rn.Script(name, runnertest.Script{Delay: 100 * time.Millisecond})
+		}
+		if slices.Contains(failIn, k.Name) {
+			rn.Script("provider", runnertest.Script{FailAlways: true, Permanent: true})
+		}
+		return rn
+	}
+	r := controller.New(mgr.GetClient(), runnertest.New(), storeFor, controller.WithExecutorOptions(opts...),
+		controller.WithManifests(os.DirFS(catalogDir)), controller.WithRunnerFor(runnerFor), controller.WithStatusInterval(100*time.Millisecond))
+	require.NoError(t, r.SetupWithManager(mgr))
+	require.NoError(t, fleet.New(mgr.GetClient()).SetupWithManager(mgr))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		assert.NoError(t, mgr.Start(ctx))
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	_ = c
+}
+
+// newFleet makes a namespace with the sample catalog and n
+// ClusterVersions c1..cn at v26.06-rc.2, labelled fleet=prod.
+func newFleet(t *testing.T, c client.Client, n int) string {
+	t.Helper()
+	ctx := context.Background()
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "fleet-"}}
+	require.NoError(t, c.Create(ctx, nsObj))
+	ns := nsObj.Name
+	objs, err := catalog.ReadDir(catalogDir)
+	require.NoError(t, err)
+	for i := range objs.Releases {
+		objs.Releases[i].Namespace = ns
+		require.NoError(t, c.Create(ctx, &objs.Releases[i]))
+	}
+	for i := range objs.Components {
+		objs.Components[i].Namespace = ns
+		require.NoError(t, c.Create(ctx, &objs.Components[i]))
+	}
+	for i := range objs.UpgradePaths {
+		objs.UpgradePaths[i].Namespace = ns
+		require.NoError(t, c.Create(ctx, &objs.UpgradePaths[i]))
+	}
+	for i := 1; i <= n; i++ {
+		cv := &v1alpha1.ClusterVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("c%d", i), Labels: map[string]string{"fleet": "prod"}},
+			Spec: v1alpha1.ClusterVersionSpec{InstalledVersion: "v26.06-rc.2", DesiredVersion: "v26.06-rc.2"}}
+		require.NoError(t, c.Create(ctx, cv))
+	}
+	return ns
+}
+
+func newRollout(ns string, mutate func(*v1alpha1.UpgradeRolloutSpec)) *v1alpha1.UpgradeRollout {
+	two := intstr.FromInt32(2)
+	ur := &v1alpha1.UpgradeRollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "to-v26.06"},
+		Spec: v1alpha1.UpgradeRolloutSpec{
+			Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "prod"}},
+			DesiredVersion: "v26.06",
+			Canaries:       &v1alpha1.Canaries{Count: 1},
+			Waves:          &v1alpha1.Waves{Size: &two},
+			MaxConcurrency: &two,
+		}}
+	if mutate != nil {
+		mutate(&ur.Spec)
+	}
+	return ur
+}
+
+func newClient(t *testing.T) client.Client {
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	return c
+}
+
+// watchFleet polls the fleet until done says so, checking at each poll
+// that at most limit ClusterVersions are upgrading; it returns the order
+// in which they were started (the rollout's annotation) and the
+// rollout.
+func watchFleet(t *testing.T, c client.Client, ns string, limit int, timeout time.Duration, done func(*v1alpha1.UpgradeRollout) bool) *v1alpha1.UpgradeRollout {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(timeout)
+	peak := 0
+	for {
+		var cvs v1alpha1.ClusterVersionList
+		require.NoError(t, c.List(ctx, &cvs, client.InNamespace(ns)))
+		upgrading := 0
+		for _, cv := range cvs.Items {
+			if cv.Status.Phase == v1alpha1.PhaseUpgrading {
+				upgrading++
+			}
+		}
+		peak = max(peak, upgrading)
+		require.LessOrEqual(t, upgrading, limit, "ClusterVersions upgrading at once")
+		var ur v1alpha1.UpgradeRollout
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "to-v26.06"}, &ur))
+		if done(&ur) {
+			t.Logf("at most %d ClusterVersions upgraded at once", peak)
+			return &ur
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("UpgradeRollout %s/to-v26.06 not done after %v: %+v", ns, timeout, ur.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func reasons(t *testing.T, c client.Client, ns string) []string {
+	var l eventsv1.EventList
+	require.NoError(t, c.List(context.Background(), &l, client.InNamespace(ns)))
+	var out []string
+	for _, e := range l.Items {
+		if e.Regarding.Kind == "UpgradeRollout" {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}
+
+// TestRolloutInWaves: five ClusterVersions, a canary then waves of two,
+// two at a time: each goes along its own route (two hops) to v26.06,
+// never more than two upgrade at once, the canary is done before any
+// other starts, and the waves start in order.
+func TestRolloutInWaves(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newFleet(t, c, 5)
+	management(t, c, ns)
+	require.NoError(t, c.Create(context.Background(), newRollout(ns, nil)))
+	ur := watchFleet(t, c, ns, 2, 3*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool { return ur.Status.Phase == "Completed" })
+	assert.Equal(t, 5, ur.Status.Counts.Succeeded)
+	var names []string
+	for _, w := range ur.Status.Waves {
+		var cs []string
+		for _, cl := range w.Clusters {
+			cs = append(cs, cl.Name+"="+cl.State)
+		}
+		names = append(names, fmt.Sprintf("%s%v", w.Name, cs))
+	}
+	assert.Equal(t, []string{"canary[c1=Succeeded]", "wave-1[c2=Succeeded c3=Succeeded]", "wave-2[c4=Succeeded c5=Succeeded]"}, names)
+	var cvs v1alpha1.ClusterVersionList
+	require.NoError(t, c.List(context.Background(), &cvs, client.InNamespace(ns)))
+	started, completed := map[string]time.Time{}, map[string]time.Time{}
+	for _, cv := range cvs.Items {
+		assert.Equal(t, "v26.06", cv.Status.CurrentVersion, cv.Name)
+		assert.Equal(t, "to-v26.06", cv.Annotations[fleet.Rollout])
+		started[cv.Name], _ = time.Parse(time.RFC3339, cv.Annotations[fleet.Started])
+		completed[cv.Name] = cv.Status.History[0].CompletionTime.Time
+	}
+	for _, k := range []string{"c2", "c3", "c4", "c5"} {
+		assert.False(t, started[k].Before(completed["c1"].Truncate(time.Second)), "%s started before the canary completed", k)
+	}
+	for _, k := range []string{"c4", "c5"} {
+		assert.False(t, started[k].Before(completed["c2"].Truncate(time.Second)) || started[k].Before(completed["c3"].Truncate(time.Second)), "%s (wave 2) started before wave 1 completed", k)
+	}
+	assert.True(t, meta.IsStatusConditionTrue(ur.Status.Conditions, "Completed"))
+	r := reasons(t, c, ns)
+	for _, want := range []string{"WaveStarted", "WaveCompleted"} {
+		assert.Contains(t, r, want)
+	}
+}
+
+// TestCanaryFailureStopsTheRollout: the canary's upgrade fails; with a
+// failure budget of 0 the rollout is Failed (BudgetExceeded) and no other
+// ClusterVersion starts.
+func TestCanaryFailureStopsTheRollout(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newFleet(t, c, 3)
+	management(t, c, ns, "c1")
+	require.NoError(t, c.Create(context.Background(), newRollout(ns, nil)))
+	ur := watchFleet(t, c, ns, 2, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool { return ur.Status.Phase == "Failed" })
+	f := meta.FindStatusCondition(ur.Status.Conditions, "Failed")
+	require.NotNil(t, f)
+	assert.Equal(t, "BudgetExceeded", f.Reason)
+	assert.Contains(t, f.Message, "1 of 3 clusters failed, more than the failure budget of 0")
+	time.Sleep(time.Second)
+	var cvs v1alpha1.ClusterVersionList
+	require.NoError(t, c.List(context.Background(), &cvs, client.InNamespace(ns)))
+	for _, cv := range cvs.Items {
+		if cv.Name != "c1" {
+			assert.Equal(t, v1alpha1.Target("v26.06-rc.2"), cv.Spec.DesiredVersion, "%s was started after the canary failed", cv.Name)
+			assert.Empty(t, cv.Annotations[fleet.Started])
+		}
+	}
+	require.Eventually(t, func() bool {
+		r := reasons(t, c, ns)
+		return slices.Contains(r, "CanaryFailed") && slices.Contains(r, "BudgetExceeded")
+	}, 10*time.Second, 100*time.Millisecond, "CanaryFailed and BudgetExceeded Events")
+}
+
+// TestFailureBudget: with maxFailures 1 of 4 (no canary, two at a time),
+// one failure is tolerated and the rollout goes on; the second stops it.
+func TestFailureBudget(t *testing.T) {
+	needAPIServer(t)
+	tests := []struct {
+		name   string
+		failIn []string
+		phase  string
+	}{
+		{"one failure tolerated", []string{"c2"}, "Completed"},
+		{"the second stops it", []string{"c1", "c3"}, "Failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t)
+			ns := newFleet(t, c, 4)
+			management(t, c, ns, tt.failIn...)
+			one := intstr.FromInt32(1)
+			require.NoError(t, c.Create(context.Background(), newRollout(ns, func(s *v1alpha1.UpgradeRolloutSpec) { s.Canaries, s.Waves, s.MaxFailures = nil, nil, &one })))
+			ur := watchFleet(t, c, ns, 2, 3*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool {
+				return ur.Status.Phase == "Completed" || ur.Status.Phase == "Failed"
+			})
+			assert.Equal(t, tt.phase, ur.Status.Phase)
+			assert.Equal(t, len(tt.failIn), ur.Status.Counts.Failed)
+			assert.Equal(t, 1, ur.Status.FailureBudget)
+		})
+	}
+}
