@@ -51,10 +51,10 @@ import (
 
 	"github.com/hopdag/hopdag"
 	"github.com/hopdag/hopdag/bundle"
-	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/simulate"
 )
 
 // Exit codes.
