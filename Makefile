@@ -12,7 +12,7 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 MODULES    ?= . bundle state/etcdstore kube cmd/hopdag
 NESTED      = bundle state/etcdstore kube cmd/hopdag
 
-.PHONY: test cover bench fuzz lint demo ci tidy
+.PHONY: test cover bench fuzz lint demo ci tidy release-check
 
 test:
 	@for m in $(MODULES); do echo "== test $$m"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
@@ -50,7 +50,14 @@ tidy:
 	  GOWORK=off $(GO) mod tidy; rc=$$?; \
 	  for p in $(HOPDAG_MODULES); do $(GO) mod edit -dropreplace=$$p; done; exit $$rc ) || exit 1; done
 
+# release-check publishes every module of the working tree at the
+# CHANGELOG's version into a temporary file-based module proxy and builds
+# fresh consumers of it outside the repository (tools/releasecheck says
+# what it checks). It needs the Go module proxy for third-party modules.
+release-check:
+	cd tools && $(GO) run ./releasecheck -root ..
+
 demo:
 	$(GO) run ./examples/cluster-upgrade
 
-ci: lint test
+ci: lint release-check test
