@@ -12,7 +12,7 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 MODULES    ?= . bundle state/etcdstore kube cmd/hopdag
 NESTED      = bundle state/etcdstore kube cmd/hopdag
 
-.PHONY: test cover bench fuzz lint demo ci tidy release-check
+.PHONY: test cover bench fuzz lint demo ci tidy release-check api api-check
 
 test:
 	@for m in $(MODULES); do echo "== test $$m"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
@@ -57,7 +57,18 @@ tidy:
 release-check:
 	cd tools && $(GO) run ./releasecheck -root ..
 
+# api writes api/MODULE.txt, the exported API of each published module (one
+# line per name, sorted, like Go's api/*.txt); api-check fails with the
+# difference when the code's API is not the file's. A changed line is a
+# changed API: regenerate with make api, review, and record it in
+# CHANGELOG.md.
+api:
+	cd tools && $(GO) run ./apilist -root ..
+
+api-check:
+	cd tools && $(GO) run ./apilist -root .. -check
+
 demo:
 	$(GO) run ./examples/cluster-upgrade
 
-ci: lint release-check test
+ci: lint api-check release-check test
