@@ -26,7 +26,7 @@
 // an earlier check is never reused; the rest of the cache is reused, so a
 // warm check downloads nothing.
 //
-//	cd tools && go run ./releasecheck -root ..
+//	cd tools && GOWORK=off go run ./releasecheck -root ..
 package main
 
 import (
