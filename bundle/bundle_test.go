@@ -16,10 +16,10 @@ import (
 
 	"github.com/hopdag/hopdag/bundle"
 	"github.com/hopdag/hopdag/bundle/bundletest"
-	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
+	"github.com/hopdag/hopdag/simulate"
 )
 
 // Round trip through a real registry: push testdata/catalog, pull it by tag

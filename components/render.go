@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/Masterminds/sprig/v3"
+	sprig "github.com/go-task/slim-sprig/v3"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hopdag/hopdag/release"
@@ -56,11 +56,23 @@ func RenderText(name, text string, t runner.Task, values map[string]any) (string
 	return execute(name, text, newData(t.To, fromVersion(t), hopName(t), values))
 }
 
-// funcs is the template function library: Masterminds/sprig's, the set
-// Helm users know (quote, toYaml, default, required, indent, ...), without
-// env and expandenv, so that a catalog's templates cannot read the
-// environment of the process that renders them. Two functions Helm adds to
-// sprig are added here too: toYaml and required.
+// funcs is the template function library: sprig's, the set Helm users
+// know (quote, toYaml, default, required, indent, ...), as
+// go-task/slim-sprig keeps it, without env and expandenv, so that a
+// catalog's templates cannot read the environment of the process that
+// renders them. Two functions Helm adds to sprig are added here too: toYaml
+// and required.
+//
+// slim-sprig leaves out the functions whose result changes on every
+// render (uuidv4, randAlphaNum and the other rand functions, genPrivateKey,
+// genCA and the other certificate and key generators, bcrypt, htpasswd,
+// encryptAES): a plan rendered twice must be the same plan, and prune
+// compares what two renders produced. It also leaves out semver and
+// semverCompare, merge, mergeOverwrite and deepCopy, the case and wrap
+// functions of huandu/xstrings, and the float arithmetic (addf, ...). That
+// keeps Masterminds/sprig's twenty dependencies (x/crypto, mergo,
+// copystructure, decimal, cast, ...) out of the module graph of every
+// program that imports hopdag.
 func funcs() template.FuncMap {
 	f := sprig.TxtFuncMap()
 	delete(f, "env")

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/hopdag/hopdag/internal/codec"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state/codec"
 )
 
 // Checkpointer makes s a runner.Checkpointer (a runner.ChangeCheckpointer)

@@ -10,8 +10,8 @@ import (
 	"io/fs"
 	"slices"
 
-	"github.com/hopdag/hopdag/internal/codec"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state/codec"
 )
 
 // Names of a journaled store's records (File: files in its directory;

@@ -35,8 +35,11 @@ build() {
   mkdir -p "$dir"
   local start=$SECONDS
   # Build to a temporary name and rename, so that a concurrent run never
-  # sees a half-written binary.
-  if ! (cd "$tools/$mod" && go build -trimpath -o "$dir/.$name.$$" "$pkg") >&2; then
+  # sees a half-written binary. GOWORK=off: each tool builds from its own
+  # go.mod and go.sum (the cache key), not from the repository's go.work,
+  # whose build list raises versions for the other modules' sake (and which
+  # does not list tools/kube, tools/registry, ...).
+  if ! (cd "$tools/$mod" && GOWORK=off go build -trimpath -o "$dir/.$name.$$" "$pkg") >&2; then
     echo "tools/env.sh: building $name failed" >&2
     rm -f "$dir/.$name.$$"
     return 1

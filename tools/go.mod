@@ -2,7 +2,10 @@ module github.com/hopdag/hopdag/tools
 
 go 1.26.0
 
-require go.etcd.io/etcd/server/v3 v3.6.16
+require (
+	go.etcd.io/etcd/server/v3 v3.6.16
+	golang.org/x/mod v0.41.0
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/simulate"
 )
 
 // exitWaiting is the exit status of a run stopped at a gate: not failed,

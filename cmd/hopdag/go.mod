@@ -4,7 +4,8 @@ go 1.26.0
 
 require (
 	github.com/go-logr/logr v1.4.4
-	github.com/hopdag/hopdag v0.0.0
+	github.com/hopdag/hopdag v0.1.0
+	github.com/hopdag/hopdag/bundle v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/etcd/client/v3 v3.7.0
 	go.yaml.in/yaml/v3 v3.0.6
@@ -60,6 +61,7 @@ require (
 	github.com/go-openapi/swag/stringutils v0.27.1 // indirect
 	github.com/go-openapi/swag/typeutils v0.27.1 // indirect
 	github.com/go-openapi/swag/yamlutils v0.27.1 // indirect
+	github.com/go-task/slim-sprig/v3 v3.0.0 // indirect
 	github.com/gobwas/glob v0.2.3 // indirect
 	github.com/gofrs/flock v0.13.0 // indirect
 	github.com/golang-jwt/jwt/v4 v4.5.2 // indirect
@@ -148,8 +150,8 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/heimdalr/dag v1.5.0 // indirect
-	github.com/hopdag/hopdag/kube v0.0.0
-	github.com/hopdag/hopdag/state/etcdstore v0.0.0
+	github.com/hopdag/hopdag/kube v0.1.0
+	github.com/hopdag/hopdag/state/etcdstore v0.1.0
 	go.etcd.io/etcd/api/v3 v3.7.0 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
@@ -162,9 +164,3 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/hopdag/hopdag => ../..
-
-replace github.com/hopdag/hopdag/state/etcdstore => ../../state/etcdstore
-
-replace github.com/hopdag/hopdag/kube => ../../kube

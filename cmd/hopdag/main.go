@@ -11,6 +11,7 @@
 //	hopdag abandon  --state S [--yes] [--force]
 //	hopdag approve  --state S [--by WHO] [--log-file F] STEP
 //	hopdag completion bash|zsh
+//	hopdag version [-o text|json|yaml]      (or hopdag --version)
 //
 // DIR is a catalog directory; "-" means the embedded sample catalog; a
 // bundle reference (oci://REF, oci-layout://PATH[:TAG]) pulls it. See
@@ -51,10 +52,10 @@ import (
 
 	"github.com/hopdag/hopdag"
 	"github.com/hopdag/hopdag/bundle"
-	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/simulate"
 )
 
 // Exit codes.
@@ -81,6 +82,7 @@ Usage:
   hopdag abandon  --state S                    abandon a run: it will not resume
   hopdag approve  --state S STEP               approve a gated step (HOP[/COMPONENT[/PHASE]]) of a run
   hopdag completion bash|zsh                   a shell completion script
+  hopdag version                               the module version and VCS revision of this binary (or --version)
 
   hopdag bundle   push|pull|export|copy|keygen   catalogs as OCI artifacts (hopdag bundle -h)
 
@@ -130,6 +132,8 @@ var commands = map[string]command{
 		example: "hopdag approve --state /var/lib/hopdag --by alice v26.09"},
 	"completion": {summary: "print a bash or zsh completion script", run: (*cli).completion, noDir: true,
 		example: `eval "$(hopdag completion bash)"   # or: hopdag completion zsh > "${fpath[1]}/_hopdag"`},
+	"version": {summary: "print the module version and VCS revision this binary was built from; (devel) when built from a checkout", run: (*cli).version, noDir: true,
+		example: "hopdag version -o json"},
 }
 
 // env is what a command reads and writes besides its arguments.
@@ -195,6 +199,9 @@ func runWith(ctx context.Context, e env, args []string) int {
 			return exitUsage
 		}
 		return exitOK
+	}
+	if args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	if args[0] == "bundle" {
 		return runBundle(ctx, args[1:], e.stdout, stderr)
@@ -303,6 +310,8 @@ func newCLI(e env, name string, cmd command) *cli {
 		c.abandonFlags()
 	case "approve":
 		c.approveFlags()
+	case "version":
+		c.output = c.fs.String("o", "text", "output format: text, json or yaml")
 	}
 	return c
 }

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/simulate"
 )
 
 // Names the flags take: a risk to accept (--accept), a component to fail

@@ -14,10 +14,10 @@ import (
 
 	"github.com/hopdag/hopdag/bundle"
 	"github.com/hopdag/hopdag/components"
-	"github.com/hopdag/hopdag/internal/report"
-	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/report"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/simulate"
 	"github.com/hopdag/hopdag/state"
 )
 

@@ -36,9 +36,9 @@ import (
 	"os/signal"
 
 	"github.com/hopdag/hopdag"
-	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/simulate"
 )
 
 func main() {

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/internal/simulate"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/simulate"
 )
 
 // The demo stops at --until, waits at a --gate hop, and finishes once the

@@ -16,8 +16,9 @@
 // Its values are YAML rendered as the manifest and exec runners render
 // their templates (components.RenderText): .Component.Name,
 // .Component.Version, .Component.Params, .From, .Hop, .Values from
-// [WithValues], sprig's functions and Helm's toYaml and required (no env
-// or expandenv), and a missing key or a nil value is an error.
+// [WithValues], the sprig functions of components.RenderText (slim-sprig's:
+// no random, key or certificate generators) and Helm's toYaml and required
+// (no env or expandenv), and a missing key or a nil value is an error.
 //
 // Run is `helm upgrade --install`: an install when the release does not
 // exist, an upgrade otherwise, with the component's timeout (5m when it

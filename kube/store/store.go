@@ -20,9 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/hopdag/hopdag/internal/codec"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
+	"github.com/hopdag/hopdag/state/codec"
 )
 
 // ChunkSize is the most status bytes one ConfigMap holds: a snapshot

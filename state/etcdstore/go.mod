@@ -3,7 +3,7 @@ module github.com/hopdag/hopdag/state/etcdstore
 go 1.26.0
 
 require (
-	github.com/hopdag/hopdag v0.0.0-00010101000000-000000000000
+	github.com/hopdag/hopdag v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/etcd/api/v3 v3.6.16
 	go.etcd.io/etcd/client/v3 v3.6.16
@@ -30,5 +30,3 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )
-
-replace github.com/hopdag/hopdag => ../..

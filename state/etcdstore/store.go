@@ -13,9 +13,9 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/hopdag/hopdag/internal/codec"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
+	"github.com/hopdag/hopdag/state/codec"
 )
 
 // Store is a state.Store and state.Lock under one key prefix of an etcd

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hopdag/hopdag/internal/report"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/report"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )

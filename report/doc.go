@@ -6,4 +6,7 @@
 // batch) when the plan is known (PlanOrder); without it, the order the
 // components started in, then those not started yet in the status's order.
 // Output is deterministic for a given status.
+//
+// It is exported because the demo (core module) and the hopdag command (a
+// module of its own) print the same table.
 package report

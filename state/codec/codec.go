@@ -1,6 +1,3 @@
-// Package codec encodes a runner.Status for the state backends and checks
-// what it decodes, so that a torn or foreign record is an error rather
-// than an empty status.
 package codec
 
 import (

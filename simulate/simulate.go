@@ -1,10 +1,3 @@
-// Package simulate runs a plan with simulated runners, for the demo and for
-// `hopdag run --simulate`: inline handlers, manifest applies, exec commands
-// and Helm releases take the component's expectedDuration scaled down by a
-// speed factor, manifests are really rendered and recorded
-// (components.Recorder), commands and charts are neither rendered nor run,
-// hop checks pass, chosen components (of any type) fail on purpose to show
-// skips and resume, and every component can roll back.
 package simulate
 
 import (

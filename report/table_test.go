@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/hopdag/hopdag/internal/report"
 	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/report"
 	"github.com/hopdag/hopdag/runner"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/internal/codec"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state/codec"
 )
 
 // chain is a status of n hops of one Pending component each.
