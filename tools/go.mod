@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	go.etcd.io/etcd/server/v3 v3.6.16
 	golang.org/x/mod v0.41.0
+	golang.org/x/tools v0.51.0
 )
 
 require (
@@ -61,6 +62,7 @@ require (
 	go.uber.org/zap v1.27.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.9.0 // indirect
