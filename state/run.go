@@ -59,8 +59,9 @@ import (
 // cancellation does not reach (bounded by the lease's TTL), so a
 // cancelled run frees it at once; except when the lease was lost, as it
 // is no longer the run's to release. A release that fails is logged
-// (WithLogger), not returned: the run's outcome stands, and the lock is
-// free once the lease expires.
+// (WithLogger; not when fenced: another holder has the lock), not
+// returned: the run's outcome stands, and the lock is free once the
+// lease expires.
 func Run(ctx context.Context, store Store, lock Lock, exec *runner.Executor, plan *runner.Plan, opts ...Option) (*runner.Status, error) {
 	if store == nil || lock == nil || exec == nil || plan == nil {
 		return nil, errorf("run: the store, the lock, the executor and the plan must not be nil (got %T, %T, %T, %T)", store, lock, exec, plan)
@@ -202,7 +203,8 @@ func hold(ctx context.Context, store Store, lock Lock, o options, opts []Option,
 
 // release stops the keeper and releases its lease, unless it was lost,
 // under ctx without its cancellation, for at most the lease's TTL (after
-// which the lease has expired anyway).
+// which the lease has expired anyway). A release that fails is logged,
+// unless it was fenced.
 func release(ctx, runCtx context.Context, lock Lock, keeper *Keeper, o options) {
 	keeper.Stop()
 	if _, lost := errors.AsType[*LostError](context.Cause(runCtx)); lost {
@@ -211,7 +213,9 @@ func release(ctx, runCtx context.Context, lock Lock, keeper *Keeper, o options) 
 	lease := keeper.Lease()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lease.TTL)
 	defer cancel()
-	if err := lock.Release(rctx, lease); err != nil {
+	// Fenced: another holder has the lock, and nothing of the run's is
+	// left to free.
+	if err := lock.Release(rctx, lease); err != nil && !errors.Is(err, ErrFenced) {
 		o.logger.Warn("state: releasing the lock failed; it is free once the lease expires",
 			"holder", lease.Holder, "token", lease.Token, "expires", lease.Expires, "error", err)
 	}
