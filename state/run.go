@@ -20,9 +20,10 @@ import (
 // (runner.Executor.With), which replaces any checkpointer exec has.
 //
 // Run takes WithHolder (default "host/pid") and WithTTL (default 15s)
-// for the lease, WithClock and WithLogger (the keeper's and the
-// checkpointer's), WithCheckpoints to wrap the checkpointer, and
-// WithSession to decide what runs between the Load and the Release.
+// for the lease, WithClock (the keeper's, and the checkpointer's
+// retries), WithLogger (the keeper's, and a release that failed),
+// WithCheckpoints to wrap the checkpointer, and WithSession to decide
+// what runs between the Load and the Release.
 //
 // What Run returns:
 //
@@ -37,9 +38,10 @@ import (
 //   - Otherwise, what Execute returned (see runner.Executor.Execute):
 //     the final status, and nil when the plan succeeded, or an error
 //     matching runner.ErrRunFailed for the run's own failures (failed
-//     components and checks), runner.ErrPlanMismatch (the status
-//     nothing was run from: the store holds another plan's run) and
-//     the others Execute documents. A write the store refused halts
+//     components and checks), runner.ErrPlanMismatch when the store
+//     holds another plan's run (nothing ran; WithSession can start over
+//     instead), and the others Execute documents (a plan it refuses: a
+//     nil status). A write the store refused halts
 //     the run at once, its status saying CHECKPOINT_FAILED (Code
 //     runner.CodeCheckpointFailed), with the store's error: a
 //     *FencedError (ErrFenced) when another holder acquired the lock
