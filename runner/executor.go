@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -160,6 +161,23 @@ func New(r Runner, opts ...Option) *Executor {
 		o(e)
 	}
 	return e
+}
+
+// With returns a new executor configured as e and then by opts, which
+// add to e's settings (observers, checks, gates, group limits) or
+// replace them (everything else); e is not changed. state.Run adds its
+// checkpointer to the caller's executor this way.
+func (e *Executor) With(opts ...Option) *Executor {
+	c := *e
+	// The options write into these: the copy gets its own.
+	c.groupLimits = maps.Clone(e.groupLimits)
+	c.checks = maps.Clone(e.checks)
+	c.observers = slices.Clip(e.observers)
+	c.gates = slices.Clip(e.gates)
+	for _, o := range opts {
+		o(&c)
+	}
+	return &c
 }
 
 // WithMode sets Eager (default) or Batch scheduling.

@@ -22,25 +22,11 @@ func Approve(ctx context.Context, dir, step, by string, now time.Time) (*runner.
 	}
 	defer store.Close()
 	host, _ := os.Hostname()
-	lease, err := store.Acquire(ctx, fmt.Sprintf("%s/%d approve", host, os.Getpid()), 30*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = store.Release(context.WithoutCancel(ctx), lease) }()
-	st, err := store.Load(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if st == nil {
+	st, err := state.Approve(ctx, store, store, step, by, now, state.WithHolder(fmt.Sprintf("%s/%d approve", host, os.Getpid())), state.WithTTL(30*time.Second))
+	if errors.Is(err, state.ErrNoStatus) {
 		return nil, errors.New("simulate: approve: " + dir + " holds no run; run the upgrade first")
 	}
-	if err := st.Approve(step, by, now); err != nil {
-		return nil, err
-	}
-	if err := store.Save(ctx, lease.Token, st); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return st, err
 }
 
 // Gates is the option that gates each hop of p named in hops (a hop's

@@ -42,37 +42,6 @@ type Upgrade struct {
 // status table to out, and returns the final status.
 func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) {
 	u.Config.Out = out
-	var (
-		prev   *runner.Status
-		resume string
-		opts   []runner.Option
-	)
-	if u.StateDir != "" {
-		store, err := state.OpenFile(u.StateDir)
-		if err != nil {
-			return nil, err
-		}
-		defer store.Close()
-		host, _ := os.Hostname()
-		lease, err := store.Acquire(ctx, fmt.Sprintf("%s/%d", host, os.Getpid()), time.Minute)
-		if err != nil {
-			return nil, err
-		}
-		runCtx, keeper := state.Keep(ctx, store, lease)
-		defer func() {
-			keeper.Stop()
-			_ = store.Release(context.WithoutCancel(ctx), keeper.Lease())
-		}()
-		ctx = runCtx
-		if prev, err = store.Load(ctx); err != nil {
-			return nil, err
-		}
-		if prev != nil {
-			resume = fmt.Sprintf("resuming from %s (%s, %d/%d done)\n", u.StateDir, prev.Phase, prev.Progress.Done, prev.Progress.Total)
-		}
-		opts = append(opts, runner.WithCheckpointer(state.Checkpointer(store, lease)))
-	}
-	opts = append(opts, runner.WithUntil(u.Until))
 	planFor := func(e *runner.Executor) (*runner.Plan, error) {
 		var popts []runner.PlanOption
 		if e != nil {
@@ -92,18 +61,40 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 	if err != nil {
 		return nil, err
 	}
-	e := Executor(u.Catalog, u.Config, append(opts, gates)...)
+	e := Executor(u.Catalog, u.Config, runner.WithUntil(u.Until), gates)
 	if plan, err = planFor(e); err != nil {
 		return nil, err
 	}
 	plan.Catalog = u.Source
-	fmt.Fprint(out, plan.String(), resume, "\n")
-	st, err := e.Execute(ctx, plan, prev)
-	if st != nil {
-		fmt.Fprintln(out)
-		report.Table(out, st, report.PlanOrder(plan))
+	// show prints the plan and what run returns.
+	show := func(resume string, run func() (*runner.Status, error)) (*runner.Status, error) {
+		fmt.Fprint(out, plan.String(), resume, "\n")
+		st, err := run()
+		if st != nil {
+			fmt.Fprintln(out)
+			report.Table(out, st, report.PlanOrder(plan))
+		}
+		return st, err
 	}
-	return st, err
+	if u.StateDir == "" {
+		return show("", func() (*runner.Status, error) { return e.Execute(ctx, plan, nil) })
+	}
+	// With a store: its lock held, resumed from the status saved there,
+	// every transition saved under the lease.
+	store, err := state.OpenFile(u.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	host, _ := os.Hostname()
+	return state.Run(ctx, store, store, e, plan, state.WithHolder(fmt.Sprintf("%s/%d", host, os.Getpid())), state.WithTTL(time.Minute),
+		state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+			resume := ""
+			if s.Prev != nil {
+				resume = fmt.Sprintf("resuming from %s (%s, %d/%d done)\n", u.StateDir, s.Prev.Phase, s.Prev.Progress.Done, s.Prev.Progress.Total)
+			}
+			return show(resume, func() (*runner.Status, error) { return s.Execute(ctx, s.Prev) })
+		}))
 }
 
 // ParsePolicy reads an --on-failure flag: "" (continue independent

@@ -18,21 +18,22 @@
 // expiry if no refresh succeeded by then; a TTL below [MinTTL] is lost
 // whenever a refresh is late ([CheckTTL] refuses it). [Checkpointer] makes a Store
 // and a Lease a runner.Checkpointer that commits what changed, retrying a
-// transient error within the lease's TTL. The usual shape of a
-// coordinator (the run gets the keeper's context, runCtx; the release
-// gets ctx, which Stop does not cancel, or the lock stays held until the
-// lease expires):
+// transient error within the lease's TTL.
 //
-//	lease, err := store.Acquire(ctx, "host/pid", 15*time.Second)
-//	runCtx, keeper := state.Keep(ctx, store, lease)
-//	defer keeper.Stop()
-//	prev, err := store.Load(runCtx) // nil for a fresh run
-//	exec := runner.New(r, runner.WithCheckpointer(state.Checkpointer(store, lease)))
-//	status, err := exec.Execute(runCtx, plan, prev)
-//	keeper.Stop()
-//	err = store.Release(ctx, keeper.Lease())
+// [Run] puts these together: a coordinator runs a plan durably in one
+// call, which acquires the lock, keeps the lease, loads the status and
+// resumes from it, checkpoints under the lease, and releases the lock,
+// even when ctx is cancelled:
 //
-// (ExampleKeep_coordinator is this shape, with its errors handled.)
+//	store, err := state.OpenFile("/var/lib/my-upgrade")
+//	exec := runner.New(r)
+//	status, err := state.Run(ctx, store, store, exec, plan)
+//
+// Its doc says what its errors mean (locked, corrupt, fenced, a lost
+// lease, the run's own failure). [WithSession] lets a coordinator look
+// at the loaded status before anything runs (resume it, start over, write
+// under the lease), and [Approve] records an approval of a gated step the
+// same way, in one call.
 //
 // Backends: [Memory] (tests, one process), [File] (the embedded default:
 // one directory, fsync, flock, safe across processes on one machine), and

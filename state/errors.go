@@ -29,6 +29,9 @@ var (
 	// crash cut short and never acknowledged, is not corruption: it is
 	// dropped.)
 	ErrCorrupt = errors.New("state: corrupt record")
+	// ErrNoStatus is matched by the error of an Approve whose store holds
+	// no status: no run was saved there yet.
+	ErrNoStatus = errors.New("state: no status")
 )
 
 // LockedError is an Acquire that found the lock held.

@@ -16,30 +16,17 @@ import (
 	"github.com/hopdag/hopdag/state"
 )
 
-// A coordinator takes the lock, keeps it while the run lasts, resumes
-// from whatever status the store holds, and checkpoints every transition
-// under its lease.
+// A coordinator runs a plan durably in one call: Run takes the lock,
+// keeps it while the run lasts, resumes from whatever status the store
+// holds, checkpoints every transition under its lease, and releases the
+// lock.
 func Example() {
 	ctx := context.Background()
 	store := state.NewMemory()
-
-	lease, err := store.Acquire(ctx, "coordinator-a", time.Minute)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	runCtx, keeper := state.Keep(ctx, store, lease)
-	prev, err := store.Load(runCtx) // nil: nothing saved yet
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
 	upgrade := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error { return nil })
-	exec := runner.New(upgrade, runner.WithCheckpointer(state.Checkpointer(store, lease)))
-	_, err = exec.Execute(runCtx, examplePlan(), prev)
-	keeper.Stop()
-	fmt.Println("run:", err)
-	fmt.Println("release:", store.Release(ctx, keeper.Lease()))
+
+	status, err := state.Run(ctx, store, store, runner.New(upgrade), examplePlan())
+	fmt.Println("run:", status.Phase, err)
 
 	saved, err := store.Load(ctx)
 	if err != nil {
@@ -47,10 +34,122 @@ func Example() {
 		return
 	}
 	fmt.Println("saved:", saved.From, "->", saved.To, saved.Phase, saved.Progress.Done, "of", saved.Progress.Total)
+	_, err = store.Acquire(ctx, "next", time.Minute)
+	fmt.Println("lock free:", err == nil)
 	// Output:
-	// run: <nil>
-	// release: <nil>
+	// run: Succeeded <nil>
 	// saved: v1.0 -> v1.1 Succeeded 2 of 2
+	// lock free: true
+}
+
+// A run that failed part way is resumed by the next Run on the same
+// store: what succeeded does not run again. While another coordinator
+// holds the lock, Run returns a *LockedError and runs nothing.
+func ExampleRun() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "hopdag-run-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	store, err := state.OpenFile(dir)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+
+	broken := true // the control plane's image cannot be pulled, at first
+	upgrade := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
+		fmt.Println("  upgrading", t.Component)
+		if t.Component == "control-plane" && broken {
+			return errors.New("image pull failed")
+		}
+		return nil
+	})
+	exec := runner.New(upgrade)
+
+	fmt.Println("first run:")
+	status, err := state.Run(ctx, store, store, exec, examplePlan(), state.WithHolder("node-a"))
+	fmt.Println(" ", status.Phase, errors.Is(err, runner.ErrRunFailed))
+
+	other, _ := store.Acquire(ctx, "node-b", time.Minute)
+	_, err = state.Run(ctx, store, store, exec, examplePlan(), state.WithHolder("node-a"))
+	var locked *state.LockedError
+	fmt.Println("while node-b holds the lock:", errors.As(err, &locked) && locked.Holder == "node-b")
+	_ = store.Release(ctx, other)
+
+	broken = false
+	fmt.Println("second run:")
+	status, err = state.Run(ctx, store, store, exec, examplePlan(), state.WithHolder("node-a"))
+	fmt.Println(" ", status.Phase, err)
+	// Output:
+	// first run:
+	//   upgrading etcd
+	//   upgrading control-plane
+	//   Failed true
+	// while node-b holds the lock: true
+	// second run:
+	//   upgrading control-plane
+	//   Succeeded <nil>
+}
+
+// A hop gated for approval stops the run there; Approve records the
+// approval under the lock, and the next Run goes on past the gate.
+func ExampleApprove() {
+	ctx := context.Background()
+	store := state.NewMemory()
+	upgrade := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error { return nil })
+	exec := runner.New(upgrade, runner.WithGates("v1.1"))
+
+	status, err := state.Run(ctx, store, store, exec, examplePlan())
+	fmt.Println(status.Phase, status.Waiting, errors.Is(err, runner.ErrWaitingForApproval))
+
+	approved, err := state.Approve(ctx, store, store, "v1.1", "alice", time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("approved by", approved.Approvals[0].By)
+
+	status, err = state.Run(ctx, store, store, exec, examplePlan())
+	fmt.Println(status.Phase, err)
+	// Output:
+	// WaitingForApproval [v1.1] true
+	// approved by alice
+	// Succeeded <nil>
+}
+
+// WithSession decides what runs once the lock is held and the status
+// loaded: here a coordinator says what it resumes, and starts over when
+// the store holds a finished run.
+func ExampleWithSession() {
+	ctx := context.Background()
+	store := state.NewMemory()
+	upgrade := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error { return nil })
+	session := state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+		prev := s.Prev
+		switch {
+		case prev == nil:
+			fmt.Println("a fresh run")
+		case prev.Phase == runner.Succeeded:
+			fmt.Println("the last run succeeded; starting over")
+			prev = nil
+		default:
+			fmt.Println("resuming a run that is", prev.Phase)
+		}
+		return s.Execute(ctx, prev)
+	})
+	for range 2 {
+		status, err := state.Run(ctx, store, store, runner.New(upgrade), examplePlan(), session)
+		fmt.Println(status.Phase, err)
+	}
+	// Output:
+	// a fresh run
+	// Succeeded <nil>
+	// the last run succeeded; starting over
+	// Succeeded <nil>
 }
 
 // A coordinator paused past its lease wakes up fenced off: its successor
@@ -98,44 +197,6 @@ func ExampleKeep() {
 	// Output:
 	// state: lease 1 of node-a lost: state: fenced: lease 1 is not current; the lock is free (the lease expired or was released): acquire it again
 	// true
-}
-
-// The usual shape of a coordinator, as the package doc has it: the run
-// gets the keeper's context (runCtx), which Stop cancels, and the release
-// gets ctx, so the lock is free for the next run at once. (Keep's context
-// given the name ctx, the release would fail with context.Canceled and
-// leave the lock held until the lease expired.)
-func ExampleKeep_coordinator() {
-	ctx := context.Background()
-	store := state.NewMemory()
-	r := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error { return nil })
-	plan := examplePlan()
-
-	lease, err := store.Acquire(ctx, "host/pid", 15*time.Second)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	runCtx, keeper := state.Keep(ctx, store, lease)
-	defer keeper.Stop()
-	prev, err := store.Load(runCtx) // nil for a fresh run
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	exec := runner.New(r, runner.WithCheckpointer(state.Checkpointer(store, lease)))
-	status, err := exec.Execute(runCtx, plan, prev)
-	fmt.Println("run:", status.Phase, err)
-	keeper.Stop()
-	err = store.Release(ctx, keeper.Lease())
-	fmt.Println("release:", err)
-
-	next, err := store.Acquire(ctx, "host/pid-2", 15*time.Second)
-	fmt.Println("next run: lease", next.Token, err)
-	// Output:
-	// run: Succeeded <nil>
-	// release: <nil>
-	// next run: lease 2 <nil>
 }
 
 // A File store is one directory: a snapshot, a journal of commits, the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/simulate"
+	"github.com/hopdag/hopdag/state"
 )
 
 // exitWaiting is the exit status of a run stopped at a gate: not failed,
@@ -197,24 +198,16 @@ func (c *cli) approve(ctx context.Context) (code int) {
 		return c.fail1(err)
 	}
 	defer b.close()
-	lock := auditedLock{b.lock, audit}
-	lease, err := lock.Acquire(ctx, holder("approve"), leaseTTL)
-	if err != nil {
-		return c.fail1(fmt.Errorf("%s: %w", *c.state, err))
-	}
-	defer func() { _ = lock.Release(context.WithoutCancel(ctx), lease) }()
-	st, err := b.load(ctx)
-	if err != nil {
-		return c.fail1(err)
-	}
-	if st == nil {
+	lock := &stateLock{auditedLock: auditedLock{b.lock, audit}, c: c, b: b}
+	st, err := state.Approve(ctx, located{b: b}, lock, step, *c.steps.by, time.Now().UTC(),
+		state.WithHolder(holder("approve")), state.WithTTL(leaseTTL))
+	switch {
+	case lock.err != nil:
+		return c.fail1(fmt.Errorf("%s: %w", *c.state, lock.err))
+	case errors.Is(err, state.ErrNoStatus):
 		return c.fail1(fmt.Errorf("no status in %s: there is no run to approve; run the upgrade first", b.where))
-	}
-	if err := st.Approve(step, *c.steps.by, time.Now().UTC()); err != nil {
+	case err != nil:
 		return c.fail1(err)
-	}
-	if err := b.store.Save(ctx, lease.Token, st); err != nil {
-		return c.fail1(fmt.Errorf("%s: %w", b.where, err))
 	}
 	a := st.Approvals[len(st.Approvals)-1]
 	audit.write(auditRecord{Kind: "approve", Step: a.Step, By: a.By, Phase: string(st.Phase)})

@@ -29,6 +29,33 @@ import (
 // --lease-ttl (run) sets the TTL: how long a killed run blocks its
 // successor, against how long a paused or partitioned run keeps its lock.
 
+// stateLock is the state's lock as a command takes it through state.Run
+// or state.Approve: every transition goes to the audit log (auditedLock),
+// Acquire waits for a dead holder's lease as above when wait is set
+// (hopdag run), and keeps its error in err, for the command to tell it
+// from the run's.
+type stateLock struct {
+	auditedLock
+	c    *cli
+	b    *backend
+	wait bool
+	err  error
+}
+
+func (l *stateLock) Acquire(ctx context.Context, holder string, ttl time.Duration) (state.Lease, error) {
+	var (
+		lease state.Lease
+		err   error
+	)
+	if l.wait {
+		lease, err = l.c.acquire(ctx, l.b, l.auditedLock, holder, ttl)
+	} else {
+		lease, err = l.auditedLock.Acquire(ctx, holder, ttl)
+	}
+	l.err = err
+	return lease, err
+}
+
 // acquire takes lock for holder, waiting for a dead holder's lease as
 // above. Messages about the wait go to stderr, prefixed with the command.
 func (c *cli) acquire(ctx context.Context, b *backend, lock auditedLock, holder string, ttl time.Duration) (state.Lease, error) {

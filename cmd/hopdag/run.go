@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -153,14 +154,12 @@ func (c *cli) run(ctx context.Context) (code int) {
 	opts = append(opts, gates)
 
 	// The executor, and the plan with it: every component and check has a
-	// runner, the templates render. It is built (without the state's
-	// checkpointer) and checked before the state is opened, so that a run
-	// refused here creates nothing in --state.
-	var newExecutor func(more ...runner.Option) *runner.Executor
+	// runner, the templates render. It is built and checked before the
+	// state is opened, so that a run refused here creates nothing in
+	// --state.
+	var e *runner.Executor
 	if *c.simulate {
-		newExecutor = func(more ...runner.Option) *runner.Executor {
-			return simulate.Executor(cat, simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Policy: policy, Values: values}, append(slices.Clip(opts), more...)...)
-		}
+		e = simulate.Executor(cat, simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Policy: policy, Values: values}, opts...)
 	} else {
 		router, err := c.router(plan, values)
 		if err != nil {
@@ -170,71 +169,100 @@ func (c *cli) run(ctx context.Context) (code int) {
 		if err != nil {
 			return c.fail1(err)
 		}
-		newExecutor = func(more ...runner.Option) *runner.Executor {
-			return runner.New(router, slices.Concat(opts, checks, more)...)
-		}
+		e = runner.New(router, slices.Concat(opts, checks)...)
 	}
-	if plan, err = runner.PlanRoute(cat, route, runner.ForExecutor(newExecutor())); err != nil {
+	if plan, err = runner.PlanRoute(cat, route, runner.ForExecutor(e)); err != nil {
 		return c.fail1(err)
 	}
 	plan.Catalog = c.bundle.source
+	if *c.state != "" {
+		return c.runState(ctx, e, plan, logger)
+	}
+	if code, ok := c.begin(ctx, plan, ""); !ok {
+		return code
+	}
+	st, err := e.Execute(ctx, plan, nil)
+	return c.outcome(ctx, plan, nil, st, err)
+}
 
+// runState runs plan with --state through state.Run, which takes the
+// state's lock (waiting for a dead holder's lease: stateLock), keeps its
+// lease, loads the status there, saves every transition under the lease,
+// and releases the lock. The run resumes the status loaded, or starts the
+// next upgrade over a finished one (nextUpgrade).
+func (c *cli) runState(ctx context.Context, e *runner.Executor, plan *runner.Plan, logger *slog.Logger) int {
+	rf := c.rf
+	b, err := c.openState(ctx, *c.state)
+	if err != nil {
+		return c.fail1(err)
+	}
+	defer b.close()
+	lock := &stateLock{auditedLock: auditedLock{b.lock, rf.audit}, c: c, b: b, wait: true}
 	var (
 		prev   *runner.Status
-		resume string
-		more   []runner.Option
+		loaded bool // the lock was taken and the status loaded
+		early  = -1 // the exit code of a run that stopped before Execute
 	)
-	if *c.state != "" {
-		b, err := c.openState(ctx, *c.state)
-		if err != nil {
-			return c.fail1(err)
-		}
-		defer b.close()
-		lock := auditedLock{b.lock, rf.audit}
-		lease, err := c.acquire(ctx, b, lock, holder("run"), *rf.leaseTTL)
-		if sig := interruptedBy(ctx); err != nil && sig != nil {
+	st, err := state.Run(ctx, located{b: b}, lock, e, plan,
+		state.WithHolder(holder("run")), state.WithTTL(*rf.leaseTTL), state.WithLogger(logger),
+		state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+			loaded, prev = true, s.Prev
+			resume := ""
+			if prev != nil {
+				next, err := nextUpgrade(prev, runner.NewStatus(plan), b.where)
+				if err != nil {
+					early = c.fail1(err)
+					return nil, errNotStarted
+				}
+				if next != "" {
+					// The store's finished upgrade stays in the audit log;
+					// the first checkpoint replaces it.
+					rf.audit.write(auditRecord{Kind: "new-upgrade", Phase: string(prev.Phase), Reason: strings.TrimSuffix(next, "\n")})
+					resume, prev = next, nil
+				} else {
+					resume = fmt.Sprintf("resuming from %s (%s, %d/%d done, run %d)\n", b.where, prev.Phase, prev.Progress.Done, prev.Progress.Total, prev.Runs)
+				}
+			}
+			if code, ok := c.begin(ctx, plan, resume); !ok {
+				early = code
+				return nil, errNotStarted
+			}
+			return s.Execute(ctx, prev)
+		}))
+	if lost, ok := errors.AsType[*state.LostError](err); ok {
+		// state.Run leaves a lost lease alone: no release to log.
+		rf.audit.lock("Lost", lost.Lease, lost)
+	}
+	switch {
+	case lock.err != nil:
+		if sig := interruptedBy(ctx); sig != nil {
 			c.errorf("interrupted by %s while waiting for the lock of %s: nothing ran, and its status is as it was\n", signame(sig), *c.state)
 			return exitInterrupted
 		}
-		if err != nil {
-			return c.fail1(fmt.Errorf("%s: %w", *c.state, err))
-		}
-		runCtx, keeper := state.Keep(ctx, lock, lease, state.WithLogger(logger))
-		defer func() {
-			keeper.Stop()
-			if lost, ok := errors.AsType[*state.LostError](context.Cause(runCtx)); ok {
-				rf.audit.lock("Lost", lost.Lease, lost)
-				return
-			}
-			_ = lock.Release(context.WithoutCancel(ctx), keeper.Lease())
-		}()
-		ctx = runCtx
-		if prev, err = b.load(ctx); err != nil {
-			return c.fail1(err)
-		}
-		if prev != nil {
-			next, err := nextUpgrade(prev, runner.NewStatus(plan), b.where)
-			if err != nil {
-				return c.fail1(err)
-			}
-			if next != "" {
-				// The store's finished upgrade stays in the audit log;
-				// the first checkpoint replaces it.
-				rf.audit.write(auditRecord{Kind: "new-upgrade", Phase: string(prev.Phase), Reason: strings.TrimSuffix(next, "\n")})
-				resume, prev = next, nil
-			} else {
-				resume = fmt.Sprintf("resuming from %s (%s, %d/%d done, run %d)\n", b.where, prev.Phase, prev.Progress.Done, prev.Progress.Total, prev.Runs)
-			}
-		}
-		more = append(more, runner.WithCheckpointer(state.Checkpointer(b.store, lease)))
+		return c.fail1(fmt.Errorf("%s: %w", *c.state, lock.err))
+	case !loaded:
+		return c.fail1(err) // b.load's, naming where
+	case early >= 0:
+		return early
 	}
-	e := newExecutor(more...)
+	return c.outcome(ctx, plan, prev, st, err)
+}
+
+// errNotStarted ends a run's state.Session that stopped before Execute,
+// having said why.
+var errNotStarted = errors.New("hopdag run: the run did not start")
+
+// begin does what comes before Execute, the lock held with --state: it
+// waits for the commands an earlier run of the state left running, then
+// prints the plan and resume (a line saying what the run resumes, or "").
+// It returns false, and the exit code, when the run must not start.
+func (c *cli) begin(ctx context.Context, plan *runner.Plan, resume string) (int, bool) {
 	if lock := c.commandsLock(); lock != "" && !*c.simulate {
 		err := components.WaitGuards(ctx, lock, c.grace()+killMargin, func() {
 			fmt.Fprintf(c.stderr, "hopdag run: waiting for the commands of an earlier run of %s to exit\n", *c.state)
 		})
 		if err != nil {
-			return c.fail1(err)
+			return c.fail1(err), false
 		}
 	}
 	// Set before the look at ctx: an interrupt that came first is seen
@@ -243,10 +271,15 @@ func (c *cli) run(ctx context.Context) (code int) {
 	c.executing.Store(true)
 	if sig := interruptedBy(ctx); sig != nil {
 		c.errorf("interrupted by %s before the run started: nothing ran\n", signame(sig))
-		return exitInterrupted
+		return exitInterrupted, false
 	}
 	fmt.Fprint(c.stdout, plan.String(), resume, "\n")
-	st, err := e.Execute(ctx, plan, prev)
+	return 0, true
+}
+
+// outcome reports what Execute returned (st, err) for plan, run from prev
+// (nil for a fresh run), and returns the exit code.
+func (c *cli) outcome(ctx context.Context, plan *runner.Plan, prev, st *runner.Status, err error) int {
 	if st != nil {
 		fmt.Fprintln(c.stdout)
 		report.Table(c.stdout, c.shown(st), report.PlanOrder(plan))
@@ -587,12 +620,12 @@ func embedding(handlers []string) string {
 	inline := components.NewInline().Register(%q, myUpgrade) // a runner.Runner per handler
 	router := components.NewRouter().Register(release.TypeInline, inline).
 		Register(release.TypeExec, components.NewExec())
-	exec := runner.New(router, runner.WithCheck("cluster-healthy", myCheck),
-		runner.WithCheckpointer(state.Checkpointer(store, lease)))
+	exec := runner.New(router, runner.WithCheck("cluster-healthy", myCheck))
 	catalog, _ := release.LoadDir("my-catalog")
 	plan, err := runner.NewPlan(catalog, from, to, runner.ForExecutor(exec))
-	// ... handle err, then:
-	status, err := exec.Execute(ctx, plan, previous)`, h)
+	// ... handle err, then, with the status in a directory:
+	store, err := state.OpenFile("my-upgrade-state")
+	status, err := state.Run(ctx, store, store, exec, plan)`, h)
 }
 
 // forceConflictsUsage is --force-conflicts of run and plan.

@@ -173,6 +173,24 @@ func (b *backend) load(ctx context.Context) (*runner.Status, error) {
 	return st, nil
 }
 
+// located is b's store as state.Run and state.Approve use it: Load is
+// b.load (a timeout, the error naming where), and a Save's error names
+// where too; Commit is the store's.
+type located struct{ b *backend }
+
+func (l located) Load(ctx context.Context) (*runner.Status, error) { return l.b.load(ctx) }
+
+func (l located) Save(ctx context.Context, token uint64, s *runner.Status) error {
+	if err := l.b.store.Save(ctx, token, s); err != nil {
+		return fmt.Errorf("%s: %w", l.b.where, err)
+	}
+	return nil
+}
+
+func (l located) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+	return l.b.store.Commit(ctx, token, s, changed)
+}
+
 // holder names this process on a lock: "host/pid", and what it does.
 func holder(what string) string {
 	host, _ := os.Hostname()

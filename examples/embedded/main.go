@@ -1,6 +1,9 @@
 // Command embedded is the smallest program that embeds hopdag: it plans
 // v26.06-rc.2 -> v26.06 on the embedded sample catalog, prints the plan
-// and runs it with a Go function as the runner of every component.
+// and runs it durably with a Go function as the runner of every
+// component: the status lives in the directory upgrade-state, so a run
+// killed part way resumes, when started again, without re-running what
+// succeeded.
 package main
 
 import (
@@ -11,6 +14,7 @@ import (
 	"github.com/hopdag/hopdag"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/state"
 )
 
 func main() {
@@ -33,6 +37,15 @@ func main() {
 		log.Fatal(err) // no route, a cycle, a check nothing runs: all known before running
 	}
 	fmt.Print(plan)
-	status, err := exec.Execute(context.Background(), plan, nil)
+	store, err := state.OpenFile("upgrade-state")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	// Lock, keep the lease, resume, save every transition, release.
+	status, err := state.Run(context.Background(), store, store, exec, plan)
+	if status == nil {
+		log.Fatal(err) // locked by another run, a damaged store: nothing ran
+	}
 	fmt.Println(status.Phase, err)
 }

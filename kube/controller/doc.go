@@ -136,7 +136,9 @@
 // ClusterVersion, the catalog and the stored run; the only state it keeps
 // between calls is the set of runs in flight in this process. Run it under
 // the manager's leader election so that one replica acts; the store's lock
-// fences a replica that lost its lease.
+// fences a replica that lost its lease. A run goes through state.Run, so
+// its lock, lease, resume, checkpoints and release are the library's
+// (WithHolder and WithLeaseTTL name and time its lease).
 //
 // Validator is the validating admission webhook of ClusterVersion.
 //

@@ -201,39 +201,69 @@ func (ru *run) execute(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}()
-	store, lock, err := r.stores(key)
-	doing := "opening the run's record"
-	var lease state.Lease
-	if err == nil {
-		doing = "locking the run's record"
-		lease, err = lock.Acquire(ctx, r.holder, r.ttl)
+	// wait lets the wake that re-queues a run that could not start come
+	// not at once (for a lock, after the holder's lease had time to run
+	// out).
+	wait := func() {
+		select {
+		case <-time.After(r.ttl / 3):
+		case <-ctx.Done():
+		}
 	}
+	store, lock, err := r.stores(key)
 	if err != nil {
 		r.logger.Warn("controller: store lock", "clusterversion", key, "error", err)
-		ru.storeError(ctx, doing, err)
-		select { // the wake re-queues; let the holder's lease run out first
-		case <-time.After(r.ttl / 3):
-		case <-ctx.Done():
-		}
+		ru.storeError(ctx, "opening the run's record", err)
+		wait()
 		return
 	}
-	kctx, keeper := state.Keep(ctx, lock, lease)
-	defer func() {
-		keeper.Stop()
-		// Fenced (a *FencedError) when the lease was lost: nothing to free.
-		_ = lock.Release(context.WithoutCancel(ctx), keeper.Lease())
-	}()
-	prev, err := store.Load(kctx)
-	if err != nil {
+	// The run is durable through state.Run: the lock taken and its lease
+	// kept, the record loaded, every transition saved under the lease
+	// (and noted for the status writer), the lock released at the end.
+	taken := &acquiring{Lock: lock}
+	began := false
+	exec := runner.New(gated{ru}, append(r.executorOptions(ru.p.cv), runner.WithObserver(runner.ObserverFunc(ru.observe)), runner.WithObserver(newMetricsObserver(ru.p.plan)))...)
+	_, err = state.Run(ctx, store, taken, exec, ru.p.plan,
+		state.WithHolder(r.holder), state.WithTTL(r.ttl), state.WithLogger(r.logger),
+		state.WithCheckpoints(func(cp runner.Checkpointer) runner.Checkpointer { return &noting{cp: timedCheckpointer{cp}, ru: ru} }),
+		state.WithSession(func(kctx context.Context, s *state.Session) (*runner.Status, error) {
+			began = true
+			return ru.session(ctx, kctx, s)
+		}))
+	switch {
+	case taken.err != nil:
+		r.logger.Warn("controller: store lock", "clusterversion", key, "error", err)
+		ru.storeError(ctx, "locking the run's record", err)
+		wait()
+	case !began && err != nil:
 		r.logger.Warn("controller: loading the stored run", "clusterversion", key, "error", err)
-		ru.storeError(kctx, "loading the run's record", err)
-		select { // the wake re-queues: not at once
-		case <-time.After(r.ttl / 3):
-		case <-ctx.Done():
-		}
-		return
+		ru.storeError(ctx, "loading the run's record", err)
+		wait()
 	}
+}
+
+// acquiring is a run's lock, keeping its Acquire's error, for execute to
+// tell it from state.Run's other errors.
+type acquiring struct {
+	state.Lock
+	err error
+}
+
+func (l *acquiring) Acquire(ctx context.Context, holder string, ttl time.Duration) (state.Lease, error) {
+	lease, err := l.Lock.Acquire(ctx, holder, ttl)
+	l.err = err
+	return lease, err
+}
+
+// session is the run once state.Run holds the lock and has loaded the
+// record (s.Prev), under kctx, the lease's context (ctx is the
+// operator's): it decides what to resume, records the approvals and a
+// failure the status does not show yet, executes, and records how the
+// run ended, all under the lease.
+func (ru *run) session(ctx, kctx context.Context, s *state.Session) (*runner.Status, error) {
+	r, key := ru.r, ru.p.key
 	ru.storeError(kctx, "", nil)
+	prev := s.Prev
 	if prev != nil && (!recordOf(prev, ru.from, ru.to) || prev.Phase == runner.Abandoned || prev.Phase == runner.RolledBack || ru.p.fresh && prev.Phase == runner.Succeeded) {
 		// Another upgrade's record, or one that ended for good (a new
 		// upgrade finds one that completed only when its ClusterVersion
@@ -246,18 +276,18 @@ func (ru *run) execute(ctx context.Context) {
 		// the operator stopped between the two (a restart, a new
 		// leader). Nothing asked for a retry: record the failure, and
 		// leave its retry to spec.retry.
-		ru.finish(kctx, store, keeper.Lease(), prev, recordedFailure(prev))
-		return
+		ru.finish(kctx, s.Store, s.Lease(), prev, recordedFailure(prev))
+		return prev, nil
 	}
 	if prev != nil {
-		if err := ru.approve(kctx, store, keeper.Lease(), prev); err != nil {
+		if err := ru.approve(kctx, s.Store, s.Lease(), prev); err != nil {
 			r.logger.Warn("controller: recording approvals", "clusterversion", key, "error", err)
 			ru.storeError(kctx, "recording the approvals", err)
 			select { // the wake re-queues: not at once
 			case <-time.After(r.ttl / 3):
 			case <-ctx.Done():
 			}
-			return
+			return nil, err
 		}
 	}
 	rctx, cancel := context.WithCancel(kctx)
@@ -277,16 +307,12 @@ func (ru *run) execute(ctx context.Context) {
 	done := make(chan struct{})
 	var writer sync.WaitGroup
 	writer.Go(func() { ru.writeLoop(kctx, done) })
-	opts := append(r.executorOptions(ru.p.cv),
-		runner.WithCheckpointer(&noting{cp: timedCheckpointer{state.Checkpointer(store, keeper.Lease())}, ru: ru}),
-		runner.WithObserver(runner.ObserverFunc(ru.observe)), runner.WithObserver(newMetricsObserver(ru.p.plan)))
-	exec := runner.New(gated{ru}, opts...)
-	s, err := exec.Execute(rctx, ru.p.plan, prev)
+	st, err := s.Execute(rctx, prev)
 	close(done)
 	writer.Wait()
 	if kctx.Err() != nil {
 		r.logger.Warn("controller: stopped, or the store lease was lost; the next leader resumes", "clusterversion", key)
-		return
+		return st, err
 	}
 	if errors.Is(err, state.ErrFenced) {
 		// Another holder wrote the record under a greater token: the run
@@ -294,9 +320,10 @@ func (ru *run) execute(ctx context.Context) {
 		// Failed here would overwrite it; the wake re-queues, and the
 		// next run takes the record when the lock is free.
 		r.logger.Warn("controller: the run's record was written by another holder; stopping without touching the status", "clusterversion", key, "error", err)
-		return
+		return st, err
 	}
-	ru.finish(kctx, store, keeper.Lease(), s, err)
+	ru.finish(kctx, s.Store, s.Lease(), st, err)
+	return st, err
 }
 
 // approve records in prev each approval of the spec whose step waits

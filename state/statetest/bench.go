@@ -96,8 +96,9 @@ type DurableRun struct {
 
 // BenchDurableRun is BenchmarkDurableRun's body for one backend: for
 // n = 1000, 3000 and 10000, one hop of no-op components on the Layered
-// DAG with MaxParallel 64, run without a store and with one (acquired,
-// Checkpointer) in the same iteration. It reports overhead-us/component,
+// DAG with MaxParallel 64, run without a store (Execute) and with one
+// (state.Run: the lock acquired and kept, the empty status loaded, every
+// round checkpointed, the lock released) in the same iteration. It reports overhead-us/component,
 // ((with - without) / n), and bytes/transition (status bytes written per
 // component record the executor checkpointed).
 func BenchDurableRun(b *testing.B, d DurableRun) {
@@ -115,15 +116,11 @@ func BenchDurableRun(b *testing.B, d DurableRun) {
 				without += time.Since(start)
 
 				be := d.Open(b)
-				l, err := be.Acquire(b.Context(), "bench", time.Hour)
-				if err != nil {
-					b.Fatalf("Acquire = %v", err)
-				}
 				cs := &countingStore{Store: be}
 				before := d.Written(be)
 				start = time.Now()
-				if _, err := runner.New(noop, runner.WithMaxParallel(64), runner.WithCheckpointer(state.Checkpointer(cs, l))).Execute(b.Context(), p, nil); err != nil {
-					b.Fatalf("Execute with a store = %v", err)
+				if _, err := state.Run(b.Context(), cs, be, runner.New(noop, runner.WithMaxParallel(64)), p, state.WithHolder("bench"), state.WithTTL(time.Hour)); err != nil {
+					b.Fatalf("state.Run = %v", err)
 				}
 				with += time.Since(start)
 				written += d.Written(be) - before

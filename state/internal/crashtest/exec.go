@@ -30,19 +30,28 @@ type ExecConfig struct {
 	Guard bool
 }
 
-// acquire takes the lock, waiting for a killed holder's lease to expire
-// (and the clock-skew allowance after it), as a restarted coordinator
-// does.
-func acquire(ctx context.Context, store *state.File, ttl time.Duration) (state.Lease, error) {
+// waitingLock is the File's lock, whose Acquire waits for a killed
+// holder's lease to expire (and the clock-skew allowance after it), as a
+// restarted coordinator does.
+type waitingLock struct{ *state.File }
+
+func (l waitingLock) Acquire(ctx context.Context, holder string, ttl time.Duration) (state.Lease, error) {
 	for {
-		lease, err := store.Acquire(ctx, fmt.Sprintf("crashtest/%d", os.Getpid()), ttl)
-		var locked *state.LockedError
-		if !errors.As(err, &locked) {
+		lease, err := l.File.Acquire(ctx, holder, ttl)
+		locked, ok := errors.AsType[*state.LockedError](err)
+		if !ok {
 			return lease, err
 		}
-		time.Sleep(max(time.Until(locked.Expires.Add(state.Skew(ttl))), time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return state.Lease{}, context.Cause(ctx)
+		case <-time.After(max(time.Until(locked.Expires.Add(state.Skew(ttl))), time.Millisecond)):
+		}
 	}
 }
+
+// holder names this process on the lock.
+func holder() state.Option { return state.WithHolder(fmt.Sprintf("crashtest/%d", os.Getpid())) }
 
 // ExecUpgrade runs (or resumes) the exec component's upgrade.
 func ExecUpgrade(ctx context.Context, cfg ExecConfig) (err error) {
@@ -51,30 +60,24 @@ func ExecUpgrade(ctx context.Context, cfg ExecConfig) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	lease, err := acquire(ctx, store, cfg.TTL)
-	if err != nil {
-		return err
-	}
-	runCtx, keeper := state.Keep(ctx, store, lease)
-	defer keeper.Stop()
-	prev, err := store.Load(runCtx)
-	if err != nil {
-		return err
-	}
 	var opts []components.ExecOption
+	guard := filepath.Join(cfg.Dir, "commands.lock")
 	if cfg.Guard {
-		lock := filepath.Join(cfg.Dir, "commands.lock")
-		if err := components.WaitGuards(runCtx, lock, time.Minute, nil); err != nil {
-			return err
-		}
-		opts = append(opts, components.WithGuard(lock))
+		opts = append(opts, components.WithGuard(guard))
 	}
-	exec := runner.New(components.NewExec(opts...), runner.WithCheckpointer(state.Checkpointer(store, lease)))
-	if _, err := exec.Execute(runCtx, execPlan(cfg), prev); err != nil {
-		return err
-	}
-	keeper.Stop()
-	return store.Release(ctx, keeper.Lease())
+	exec := runner.New(components.NewExec(opts...))
+	_, err = state.Run(ctx, store, waitingLock{store}, exec, execPlan(cfg), holder(), state.WithTTL(cfg.TTL),
+		state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+			if cfg.Guard {
+				// What a killed predecessor's command left running stops
+				// before the command runs again.
+				if err := components.WaitGuards(ctx, guard, time.Minute, nil); err != nil {
+					return nil, err
+				}
+			}
+			return s.Execute(ctx, s.Prev)
+		}))
+	return err
 }
 
 func execPlan(cfg ExecConfig) *runner.Plan {

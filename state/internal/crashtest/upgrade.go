@@ -94,16 +94,6 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	lease, err := acquire(ctx, store, cfg.TTL)
-	if err != nil {
-		return err
-	}
-	runCtx, keeper := state.Keep(ctx, store, lease)
-	defer keeper.Stop()
-	prev, err := store.Load(runCtx)
-	if err != nil {
-		return err
-	}
 	log, err := os.OpenFile(cfg.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
@@ -124,7 +114,7 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 		return pause(ctx, cfg.Delay)
 	})
 	var rn runner.Runner = upgrade
-	opts := []runner.Option{runner.WithCheckpointer(state.Checkpointer(store, lease))}
+	var opts []runner.Option
 	if len(cfg.Steps) > 0 {
 		rn = stepper(cfg, upgrade, &mu)
 	}
@@ -143,12 +133,15 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 			opts = append(opts, runner.WithCheck(c.Name, ok))
 		}
 	}
-	if _, err := fmt.Fprintln(ready, "ready"); err != nil {
+	st, err := state.Run(ctx, store, waitingLock{store}, runner.New(rn, opts...), plan, holder(), state.WithTTL(cfg.TTL),
+		state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+			if _, err := fmt.Fprintln(ready, "ready"); err != nil {
+				return nil, err
+			}
+			return s.Execute(ctx, s.Prev)
+		}))
+	if err != nil && (cfg.Fail == "" || st == nil || st.Phase != runner.RolledBack) {
 		return err
 	}
-	if st, err := runner.New(rn, opts...).Execute(runCtx, plan, prev); err != nil && (cfg.Fail == "" || st == nil || st.Phase != runner.RolledBack) {
-		return err
-	}
-	keeper.Stop()
-	return store.Release(ctx, keeper.Lease())
+	return nil
 }
