@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/rollout"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -39,6 +41,9 @@ type decision struct {
 	rn runner.Runner
 	// retry: spec.retry asked to resume a Failed upgrade.
 	retry bool
+	// wait: decide again after it, when nothing changes before (a
+	// maintenance window opens).
+	wait time.Duration
 }
 
 // step is one step of a decision: done says the decision is taken, with
@@ -50,14 +55,52 @@ type step func() (done bool, next *plan, err error)
 // updates), stopped (an upgrade in flight that was abandoned, aborted or
 // redirected), settled (nothing to do), planRoute (the route and its
 // plan), held (abandon, retry, pause, approvals, until) and start.
-func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) (*plan, error) {
-	d := &decision{r: r, ctx: ctx, cv: cv, st: st, now: metav1.Now()}
-	for _, s := range []step{d.observe, d.stopped, d.settled, d.planRoute, d.held} {
+func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) (*plan, time.Duration, error) {
+	d := &decision{r: r, ctx: ctx, cv: cv, st: st, now: metav1.NewTime(r.now())}
+	for _, s := range []step{d.observe, d.stopped, d.settled, d.planRoute, d.held, d.outsideWindow} {
 		if done, next, err := s(); done {
-			return next, err
+			return next, d.wait, err
 		}
 	}
-	return d.start(), nil
+	return d.start(), 0, nil
+}
+
+// outsideWindow holds an upgrade that has not started while
+// spec.maintenanceWindows are closed, saying when the next opens, and
+// decides again then.
+func (d *decision) outsideWindow() (bool, *plan, error) {
+	cv, st := d.cv, d.st
+	if d.inFlight || len(cv.Spec.MaintenanceWindows) == 0 {
+		return false, nil, nil
+	}
+	ws := make([]rollout.Window, len(cv.Spec.MaintenanceWindows))
+	for i, w := range cv.Spec.MaintenanceWindows {
+		ws[i] = rollout.Window{Schedule: w.Schedule, Duration: w.Duration.Duration, TimeZone: w.TimeZone}
+	}
+	cal, err := rollout.Compile(ws)
+	if err != nil {
+		d.r.failing(cv, st, "InvalidMaintenanceWindow", fmt.Sprintf("ClusterVersion %s/%s: spec.maintenanceWindows: %v", cv.Namespace, cv.Name, err))
+		st.Phase = v1alpha1.PhaseIdle
+		return decided()
+	}
+	now := d.now.Time
+	if open, _ := cal.Open(now); open {
+		return false, nil, nil
+	}
+	next := cal.NextOpen(now)
+	msg := "the upgrade to " + d.to.String() + " waits for a maintenance window (spec.maintenanceWindows): none is open now, and none ever opens; change spec.maintenanceWindows"
+	if !next.IsZero() {
+		msg = fmt.Sprintf("the upgrade to %s waits for a maintenance window (spec.maintenanceWindows): the next opens at %s", d.to, next.UTC().Format(time.RFC3339))
+		d.wait = max(next.Sub(now), time.Second)
+	}
+	// Show the upgrade that waits to start; the hop a stopped run left
+	// partway stays named.
+	st.Phase = v1alpha1.PhaseIdle
+	st.Plan = summary(d.p, nil, d.target)
+	st.Plan.Partial = d.ph
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForMaintenanceWindow", msg)
+	setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+	return decided()
 }
 
 // decided is a step's answer that the decision is taken, with nothing to

@@ -66,3 +66,7 @@ func WithLogger(l *slog.Logger) Option {
 		r.logger = l
 	}
 }
+
+// WithClock sets the clock the reconciler reads for maintenance windows
+// (spec.maintenanceWindows); tests inject one. Default time.Now.
+func WithClock(now func() time.Time) Option { return func(r *Reconciler) { r.now = now } }

@@ -32,6 +32,7 @@ import (
 // Reconciler reconciles ClusterVersions. Build it with New and register it
 // with SetupWithManager.
 type Reconciler struct {
+	now       func() time.Time // WithClock
 	client    client.Client
 	reader    client.Reader // reads ClusterVersions uncached
 	runner    runner.Runner
@@ -73,7 +74,7 @@ type Reconciler struct {
 func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *Reconciler {
 	host, _ := os.Hostname()
 	r := &Reconciler{
-		client: c, reader: c, runner: rn, stores: stores,
+		client: c, reader: c, runner: rn, stores: stores, now: time.Now,
 		interval: 2 * time.Second,
 		holder:   fmt.Sprintf("%s/%d", host, os.Getpid()),
 		ttl:      15 * time.Second,
@@ -220,14 +221,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	st := cv.Status.DeepCopy()
 	r.observe(ctx, &cv, st)
-	next, err := r.decide(ctx, &cv, st)
+	next, wait, err := r.decide(ctx, &cv, st)
 	if werr := r.writeStatus(ctx, &cv, st); werr != nil {
 		return ctrl.Result{}, werr
 	}
 	if next != nil {
 		r.start(next)
 	}
-	return ctrl.Result{}, err
+	return ctrl.Result{RequeueAfter: wait}, err
 }
 
 // observed writes cv's generation as observed once the run in flight

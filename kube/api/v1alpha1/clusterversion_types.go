@@ -107,6 +107,14 @@ type ClusterVersionSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	Until string `json:"until,omitempty"`
+	// MaintenanceWindows, when set, are when an upgrade may start: one
+	// set outside them waits (Progressing reason
+	// WaitingForMaintenanceWindow, saying when the next opens) and
+	// starts when one opens. A run that has started goes on past the
+	// window's end.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	MaintenanceWindows []MaintenanceWindow `json:"maintenanceWindows,omitempty"`
 	// Retry retries a Failed upgrade: increment it (any new value does)
 	// and the reconciler resumes the run, retrying the failed
 	// component(s) and never re-running what succeeded. The reconciler
