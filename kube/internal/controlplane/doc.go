@@ -1,0 +1,57 @@
+// Package controlplane starts a whole Kubernetes control plane on 127.0.0.1
+// for tests in which workloads really roll out: etcd and kube-apiserver
+// (through controller-runtime's envtest), kube-controller-manager,
+// kube-scheduler, and kwok (sigs.k8s.io/kwok) playing the kubelet of N
+// fake nodes. A Deployment's new ReplicaSet scales up and its old one
+// down, a DaemonSet puts a pod on every node, a StatefulSet replaces its
+// pods one ordinal at a time, and every pod is marked Running and Ready by
+// kwok's stages (stages.yaml) without any container running.
+//
+// A test package starts it once, in TestMain, and each test says it needs
+// it:
+//
+//	var cp *controlplane.ControlPlane
+//
+//	func TestMain(m *testing.M) { os.Exit(controlplane.Main(m, &cp, controlplane.WithNodes(5))) }
+//
+//	func TestRollout(t *testing.T) {
+//		cp.Need(t) // skips without the binaries; prints the logs if t fails
+//		cs := kubernetes.NewForConfigOrDie(cp.Config())
+//		...
+//	}
+//
+// Binaries: etcd and kube-apiserver from KUBEBUILDER_ASSETS, and the
+// paths in HOPDAG_KUBE_CONTROLLER_MANAGER, HOPDAG_KUBE_SCHEDULER and
+// HOPDAG_KWOK; `eval "$(tools/env.sh)"` from the repository root builds
+// them all and sets the variables. Without one of them Main runs the tests,
+// which skip (Need) saying so, except under CI=true, where Main fails.
+//
+// What runs, and how the pieces are wired:
+//   - the API server is envtest's (RBAC, the ServiceAccount admission
+//     plugin off, so a pod needs no ServiceAccount token);
+//   - kube-controller-manager runs the controllers of Controllers
+//     (Deployments, ReplicaSets, DaemonSets, StatefulSets, Jobs,
+//     ServiceAccounts and their tokens, Namespaces, the garbage
+//     collector), signing tokens with the key the API server verifies
+//     them with and publishing the API server's CA in kube-root-ca.crt;
+//   - kube-scheduler binds pods to the fake nodes;
+//   - kwok manages the Nodes annotated kwok.x-k8s.io/node=fake that Start
+//     creates (kwok-node-0, kwok-node-1...), marks them Ready, marks their
+//     pods Running and Ready (after the Go duration of the pod's
+//     AnnotationReadyDelay, if any), keeps a pod labelled LabelReady=false
+//     Running but not Ready, completes Jobs' pods and deletes pods being
+//     deleted at once.
+//
+// The controller-manager, the scheduler and kwok each authenticate as a
+// user of their own (envtest's AddUser) in the system:masters group, with
+// leader election off. Node lifecycle (taints of a node whose kubelet is
+// silent) is not run: the fake nodes stay Ready without heartbeats.
+//
+// Each process logs into a file of LogDir (NAME.log); Need prints the end
+// of each when a test fails, and Main keeps the directory when the tests
+// fail. Starting takes about ten seconds on two cores (most of it the API
+// server); Stop ends every process, kwok first and etcd last.
+//
+// A ControlPlane is safe for concurrent use by the tests of its package;
+// the tests share it, so each should work in a namespace of its own.
+package controlplane
