@@ -148,4 +148,3 @@ func (c *ControlPlane) Logs(n int) string {
 	}
 	return b.String()
 }
-

@@ -1,0 +1,10 @@
+// Package rollout holds kube/apply's readiness tests against a control
+// plane on which workloads really roll out (kube/internal/controlplane:
+// kube-controller-manager, kube-scheduler and kwok's fake nodes besides
+// the API server). A manifest component upgrades a Deployment, a
+// DaemonSet and a partitioned StatefulSet through components.Manifest
+// and apply.Applier, as a hopdag run does, and each test checks that the
+// kstatus wait returned when, and only when, the rollout was complete; a
+// rollout whose pods never get ready times out naming the object and its
+// kstatus message. The package has no code of its own: only its tests.
+package rollout
