@@ -140,11 +140,11 @@ func Start(ctx context.Context, opts ...Option) (_ *ControlPlane, err error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if m := Missing(); len(m) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrMissing, howTo(m))
-	}
 	if o.nodes < 1 {
 		return nil, fmt.Errorf("controlplane: WithNodes(%d): want at least 1 node", o.nodes)
+	}
+	if m := Missing(); len(m) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrMissing, howTo(m))
 	}
 	c := &ControlPlane{dir: o.dir}
 	if c.dir == "" {
