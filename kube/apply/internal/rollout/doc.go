@@ -4,7 +4,13 @@
 // the API server). A manifest component upgrades a Deployment, a
 // DaemonSet and a partitioned StatefulSet through components.Manifest
 // and apply.Applier, as a hopdag run does, and each test checks that the
-// kstatus wait returned when, and only when, the rollout was complete; a
-// rollout whose pods never get ready times out naming the object and its
-// kstatus message. The package has no code of its own: only its tests.
+// kstatus wait returned when, and only when, the rollout was complete:
+// only when, by the workload's status and its ReplicaSets or pods read
+// the moment the wait returned, and by a lower bound on the rollout's
+// duration (kwok makes each new pod Ready only after a delay); when, by a
+// watch of the object that saw it complete at most 2s before the wait
+// returned. A rollout whose pods never get ready times out naming the
+// object and its kstatus message. The package has no code of its own:
+// only its tests, about 20 seconds of them with the control plane's
+// start.
 package rollout

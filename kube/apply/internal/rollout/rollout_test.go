@@ -15,7 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
@@ -58,8 +60,11 @@ func TestDeploymentRollout(t *testing.T) {
 	require.NoError(t, err)
 
 	rs := watchReplicaSets(t, cs, ns)
+	current := watchCurrent(t, appsv1.SchemeGroupVersion.WithResource("deployments"), ns, "web", 2)
 	took, err := run(t, m, v1, v2)
+	returned := time.Now()
 	require.NoError(t, err)
+	current.assertPrompt(t, "Deployment web", returned)
 
 	// The moment the wait returned: the rollout is complete.
 	ctx := context.Background()
@@ -115,8 +120,11 @@ func TestDaemonSetRollout(t *testing.T) {
 	v2 := component("agent", "v2.0", ns, "DaemonSet", daemonSet("v2"), time.Minute)
 	_, err := run(t, m, nil, v1)
 	require.NoError(t, err)
+	current := watchCurrent(t, appsv1.SchemeGroupVersion.WithResource("daemonsets"), ns, "agent", 2)
 	took, err := run(t, m, v1, v2)
+	returned := time.Now()
 	require.NoError(t, err)
+	current.assertPrompt(t, "DaemonSet agent", returned)
 
 	ctx := context.Background()
 	ds, err := cs.AppsV1().DaemonSets(ns).Get(ctx, "agent", metav1.GetOptions{})
@@ -169,8 +177,11 @@ func TestStatefulSetPartitionedRollout(t *testing.T) {
 	v2 := component("db", "v2.0", ns, "StatefulSet", statefulSet("v2"), time.Minute)
 	_, err := run(t, m, nil, v1)
 	require.NoError(t, err)
+	current := watchCurrent(t, appsv1.SchemeGroupVersion.WithResource("statefulsets"), ns, "db", 2)
 	took, err := run(t, m, v1, v2)
+	returned := time.Now()
 	require.NoError(t, err)
+	current.assertPrompt(t, "StatefulSet db", returned)
 
 	ctx := context.Background()
 	sts, err := cs.AppsV1().StatefulSets(ns).Get(ctx, "db", metav1.GetOptions{})
@@ -286,6 +297,61 @@ func liveImages(t *testing.T, cs kubernetes.Interface, ns, selector string) map[
 		}
 	}
 	return out
+}
+
+// currentWatch records when a watched object was first seen kstatus
+// Current at a generation at least gen: when its rollout completed.
+type currentWatch struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+// watchCurrent watches one object of resource r until the test ends.
+func watchCurrent(t *testing.T, r schema.GroupVersionResource, ns, name string, gen int64) *currentWatch {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(cp.Config())
+	require.NoError(t, err)
+	wi, err := dyn.Resource(r).Namespace(ns).Watch(context.Background(), metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	require.NoError(t, err)
+	w := &currentWatch{}
+	done := make(chan struct{})
+	t.Cleanup(func() { wi.Stop(); <-done })
+	go func() {
+		defer close(done)
+		for ev := range wi.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok || u.GetGeneration() < gen {
+				continue
+			}
+			if res, err := status.Compute(u); err == nil && res.Status == status.CurrentStatus {
+				w.mu.Lock()
+				if w.at.IsZero() {
+					w.at = time.Now()
+				}
+				w.mu.Unlock()
+			}
+		}
+	}()
+	return w
+}
+
+// assertPrompt checks that the wait, which returned at returned, did so
+// once the watch had seen the object complete (the watch may hear of it a
+// little after the wait's read: 250ms are allowed) and not later than 2s
+// after (the check polls every 100ms).
+func (w *currentWatch) assertPrompt(t *testing.T, what string, returned time.Time) {
+	t.Helper()
+	var at time.Time
+	require.Eventually(t, func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		at = w.at
+		return !at.IsZero()
+	}, 5*time.Second, 10*time.Millisecond, "the watch never saw %s complete", what)
+	lag := returned.Sub(at)
+	assert.True(t, lag > -250*time.Millisecond && lag < 2*time.Second,
+		"the wait returned %s after the watch saw %s complete: want from -250ms to 2s", lag, what)
+	t.Logf("the wait returned %s after the watch saw %s complete", lag.Round(time.Millisecond), what)
 }
 
 // rsWatch records, from a watch of a namespace's ReplicaSets, whether two
