@@ -29,12 +29,13 @@ func clientset(t *testing.T) kubernetes.Interface {
 	return cs
 }
 
-// namespace creates a namespace for the test.
-func namespace(t *testing.T, cs kubernetes.Interface, name string) string {
+// namespace creates a namespace for the test, its name prefix then a
+// random suffix (a test may run several times: go test -count).
+func namespace(t *testing.T, cs kubernetes.Interface, prefix string) string {
 	t.Helper()
-	_, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	ns, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	return name
+	return ns.Name
 }
 
 // TestNodes checks that every fake node is Ready and schedulable.
@@ -71,11 +72,10 @@ func TestPodReadiness(t *testing.T) {
 		ready     bool
 		notBefore time.Duration
 	}{
-		{name: "ready"},
+		{name: "ready", ready: true},
 		{name: "delayed", annots: map[string]string{controlplane.AnnotationReadyDelay: "2s"}, ready: true, notBefore: 2 * time.Second},
 		{name: "never-ready", labels: map[string]string{controlplane.LabelReady: "false"}},
 	}
-	tests[0].ready = true
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
