@@ -29,11 +29,12 @@
 // What runs, and how the pieces are wired:
 //   - the API server is envtest's (RBAC, the ServiceAccount admission
 //     plugin off, so a pod needs no ServiceAccount token);
-//   - kube-controller-manager runs the controllers of Controllers
-//     (Deployments, ReplicaSets, DaemonSets, StatefulSets, Jobs,
-//     ServiceAccounts and their tokens, Namespaces, the garbage
-//     collector), signing tokens with the key the API server verifies
-//     them with and publishing the API server's CA in kube-root-ca.crt;
+//   - kube-controller-manager runs the controllers of Deployments,
+//     ReplicaSets, DaemonSets, StatefulSets, Jobs, ServiceAccounts and
+//     their tokens, Namespaces and the garbage collector, signing tokens
+//     with the key the API server verifies them with (envtest's
+//     sa-signer.key) and publishing the API server's CA in
+//     kube-root-ca.crt; nothing of nodes, volumes or networking;
 //   - kube-scheduler binds pods to the fake nodes;
 //   - kwok manages the Nodes annotated kwok.x-k8s.io/node=fake that Start
 //     creates (kwok-node-0, kwok-node-1...), marks them Ready, marks their
@@ -44,13 +45,15 @@
 //
 // The controller-manager, the scheduler and kwok each authenticate as a
 // user of their own (envtest's AddUser) in the system:masters group, with
-// leader election off. Node lifecycle (taints of a node whose kubelet is
-// silent) is not run: the fake nodes stay Ready without heartbeats.
+// leader election off. The node lifecycle controller does not run: Start
+// removes the not-ready taint the API server gives a new node once kwok
+// has marked it Ready, and the fake nodes stay Ready without heartbeats.
 //
-// Each process logs into a file of LogDir (NAME.log); Need prints the end
+// Each process logs into a file of Dir (NAME.log); Need prints the end
 // of each when a test fails, and Main keeps the directory when the tests
-// fail. Starting takes about ten seconds on two cores (most of it the API
-// server); Stop ends every process, kwok first and etcd last.
+// fail. Starting takes 6 to 9 seconds on two cores shared with other
+// builds (most of it etcd and the API server); Stop ends every process,
+// kwok first and etcd last.
 //
 // A ControlPlane is safe for concurrent use by the tests of its package;
 // the tests share it, so each should work in a namespace of its own.
