@@ -10,7 +10,8 @@
 // duration (kwok makes each new pod Ready only after a delay); when, by a
 // watch of the object that saw it complete at most 2s before the wait
 // returned. A rollout whose pods never get ready times out naming the
-// object and its kstatus message. The package has no code of its own:
+// object and its kstatus message, and the hop's rollback restores the
+// previous version. The package has no code of its own:
 // only its tests, about 20 seconds of them with the control plane's
 // start.
 package rollout

@@ -24,6 +24,8 @@ import (
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/apply"
 	"github.com/hopdag/hopdag/kube/internal/controlplane"
+	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
 )
 
 // deployment renders Deployment web at an image tag: 3 replicas replaced
@@ -205,7 +207,8 @@ func TestStatefulSetPartitionedRollout(t *testing.T) {
 // TestRolloutNeverCompletes upgrades a Deployment to pods that run but
 // never get Ready (controlplane.LabelReady=false): the wait times out
 // with an error naming the Deployment and its kstatus message, and the
-// old ReplicaSet keeps serving.
+// old ReplicaSet keeps serving; the hop's rollback then restores v1,
+// observed rolled back.
 func TestRolloutNeverCompletes(t *testing.T) {
 	t.Parallel()
 	cs, ns := setup(t)
@@ -260,6 +263,29 @@ spec:
 		ready[p.Spec.Containers[0].Image] = append(ready[p.Spec.Containers[0].Image], podReady(&p))
 	}
 	assert.Equal(t, map[string][]bool{"example.invalid/stuck:v1": {true, true}, "example.invalid/stuck:v2": {false}}, ready, "pods' readiness by image")
+
+	// Rolling the hop back (what the runner's Rollback policy does) applies
+	// v1 again and waits for it: the unready pod goes, the old
+	// ReplicaSet is the Deployment's again.
+	_, err = rollback(t, m, v1, v2)
+	require.NoError(t, err)
+	d, err = cs.AppsV1().Deployments(ns).Get(ctx, "stuck", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "example.invalid/stuck:v1", d.Spec.Template.Spec.Containers[0].Image, "the Deployment's image after the rollback")
+	assert.Equal(t, string(status.CurrentStatus), string(kstatus(t, d).Status), "the Deployment's kstatus after the rollback")
+	assert.Equal(t, []int32{2, 2, 2}, []int32{d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.AvailableReplicas}, "Deployment replicas, updated, available")
+	assert.Equal(t, map[string]int{"example.invalid/stuck:v1": 2}, liveImages(t, cs, ns, "app=stuck"), "live pods by image after the rollback")
+}
+
+// rollback rolls a hop back through the Manifest, the way the runner's
+// Rollback policy does, and returns how long it took.
+func rollback(t *testing.T, m *components.Manifest, from, to *release.ComponentVersion) (time.Duration, error) {
+	t.Helper()
+	start := time.Now()
+	err := m.Rollback(context.Background(), runner.Task{Component: to.Name, From: from, To: to, Attempt: 1})
+	took := time.Since(start)
+	t.Logf("%s rollback %s -> %s: %s (err: %v)", to.Name, to.Version, from.Version, took.Round(time.Millisecond), err)
+	return took, err
 }
 
 // kstatus computes the kstatus result of a typed object.
