@@ -53,7 +53,10 @@
 // of each when a test fails, and Main keeps the directory when the tests
 // fail. Starting takes 6 to 9 seconds on two cores shared with other
 // builds (most of it etcd and the API server); Stop ends every process,
-// kwok first and etcd last.
+// kwok first and etcd last. A test binary that ends without Stop (a
+// panicking test) takes kube-controller-manager, kube-scheduler and kwok
+// with it on Linux (the parent-death signal), not envtest's etcd and
+// kube-apiserver, which envtest leaves running as it always does.
 //
 // A ControlPlane is safe for concurrent use by the tests of its package;
 // the tests share it, so each should work in a namespace of its own.

@@ -42,6 +42,7 @@ func (c *ControlPlane) start(name, path string, args ...string) (*process, error
 	fmt.Fprintf(log, "# %s %s\n", path, strings.Join(args, " "))
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = log, log
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("controlplane: start %s: %w", name, err)
 	}
