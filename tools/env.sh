@@ -64,7 +64,7 @@ etcd_bin() {
 }
 
 # The biggest build first: .ci/run builds them all before any test compiles.
-all=(kube etcd registry oras controller-gen)
+all=(kube kubecp kwok etcd registry oras controller-gen)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for tool in "$@"; do
   case "$tool" in
@@ -90,6 +90,24 @@ for tool in "$@"; do
     done
     echo "export KUBEBUILDER_ASSETS=$assets"
     echo "export HOPDAG_KUBECTL=$ctl"
+    ;;
+  kubecp)
+    # The rest of a control plane for kube/internal/controlplane:
+    # kube-controller-manager and kube-scheduler, k8s.io/kubernetes's own
+    # mains at the version of tools/kube, named by the tool directive of
+    # tools/kubecp/go.mod. A module of their own keeps tools/kube's cache
+    # key (kube-apiserver is not rebuilt), and the same dependency versions
+    # let them reuse the packages that kube-apiserver's build compiled.
+    cm="$(build kube-controller-manager kubecp k8s.io/kubernetes/cmd/kube-controller-manager)"
+    sch="$(build kube-scheduler kubecp k8s.io/kubernetes/cmd/kube-scheduler)"
+    echo "export HOPDAG_KUBE_CONTROLLER_MANAGER=$cm"
+    echo "export HOPDAG_KUBE_SCHEDULER=$sch"
+    ;;
+  kwok)
+    # kwok (sigs.k8s.io/kwok) plays the kubelet of fake nodes: its stages
+    # mark pods Running and Ready, or keep them not ready.
+    p="$(build kwok kwok sigs.k8s.io/kwok/cmd/kwok)"
+    echo "export HOPDAG_KWOK=$p"
     ;;
   registry)
     p="$(build registry registry github.com/distribution/distribution/v3/cmd/registry)"

@@ -1,0 +1,17 @@
+// Package rollout holds kube/apply's readiness tests against a control
+// plane on which workloads really roll out (kube/internal/controlplane:
+// kube-controller-manager, kube-scheduler and kwok's fake nodes besides
+// the API server). A manifest component upgrades a Deployment, a
+// DaemonSet and a partitioned StatefulSet through components.Manifest
+// and apply.Applier, as a hopdag run does, and each test checks that the
+// kstatus wait returned when, and only when, the rollout was complete:
+// only when, by the workload's status and its ReplicaSets or pods read
+// the moment the wait returned, and by a lower bound on the rollout's
+// duration (kwok makes each new pod Ready only after a delay); when, by a
+// watch of the object that saw it complete at most 2s before the wait
+// returned. A rollout whose pods never get ready times out naming the
+// object and its kstatus message, and the hop's rollback restores the
+// previous version. The package has no code of its own:
+// only its tests, about 20 seconds of them with the control plane's
+// start.
+package rollout
