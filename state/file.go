@@ -194,26 +194,40 @@ func (f *File) locked(ctx context.Context, fn func(now time.Time) error) error {
 	if f.closed {
 		return errorf("%s: store is closed", f.dir)
 	}
+	return f.flock(ctx, &f.mutex, mutexFile, fn)
+}
+
+// flock runs fn holding the flock of the directory's file name, whose
+// handle is *held (opened, or opened again, here); the caller holds the
+// in-process mutex that goes with it. The flock is polled rather than
+// waited for, so that ctx can end the wait; uncontended, the first try
+// takes it.
+func (f *File) flock(ctx context.Context, held **os.File, name string, fn func(now time.Time) error) error {
 	wait := 50 * time.Microsecond
 	for {
-		ok, err := tryLock(f.mutex)
+		if *held == nil {
+			if err := f.reopen(held, name); err != nil {
+				return err
+			}
+		}
+		ok, err := tryLock(*held)
 		if err != nil {
-			return errorf("lock %s: %w", f.dir, err)
+			return errorf("lock %s: %w", f.v.where(name), err)
 		}
 		if ok {
-			again, err := f.same()
+			again, err := f.same(*held, name)
 			if err != nil || !again {
-				defer unlock(f.mutex)
+				defer unlock(*held)
 				if err != nil {
 					return err
 				}
 				return fn(f.clock.Now())
 			}
-			unlock(f.mutex)
-			if err := f.reopen(); err != nil {
+			unlock(*held)
+			if err := f.reopen(held, name); err != nil {
 				return err
 			}
-			continue // flock the "lock" file that is there now
+			continue // flock the file that is there now
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -226,24 +240,24 @@ func (f *File) locked(ctx context.Context, fn func(now time.Time) error) error {
 	}
 }
 
-// same checks, holding the flock, that it excludes the other handles:
-// that the directory is the one this handle opened and its "lock" file
-// the one it flocks. A directory removed (rm -rf) or replaced since is
-// another store, whose tokens started over: this handle's leases are void
-// there (ErrFenced). A "lock" file deleted (or replaced) in the same
-// directory is one other handles no longer flock: again says to flock the
-// one there now (reopen); the lease and the status, which hold the
-// tokens, are where they were.
-func (f *File) same() (again bool, err error) {
+// same checks, holding the flock of mine (the directory's file name),
+// that it excludes the other handles: that the directory is the one this
+// handle opened and name the file it flocks. A directory removed (rm
+// -rf) or replaced since is another store, whose tokens started over:
+// this handle's leases are void there (ErrFenced). A file deleted (or
+// replaced) in the same directory is one other handles no longer flock:
+// again says to flock the one there now (reopen); the lease and the
+// status, which hold the tokens, are where they were.
+func (f *File) same(mine *os.File, name string) (again bool, err error) {
 	if err := f.sameDir(); err != nil {
 		return false, err
 	}
-	mine, err := f.mutex.Stat()
+	st, err := mine.Stat()
 	if err != nil {
 		return false, errorf("lock %s: %w", f.dir, err)
 	}
-	now, err := os.Stat(f.v.where(mutexFile))
-	return err != nil || !os.SameFile(mine, now), nil
+	now, err := os.Stat(f.v.where(name))
+	return err != nil || !os.SameFile(st, now), nil
 }
 
 // sameDir checks that the directory is the one this handle opened.
@@ -260,15 +274,17 @@ func (f *File) sameDir() error {
 	return nil
 }
 
-// reopen opens the directory's "lock" file again (creating it if it is
-// missing), in place of the one this handle had open.
-func (f *File) reopen() error {
-	m, err := os.OpenFile(f.v.where(mutexFile), os.O_RDWR|os.O_CREATE, 0o644)
+// reopen opens the directory's file name (creating it if it is
+// missing) into *held, in place of the one this handle had open.
+func (f *File) reopen(held **os.File, name string) error {
+	m, err := os.OpenFile(f.v.where(name), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return errorf("lock %s: %w", f.dir, err)
+		return errorf("lock %s: %w", f.dir, f.full(err))
 	}
-	f.mutex.Close()
-	f.mutex = m
+	if *held != nil {
+		(*held).Close()
+	}
+	*held = m
 	return nil
 }
 
