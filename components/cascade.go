@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hopdag/hopdag/internal/english"
 )
 
 // Pruning a Namespace deletes every object in it, and pruning a
@@ -77,7 +79,7 @@ func keepReason(hs []held) string {
 		names = append(names, h.ref.String()+" ("+ownerText(h.labels)+")")
 	}
 	return fmt.Sprintf("not pruned: deleting it would delete %d live %s with it: %s; prune it again once they are gone, or delete it by hand",
-		len(hs), plural(len(hs), "object"), strings.Join(names, ", "))
+		len(hs), english.Plural(len(hs), "object"), strings.Join(names, ", "))
 }
 
 // ownerText says who the labels make an object's owner.
@@ -87,11 +89,4 @@ func ownerText(labels map[string]string) string {
 		return "not hopdag's"
 	}
 	return fmt.Sprintf("component %q of instance %q", c, i)
-}
-
-func plural(n int, s string) string {
-	if n == 1 {
-		return s
-	}
-	return s + "s"
 }

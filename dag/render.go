@@ -1,9 +1,10 @@
 package dag
 
 import (
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hopdag/hopdag/internal/english"
 )
 
 const critColor = "#d62728"
@@ -49,7 +50,7 @@ func labelLines(nd *Node, arrow string) []string {
 
 // summary is "7 components in 4 batches, critical path 11m35s".
 func (g *Graph) summary(crit time.Duration) string {
-	s := plural(len(g.nodes), "component") + " in " + plural(len(g.levels), "batch")
+	s := english.Count(len(g.nodes), "component") + " in " + english.Count(len(g.levels), "batch")
 	if crit > 0 {
 		s += ", critical path " + crit.String()
 	}
@@ -59,17 +60,6 @@ func (g *Graph) summary(crit time.Duration) string {
 			rs = append(rs, r.Name+" "+r.Version.Original())
 		}
 		s += "; removed: " + strings.Join(rs, ", ")
-	}
-	return s
-}
-
-func plural(n int, word string) string {
-	s := strconv.Itoa(n) + " " + word
-	if n != 1 {
-		if strings.HasSuffix(word, "ch") {
-			return s + "es"
-		}
-		return s + "s"
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/kube/internal/english"
 )
 
 // Sentinel errors of the package; the typed errors below match them.
@@ -174,7 +175,7 @@ func (e *UnreadyError) Error() string {
 	if e.Failed {
 		what = "failed"
 	}
-	return fmt.Sprintf("apply: %d %s %s: %s", len(e.Objects), plural(len(e.Objects), "object"), what, strings.Join(lines, "; "))
+	return fmt.Sprintf("apply: %s %s: %s", english.Count(len(e.Objects), "object"), what, strings.Join(lines, "; "))
 }
 
 // Is matches components.ErrPending, or ErrFailed when an object failed.
@@ -183,13 +184,6 @@ func (e *UnreadyError) Is(target error) bool {
 		return target == ErrFailed
 	}
 	return target == components.ErrPending
-}
-
-func plural(n int, w string) string {
-	if n == 1 {
-		return w
-	}
-	return w + "s"
 }
 
 func sortedUnique(ss []string) []string {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/internal/english"
 	"github.com/hopdag/hopdag/kube/rollout"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
@@ -353,7 +354,7 @@ func (d *decision) waitForApproval() {
 	msg := waitingMessage(st.Plan.Waiting)
 	stray, stale := strayApprovals(cv, st.Plan), staleApprovals(st.Plan)
 	if len(stray) > 0 {
-		msg = fmt.Sprintf("%s (spec.approvals names %s, which %s)", msg, strings.Join(stray, ", "), plural(len(stray), "does not wait now and approves nothing until it does", "do not wait now and approve nothing until they do"))
+		msg = fmt.Sprintf("%s (spec.approvals names %s, which %s)", msg, strings.Join(stray, ", "), english.Choose(len(stray), "does not wait now and approves nothing until it does", "do not wait now and approve nothing until they do"))
 	}
 	if len(stale) > 0 {
 		msg = fmt.Sprintf("%s (spec.approvals names %s from before the step waited, left from an earlier upgrade: an entry approves only once its step waits; remove the entry and add it again to approve)", msg, strings.Join(stale, ", "))

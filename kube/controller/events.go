@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/hopdag/hopdag/kube/internal/english"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -104,5 +105,5 @@ func (ru *run) failedSummary(ev runner.Event) {
 	}
 	ru.r.event(ru.p.cv, "Warning", "ComponentFailed", "Components failed on hop "+ev.HopName, fmt.Sprintf(
 		"%d more %s failed on hop %d (%s) without an Event of %s own (at most %d ComponentFailed Events a %s): %s; the run's record in the state store has each one's error",
-		len(quiet), plural(len(quiet), "component", "components"), ev.Hop+1, ev.HopName, plural(len(quiet), "its", "their"), retryEventsPerWindow, retryEventWindow, names))
+		len(quiet), english.Plural(len(quiet), "component"), ev.Hop+1, ev.HopName, english.Choose(len(quiet), "its", "their"), retryEventsPerWindow, retryEventWindow, names))
 }

@@ -548,14 +548,6 @@ func strayApprovals(cv *v1alpha1.ClusterVersion, ps *v1alpha1.PlanSummary) []str
 	return out
 }
 
-// plural is one when n is 1, else many.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // endedFor reports whether st's condition typ has reason and was set at
 // cv's generation: the outcome it reports stays until the spec changes.
 func endedFor(cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus, typ, reason string) bool {

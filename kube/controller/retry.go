@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/internal/english"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -69,7 +70,7 @@ func retryingText(ps *v1alpha1.PlanSummary) string {
 		fmt.Fprintf(&b, "; retrying %s on hop %d: attempt %d failed (%s: %s), %s", rt.Component, rt.Hop+1, rt.Attempt, rt.Code, rt.Message, retryNext(rt))
 	}
 	if more := ps.Progress.Retrying - min(len(ps.Retrying), retryShown); more > 0 {
-		fmt.Fprintf(&b, "; and %d more %s retrying (status.plan.retrying)", more, plural(more, "component", "components"))
+		fmt.Fprintf(&b, "; and %d more %s retrying (status.plan.retrying)", more, english.Plural(more, "component"))
 	}
 	return b.String()
 }
@@ -183,7 +184,7 @@ func (ru *run) observeRetry(ev runner.Event) bool {
 		note := retryEventNote(rt, ev.HopName, ev.Backoff)
 		if held > 0 {
 			note += fmt.Sprintf("; %d more failed %s of this upgrade went without an Event (at most %d a %s): status.plan.retrying lists the components retrying",
-				held, plural(held, "attempt", "attempts"), retryEventsPerWindow, retryEventWindow)
+				held, english.Plural(held, "attempt"), retryEventsPerWindow, retryEventWindow)
 		}
 		// The events API merges the Events of one action and reason into
 		// a series that shows the first note: one action per attempt.

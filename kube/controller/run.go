@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/internal/english"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
@@ -184,7 +185,7 @@ func (r *Reconciler) start(p *plan) {
 	r.runsWG.Add(1)
 	r.mu.Unlock()
 	if p.fresh {
-		r.event(p.cv, "Normal", "UpgradeStarted", "Upgrade", fmt.Sprintf("upgrading %s -> %s in %d %s", ru.from, ru.to, len(p.plan.Hops), plural(len(p.plan.Hops), "hop", "hops")))
+		r.event(p.cv, "Normal", "UpgradeStarted", "Upgrade", fmt.Sprintf("upgrading %s -> %s in %s", ru.from, ru.to, english.Count(len(p.plan.Hops), "hop")))
 	}
 	go ru.execute(base)
 }
@@ -886,7 +887,7 @@ func (ru *run) mismatch(s *runner.Status) (was, now string) {
 
 // hopList is "N hops (A -> B, B -> C)".
 func hopList(hops []string) string {
-	return fmt.Sprintf("%d %s (%s)", len(hops), plural(len(hops), "hop", "hops"), strings.Join(hops, ", "))
+	return fmt.Sprintf("%s (%s)", english.Count(len(hops), "hop"), strings.Join(hops, ", "))
 }
 
 // mismatchDetail is what err (runner.ErrPlanMismatch) says differs,
