@@ -170,106 +170,169 @@ func (j *journal) corrupt(name string, off int64, err error) error {
 	return &CorruptError{Path: j.v.where(name), Offset: off, Err: err}
 }
 
-// load reads the snapshot and replays the journal.
+// load reads the snapshot and replays the journal, in steps: read and
+// verify the snapshot (readSnapshot), read the journal, dropping a torn
+// tail, and its header (readJournal), check that the journal follows the
+// snapshot (follow), replay its commits (replay), check where it ends
+// (checkEnd), and keep what the handle needs for the next commit (adopt).
+// Whatever is wrong is a *CorruptError naming the record and the offset.
 func (j *journal) load() (*codec.State, error) {
 	st := &codec.State{}
-	snap, err := j.v.read(SnapshotFile)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, errorf("read %s: %w", j.v.where(SnapshotFile), err)
-	}
-	var snapSeq uint64
-	var ref *journalRef // what the snapshot says follows it
-	hasSnap := err == nil
-	if hasSnap {
-		lines, torn := codec.Lines(snap)
-		if torn > 0 {
-			return nil, j.corrupt(SnapshotFile, int64(len(snap)-torn), errors.New("the snapshot ends in the middle of a line (it is replaced whole, so this is not a torn write)"))
-		}
-		want := 0
-		for n, l := range lines {
-			r, err := codec.Unframe(l.Data)
-			if err == nil {
-				switch {
-				case n == 0 && r.Kind != codec.KindSnapshot:
-					err = fmt.Errorf("the first record is a %s, want a snapshot head", r.Kind)
-				case n > 0 && (r.Kind != codec.KindShard || r.Shard != n-1 || r.Seq != snapSeq):
-					err = fmt.Errorf("record %d is a %s of seq %d, want shard %d of seq %d", n, r.Kind, r.Seq, n-1, snapSeq)
-				}
-			}
-			if err == nil && n == 0 {
-				snapSeq, want = r.Seq, r.Shards
-				ref, err = refOf(l.Data)
-			}
-			if err == nil {
-				err = st.Apply(r)
-			}
-			if err != nil {
-				return nil, j.corrupt(SnapshotFile, l.Offset, err)
-			}
-		}
-		if len(lines) == 0 || len(lines)-1 != want {
-			return nil, j.corrupt(SnapshotFile, int64(len(snap)), fmt.Errorf("the snapshot has %d shards, its head says %d", max(len(lines)-1, 0), want))
-		}
-		j.snapBytes = int64(len(snap))
-	} else {
-		j.snapBytes = 0
-	}
-	log, err := j.v.read(JournalFile)
-	missing := errors.Is(err, fs.ErrNotExist)
-	if err != nil && !missing {
-		return nil, errorf("read %s: %w", j.v.where(JournalFile), err)
-	}
-	lines, torn := codec.Lines(log)
-	// A last line without its newline is a write cut short by a crash:
-	// never acknowledged, so dropped (and cut off by the next append).
-	j.end = int64(len(log) - torn)
-	// The header, if the journal has one: a commit without a status.
-	var head *journalRef
-	var headSeq uint64
-	if len(lines) > 0 {
-		r, err := codec.Unframe(lines[0].Data)
-		if err == nil && r.Kind == codec.KindCommit && r.Run == nil {
-			if head, err = refOf(lines[0].Data); err == nil && head == nil {
-				err = errors.New("a commit without a status")
-			}
-			headSeq = r.Seq
-			st.Token = max(st.Token, r.Token)
-		}
-		if err != nil {
-			return nil, j.corrupt(JournalFile, 0, err)
-		}
-	}
-	if err := j.follow(ref, snapSeq, hasSnap, missing, len(log), lines, head, headSeq); err != nil {
+	snap, err := j.readSnapshot(st)
+	if err != nil {
 		return nil, err
 	}
-	last := headSeq // the seq of the journal's last record
+	j.snapBytes = snap.size
+	log, err := j.readJournal()
+	if err != nil {
+		return nil, err
+	}
+	st.Token = max(st.Token, log.headToken)
+	if err := j.follow(snap.ref, snap.seq, snap.exists, log.missing, log.size, log.lines, log.head, log.headSeq); err != nil {
+		return nil, err
+	}
+	last, err := j.replay(st, log, snap.seq)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.checkEnd(st, log, snap.seq, last); err != nil {
+		return nil, err
+	}
+	j.adopt(st, snap, log, last)
+	if j.at, err = j.v.stamp(); err != nil {
+		return nil, errorf("stat %s: %w", j.v.where(JournalFile), err)
+	}
+	j.fresh = true
+	return st, nil
+}
+
+// snapshotRead is what readSnapshot found.
+type snapshotRead struct {
+	exists bool
+	size   int64
+	// seq is the snapshot's commit, ref what it says follows it (nil when
+	// there is no snapshot, or it was written before journals had IDs).
+	seq uint64
+	ref *journalRef
+}
+
+// readSnapshot reads the snapshot, if there is one, checks that it is a
+// head followed by as many shards as the head says, and applies them to
+// st. A snapshot is replaced whole, so any damage is corruption.
+func (j *journal) readSnapshot(st *codec.State) (snapshotRead, error) {
+	snap, err := j.v.read(SnapshotFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return snapshotRead{}, nil
+	}
+	if err != nil {
+		return snapshotRead{}, errorf("read %s: %w", j.v.where(SnapshotFile), err)
+	}
+	sr := snapshotRead{exists: true, size: int64(len(snap))}
+	lines, torn := codec.Lines(snap)
+	if torn > 0 {
+		return sr, j.corrupt(SnapshotFile, int64(len(snap)-torn), errors.New("the snapshot ends in the middle of a line (it is replaced whole, so this is not a torn write)"))
+	}
+	want := 0
 	for n, l := range lines {
-		if n == 0 && head != nil {
+		r, err := codec.Unframe(l.Data)
+		if err == nil {
+			err = snapshotRecord(n, r, sr.seq)
+		}
+		if err == nil && n == 0 {
+			sr.seq, want = r.Seq, r.Shards
+			sr.ref, err = refOf(l.Data)
+		}
+		if err == nil {
+			err = st.Apply(r)
+		}
+		if err != nil {
+			return sr, j.corrupt(SnapshotFile, l.Offset, err)
+		}
+	}
+	if len(lines) == 0 || len(lines)-1 != want {
+		return sr, j.corrupt(SnapshotFile, int64(len(snap)), fmt.Errorf("the snapshot has %d shards, its head says %d", max(len(lines)-1, 0), want))
+	}
+	return sr, nil
+}
+
+// snapshotRecord checks that r, the snapshot's record n, is in its place:
+// the head first, then shards 0, 1, ... of the head's seq.
+func snapshotRecord(n int, r *codec.Record, seq uint64) error {
+	switch {
+	case n == 0 && r.Kind != codec.KindSnapshot:
+		return fmt.Errorf("the first record is a %s, want a snapshot head", r.Kind)
+	case n > 0 && (r.Kind != codec.KindShard || r.Shard != n-1 || r.Seq != seq):
+		return fmt.Errorf("record %d is a %s of seq %d, want shard %d of seq %d", n, r.Kind, r.Seq, n-1, seq)
+	}
+	return nil
+}
+
+// journalRead is what readJournal found.
+type journalRead struct {
+	missing bool
+	size    int // bytes, with a torn tail
+	end     int64
+	lines   []codec.Line
+	// head is the header's reference (nil when the journal has none),
+	// headSeq the commit it follows, headToken the token it was written
+	// under.
+	head               *journalRef
+	headSeq, headToken uint64
+}
+
+// readJournal reads the journal and its header, and sets j.end to where
+// its last whole line ends. A last line without its newline is a write
+// cut short by a crash: never acknowledged, so dropped (and cut off by
+// the next append).
+func (j *journal) readJournal() (journalRead, error) {
+	log, err := j.v.read(JournalFile)
+	jr := journalRead{missing: errors.Is(err, fs.ErrNotExist), size: len(log)}
+	if err != nil && !jr.missing {
+		return jr, errorf("read %s: %w", j.v.where(JournalFile), err)
+	}
+	var torn int
+	jr.lines, torn = codec.Lines(log)
+	jr.end = int64(len(log) - torn)
+	j.end = jr.end
+	if len(jr.lines) == 0 {
+		return jr, nil
+	}
+	// The header, if the journal has one: a commit without a status.
+	r, err := codec.Unframe(jr.lines[0].Data)
+	if err == nil && r.Kind == codec.KindCommit && r.Run == nil {
+		if jr.head, err = refOf(jr.lines[0].Data); err == nil && jr.head == nil {
+			err = errors.New("a commit without a status")
+		}
+		jr.headSeq, jr.headToken = r.Seq, r.Token
+	}
+	if err != nil {
+		return jr, j.corrupt(JournalFile, 0, err)
+	}
+	return jr, nil
+}
+
+// replay applies the journal's commits after the snapshot's (of seq
+// snapSeq) to st, and returns the seq of the journal's last record (the
+// header's when it has no other).
+func (j *journal) replay(st *codec.State, log journalRead, snapSeq uint64) (last uint64, err error) {
+	last = log.headSeq
+	for n, l := range log.lines {
+		if n == 0 && log.head != nil {
 			continue
 		}
 		r, err := codec.Unframe(l.Data)
-		if err == nil && !r.IsCommit() {
-			err = fmt.Errorf("a %s record in the journal", r.Kind)
-		}
-		if err == nil && r.Run == nil {
-			err = errors.New("a commit without a status")
-		}
-		if err == nil && j.stale && r.Seq >= snapSeq {
-			err = fmt.Errorf("it is the journal the snapshot (%s, commit %d) replaced, but holds commit %d", j.v.where(SnapshotFile), snapSeq, r.Seq)
-		}
-		if err == nil && r.Seq > st.Seq && r.Seq != st.Seq+1 {
-			if st.Seq == 0 && j.snapBytes == 0 {
-				// No snapshot, and the journal does not start at the first
-				// commit: the snapshot that held the commits before it is gone.
-				return nil, j.corrupt(SnapshotFile, 0, fmt.Errorf("it is not there, and the journal (%s) starts at commit %d: the commits before it were in the snapshot", j.v.where(JournalFile), r.Seq))
+		if err == nil {
+			err = j.journalRecord(st, r, snapSeq)
+			var snapshotGone *CorruptError
+			if errors.As(err, &snapshotGone) {
+				return 0, err // the snapshot's, not this record's
 			}
-			err = fmt.Errorf("commit %d follows %d: commits are missing", r.Seq, st.Seq)
 		}
 		if err == nil && r.Seq > st.Seq {
 			err = st.Apply(r)
 		}
 		if err != nil {
-			return nil, j.corrupt(JournalFile, l.Offset, err)
+			return 0, j.corrupt(JournalFile, l.Offset, err)
 		}
 		if r.Seq <= st.Seq {
 			// Before the snapshot (a crash between the snapshot and the
@@ -278,39 +341,69 @@ func (j *journal) load() (*codec.State, error) {
 		}
 		last = r.Seq
 	}
-	if head != nil {
-		if err := j.checkAcked(head.ID, j.end, last); err != nil {
-			return nil, err
+	return last, nil
+}
+
+// journalRecord checks that r, a record of the journal after its header,
+// is a commit with a status that may follow st. A gap right after no
+// snapshot is a *CorruptError of the snapshot (it held the commits
+// before); other errors are the record's.
+func (j *journal) journalRecord(st *codec.State, r *codec.Record, snapSeq uint64) error {
+	switch {
+	case !r.IsCommit():
+		return fmt.Errorf("a %s record in the journal", r.Kind)
+	case r.Run == nil:
+		return errors.New("a commit without a status")
+	case j.stale && r.Seq >= snapSeq:
+		return fmt.Errorf("it is the journal the snapshot (%s, commit %d) replaced, but holds commit %d", j.v.where(SnapshotFile), snapSeq, r.Seq)
+	case r.Seq > st.Seq && r.Seq != st.Seq+1 && st.Seq == 0 && j.snapBytes == 0:
+		// No snapshot, and the journal does not start at the first
+		// commit: the snapshot that held the commits before it is gone.
+		return j.corrupt(SnapshotFile, 0, fmt.Errorf("it is not there, and the journal (%s) starts at commit %d: the commits before it were in the snapshot", j.v.where(JournalFile), r.Seq))
+	case r.Seq > st.Seq && r.Seq != st.Seq+1:
+		return fmt.Errorf("commit %d follows %d: commits are missing", r.Seq, st.Seq)
+	}
+	return nil
+}
+
+// checkEnd checks where the journal, replayed into st up to commit last,
+// ends: no shorter than this handle wrote and was told is durable, at the
+// commit before the snapshot when it is the journal the snapshot
+// replaced, and with a valid status.
+func (j *journal) checkEnd(st *codec.State, log journalRead, snapSeq, last uint64) error {
+	if log.head != nil {
+		if err := j.checkAcked(log.head.ID, j.end, last); err != nil {
+			return err
 		}
 	}
 	if j.stale && last+1 != snapSeq {
 		// The journal the snapshot replaced ended at the commit before it.
-		return nil, j.corrupt(JournalFile, j.end, fmt.Errorf("it is the journal the snapshot (%s, commit %d) replaced, but ends at commit %d, not %d: it is not the journal that follows the snapshot", j.v.where(SnapshotFile), snapSeq, last, snapSeq-1))
+		return j.corrupt(JournalFile, j.end, fmt.Errorf("it is the journal the snapshot (%s, commit %d) replaced, but ends at commit %d, not %d: it is not the journal that follows the snapshot", j.v.where(SnapshotFile), snapSeq, last, snapSeq-1))
 	}
 	if err := st.Check(); err != nil {
-		return nil, j.corrupt(JournalFile, j.end, fmt.Errorf("the status the records add up to is not valid: %w", err))
+		return j.corrupt(JournalFile, j.end, fmt.Errorf("the status the records add up to is not valid: %w", err))
 	}
+	return nil
+}
+
+// adopt keeps what the next commit needs of the state just loaded.
+func (j *journal) adopt(st *codec.State, snap snapshotRead, log journalRead, last uint64) {
 	j.seq, j.token, j.exists = st.Seq, st.Token, st.Status != nil
 	j.base = codec.BaseOf(st.Status)
-	j.snapSeq, j.snapID, j.jid = snapSeq, "", ""
-	if ref != nil {
-		j.snapID = ref.ID
+	j.snapSeq, j.snapID, j.jid = snap.seq, "", ""
+	if snap.ref != nil {
+		j.snapID = snap.ref.ID
 	}
-	if head != nil {
-		j.jid = head.ID
+	if log.head != nil {
+		j.jid = log.head.ID
 	}
-	j.follows = len(lines) > 0 && last == st.Seq && (head != nil || st.Seq > snapSeq)
+	j.follows = len(log.lines) > 0 && last == st.Seq && (log.head != nil || st.Seq > snap.seq)
 	j.counts = 0
 	if st.Status != nil {
 		for _, h := range st.Status.Hops {
 			j.counts += len(h.Components)
 		}
 	}
-	if j.at, err = j.v.stamp(); err != nil {
-		return nil, errorf("stat %s: %w", j.v.where(JournalFile), err)
-	}
-	j.fresh = true
-	return st, nil
 }
 
 // follow checks that the journal follows the snapshot, given the
