@@ -143,15 +143,44 @@ func (s *Store) corrupt(key string, off int64, err error) error {
 	return &state.CorruptError{Path: key, Offset: off, Err: err}
 }
 
+// load reads the run's keys and adds up the status they hold, in steps:
+// sort the keys (keys), apply the snapshot (readSnapshot), replay the
+// commits after it (replay), and keep what the next commit needs
+// (adopt). Whatever is wrong is a *state.CorruptError naming the key.
 func (s *Store) load(ctx context.Context) (*codec.State, error) {
 	s.fresh = false
 	resp, err := s.cli.Get(ctx, s.prefix, clientv3.WithPrefix())
 	if err != nil {
 		return nil, errorf("load %s: %w", s.prefix, err)
 	}
+	kvs, logs, err := s.keys(resp.Kvs)
+	if err != nil {
+		return nil, err
+	}
+	st := &codec.State{}
+	s.headRev, s.snapLen, s.logSize = 0, 0, 0
+	if err := s.readSnapshot(st, kvs, logs); err != nil {
+		return nil, err
+	}
+	if err := s.replay(st, logs); err != nil {
+		return nil, err
+	}
+	if err := st.Check(); err != nil {
+		return nil, s.corrupt(s.prefix, 0, fmt.Errorf("the status the records add up to is not valid: %w", err))
+	}
+	s.adopt(st)
+	s.fresh = true
+	return st, nil
+}
+
+// keys returns the run's keys by name, and its commits (log/) in key
+// order, which is seq order. It checks the record of the last lease
+// issued, skips another run's keys under a prefix nested in this one, and
+// refuses a key nested under this run's own.
+func (s *Store) keys(all []*mvccpb.KeyValue) (map[string]*mvccpb.KeyValue, []*mvccpb.KeyValue, error) {
 	kvs := map[string]*mvccpb.KeyValue{}
 	var logs []*mvccpb.KeyValue
-	for _, kv := range resp.Kvs {
+	for _, kv := range all {
 		k := string(kv.Key)
 		switch s.keyKind(k) {
 		case keyLog:
@@ -161,52 +190,65 @@ func (s *Store) load(ctx context.Context) (*codec.State, error) {
 		case keyIssued:
 			var rec issued
 			if err := json.Unmarshal(kv.Value, &rec); err != nil {
-				return nil, &state.CorruptError{Path: k, Err: fmt.Errorf("%q is not the record of the last lease issued, as the store writes it: %w", kv.Value, err)}
+				return nil, nil, &state.CorruptError{Path: k, Err: fmt.Errorf("%q is not the record of the last lease issued, as the store writes it: %w", kv.Value, err)}
 			}
 		case keyNested:
-			return nil, errorf("load %s: key %s is under this run's own keys (%slog/ and %ssnap/ and 20 digits): a run whose prefix is nested there would have its keys deleted by this one's snapshots; give the runs prefixes that do not nest", s.prefix, k, s.prefix, s.prefix)
+			return nil, nil, errorf("load %s: key %s is under this run's own keys (%slog/ and %ssnap/ and 20 digits): a run whose prefix is nested there would have its keys deleted by this one's snapshots; give the runs prefixes that do not nest", s.prefix, k, s.prefix, s.prefix)
 		}
 		kvs[k] = kv
 	}
-	st := &codec.State{}
-	s.headRev, s.snapLen, s.logSize = 0, 0, 0
+	return kvs, logs, nil
+}
+
+// readSnapshot applies the snapshot head and its shards to st, and sets
+// headRev and snapLen. No snapshot is an empty store, unless there are
+// commits: every commit follows a snapshot.
+func (s *Store) readSnapshot(st *codec.State, kvs map[string]*mvccpb.KeyValue, logs []*mvccpb.KeyValue) error {
 	head, ok := kvs[s.headKey()]
 	if !ok && len(logs) > 0 {
-		return nil, s.corrupt(s.headKey(), 0, fmt.Errorf("the snapshot head is missing: commits %s and on are there, and every commit follows a snapshot", strings.TrimPrefix(string(logs[0].Key), s.prefix+"log/")))
+		return s.corrupt(s.headKey(), 0, fmt.Errorf("the snapshot head is missing: commits %s and on are there, and every commit follows a snapshot", strings.TrimPrefix(string(logs[0].Key), s.prefix+"log/")))
 	}
-	if ok {
-		s.headRev = head.ModRevision
-		r, err := codec.Unframe(head.Value)
-		if err == nil && r.Kind != codec.KindSnapshot {
-			err = fmt.Errorf("a %s record, want a snapshot head", r.Kind)
+	if !ok {
+		return nil
+	}
+	s.headRev = head.ModRevision
+	r, err := codec.Unframe(head.Value)
+	if err == nil && r.Kind != codec.KindSnapshot {
+		err = fmt.Errorf("a %s record, want a snapshot head", r.Kind)
+	}
+	if err == nil {
+		err = st.Apply(r)
+	}
+	if err != nil {
+		return s.corrupt(s.headKey(), 0, err)
+	}
+	s.snapLen = int64(len(head.Value))
+	for i := range r.Shards {
+		key := s.shardKey(r.Seq, i)
+		kv, ok := kvs[key]
+		if !ok {
+			return s.corrupt(key, 0, fmt.Errorf("shard %d of %d of snapshot %d is missing", i, r.Shards, r.Seq))
+		}
+		sh, err := codec.Unframe(kv.Value)
+		if err == nil && (sh.Kind != codec.KindShard || sh.Seq != r.Seq || sh.Shard != i) {
+			err = fmt.Errorf("a %s of seq %d, want shard %d of seq %d", sh.Kind, sh.Seq, i, r.Seq)
 		}
 		if err == nil {
-			err = st.Apply(r)
+			err = st.Apply(sh)
 		}
 		if err != nil {
-			return nil, s.corrupt(s.headKey(), 0, err)
+			return s.corrupt(key, 0, err)
 		}
-		s.snapLen = int64(len(head.Value))
-		for i := range r.Shards {
-			key := s.shardKey(r.Seq, i)
-			kv, ok := kvs[key]
-			if !ok {
-				return nil, s.corrupt(key, 0, fmt.Errorf("shard %d of %d of snapshot %d is missing", i, r.Shards, r.Seq))
-			}
-			sh, err := codec.Unframe(kv.Value)
-			if err == nil && (sh.Kind != codec.KindShard || sh.Seq != r.Seq || sh.Shard != i) {
-				err = fmt.Errorf("a %s of seq %d, want shard %d of seq %d", sh.Kind, sh.Seq, i, r.Seq)
-			}
-			if err == nil {
-				err = st.Apply(sh)
-			}
-			if err != nil {
-				return nil, s.corrupt(key, 0, err)
-			}
-			s.snapLen += int64(len(kv.Value))
-		}
-		st.Seq = r.Seq
+		s.snapLen += int64(len(kv.Value))
 	}
+	st.Seq = r.Seq
+	return nil
+}
+
+// replay applies the commits after the snapshot to st, and sets logSize.
+// Commits the snapshot already holds (a crash before their keys were
+// deleted) only raise the token.
+func (s *Store) replay(st *codec.State, logs []*mvccpb.KeyValue) error {
 	for _, kv := range logs {
 		key := string(kv.Key)
 		r, err := codec.Unframe(kv.Value)
@@ -224,13 +266,15 @@ func (s *Store) load(ctx context.Context) (*codec.State, error) {
 			s.logSize += int64(len(kv.Value))
 		}
 		if err != nil {
-			return nil, s.corrupt(key, 0, err)
+			return s.corrupt(key, 0, err)
 		}
 		st.Token = max(st.Token, r.Token)
 	}
-	if err := st.Check(); err != nil {
-		return nil, s.corrupt(s.prefix, 0, fmt.Errorf("the status the records add up to is not valid: %w", err))
-	}
+	return nil
+}
+
+// adopt keeps what the next commit needs of the state just loaded.
+func (s *Store) adopt(st *codec.State) {
 	s.seq, s.token, s.exists = st.Seq, st.Token, st.Status != nil
 	s.base = codec.BaseOf(st.Status)
 	s.counts = 0
@@ -239,8 +283,6 @@ func (s *Store) load(ctx context.Context) (*codec.State, error) {
 			s.counts += len(h.Components)
 		}
 	}
-	s.fresh = true
-	return st, nil
 }
 
 // Save writes st whole: a snapshot.
