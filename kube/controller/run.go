@@ -606,25 +606,17 @@ func storeFailing(st *v1alpha1.ClusterVersionStatus) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && (c.Reason == "StoreUnavailable" || c.Reason == "StoreCorrupt")
 }
 
-// finish records how the run ended.
+// finish records how the run ended: a plan refused before it ran
+// (refused), a record that cannot resume (mismatched), or the phase the
+// run ended in, written to the ClusterVersion's status by the ending's
+// method for it (see ending.write). An abandoned run's record is saved
+// Abandoned first.
 func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease, s *runner.Status, err error) {
-	r, cv := ru.r, ru.p.cv
 	ru.mu.Lock()
-	why, reason := ru.why, ru.reason
-	deleted := ru.deleted
+	why, reason, deleted := ru.why, ru.reason, ru.deleted
 	ru.mu.Unlock()
 	if s == nil { // the plan was refused before it ran
-		now := metav1.Now()
-		msg := withNext(err.Error(), failedNext(ru.from))
-		ru.updateFor(ctx, func(latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
-			// The history entry decide opened ends here, Failed: the
-			// upgrade was shown Upgrading (and, when resumed, may have
-			// completed hops before), so it is not dropped.
-			endHistory(st, v1alpha1.HistoryFailed, firstLine(err.Error()), now)
-			r.failing(cv, st, "PlanInvalid", msg)
-			st.Phase, st.ObservedRetry = v1alpha1.PhaseFailed, latest.Spec.Retry
-		})
-		r.event(cv, "Warning", "UpgradeFailed", "Upgrade", fmt.Sprintf("upgrade %s -> %s failed: the plan was refused: %s; %s", ru.from, ru.to, firstLine(err.Error()), failedNext(ru.from)))
+		ru.refused(ctx, err)
 		return
 	}
 	if errors.Is(err, runner.ErrPlanMismatch) {
@@ -635,7 +627,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 	if s.Phase == runner.Cancelled && why == stopAbandon {
 		if aerr := s.Abandon(reason, now.Time); aerr == nil {
 			if serr := store.Save(ctx, lease.Token, s); serr != nil {
-				r.logger.Warn("controller: saving the abandoned run", "clusterversion", ru.p.key, "error", serr)
+				ru.r.logger.Warn("controller: saving the abandoned run", "clusterversion", ru.p.key, "error", serr)
 				return
 			}
 		}
@@ -649,116 +641,228 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			// ended: it is not recorded, nor announced, again.
 			return
 		}
-		r := held{r, &events}
-		st.Plan = summary(ru.p.plan, s, ru.p.target)
-		st.CurrentVersion = reachedBy(ru.p.plan, s)
-		switch {
-		case s.Phase == runner.Succeeded:
-			st.Phase = v1alpha1.PhaseIdle
-			setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+st.CurrentVersion)
-			msg := ""
-			if why == stopAbort && !deleted && setsBack(ru.from, string(latest.Spec.DesiredVersion)) { // it came during the last hop, which an abort lets finish
-				msg = abortedLate + ru.from + " came during the last hop, and an abort lets the hop in progress finish"
-			} else if why == stopAbort && !deleted {
-				msg = redirectedLate(ru.to, latest.Spec.DesiredVersion)
-			}
-			endHistory(st, v1alpha1.HistoryCompleted, msg, now)
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+st.CurrentVersion)
-			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
-			r.event(cv, "Normal", "UpgradeCompleted", "Upgrade", fmt.Sprintf("upgraded %s -> %s in %s", ru.from, ru.to, s.FinishedAt.Sub(s.StartedAt).Round(time.Millisecond)))
-		case s.Phase == runner.Abandoned:
-			st.Phase = v1alpha1.PhaseAbandoned
-			endHistory(st, v1alpha1.HistoryFailed, "abandoned: "+reason, now)
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Abandoned", "abandoned at "+st.Plan.Progress.Summary+": "+reason)
-			r.event(cv, "Warning", "UpgradeAbandoned", "Abandon", "abandoned: "+reason)
-		case s.Phase == runner.WaitingForApproval:
-			st.Phase = v1alpha1.PhaseWaitingForApproval
-			markStale(latest, st.Plan)
-			msg := waitingMessage(st.Plan.Waiting)
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForApproval", msg)
-			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
-			r.event(cv, "Normal", "UpgradeWaitingForApproval", "Gate", msg)
-		case s.Phase == runner.Paused: // at the until step (spec.until, or runner.WithUntil in the operator's executor options)
-			st.Phase = v1alpha1.PhasePaused
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UntilReached", untilMessage(ru.p.cv, s, st.Plan.Progress.Summary))
-			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
-			r.event(cv, "Normal", "UpgradePaused", "Pause", s.Message)
-		case s.Phase == runner.RolledBack:
-			st.Phase = v1alpha1.PhaseRolledBack
-			msg := fmt.Sprintf("the upgrade %s -> %s failed and was rolled back; the system runs %s", ru.from, ru.to, st.CurrentVersion)
-			if f := s.LastFailure; f != nil {
-				msg = fmt.Sprintf("the upgrade %s -> %s failed at component %s on hop %d (%s: %s) and was rolled back; the system runs %s", ru.from, ru.to, cmpStr(f.Component, f.Check), f.Hop+1, f.Code, firstLine(f.Error), st.CurrentVersion)
-			}
-			endHistory(st, v1alpha1.HistoryRolledBack, msg, now)
-			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionTrue, "UpgradeRolledBack", msg+"; change the spec to try again")
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeRolledBack", "not upgrading: rolled back to "+st.CurrentVersion)
-			r.event(cv, "Warning", "UpgradeRolledBack", "Rollback", msg)
-		case s.Phase == runner.RollbackFailed:
-			st.Phase = v1alpha1.PhaseFailed
-			msg := fmt.Sprintf("%s: the upgrade %s -> %s failed and its rollback did not finish: the system is between versions", s.Code, ru.from, ru.to)
-			if f := s.LastFailure; f != nil {
-				msg += fmt.Sprintf(" (the upgrade failed at component %s on hop %d: %s)", cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
-			}
-			if err != nil {
-				msg += ": " + err.Error()
-			}
-			endHistory(st, v1alpha1.HistoryFailed, firstLine(msg), now)
-			msg = withNext(msg, rollbackNext(s))
-			r.failing(cv, st, "RollbackFailed", msg)
-			st.ObservedRetry = latest.Spec.Retry // a failure: only a later spec.retry resumes it
-			r.event(cv, "Warning", "UpgradeRollbackFailed", "Rollback", firstLine(msg))
-		case s.Phase == runner.Cancelled && why == stopPause:
-			st.Phase = v1alpha1.PhasePaused
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st, ru.to))
-			r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
-		case s.Phase == runner.Cancelled && deleted:
-			st.Phase = v1alpha1.PhaseIdle
-			msg := fmt.Sprintf("stopped at %s: the ClusterVersion is being deleted; the system runs %s", st.Plan.Progress.Summary, st.CurrentVersion)
-			if ph := st.Plan.Partial; ph != nil { // paused partway through a hop before the deletion
-				msg = fmt.Sprintf("stopped at %s: the ClusterVersion is being deleted; %s", st.Plan.Progress.Summary, between(st.CurrentVersion, ph))
-			}
-			endHistory(st, v1alpha1.HistoryPartial, msg, now)
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Deleting", msg)
-			r.event(cv, "Normal", "UpgradeStopped", "Delete", msg)
-		case s.Phase == runner.Cancelled && why == stopAbort && !setsBack(ru.from, string(latest.Spec.DesiredVersion)):
-			st.Phase = v1alpha1.PhaseIdle
-			msg := redirected(st, ru.p.target, latest.Spec.DesiredVersion)
-			endHistory(st, v1alpha1.HistoryPartial, msg, now)
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeRedirected", msg)
-			r.event(cv, "Normal", "UpgradeRedirected", "Redirect", msg)
-		case s.Phase == runner.Cancelled && why == stopAbort:
-			st.Phase = v1alpha1.PhaseIdle
-			msg := fmt.Sprintf("aborted at %s: desiredVersion set back to %s; the system runs %s", st.Plan.Progress.Summary, ru.from, st.CurrentVersion)
-			if ph := st.Plan.Partial; ph != nil { // paused partway through a hop before the abort
-				msg = fmt.Sprintf("aborted at %s: desiredVersion set back to %s; %s", st.Plan.Progress.Summary, ru.from, between(st.CurrentVersion, ph))
-			}
-			endHistory(st, v1alpha1.HistoryPartial, msg, now)
-			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeAborted", msg)
-			r.event(cv, "Normal", "UpgradeAborted", "Abort", msg)
-		default:
-			st.Phase = v1alpha1.PhaseFailed
-			msg := "the upgrade failed"
-			if err != nil {
-				msg = err.Error()
-			}
-			endHistory(st, v1alpha1.HistoryFailed, firstLine(msg), now)
-			next := failedNext(ru.from)
-			r.failing(cv, st, "UpgradeFailed", withNext(msg, next))
-			// Recorded with the spec.retry of the object the failure is
-			// written to: only a later change of spec.retry retries it.
-			st.ObservedRetry = latest.Spec.Retry
-			note := fmt.Sprintf("upgrade %s -> %s failed: %s", ru.from, ru.to, s.Code)
-			if f := s.LastFailure; f != nil {
-				note = fmt.Sprintf("upgrade %s -> %s failed: component %s on hop %d: %s", ru.from, ru.to, cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
-			}
-			r.event(cv, "Warning", "UpgradeFailed", "Upgrade", note+"; "+next)
-		}
+		e := &ending{ru: ru, r: held{ru.r, &events}, cv: ru.p.cv, latest: latest, st: st, s: s, err: err, why: why, reason: reason, deleted: deleted, now: now}
+		e.write()
 	})
 	if wrote {
 		for _, tell := range events {
 			tell()
 		}
 	}
+}
+
+// refused records a plan that was refused before it ran: the upgrade
+// failed.
+func (ru *run) refused(ctx context.Context, err error) {
+	r, cv := ru.r, ru.p.cv
+	now := metav1.Now()
+	msg := withNext(err.Error(), failedNext(ru.from))
+	ru.updateFor(ctx, func(latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
+		// The history entry decide opened ends here, Failed: the
+		// upgrade was shown Upgrading (and, when resumed, may have
+		// completed hops before), so it is not dropped.
+		endHistory(st, v1alpha1.HistoryFailed, firstLine(err.Error()), now)
+		r.failing(cv, st, "PlanInvalid", msg)
+		st.Phase, st.ObservedRetry = v1alpha1.PhaseFailed, latest.Spec.Retry
+	})
+	r.event(cv, "Warning", "UpgradeFailed", "Upgrade", fmt.Sprintf("upgrade %s -> %s failed: the plan was refused: %s; %s", ru.from, ru.to, firstLine(err.Error()), failedNext(ru.from)))
+}
+
+// ending is how a run ended, as finish writes it to the latest
+// ClusterVersion's status st: the run's record s, the error Execute
+// returned, and why the run was stopped. Its Events are held (r) until
+// the status is written.
+type ending struct {
+	ru      *run
+	r       held
+	cv      *v1alpha1.ClusterVersion
+	latest  *v1alpha1.ClusterVersion
+	st      *v1alpha1.ClusterVersionStatus
+	s       *runner.Status
+	err     error
+	why     stop
+	reason  string // the abandon reason
+	deleted bool
+	now     metav1.Time
+}
+
+// write sets the status's plan, current version, phase, conditions and
+// history for the phase the run ended in.
+func (e *ending) write() {
+	st, s := e.st, e.s
+	st.Plan = summary(e.ru.p.plan, s, e.ru.p.target)
+	st.CurrentVersion = reachedBy(e.ru.p.plan, s)
+	cancelled := s.Phase == runner.Cancelled
+	switch {
+	case s.Phase == runner.Succeeded:
+		e.succeeded()
+	case s.Phase == runner.Abandoned:
+		e.abandoned()
+	case s.Phase == runner.WaitingForApproval:
+		e.waiting()
+	case s.Phase == runner.Paused: // at the until step (spec.until, or runner.WithUntil in the operator's executor options)
+		e.untilReached()
+	case s.Phase == runner.RolledBack:
+		e.rolledBack()
+	case s.Phase == runner.RollbackFailed:
+		e.rollbackFailed()
+	case cancelled && e.why == stopPause:
+		e.paused()
+	case cancelled && e.deleted:
+		e.stoppedForDeletion()
+	case cancelled && e.why == stopAbort && !setsBack(e.ru.from, string(e.latest.Spec.DesiredVersion)):
+		e.redirected()
+	case cancelled && e.why == stopAbort:
+		e.aborted()
+	default:
+		e.failed()
+	}
+}
+
+// succeeded: the system runs the target; an abort or a new target that
+// came during the last hop is noted in the history.
+func (e *ending) succeeded() {
+	ru, st, cv := e.ru, e.st, e.cv
+	st.Phase = v1alpha1.PhaseIdle
+	setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+st.CurrentVersion)
+	msg := ""
+	if e.why == stopAbort && !e.deleted && setsBack(ru.from, string(e.latest.Spec.DesiredVersion)) { // it came during the last hop, which an abort lets finish
+		msg = abortedLate + ru.from + " came during the last hop, and an abort lets the hop in progress finish"
+	} else if e.why == stopAbort && !e.deleted {
+		msg = redirectedLate(ru.to, e.latest.Spec.DesiredVersion)
+	}
+	endHistory(st, v1alpha1.HistoryCompleted, msg, e.now)
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+st.CurrentVersion)
+	setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+	e.r.event(cv, "Normal", "UpgradeCompleted", "Upgrade", fmt.Sprintf("upgraded %s -> %s in %s", ru.from, ru.to, e.s.FinishedAt.Sub(e.s.StartedAt).Round(time.Millisecond)))
+}
+
+// abandoned: spec.abandon stopped the run, and its record says so.
+func (e *ending) abandoned() {
+	st, cv := e.st, e.cv
+	st.Phase = v1alpha1.PhaseAbandoned
+	endHistory(st, v1alpha1.HistoryFailed, "abandoned: "+e.reason, e.now)
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Abandoned", "abandoned at "+st.Plan.Progress.Summary+": "+e.reason)
+	e.r.event(cv, "Warning", "UpgradeAbandoned", "Abandon", "abandoned: "+e.reason)
+}
+
+// waiting: a gate waits for spec.approvals.
+func (e *ending) waiting() {
+	st, cv := e.st, e.cv
+	st.Phase = v1alpha1.PhaseWaitingForApproval
+	markStale(e.latest, st.Plan)
+	msg := waitingMessage(st.Plan.Waiting)
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForApproval", msg)
+	setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+	e.r.event(cv, "Normal", "UpgradeWaitingForApproval", "Gate", msg)
+}
+
+// untilReached: the run stopped at its until step.
+func (e *ending) untilReached() {
+	st, cv := e.st, e.cv
+	st.Phase = v1alpha1.PhasePaused
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UntilReached", untilMessage(e.ru.p.cv, e.s, st.Plan.Progress.Summary))
+	setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+	e.r.event(cv, "Normal", "UpgradePaused", "Pause", e.s.Message)
+}
+
+// rolledBack: the upgrade failed and the system is back where it
+// started.
+func (e *ending) rolledBack() {
+	ru, st, cv, s := e.ru, e.st, e.cv, e.s
+	st.Phase = v1alpha1.PhaseRolledBack
+	msg := fmt.Sprintf("the upgrade %s -> %s failed and was rolled back; the system runs %s", ru.from, ru.to, st.CurrentVersion)
+	if f := s.LastFailure; f != nil {
+		msg = fmt.Sprintf("the upgrade %s -> %s failed at component %s on hop %d (%s: %s) and was rolled back; the system runs %s", ru.from, ru.to, cmpStr(f.Component, f.Check), f.Hop+1, f.Code, firstLine(f.Error), st.CurrentVersion)
+	}
+	endHistory(st, v1alpha1.HistoryRolledBack, msg, e.now)
+	setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionTrue, "UpgradeRolledBack", msg+"; change the spec to try again")
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeRolledBack", "not upgrading: rolled back to "+st.CurrentVersion)
+	e.r.event(cv, "Warning", "UpgradeRolledBack", "Rollback", msg)
+}
+
+// rollbackFailed: the upgrade failed and its rollback did not finish.
+func (e *ending) rollbackFailed() {
+	ru, st, cv, s := e.ru, e.st, e.cv, e.s
+	st.Phase = v1alpha1.PhaseFailed
+	msg := fmt.Sprintf("%s: the upgrade %s -> %s failed and its rollback did not finish: the system is between versions", s.Code, ru.from, ru.to)
+	if f := s.LastFailure; f != nil {
+		msg += fmt.Sprintf(" (the upgrade failed at component %s on hop %d: %s)", cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
+	}
+	if e.err != nil {
+		msg += ": " + e.err.Error()
+	}
+	endHistory(st, v1alpha1.HistoryFailed, firstLine(msg), e.now)
+	msg = withNext(msg, rollbackNext(s))
+	e.r.failing(cv, st, "RollbackFailed", msg)
+	st.ObservedRetry = e.latest.Spec.Retry // a failure: only a later spec.retry resumes it
+	e.r.event(cv, "Warning", "UpgradeRollbackFailed", "Rollback", firstLine(msg))
+}
+
+// paused: spec.paused stopped the run.
+func (e *ending) paused() {
+	st, cv := e.st, e.cv
+	st.Phase = v1alpha1.PhasePaused
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st, e.ru.to))
+	e.r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
+}
+
+// stoppedForDeletion: the ClusterVersion is being deleted.
+func (e *ending) stoppedForDeletion() {
+	st, cv := e.st, e.cv
+	st.Phase = v1alpha1.PhaseIdle
+	msg := fmt.Sprintf("stopped at %s: the ClusterVersion is being deleted; the system runs %s", st.Plan.Progress.Summary, st.CurrentVersion)
+	if ph := st.Plan.Partial; ph != nil { // paused partway through a hop before the deletion
+		msg = fmt.Sprintf("stopped at %s: the ClusterVersion is being deleted; %s", st.Plan.Progress.Summary, between(st.CurrentVersion, ph))
+	}
+	endHistory(st, v1alpha1.HistoryPartial, msg, e.now)
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Deleting", msg)
+	e.r.event(cv, "Normal", "UpgradeStopped", "Delete", msg)
+}
+
+// redirected: a new target stopped the run once the hop in progress
+// finished.
+func (e *ending) redirected() {
+	st, cv := e.st, e.cv
+	st.Phase = v1alpha1.PhaseIdle
+	msg := redirected(st, e.ru.p.target, e.latest.Spec.DesiredVersion)
+	endHistory(st, v1alpha1.HistoryPartial, msg, e.now)
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeRedirected", msg)
+	e.r.event(cv, "Normal", "UpgradeRedirected", "Redirect", msg)
+}
+
+// aborted: desiredVersion was set back to where the run started.
+func (e *ending) aborted() {
+	ru, st, cv := e.ru, e.st, e.cv
+	st.Phase = v1alpha1.PhaseIdle
+	msg := fmt.Sprintf("aborted at %s: desiredVersion set back to %s; the system runs %s", st.Plan.Progress.Summary, ru.from, st.CurrentVersion)
+	if ph := st.Plan.Partial; ph != nil { // paused partway through a hop before the abort
+		msg = fmt.Sprintf("aborted at %s: desiredVersion set back to %s; %s", st.Plan.Progress.Summary, ru.from, between(st.CurrentVersion, ph))
+	}
+	endHistory(st, v1alpha1.HistoryPartial, msg, e.now)
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeAborted", msg)
+	e.r.event(cv, "Normal", "UpgradeAborted", "Abort", msg)
+}
+
+// failed: the upgrade failed, and was not rolled back.
+func (e *ending) failed() {
+	ru, st, cv, s := e.ru, e.st, e.cv, e.s
+	st.Phase = v1alpha1.PhaseFailed
+	msg := "the upgrade failed"
+	if e.err != nil {
+		msg = e.err.Error()
+	}
+	endHistory(st, v1alpha1.HistoryFailed, firstLine(msg), e.now)
+	next := failedNext(ru.from)
+	e.r.failing(cv, st, "UpgradeFailed", withNext(msg, next))
+	// Recorded with the spec.retry of the object the failure is
+	// written to: only a later change of spec.retry retries it.
+	st.ObservedRetry = e.latest.Spec.Retry
+	note := fmt.Sprintf("upgrade %s -> %s failed: %s", ru.from, ru.to, s.Code)
+	if f := s.LastFailure; f != nil {
+		note = fmt.Sprintf("upgrade %s -> %s failed: component %s on hop %d: %s", ru.from, ru.to, cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
+	}
+	e.r.event(cv, "Warning", "UpgradeFailed", "Upgrade", note+"; "+next)
 }
 
 // abortedLate starts the history message of an upgrade that completed
