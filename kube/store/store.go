@@ -229,77 +229,133 @@ func (s *Store) loadOnce(ctx context.Context) (*codec.State, error) {
 }
 
 // replay applies the snapshot's chunks and the journal's records to st,
-// and records their sizes and versions in v.
+// and records their sizes and versions in v: it reads the snapshot
+// (snapshot), walks the journal's chain back from the head to the
+// snapshot (chain), and applies the records forward (journal).
 func (s *Store) replay(st *codec.State, v *view, objs map[string]*corev1.ConfigMap) error {
-	read := func(name string, what string) ([]byte, *codec.Record, error) {
-		cm := objs[name]
-		if cm == nil {
-			return nil, nil, &state.CorruptError{Path: s.path("ConfigMap", name), Err: fmt.Errorf("%w: %s, which %s names, is not there", errMissing, what, s.path("ConfigMap", s.name))}
-		}
-		data := cm.BinaryData[dataKey]
-		v.versions[name] = cm.ResourceVersion
-		r, err := codec.Unframe(data)
-		if err != nil {
-			return nil, nil, s.corrupt(name, data, err)
-		}
-		return data, r, nil
+	l := &loading{s: s, st: st, v: v, objs: objs}
+	snapSeq, err := l.snapshot()
+	if err != nil {
+		return err
 	}
-	var snapSeq uint64
+	chain, err := l.chain(snapSeq)
+	if err != nil {
+		return err
+	}
+	if err := l.journal(chain); err != nil {
+		return err
+	}
+	if err := st.Check(); err != nil {
+		return &state.CorruptError{Path: s.path("ConfigMap", s.name), Err: fmt.Errorf("the status its records add up to is not valid: %w", err)}
+	}
+	return nil
+}
+
+// loading is one replay: the state it adds up, the view it fills in, and
+// the store's objects by name, as one List read them.
+type loading struct {
+	s    *Store
+	st   *codec.State
+	v    *view
+	objs map[string]*corev1.ConfigMap
+}
+
+// read returns the record of object name, which the head's chain names
+// as what, and notes the object's resource version.
+func (l *loading) read(name string, what string) ([]byte, *codec.Record, error) {
+	s := l.s
+	cm := l.objs[name]
+	if cm == nil {
+		return nil, nil, &state.CorruptError{Path: s.path("ConfigMap", name), Err: fmt.Errorf("%w: %s, which %s names, is not there", errMissing, what, s.path("ConfigMap", s.name))}
+	}
+	data := cm.BinaryData[dataKey]
+	l.v.versions[name] = cm.ResourceVersion
+	r, err := codec.Unframe(data)
+	if err != nil {
+		return nil, nil, s.corrupt(name, data, err)
+	}
+	return data, r, nil
+}
+
+// snapshot applies the chunks of the head's generation: a snapshot head,
+// then its shards, as many as the head ConfigMap says. It returns the
+// snapshot's seq.
+func (l *loading) snapshot() (snapSeq uint64, err error) {
+	s, v := l.s, l.v
 	for i := range v.n {
 		name := chunkName(s.name, v.gen, v.id, i)
-		data, r, err := read(name, fmt.Sprintf("chunk %d of the %d of snapshot generation %d", i, v.n, v.gen))
+		data, r, err := l.read(name, fmt.Sprintf("chunk %d of the %d of snapshot generation %d", i, v.n, v.gen))
 		if err != nil {
-			return err
+			return 0, err
 		}
-		switch {
-		case i == 0 && r.Kind != codec.KindSnapshot:
-			err = fmt.Errorf("the first chunk is a %s record, want a snapshot head", r.Kind)
-		case i == 0 && uint64(r.Shards)+1 != v.n:
-			err = fmt.Errorf("the snapshot head says %d shards follow, the head ConfigMap's %s says %d chunks in all", r.Shards, annChunks, v.n)
-		case i > 0 && (r.Kind != codec.KindShard || uint64(r.Shard) != i-1 || r.Seq != snapSeq):
-			err = fmt.Errorf("a %s record of seq %d, want shard %d of seq %d", r.Kind, r.Seq, i-1, snapSeq)
-		}
+		err = chunkRecord(i, r, v.n, snapSeq)
 		if err == nil {
 			if i == 0 {
 				snapSeq = r.Seq
 			}
-			err = st.Apply(r)
+			err = l.st.Apply(r)
 		}
 		if err != nil {
-			return s.corrupt(name, nil, err)
+			return 0, s.corrupt(name, nil, err)
 		}
 		v.snapBytes += int64(len(data))
 	}
 	if v.n == 0 {
-		return &state.CorruptError{Path: s.path("ConfigMap", s.name) + " annotation " + annChunks, Err: fmt.Errorf("generation %d has no chunks", v.gen)}
+		return 0, &state.CorruptError{Path: s.path("ConfigMap", s.name) + " annotation " + annChunks, Err: fmt.Errorf("generation %d has no chunks", v.gen)}
 	}
-	// The journal: from the head's last record back to the snapshot,
-	// each record naming the one before it.
+	return snapSeq, nil
+}
+
+// chunkRecord checks that r, chunk i of n, is in its place: the snapshot
+// head first, saying n-1 shards follow, then shards 0, 1, ... of its seq.
+func chunkRecord(i uint64, r *codec.Record, n, snapSeq uint64) error {
+	switch {
+	case i == 0 && r.Kind != codec.KindSnapshot:
+		return fmt.Errorf("the first chunk is a %s record, want a snapshot head", r.Kind)
+	case i == 0 && uint64(r.Shards)+1 != n:
+		return fmt.Errorf("the snapshot head says %d shards follow, the head ConfigMap's %s says %d chunks in all", r.Shards, annChunks, n)
+	case i > 0 && (r.Kind != codec.KindShard || uint64(r.Shard) != i-1 || r.Seq != snapSeq):
+		return fmt.Errorf("a %s record of seq %d, want shard %d of seq %d", r.Kind, r.Seq, i-1, snapSeq)
+	}
+	return nil
+}
+
+// chain returns the names of the journal's records, from the head's last
+// record back to the one after the snapshot of seq snapSeq, each record
+// naming the one before it.
+func (l *loading) chain(snapSeq uint64) ([]string, error) {
+	s, v := l.s, l.v
 	var chain []string
 	for ref, from := v.head.Annotations[annJournal], s.path("ConfigMap", s.name)+" annotation "+annJournal; ref != ""; {
 		seq, _ := refSeq(ref)
 		if seq <= snapSeq {
-			return &state.CorruptError{Path: from, Err: fmt.Errorf("record %q does not follow snapshot %d", ref, snapSeq)}
+			return nil, &state.CorruptError{Path: from, Err: fmt.Errorf("record %q does not follow snapshot %d", ref, snapSeq)}
 		}
 		name := recordName(s.name, v.gen, v.id, ref)
-		cm := objs[name]
+		cm := l.objs[name]
 		if cm == nil {
-			return &state.CorruptError{Path: s.path("ConfigMap", name), Err: fmt.Errorf("%w: journal record %d, which %s names, is not there", errMissing, seq, from)}
+			return nil, &state.CorruptError{Path: s.path("ConfigMap", name), Err: fmt.Errorf("%w: journal record %d, which %s names, is not there", errMissing, seq, from)}
 		}
 		chain = append(chain, name)
 		prev := cm.Annotations[annPrev]
 		from = s.path("ConfigMap", name) + " annotation " + annPrev
 		if err := checkRef(prev, from); err != nil {
-			return err
+			return nil, err
 		}
 		if p, _ := refSeq(prev); prev != "" && p+1 != seq || prev == "" && seq != snapSeq+1 {
-			return &state.CorruptError{Path: from, Err: fmt.Errorf("record %d names %q before it", seq, prev)}
+			return nil, &state.CorruptError{Path: from, Err: fmt.Errorf("record %d names %q before it", seq, prev)}
 		}
 		ref = prev
 	}
+	return chain, nil
+}
+
+// journal applies the records of chain (last first) in seq order.
+func (l *loading) journal(chain []string) error {
+	s, v, st := l.s, l.v, l.st
 	for i := len(chain) - 1; i >= 0; i-- {
 		name := chain[i]
-		data, r, err := read(name, "a journal record")
+		data, r, err := l.read(name, "a journal record")
 		if err != nil {
 			return err
 		}
@@ -313,9 +369,6 @@ func (s *Store) replay(st *codec.State, v *view, objs map[string]*corev1.ConfigM
 		}
 		v.logBytes += int64(len(data))
 		v.last = strings.TrimPrefix(name, recordPrefix(s.name, v.gen, v.id))
-	}
-	if err := st.Check(); err != nil {
-		return &state.CorruptError{Path: s.path("ConfigMap", s.name), Err: fmt.Errorf("the status its records add up to is not valid: %w", err)}
 	}
 	return nil
 }
