@@ -69,114 +69,167 @@ func TestFindProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	walks, simple := 0, 0
 	for i := range 2000 {
-		n := 1 + rng.IntN(30)
-		succ := make([][]int, n)
-		for v := range succ {
-			for range rng.IntN(4) {
-				if w := rng.IntN(n); w != v {
-					succ[v] = append(succ[v], w)
-				}
-			}
-		}
-		var candidate []bool
-		if i%3 == 0 {
-			candidate = make([]bool, n)
-			for v := range candidate {
-				candidate[v] = rng.IntN(4) > 0
-			}
-		}
-		in := func(v int) bool { return candidate == nil || candidate[v] }
-		off, adj := graph(succ)
-		// reach[a][b]: a path from a to b of at least one edge, through
-		// candidates only.
-		reach := make([][]bool, n)
-		for a := range reach {
-			reach[a] = make([]bool, n)
-			if !in(a) {
-				continue
-			}
-			stack := []int{a}
-			for len(stack) > 0 {
-				v := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				for _, w := range adj[off[v]:off[v+1]] {
-					if in(w) && !reach[a][w] {
-						reach[a][w] = true
-						stack = append(stack, w)
-					}
-				}
-			}
-		}
-		got := cycles.Find(off, adj, candidate)
+		g := randomGraph(rng, i%3 == 0)
+		got := cycles.Find(g.off, g.adj, g.candidate)
 		onWalk := map[int]bool{}
 		for _, walk := range got {
 			walks++
-			if walk[0] != walk[len(walk)-1] || len(walk) < 3 {
-				t.Fatalf("walk %v of %v is not closed", walk, succ)
-			}
-			if walk[0] != slices.Min(walk) {
-				t.Fatalf("walk %v of %v does not start at its smallest node", walk, succ)
-			}
-			for i := 1; i < len(walk); i++ {
-				if !slices.Contains(adj[off[walk[i-1]]:off[walk[i-1]+1]], walk[i]) {
-					t.Fatalf("walk %v of %v takes %d -> %d, not an edge", walk, succ, walk[i-1], walk[i])
-				}
-			}
-			home := walk[0]
-			var members []int
-			for v := range n {
-				if v == home || reach[home][v] && reach[v][home] {
-					members = append(members, v)
-				}
-			}
-			visited := slices.Sorted(maps.Keys(setOf(walk)))
-			if !slices.Equal(members, visited) {
-				t.Fatalf("walk %v of %v (candidates %v) visits %v, want its component %v", walk, succ, candidate, visited, members)
-			}
+			members := g.checkWalk(t, walk)
 			for _, v := range members {
 				if onWalk[v] {
-					t.Fatalf("node %d is on two walks of %v", v, succ)
+					t.Fatalf("node %d is on two walks of %v", v, g.succ)
 				}
 				onWalk[v] = true
 			}
-			// A simple cycle: every member has one successor in the component.
-			inComp := setOf(members)
-			deg := 0
-			for _, v := range members {
-				for _, w := range adj[off[v]:off[v+1]] {
-					if inComp[w] {
-						deg++
-					}
-				}
-			}
-			if deg == len(members) {
+			if g.checkSimple(t, walk, members) {
 				simple++
-				if len(walk) != len(members)+1 {
-					t.Fatalf("walk %v of the simple cycle %v of %v is not once around", walk, members, succ)
-				}
 			}
-			hopsOut := distances(n, func(v int) []int { return adj[off[v]:off[v+1]] }, inComp, home)
-			hopsHome := distances(n, func(v int) []int {
-				var pred []int
-				for u := range n {
-					if slices.Contains(adj[off[u]:off[u+1]], v) {
-						pred = append(pred, u)
-					}
-				}
-				return pred
-			}, inComp, home)
-			if bound := len(members) * (slices.Max(hopsOut) + slices.Max(hopsHome) + 1); len(walk)-1 > bound {
-				t.Fatalf("walk %v of %v takes %d steps, want at most %d", walk, succ, len(walk)-1, bound)
-			}
+			g.checkLength(t, walk, members)
 		}
-		for v := range n {
-			if in(v) && reach[v][v] && !onWalk[v] {
-				t.Fatalf("node %d of %v (candidates %v) is on a cycle but on no walk: %v", v, succ, candidate, got)
+		for v := range g.n {
+			if g.in(v) && g.reach[v][v] && !onWalk[v] {
+				t.Fatalf("node %d of %v (candidates %v) is on a cycle but on no walk: %v", v, g.succ, g.candidate, got)
 			}
 		}
 	}
 	if walks < 1000 || simple < 100 {
 		t.Fatalf("%d walks, %d simple cycles: want at least 1000 and 100 for the test to mean something", walks, simple)
+	}
+}
+
+// propGraph is a random graph of TestFindProperties, with what the checks
+// of its walks need.
+type propGraph struct {
+	n         int
+	succ      [][]int
+	candidate []bool // nil: every node
+	off, adj  []int
+	// reach[a][b]: a path from a to b of at least one edge, through
+	// candidates only.
+	reach [][]bool
+}
+
+// randomGraph returns a graph of 1 to 30 nodes of up to 3 successors
+// each, restricted to about three quarters of its nodes when restrict is
+// set.
+func randomGraph(rng *rand.Rand, restrict bool) *propGraph {
+	n := 1 + rng.IntN(30)
+	g := &propGraph{n: n, succ: make([][]int, n)}
+	for v := range g.succ {
+		for range rng.IntN(4) {
+			if w := rng.IntN(n); w != v {
+				g.succ[v] = append(g.succ[v], w)
+			}
+		}
+	}
+	if restrict {
+		g.candidate = make([]bool, n)
+		for v := range g.candidate {
+			g.candidate[v] = rng.IntN(4) > 0
+		}
+	}
+	g.off, g.adj = graph(g.succ)
+	g.reach = make([][]bool, n)
+	for a := range g.reach {
+		g.reach[a] = g.reachable(a)
+	}
+	return g
+}
+
+func (g *propGraph) in(v int) bool { return g.candidate == nil || g.candidate[v] }
+
+func (g *propGraph) next(v int) []int { return g.adj[g.off[v]:g.off[v+1]] }
+
+// reachable returns the candidates a path of at least one edge through
+// candidates leads to from a (none when a is not a candidate).
+func (g *propGraph) reachable(a int) []bool {
+	reach := make([]bool, g.n)
+	if !g.in(a) {
+		return reach
+	}
+	stack := []int{a}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, w := range g.next(v) {
+			if g.in(w) && !reach[w] {
+				reach[w] = true
+				stack = append(stack, w)
+			}
+		}
+	}
+	return reach
+}
+
+// checkWalk checks that walk is closed, starts at its smallest node,
+// follows edges, and visits exactly the members of its start's strongly
+// connected component, which it returns.
+func (g *propGraph) checkWalk(t *testing.T, walk []int) (members []int) {
+	t.Helper()
+	if walk[0] != walk[len(walk)-1] || len(walk) < 3 {
+		t.Fatalf("walk %v of %v is not closed", walk, g.succ)
+	}
+	if walk[0] != slices.Min(walk) {
+		t.Fatalf("walk %v of %v does not start at its smallest node", walk, g.succ)
+	}
+	for i := 1; i < len(walk); i++ {
+		if !slices.Contains(g.next(walk[i-1]), walk[i]) {
+			t.Fatalf("walk %v of %v takes %d -> %d, not an edge", walk, g.succ, walk[i-1], walk[i])
+		}
+	}
+	home := walk[0]
+	for v := range g.n {
+		if v == home || g.reach[home][v] && g.reach[v][home] {
+			members = append(members, v)
+		}
+	}
+	visited := slices.Sorted(maps.Keys(setOf(walk)))
+	if !slices.Equal(members, visited) {
+		t.Fatalf("walk %v of %v (candidates %v) visits %v, want its component %v", walk, g.succ, g.candidate, visited, members)
+	}
+	return members
+}
+
+// checkSimple reports whether the component members is a simple cycle
+// (every member has one successor in it), and checks that walk then goes
+// once around.
+func (g *propGraph) checkSimple(t *testing.T, walk, members []int) bool {
+	t.Helper()
+	inComp := setOf(members)
+	deg := 0
+	for _, v := range members {
+		for _, w := range g.next(v) {
+			if inComp[w] {
+				deg++
+			}
+		}
+	}
+	if deg != len(members) {
+		return false
+	}
+	if len(walk) != len(members)+1 {
+		t.Fatalf("walk %v of the simple cycle %v of %v is not once around", walk, members, g.succ)
+	}
+	return true
+}
+
+// checkLength checks that walk is no longer than members x (hops home +
+// hops out + 1), hops measured from the walk's start.
+func (g *propGraph) checkLength(t *testing.T, walk, members []int) {
+	t.Helper()
+	inComp, home := setOf(members), walk[0]
+	hopsOut := distances(g.n, g.next, inComp, home)
+	hopsHome := distances(g.n, func(v int) []int {
+		var pred []int
+		for u := range g.n {
+			if slices.Contains(g.next(u), v) {
+				pred = append(pred, u)
+			}
+		}
+		return pred
+	}, inComp, home)
+	if bound := len(members) * (slices.Max(hopsOut) + slices.Max(hopsHome) + 1); len(walk)-1 > bound {
+		t.Fatalf("walk %v of %v takes %d steps, want at most %d", walk, g.succ, len(walk)-1, bound)
 	}
 }
 
