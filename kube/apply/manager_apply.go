@@ -152,7 +152,9 @@ func isStageOne(r components.Ref) bool {
 		(r.Group == "apiextensions.k8s.io" && r.Kind == "CustomResourceDefinition")
 }
 
-// applyOne reads and applies one object.
+// applyOne reads and applies one object: it reads the live object
+// (current), checks who owns it (owner), patches it (patch), and says
+// what the patch did (change) or what its refusal means (refused).
 func (a *Applier) applyOne(ctx context.Context, o components.Object, manager string, force bool) (Change, error) {
 	r := o.Ref()
 	res, _, err := a.resource(r)
@@ -164,27 +166,9 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 		}
 		return Change{}, err
 	}
-	var old *unstructured.Unstructured
-	old, err = res.Get(ctx, r.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		old = nil
-	case err != nil:
-		return Change{}, &ObjectError{Object: r, Op: "get", Err: err}
-	}
-	// reason is set when the object was being deleted.
-	var reason string
-	if old != nil && old.GetDeletionTimestamp() != nil {
-		if a.cfg.dryRun {
-			reason = reasonRecreatedDryRun
-		} else {
-			if old, err = a.awaitDeletion(ctx, res, r, old); err != nil {
-				return Change{}, err
-			}
-			if old == nil {
-				reason = reasonRecreated
-			}
-		}
+	old, reason, err := a.current(ctx, res, r)
+	if err != nil {
+		return Change{}, err
 	}
 	// owned is the Reason of an object taken from no owner or another
 	// one. An object being deleted is not checked: it is created again
@@ -199,25 +183,73 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 	if err != nil {
 		return Change{}, &ObjectError{Object: r, Op: "apply", Err: fmt.Errorf("encode as JSON: %w", err)}
 	}
+	got, err := a.patch(ctx, res, r, body, manager, force)
+	if err != nil {
+		return a.refused(r, manager, err)
+	}
+	return a.change(r, old, got, reason, owned), nil
+}
+
+// current reads the live object of r: nil when there is none. An object
+// being deleted is waited for until it is gone (nil, and reason
+// reasonRecreated), or created again by another client (that object);
+// under a dry run it is assumed gone (reason reasonRecreatedDryRun).
+func (a *Applier) current(ctx context.Context, res dynamic.ResourceInterface, r components.Ref) (old *unstructured.Unstructured, reason string, err error) {
+	old, err = res.Get(ctx, r.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, "", nil
+	case err != nil:
+		return nil, "", &ObjectError{Object: r, Op: "get", Err: err}
+	case old.GetDeletionTimestamp() == nil:
+		return old, "", nil
+	case a.cfg.dryRun:
+		return old, reasonRecreatedDryRun, nil
+	}
+	if old, err = a.awaitDeletion(ctx, res, r, old); err != nil {
+		return nil, "", err
+	}
+	if old == nil {
+		reason = reasonRecreated
+	}
+	return old, reason, nil
+}
+
+// patch applies body, r's object as JSON, server-side and returns the
+// object the API server returned.
+func (a *Applier) patch(ctx context.Context, res dynamic.ResourceInterface, r components.Ref, body []byte, manager string, force bool) (*unstructured.Unstructured, error) {
 	po := metav1.PatchOptions{FieldManager: manager, Force: &force}
 	if a.cfg.dryRun {
 		po.DryRun = []string{metav1.DryRunAll}
 	}
-	got, err := res.Patch(ctx, r.Name, types.ApplyPatchType, body, po)
-	if err != nil {
-		if ce := conflictOf(r, manager, err); ce != nil {
-			return Change{}, ce
-		}
-		if a.cfg.dryRun && r.Namespace != "" && a.dryRunNS.has(r.Namespace) && namespaceRefused(err, r.Namespace) {
-			// A dry run creates no namespace, so the objects in one it
-			// creates cannot be checked: they would be created.
-			return Change{Object: r, Action: Created, DryRun: true, Reason: reasonDryRunNamespace}, nil
-		}
-		if r.Namespace != "" && namespaceNotFound(err, r.Namespace) {
-			err = fmt.Errorf("%w; create namespace %s, or add a Namespace object for it to this component or to one it depends on", err, r.Namespace)
-		}
-		return Change{}, &ObjectError{Object: r, Op: "apply", Err: err}
+	return res.Patch(ctx, r.Name, types.ApplyPatchType, body, po)
+}
+
+// refused is what the API server's refusal, err, to apply r means: a
+// *ConflictError with another field manager; under a dry run, an object
+// in a namespace the dry run would create, which cannot be checked and
+// would be created; otherwise an *ObjectError, which says to create a
+// namespace that is missing.
+func (a *Applier) refused(r components.Ref, manager string, err error) (Change, error) {
+	if ce := conflictOf(r, manager, err); ce != nil {
+		return Change{}, ce
 	}
+	if a.cfg.dryRun && r.Namespace != "" && a.dryRunNS.has(r.Namespace) && namespaceRefused(err, r.Namespace) {
+		// A dry run creates no namespace, so the objects in one it
+		// creates cannot be checked: they would be created.
+		return Change{Object: r, Action: Created, DryRun: true, Reason: reasonDryRunNamespace}, nil
+	}
+	if r.Namespace != "" && namespaceNotFound(err, r.Namespace) {
+		err = fmt.Errorf("%w; create namespace %s, or add a Namespace object for it to this component or to one it depends on", err, r.Namespace)
+	}
+	return Change{}, &ObjectError{Object: r, Op: "apply", Err: err}
+}
+
+// change says what applying r did, given the live object before (old,
+// nil when there was none), the one the patch returned, why it was
+// created again (reason) and from whom it was taken (owned). A namespace
+// a dry run would create is remembered, for the objects in it.
+func (a *Applier) change(r components.Ref, old, got *unstructured.Unstructured, reason, owned string) Change {
 	c := Change{Object: r, DryRun: a.cfg.dryRun, Reason: reason}
 	switch {
 	case old == nil, reason != "":
@@ -233,7 +265,7 @@ func (a *Applier) applyOne(ctx context.Context, o components.Object, manager str
 	if a.cfg.dryRun && c.Action == Created && r.Group == "" && r.Kind == "Namespace" {
 		a.dryRunNS.add(r.Name)
 	}
-	return c, nil
+	return c
 }
 
 // awaitDeletion waits until old, an object being deleted, is gone, and
