@@ -34,12 +34,7 @@ func TestStaleLeaderFenced(t *testing.T) {
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGSTOP))
 	pausedAt := time.Now()
 	stopped := len(h.lines())
-	var aToken uint64
-	for _, l := range h.lines()[:stopped] {
-		if l.pid == a.pid && l.verb == "write" && l.result() == "ok" {
-			aToken = l.token()
-		}
-	}
+	aToken := lastToken(h.lines()[:stopped], a)
 	require.NotZero(t, aToken, "the first controller wrote the record before its pause")
 
 	// The second takes over once the first's leases ran out, and records
@@ -72,9 +67,47 @@ func TestStaleLeaderFenced(t *testing.T) {
 	})
 
 	lines := h.lines()
-	var acting []entry // the log without the resumed controller's lines
-	refused, late, inFlight := 0, 0, 0
-	began := map[string]int{} // the first controller's writes by number: where each began
+	acting, after := checkResumed(t, lines, a, stopped, resumed)
+	// Before its pause and after the resume the first controller's lines
+	// are apart; the rest is one controller at a time, and no write under
+	// the first's token landed after the second's.
+	assertOneAtATime(t, acting)
+	assert.Equal(t, -1, staleWrite(lines), "a write under a superseded token landed")
+	bToken := checkSucceededOnce(t, h, acting, b, atTakeover, total)
+	assert.Greater(t, bToken, aToken, "the second controller wrote under a greater token")
+	t.Logf("tokens %d then %d; after SIGCONT the first controller had %d writes refused, %d writes sent before the pause return, and logged %d late component ends; %v in all",
+		aToken, bToken, after.refused, after.inFlight, after.late, time.Since(t0))
+}
+
+// lastToken is the token of p's last accepted write among lines.
+func lastToken(lines []entry, p *proc) uint64 {
+	var token uint64
+	for _, l := range lines {
+		if l.pid == p.pid && l.verb == "write" && l.result() == "ok" {
+			token = l.token()
+		}
+	}
+	return token
+}
+
+// resumedLines counts what the paused controller logged after it was
+// resumed.
+type resumedLines struct {
+	// refused: writes refused as fenced; inFlight: writes sent before the
+	// pause whose acceptance returned after it; late: component ends of
+	// components it was running when paused (their successes are not
+	// recorded).
+	refused, inFlight, late int
+}
+
+// checkResumed checks the log of a controller a, paused at line stopped
+// and resumed at line resumed: it logged nothing while paused, and after
+// the resume it started nothing and no write of its was accepted but
+// those sent before the pause. It returns the log without a's lines
+// after the resume (the acting controllers'), and what a logged then.
+func checkResumed(t *testing.T, lines []entry, a *proc, stopped, resumed int) (acting []entry, after resumedLines) {
+	t.Helper()
+	began := map[string]int{} // a's writes by number: where each began
 	for i, l := range lines {
 		if l.pid == a.pid && l.verb == "begin" {
 			began[l.n] = i
@@ -91,13 +124,13 @@ func TestStaleLeaderFenced(t *testing.T) {
 		case l.verb == "write" && l.result() == "ok" && ok && b < stopped:
 			// Sent before the pause: the API server took it then, before
 			// the second controller's lease (staleWrite checks the order).
-			inFlight++
+			after.inFlight++
 		case l.verb == "write" && l.result() == "ok":
 			t.Errorf("line %d: the resumed controller's write under token %d was accepted", i+1, l.token())
 		case l.verb == "done":
-			late++ // the component it was running when paused; its success is not recorded
+			after.late++
 		case l.result() == "fenced":
-			refused++
+			after.refused++
 		}
 		t.Logf("after SIGCONT, the first controller: %s %s", l.verb, l.what)
 	}
@@ -106,12 +139,15 @@ func TestStaleLeaderFenced(t *testing.T) {
 			t.Errorf("line %d: the paused controller logged %s %s", i+1, l.verb, l.what)
 		}
 	}
-	// Before its pause and after the resume the first controller's lines
-	// are apart; the rest is one controller at a time, and no write under
-	// the first's token landed after the second's.
-	assertOneAtATime(t, acting)
-	assert.Equal(t, -1, staleWrite(lines), "a write under a superseded token landed")
-	var bToken uint64
+	return acting, after
+}
+
+// checkSucceededOnce checks, in the acting controllers' log, that b, which
+// took over when the successes atTakeover were durable, started none of
+// them again, and that every one of the total components succeeded
+// exactly once. It returns the token of b's first accepted write.
+func checkSucceededOnce(t *testing.T, h *handover, acting []entry, b *proc, atTakeover map[string]bool, total int) (bToken uint64) {
+	t.Helper()
 	succeeded := map[string]int{}
 	for i, l := range acting {
 		switch {
@@ -125,13 +161,11 @@ func TestStaleLeaderFenced(t *testing.T) {
 			succeeded[l.what]++
 		}
 	}
-	assert.Greater(t, bToken, aToken, "the second controller wrote under a greater token")
 	final := durableSuccesses(t, h)
 	assert.Len(t, final, total, "every component succeeded")
 	for what := range final {
 		assert.Equal(t, 1, succeeded[what], "%s succeeded exactly once", what)
 	}
 	assert.Len(t, succeeded, total, fmt.Sprintf("successes: %v", succeeded))
-	t.Logf("tokens %d then %d; after SIGCONT the first controller had %d writes refused, %d writes sent before the pause return, and logged %d late component ends; %v in all",
-		aToken, bToken, refused, inFlight, late, time.Since(t0))
+	return bToken
 }
