@@ -18,7 +18,7 @@ import (
 // of the run's record are refused as fenced, it starts nothing more and
 // exits, and the second finishes the upgrade with every component
 // succeeded exactly once. The processes are those of the handover tests
-// (handover_test.go): leader Lease 1.5s, store lease 2s, components 1s.
+// (handoverchild_test.go): leader Lease 1.5s, store lease 2s, components 1s.
 func TestStaleLeaderFenced(t *testing.T) {
 	h, c, key := newHandover(t)
 	t0 := time.Now()
