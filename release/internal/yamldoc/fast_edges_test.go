@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// reviewCases are inputs at the edges of the part of YAML fastParse
+// edgeCases are inputs at the edges of the part of YAML fastParse
 // parses: each must either be left to yaml.v3 or parse exactly as yaml.v3
 // parses it (checkFast).
-var reviewCases = []string{
-	// Found by this review: a flow key over yaml.v3's 1,024 bytes; a comma
+var edgeCases = []string{
+	// Found reviewing fastParse: a flow key over yaml.v3's 1,024 bytes; a comma
 	// before the fraction of a timestamp; control characters.
 	"{" + strings.Repeat("k", 1025) + ": v}\n", "a: {'" + strings.Repeat("k", 1025) + "': v}\n",
 	"a: 2001-1-2 1:2:3,5\n", "a: 0001-1-1 1:1:1,5\n", "a: 2001-1-2T1:2:3,1Z\n", "0: 0000-1-1 0:0:0,0\n",
@@ -96,8 +96,10 @@ var reviewCases = []string{
 	"a: \U0010ffff\n", "a: b\u3000c\n", "a: [b\u3000, c]\n", strings.Repeat("é", 1100) + ": v\n", "a: \xff\n", "a: \xc3\n",
 }
 
-func TestFastParseReview(t *testing.T) {
-	for _, in := range reviewCases {
+// TestFastParseEdges: fastParse leaves each of edgeCases to yaml.v3 or
+// parses it exactly as yaml.v3 does.
+func TestFastParseEdges(t *testing.T) {
+	for _, in := range edgeCases {
 		checkFast(t, []byte(in))
 	}
 }
@@ -147,10 +149,10 @@ func TestFastParseLinear(t *testing.T) {
 	}
 }
 
-// reviewFragments are the pieces FuzzFastReview builds documents from:
+// edgeFragments are the pieces FuzzFastParseEdges builds documents from:
 // the fuzzer's bytes choose them, so that most of what it tries is near
 // the part of YAML fastParse parses rather than noise it leaves at once.
-var reviewFragments = []string{
+var edgeFragments = []string{
 	"a", "b", "k1", ": ", ":", "\n", " ", "  ", "    ", "- ", "-", "'", "''", "\"", "[", "]", "{", "}", ", ", ",",
 	"|", "|-", "|\n", "# c", "#", "1", "0", "0x1f", ".", "e", "5", "_", "+", "~", "<<", "é", "升", "...", "---", "?",
 	"?x", "\n  ", "\n- ", "\n  - ", "a: ", "\n  a: ", "'q'", "\"q\"", "true", "null", "2001-01-02", "T", "Z", "1:2",
@@ -159,21 +161,21 @@ var reviewFragments = []string{
 	"|\n  x\n", "|-\n  x\n\n", "\n   \n", "y", "Yes", "no", "N", ".5", "1e3", "-0", "09", "1_0", "+1", "0.", "t",
 }
 
-// reviewDoc builds a document from data: each byte chooses a fragment.
-func reviewDoc(data []byte) []byte {
+// edgeDoc builds a document from data: each byte chooses a fragment.
+func edgeDoc(data []byte) []byte {
 	var b []byte
 	for _, c := range data {
-		b = append(b, reviewFragments[int(c)%len(reviewFragments)]...)
+		b = append(b, edgeFragments[int(c)%len(edgeFragments)]...)
 	}
 	return b
 }
 
-// FuzzFastReview checks fastParse (checkFast) on the fuzzer's bytes as
-// they are and on the document they choose from reviewFragments. Run it
+// FuzzFastParseEdges checks fastParse (checkFast) on the fuzzer's bytes as
+// they are and on the document they choose from edgeFragments. Run it
 // with a short -fuzzminimizetime: minimizing a large input for the
 // default minute stalls the run.
-func FuzzFastReview(f *testing.F) {
-	for _, in := range reviewCases {
+func FuzzFastParseEdges(f *testing.F) {
+	for _, in := range edgeCases {
 		f.Add([]byte(in))
 	}
 	for _, tc := range fastCases {
@@ -184,7 +186,7 @@ func FuzzFastReview(f *testing.F) {
 			return
 		}
 		checkFast(t, data)
-		if doc := reviewDoc(data); len(doc) <= 1<<14 {
+		if doc := edgeDoc(data); len(doc) <= 1<<14 {
 			checkFast(t, doc)
 		}
 	})
