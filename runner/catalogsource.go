@@ -1,10 +1,5 @@
 package runner
 
-import (
-	"fmt"
-	"strings"
-)
-
 // CatalogSource says which catalog bundle a plan was made from, so that a
 // run can say exactly what it executed. The bundle package fills it in
 // (bundle.Bundle.Source); it is empty for a catalog read from a directory.
@@ -43,33 +38,4 @@ func (s CatalogSource) String() string {
 		out += "; " + s.Note
 	}
 	return out
-}
-
-// checkSource returns why a status made from prev cannot be resumed with a
-// plan made from cur, or nil. See CatalogSource.
-func checkSource(prev, cur CatalogSource) error {
-	if prev.Digest == "" || prev.Digest == cur.Digest {
-		return nil
-	}
-	how := fmt.Sprintf("resume with the bundle pinned by digest (%s), or start over with no previous status", pinned(prev.Ref, prev.Digest))
-	switch {
-	case cur.Digest == "":
-		return fmt.Errorf("%w: this run started from catalog bundle %s (%s) and the plan's catalog is a directory, which has no digest to compare; %s",
-			ErrPlanMismatch, prev.Ref, prev.Digest, how)
-	case prev.Ref == cur.Ref:
-		return fmt.Errorf("%w: catalog %s was %s when this run started and is %s now; %s",
-			ErrPlanMismatch, prev.Ref, prev.Digest, cur.Digest, how)
-	default:
-		return fmt.Errorf("%w: catalog %s (%s) is not the bundle this run started from, %s (%s); %s",
-			ErrPlanMismatch, cur.Ref, cur.Digest, prev.Ref, prev.Digest, how)
-	}
-}
-
-// pinned is ref with its digest, if it has one, replaced by digest: the
-// '@' of a digest is the last one, with no '/' after it.
-func pinned(ref, digest string) string {
-	if i := strings.LastIndex(ref, "@"); i >= 0 && !strings.Contains(ref[i:], "/") {
-		ref = ref[:i]
-	}
-	return ref + "@" + digest
 }

@@ -3,8 +3,6 @@ package runner
 import (
 	"cmp"
 	"context"
-	"fmt"
-	"runtime/debug"
 	"slices"
 )
 
@@ -114,54 +112,6 @@ func (c *changes) reset() {
 		c.marked[r.Hop][r.Component] = false
 	}
 	c.changed = c.changed[:0]
-}
-
-// mark notes that the record of component i of hop h changed.
-func (r *run) mark(h, i int) { r.changes.mark(h, i) }
-
-// checkpoint records the status with what changed since the last
-// checkpoint; the first error is kept and halts the run (the caller
-// checks checkpointErr), and no checkpoint is attempted after it but the
-// final one (see finalCheckpoint).
-func (r *run) checkpoint(ctx context.Context) {
-	if r.e.checkpointer != nil && r.checkpointErr == nil {
-		r.record(ctx)
-	}
-}
-
-// finalCheckpoint records the final status even after a checkpoint
-// failed: whatever finished since is not lost if the store answers again.
-// It reports whether the record was written.
-func (r *run) finalCheckpoint(ctx context.Context) bool {
-	if r.e.checkpointer == nil {
-		return true
-	}
-	return r.record(ctx) == nil
-}
-
-func (r *run) record(ctx context.Context) error {
-	err := r.callCheckpointer(context.WithoutCancel(ctx))
-	if err != nil {
-		if r.checkpointErr == nil {
-			r.checkpointErr = err
-		}
-		return err
-	}
-	r.changes.reset()
-	return nil
-}
-
-func (r *run) callCheckpointer(ctx context.Context) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("runner: checkpointer panicked: %w", &PanicError{Value: v, Stack: string(debug.Stack())})
-		}
-	}()
-	if cc, ok := r.e.checkpointer.(ChangeCheckpointer); ok {
-		return cc.CheckpointChanges(ctx, r.s, r.changes.sorted())
-	}
-	ctx = context.WithValue(ctx, changesKey{}, changesOf{r.s, r.changes.sorted()})
-	return r.e.checkpointer.Checkpoint(ctx, r.s)
 }
 
 // changesKey is the context key of the changes Execute passes to a

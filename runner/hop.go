@@ -198,3 +198,28 @@ func durationOf(from, to time.Time) release.Duration {
 	}
 	return release.D(to.Sub(from))
 }
+
+// gateHop stops hop i at its rule's gate unless approved. It reports
+// whether the hop waits.
+func (r *run) gateHop(ctx context.Context, i int, h *HopPlan) bool {
+	step := StepName(h, "", "")
+	g := r.gate(step, h.Rule.Gate)
+	if g == nil || r.s.Approved(step) {
+		return false
+	}
+	hs := &r.s.Hops[i]
+	hs.Phase, hs.Code, hs.Message = WaitingForApproval, CodeWaitingForApproval, waitMessage(step, g.Reason)
+	r.addWaiting(step)
+	r.checkpoint(ctx)
+	return true
+}
+
+// schedule runs hop's components (the hop's stages before and after
+// them are runHop's).
+func (r *run) schedule(ctx context.Context, hop int) {
+	sc := newScheduler(ctx, r, hop, forward)
+	sc.initForward()
+	sc.loop(ctx)
+	sc.endForward()
+	sc.close()
+}

@@ -163,39 +163,6 @@ const (
 	rollbackRun
 )
 
-// rollsBack reports whether a failure of hop h rolls it back.
-func (e *Executor) rollsBack(h *HopPlan) bool {
-	return e.policy.rollback != rollbackNone || h.Rule.OnFailure == release.OnFailureRollback
-}
-
-// validateRollback lists the components of p that may be rolled back
-// and that e's runner cannot roll back.
-func (e *Executor) validateRollback(p *Plan) []error {
-	var problems []error
-	rb, _ := e.runner.(Rollbacker)
-	rv, _ := e.runner.(RollbackValidator)
-	for i, h := range p.Hops {
-		if !e.rollsBack(h) && e.policy.rollback != rollbackRun {
-			continue
-		}
-		for j := 0; j < h.Graph.Len(); j++ {
-			n := h.Graph.Node(j)
-			if n.To == nil || n.To.Irreversible != "" {
-				continue
-			}
-			switch {
-			case rb == nil:
-				problems = append(problems, fmt.Errorf("hop %d %s: component %s: %w: the runner (%T) has no Rollback method; use a runner that implements runner.Rollbacker, mark the component irreversible, or choose another failure policy", i+1, h.Name(), n.Name, ErrCannotRollBack, e.runner))
-			case rv != nil:
-				if err := rv.ValidateRollback(n.To); err != nil {
-					problems = append(problems, fmt.Errorf("hop %d %s: component %s: %w: %w", i+1, h.Name(), n.Name, ErrCannotRollBack, err))
-				}
-			}
-		}
-	}
-	return problems
-}
-
 // RollbackError says which hops a rollback left between versions.
 type RollbackError struct {
 	// Hops are the hops' messages, in the order rolled back.

@@ -14,16 +14,6 @@ import (
 // The forward walk: the upgrade of a hop's components, dependencies
 // first, through the Runner (the shared machinery is in schedule.go).
 
-// schedule runs hop's components (the hop's stages before and after
-// them are runHop's).
-func (r *run) schedule(ctx context.Context, hop int) {
-	sc := newScheduler(ctx, r, hop, forward)
-	sc.initForward()
-	sc.loop(ctx)
-	sc.endForward()
-	sc.close()
-}
-
 // initForward readies the components whose dependencies are satisfied;
 // the others wait for them. What Until leaves out stays Pending.
 func (sc *scheduler) initForward() {

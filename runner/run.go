@@ -1,0 +1,384 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hopdag/hopdag/release"
+)
+
+// run is the state of one Execute call. Its fields are touched only by the
+// goroutine that called Execute (the coordinator); runner goroutines talk
+// to it through channels.
+type run struct {
+	e      *Executor
+	plan   *Plan
+	s      *Status
+	events *dispatcher
+	rnd    *rand.Rand
+	// failures counts component failures in this call, for the policy.
+	failures int
+	// errs collects the failures to return.
+	errs []error
+	// checkpointErr is the first Checkpointer error; it stops the run.
+	checkpointErr error
+	// changes are the component records changed since the last
+	// checkpoint.
+	changes changes
+	// started is when this Execute call began (Status.StartedAt is the
+	// first run's): PlanFinished's Duration counts from it.
+	started time.Time
+	// until is WithUntil's step; untilHit says the run stopped there.
+	until    *untilStep
+	untilHit bool
+	// rolled is the outcome of a rollback (RolledBack, RollbackFailed;
+	// RollingBack: stopped before its end), "" when none ran;
+	// rollbackErrs say what a failed or stopped one left.
+	rolled       Phase
+	rollbackErrs []string
+}
+
+func (r *run) execute(ctx context.Context) (*Status, error) {
+	now := r.e.clock.Now()
+	r.started = now
+	r.rnd = rand.New(rand.NewPCG(r.e.seed, uint64(r.s.Runs)))
+	r.s.Runs++
+	r.s.Phase, r.s.Code, r.s.Message, r.s.FinishedAt = Running, "", "", time.Time{}
+	if r.s.StartedAt.IsZero() {
+		r.s.StartedAt = now
+	}
+	r.s.Progress = progressOf(r.s)
+	r.s.Waiting = nil // what still waits says so again
+	r.recordOrder()
+	if r.s.Runs > 1 && !resumesRollback(r.s) {
+		// A resumed run that succeeds must not keep the failure of the
+		// run it resumed; it is set again if something fails. A resumed
+		// rollback keeps it: it is why the run is rolled back, and its
+		// final message and error say so (rollback.go).
+		r.s.LastFailure = nil
+	}
+	if r.e.checkpointer != nil {
+		r.changes.init(r.s)
+		r.changes.markAll()
+	}
+	r.checkpoint(ctx)
+	r.emit(Event{Type: PlanStarted, Hop: -1})
+
+	for i, h := range r.plan.Hops {
+		if p := r.s.Hops[i].Phase; p == RollingBack || p == RolledBack || p == RollbackFailed {
+			r.rollback(ctx, i) // a rollback to resume (rollback.go)
+			break
+		}
+		if r.s.Hops[i].Phase != Succeeded {
+			if r.checkpointErr != nil || ctx.Err() != nil {
+				break
+			}
+			r.s.CurrentHop = i
+			if !r.runHop(ctx, i, h) {
+				break
+			}
+		}
+		if r.untilAfter(i) {
+			break
+		}
+	}
+	return r.finish(ctx)
+}
+
+// recordOrder records each component's place in its hop's batch order
+// (ComponentStatus.Order), also in a status written before it was.
+func (r *run) recordOrder() {
+	for i, h := range r.plan.Hops {
+		for k, name := range slices.Concat(h.Batches()...) {
+			if j, ok := h.Graph.Index(name); ok {
+				r.s.Hops[i].Components[j].Order = k + 1
+			}
+		}
+	}
+}
+
+// finish sets the final phase, checkpoints it (the final checkpoint,
+// attempted even after a checkpoint failed) and emits PlanFinished.
+func (r *run) finish(ctx context.Context) (*Status, error) {
+	s := r.s
+	s.FinishedAt = r.e.clock.Now()
+	allDone := true
+	for _, h := range s.Hops {
+		allDone = allDone && h.Phase == Succeeded
+	}
+	switch {
+	case r.checkpointErr != nil:
+		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
+	case allDone:
+		s.Phase, s.Code, s.Message = Succeeded, "", ""
+	case r.rolled != "":
+		s.Phase, s.Code, s.Message, _ = r.rolledBackPhase(ctx)
+	case len(r.errs) > 0:
+		s.Phase = Failed
+		if s.LastFailure != nil {
+			s.Code, s.Message = s.LastFailure.Code, s.LastFailure.Error
+		}
+	case ctx.Err() != nil:
+		s.Phase, s.Code, s.Message = Cancelled, CodeCancelled, context.Cause(ctx).Error()
+	case r.held():
+		s.Phase, s.Code, s.Message, _ = r.heldRun()
+	default:
+		s.Phase = Failed
+	}
+	if !allDone && ctx.Err() != nil {
+		r.cancelUnstarted("not started: the run was cancelled")
+	}
+	s.Progress = progressOf(s)
+	hadFailed := r.checkpointErr != nil
+	if !r.finalCheckpoint(ctx) && s.Phase == Succeeded {
+		// The success could not be recorded: the store may still say
+		// Running, and the status must not claim more than it does.
+		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
+	}
+	err := r.err(ctx, allDone, hadFailed)
+	r.emit(Event{Type: PlanFinished, Hop: -1, Phase: s.Phase, Code: s.Code, Err: err, Duration: s.FinishedAt.Sub(r.started)})
+	r.events.close(r.e.drain) // it logs what an observer did not take
+	return s, err
+}
+
+// err is Execute's error: see Execute for its parts and their order.
+// hadFailed says a checkpoint failed before the final one.
+func (r *run) err(ctx context.Context, allDone, hadFailed bool) error {
+	var parts []error
+	if len(r.errs) > 0 {
+		slices.SortStableFunc(r.errs, compareFailures)
+		parts = append(parts, fmt.Errorf("%w: %w", ErrRunFailed, errors.Join(r.errs...)))
+	}
+	if r.checkpointErr != nil {
+		what := "checkpoint failed, run stopped"
+		if !hadFailed {
+			what = "final checkpoint failed"
+		}
+		parts = append(parts, fmt.Errorf("runner: %s: %w", what, r.checkpointErr))
+	}
+	if !allDone && ctx.Err() != nil {
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			parts = append(parts, fmt.Errorf("runner: run cancelled (%w): %w", ctx.Err(), cause))
+		} else {
+			parts = append(parts, fmt.Errorf("runner: run cancelled: %w", ctx.Err()))
+		}
+	}
+	if r.rolled == RollbackFailed || r.rolled == RollingBack {
+		// A rollback that did not finish: it failed, or was interrupted.
+		// (A rollback always follows a failure, in r.errs: part 1.)
+		parts = append(parts, &RollbackError{Hops: r.rollbackErrs})
+	}
+	if held := r.heldErr(); len(parts) == 0 && !allDone && held != nil {
+		parts = append(parts, held)
+	}
+	if len(parts) == 0 && !allDone {
+		parts = append(parts, fmt.Errorf("%w: hop %d did not succeed", ErrRunFailed, r.s.CurrentHop+1))
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return errors.Join(parts...)
+}
+
+// compareFailures orders the failures of a run: by hop, then a hop's
+// pre-checks, components and post-checks, each by name.
+func compareFailures(a, b error) int {
+	key := func(err error) (int, int, string) {
+		switch e := err.(type) {
+		case *ComponentError:
+			return e.Hop, 1, e.Component
+		case *CheckError:
+			if e.Stage == "pre" {
+				return e.Hop, 0, e.Check
+			}
+			return e.Hop, 2, e.Check
+		}
+		return -1, 0, err.Error()
+	}
+	ah, as, an := key(a)
+	bh, bs, bn := key(b)
+	return cmp.Or(cmp.Compare(ah, bh), cmp.Compare(as, bs), cmp.Compare(an, bn))
+}
+
+func (r *run) emit(ev Event) {
+	if len(r.e.observers) == 0 {
+		return
+	}
+	ev.Time = r.e.clock.Now()
+	ev.Progress = r.s.Progress
+	if ev.Hop >= 0 && ev.HopName == "" {
+		ev.HopName = r.plan.Hops[ev.Hop].Name()
+	}
+	r.events.emit(ev)
+}
+
+// cancelUnstarted marks the hops a cancelled run never reached, and their
+// components, Cancelled: they did not finish, and the status says so.
+// (After a failure alone they stay Pending: the run ended before them by
+// design.)
+func (r *run) cancelUnstarted(reason string) {
+	s := r.s
+	for i := range s.Hops {
+		h := &s.Hops[i]
+		if h.Phase != Pending {
+			continue
+		}
+		h.Phase, h.Code, h.Message = Cancelled, CodeCancelled, reason
+		for j := range h.Components {
+			if c := &h.Components[j]; c.Phase == Pending {
+				c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, reason
+				r.mark(i, j)
+			}
+		}
+	}
+}
+
+func progressOf(s *Status) Progress {
+	var p Progress
+	for _, h := range s.Hops {
+		for _, c := range h.Components {
+			p.Total++
+			if c.Phase == Succeeded || (c.Phase == Skipped && c.Code == "") {
+				p.Done++
+			}
+		}
+	}
+	return p
+}
+
+// gate is the gate of step: the catalog's g, else one recorded in
+// Status.Gates (WithGates), else nil.
+func (r *run) gate(step string, g *release.Gate) *release.Gate {
+	if g == nil && slices.Contains(r.s.Gates, step) {
+		return &release.Gate{Reason: gateReason}
+	}
+	return g
+}
+
+// addWaiting notes that step waits, once.
+func (r *run) addWaiting(step string) {
+	if !slices.Contains(r.s.Waiting, step) {
+		r.s.Waiting = append(r.s.Waiting, step)
+		slices.Sort(r.s.Waiting)
+	}
+}
+
+// heldHop is the phase of hop i when it ended with components held: the
+// gate's or the Until step's, and ok; not ok when nothing was held.
+func (r *run) heldHop(i int) (Phase, Code, string, bool) {
+	hs := &r.s.Hops[i]
+	var waiting []string
+	paused := false
+	for _, c := range hs.Components {
+		switch c.Phase {
+		case WaitingForApproval:
+			waiting = append(waiting, c.Reason)
+		case Paused:
+			paused = true
+		}
+	}
+	switch {
+	case len(waiting) > 0:
+		return WaitingForApproval, CodeWaitingForApproval, strings.Join(waiting, "; "), true
+	case paused || (r.until.limits(i) && !allSatisfied(hs.Components)):
+		r.untilHit = true
+		return Paused, CodeUntilReached, fmt.Sprintf("stopped at %s as asked (until)", r.until.name), true
+	}
+	return "", "", "", false
+}
+
+// heldRun is the run's phase when it stopped at a gate or the Until
+// step, and ok.
+func (r *run) heldRun() (Phase, Code, string, bool) {
+	if len(r.s.Waiting) > 0 {
+		return WaitingForApproval, CodeWaitingForApproval, (&GateError{Steps: r.s.Waiting}).Error(), true
+	}
+	if r.untilHit {
+		return Paused, CodeUntilReached, fmt.Sprintf("stopped after %s as asked (until %s); run again without it to continue", r.until.name, r.until.name), true
+	}
+	return "", "", "", false
+}
+
+// heldErr is Execute's error for a run stopped at a gate or the Until
+// step, or nil.
+func (r *run) heldErr() error {
+	if len(r.s.Waiting) > 0 {
+		return &GateError{Steps: slices.Clone(r.s.Waiting)}
+	}
+	if r.untilHit {
+		return fmt.Errorf("%w: stopped after %s as asked", ErrUntilReached, r.until.name)
+	}
+	return nil
+}
+
+// held reports whether the run stopped at a gate or the Until step.
+func (r *run) held() bool {
+	_, _, _, ok := r.heldRun()
+	return ok
+}
+
+// after reports whether the run stops after hop (the step is on it, and
+// later hops exist).
+func (r *run) untilAfter(hop int) bool {
+	u := r.until
+	if u == nil || u.hop != hop || hop == len(r.plan.Hops)-1 {
+		return false
+	}
+	r.untilHit = true
+	return true
+}
+
+// mark notes that the record of component i of hop h changed.
+func (r *run) mark(h, i int) { r.changes.mark(h, i) }
+
+// checkpoint records the status with what changed since the last
+// checkpoint; the first error is kept and halts the run (the caller
+// checks checkpointErr), and no checkpoint is attempted after it but the
+// final one (see finalCheckpoint).
+func (r *run) checkpoint(ctx context.Context) {
+	if r.e.checkpointer != nil && r.checkpointErr == nil {
+		r.record(ctx)
+	}
+}
+
+// finalCheckpoint records the final status even after a checkpoint
+// failed: whatever finished since is not lost if the store answers again.
+// It reports whether the record was written.
+func (r *run) finalCheckpoint(ctx context.Context) bool {
+	if r.e.checkpointer == nil {
+		return true
+	}
+	return r.record(ctx) == nil
+}
+
+func (r *run) record(ctx context.Context) error {
+	err := r.callCheckpointer(context.WithoutCancel(ctx))
+	if err != nil {
+		if r.checkpointErr == nil {
+			r.checkpointErr = err
+		}
+		return err
+	}
+	r.changes.reset()
+	return nil
+}
+
+func (r *run) callCheckpointer(ctx context.Context) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("runner: checkpointer panicked: %w", &PanicError{Value: v, Stack: string(debug.Stack())})
+		}
+	}()
+	if cc, ok := r.e.checkpointer.(ChangeCheckpointer); ok {
+		return cc.CheckpointChanges(ctx, r.s, r.changes.sorted())
+	}
+	ctx = context.WithValue(ctx, changesKey{}, changesOf{r.s, r.changes.sorted()})
+	return r.e.checkpointer.Checkpoint(ctx, r.s)
+}
