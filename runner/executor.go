@@ -269,43 +269,14 @@ func WithLogger(l *slog.Logger) Option {
 // done, Execute returns promptly, and what did not finish is Cancelled in
 // the status. Plan problems (see Validate) return a nil status.
 func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status, error) {
-	if prev != nil && !e.policySet {
-		// A resumed run keeps the policy it started with: a rollback
-		// stopped halfway goes on as far as that policy says.
-		pol, err := recordedPolicy(prev.FailurePolicy)
-		if err != nil {
-			return prev.DeepCopy(), err
-		}
-		resumed := *e
-		resumed.policy = pol
-		e = &resumed
-	}
-	if err := e.Validate(p); err != nil {
-		return nil, err
-	}
-	var s *Status
-	if prev != nil {
-		if err := checkResume(p, prev); err != nil {
-			return prev.DeepCopy(), err
-		}
-		s = prev.DeepCopy()
-		s.Catalog = p.Catalog // the same digest, maybe another ref (see CatalogSource)
-		if s.Phase == Succeeded {
-			return s, nil
-		}
-	} else {
-		s = NewStatus(p)
-	}
-	until, err := e.resolveUntil(p)
+	pr, err := e.prepare(p, prev)
 	if err != nil {
-		return nil, err
+		return refused(prev, err), err
 	}
-	if s.Gates, err = e.resolveGates(p, s); err != nil {
-		return nil, err
+	if pr.done {
+		return pr.s, nil
 	}
-	s.FailurePolicy = e.policy.record()
-	r := &run{e: e, plan: p, s: s, events: newDispatcher(e.observers, e.logger), until: until}
-	return r.execute(ctx)
+	return newRun(pr).execute(ctx)
 }
 
 func errorf(format string, args ...any) error {

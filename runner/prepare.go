@@ -3,9 +3,133 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 )
+
+// Preparation. Everything Execute decides before the first component
+// starts happens here, in one pass, in this order: the policy of a
+// resumed run (recordedPolicy), the plan's problems (Validate: the
+// runner's, the checks', the step names', WithUntil's, the rollback
+// abilities'), whether the previous status can be resumed (checkResume,
+// checkSource) or the new run's status (NewStatus), the Until step
+// (resolveUntil), the gates (resolveGates), and the status as the run
+// starts (begin). The result, a prepared, is all the run reads of the
+// executor's options and the plan's names: the plan flows one way, from
+// here to the run (run.go), its hops (hop.go) and their scheduler
+// (schedule.go).
+
+// prepared is a plan made ready to run by prepare.
+type prepared struct {
+	// e is the executor, with the recorded policy when a run is
+	// resumed without WithFailurePolicy.
+	e    *Executor
+	plan *Plan
+	// s is the run's status: a copy of the previous one, or NewStatus's.
+	s *Status
+	// done says the previous status had succeeded: s is final, nothing
+	// runs, and nothing below is set.
+	done bool
+	// until is WithUntil's step on plan; nil runs to the end.
+	until *untilStep
+	// started is when this Execute call began (Status.StartedAt is the
+	// first run's): PlanFinished's Duration counts from it.
+	started time.Time
+	// rnd jitters backoffs, seeded by the executor's seed and the
+	// number of earlier runs of the status.
+	rnd *rand.Rand
+}
+
+// prepare checks p (and prev, when resuming) and returns the run's
+// prepared form, its status Running. On error, see refused for the
+// status Execute returns with it.
+func (e *Executor) prepare(p *Plan, prev *Status) (*prepared, error) {
+	if prev != nil && !e.policySet {
+		// A resumed run keeps the policy it started with: a rollback
+		// stopped halfway goes on as far as that policy says.
+		pol, err := recordedPolicy(prev.FailurePolicy)
+		if err != nil {
+			return nil, err
+		}
+		resumed := *e
+		resumed.policy = pol
+		e = &resumed
+	}
+	if err := e.Validate(p); err != nil {
+		return nil, err
+	}
+	pr := &prepared{e: e, plan: p}
+	if prev != nil {
+		if err := checkResume(p, prev); err != nil {
+			return nil, err
+		}
+		pr.s = prev.DeepCopy()
+		pr.s.Catalog = p.Catalog // the same digest, maybe another ref (see CatalogSource)
+		if pr.done = pr.s.Phase == Succeeded; pr.done {
+			return pr, nil
+		}
+	} else {
+		pr.s = NewStatus(p)
+	}
+	var err error
+	if pr.until, err = e.resolveUntil(p); err != nil {
+		return nil, err
+	}
+	if pr.s.Gates, err = e.resolveGates(p, pr.s); err != nil {
+		return nil, err
+	}
+	pr.s.FailurePolicy = e.policy.record()
+	pr.begin(e.clock.Now())
+	return pr, nil
+}
+
+// refused is the status Execute returns with prepare's error err: none
+// for a problem of the plan or the options (ErrInvalidPlan), else (a
+// previous status that cannot be resumed) a copy of prev.
+func refused(prev *Status, err error) *Status {
+	if errors.Is(err, ErrInvalidPlan) {
+		return nil
+	}
+	return prev.DeepCopy()
+}
+
+// begin records in the status that a run starts at now: one more run,
+// Running, the progress and order of its components, and nothing waiting
+// (what still waits says so again).
+func (pr *prepared) begin(now time.Time) {
+	s := pr.s
+	pr.started = now
+	pr.rnd = rand.New(rand.NewPCG(pr.e.seed, uint64(s.Runs)))
+	s.Runs++
+	s.Phase, s.Code, s.Message, s.FinishedAt = Running, "", "", time.Time{}
+	if s.StartedAt.IsZero() {
+		s.StartedAt = now
+	}
+	s.Progress = progressOf(s)
+	s.Waiting = nil
+	pr.recordOrder()
+	if s.Runs > 1 && !resumesRollback(s) {
+		// A resumed run that succeeds must not keep the failure of the
+		// run it resumed; it is set again if something fails. A resumed
+		// rollback keeps it: it is why the run is rolled back, and its
+		// final message and error say so (rollback.go).
+		s.LastFailure = nil
+	}
+}
+
+// recordOrder records each component's place in its hop's batch order
+// (ComponentStatus.Order), also in a status written before it was.
+func (pr *prepared) recordOrder() {
+	for i, h := range pr.plan.Hops {
+		for k, name := range slices.Concat(h.Batches()...) {
+			if j, ok := h.Graph.Index(name); ok {
+				pr.s.Hops[i].Components[j].Order = k + 1
+			}
+		}
+	}
+}
 
 // recordedPolicy parses a Status's FailurePolicy (see record).
 func recordedPolicy(s string) (FailurePolicy, error) {

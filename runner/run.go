@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"runtime/debug"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hopdag/hopdag/release"
 )
@@ -18,11 +16,11 @@ import (
 // goroutine that called Execute (the coordinator); runner goroutines talk
 // to it through channels.
 type run struct {
-	e      *Executor
-	plan   *Plan
-	s      *Status
+	// prepared is what prepare decided before the run started (the
+	// executor, plan, status, until step): the run reads it, and
+	// changes only the status.
+	*prepared
 	events *dispatcher
-	rnd    *rand.Rand
 	// failures counts component failures in this call, for the policy.
 	failures int
 	// errs collects the failures to return.
@@ -32,11 +30,7 @@ type run struct {
 	// changes are the component records changed since the last
 	// checkpoint.
 	changes changes
-	// started is when this Execute call began (Status.StartedAt is the
-	// first run's): PlanFinished's Duration counts from it.
-	started time.Time
-	// until is WithUntil's step; untilHit says the run stopped there.
-	until    *untilStep
+	// untilHit says the run stopped at WithUntil's step.
 	untilHit bool
 	// rolled is the outcome of a rollback (RolledBack, RollbackFailed;
 	// RollingBack: stopped before its end), "" when none ran;
@@ -45,25 +39,14 @@ type run struct {
 	rollbackErrs []string
 }
 
+// newRun is the run of pr, not yet started.
+func newRun(pr *prepared) *run {
+	return &run{prepared: pr, events: newDispatcher(pr.e.observers, pr.e.logger)}
+}
+
+// execute runs the prepared plan: it records the start, runs the hops
+// in order (or resumes a rollback), and finishes.
 func (r *run) execute(ctx context.Context) (*Status, error) {
-	now := r.e.clock.Now()
-	r.started = now
-	r.rnd = rand.New(rand.NewPCG(r.e.seed, uint64(r.s.Runs)))
-	r.s.Runs++
-	r.s.Phase, r.s.Code, r.s.Message, r.s.FinishedAt = Running, "", "", time.Time{}
-	if r.s.StartedAt.IsZero() {
-		r.s.StartedAt = now
-	}
-	r.s.Progress = progressOf(r.s)
-	r.s.Waiting = nil // what still waits says so again
-	r.recordOrder()
-	if r.s.Runs > 1 && !resumesRollback(r.s) {
-		// A resumed run that succeeds must not keep the failure of the
-		// run it resumed; it is set again if something fails. A resumed
-		// rollback keeps it: it is why the run is rolled back, and its
-		// final message and error say so (rollback.go).
-		r.s.LastFailure = nil
-	}
 	if r.e.checkpointer != nil {
 		r.changes.init(r.s)
 		r.changes.markAll()
@@ -90,18 +73,6 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 		}
 	}
 	return r.finish(ctx)
-}
-
-// recordOrder records each component's place in its hop's batch order
-// (ComponentStatus.Order), also in a status written before it was.
-func (r *run) recordOrder() {
-	for i, h := range r.plan.Hops {
-		for k, name := range slices.Concat(h.Batches()...) {
-			if j, ok := h.Graph.Index(name); ok {
-				r.s.Hops[i].Components[j].Order = k + 1
-			}
-		}
-	}
 }
 
 // finish sets the final phase, checkpoints it (the final checkpoint,
