@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -268,7 +269,7 @@ func WithLogger(l *slog.Logger) Option {
 // When ctx is cancelled, nothing new starts, running runners see ctx
 // done, Execute returns promptly, and what did not finish is Cancelled in
 // the status. Plan problems (see Validate) return a nil status.
-func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status, error) {
+func (e *Executor) Execute(ctx context.Context, p *Plan, prev *record.Status) (*record.Status, error) {
 	pr, err := e.prepare(p, prev)
 	if err != nil {
 		return refused(prev, err), err

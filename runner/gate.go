@@ -3,9 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"time"
 )
 
 // Gates. A hop (its UpgradePath rule's gate), a component
@@ -35,21 +33,11 @@ import (
 // there a bare VERSION that names several hops is refused, and
 // VERSION/COMPONENT names the hop that has the component.
 
-// WaitingForApproval is the phase of a step held by its gate, and of the
-// run stopped there.
-const WaitingForApproval Phase = "WaitingForApproval"
-
-// CodeWaitingForApproval: a gate holds the step until it is approved.
-const CodeWaitingForApproval Code = "WAITING_FOR_APPROVAL"
-
 // Errors of gates.
 var (
 	// ErrWaitingForApproval is matched by the *GateError Execute returns
 	// when the run stopped at a gate.
 	ErrWaitingForApproval = errors.New("runner: waiting for approval")
-	// ErrNotWaiting is matched by the error Approve returns for a step
-	// that is not waiting for approval.
-	ErrNotWaiting = errors.New("runner: step is not waiting for approval")
 )
 
 // GateError says which steps wait for approval, sorted.
@@ -75,13 +63,6 @@ func WithGates(steps ...string) Option {
 
 // gateReason is the reason of a gate added by WithGates.
 const gateReason = "gated when the run started"
-
-// Approval is an operator's approval of a gated step.
-type Approval struct {
-	Step string    `json:"step" yaml:"step"`
-	By   string    `json:"by" yaml:"by"`
-	At   time.Time `json:"at" yaml:"at"`
-}
 
 // hopOf is the index of the hop of p that the HOP part of a step names
 // and, when component is not "", that has the component. HOP is the
@@ -172,33 +153,6 @@ func qualifySteps(hops []*HopPlan) {
 			h.step = h.Track + "=" + to
 		}
 	}
-}
-
-// Approve records that by approved the gated step at at. The step must
-// be waiting (in s.Waiting) and not yet approved; otherwise the error
-// matches ErrNotWaiting and names what waits. Save the status (a
-// state.Store) for the approval to count.
-func (s *Status) Approve(step, by string, at time.Time) error {
-	if by == "" {
-		return errorf("approve %s: say who approves (by is empty)", step)
-	}
-	if s.Approved(step) {
-		return fmt.Errorf("%w: %s was already approved", ErrNotWaiting, step)
-	}
-	if !slices.Contains(s.Waiting, step) {
-		waiting := "nothing waits"
-		if len(s.Waiting) > 0 {
-			waiting = "waiting: " + strings.Join(s.Waiting, ", ")
-		}
-		return fmt.Errorf("%w: %s (%s)", ErrNotWaiting, step, waiting)
-	}
-	s.Approvals = append(s.Approvals, Approval{Step: step, By: by, At: at})
-	return nil
-}
-
-// Approved reports whether step has an approval.
-func (s *Status) Approved(step string) bool {
-	return slices.ContainsFunc(s.Approvals, func(a Approval) bool { return a.Step == step })
 }
 
 func waitMessage(step, reason string) string {

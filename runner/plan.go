@@ -9,6 +9,7 @@ import (
 
 	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -20,7 +21,7 @@ type Plan struct {
 	Hops  []*HopPlan
 	// Catalog says which catalog bundle the plan was made from (set by the
 	// caller; empty for a directory). It is shown in the dry run.
-	Catalog CatalogSource
+	Catalog record.CatalogSource
 }
 
 // HopPlan is one hop of a plan.
@@ -219,13 +220,13 @@ func (h *HopPlan) Work() time.Duration {
 
 // planView is the serialised dry run.
 type planView struct {
-	Track            string           `json:"track,omitempty" yaml:"track,omitempty"`
-	Catalog          *CatalogSource   `json:"catalog,omitempty" yaml:"catalog,omitempty"`
-	From             string           `json:"from" yaml:"from"`
-	To               string           `json:"to" yaml:"to"`
-	Components       int              `json:"components" yaml:"components"`
-	ExpectedDuration release.Duration `json:"expectedDuration" yaml:"expectedDuration"`
-	Hops             []hopView        `json:"hops" yaml:"hops"`
+	Track            string                `json:"track,omitempty" yaml:"track,omitempty"`
+	Catalog          *record.CatalogSource `json:"catalog,omitempty" yaml:"catalog,omitempty"`
+	From             string                `json:"from" yaml:"from"`
+	To               string                `json:"to" yaml:"to"`
+	Components       int                   `json:"components" yaml:"components"`
+	ExpectedDuration release.Duration      `json:"expectedDuration" yaml:"expectedDuration"`
+	Hops             []hopView             `json:"hops" yaml:"hops"`
 }
 
 type hopView struct {
@@ -288,7 +289,7 @@ func (p *Plan) view() planView {
 		v.Hops = append(v.Hops, hv)
 	}
 	v.ExpectedDuration = release.D(total)
-	if p.Catalog != (CatalogSource{}) {
+	if p.Catalog != (record.CatalogSource{}) {
 		v.Catalog = &p.Catalog
 	}
 	return v

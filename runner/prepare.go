@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hopdag/hopdag/record"
 )
 
 // Preparation. Everything Execute decides before the first component
@@ -28,7 +30,7 @@ type prepared struct {
 	e    *Executor
 	plan *Plan
 	// s is the run's status: a copy of the previous one, or NewStatus's.
-	s *Status
+	s *record.Status
 	// done says the previous status had succeeded: s is final, nothing
 	// runs, and nothing below is set.
 	done bool
@@ -45,7 +47,7 @@ type prepared struct {
 // prepare checks p (and prev, when resuming) and returns the run's
 // prepared form, its status Running. On error, see refused for the
 // status Execute returns with it.
-func (e *Executor) prepare(p *Plan, prev *Status) (*prepared, error) {
+func (e *Executor) prepare(p *Plan, prev *record.Status) (*prepared, error) {
 	if prev != nil && !e.policySet {
 		// A resumed run keeps the policy it started with: a rollback
 		// stopped halfway goes on as far as that policy says.
@@ -67,7 +69,7 @@ func (e *Executor) prepare(p *Plan, prev *Status) (*prepared, error) {
 		}
 		pr.s = prev.DeepCopy()
 		pr.s.Catalog = p.Catalog // the same digest, maybe another ref (see CatalogSource)
-		if pr.done = pr.s.Phase == Succeeded; pr.done {
+		if pr.done = pr.s.Phase == record.Succeeded; pr.done {
 			return pr, nil
 		}
 	} else {
@@ -88,7 +90,7 @@ func (e *Executor) prepare(p *Plan, prev *Status) (*prepared, error) {
 // refused is the status Execute returns with prepare's error err: none
 // for a problem of the plan or the options (ErrInvalidPlan), else (a
 // previous status that cannot be resumed) a copy of prev.
-func refused(prev *Status, err error) *Status {
+func refused(prev *record.Status, err error) *record.Status {
 	if errors.Is(err, ErrInvalidPlan) {
 		return nil
 	}
@@ -103,7 +105,7 @@ func (pr *prepared) begin(now time.Time) {
 	pr.started = now
 	pr.rnd = rand.New(rand.NewPCG(pr.e.seed, uint64(s.Runs)))
 	s.Runs++
-	s.Phase, s.Code, s.Message, s.FinishedAt = Running, "", "", time.Time{}
+	s.Phase, s.Code, s.Message, s.FinishedAt = record.Running, "", "", time.Time{}
 	if s.StartedAt.IsZero() {
 		s.StartedAt = now
 	}
@@ -152,19 +154,19 @@ func recordedPolicy(s string) (FailurePolicy, error) {
 }
 
 // NewStatus returns the Pending status of a plan, as Execute starts it.
-func NewStatus(p *Plan) *Status {
+func NewStatus(p *Plan) *record.Status {
 	// Hops is never nil: the status of a plan with no hops serialises
 	// "hops": [].
-	s := &Status{Phase: Pending, Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original(), Catalog: p.Catalog, Hops: []HopStatus{}}
+	s := &record.Status{Phase: record.Pending, Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original(), Catalog: p.Catalog, Hops: []record.HopStatus{}}
 	if p.Route.FromState != nil { // a route across tracks
 		s.Track, s.From, s.To = "", p.Route.FromState.String(), p.Route.ToState.String()
 	}
 	for _, h := range p.Hops {
-		hs := HopStatus{Track: h.Track, From: h.From.Original(), To: h.To.Original(), Phase: Pending, Components: make([]ComponentStatus, h.Graph.Len())}
+		hs := record.HopStatus{Track: h.Track, From: h.From.Original(), To: h.To.Original(), Phase: record.Pending, Components: make([]record.ComponentStatus, h.Graph.Len())}
 		for i := range hs.Components {
 			n := h.Graph.Node(i)
 			cs := &hs.Components[i]
-			cs.Name, cs.Phase = n.Name, Pending
+			cs.Name, cs.Phase = n.Name, record.Pending
 			if n.From != nil {
 				cs.FromVersion = n.From.Version.Original()
 			}
@@ -179,11 +181,11 @@ func NewStatus(p *Plan) *Status {
 }
 
 // checkResume returns why prev cannot be resumed with p, or nil.
-func checkResume(p *Plan, prev *Status) error {
-	if prev.Phase == RolledBack {
+func checkResume(p *Plan, prev *record.Status) error {
+	if prev.Phase == record.RolledBack {
 		return fmt.Errorf("%w: %s -> %s was rolled back (%s); start a new run with an empty status", ErrRolledBack, prev.From, prev.To, prev.Message)
 	}
-	if prev.Phase == Abandoned {
+	if prev.Phase == record.Abandoned {
 		return fmt.Errorf("%w: %s -> %s was abandoned (%s); start a new run with an empty status", ErrAbandoned, prev.From, prev.To, prev.Message)
 	}
 	if err := checkSource(prev.Catalog, p.Catalog); err != nil {
@@ -202,7 +204,7 @@ func checkResume(p *Plan, prev *Status) error {
 				diffs = append(diffs, fmt.Sprintf("hop %d is %s -> %s in the status, %s -> %s in the plan", i+1, ph.From, ph.To, fh.From, fh.To))
 				continue
 			}
-			names := func(cs []ComponentStatus) []string {
+			names := func(cs []record.ComponentStatus) []string {
 				out := make([]string, len(cs))
 				for j, c := range cs {
 					out[j] = c.Name + "@" + c.ToVersion
@@ -348,7 +350,7 @@ func (e *Executor) checkNames() string {
 
 // resolveGates checks the executor's gates against p and returns s's
 // gates with them, sorted, once each.
-func (e *Executor) resolveGates(p *Plan, s *Status) ([]string, error) {
+func (e *Executor) resolveGates(p *Plan, s *record.Status) ([]string, error) {
 	gates := slices.Clone(s.Gates)
 	for _, step := range e.gates {
 		hop, component, sub := strings.Cut(step, "/")
@@ -452,7 +454,7 @@ func (e *Executor) validateRollback(p *Plan) []error {
 
 // checkSource returns why a status made from prev cannot be resumed with a
 // plan made from cur, or nil. See CatalogSource.
-func checkSource(prev, cur CatalogSource) error {
+func checkSource(prev, cur record.CatalogSource) error {
 	if prev.Digest == "" || prev.Digest == cur.Digest {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -35,19 +36,19 @@ func preparePlan(t *testing.T) *Plan {
 func TestPrepare(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	var ok rollbacker
-	fresh := func(t *testing.T, p *Plan) *Status { return NewStatus(p) }
-	withPhase := func(ph Phase, policy string) func(*testing.T, *Plan) *Status {
-		return func(t *testing.T, p *Plan) *Status {
+	fresh := func(t *testing.T, p *Plan) *record.Status { return NewStatus(p) }
+	withPhase := func(ph record.Phase, policy string) func(*testing.T, *Plan) *record.Status {
+		return func(t *testing.T, p *Plan) *record.Status {
 			s := NewStatus(p)
 			s.Phase, s.Runs, s.FailurePolicy, s.StartedAt = ph, 1, policy, now.Add(-time.Hour)
-			s.LastFailure = &Failure{Component: "a", Code: CodeComponentFailed, Error: "boom"}
+			s.LastFailure = &record.Failure{Component: "a", Code: record.CodeComponentFailed, Error: "boom"}
 			return s
 		}
 	}
 	tests := []struct {
 		name string
 		opts []Option
-		prev func(*testing.T, *Plan) *Status // nil: a new run
+		prev func(*testing.T, *Plan) *record.Status // nil: a new run
 		// on success
 		done        bool
 		runs        int
@@ -60,17 +61,17 @@ func TestPrepare(t *testing.T) {
 	}{
 		{name: "new run", runs: 1, policy: ContinueIndependent},
 		{name: "new run with until", opts: []Option{WithUntil("v2.0/a")}, runs: 1, until: "v2.0/a"},
-		{name: "resumed run keeps its recorded policy", prev: withPhase(Failed, "rollback"), runs: 2, policy: Rollback},
-		{name: "an explicit policy wins over the recorded one", opts: []Option{WithFailurePolicy(FailFast)}, prev: withPhase(Failed, "rollback"), runs: 2, policy: FailFast},
-		{name: "a resumed rollback keeps its last failure", prev: func(t *testing.T, p *Plan) *Status {
-			s := withPhase(RollingBack, "rollback")(t, p)
-			s.Hops[0].Phase = RollingBack
+		{name: "resumed run keeps its recorded policy", prev: withPhase(record.Failed, "rollback"), runs: 2, policy: Rollback},
+		{name: "an explicit policy wins over the recorded one", opts: []Option{WithFailurePolicy(FailFast)}, prev: withPhase(record.Failed, "rollback"), runs: 2, policy: FailFast},
+		{name: "a resumed rollback keeps its last failure", prev: func(t *testing.T, p *Plan) *record.Status {
+			s := withPhase(record.RollingBack, "rollback")(t, p)
+			s.Hops[0].Phase = record.RollingBack
 			return s
 		}, runs: 2, policy: Rollback, lastFailure: true},
-		{name: "succeeded status is done", prev: withPhase(Succeeded, ""), done: true, runs: 1},
-		{name: "unknown recorded policy", prev: withPhase(Failed, "sometimes"), err: ErrPlanMismatch, wantStatus: true},
-		{name: "abandoned status", prev: withPhase(Abandoned, ""), err: ErrAbandoned, wantStatus: true},
-		{name: "status of another plan", prev: func(t *testing.T, p *Plan) *Status {
+		{name: "succeeded status is done", prev: withPhase(record.Succeeded, ""), done: true, runs: 1},
+		{name: "unknown recorded policy", prev: withPhase(record.Failed, "sometimes"), err: ErrPlanMismatch, wantStatus: true},
+		{name: "abandoned status", prev: withPhase(record.Abandoned, ""), err: ErrAbandoned, wantStatus: true},
+		{name: "status of another plan", prev: func(t *testing.T, p *Plan) *record.Status {
 			s := fresh(t, p)
 			s.To = "v3.0"
 			return s
@@ -78,12 +79,12 @@ func TestPrepare(t *testing.T) {
 		{name: "until step the plan lacks", opts: []Option{WithUntil("v9.0")}, err: ErrInvalidPlan},
 		{name: "gate on a component the plan lacks", opts: []Option{WithGates("v2.0/zz")}, err: ErrInvalidPlan},
 		{name: "check without a function", opts: []Option{WithCheck("ready", nil)}, err: ErrInvalidPlan},
-		{name: "plan problem refuses a resumable status with none", opts: []Option{WithUntil("v9.0")}, prev: withPhase(Failed, ""), err: ErrInvalidPlan},
+		{name: "plan problem refuses a resumable status with none", opts: []Option{WithUntil("v9.0")}, prev: withPhase(record.Failed, ""), err: ErrInvalidPlan},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := preparePlan(t)
-			var prev *Status
+			var prev *record.Status
 			if tt.prev != nil {
 				prev = tt.prev(t, p)
 			}
@@ -107,14 +108,14 @@ func TestPrepare(t *testing.T) {
 			assert.Equal(t, tt.done, pr.done, "done")
 			assert.Equal(t, tt.runs, pr.s.Runs, "Status.Runs")
 			if tt.done {
-				assert.Equal(t, Succeeded, pr.s.Phase)
+				assert.Equal(t, record.Succeeded, pr.s.Phase)
 				return
 			}
-			assert.Equal(t, Running, pr.s.Phase, "Status.Phase")
+			assert.Equal(t, record.Running, pr.s.Phase, "Status.Phase")
 			assert.Equal(t, now, pr.started, "started")
 			assert.Equal(t, tt.policy, pr.e.policy, "policy")
 			assert.Equal(t, tt.policy.record(), pr.s.FailurePolicy, "Status.FailurePolicy")
-			assert.Equal(t, Progress{Total: 2}, pr.s.Progress, "Status.Progress")
+			assert.Equal(t, record.Progress{Total: 2}, pr.s.Progress, "Status.Progress")
 			assert.Equal(t, tt.lastFailure, pr.s.LastFailure != nil, "Status.LastFailure kept")
 			// Order is the batch order: a before b.
 			order := map[string]int{}

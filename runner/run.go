@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -35,7 +36,7 @@ type run struct {
 	// rolled is the outcome of a rollback (RolledBack, RollbackFailed;
 	// RollingBack: stopped before its end), "" when none ran;
 	// rollbackErrs say what a failed or stopped one left.
-	rolled       Phase
+	rolled       record.Phase
 	rollbackErrs []string
 }
 
@@ -46,7 +47,7 @@ func newRun(pr *prepared) *run {
 
 // execute runs the prepared plan: it records the start, runs the hops
 // in order (or resumes a rollback), and finishes.
-func (r *run) execute(ctx context.Context) (*Status, error) {
+func (r *run) execute(ctx context.Context) (*record.Status, error) {
 	if r.e.checkpointer != nil {
 		r.changes.init(r.s)
 		r.changes.markAll()
@@ -55,11 +56,11 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 	r.emit(Event{Type: PlanStarted, Hop: -1})
 
 	for i, h := range r.plan.Hops {
-		if p := r.s.Hops[i].Phase; p == RollingBack || p == RolledBack || p == RollbackFailed {
+		if p := r.s.Hops[i].Phase; p == record.RollingBack || p == record.RolledBack || p == record.RollbackFailed {
 			r.rollback(ctx, i) // a rollback to resume (rollback.go)
 			break
 		}
-		if r.s.Hops[i].Phase != Succeeded {
+		if r.s.Hops[i].Phase != record.Succeeded {
 			if r.checkpointErr != nil || ctx.Err() != nil {
 				break
 			}
@@ -77,41 +78,41 @@ func (r *run) execute(ctx context.Context) (*Status, error) {
 
 // finish sets the final phase, checkpoints it (the final checkpoint,
 // attempted even after a checkpoint failed) and emits PlanFinished.
-func (r *run) finish(ctx context.Context) (*Status, error) {
+func (r *run) finish(ctx context.Context) (*record.Status, error) {
 	s := r.s
 	s.FinishedAt = r.e.clock.Now()
 	allDone := true
 	for _, h := range s.Hops {
-		allDone = allDone && h.Phase == Succeeded
+		allDone = allDone && h.Phase == record.Succeeded
 	}
 	switch {
 	case r.checkpointErr != nil:
-		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
+		s.Phase, s.Code, s.Message = record.Failed, record.CodeCheckpointFailed, r.checkpointErr.Error()
 	case allDone:
-		s.Phase, s.Code, s.Message = Succeeded, "", ""
+		s.Phase, s.Code, s.Message = record.Succeeded, "", ""
 	case r.rolled != "":
 		s.Phase, s.Code, s.Message, _ = r.rolledBackPhase(ctx)
 	case len(r.errs) > 0:
-		s.Phase = Failed
+		s.Phase = record.Failed
 		if s.LastFailure != nil {
 			s.Code, s.Message = s.LastFailure.Code, s.LastFailure.Error
 		}
 	case ctx.Err() != nil:
-		s.Phase, s.Code, s.Message = Cancelled, CodeCancelled, context.Cause(ctx).Error()
+		s.Phase, s.Code, s.Message = record.Cancelled, record.CodeCancelled, context.Cause(ctx).Error()
 	case r.held():
 		s.Phase, s.Code, s.Message, _ = r.heldRun()
 	default:
-		s.Phase = Failed
+		s.Phase = record.Failed
 	}
 	if !allDone && ctx.Err() != nil {
 		r.cancelUnstarted("not started: the run was cancelled")
 	}
 	s.Progress = progressOf(s)
 	hadFailed := r.checkpointErr != nil
-	if !r.finalCheckpoint(ctx) && s.Phase == Succeeded {
+	if !r.finalCheckpoint(ctx) && s.Phase == record.Succeeded {
 		// The success could not be recorded: the store may still say
 		// Running, and the status must not claim more than it does.
-		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
+		s.Phase, s.Code, s.Message = record.Failed, record.CodeCheckpointFailed, r.checkpointErr.Error()
 	}
 	err := r.err(ctx, allDone, hadFailed)
 	r.emit(Event{Type: PlanFinished, Hop: -1, Phase: s.Phase, Code: s.Code, Err: err, Duration: s.FinishedAt.Sub(r.started)})
@@ -141,7 +142,7 @@ func (r *run) err(ctx context.Context, allDone, hadFailed bool) error {
 			parts = append(parts, fmt.Errorf("runner: run cancelled: %w", ctx.Err()))
 		}
 	}
-	if r.rolled == RollbackFailed || r.rolled == RollingBack {
+	if r.rolled == record.RollbackFailed || r.rolled == record.RollingBack {
 		// A rollback that did not finish: it failed, or was interrupted.
 		// (A rollback always follows a failure, in r.errs: part 1.)
 		parts = append(parts, &RollbackError{Hops: r.rollbackErrs})
@@ -198,25 +199,25 @@ func (r *run) cancelUnstarted(reason string) {
 	s := r.s
 	for i := range s.Hops {
 		h := &s.Hops[i]
-		if h.Phase != Pending {
+		if h.Phase != record.Pending {
 			continue
 		}
-		h.Phase, h.Code, h.Message = Cancelled, CodeCancelled, reason
+		h.Phase, h.Code, h.Message = record.Cancelled, record.CodeCancelled, reason
 		for j := range h.Components {
-			if c := &h.Components[j]; c.Phase == Pending {
-				c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, reason
+			if c := &h.Components[j]; c.Phase == record.Pending {
+				c.Phase, c.Code, c.Reason = record.Cancelled, record.CodeCancelled, reason
 				r.mark(i, j)
 			}
 		}
 	}
 }
 
-func progressOf(s *Status) Progress {
-	var p Progress
+func progressOf(s *record.Status) record.Progress {
+	var p record.Progress
 	for _, h := range s.Hops {
 		for _, c := range h.Components {
 			p.Total++
-			if c.Phase == Succeeded || (c.Phase == Skipped && c.Code == "") {
+			if c.Phase == record.Succeeded || (c.Phase == record.Skipped && c.Code == "") {
 				p.Done++
 			}
 		}
@@ -243,36 +244,36 @@ func (r *run) addWaiting(step string) {
 
 // heldHop is the phase of hop i when it ended with components held: the
 // gate's or the Until step's, and ok; not ok when nothing was held.
-func (r *run) heldHop(i int) (Phase, Code, string, bool) {
+func (r *run) heldHop(i int) (record.Phase, record.Code, string, bool) {
 	hs := &r.s.Hops[i]
 	var waiting []string
 	paused := false
 	for _, c := range hs.Components {
 		switch c.Phase {
-		case WaitingForApproval:
+		case record.WaitingForApproval:
 			waiting = append(waiting, c.Reason)
-		case Paused:
+		case record.Paused:
 			paused = true
 		}
 	}
 	switch {
 	case len(waiting) > 0:
-		return WaitingForApproval, CodeWaitingForApproval, strings.Join(waiting, "; "), true
+		return record.WaitingForApproval, record.CodeWaitingForApproval, strings.Join(waiting, "; "), true
 	case paused || (r.until.limits(i) && !allSatisfied(hs.Components)):
 		r.untilHit = true
-		return Paused, CodeUntilReached, fmt.Sprintf("stopped at %s as asked (until)", r.until.name), true
+		return record.Paused, record.CodeUntilReached, fmt.Sprintf("stopped at %s as asked (until)", r.until.name), true
 	}
 	return "", "", "", false
 }
 
 // heldRun is the run's phase when it stopped at a gate or the Until
 // step, and ok.
-func (r *run) heldRun() (Phase, Code, string, bool) {
+func (r *run) heldRun() (record.Phase, record.Code, string, bool) {
 	if len(r.s.Waiting) > 0 {
-		return WaitingForApproval, CodeWaitingForApproval, (&GateError{Steps: r.s.Waiting}).Error(), true
+		return record.WaitingForApproval, record.CodeWaitingForApproval, (&GateError{Steps: r.s.Waiting}).Error(), true
 	}
 	if r.untilHit {
-		return Paused, CodeUntilReached, fmt.Sprintf("stopped after %s as asked (until %s); run again without it to continue", r.until.name, r.until.name), true
+		return record.Paused, record.CodeUntilReached, fmt.Sprintf("stopped after %s as asked (until %s); run again without it to continue", r.until.name, r.until.name), true
 	}
 	return "", "", "", false
 }

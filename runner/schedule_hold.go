@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/hopdag/hopdag/record"
 )
 
 // gated holds component i at its gate unless approved: it reports
@@ -19,7 +21,7 @@ func (sc *scheduler) gated(i int) bool {
 	if g == nil || sc.r.s.Approved(step) {
 		return false
 	}
-	sc.hold(i, WaitingForApproval, CodeWaitingForApproval, waitMessage(step, g.Reason))
+	sc.hold(i, record.WaitingForApproval, record.CodeWaitingForApproval, waitMessage(step, g.Reason))
 	sc.r.addWaiting(step)
 	return true
 }
@@ -61,13 +63,13 @@ func (sc *scheduler) held(i int, err error) bool {
 				reason = p.Gate.Reason
 			}
 		}
-		sc.hold(i, WaitingForApproval, CodeWaitingForApproval, waitMessage(ge.Steps[0], reason))
+		sc.hold(i, record.WaitingForApproval, record.CodeWaitingForApproval, waitMessage(ge.Steps[0], reason))
 		sc.r.addWaiting(ge.Steps[0])
 		return true
 	}
 	if errors.Is(err, ErrUntilReached) {
 		cs := &sc.r.s.Hops[sc.hop].Components[i]
-		sc.hold(i, Paused, CodeUntilReached, fmt.Sprintf("stopped before step %s as asked (until %s)", cs.Step, sc.r.until.name))
+		sc.hold(i, record.Paused, record.CodeUntilReached, fmt.Sprintf("stopped before step %s as asked (until %s)", cs.Step, sc.r.until.name))
 		sc.r.untilHit = true
 		return true
 	}
@@ -76,7 +78,7 @@ func (sc *scheduler) held(i int, err error) bool {
 
 // hold records component i held (waiting for approval, or paused at the
 // Until step): not finished, not failed; its dependents stay Pending.
-func (sc *scheduler) hold(i int, phase Phase, code Code, reason string) {
+func (sc *scheduler) hold(i int, phase record.Phase, code record.Code, reason string) {
 	r := sc.r
 	cs := &r.s.Hops[sc.hop].Components[i]
 	cs.Phase, cs.Code, cs.Reason, cs.Error = phase, code, reason, ""

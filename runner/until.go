@@ -22,13 +22,6 @@ import (
 //   - HOP/COMPONENT/PHASE: as HOP/COMPONENT, and COMPONENT stops before
 //     the step after PHASE (it is Paused, its record names that step).
 
-// Paused is the phase of a run, a hop or a component stopped at the
-// Until step as asked.
-const Paused Phase = "Paused"
-
-// CodeUntilReached: the run stopped at the step WithUntil named.
-const CodeUntilReached Code = "UNTIL_REACHED"
-
 // ErrUntilReached is matched by the error Execute returns when it
 // stopped at the step WithUntil named, and by what Task.Enter returns
 // for the step after it.

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -42,7 +42,7 @@ func TestKeeperCancelsWhileSaveAndRefreshHang(t *testing.T) {
 
 	saved := make(chan error, 1)
 	go func() {
-		saved <- state.Checkpointer(f, lease).Checkpoint(context.WithoutCancel(runCtx), &runner.Status{Phase: runner.Running})
+		saved <- state.Checkpointer(f, lease).Checkpoint(context.WithoutCancel(runCtx), &record.Status{Phase: record.Running})
 	}()
 	select {
 	case <-runCtx.Done():

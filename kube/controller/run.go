@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
@@ -226,7 +227,7 @@ func (ru *run) execute(ctx context.Context) {
 	_, err = state.Run(ctx, store, taken, exec, ru.p.plan,
 		state.WithHolder(r.holder), state.WithTTL(r.ttl), state.WithLogger(r.logger),
 		state.WithCheckpoints(func(cp runner.Checkpointer) runner.Checkpointer { return &noting{cp: timedCheckpointer{cp}, ru: ru} }),
-		state.WithSession(func(kctx context.Context, s *state.Session) (*runner.Status, error) {
+		state.WithSession(func(kctx context.Context, s *state.Session) (*record.Status, error) {
 			began = true
 			return ru.session(ctx, kctx, s)
 		}))
@@ -260,18 +261,18 @@ func (l *acquiring) Acquire(ctx context.Context, holder string, ttl time.Duratio
 // operator's): it decides what to resume, records the approvals and a
 // failure the status does not show yet, executes, and records how the
 // run ended, all under the lease.
-func (ru *run) session(ctx, kctx context.Context, s *state.Session) (*runner.Status, error) {
+func (ru *run) session(ctx, kctx context.Context, s *state.Session) (*record.Status, error) {
 	r, key := ru.r, ru.p.key
 	ru.storeError(kctx, "", nil)
 	prev := s.Prev
-	if prev != nil && (!recordOf(prev, ru.from, ru.to) || prev.Phase == runner.Abandoned || prev.Phase == runner.RolledBack || ru.p.fresh && prev.Phase == runner.Succeeded) {
+	if prev != nil && (!recordOf(prev, ru.from, ru.to) || prev.Phase == record.Abandoned || prev.Phase == record.RolledBack || ru.p.fresh && prev.Phase == record.Succeeded) {
 		// Another upgrade's record, or one that ended for good (a new
 		// upgrade finds one that completed only when its ClusterVersion
 		// was deleted and created again and the store kept the record):
 		// this one starts afresh.
 		prev = nil
 	}
-	if prev != nil && !ru.p.fresh && !ru.p.retry && (prev.Phase == runner.Failed || prev.Phase == runner.RollbackFailed) {
+	if prev != nil && !ru.p.fresh && !ru.p.retry && (prev.Phase == record.Failed || prev.Phase == record.RollbackFailed) {
 		// The record ended failed but the status does not say so yet:
 		// the operator stopped between the two (a restart, a new
 		// leader). Nothing asked for a retry: record the failure, and
@@ -331,8 +332,8 @@ func (ru *run) session(ctx, kctx context.Context, s *state.Session) (*runner.Sta
 // that follows passes those gates. An approval is recorded only here,
 // under the run's lock, once: prev.Approve refuses a step approved
 // before, and a step that does not wait is not approved ahead.
-func (ru *run) approve(ctx context.Context, store state.Store, lease state.Lease, prev *runner.Status) error {
-	var recorded []runner.Approval
+func (ru *run) approve(ctx context.Context, store state.Store, lease state.Lease, prev *record.Status) error {
+	var recorded []record.Approval
 	for _, a := range ru.p.cv.Spec.Approvals {
 		if !slices.Contains(prev.Waiting, a.Step) || prev.Approved(a.Step) {
 			continue
@@ -367,7 +368,7 @@ type noting struct {
 	ru *run
 }
 
-func (n *noting) Checkpoint(ctx context.Context, s *runner.Status) error {
+func (n *noting) Checkpoint(ctx context.Context, s *record.Status) error {
 	if err := n.cp.Checkpoint(ctx, s); err != nil {
 		return err
 	}
@@ -375,7 +376,7 @@ func (n *noting) Checkpoint(ctx context.Context, s *runner.Status) error {
 	return nil
 }
 
-func (n *noting) CheckpointChanges(ctx context.Context, s *runner.Status, changed []runner.Ref) error {
+func (n *noting) CheckpointChanges(ctx context.Context, s *record.Status, changed []record.Ref) error {
 	cc, ok := n.cp.(runner.ChangeCheckpointer)
 	if !ok {
 		return n.Checkpoint(ctx, s)
@@ -412,7 +413,7 @@ func (g gated) ValidateRollback(cv *release.ComponentVersion) error {
 // copy whose cost does not grow with the number of components, taken on
 // every transition.
 type brief struct {
-	s       runner.Status // without Hops
+	s       record.Status // without Hops
 	reached string
 	// retrying and retries are the retried components as
 	// status.plan.retrying lists them, and how many there are.
@@ -421,7 +422,7 @@ type brief struct {
 }
 
 // note keeps the latest durable transition for the status writer.
-func (ru *run) note(s *runner.Status) {
+func (ru *run) note(s *record.Status) {
 	b := brief{s: *s, reached: reachedBy(ru.p.plan, s)}
 	b.s.Hops = nil
 	// The writer reads these while the executor goes on changing its own.
@@ -504,7 +505,7 @@ func (ru *run) writeProgress(ctx context.Context, b brief) {
 }
 
 // failedNow says that a component failed for good while the run goes on.
-func failedNow(f *runner.Failure) string {
+func failedNow(f *record.Failure) string {
 	return fmt.Sprintf("component %s failed on hop %d (%s: %s); the run goes on as its failure policy says until it ends (Failed, or RolledBack under a rollback policy)",
 		cmpStr(f.Component, f.Check), f.Hop+1, f.Code, firstLine(f.Error))
 }
@@ -606,7 +607,7 @@ func storeFailing(st *v1alpha1.ClusterVersionStatus) bool {
 }
 
 // finish records how the run ended.
-func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease, s *runner.Status, err error) {
+func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease, s *record.Status, err error) {
 	r, cv := ru.r, ru.p.cv
 	ru.mu.Lock()
 	why, reason := ru.why, ru.reason
@@ -631,7 +632,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 		return
 	}
 	now := metav1.Now()
-	if s.Phase == runner.Cancelled && why == stopAbandon {
+	if s.Phase == record.Cancelled && why == stopAbandon {
 		if aerr := s.Abandon(reason, now.Time); aerr == nil {
 			if serr := store.Save(ctx, lease.Token, s); serr != nil {
 				r.logger.Warn("controller: saving the abandoned run", "clusterversion", ru.p.key, "error", serr)
@@ -652,7 +653,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 		st.Plan = summary(ru.p.plan, s, ru.p.target)
 		st.CurrentVersion = reachedBy(ru.p.plan, s)
 		switch {
-		case s.Phase == runner.Succeeded:
+		case s.Phase == record.Succeeded:
 			st.Phase = v1alpha1.PhaseIdle
 			setCondition(st, cv, v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", "the system runs "+st.CurrentVersion)
 			msg := ""
@@ -665,24 +666,24 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "AsExpected", "the system runs "+st.CurrentVersion)
 			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 			r.event(cv, "Normal", "UpgradeCompleted", "Upgrade", fmt.Sprintf("upgraded %s -> %s in %s", ru.from, ru.to, s.FinishedAt.Sub(s.StartedAt).Round(time.Millisecond)))
-		case s.Phase == runner.Abandoned:
+		case s.Phase == record.Abandoned:
 			st.Phase = v1alpha1.PhaseAbandoned
 			endHistory(st, v1alpha1.HistoryFailed, "abandoned: "+reason, now)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Abandoned", "abandoned at "+st.Plan.Progress.Summary+": "+reason)
 			r.event(cv, "Warning", "UpgradeAbandoned", "Abandon", "abandoned: "+reason)
-		case s.Phase == runner.WaitingForApproval:
+		case s.Phase == record.WaitingForApproval:
 			st.Phase = v1alpha1.PhaseWaitingForApproval
 			markStale(latest, st.Plan)
 			msg := waitingMessage(st.Plan.Waiting)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForApproval", msg)
 			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 			r.event(cv, "Normal", "UpgradeWaitingForApproval", "Gate", msg)
-		case s.Phase == runner.Paused: // at the until step (spec.until, or runner.WithUntil in the operator's executor options)
+		case s.Phase == record.Paused: // at the until step (spec.until, or runner.WithUntil in the operator's executor options)
 			st.Phase = v1alpha1.PhasePaused
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UntilReached", untilMessage(ru.p.cv, s, st.Plan.Progress.Summary))
 			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 			r.event(cv, "Normal", "UpgradePaused", "Pause", s.Message)
-		case s.Phase == runner.RolledBack:
+		case s.Phase == record.RolledBack:
 			st.Phase = v1alpha1.PhaseRolledBack
 			msg := fmt.Sprintf("the upgrade %s -> %s failed and was rolled back; the system runs %s", ru.from, ru.to, st.CurrentVersion)
 			if f := s.LastFailure; f != nil {
@@ -692,7 +693,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionTrue, "UpgradeRolledBack", msg+"; change the spec to try again")
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeRolledBack", "not upgrading: rolled back to "+st.CurrentVersion)
 			r.event(cv, "Warning", "UpgradeRolledBack", "Rollback", msg)
-		case s.Phase == runner.RollbackFailed:
+		case s.Phase == record.RollbackFailed:
 			st.Phase = v1alpha1.PhaseFailed
 			msg := fmt.Sprintf("%s: the upgrade %s -> %s failed and its rollback did not finish: the system is between versions", s.Code, ru.from, ru.to)
 			if f := s.LastFailure; f != nil {
@@ -706,11 +707,11 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			r.failing(cv, st, "RollbackFailed", msg)
 			st.ObservedRetry = latest.Spec.Retry // a failure: only a later spec.retry resumes it
 			r.event(cv, "Warning", "UpgradeRollbackFailed", "Rollback", firstLine(msg))
-		case s.Phase == runner.Cancelled && why == stopPause:
+		case s.Phase == record.Cancelled && why == stopPause:
 			st.Phase = v1alpha1.PhasePaused
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st, ru.to))
 			r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
-		case s.Phase == runner.Cancelled && deleted:
+		case s.Phase == record.Cancelled && deleted:
 			st.Phase = v1alpha1.PhaseIdle
 			msg := fmt.Sprintf("stopped at %s: the ClusterVersion is being deleted; the system runs %s", st.Plan.Progress.Summary, st.CurrentVersion)
 			if ph := st.Plan.Partial; ph != nil { // paused partway through a hop before the deletion
@@ -719,13 +720,13 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 			endHistory(st, v1alpha1.HistoryPartial, msg, now)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Deleting", msg)
 			r.event(cv, "Normal", "UpgradeStopped", "Delete", msg)
-		case s.Phase == runner.Cancelled && why == stopAbort && !setsBack(ru.from, string(latest.Spec.DesiredVersion)):
+		case s.Phase == record.Cancelled && why == stopAbort && !setsBack(ru.from, string(latest.Spec.DesiredVersion)):
 			st.Phase = v1alpha1.PhaseIdle
 			msg := redirected(st, ru.p.target, latest.Spec.DesiredVersion)
 			endHistory(st, v1alpha1.HistoryPartial, msg, now)
 			setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "UpgradeRedirected", msg)
 			r.event(cv, "Normal", "UpgradeRedirected", "Redirect", msg)
-		case s.Phase == runner.Cancelled && why == stopAbort:
+		case s.Phase == record.Cancelled && why == stopAbort:
 			st.Phase = v1alpha1.PhaseIdle
 			msg := fmt.Sprintf("aborted at %s: desiredVersion set back to %s; the system runs %s", st.Plan.Progress.Summary, ru.from, st.CurrentVersion)
 			if ph := st.Plan.Partial; ph != nil { // paused partway through a hop before the abort
@@ -791,14 +792,14 @@ func redirectedLate(to string, desired v1alpha1.Target) string {
 // rollbackNext says what to do about a rollback that did not finish: a
 // retry retries the component rollbacks that failed; one that stopped
 // only at irreversible components changes nothing.
-func rollbackNext(s *runner.Status) string {
+func rollbackNext(s *record.Status) string {
 	var irreversible []string
 	for i, h := range s.Hops {
 		for _, c := range h.Components {
 			switch {
-			case c.Phase == runner.RollbackFailed && c.Code == runner.CodeRollbackFailed:
+			case c.Phase == record.RollbackFailed && c.Code == record.CodeRollbackFailed:
 				return "increment spec.retry to retry the rollbacks that failed, or abandon the upgrade (spec.abandon)"
-			case c.Phase == runner.RollbackFailed:
+			case c.Phase == record.RollbackFailed:
 				irreversible = append(irreversible, fmt.Sprintf("%s %s on hop %d", c.Name, c.ToVersion, i+1))
 			}
 		}
@@ -809,7 +810,7 @@ func rollbackNext(s *runner.Status) string {
 
 // recordedFailure is the error of a run record that ended failed, for
 // finish, when the Execute call that failed is gone.
-func recordedFailure(s *runner.Status) error {
+func recordedFailure(s *record.Status) error {
 	msg := s.Message
 	if f := s.LastFailure; f != nil && f.Error != "" {
 		msg = fmt.Sprintf("component %s on hop %d: %s: %s", cmpStr(f.Component, f.Check), f.Hop+1, f.Code, f.Error)
@@ -844,7 +845,7 @@ func failedNext(from string) string {
 // alone fails the same way. s, the record, is shown by the hops it was
 // written for; the status's plan (the record's, as its runs wrote it) and
 // current version stay.
-func (ru *run) mismatched(ctx context.Context, s *runner.Status, err error) {
+func (ru *run) mismatched(ctx context.Context, s *record.Status, err error) {
 	r, cv := ru.r, ru.p.cv
 	was, now := ru.mismatch(s)
 	msg := fmt.Sprintf("ClusterVersion %s: the record of the upgrade %s -> %s in its state store was written for %s, %s, so it cannot resume (%s)",
@@ -866,7 +867,7 @@ func (ru *run) mismatched(ctx context.Context, s *runner.Status, err error) {
 // mismatch says which hops the record s was written for, and how the
 // plan made now differs: its hops, or that it plans those hops
 // otherwise (other components or versions).
-func (ru *run) mismatch(s *runner.Status) (was, now string) {
+func (ru *run) mismatch(s *record.Status) (was, now string) {
 	var stored []string
 	if s != nil {
 		for _, h := range s.Hops {
@@ -954,7 +955,7 @@ func (r *Reconciler) abandon(ctx context.Context, cv *v1alpha1.ClusterVersion, s
 		return fmt.Errorf("controller: abandoning ClusterVersion %s: %w", key, err)
 	}
 	now := metav1.Now()
-	if s != nil && recordOf(s, st.Plan.From, st.Plan.To) && s.Phase != runner.Abandoned {
+	if s != nil && recordOf(s, st.Plan.From, st.Plan.To) && s.Phase != record.Abandoned {
 		if err := s.Abandon(reason, now.Time); err == nil {
 			if err := store.Save(ctx, lease.Token, s); err != nil {
 				return fmt.Errorf("controller: abandoning ClusterVersion %s: %w", key, err)
@@ -962,7 +963,7 @@ func (r *Reconciler) abandon(ctx context.Context, cv *v1alpha1.ClusterVersion, s
 		}
 	}
 	st.Phase = v1alpha1.PhaseAbandoned
-	st.Plan.Phase = string(runner.Abandoned)
+	st.Plan.Phase = string(record.Abandoned)
 	endHistory(st, v1alpha1.HistoryFailed, "abandoned: "+reason, now)
 	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Abandoned", "abandoned: "+reason)
 	r.event(cv, "Warning", "UpgradeAbandoned", "Abandon", "abandoned: "+reason)
@@ -978,7 +979,7 @@ func keyOf(cv *v1alpha1.ClusterVersion) types.NamespacedName {
 // untilMessage says where a run stopped at its until step and what goes
 // on from there: clearing or moving spec.until, or, for an until step of
 // the operator's executor options, restarting the operator without it.
-func untilMessage(cv *v1alpha1.ClusterVersion, s *runner.Status, progress string) string {
+func untilMessage(cv *v1alpha1.ClusterVersion, s *record.Status, progress string) string {
 	if cv.Spec.Until != "" {
 		return fmt.Sprintf("stopped after %s as spec.until asks, at %s components: clear spec.until, or set it to a later step, to go on", cv.Spec.Until, progress)
 	}
