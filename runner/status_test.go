@@ -151,24 +151,6 @@ func TestStatusAbandon(t *testing.T) {
 	assert.Equal(t, record.Succeeded, ok.Phase, "phase after a refused Abandon")
 }
 
-func TestPhaseTerminal(t *testing.T) {
-	tests := []struct {
-		phase record.Phase
-		want  bool
-	}{
-		{record.Pending, false},
-		{record.Running, false},
-		{record.Succeeded, true},
-		{record.Failed, true},
-		{record.Skipped, true},
-		{record.Cancelled, true},
-		{record.Abandoned, true},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, tt.phase.Terminal(), "%s.Terminal()", tt.phase)
-	}
-}
-
 func TestStatusComponent(t *testing.T) {
 	st := runner.NewStatus(planOf(hop{g: graphOf(t, c("a"), c("b"))}, hop{g: graphOf(t, c("b"))}))
 	tests := []struct {
