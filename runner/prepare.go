@@ -47,28 +47,31 @@ type prepared struct {
 // prepare checks p (and prev, when resuming) and returns the run's
 // prepared form, its status Running. On error, see refused for the
 // status Execute returns with it.
-func (e *Executor) prepare(p *Plan, prev *record.Status) (*prepared, error) {
+//
+// It returns the prepared form by value, for the run to embed: one
+// allocation per Execute fewer (BenchmarkRollback counts them).
+func (e *Executor) prepare(p *Plan, prev *record.Status) (prepared, error) {
 	if prev != nil && !e.policySet {
 		// A resumed run keeps the policy it started with: a rollback
 		// stopped halfway goes on as far as that policy says.
 		pol, err := recordedPolicy(prev.FailurePolicy)
 		if err != nil {
-			return nil, err
+			return prepared{}, err
 		}
 		resumed := *e
 		resumed.policy = pol
 		e = &resumed
 	}
 	if err := e.Validate(p); err != nil {
-		return nil, err
+		return prepared{}, err
 	}
-	pr := &prepared{e: e, plan: p}
+	pr := prepared{e: e, plan: p}
 	if prev != nil {
 		if err := checkResume(p, prev); err != nil {
-			return nil, err
+			return prepared{}, err
 		}
 		pr.s = prev.DeepCopy()
-		pr.s.Catalog = p.Catalog // the same digest, maybe another ref (see CatalogSource)
+		pr.s.Catalog = p.Catalog // the same digest, maybe another ref (see record.CatalogSource)
 		if pr.done = pr.s.Phase == record.Succeeded; pr.done {
 			return pr, nil
 		}
@@ -77,10 +80,10 @@ func (e *Executor) prepare(p *Plan, prev *record.Status) (*prepared, error) {
 	}
 	var err error
 	if pr.until, err = e.resolveUntil(p); err != nil {
-		return nil, err
+		return prepared{}, err
 	}
 	if pr.s.Gates, err = e.resolveGates(p, pr.s); err != nil {
-		return nil, err
+		return prepared{}, err
 	}
 	pr.s.FailurePolicy = e.policy.record()
 	pr.begin(e.clock.Now())

@@ -20,7 +20,7 @@ type run struct {
 	// prepared is what prepare decided before the run started (the
 	// executor, plan, status, until step): the run reads it, and
 	// changes only the status.
-	*prepared
+	prepared
 	events *dispatcher
 	// failures counts component failures in this call, for the policy.
 	failures int
@@ -41,7 +41,7 @@ type run struct {
 }
 
 // newRun is the run of pr, not yet started.
-func newRun(pr *prepared) *run {
+func newRun(pr prepared) *run {
 	return &run{prepared: pr, events: newDispatcher(pr.e.observers, pr.e.logger)}
 }
 
