@@ -16,6 +16,7 @@ import (
 
 	"github.com/hopdag/hopdag/bundle"
 	"github.com/hopdag/hopdag/bundle/bundletest"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -273,7 +274,7 @@ func TestResumeRefusesOtherBundleUnderSameTag(t *testing.T) {
 	p3.Catalog = b3.Source()
 	st3, err := e.Execute(ctx, p3, st1)
 	require.NoError(t, err, "resume with the first bundle")
-	assert.Equal(t, runner.Succeeded, st3.Phase)
+	assert.Equal(t, record.Succeeded, st3.Phase)
 }
 
 // Offline: export (with the signature) to a layout directory and a tarball,
@@ -314,7 +315,7 @@ func TestOfflineExport(t *testing.T) {
 			assert.Equal(t, want, planOf(t, b.Catalog).String())
 			st, err := simulate.Run(ctx, simulate.Upgrade{Catalog: b.Catalog, From: fromV, To: toV, Source: b.Source(), Config: simulate.Config{Speed: 1e6}}, io.Discard)
 			require.NoError(t, err, "simulated run")
-			assert.Equal(t, runner.Succeeded, st.Phase)
+			assert.Equal(t, record.Succeeded, st.Phase)
 			assert.Equal(t, pushed.Digest.String(), st.Catalog.Digest)
 		})
 	}
@@ -376,7 +377,7 @@ func TestCacheFallback(t *testing.T) {
 			assert.Contains(t, plan.String(), "catalog: "+tc.ref+" ("+pushed.Digest.String()+"); registry "+r.Addr+" unreachable", "the plan says the cache was used")
 			st, err := simulate.Run(ctx, simulate.Upgrade{Catalog: b.Catalog, From: fromV, To: toV, Source: b.Source(), Config: simulate.Config{Speed: 1e6}}, io.Discard)
 			require.NoError(t, err)
-			assert.Equal(t, runner.Succeeded, st.Phase)
+			assert.Equal(t, record.Succeeded, st.Phase)
 			assert.True(t, st.Catalog.Cached, "Status.Catalog.Cached")
 			assert.Contains(t, st.Catalog.Note, "unreachable")
 		})

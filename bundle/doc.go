@@ -44,7 +44,7 @@
 //
 // A reference pinned by digest is checked byte for byte; a tag is resolved
 // to a digest, which Bundle.Digest and Bundle.Source report, so that the
-// runner records it in the Plan and the Status (runner.CatalogSource).
+// runner records it in the Plan and the Status (record.CatalogSource).
 //
 // # Order of checks
 //

@@ -18,8 +18,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
-	"github.com/hopdag/hopdag/runner"
 )
 
 // Bundle is a pulled catalog and where it came from.
@@ -43,8 +43,8 @@ type Bundle struct {
 }
 
 // Source is what the runner records in the Plan and the Status.
-func (b *Bundle) Source() runner.CatalogSource {
-	return runner.CatalogSource{Ref: b.Ref, Digest: b.Digest.String(), Cached: b.Cached, Note: b.Note}
+func (b *Bundle) Source() record.CatalogSource {
+	return record.CatalogSource{Ref: b.Ref, Digest: b.Digest.String(), Cached: b.Cached, Note: b.Note}
 }
 
 // Pull fetches the bundle ref points to (see the package comment for the

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -92,7 +93,7 @@ func TestGoldenRun(t *testing.T) {
 			p := planOf(t, c, route[0], route[1], runner.ForExecutor(exec))
 			status, err := exec.Execute(context.Background(), p, nil)
 			require.NoError(t, err)
-			assert.Equal(t, runner.Succeeded, status.Phase)
+			assert.Equal(t, record.Succeeded, status.Phase)
 
 			var b strings.Builder
 			fmt.Fprintf(&b, "# %s -> %s, hops: %d, values %v\n# actions, grouped by component\n", route[0], route[1], len(p.Hops), testValues)

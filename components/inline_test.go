@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -194,10 +195,10 @@ func TestInlineSkipInExecutor(t *testing.T) {
 	require.NoError(t, err)
 	etcd, ok := status.Component(0, "etcd")
 	require.True(t, ok)
-	assert.Equal(t, runner.Skipped, etcd.Phase)
+	assert.Equal(t, record.Skipped, etcd.Phase)
 	assert.Equal(t, "already at target", etcd.Reason)
 	api, _ := status.Component(0, "apiserver")
-	assert.Equal(t, runner.Succeeded, api.Phase)
+	assert.Equal(t, record.Succeeded, api.Phase)
 	assert.Equal(t, []string{"needs-upgrade etcd", "needs-upgrade apiserver", "pre-upgrade apiserver", "upgrade apiserver", "post-upgrade apiserver"}, log.lines())
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -193,7 +194,7 @@ func TestManifestPhasesExecute(t *testing.T) {
 	st, err := runner.New(webRouter(rec, log)).Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
 	cs, _ := st.Component(0, "web")
-	assert.Equal(t, runner.Failed, cs.Phase)
+	assert.Equal(t, record.Failed, cs.Phase)
 	assert.Equal(t, "rollout", cs.Step, "the record names the phase that failed")
 	assert.Contains(t, cs.Error, "rollout")
 	assert.Contains(t, cs.Error, "missing")

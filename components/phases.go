@@ -12,7 +12,7 @@ import (
 )
 
 // The steps of an inline handler, as Task.Enter records them
-// (runner.ComponentStatus.Step), in the order they run.
+// (record.ComponentStatus.Step), in the order they run.
 const (
 	StepNeedsUpgrade = "needs-upgrade"
 	StepPreUpgrade   = "pre-upgrade"

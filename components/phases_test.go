@@ -12,6 +12,7 @@ import (
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -96,7 +97,7 @@ func TestPostUpgradeFailureRetriedAtPostUpgrade(t *testing.T) {
 	st, err := runner.New(routerOf(n)).Execute(context.Background(), inlinePlan(t, 2), nil)
 	require.NoError(t, err)
 	cs, _ := st.Component(0, "kubelet")
-	assert.Equal(t, runner.Succeeded, cs.Phase, "kubelet phase (not Skipped)")
+	assert.Equal(t, record.Succeeded, cs.Phase, "kubelet phase (not Skipped)")
 	assert.Equal(t, 2, cs.Attempts, "attempts")
 	assert.Equal(t, components.StepPostUpgrade, cs.Step, "recorded step")
 	assert.Equal(t, []string{"needs-upgrade", "pre-upgrade", "upgrade", "post-upgrade", "post-upgrade"}, n.calls(), "phases run")
@@ -111,30 +112,30 @@ func TestPostUpgradeFailureResumedAtPostUpgrade(t *testing.T) {
 	st1, err := e.Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
 	cs, _ := st1.Component(0, "kubelet")
-	require.Equal(t, runner.Failed, cs.Phase)
+	require.Equal(t, record.Failed, cs.Phase)
 	require.Equal(t, components.StepPostUpgrade, cs.Step, "the failed step is in the record")
 
 	st2, err := e.Execute(context.Background(), p, st1)
 	require.NoError(t, err)
 	cs, _ = st2.Component(0, "kubelet")
-	assert.Equal(t, runner.Succeeded, cs.Phase, "kubelet phase after resume (not Skipped)")
+	assert.Equal(t, record.Succeeded, cs.Phase, "kubelet phase after resume (not Skipped)")
 	assert.Equal(t, []string{"needs-upgrade", "pre-upgrade", "upgrade", "post-upgrade", "post-upgrade"}, n.calls(), "phases run")
 }
 
 // checkpoints keeps a copy of every checkpointed status.
 type checkpoints struct {
 	mu  sync.Mutex
-	all []*runner.Status
+	all []*record.Status
 }
 
-func (c *checkpoints) Checkpoint(_ context.Context, s *runner.Status) error {
+func (c *checkpoints) Checkpoint(_ context.Context, s *record.Status) error {
 	c.mu.Lock()
 	c.all = append(c.all, s.DeepCopy())
 	c.mu.Unlock()
 	return nil
 }
 
-func (c *checkpoints) last() *runner.Status {
+func (c *checkpoints) last() *record.Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.all[len(c.all)-1]
@@ -148,7 +149,7 @@ func TestInlineResumeAtPhase(t *testing.T) {
 		t.Run(crashIn, func(t *testing.T) {
 			p := inlinePlan(t, 1)
 			var cps checkpoints
-			var crashed *runner.Status
+			var crashed *record.Status
 			first := &crashAt{node: &node{}, at: crashIn, snap: func() { crashed = cps.last() }}
 			router := components.NewRouter().Register(release.TypeInline, components.NewInline().Register("node", first))
 			_, err := runner.New(router, runner.WithCheckpointer(&cps)).Execute(context.Background(), p, nil)
@@ -162,7 +163,7 @@ func TestInlineResumeAtPhase(t *testing.T) {
 			st, err := runner.New(routerOf(second)).Execute(context.Background(), p, crashed)
 			require.NoError(t, err)
 			cs, _ = st.Component(0, "kubelet")
-			assert.Equal(t, runner.Succeeded, cs.Phase, "phase after resume")
+			assert.Equal(t, record.Succeeded, cs.Phase, "phase after resume")
 			all := []string{"needs-upgrade", "pre-upgrade", "upgrade", "post-upgrade"}
 			for i, s := range all {
 				if s == crashIn {
@@ -245,7 +246,7 @@ func TestDeclaredPhasesResumeAtPhase(t *testing.T) {
 				mu      sync.Mutex
 				log     []string
 				cps     checkpoints
-				crashed *runner.Status
+				crashed *record.Status
 			)
 			router := func(at func(string)) *components.Router {
 				return components.NewRouter().
@@ -267,7 +268,7 @@ func TestDeclaredPhasesResumeAtPhase(t *testing.T) {
 			log = nil
 			st, err := runner.New(router(func(string) {})).Execute(context.Background(), p, crashed)
 			require.NoError(t, err)
-			assert.Equal(t, runner.Succeeded, st.Phase)
+			assert.Equal(t, record.Succeeded, st.Phase)
 			all := []string{"drain", "test", "rollout"}
 			for i, s := range all {
 				if s == crashIn {

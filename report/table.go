@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -31,7 +32,7 @@ func PlanOrder(p *runner.Plan) [][]string {
 // lines (an exec failure's stderr), indented, up to ten (see lines); the
 // rows' ERROR column the first and the last. Columns: hop, component, versions, phase, attempts, duration,
 // code, and the last error (or why it was skipped or cancelled).
-func Table(w io.Writer, s *runner.Status, order [][]string) {
+func Table(w io.Writer, s *record.Status, order [][]string) {
 	fmt.Fprintf(w, "status %s -> %s: %s", s.From, s.To, s.Phase)
 	if s.Code != "" {
 		fmt.Fprintf(w, " (%s)", s.Code)
@@ -61,7 +62,7 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 		}
 		for _, c := range rows(h.Components, names) {
 			note := c.Error
-			if note == "" || c.Phase == runner.Succeeded {
+			if note == "" || c.Phase == record.Succeeded {
 				note = c.Reason
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", hopName(i, h), c.Name,
@@ -94,7 +95,7 @@ func Table(w io.Writer, s *runner.Status, order [][]string) {
 
 // hopName is the i-th hop h as the HOP column shows it: "N FROM -> TO",
 // and on a route across tracks "N TRACK FROM -> TO" (which track moves).
-func hopName(i int, h runner.HopStatus) string {
+func hopName(i int, h record.HopStatus) string {
 	if h.Track != "" {
 		return fmt.Sprintf("%d %s %s -> %s", i+1, h.Track, h.From, h.To)
 	}
@@ -104,7 +105,7 @@ func hopName(i int, h runner.HopStatus) string {
 // catalog is the catalog bundle a run came from: "REF (DIGEST)", then
 // whether it came from the local cache (the registry was unreachable) and
 // the note on how its digest was found; "" for a directory.
-func catalog(c runner.CatalogSource) string {
+func catalog(c record.CatalogSource) string {
 	if c.Ref == "" {
 		return ""
 	}
@@ -128,13 +129,13 @@ func catalog(c runner.CatalogSource) string {
 // gates lists the steps the caller gated (Status.Gates) and those
 // waiting, sorted, each with its state: waiting, approved by whom, or not
 // reached yet.
-func gates(s *runner.Status) string {
+func gates(s *record.Status) string {
 	steps := slices.Concat(s.Gates, s.Waiting)
 	slices.Sort(steps)
 	var out []string
 	for _, step := range slices.Compact(steps) {
 		state := "not reached"
-		switch i := slices.IndexFunc(s.Approvals, func(a runner.Approval) bool { return a.Step == step }); {
+		switch i := slices.IndexFunc(s.Approvals, func(a record.Approval) bool { return a.Step == step }); {
 		case i >= 0:
 			state = "approved by " + s.Approvals[i].By
 		case slices.Contains(s.Waiting, step):
@@ -148,11 +149,11 @@ func gates(s *runner.Status) string {
 // rows orders a hop's components: by their position in names when given
 // (components names does not list come last), else started ones by start
 // time, then the rest; ties keep the status's order.
-func rows(cs []runner.ComponentStatus, names []string) []runner.ComponentStatus {
+func rows(cs []record.ComponentStatus, names []string) []record.ComponentStatus {
 	out := slices.Clone(cs)
-	if names == nil && slices.ContainsFunc(cs, func(c runner.ComponentStatus) bool { return c.Order > 0 }) {
+	if names == nil && slices.ContainsFunc(cs, func(c record.ComponentStatus) bool { return c.Order > 0 }) {
 		// The plan's order, as recorded in the status.
-		slices.SortStableFunc(out, func(a, b runner.ComponentStatus) int { return cmp.Compare(a.Order, b.Order) })
+		slices.SortStableFunc(out, func(a, b record.ComponentStatus) int { return cmp.Compare(a.Order, b.Order) })
 		return out
 	}
 	if names != nil {
@@ -160,16 +161,16 @@ func rows(cs []runner.ComponentStatus, names []string) []runner.ComponentStatus 
 		for i, n := range names {
 			rank[n] = i
 		}
-		pos := func(c runner.ComponentStatus) int {
+		pos := func(c record.ComponentStatus) int {
 			if r, ok := rank[c.Name]; ok {
 				return r
 			}
 			return len(names)
 		}
-		slices.SortStableFunc(out, func(a, b runner.ComponentStatus) int { return cmp.Compare(pos(a), pos(b)) })
+		slices.SortStableFunc(out, func(a, b record.ComponentStatus) int { return cmp.Compare(pos(a), pos(b)) })
 		return out
 	}
-	slices.SortStableFunc(out, func(a, b runner.ComponentStatus) int {
+	slices.SortStableFunc(out, func(a, b record.ComponentStatus) int {
 		switch za, zb := a.StartedAt.IsZero(), b.StartedAt.IsZero(); {
 		case za && zb:
 			return 0

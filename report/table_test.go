@@ -10,24 +10,24 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/report"
-	"github.com/hopdag/hopdag/runner"
 )
 
-func status() *runner.Status {
+func status() *record.Status {
 	t0 := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
-	return &runner.Status{Phase: runner.Failed, Code: runner.CodeComponentFailed, From: "v1", To: "v2", Runs: 1,
-		Progress: runner.Progress{Done: 2, Total: 4},
-		Hops: []runner.HopStatus{{From: "v1", To: "v2", Phase: runner.Failed, Components: []runner.ComponentStatus{
-			{Name: "a", ToVersion: "1.1", Phase: runner.Failed, Attempts: 2, Code: runner.CodeComponentFailed,
+	return &record.Status{Phase: record.Failed, Code: record.CodeComponentFailed, From: "v1", To: "v2", Runs: 1,
+		Progress: record.Progress{Done: 2, Total: 4},
+		Hops: []record.HopStatus{{From: "v1", To: "v2", Phase: record.Failed, Components: []record.ComponentStatus{
+			{Name: "a", ToVersion: "1.1", Phase: record.Failed, Attempts: 2, Code: record.CodeComponentFailed,
 				StartedAt: t0.Add(2 * time.Second), Duration: release.D(1500 * time.Millisecond), Error: "boom\nsecond line"},
-			{Name: "b", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1,
+			{Name: "b", FromVersion: "1.0", ToVersion: "1.1", Phase: record.Succeeded, Attempts: 1,
 				StartedAt: t0, Duration: release.D(2 * time.Second)},
-			{Name: "c", ToVersion: "1.1", Phase: runner.Skipped, Code: runner.CodeDependencyFailed, Reason: "dependency a failed"},
-			{Name: "d", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1, StartedAt: t0.Add(time.Second), Duration: release.D(time.Second)},
+			{Name: "c", ToVersion: "1.1", Phase: record.Skipped, Code: record.CodeDependencyFailed, Reason: "dependency a failed"},
+			{Name: "d", ToVersion: "1.1", Phase: record.Succeeded, Attempts: 1, StartedAt: t0.Add(time.Second), Duration: release.D(time.Second)},
 		}}},
-		LastFailure: &runner.Failure{Hop: 0, Component: "a", Version: "1.1", Code: runner.CodeComponentFailed, Error: "boom"},
+		LastFailure: &record.Failure{Hop: 0, Component: "a", Version: "1.1", Code: record.CodeComponentFailed, Error: "boom"},
 	}
 }
 
@@ -96,10 +96,10 @@ last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
 }
 
 func ExampleTable() {
-	s := &runner.Status{Phase: runner.Succeeded, From: "v1", To: "v2", Runs: 1, Progress: runner.Progress{Done: 2, Total: 2},
-		Hops: []runner.HopStatus{{From: "v1", To: "v2", Phase: runner.Succeeded, Components: []runner.ComponentStatus{
-			{Name: "app", FromVersion: "1.0", ToVersion: "1.1", Phase: runner.Succeeded, Attempts: 1, Duration: release.D(3 * time.Second)},
-			{Name: "db", FromVersion: "5.0", ToVersion: "5.1", Phase: runner.Succeeded, Attempts: 1, Duration: release.D(time.Second)},
+	s := &record.Status{Phase: record.Succeeded, From: "v1", To: "v2", Runs: 1, Progress: record.Progress{Done: 2, Total: 2},
+		Hops: []record.HopStatus{{From: "v1", To: "v2", Phase: record.Succeeded, Components: []record.ComponentStatus{
+			{Name: "app", FromVersion: "1.0", ToVersion: "1.1", Phase: record.Succeeded, Attempts: 1, Duration: release.D(3 * time.Second)},
+			{Name: "db", FromVersion: "5.0", ToVersion: "5.1", Phase: record.Succeeded, Attempts: 1, Duration: release.D(time.Second)},
 		}}}}
 	report.Table(os.Stdout, s, [][]string{{"db", "app"}}) // db's batch runs first
 	// Output:
@@ -111,9 +111,9 @@ func ExampleTable() {
 
 // On a route across tracks each hop says which track moves.
 func TestTableTrack(t *testing.T) {
-	s := &runner.Status{Phase: runner.Succeeded, From: "platform=13.01.0,kubernetes=v1.32.0", To: "platform=13.01.2", Runs: 1, Progress: runner.Progress{Done: 1, Total: 1},
-		Hops: []runner.HopStatus{{Track: "platform", From: "13.01.0", To: "13.01.2", Phase: runner.Succeeded, Components: []runner.ComponentStatus{
-			{Name: "sysinv", FromVersion: "13.01.0", ToVersion: "13.01.2", Phase: runner.Succeeded, Attempts: 1, Duration: release.D(time.Second)},
+	s := &record.Status{Phase: record.Succeeded, From: "platform=13.01.0,kubernetes=v1.32.0", To: "platform=13.01.2", Runs: 1, Progress: record.Progress{Done: 1, Total: 1},
+		Hops: []record.HopStatus{{Track: "platform", From: "13.01.0", To: "13.01.2", Phase: record.Succeeded, Components: []record.ComponentStatus{
+			{Name: "sysinv", FromVersion: "13.01.0", ToVersion: "13.01.2", Phase: record.Succeeded, Attempts: 1, Duration: release.D(time.Second)},
 		}}}}
 	var b bytes.Buffer
 	report.Table(&b, s, nil)
@@ -187,20 +187,20 @@ last failure: hop 1 a 1.1: COMPONENT_FAILED: boom
 func TestTableWarningsAndCatalog(t *testing.T) {
 	tests := []struct {
 		name    string
-		catalog runner.CatalogSource
+		catalog record.CatalogSource
 		want    []string
 	}{
-		{"a directory", runner.CatalogSource{}, nil},
-		{"a bundle", runner.CatalogSource{Ref: "oci://r.example/demo:v2", Digest: "sha256:abc"},
+		{"a directory", record.CatalogSource{}, nil},
+		{"a bundle", record.CatalogSource{Ref: "oci://r.example/demo:v2", Digest: "sha256:abc"},
 			[]string{"catalog: oci://r.example/demo:v2 (sha256:abc)\n"}},
-		{"from the cache", runner.CatalogSource{Ref: "oci://r.example/demo:v2", Digest: "sha256:abc", Cached: true, Note: "registry unreachable"},
+		{"from the cache", record.CatalogSource{Ref: "oci://r.example/demo:v2", Digest: "sha256:abc", Cached: true, Note: "registry unreachable"},
 			[]string{"catalog: oci://r.example/demo:v2 (sha256:abc), from the local cache: registry unreachable\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := status()
 			s.Catalog = tt.catalog
-			s.Hops = append(s.Hops, runner.HopStatus{From: "v2", To: "v3", Phase: runner.Pending})
+			s.Hops = append(s.Hops, record.HopStatus{From: "v2", To: "v3", Phase: record.Pending})
 			s.Hops[0].Warnings = []string{"pre-check disk failed: 91% used", "post-check smoke failed: exit 1\nlast lines of stderr:\n\tno answer"}
 			var b bytes.Buffer
 			report.Table(&b, s, nil)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 )
@@ -25,7 +26,7 @@ func TestCatalogSourceResume(t *testing.T) {
 		digest = "sha256:aaa"
 	)
 	p := plan1(t, c("a"), c("b", "a"))
-	p.Catalog = runner.CatalogSource{Ref: ref, Digest: digest}
+	p.Catalog = record.CatalogSource{Ref: ref, Digest: digest}
 	fake := runnertest.New().Script("b", runnertest.Script{FailFirst: 1})
 	e := runner.New(fake)
 	st1, err := e.Execute(context.Background(), p, nil)
@@ -35,20 +36,20 @@ func TestCatalogSourceResume(t *testing.T) {
 	resume := "resume with the bundle pinned by digest (" + ref + "@" + digest + "), or start over with no previous status"
 	for _, tc := range []struct {
 		name    string
-		src     runner.CatalogSource
+		src     record.CatalogSource
 		wantErr []string // each in the error; none: the resume is accepted
 	}{
-		{"other digest under the same ref", runner.CatalogSource{Ref: ref, Digest: "sha256:bbb"},
+		{"other digest under the same ref", record.CatalogSource{Ref: ref, Digest: "sha256:bbb"},
 			[]string{"catalog " + ref + " was " + digest + " when this run started and is sha256:bbb now", resume}},
-		{"other digest pinned", runner.CatalogSource{Ref: "oci://localhost:5000/hopdag/catalog@sha256:bbb", Digest: "sha256:bbb"},
+		{"other digest pinned", record.CatalogSource{Ref: "oci://localhost:5000/hopdag/catalog@sha256:bbb", Digest: "sha256:bbb"},
 			[]string{"catalog oci://localhost:5000/hopdag/catalog@sha256:bbb (sha256:bbb) is not the bundle this run started from, " + ref + " (" + digest + ")", resume}},
-		{"other digest in a layout", runner.CatalogSource{Ref: "oci-layout://lay@sha256:bbb", Digest: "sha256:bbb"},
+		{"other digest in a layout", record.CatalogSource{Ref: "oci-layout://lay@sha256:bbb", Digest: "sha256:bbb"},
 			[]string{"oci-layout://lay@sha256:bbb (sha256:bbb)", ref + " (" + digest + ")", resume}},
-		{"a directory", runner.CatalogSource{},
+		{"a directory", record.CatalogSource{},
 			[]string{"this run started from catalog bundle " + ref + " (" + digest + ") and the plan's catalog is a directory, which has no digest to compare", resume}},
-		{"same digest from the cache", runner.CatalogSource{Ref: ref, Digest: digest, Cached: true, Note: "registry unreachable"}, nil},
-		{"same digest pinned", runner.CatalogSource{Ref: "oci://localhost:5000/hopdag/catalog@" + digest, Digest: digest}, nil},
-		{"same digest in an exported layout", runner.CatalogSource{Ref: "oci-layout://offline.tar:v26", Digest: digest}, nil},
+		{"same digest from the cache", record.CatalogSource{Ref: ref, Digest: digest, Cached: true, Note: "registry unreachable"}, nil},
+		{"same digest pinned", record.CatalogSource{Ref: "oci://localhost:5000/hopdag/catalog@" + digest, Digest: digest}, nil},
+		{"same digest in an exported layout", record.CatalogSource{Ref: "oci-layout://offline.tar:v26", Digest: digest}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p2 := *p
@@ -80,11 +81,11 @@ func TestCatalogSourceResumeHint(t *testing.T) {
 	} {
 		t.Run(tc.ref, func(t *testing.T) {
 			p := plan1(t, c("a"))
-			p.Catalog = runner.CatalogSource{Ref: tc.ref, Digest: "sha256:aaa"}
+			p.Catalog = record.CatalogSource{Ref: tc.ref, Digest: "sha256:aaa"}
 			e := runner.New(runnertest.New().Script("a", runnertest.Script{FailFirst: 1}))
 			st, err := e.Execute(context.Background(), p, nil)
 			require.ErrorIs(t, err, runner.ErrRunFailed)
-			p.Catalog = runner.CatalogSource{Ref: tc.ref, Digest: "sha256:bbb"}
+			p.Catalog = record.CatalogSource{Ref: tc.ref, Digest: "sha256:bbb"}
 			_, err = e.Execute(context.Background(), p, st)
 			require.ErrorIs(t, err, runner.ErrPlanMismatch)
 			assert.ErrorContains(t, err, "pinned by digest ("+tc.want+")")
@@ -96,7 +97,7 @@ func TestCatalogSourceResumeHint(t *testing.T) {
 func TestPlanShowsCatalogSource(t *testing.T) {
 	p := plan1(t, c("a"))
 	assert.NotContains(t, p.String(), "catalog:")
-	p.Catalog = runner.CatalogSource{Ref: "oci://r/c:t", Digest: "sha256:abc"}
+	p.Catalog = record.CatalogSource{Ref: "oci://r/c:t", Digest: "sha256:abc"}
 	assert.Contains(t, p.String(), "catalog: oci://r/c:t (sha256:abc)\n")
 	data, err := p.MarshalJSON()
 	require.NoError(t, err)

@@ -3,9 +3,9 @@ package runner
 import (
 	"cmp"
 	"context"
-	"fmt"
-	"runtime/debug"
 	"slices"
+
+	"github.com/hopdag/hopdag/record"
 )
 
 // Checkpointer records the status durably.
@@ -33,7 +33,7 @@ import (
 // lease's TTL). A panic in Checkpoint is recovered and treated as an
 // error (a *PanicError).
 type Checkpointer interface {
-	Checkpoint(ctx context.Context, s *Status) error
+	Checkpoint(ctx context.Context, s *record.Status) error
 }
 
 // ChangeCheckpointer is an optional ability of a Checkpointer: it records
@@ -46,13 +46,7 @@ type Checkpointer interface {
 // every component, so a store never keeps a record Execute did not write.
 type ChangeCheckpointer interface {
 	Checkpointer
-	CheckpointChanges(ctx context.Context, s *Status, changed []Ref) error
-}
-
-// Ref names one component record of a Status: Status.Hops[Hop].Components[Component].
-type Ref struct {
-	Hop       int
-	Component int
+	CheckpointChanges(ctx context.Context, s *record.Status, changed []record.Ref) error
 }
 
 // CheckpointFunc adapts a function to Checkpointer.
@@ -65,19 +59,19 @@ type Ref struct {
 // wrapper that passes another ctx (one not derived from Execute's) or
 // another status (a copy) makes every checkpoint a whole status, which
 // grows with the run: quadratic in bytes over the run.
-type CheckpointFunc func(ctx context.Context, s *Status) error
+type CheckpointFunc func(ctx context.Context, s *record.Status) error
 
 // Checkpoint calls f(ctx, s).
-func (f CheckpointFunc) Checkpoint(ctx context.Context, s *Status) error { return f(ctx, s) }
+func (f CheckpointFunc) Checkpoint(ctx context.Context, s *record.Status) error { return f(ctx, s) }
 
 // changes tracks the component records changed since the last
 // checkpoint that succeeded.
 type changes struct {
 	marked  [][]bool // by hop, by component
-	changed []Ref
+	changed []record.Ref
 }
 
-func (c *changes) init(s *Status) {
+func (c *changes) init(s *record.Status) {
 	c.marked = make([][]bool, len(s.Hops))
 	for h := range s.Hops {
 		c.marked[h] = make([]bool, len(s.Hops[h].Components))
@@ -90,7 +84,7 @@ func (c *changes) mark(hop, i int) {
 		return
 	}
 	c.marked[hop][i] = true
-	c.changed = append(c.changed, Ref{hop, i})
+	c.changed = append(c.changed, record.Ref{Hop: hop, Component: i})
 }
 
 func (c *changes) markAll() {
@@ -102,8 +96,8 @@ func (c *changes) markAll() {
 }
 
 // sorted returns the changed records in (hop, index) order.
-func (c *changes) sorted() []Ref {
-	slices.SortFunc(c.changed, func(a, b Ref) int {
+func (c *changes) sorted() []record.Ref {
+	slices.SortFunc(c.changed, func(a, b record.Ref) int {
 		return cmp.Or(cmp.Compare(a.Hop, b.Hop), cmp.Compare(a.Component, b.Component))
 	})
 	return c.changed
@@ -116,62 +110,14 @@ func (c *changes) reset() {
 	c.changed = c.changed[:0]
 }
 
-// mark notes that the record of component i of hop h changed.
-func (r *run) mark(h, i int) { r.changes.mark(h, i) }
-
-// checkpoint records the status with what changed since the last
-// checkpoint; the first error is kept and halts the run (the caller
-// checks checkpointErr), and no checkpoint is attempted after it but the
-// final one (see finalCheckpoint).
-func (r *run) checkpoint(ctx context.Context) {
-	if r.e.checkpointer != nil && r.checkpointErr == nil {
-		r.record(ctx)
-	}
-}
-
-// finalCheckpoint records the final status even after a checkpoint
-// failed: whatever finished since is not lost if the store answers again.
-// It reports whether the record was written.
-func (r *run) finalCheckpoint(ctx context.Context) bool {
-	if r.e.checkpointer == nil {
-		return true
-	}
-	return r.record(ctx) == nil
-}
-
-func (r *run) record(ctx context.Context) error {
-	err := r.callCheckpointer(context.WithoutCancel(ctx))
-	if err != nil {
-		if r.checkpointErr == nil {
-			r.checkpointErr = err
-		}
-		return err
-	}
-	r.changes.reset()
-	return nil
-}
-
-func (r *run) callCheckpointer(ctx context.Context) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("runner: checkpointer panicked: %w", &PanicError{Value: v, Stack: string(debug.Stack())})
-		}
-	}()
-	if cc, ok := r.e.checkpointer.(ChangeCheckpointer); ok {
-		return cc.CheckpointChanges(ctx, r.s, r.changes.sorted())
-	}
-	ctx = context.WithValue(ctx, changesKey{}, changesOf{r.s, r.changes.sorted()})
-	return r.e.checkpointer.Checkpoint(ctx, r.s)
-}
-
 // changesKey is the context key of the changes Execute passes to a
 // Checkpointer's Checkpoint.
 type changesKey struct{}
 
 // changesOf is what changed in the status s.
 type changesOf struct {
-	s       *Status
-	changed []Ref
+	s       *record.Status
+	changed []record.Ref
 }
 
 // Changes returns what a ChangeCheckpointer would be told in a call of
@@ -185,7 +131,7 @@ type changesOf struct {
 // the wrapped one's Checkpoint with its ctx and s) can still record only
 // what changed, by checking Changes in its Checkpoint. As with
 // CheckpointChanges, the slice is valid only during the call.
-func Changes(ctx context.Context, s *Status) (changed []Ref, ok bool) {
+func Changes(ctx context.Context, s *record.Status) (changed []record.Ref, ok bool) {
 	c, ok := ctx.Value(changesKey{}).(changesOf)
 	if !ok || c.s != s || s == nil {
 		return nil, false

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 )
@@ -24,7 +25,7 @@ func TestCheckpointWriteAhead(t *testing.T) {
 	fake.OnStart = func(task runner.Task) {
 		last := snaps.last()
 		cs := compStatus(t, last, 0, task.Component)
-		if cs.Phase != runner.Running || cs.Attempts != task.Attempt {
+		if cs.Phase != record.Running || cs.Attempts != task.Attempt {
 			mu.Lock()
 			problems = append(problems, task.Component)
 			mu.Unlock()
@@ -38,15 +39,15 @@ func TestCheckpointWriteAhead(t *testing.T) {
 	assert.Equal(t, st, snaps.last(), "the last checkpoint is the final status")
 
 	all := snaps.list()
-	assert.Equal(t, runner.Running, all[0].Phase, "first checkpoint: the run started")
+	assert.Equal(t, record.Running, all[0].Phase, "first checkpoint: the run started")
 	for _, cs := range all[0].Hops[0].Components {
-		assert.Equal(t, runner.Pending, cs.Phase, "first checkpoint: %s", cs.Name)
+		assert.Equal(t, record.Pending, cs.Phase, "first checkpoint: %s", cs.Name)
 	}
 	// Every component's record moves forward one transition at a time,
 	// and every transition is checkpointed.
 	for _, name := range []string{"a", "b", "c", "d"} {
 		type state struct {
-			phase    runner.Phase
+			phase    record.Phase
 			attempts int
 		}
 		var seen []state
@@ -57,16 +58,16 @@ func TestCheckpointWriteAhead(t *testing.T) {
 				seen = append(seen, x)
 			}
 		}
-		want := []state{{runner.Pending, 0}, {runner.Running, 1}, {runner.Succeeded, 1}}
+		want := []state{{record.Pending, 0}, {record.Running, 1}, {record.Succeeded, 1}}
 		if name == "d" {
-			want = []state{{runner.Pending, 0}, {runner.Running, 1}, {runner.Running, 2}, {runner.Succeeded, 2}}
+			want = []state{{record.Pending, 0}, {record.Running, 1}, {record.Running, 2}, {record.Succeeded, 2}}
 		}
 		assert.Equal(t, want, seen, "checkpointed states of %s", name)
 	}
 	// The failed attempt of d is checkpointed with its error before the retry.
 	var sawRetry bool
 	for _, s := range all {
-		if cs := compStatus(t, s, 0, "d"); cs.Phase == runner.Running && cs.Attempts == 1 && cs.Error != "" {
+		if cs := compStatus(t, s, 0, "d"); cs.Phase == record.Running && cs.Attempts == 1 && cs.Error != "" {
 			sawRetry = true
 		}
 	}
@@ -77,38 +78,38 @@ func TestCheckpointFailure(t *testing.T) {
 	errDisk := errors.New("disk full")
 	tests := []struct {
 		name       string
-		failWhen   func(s *runner.Status) bool
-		wantPhases map[string]runner.Phase
+		failWhen   func(s *record.Status) bool
+		wantPhases map[string]record.Phase
 		wantCalls  []string
 	}{
 		{
 			name:       "at the start",
-			failWhen:   func(*runner.Status) bool { return true },
-			wantPhases: map[string]runner.Phase{"a": runner.Pending, "b": runner.Pending, "c": runner.Pending},
+			failWhen:   func(*record.Status) bool { return true },
+			wantPhases: map[string]record.Phase{"a": record.Pending, "b": record.Pending, "c": record.Pending},
 		},
 		{
 			name: "recording a start",
-			failWhen: func(s *runner.Status) bool {
+			failWhen: func(s *record.Status) bool {
 				cs, _ := s.Component(0, "b")
-				return cs.Phase == runner.Running
+				return cs.Phase == record.Running
 			},
-			wantPhases: map[string]runner.Phase{"a": runner.Succeeded, "b": runner.Cancelled, "c": runner.Cancelled},
+			wantPhases: map[string]record.Phase{"a": record.Succeeded, "b": record.Cancelled, "c": record.Cancelled},
 			wantCalls:  []string{"a"},
 		},
 		{
 			name:       "the final record",
-			failWhen:   func(s *runner.Status) bool { return s.Phase == runner.Succeeded },
-			wantPhases: map[string]runner.Phase{"a": runner.Succeeded, "b": runner.Succeeded, "c": runner.Succeeded},
+			failWhen:   func(s *record.Status) bool { return s.Phase == record.Succeeded },
+			wantPhases: map[string]record.Phase{"a": record.Succeeded, "b": record.Succeeded, "c": record.Succeeded},
 			wantCalls:  []string{"a", "b", "c"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			failed := 0
-			snaps := &snapshots{fail: func(_ int, s *runner.Status) error {
+			snaps := &snapshots{fail: func(_ int, s *record.Status) error {
 				if failed > 0 {
 					// Only the final checkpoint comes after a failure.
-					if s.Phase != runner.Failed || s.Code != runner.CodeCheckpointFailed {
+					if s.Phase != record.Failed || s.Code != record.CodeCheckpointFailed {
 						t.Errorf("Checkpoint called after it failed with a status %s %s, want only the final one (Failed CHECKPOINT_FAILED)", s.Phase, s.Code)
 					}
 					failed++
@@ -125,8 +126,8 @@ func TestCheckpointFailure(t *testing.T) {
 				Execute(context.Background(), plan1(t, c("a"), c("b", "a"), c("c", "b")), nil)
 			require.ErrorIs(t, err, errDisk, "Execute error wraps the checkpointer's")
 			assert.Contains(t, err.Error(), "checkpoint failed")
-			assert.Equal(t, runner.Failed, st.Phase, "Status.Phase")
-			assert.Equal(t, runner.CodeCheckpointFailed, st.Code, "Status.Code")
+			assert.Equal(t, record.Failed, st.Phase, "Status.Phase")
+			assert.Equal(t, record.CodeCheckpointFailed, st.Code, "Status.Code")
 			assert.Equal(t, "disk full", st.Message, "Status.Message")
 			assert.Equal(t, tt.wantPhases, phases(st, 0), "phases")
 			var calls []string
@@ -134,9 +135,9 @@ func TestCheckpointFailure(t *testing.T) {
 				calls = append(calls, r.Component)
 			}
 			assert.Equal(t, tt.wantCalls, calls, "runner calls")
-			if tt.wantPhases["b"] == runner.Cancelled {
+			if tt.wantPhases["b"] == record.Cancelled {
 				b := compStatus(t, st, 0, "b")
-				assert.Equal(t, runner.CodeCheckpointFailed, b.Code, "b: its start could not be recorded")
+				assert.Equal(t, record.CodeCheckpointFailed, b.Code, "b: its start could not be recorded")
 				assert.Zero(t, b.Attempts, "b attempts: it never ran")
 			}
 		})
@@ -145,7 +146,7 @@ func TestCheckpointFailure(t *testing.T) {
 
 func TestCheckpointFunc(t *testing.T) {
 	n := 0
-	cp := runner.CheckpointFunc(func(_ context.Context, s *runner.Status) error {
+	cp := runner.CheckpointFunc(func(_ context.Context, s *record.Status) error {
 		n++
 		return nil
 	})
@@ -157,12 +158,12 @@ func TestCheckpointFunc(t *testing.T) {
 }
 
 // changeRecorder is a ChangeCheckpointer that records what it was told.
-type changeRecorder struct{ calls [][]runner.Ref }
+type changeRecorder struct{ calls [][]record.Ref }
 
-func (r *changeRecorder) Checkpoint(context.Context, *runner.Status) error { return nil }
+func (r *changeRecorder) Checkpoint(context.Context, *record.Status) error { return nil }
 
-func (r *changeRecorder) CheckpointChanges(_ context.Context, _ *runner.Status, changed []runner.Ref) error {
-	r.calls = append(r.calls, append([]runner.Ref{}, changed...))
+func (r *changeRecorder) CheckpointChanges(_ context.Context, _ *record.Status, changed []record.Ref) error {
+	r.calls = append(r.calls, append([]record.Ref{}, changed...))
 	return nil
 }
 
@@ -178,14 +179,14 @@ func TestCheckpointChangesInContext(t *testing.T) {
 	_, err := runner.New(runnertest.New(), runner.WithMaxParallel(1), runner.WithCheckpointer(want)).Execute(context.Background(), p, nil)
 	require.NoError(t, err)
 
-	var got [][]runner.Ref
+	var got [][]record.Ref
 	var problems []string
-	cp := runner.CheckpointFunc(func(ctx context.Context, s *runner.Status) error {
+	cp := runner.CheckpointFunc(func(ctx context.Context, s *record.Status) error {
 		changed, ok := runner.Changes(ctx, s)
 		if !ok {
 			problems = append(problems, "Changes(ctx, s): not ok")
 		}
-		got = append(got, append([]runner.Ref{}, changed...))
+		got = append(got, append([]record.Ref{}, changed...))
 		if _, ok := runner.Changes(ctx, s.DeepCopy()); ok {
 			problems = append(problems, "Changes(ctx, a copy of s): ok")
 		}

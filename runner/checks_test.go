@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -41,55 +42,55 @@ func TestHopChecks(t *testing.T) {
 		fail         string // the check that fails
 		panics       bool
 		wantErr      bool
-		wantHop      runner.Phase
+		wantHop      record.Phase
 		wantJournal  []string
 		wantWarnings []string
-		wantChecks   []runner.CheckStatus
+		wantChecks   []record.CheckStatus
 	}{
 		{
 			name: "all pass", pre: []release.Check{{Name: "healthy", Required: true}, {Name: "mirror"}}, post: []release.Check{{Name: "ready", Required: true}},
-			wantHop:     runner.Succeeded,
+			wantHop:     record.Succeeded,
 			wantJournal: []string{"pre healthy", "pre mirror", "run a", "run b", "post ready", "run later"},
-			wantChecks: []runner.CheckStatus{
-				{Name: "healthy", Stage: "pre", Required: true, Phase: runner.Succeeded},
-				{Name: "mirror", Stage: "pre", Phase: runner.Succeeded},
-				{Name: "ready", Stage: "post", Required: true, Phase: runner.Succeeded},
+			wantChecks: []record.CheckStatus{
+				{Name: "healthy", Stage: "pre", Required: true, Phase: record.Succeeded},
+				{Name: "mirror", Stage: "pre", Phase: record.Succeeded},
+				{Name: "ready", Stage: "post", Required: true, Phase: record.Succeeded},
 			},
 		},
 		{
 			name: "required pre-check fails", pre: []release.Check{{Name: "healthy", Required: true}, {Name: "mirror"}}, fail: "healthy",
-			wantErr: true, wantHop: runner.Failed,
+			wantErr: true, wantHop: record.Failed,
 			wantJournal: []string{"pre healthy"},
-			wantChecks:  []runner.CheckStatus{{Name: "healthy", Stage: "pre", Required: true, Phase: runner.Failed, Error: "not healthy"}},
+			wantChecks:  []record.CheckStatus{{Name: "healthy", Stage: "pre", Required: true, Phase: record.Failed, Error: "not healthy"}},
 		},
 		{
 			name: "optional pre-check fails", pre: []release.Check{{Name: "mirror"}, {Name: "healthy", Required: true}}, fail: "mirror",
-			wantHop:      runner.Succeeded,
+			wantHop:      record.Succeeded,
 			wantJournal:  []string{"pre mirror", "pre healthy", "run a", "run b", "run later"},
 			wantWarnings: []string{"pre-check mirror failed: not healthy"},
-			wantChecks: []runner.CheckStatus{
-				{Name: "mirror", Stage: "pre", Phase: runner.Failed, Error: "not healthy"},
-				{Name: "healthy", Stage: "pre", Required: true, Phase: runner.Succeeded},
+			wantChecks: []record.CheckStatus{
+				{Name: "mirror", Stage: "pre", Phase: record.Failed, Error: "not healthy"},
+				{Name: "healthy", Stage: "pre", Required: true, Phase: record.Succeeded},
 			},
 		},
 		{
 			name: "required post-check fails", post: []release.Check{{Name: "ready", Required: true}}, fail: "ready",
-			wantErr: true, wantHop: runner.Failed,
+			wantErr: true, wantHop: record.Failed,
 			wantJournal: []string{"run a", "run b", "post ready"},
-			wantChecks:  []runner.CheckStatus{{Name: "ready", Stage: "post", Required: true, Phase: runner.Failed, Error: "not healthy"}},
+			wantChecks:  []record.CheckStatus{{Name: "ready", Stage: "post", Required: true, Phase: record.Failed, Error: "not healthy"}},
 		},
 		{
 			name: "optional post-check fails", post: []release.Check{{Name: "smoke"}}, fail: "smoke",
-			wantHop:      runner.Succeeded,
+			wantHop:      record.Succeeded,
 			wantJournal:  []string{"run a", "run b", "post smoke", "run later"},
 			wantWarnings: []string{"post-check smoke failed: not healthy"},
-			wantChecks:   []runner.CheckStatus{{Name: "smoke", Stage: "post", Phase: runner.Failed, Error: "not healthy"}},
+			wantChecks:   []record.CheckStatus{{Name: "smoke", Stage: "post", Phase: record.Failed, Error: "not healthy"}},
 		},
 		{
 			name: "required check panics", pre: []release.Check{{Name: "healthy", Required: true}}, fail: "healthy", panics: true,
-			wantErr: true, wantHop: runner.Failed,
+			wantErr: true, wantHop: record.Failed,
 			wantJournal: []string{"pre healthy"},
-			wantChecks:  []runner.CheckStatus{{Name: "healthy", Stage: "pre", Required: true, Phase: runner.Failed, Error: "runner: panic: check exploded"}},
+			wantChecks:  []record.CheckStatus{{Name: "healthy", Stage: "pre", Required: true, Phase: record.Failed, Error: "runner: panic: check exploded"}},
 		},
 	}
 	for _, tt := range tests {
@@ -127,7 +128,7 @@ func TestHopChecks(t *testing.T) {
 			}
 			if !tt.wantErr {
 				require.NoError(t, err)
-				assert.Equal(t, runner.Succeeded, st.Phase)
+				assert.Equal(t, record.Succeeded, st.Phase)
 				return
 			}
 			require.ErrorIs(t, err, runner.ErrRunFailed)
@@ -138,13 +139,13 @@ func TestHopChecks(t *testing.T) {
 			if !tt.panics {
 				assert.ErrorIs(t, err, errCheck)
 			}
-			assert.Equal(t, runner.CodeCheckFailed, st.Hops[0].Code, "hop 1 code")
+			assert.Equal(t, record.CodeCheckFailed, st.Hops[0].Code, "hop 1 code")
 			assert.Contains(t, st.Hops[0].Message, fmt.Sprintf("required %s-check %s failed", ce.Stage, tt.fail), "hop 1 message")
-			assert.Equal(t, runner.Failed, st.Phase, "Status.Phase")
-			assert.Equal(t, runner.CodeCheckFailed, st.Code, "Status.Code")
+			assert.Equal(t, record.Failed, st.Phase, "Status.Phase")
+			assert.Equal(t, record.CodeCheckFailed, st.Code, "Status.Code")
 			require.NotNil(t, st.LastFailure)
 			assert.Equal(t, tt.fail, st.LastFailure.Check, "LastFailure.Check")
-			assert.Equal(t, runner.Pending, st.Hops[1].Phase, "hop 2 does not start")
+			assert.Equal(t, record.Pending, st.Hops[1].Phase, "hop 2 does not start")
 		})
 	}
 }
@@ -160,17 +161,17 @@ func TestCheckPassesWhileCancelled(t *testing.T) {
 		name      string
 		stage     string // where the cancelling check runs
 		hops      int
-		wantHop   runner.Phase
-		wantRun   runner.Phase
+		wantHop   record.Phase
+		wantRun   record.Phase
 		wantErr   error
-		wantA     runner.Phase
-		wantHop2  runner.Phase
-		wantCheck runner.Phase
+		wantA     record.Phase
+		wantHop2  record.Phase
+		wantCheck record.Phase
 	}{
-		{"last post-check, last hop", "post", 1, runner.Succeeded, runner.Succeeded, nil, runner.Succeeded, "", runner.Succeeded},
-		{"last post-check, a hop follows", "post", 2, runner.Succeeded, runner.Cancelled, context.Canceled, runner.Succeeded, runner.Cancelled, runner.Succeeded},
-		{"pre-check", "pre", 1, runner.Cancelled, runner.Cancelled, context.Canceled, runner.Cancelled, "", runner.Succeeded},
-		{"last component, no checks", "", 1, runner.Succeeded, runner.Succeeded, nil, runner.Succeeded, "", ""},
+		{"last post-check, last hop", "post", 1, record.Succeeded, record.Succeeded, nil, record.Succeeded, "", record.Succeeded},
+		{"last post-check, a hop follows", "post", 2, record.Succeeded, record.Cancelled, context.Canceled, record.Succeeded, record.Cancelled, record.Succeeded},
+		{"pre-check", "pre", 1, record.Cancelled, record.Cancelled, context.Canceled, record.Cancelled, "", record.Succeeded},
+		{"last component, no checks", "", 1, record.Succeeded, record.Succeeded, nil, record.Succeeded, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,7 +180,7 @@ func TestCheckPassesWhileCancelled(t *testing.T) {
 			check := func(context.Context, runner.CheckTask) error { cancel(); return nil }
 			rn := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
 			h1 := hop{g: graphOf(t, c("a"))}
-			var wantChecks []runner.CheckStatus
+			var wantChecks []record.CheckStatus
 			switch tt.stage {
 			case "pre":
 				h1.pre = []release.Check{{Name: "ready", Required: true}}
@@ -189,7 +190,7 @@ func TestCheckPassesWhileCancelled(t *testing.T) {
 				rn = func(context.Context, runner.Task) error { cancel(); return nil }
 			}
 			if tt.stage != "" {
-				wantChecks = []runner.CheckStatus{{Name: "ready", Stage: tt.stage, Required: true, Phase: tt.wantCheck}}
+				wantChecks = []record.CheckStatus{{Name: "ready", Stage: tt.stage, Required: true, Phase: tt.wantCheck}}
 			}
 			hops := []hop{h1}
 			if tt.hops == 2 {
@@ -209,7 +210,7 @@ func TestCheckPassesWhileCancelled(t *testing.T) {
 			if tt.hops == 2 {
 				assert.Equal(t, tt.wantHop2, st.Hops[1].Phase, "hop 2 phase")
 			}
-			if tt.wantHop == runner.Succeeded {
+			if tt.wantHop == record.Succeeded {
 				assert.Empty(t, st.Hops[0].Code, "hop 1 code")
 				assert.Empty(t, st.Hops[0].Message, "hop 1 message")
 			}

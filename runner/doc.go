@@ -30,10 +30,10 @@
 //     graph in reverse, with the same limits, retries, events and
 //     checkpoints (rollback.go).
 //   - Steps: a runner with phases calls Task.Enter before each; the step
-//     is recorded (ComponentStatus.Step) before it runs, and a retry or a
+//     is recorded (record.ComponentStatus.Step) before it runs, and a retry or a
 //     resumed run continues there (step.go).
 //   - Gates and run to a step: a gated hop, component or declared phase
-//     stops the run WaitingForApproval until Status.Approve (gate.go);
+//     stops the run WaitingForApproval until record.Status.Approve (gate.go);
 //     WithUntil stops it Paused after a named step (until.go).
 //   - Hop checks: pre-checks before a hop's components, post-checks after;
 //     a failed required check stops the run, an optional one is a warning.
@@ -41,15 +41,19 @@
 //     the stack), never a crash; the caller's ctx cancelled stops the run
 //     promptly and leaves what did not finish Cancelled.
 //
-// The Status is the durable record: phases per run, hop and component,
-// attempts, times, the last error and a Code from a closed catalog (Codes).
+// The status (a record.Status, package record) is the durable record:
+// phases per run, hop and component, attempts, times, the last error and
+// a Code from a closed catalog (record.Codes). Execute writes it; what
+// only reads or stores it imports package record, not this one.
 // A Checkpointer records every transition, once per round of the
 // scheduler (group commit: what arrived during one checkpoint goes into
 // the next), Running before the runner is invoked, so a crash never loses
 // a success or hides a start; a ChangeCheckpointer is told which
 // component records changed. A failed checkpoint halts the run at once.
-// Execute resumes from a previous Status without re-running what
-// succeeded.
+// Execute resumes from a previous status without re-running what
+// succeeded. Before the first component starts, Execute prepares the run
+// in one step (prepare.go): the plan's and options' problems, the resume
+// checks, the until step, the gates and the status as the run starts.
 // Observers receive Events off the scheduler's goroutine, each through a
 // queue of its own, so one that stalls holds up no other; an observer
 // added with WithBlockingObserver (an audit log) gets each on the

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -27,22 +28,22 @@ import (
 type replica struct {
 	t     *testing.T
 	delay time.Duration
-	fail  func(n int, s *runner.Status) error
+	fail  func(n int, s *record.Status) error
 
 	mu       sync.Mutex
-	copy     *runner.Status
+	copy     *record.Status
 	calls    int
 	records  int // component records written
 	perCall  []int
 	failures int
 }
 
-func (r *replica) Checkpoint(context.Context, *runner.Status) error {
+func (r *replica) Checkpoint(context.Context, *record.Status) error {
 	r.t.Errorf("Checkpoint called on a ChangeCheckpointer, want CheckpointChanges")
 	return nil
 }
 
-func (r *replica) CheckpointChanges(_ context.Context, s *runner.Status, changed []runner.Ref) error {
+func (r *replica) CheckpointChanges(_ context.Context, s *record.Status, changed []record.Ref) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++
@@ -58,13 +59,13 @@ func (r *replica) CheckpointChanges(_ context.Context, s *runner.Status, changed
 	next := s.DeepCopy()
 	if r.copy != nil {
 		// Components not listed keep the replica's record.
-		listed := map[runner.Ref]bool{}
+		listed := map[record.Ref]bool{}
 		for _, ref := range changed {
 			listed[ref] = true
 		}
 		for h := range next.Hops {
 			for i := range next.Hops[h].Components {
-				if !listed[runner.Ref{Hop: h, Component: i}] {
+				if !listed[record.Ref{Hop: h, Component: i}] {
 					next.Hops[h].Components[i] = r.copy.Hops[h].Components[i]
 				}
 			}
@@ -81,13 +82,13 @@ func (r *replica) CheckpointChanges(_ context.Context, s *runner.Status, changed
 	return nil
 }
 
-func (r *replica) last() *runner.Status {
+func (r *replica) last() *record.Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.copy.DeepCopy()
 }
 
-func total(s *runner.Status) int {
+func total(s *record.Status) int {
 	n := 0
 	for _, h := range s.Hops {
 		n += len(h.Components)
@@ -140,7 +141,7 @@ func TestCheckpointChangesAddUp(t *testing.T) {
 			st, _ := runner.New(fake, append(tt.opts, runner.WithCheckpointer(rep))...).Execute(ctx, p, nil)
 			require.NotNil(t, st)
 			assert.Equal(t, mustJSON(t, st), mustJSON(t, rep.last()), "the last checkpoint is the final status")
-			if st.Phase == runner.Succeeded {
+			if st.Phase == record.Succeeded {
 				return
 			}
 			// Resume from it: the records still add up.
@@ -186,9 +187,9 @@ func TestFailFastSkipsInOneCheckpoint(t *testing.T) {
 	st, err := runner.New(fake, runner.WithCheckpointer(rep), runner.WithFailurePolicy(runner.FailFast)).
 		Execute(t.Context(), plan1(t, nodes...), nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
-	assert.Equal(t, runner.Cancelled, compStatus(t, st, 0, "sibling").Phase)
+	assert.Equal(t, record.Cancelled, compStatus(t, st, 0, "sibling").Phase)
 	for i := range 200 {
-		require.Equal(t, runner.Skipped, compStatus(t, st, 0, fmt.Sprintf("dep%03d", i)).Phase)
+		require.Equal(t, record.Skipped, compStatus(t, st, 0, fmt.Sprintf("dep%03d", i)).Phase)
 	}
 	// The round that records root's failure records its 200 skipped
 	// dependents with it: one checkpoint lists at least 201 records.
@@ -212,7 +213,7 @@ func TestCheckpointFailureHaltsAtOnce(t *testing.T) {
 	fake := runnertest.New().Script("flaky", runnertest.Script{FailAlways: true}).Script("slow", runnertest.Script{Hang: true})
 	failed := false
 	rep := &replica{t: t}
-	rep.fail = func(_ int, s *runner.Status) error {
+	rep.fail = func(_ int, s *record.Status) error {
 		// The checkpoint of flaky's failed first attempt fails (flaky is
 		// then in its backoff, slow running); the store answers again
 		// after that.
@@ -225,9 +226,9 @@ func TestCheckpointFailureHaltsAtOnce(t *testing.T) {
 	p := plan1(t, c("flaky").with(retries(5, time.Hour, 0)), c("slow"), c("after", "flaky"))
 	res := wait(t, start(t.Context(), runner.New(fake, runner.WithClock(clock), runner.WithCheckpointer(rep)), p, nil))
 	require.ErrorIs(t, res.err, errDisk)
-	assert.Equal(t, runner.CodeCheckpointFailed, res.st.Code)
-	assert.Equal(t, runner.Cancelled, compStatus(t, res.st, 0, "slow").Phase, "the running attempt")
-	assert.Equal(t, runner.Cancelled, compStatus(t, res.st, 0, "flaky").Phase, "the component in its backoff")
+	assert.Equal(t, record.CodeCheckpointFailed, res.st.Code)
+	assert.Equal(t, record.Cancelled, compStatus(t, res.st, 0, "slow").Phase, "the running attempt")
+	assert.Equal(t, record.Cancelled, compStatus(t, res.st, 0, "flaky").Phase, "the component in its backoff")
 	assert.Equal(t, mustJSON(t, res.st), mustJSON(t, rep.last()), "the final checkpoint recorded the final status")
 }
 
@@ -244,10 +245,10 @@ func TestFinalCheckpointRecordsSuccesses(t *testing.T) {
 	}
 	var failedOnce atomic.Bool
 	rep := &replica{t: t}
-	rep.fail = func(_ int, s *runner.Status) error {
+	rep.fail = func(_ int, s *record.Status) error {
 		// The checkpoint after b's start fails once; b then finishes.
-		if cs, _ := s.Component(0, "a"); cs.Phase == runner.Succeeded && rep.copy != nil {
-			if b, _ := rep.copy.Component(0, "b"); b.Phase == runner.Running && failedOnce.CompareAndSwap(false, true) {
+		if cs, _ := s.Component(0, "a"); cs.Phase == record.Succeeded && rep.copy != nil {
+			if b, _ := rep.copy.Component(0, "b"); b.Phase == record.Running && failedOnce.CompareAndSwap(false, true) {
 				close(release)
 				return errNet
 			}
@@ -258,14 +259,14 @@ func TestFinalCheckpointRecordsSuccesses(t *testing.T) {
 	require.ErrorIs(t, err, errNet)
 	// b finished after the failed checkpoint: the final one records it;
 	// c's start was in the failed one, so c never ran.
-	assert.Equal(t, runner.Succeeded, compStatus(t, rep.last(), 0, "b").Phase, "b in the last checkpoint")
-	assert.Equal(t, runner.Succeeded, compStatus(t, rep.last(), 0, "a").Phase, "a in the last checkpoint")
+	assert.Equal(t, record.Succeeded, compStatus(t, rep.last(), 0, "b").Phase, "b in the last checkpoint")
+	assert.Equal(t, record.Succeeded, compStatus(t, rep.last(), 0, "a").Phase, "a in the last checkpoint")
 	c := compStatus(t, rep.last(), 0, "c")
-	assert.Equal(t, runner.Cancelled, c.Phase)
-	assert.Equal(t, runner.CodeCheckpointFailed, c.Code)
+	assert.Equal(t, record.Cancelled, c.Phase)
+	assert.Equal(t, record.CodeCheckpointFailed, c.Code)
 	assert.Zero(t, c.Attempts, "c never ran")
 	assert.Equal(t, mustJSON(t, st), mustJSON(t, rep.last()), "the final checkpoint is the final status")
-	assert.Equal(t, runner.CodeCheckpointFailed, rep.last().Code)
+	assert.Equal(t, record.CodeCheckpointFailed, rep.last().Code)
 }
 
 // Execute's error matches every part that applies, whatever came first,
@@ -274,8 +275,8 @@ func TestExecuteErrorContract(t *testing.T) {
 	errDisk := errors.New("disk full")
 	t.Run("checkpoint failure keeps the component failures", func(t *testing.T) {
 		fake := runnertest.New().Script("a", runnertest.Script{FailAlways: true})
-		cp := runner.CheckpointFunc(func(_ context.Context, s *runner.Status) error {
-			if cs, _ := s.Component(0, "a"); cs.Phase == runner.Failed {
+		cp := runner.CheckpointFunc(func(_ context.Context, s *record.Status) error {
+			if cs, _ := s.Component(0, "a"); cs.Phase == record.Failed {
 				return errDisk
 			}
 			return nil
@@ -384,7 +385,7 @@ func TestOptionsNil(t *testing.T) {
 	t.Run("nil logger and clock", func(t *testing.T) {
 		st, err := runner.New(runnertest.New(), runner.WithLogger(nil), runner.WithClock(nil)).Execute(t.Context(), p, nil)
 		require.NoError(t, err)
-		assert.Equal(t, runner.Succeeded, st.Phase)
+		assert.Equal(t, record.Succeeded, st.Phase)
 	})
 	t.Run("New(nil)", func(t *testing.T) {
 		st, err := runner.New(nil).Execute(t.Context(), p, nil)
@@ -430,7 +431,7 @@ func TestCheckpointerPanicReleasesWorkers(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	started := make(chan struct{})
 	var panicked, bStopped atomic.Bool
-	cp := runner.CheckpointFunc(func(_ context.Context, s *runner.Status) error {
+	cp := runner.CheckpointFunc(func(_ context.Context, s *record.Status) error {
 		select {
 		case <-started:
 			if !panicked.Swap(true) {
@@ -457,12 +458,12 @@ func TestCheckpointerPanicReleasesWorkers(t *testing.T) {
 	var pe *runner.PanicError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "checkpointer bug", pe.Value)
-	assert.Equal(t, runner.CodeCheckpointFailed, st.Code)
+	assert.Equal(t, record.CodeCheckpointFailed, st.Code)
 	assert.True(t, panicked.Load(), "the checkpointer panicked while b ran")
 	assert.True(t, bStopped.Load(), "b, running when the checkpointer panicked, saw its ctx end before Execute returned")
 	for _, cs := range st.Hops[0].Components {
 		if cs.Name == "c" {
-			assert.NotEqual(t, runner.Succeeded, cs.Phase, "c started after the checkpoint failure")
+			assert.NotEqual(t, record.Succeeded, cs.Phase, "c started after the checkpoint failure")
 		}
 	}
 }
@@ -476,12 +477,12 @@ func TestResumeClearsLastFailure(t *testing.T) {
 	require.NotNil(t, st.LastFailure)
 	st, err = runner.New(fake).Execute(t.Context(), p, st)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	assert.Nil(t, st.LastFailure, "LastFailure of a run that succeeded on resume")
 }
 
 // A runaway error message (a command that prints a megabyte to stderr, a
-// wrapped error chain gone wild) is recorded cut to runner.MaxRecorded,
+// wrapped error chain gone wild) is recorded cut to record.MaxRecorded,
 // head and tail kept, in the component's status and the run's last
 // failure, so that no record outgrows a store's value limit.
 func TestHugeErrorIsCut(t *testing.T) {
@@ -490,7 +491,7 @@ func TestHugeErrorIsCut(t *testing.T) {
 		Execute(t.Context(), plan1(t, c("big")), nil)
 	require.Error(t, err)
 	got := s.Hops[0].Components[0].Error
-	assert.LessOrEqual(t, len(got), runner.MaxRecorded)
+	assert.LessOrEqual(t, len(got), record.MaxRecorded)
 	assert.True(t, strings.HasPrefix(got, "HEAD ") && strings.HasSuffix(got, " TAIL"), "head and tail kept")
 	assert.Contains(t, got, "bytes cut")
 	require.NotNil(t, s.LastFailure)

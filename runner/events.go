@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hopdag/hopdag/record"
 )
 
 // EventType names what happened.
@@ -50,7 +52,7 @@ type Event struct {
 	// of ComponentRetrying is the failed attempt's (COMPONENT_FAILED, or
 	// COMPONENT_TIMEOUT when its timeout stopped it; ROLLBACK_FAILED for
 	// a rollback's).
-	Code   Code
+	Code   record.Code
 	Reason string
 	// Duration is the time the component, check, hop or plan took so far
 	// in this Execute call: after a resume it counts from the resumed
@@ -60,8 +62,8 @@ type Event struct {
 	Duration time.Duration
 	Backoff  time.Duration
 	// Phase is the final phase on HopSucceeded, HopFailed and PlanFinished.
-	Phase    Phase
-	Progress Progress
+	Phase    record.Phase
+	Progress record.Progress
 }
 
 // Observer receives the events of a run.

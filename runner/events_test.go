@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -27,8 +28,8 @@ type ev struct {
 	Component string
 	Attempt   int
 	Done      int
-	Code      runner.Code
-	Phase     runner.Phase
+	Code      record.Code
+	Phase     record.Phase
 }
 
 func (e ev) String() string { return fmt.Sprintf("%+v", struct{ ev }{e}) }
@@ -59,15 +60,15 @@ func TestEventSequence(t *testing.T) {
 		{Type: runner.ComponentStarted, Hop: 0, Component: "a", Attempt: 1},
 		{Type: runner.ComponentSucceeded, Hop: 0, Component: "a", Attempt: 1, Done: 1},
 		{Type: runner.ComponentStarted, Hop: 0, Component: "b", Attempt: 1, Done: 1},
-		{Type: runner.ComponentRetrying, Hop: 0, Component: "b", Attempt: 1, Done: 1, Code: runner.CodeComponentFailed},
+		{Type: runner.ComponentRetrying, Hop: 0, Component: "b", Attempt: 1, Done: 1, Code: record.CodeComponentFailed},
 		{Type: runner.ComponentStarted, Hop: 0, Component: "b", Attempt: 2, Done: 1},
 		{Type: runner.ComponentSucceeded, Hop: 0, Component: "b", Attempt: 2, Done: 2},
-		{Type: runner.HopSucceeded, Hop: 0, Done: 2, Phase: runner.Succeeded},
+		{Type: runner.HopSucceeded, Hop: 0, Done: 2, Phase: record.Succeeded},
 		{Type: runner.HopStarted, Hop: 1, Done: 2},
 		{Type: runner.ComponentStarted, Hop: 1, Component: "c", Attempt: 1, Done: 2},
 		{Type: runner.ComponentSucceeded, Hop: 1, Component: "c", Attempt: 1, Done: 3},
-		{Type: runner.HopSucceeded, Hop: 1, Done: 3, Phase: runner.Succeeded},
-		{Type: runner.PlanFinished, Hop: -1, Done: 3, Phase: runner.Succeeded},
+		{Type: runner.HopSucceeded, Hop: 1, Done: 3, Phase: record.Succeeded},
+		{Type: runner.PlanFinished, Hop: -1, Done: 3, Phase: record.Succeeded},
 	}
 	evs := rec.all()
 	assert.Equal(t, want, summary(evs), "events (-want +got)")
@@ -109,12 +110,12 @@ func TestEventSequenceFailure(t *testing.T) {
 	want := []ev{
 		{Type: runner.PlanStarted, Hop: -1},
 		{Type: runner.HopStarted, Hop: 0},
-		{Type: runner.CheckFailed, Hop: 0, Code: runner.CodeCheckFailed},
+		{Type: runner.CheckFailed, Hop: 0, Code: record.CodeCheckFailed},
 		{Type: runner.ComponentStarted, Hop: 0, Component: "a", Attempt: 1},
-		{Type: runner.ComponentFailed, Hop: 0, Component: "a", Attempt: 1, Code: runner.CodeComponentFailed},
-		{Type: runner.ComponentSkipped, Hop: 0, Component: "b", Code: runner.CodeDependencyFailed},
-		{Type: runner.HopFailed, Hop: 0, Code: runner.CodeComponentFailed, Phase: runner.Failed},
-		{Type: runner.PlanFinished, Hop: -1, Code: runner.CodeComponentFailed, Phase: runner.Failed},
+		{Type: runner.ComponentFailed, Hop: 0, Component: "a", Attempt: 1, Code: record.CodeComponentFailed},
+		{Type: runner.ComponentSkipped, Hop: 0, Component: "b", Code: record.CodeDependencyFailed},
+		{Type: runner.HopFailed, Hop: 0, Code: record.CodeComponentFailed, Phase: record.Failed},
+		{Type: runner.PlanFinished, Hop: -1, Code: record.CodeComponentFailed, Phase: record.Failed},
 	}
 	evs := rec.all()
 	require.Equal(t, want, summary(evs), "events (-want +got)")
@@ -146,8 +147,8 @@ func TestEventCheckSucceeded(t *testing.T) {
 		{Type: runner.ComponentStarted, Hop: 0, Component: "a", Attempt: 1},
 		{Type: runner.ComponentSucceeded, Hop: 0, Component: "a", Attempt: 1, Done: 1},
 		{Type: runner.CheckSucceeded, Hop: 0, Done: 1},
-		{Type: runner.HopSucceeded, Hop: 0, Done: 1, Phase: runner.Succeeded},
-		{Type: runner.PlanFinished, Hop: -1, Done: 1, Phase: runner.Succeeded},
+		{Type: runner.HopSucceeded, Hop: 0, Done: 1, Phase: record.Succeeded},
+		{Type: runner.PlanFinished, Hop: -1, Done: 1, Phase: record.Succeeded},
 	}
 	evs := rec.all()
 	require.Equal(t, want, summary(evs), "events (-want +got)")
@@ -191,8 +192,8 @@ func TestEventCancelled(t *testing.T) {
 	assert.Equal(t, []runner.EventType{runner.PlanStarted, runner.HopStarted, runner.ComponentStarted,
 		runner.ComponentCancelled, runner.ComponentCancelled, runner.HopFailed, runner.PlanFinished}, types)
 	last := rec.all()[len(types)-1]
-	assert.Equal(t, runner.Cancelled, last.Phase, "PlanFinished.Phase")
-	assert.Equal(t, runner.CodeCancelled, last.Code, "PlanFinished.Code")
+	assert.Equal(t, record.Cancelled, last.Phase, "PlanFinished.Phase")
+	assert.Equal(t, record.CodeCancelled, last.Code, "PlanFinished.Code")
 }
 
 // syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
@@ -232,7 +233,7 @@ func TestObserverPanics(t *testing.T) {
 	e := runner.New(runnertest.New(), runner.WithObserver(panicky), runner.WithObserver(rec), runner.WithLogger(textLogger(&logs)))
 	st, err := e.Execute(context.Background(), plan1(t, c("a"), c("b", "a")), nil)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	assert.Len(t, rec.all(), 8, "events delivered to the observer after the panicking one")
 	assert.Equal(t, 8, strings.Count(logs.String(), `level=ERROR msg="runner: observer panicked"`), "logged panics:\n%s", logs.String())
 	assert.Contains(t, logs.String(), `panic="observer bug"`)
@@ -256,7 +257,7 @@ func TestObserverBlocks(t *testing.T) {
 	e := runner.New(fake, runner.WithObserver(blocking), runner.WithObserverDrain(20*time.Millisecond), runner.WithLogger(textLogger(&logs)))
 	res := wait(t, start(context.Background(), e, plan1(t, c("a"), c("b", "a"), c("c", "b")), nil))
 	require.NoError(t, res.err)
-	assert.Equal(t, runner.Succeeded, res.st.Phase, "the run finished while the observer blocked")
+	assert.Equal(t, record.Succeeded, res.st.Phase, "the run finished while the observer blocked")
 	assert.Len(t, fake.Records(), 3, "every component ran")
 	assert.Contains(t, logs.String(), "observers did not take every event before the drain timeout")
 	close(release)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -13,9 +14,9 @@ import (
 // would write: the component records that changed since the last one.
 type printJournal struct{}
 
-func (printJournal) Checkpoint(context.Context, *runner.Status) error { return nil }
+func (printJournal) Checkpoint(context.Context, *record.Status) error { return nil }
 
-func (printJournal) CheckpointChanges(_ context.Context, s *runner.Status, changed []runner.Ref) error {
+func (printJournal) CheckpointChanges(_ context.Context, s *record.Status, changed []record.Ref) error {
 	var recs []string
 	for _, r := range changed {
 		c := s.Hops[r.Hop].Components[r.Component]
@@ -74,7 +75,7 @@ func ExampleChangeCheckpointer() {
 // changes from the ctx (runner.Changes), as state.Checkpointer does.
 type changeLog struct{}
 
-func (changeLog) Checkpoint(ctx context.Context, s *runner.Status) error {
+func (changeLog) Checkpoint(ctx context.Context, s *record.Status) error {
 	changed, ok := runner.Changes(ctx, s)
 	if !ok {
 		fmt.Println("whole status")
@@ -116,7 +117,7 @@ func ExampleChanges() {
 	}
 	var inner changeLog
 	n := 0
-	counted := runner.CheckpointFunc(func(ctx context.Context, s *runner.Status) error {
+	counted := runner.CheckpointFunc(func(ctx context.Context, s *record.Status) error {
 		n++
 		return inner.Checkpoint(ctx, s) // ctx and s as Execute passed them
 	})

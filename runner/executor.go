@@ -1,17 +1,14 @@
 package runner
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -80,26 +77,6 @@ func (p FailurePolicy) record() string {
 		return ""
 	}
 	return p.String()
-}
-
-// recordedPolicy parses a Status's FailurePolicy (see record).
-func recordedPolicy(s string) (FailurePolicy, error) {
-	switch s {
-	case "", ContinueIndependent.String():
-		return ContinueIndependent, nil
-	case FailFast.String():
-		return FailFast, nil
-	case Rollback.String():
-		return Rollback, nil
-	case RollbackRun.String():
-		return RollbackRun, nil
-	}
-	var n int
-	if _, err := fmt.Sscanf(s, "max-failures(%d)", &n); err == nil && n > 1 && MaxFailures(n).String() == s {
-		return MaxFailures(n), nil
-	}
-	return FailurePolicy{}, fmt.Errorf("%w: the status records failure policy %q, which this hopdag does not know (it knows continue-independent, fail-fast, max-failures(N), rollback and rollback-run): resume it with the hopdag that wrote it",
-		ErrPlanMismatch, s)
 }
 
 // CheckFunc runs one pre- or post-check of a hop.
@@ -263,89 +240,6 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// NewStatus returns the Pending status of a plan, as Execute starts it.
-func NewStatus(p *Plan) *Status {
-	// Hops is never nil: the status of a plan with no hops serialises
-	// "hops": [].
-	s := &Status{Phase: Pending, Track: p.Route.Track, From: p.Route.From.Original(), To: p.Route.To.Original(), Catalog: p.Catalog, Hops: []HopStatus{}}
-	if p.Route.FromState != nil { // a route across tracks
-		s.Track, s.From, s.To = "", p.Route.FromState.String(), p.Route.ToState.String()
-	}
-	for _, h := range p.Hops {
-		hs := HopStatus{Track: h.Track, From: h.From.Original(), To: h.To.Original(), Phase: Pending, Components: make([]ComponentStatus, h.Graph.Len())}
-		for i := range hs.Components {
-			n := h.Graph.Node(i)
-			cs := &hs.Components[i]
-			cs.Name, cs.Phase = n.Name, Pending
-			if n.From != nil {
-				cs.FromVersion = n.From.Version.Original()
-			}
-			if n.To != nil {
-				cs.ToVersion = n.To.Version.Original()
-			}
-		}
-		s.Hops = append(s.Hops, hs)
-	}
-	s.Progress.Total = p.Total()
-	return s
-}
-
-// checkResume returns why prev cannot be resumed with p, or nil.
-func checkResume(p *Plan, prev *Status) error {
-	if prev.Phase == RolledBack {
-		return fmt.Errorf("%w: %s -> %s was rolled back (%s); start a new run with an empty status", ErrRolledBack, prev.From, prev.To, prev.Message)
-	}
-	if prev.Phase == Abandoned {
-		return fmt.Errorf("%w: %s -> %s was abandoned (%s); start a new run with an empty status", ErrAbandoned, prev.From, prev.To, prev.Message)
-	}
-	if err := checkSource(prev.Catalog, p.Catalog); err != nil {
-		return err
-	}
-	fresh := NewStatus(p)
-	var diffs []string
-	if prev.Track != fresh.Track || prev.From != fresh.From || prev.To != fresh.To {
-		diffs = append(diffs, fmt.Sprintf("status is for %s -> %s, plan is %s -> %s", prev.From, prev.To, fresh.From, fresh.To))
-	} else if len(prev.Hops) != len(fresh.Hops) {
-		diffs = append(diffs, fmt.Sprintf("status has %d hops, plan has %d", len(prev.Hops), len(fresh.Hops)))
-	} else {
-		for i := range fresh.Hops {
-			ph, fh := prev.Hops[i], fresh.Hops[i]
-			if ph.Track != fh.Track || ph.From != fh.From || ph.To != fh.To {
-				diffs = append(diffs, fmt.Sprintf("hop %d is %s -> %s in the status, %s -> %s in the plan", i+1, ph.From, ph.To, fh.From, fh.To))
-				continue
-			}
-			names := func(cs []ComponentStatus) []string {
-				out := make([]string, len(cs))
-				for j, c := range cs {
-					out[j] = c.Name + "@" + c.ToVersion
-				}
-				return out
-			}
-			if a, b := names(ph.Components), names(fh.Components); !slices.Equal(a, b) {
-				diffs = append(diffs, fmt.Sprintf("hop %d components differ: status has %s, plan has %s", i+1, strings.Join(a, " "), strings.Join(b, " ")))
-				continue
-			}
-			// The same components to the same versions, from others: the
-			// plan's Task.From would not be what the status says it
-			// upgrades from (and a rollback would go back elsewhere).
-			start := fh.From
-			if fh.Track != "" {
-				start = fh.Track + " " + fh.From
-			}
-			for j, pc := range ph.Components {
-				if fc := fh.Components[j]; pc.FromVersion != fc.FromVersion {
-					diffs = append(diffs, fmt.Sprintf("hop %d: %s is upgraded from %s in the status, from %s in the plan (the catalog changed what %s ships)",
-						i+1, fc.Name, orNone(pc.FromVersion), orNone(fc.FromVersion), start))
-				}
-			}
-		}
-	}
-	if len(diffs) > 0 {
-		return fmt.Errorf("%w: %s; resume with the plan this status was written for, or start over with no previous status (for a state store: a new one)", ErrPlanMismatch, strings.Join(diffs, "; "))
-	}
-	return nil
-}
-
 // Execute runs the plan's hops in order, and each hop's components in
 // parallel as the mode, limits and failure policy allow.
 //
@@ -375,285 +269,40 @@ func checkResume(p *Plan, prev *Status) error {
 // When ctx is cancelled, nothing new starts, running runners see ctx
 // done, Execute returns promptly, and what did not finish is Cancelled in
 // the status. Plan problems (see Validate) return a nil status.
-func (e *Executor) Execute(ctx context.Context, p *Plan, prev *Status) (*Status, error) {
-	if prev != nil && !e.policySet {
-		// A resumed run keeps the policy it started with: a rollback
-		// stopped halfway goes on as far as that policy says.
-		pol, err := recordedPolicy(prev.FailurePolicy)
-		if err != nil {
-			return prev.DeepCopy(), err
-		}
-		resumed := *e
-		resumed.policy = pol
-		e = &resumed
-	}
-	if err := e.Validate(p); err != nil {
-		return nil, err
-	}
-	var s *Status
-	if prev != nil {
-		if err := checkResume(p, prev); err != nil {
-			return prev.DeepCopy(), err
-		}
-		s = prev.DeepCopy()
-		s.Catalog = p.Catalog // the same digest, maybe another ref (see CatalogSource)
-		if s.Phase == Succeeded {
-			return s, nil
-		}
-	} else {
-		s = NewStatus(p)
-	}
-	until, err := e.resolveUntil(p)
+func (e *Executor) Execute(ctx context.Context, p *Plan, prev *record.Status) (*record.Status, error) {
+	pr, err := e.prepare(p, prev)
 	if err != nil {
-		return nil, err
+		return refused(prev, err), err
 	}
-	if s.Gates, err = e.resolveGates(p, s); err != nil {
-		return nil, err
+	if pr.done {
+		return pr.s, nil
 	}
-	s.FailurePolicy = e.policy.record()
-	r := &run{e: e, plan: p, s: s, events: newDispatcher(e.observers, e.logger), until: until}
-	return r.execute(ctx)
-}
-
-// run is the state of one Execute call. Its fields are touched only by the
-// goroutine that called Execute (the coordinator); runner goroutines talk
-// to it through channels.
-type run struct {
-	e      *Executor
-	plan   *Plan
-	s      *Status
-	events *dispatcher
-	rnd    *rand.Rand
-	// failures counts component failures in this call, for the policy.
-	failures int
-	// errs collects the failures to return.
-	errs []error
-	// checkpointErr is the first Checkpointer error; it stops the run.
-	checkpointErr error
-	// changes are the component records changed since the last
-	// checkpoint.
-	changes changes
-	// started is when this Execute call began (Status.StartedAt is the
-	// first run's): PlanFinished's Duration counts from it.
-	started time.Time
-	// until is WithUntil's step; untilHit says the run stopped there.
-	until    *untilStep
-	untilHit bool
-	// rolled is the outcome of a rollback (RolledBack, RollbackFailed;
-	// RollingBack: stopped before its end), "" when none ran;
-	// rollbackErrs say what a failed or stopped one left.
-	rolled       Phase
-	rollbackErrs []string
-}
-
-func (r *run) execute(ctx context.Context) (*Status, error) {
-	now := r.e.clock.Now()
-	r.started = now
-	r.rnd = rand.New(rand.NewPCG(r.e.seed, uint64(r.s.Runs)))
-	r.s.Runs++
-	r.s.Phase, r.s.Code, r.s.Message, r.s.FinishedAt = Running, "", "", time.Time{}
-	if r.s.StartedAt.IsZero() {
-		r.s.StartedAt = now
-	}
-	r.s.Progress = progressOf(r.s)
-	r.s.Waiting = nil // what still waits says so again
-	r.recordOrder()
-	if r.s.Runs > 1 && !resumesRollback(r.s) {
-		// A resumed run that succeeds must not keep the failure of the
-		// run it resumed; it is set again if something fails. A resumed
-		// rollback keeps it: it is why the run is rolled back, and its
-		// final message and error say so (rollback.go).
-		r.s.LastFailure = nil
-	}
-	if r.e.checkpointer != nil {
-		r.changes.init(r.s)
-		r.changes.markAll()
-	}
-	r.checkpoint(ctx)
-	r.emit(Event{Type: PlanStarted, Hop: -1})
-
-	for i, h := range r.plan.Hops {
-		if p := r.s.Hops[i].Phase; p == RollingBack || p == RolledBack || p == RollbackFailed {
-			r.rollback(ctx, i) // a rollback to resume (rollback.go)
-			break
-		}
-		if r.s.Hops[i].Phase != Succeeded {
-			if r.checkpointErr != nil || ctx.Err() != nil {
-				break
-			}
-			r.s.CurrentHop = i
-			if !r.runHop(ctx, i, h) {
-				break
-			}
-		}
-		if r.untilAfter(i) {
-			break
-		}
-	}
-	return r.finish(ctx)
-}
-
-// recordOrder records each component's place in its hop's batch order
-// (ComponentStatus.Order), also in a status written before it was.
-func (r *run) recordOrder() {
-	for i, h := range r.plan.Hops {
-		for k, name := range slices.Concat(h.Batches()...) {
-			if j, ok := h.Graph.Index(name); ok {
-				r.s.Hops[i].Components[j].Order = k + 1
-			}
-		}
-	}
-}
-
-// finish sets the final phase, checkpoints it (the final checkpoint,
-// attempted even after a checkpoint failed) and emits PlanFinished.
-func (r *run) finish(ctx context.Context) (*Status, error) {
-	s := r.s
-	s.FinishedAt = r.e.clock.Now()
-	allDone := true
-	for _, h := range s.Hops {
-		allDone = allDone && h.Phase == Succeeded
-	}
-	switch {
-	case r.checkpointErr != nil:
-		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
-	case allDone:
-		s.Phase, s.Code, s.Message = Succeeded, "", ""
-	case r.rolled != "":
-		s.Phase, s.Code, s.Message, _ = r.rolledBackPhase(ctx)
-	case len(r.errs) > 0:
-		s.Phase = Failed
-		if s.LastFailure != nil {
-			s.Code, s.Message = s.LastFailure.Code, s.LastFailure.Error
-		}
-	case ctx.Err() != nil:
-		s.Phase, s.Code, s.Message = Cancelled, CodeCancelled, context.Cause(ctx).Error()
-	case r.held():
-		s.Phase, s.Code, s.Message, _ = r.heldRun()
-	default:
-		s.Phase = Failed
-	}
-	if !allDone && ctx.Err() != nil {
-		r.cancelUnstarted("not started: the run was cancelled")
-	}
-	s.Progress = progressOf(s)
-	hadFailed := r.checkpointErr != nil
-	if !r.finalCheckpoint(ctx) && s.Phase == Succeeded {
-		// The success could not be recorded: the store may still say
-		// Running, and the status must not claim more than it does.
-		s.Phase, s.Code, s.Message = Failed, CodeCheckpointFailed, r.checkpointErr.Error()
-	}
-	err := r.err(ctx, allDone, hadFailed)
-	r.emit(Event{Type: PlanFinished, Hop: -1, Phase: s.Phase, Code: s.Code, Err: err, Duration: s.FinishedAt.Sub(r.started)})
-	r.events.close(r.e.drain) // it logs what an observer did not take
-	return s, err
-}
-
-// err is Execute's error: see Execute for its parts and their order.
-// hadFailed says a checkpoint failed before the final one.
-func (r *run) err(ctx context.Context, allDone, hadFailed bool) error {
-	var parts []error
-	if len(r.errs) > 0 {
-		slices.SortStableFunc(r.errs, compareFailures)
-		parts = append(parts, fmt.Errorf("%w: %w", ErrRunFailed, errors.Join(r.errs...)))
-	}
-	if r.checkpointErr != nil {
-		what := "checkpoint failed, run stopped"
-		if !hadFailed {
-			what = "final checkpoint failed"
-		}
-		parts = append(parts, fmt.Errorf("runner: %s: %w", what, r.checkpointErr))
-	}
-	if !allDone && ctx.Err() != nil {
-		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
-			parts = append(parts, fmt.Errorf("runner: run cancelled (%w): %w", ctx.Err(), cause))
-		} else {
-			parts = append(parts, fmt.Errorf("runner: run cancelled: %w", ctx.Err()))
-		}
-	}
-	if r.rolled == RollbackFailed || r.rolled == RollingBack {
-		// A rollback that did not finish: it failed, or was interrupted.
-		// (A rollback always follows a failure, in r.errs: part 1.)
-		parts = append(parts, &RollbackError{Hops: r.rollbackErrs})
-	}
-	if held := r.heldErr(); len(parts) == 0 && !allDone && held != nil {
-		parts = append(parts, held)
-	}
-	if len(parts) == 0 && !allDone {
-		parts = append(parts, fmt.Errorf("%w: hop %d did not succeed", ErrRunFailed, r.s.CurrentHop+1))
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return errors.Join(parts...)
-}
-
-// compareFailures orders the failures of a run: by hop, then a hop's
-// pre-checks, components and post-checks, each by name.
-func compareFailures(a, b error) int {
-	key := func(err error) (int, int, string) {
-		switch e := err.(type) {
-		case *ComponentError:
-			return e.Hop, 1, e.Component
-		case *CheckError:
-			if e.Stage == "pre" {
-				return e.Hop, 0, e.Check
-			}
-			return e.Hop, 2, e.Check
-		}
-		return -1, 0, err.Error()
-	}
-	ah, as, an := key(a)
-	bh, bs, bn := key(b)
-	return cmp.Or(cmp.Compare(ah, bh), cmp.Compare(as, bs), cmp.Compare(an, bn))
-}
-
-func (r *run) emit(ev Event) {
-	if len(r.e.observers) == 0 {
-		return
-	}
-	ev.Time = r.e.clock.Now()
-	ev.Progress = r.s.Progress
-	if ev.Hop >= 0 && ev.HopName == "" {
-		ev.HopName = r.plan.Hops[ev.Hop].Name()
-	}
-	r.events.emit(ev)
-}
-
-// cancelUnstarted marks the hops a cancelled run never reached, and their
-// components, Cancelled: they did not finish, and the status says so.
-// (After a failure alone they stay Pending: the run ended before them by
-// design.)
-func (r *run) cancelUnstarted(reason string) {
-	s := r.s
-	for i := range s.Hops {
-		h := &s.Hops[i]
-		if h.Phase != Pending {
-			continue
-		}
-		h.Phase, h.Code, h.Message = Cancelled, CodeCancelled, reason
-		for j := range h.Components {
-			if c := &h.Components[j]; c.Phase == Pending {
-				c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, reason
-				r.mark(i, j)
-			}
-		}
-	}
-}
-
-func progressOf(s *Status) Progress {
-	var p Progress
-	for _, h := range s.Hops {
-		for _, c := range h.Components {
-			p.Total++
-			if c.Phase == Succeeded || (c.Phase == Skipped && c.Code == "") {
-				p.Done++
-			}
-		}
-	}
-	return p
+	return newRun(pr).execute(ctx)
 }
 
 func errorf(format string, args ...any) error {
 	return fmt.Errorf("runner: "+format, args...)
+}
+
+// rollsBack reports whether a failure of hop h rolls it back.
+func (e *Executor) rollsBack(h *HopPlan) bool {
+	return e.policy.rollback != rollbackNone || h.Rule.OnFailure == release.OnFailureRollback
+}
+
+// retriesFor merges the component's Retries over the executor's default.
+// Attempts below 1 mean 1.
+func (e *Executor) retriesFor(cv *release.ComponentVersion) retryPolicy {
+	r := e.retries
+	if cv != nil && cv.Retries != nil {
+		if cv.Retries.Attempts > 0 {
+			r.Attempts = cv.Retries.Attempts
+		}
+		if cv.Retries.Backoff.Duration > 0 {
+			r.Backoff = cv.Retries.Backoff
+		}
+		if cv.Retries.MaxBackoff.Duration > 0 {
+			r.MaxBackoff = cv.Retries.MaxBackoff
+		}
+	}
+	return retryPolicy{attempts: max(r.Attempts, 1), backoff: r.Backoff.Duration, max: r.MaxBackoff.Duration}
 }

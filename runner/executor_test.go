@@ -15,13 +15,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 )
 
 // record returns the only record of component, failing the test otherwise.
-func record(t testing.TB, recs []runnertest.Record, component string) runnertest.Record {
+func recordOf(t testing.TB, recs []runnertest.Record, component string) runnertest.Record {
 	t.Helper()
 	var found []runnertest.Record
 	for _, r := range recs {
@@ -39,8 +40,8 @@ func TestExecuteSucceeds(t *testing.T) {
 	st, err := runner.New(fake, runner.WithClock(fakeClock())).Execute(context.Background(), p, nil)
 	require.NoError(t, err, "Execute(chain) error")
 
-	assert.Equal(t, runner.Succeeded, st.Phase, "Status.Phase")
-	assert.Equal(t, runner.Progress{Done: 4, Total: 4}, st.Progress, "Status.Progress")
+	assert.Equal(t, record.Succeeded, st.Phase, "Status.Phase")
+	assert.Equal(t, record.Progress{Done: 4, Total: 4}, st.Progress, "Status.Progress")
 	assert.Equal(t, 1, st.Runs, "Status.Runs")
 	assert.Equal(t, "v1.0", st.From, "Status.From")
 	assert.Equal(t, "v2.0", st.To, "Status.To")
@@ -49,9 +50,9 @@ func TestExecuteSucceeds(t *testing.T) {
 	assert.Equal(t, t0, st.StartedAt, "Status.StartedAt")
 	assert.Equal(t, t0, st.FinishedAt, "Status.FinishedAt")
 	require.Len(t, st.Hops, 1)
-	assert.Equal(t, runner.Succeeded, st.Hops[0].Phase, "hop phase")
+	assert.Equal(t, record.Succeeded, st.Hops[0].Phase, "hop phase")
 	for _, cs := range st.Hops[0].Components {
-		assert.Equal(t, runner.Succeeded, cs.Phase, "%s phase", cs.Name)
+		assert.Equal(t, record.Succeeded, cs.Phase, "%s phase", cs.Name)
 		assert.Equal(t, 1, cs.Attempts, "%s attempts", cs.Name)
 		assert.Equal(t, "v1.0.0", cs.FromVersion, "%s from", cs.Name)
 		assert.Equal(t, "v1.1.0", cs.ToVersion, "%s to", cs.Name)
@@ -125,7 +126,7 @@ func TestExecuteEagerVsBatch(t *testing.T) {
 			_, err := runner.New(fake, runner.WithMode(tt.mode)).Execute(context.Background(), p, nil)
 			require.NoError(t, err, "Execute(%s)", tt.mode)
 			recs := fake.Records()
-			slow, after := record(t, recs, "slow"), record(t, recs, "after")
+			slow, after := recordOf(t, recs, "slow"), recordOf(t, recs, "after")
 			early := after.Start < slow.End
 			assert.Equal(t, tt.wantEarly, early, "%s: after started (seq %d) before slow ended (seq %d) = %v, want %v",
 				tt.mode, after.Start, slow.End, early, tt.wantEarly)
@@ -233,7 +234,7 @@ func TestExecuteGroupLimit(t *testing.T) {
 			opts := []runner.Option{runner.WithGroupLimit("workers", tt.groupLimit), runner.WithMaxParallel(tt.maxParallel)}
 			st, err := runner.New(fake, opts...).Execute(context.Background(), p, nil)
 			require.NoError(t, err)
-			assert.Equal(t, runner.Progress{Done: 10, Total: 10}, st.Progress)
+			assert.Equal(t, record.Progress{Done: 10, Total: 10}, st.Progress)
 			recs := fake.Records()
 			match := func(r runnertest.Record) bool { return isWorker(r.Component) }
 			assert.NoError(t, runnertest.CheckParallelism(recs, tt.groupLimit, match), "workers at once")
@@ -317,14 +318,14 @@ func TestExecuteTimeout(t *testing.T) {
 			require.ErrorIs(t, res.err, context.DeadlineExceeded, "the runner's error reaches the caller")
 			var ce *runner.ComponentError
 			require.ErrorAs(t, res.err, &ce)
-			assert.Equal(t, runner.CodeComponentTimeout, ce.Code, "ComponentError.Code")
+			assert.Equal(t, record.CodeComponentTimeout, ce.Code, "ComponentError.Code")
 			a := compStatus(t, res.st, 0, "a")
-			assert.Equal(t, runner.Failed, a.Phase, "a phase")
-			assert.Equal(t, runner.CodeComponentTimeout, a.Code, "a code")
+			assert.Equal(t, record.Failed, a.Phase, "a phase")
+			assert.Equal(t, record.CodeComponentTimeout, a.Code, "a code")
 			assert.Contains(t, a.Error, "timed out after "+tt.wantDeadline.String(), "a error")
 			assert.Equal(t, tt.wantDeadline, a.Duration.Duration, "a duration")
-			assert.Equal(t, runner.CodeDependencyFailed, compStatus(t, res.st, 0, "b").Code, "b code")
-			assert.Equal(t, runner.Succeeded, compStatus(t, res.st, 0, "other").Phase, "other (no timeout) phase")
+			assert.Equal(t, record.CodeDependencyFailed, compStatus(t, res.st, 0, "b").Code, "b code")
+			assert.Equal(t, record.Succeeded, compStatus(t, res.st, 0, "other").Phase, "other (no timeout) phase")
 			assert.Equal(t, t0.Add(tt.wantDeadline), rn.deadlines["a"], "deadline the runner saw")
 			_, has := rn.deadlines["other"]
 			assert.Equal(t, tt.def > 0, has, "other has a deadline only from a default timeout")
@@ -342,17 +343,17 @@ func TestExecutePanic(t *testing.T) {
 	assert.Equal(t, "runnertest: scripted panic in boom", pe.Value, "PanicError.Value")
 
 	boom := compStatus(t, st, 0, "boom")
-	assert.Equal(t, runner.Failed, boom.Phase, "boom phase")
-	assert.Equal(t, runner.CodePanic, boom.Code, "boom code")
+	assert.Equal(t, record.Failed, boom.Phase, "boom phase")
+	assert.Equal(t, record.CodePanic, boom.Code, "boom code")
 	assert.Equal(t, 1, boom.Attempts, "a panic is not retried")
 	assert.Contains(t, boom.Error, "scripted panic in boom", "boom error")
 	assert.Contains(t, boom.Stack, "goroutine ", "boom stack")
 	assert.Contains(t, boom.Stack, "runnertest.(*Runner)", "boom stack names the panicking runner")
-	assert.Equal(t, runner.Skipped, compStatus(t, st, 0, "after").Phase, "after phase")
-	assert.Equal(t, runner.Succeeded, compStatus(t, st, 0, "other").Phase, "other phase")
+	assert.Equal(t, record.Skipped, compStatus(t, st, 0, "after").Phase, "after phase")
+	assert.Equal(t, record.Succeeded, compStatus(t, st, 0, "other").Phase, "other phase")
 	require.NotNil(t, st.LastFailure)
-	assert.Equal(t, runner.CodePanic, st.LastFailure.Code, "LastFailure.Code")
-	assert.Equal(t, runner.CodePanic, st.Code, "Status.Code")
+	assert.Equal(t, record.CodePanic, st.LastFailure.Code, "LastFailure.Code")
+	assert.Equal(t, record.CodePanic, st.Code, "Status.Code")
 }
 
 func TestExecuteSkip(t *testing.T) {
@@ -360,13 +361,13 @@ func TestExecuteSkip(t *testing.T) {
 	fake := runnertest.New().Script("current", runnertest.Script{Skip: "already at target"})
 	st, err := runner.New(fake).Execute(context.Background(), p, nil)
 	require.NoError(t, err, "a skipped component does not fail the run")
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	cur := compStatus(t, st, 0, "current")
-	assert.Equal(t, runner.Skipped, cur.Phase, "current phase")
+	assert.Equal(t, record.Skipped, cur.Phase, "current phase")
 	assert.Empty(t, cur.Code, "current code: a runner's skip has none")
 	assert.Equal(t, "already at target", cur.Reason, "current reason")
-	assert.Equal(t, runner.Succeeded, compStatus(t, st, 0, "next").Phase, "next runs after a skipped dependency")
-	assert.Equal(t, runner.Progress{Done: 2, Total: 2}, st.Progress, "a skip counts as done")
+	assert.Equal(t, record.Succeeded, compStatus(t, st, 0, "next").Phase, "next runs after a skipped dependency")
+	assert.Equal(t, record.Progress{Done: 2, Total: 2}, st.Progress, "a skip counts as done")
 	assert.NoError(t, runnertest.CheckOrder(p.Hops[0].Graph, 0, fake.Records()))
 
 	err = runner.Skip("x")
@@ -393,24 +394,24 @@ func TestExecuteCallerCancel(t *testing.T) {
 		require.ErrorIs(t, res.err, context.Canceled, "Execute error")
 		assert.NotErrorIs(t, res.err, runner.ErrRunFailed, "a cancelled run is not a failed run")
 		st := res.st
-		assert.Equal(t, runner.Cancelled, st.Phase, "Status.Phase")
-		assert.Equal(t, runner.CodeCancelled, st.Code, "Status.Code")
-		assert.Equal(t, runner.Cancelled, st.Hops[0].Phase, "hop 1 phase")
-		assert.Equal(t, runner.Cancelled, st.Hops[1].Phase, "hop 2 never started: Cancelled, not left Pending")
+		assert.Equal(t, record.Cancelled, st.Phase, "Status.Phase")
+		assert.Equal(t, record.CodeCancelled, st.Code, "Status.Code")
+		assert.Equal(t, record.Cancelled, st.Hops[0].Phase, "hop 1 phase")
+		assert.Equal(t, record.Cancelled, st.Hops[1].Phase, "hop 2 never started: Cancelled, not left Pending")
 		for _, c := range st.Hops[1].Components {
-			assert.Equal(t, runner.Cancelled, c.Phase, "hop 2 %s phase", c.Name)
+			assert.Equal(t, record.Cancelled, c.Phase, "hop 2 %s phase", c.Name)
 			assert.Equal(t, "not started: the run was cancelled", c.Reason, "hop 2 %s reason", c.Name)
 			assert.Zero(t, c.Attempts, "hop 2 %s attempts", c.Name)
 		}
 		for _, n := range []string{"a", "b"} {
 			cs := compStatus(t, st, 0, n)
-			assert.Equal(t, runner.Cancelled, cs.Phase, "%s phase", n)
-			assert.Equal(t, runner.CodeCancelled, cs.Code, "%s code", n)
+			assert.Equal(t, record.Cancelled, cs.Phase, "%s phase", n)
+			assert.Equal(t, record.CodeCancelled, cs.Code, "%s code", n)
 			assert.Contains(t, cs.Reason, "the run was cancelled", "%s reason", n)
-			assert.ErrorIs(t, record(t, fake.Records(), n).Err, context.Canceled, "%s: the runner saw ctx done", n)
+			assert.ErrorIs(t, recordOf(t, fake.Records(), n).Err, context.Canceled, "%s: the runner saw ctx done", n)
 		}
 		cc := compStatus(t, st, 0, "c")
-		assert.Equal(t, runner.Cancelled, cc.Phase, "c phase")
+		assert.Equal(t, record.Cancelled, cc.Phase, "c phase")
 		assert.True(t, strings.HasPrefix(cc.Reason, "not started"), "c reason = %q, want not started", cc.Reason)
 		assert.Len(t, fake.Records(), 2, "nothing new started")
 	})
@@ -420,7 +421,7 @@ func TestExecuteCallerCancel(t *testing.T) {
 		fake := runnertest.New()
 		st, err := runner.New(fake).Execute(ctx, plan1(t, c("a")), nil)
 		require.ErrorIs(t, err, context.Canceled)
-		assert.Equal(t, runner.Cancelled, st.Phase)
+		assert.Equal(t, record.Cancelled, st.Phase)
 		assert.Empty(t, fake.Records(), "runner calls")
 	})
 	t.Run("while waiting to retry", func(t *testing.T) {
@@ -435,7 +436,7 @@ func TestExecuteCallerCancel(t *testing.T) {
 		res := wait(t, done)
 		require.ErrorIs(t, res.err, context.Canceled)
 		a := compStatus(t, res.st, 0, "a")
-		assert.Equal(t, runner.Cancelled, a.Phase, "a phase")
+		assert.Equal(t, record.Cancelled, a.Phase, "a phase")
 		assert.Contains(t, a.Reason, "waiting to retry", "a reason")
 		assert.Equal(t, 1, a.Attempts, "a attempts")
 		assert.Equal(t, 1, fake.Attempts("a"), "runner calls")
@@ -452,10 +453,10 @@ func TestExecuteCallerCancel(t *testing.T) {
 		p := planOf(hop{g: graphOf(t, c("a")), pre: []release.Check{{Name: "slow", Required: true}}})
 		res := wait(t, start(ctx, runner.New(fake, runner.WithCheck("slow", check)), p, nil))
 		require.ErrorIs(t, res.err, context.Canceled)
-		assert.Equal(t, runner.Cancelled, res.st.Phase, "Status.Phase")
-		assert.Equal(t, runner.Cancelled, res.st.Hops[0].Phase, "hop phase")
+		assert.Equal(t, record.Cancelled, res.st.Phase, "Status.Phase")
+		assert.Equal(t, record.Cancelled, res.st.Hops[0].Phase, "hop phase")
 		assert.Equal(t, "cancelled during pre-check slow: context canceled", res.st.Hops[0].Message, "hop message")
-		assert.Equal(t, []runner.CheckStatus{{Name: "slow", Stage: "pre", Required: true, Phase: runner.Cancelled, Error: "context canceled"}},
+		assert.Equal(t, []record.CheckStatus{{Name: "slow", Stage: "pre", Required: true, Phase: record.Cancelled, Error: "context canceled"}},
 			res.st.Hops[0].Checks, "a check interrupted by the caller did not fail")
 		assert.Nil(t, res.st.LastFailure, "LastFailure")
 		assert.NotErrorIs(t, res.err, runner.ErrRunFailed)
@@ -468,19 +469,19 @@ func TestExecuteCallerCancel(t *testing.T) {
 		res := wait(t, start(ctx, runner.New(fake), plan1(t, c("a").with(timeout(time.Hour))), nil))
 		require.ErrorIs(t, res.err, context.DeadlineExceeded)
 		a := compStatus(t, res.st, 0, "a")
-		assert.Equal(t, runner.Cancelled, a.Phase, "the caller's deadline is a cancellation, not the component's timeout")
-		assert.Equal(t, runner.CodeCancelled, a.Code)
+		assert.Equal(t, record.Cancelled, a.Phase, "the caller's deadline is a cancellation, not the component's timeout")
+		assert.Equal(t, record.CodeCancelled, a.Code)
 	})
 }
 
 func TestCodes(t *testing.T) {
-	codes := runner.Codes()
-	want := []runner.Code{runner.CodeComponentFailed, runner.CodeComponentTimeout, runner.CodeDependencyFailed,
-		runner.CodeCheckFailed, runner.CodePanic, runner.CodeCancelled, runner.CodeCheckpointFailed, runner.CodeAbandoned,
-		runner.CodeWaitingForApproval, runner.CodeUntilReached,
-		runner.CodeRollbackFailed, runner.CodeIrreversible, runner.CodeRollbackBlocked}
+	codes := record.Codes()
+	want := []record.Code{record.CodeComponentFailed, record.CodeComponentTimeout, record.CodeDependencyFailed,
+		record.CodeCheckFailed, record.CodePanic, record.CodeCancelled, record.CodeCheckpointFailed, record.CodeAbandoned,
+		record.CodeWaitingForApproval, record.CodeUntilReached,
+		record.CodeRollbackFailed, record.CodeIrreversible, record.CodeRollbackBlocked}
 	assert.ElementsMatch(t, want, codes, "Codes()")
-	seen := map[runner.Code]bool{}
+	seen := map[record.Code]bool{}
 	for _, c := range codes {
 		assert.False(t, seen[c], "Codes() lists %s twice", c)
 		seen[c] = true
@@ -510,7 +511,7 @@ func TestModeAndPolicyString(t *testing.T) {
 
 func TestErrorsMessages(t *testing.T) {
 	base := errors.New("boom")
-	ce := &runner.ComponentError{Hop: 1, Component: "etcd", Version: "v3.6.4", Attempt: 2, Code: runner.CodeComponentFailed, Err: base}
+	ce := &runner.ComponentError{Hop: 1, Component: "etcd", Version: "v3.6.4", Attempt: 2, Code: record.CodeComponentFailed, Err: base}
 	assert.Equal(t, "runner: hop 2: etcd v3.6.4 failed on attempt 2 (COMPONENT_FAILED): boom", ce.Error())
 	assert.ErrorIs(t, ce, base, "ComponentError unwraps")
 	ch := &runner.CheckError{Hop: 0, Check: "healthy", Stage: "pre", Err: base}
@@ -560,10 +561,10 @@ func TestExecuteRunnerGoexit(t *testing.T) {
 	tests := []struct {
 		name      string
 		attempts  int
-		wantPhase runner.Phase
+		wantPhase record.Phase
 	}{
-		{"no retry", 1, runner.Failed},
-		{"retried", 2, runner.Succeeded},
+		{"no retry", 1, record.Failed},
+		{"retried", 2, record.Succeeded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -578,13 +579,13 @@ func TestExecuteRunnerGoexit(t *testing.T) {
 			a := compStatus(t, res.st, 0, "a")
 			assert.Equal(t, tt.wantPhase, a.Phase, "a phase")
 			assert.Equal(t, tt.attempts, a.Attempts, "a attempts")
-			if tt.wantPhase == runner.Failed {
+			if tt.wantPhase == record.Failed {
 				assert.Contains(t, a.Error, "runtime.Goexit", "a error")
-				assert.Equal(t, runner.Skipped, compStatus(t, res.st, 0, "b").Phase, "b phase")
+				assert.Equal(t, record.Skipped, compStatus(t, res.st, 0, "b").Phase, "b phase")
 				return
 			}
 			require.NoError(t, res.err)
-			assert.Equal(t, runner.Succeeded, compStatus(t, res.st, 0, "b").Phase, "b phase")
+			assert.Equal(t, record.Succeeded, compStatus(t, res.st, 0, "b").Phase, "b phase")
 		})
 	}
 }
@@ -609,14 +610,14 @@ func TestExecuteCancelBusyHop(t *testing.T) {
 			cancel()
 		}
 	}
-	slow := runner.CheckpointFunc(func(context.Context, *runner.Status) error {
+	slow := runner.CheckpointFunc(func(context.Context, *record.Status) error {
 		time.Sleep(200 * time.Microsecond)
 		return nil
 	})
 	e := runner.New(fake, runner.WithMaxParallel(4), runner.WithCheckpointer(slow))
 	res := wait(t, start(ctx, e, plan1(t, nodes...), nil))
 	require.ErrorIs(t, res.err, context.Canceled)
-	assert.Equal(t, runner.Cancelled, res.st.Phase)
+	assert.Equal(t, record.Cancelled, res.st.Phase)
 	assert.Less(t, len(fake.Records()), 30, "attempts started; the cancel came at the 10th")
 }
 
@@ -627,13 +628,13 @@ func TestExecuteEmpty(t *testing.T) {
 	p := planOf(hop{g: graphOf(t), pre: []release.Check{{Name: "healthy", Required: true}}}, hop{g: graphOf(t, c("a"))})
 	st, err := runner.New(runnertest.New(), runner.WithCheck("healthy", ok), runner.WithMode(runner.Batch)).Execute(context.Background(), p, nil)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase)
-	assert.Equal(t, runner.Succeeded, st.Hops[0].Phase, "empty hop")
-	assert.Equal(t, runner.Progress{Done: 1, Total: 1}, st.Progress)
+	assert.Equal(t, record.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Hops[0].Phase, "empty hop")
+	assert.Equal(t, record.Progress{Done: 1, Total: 1}, st.Progress)
 
 	st, err = runner.New(runnertest.New()).Execute(context.Background(), planOf(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase, "a plan without hops")
+	assert.Equal(t, record.Succeeded, st.Phase, "a plan without hops")
 	assert.Empty(t, st.Hops)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -65,7 +66,7 @@ func TestFailFastCancelsSiblingsFirst(t *testing.T) {
 		return nil
 	})
 	var calls []gapCall // written by the coordinator only; read after Execute
-	cp := runner.CheckpointFunc(func(_ context.Context, s *runner.Status) error {
+	cp := runner.CheckpointFunc(func(_ context.Context, s *record.Status) error {
 		mu.Lock()
 		sctx := siblingCtx
 		mu.Unlock()
@@ -74,8 +75,8 @@ func TestFailFastCancelsSiblingsFirst(t *testing.T) {
 		for _, cs := range s.Hops[0].Components {
 			switch {
 			case cs.Name == "root":
-				call.rootFail = cs.Phase == runner.Failed
-			case cs.Phase == runner.Skipped && cs.Code == runner.CodeDependencyFailed:
+				call.rootFail = cs.Phase == record.Failed
+			case cs.Phase == record.Skipped && cs.Code == record.CodeDependencyFailed:
 				call.skipped++
 			}
 		}
@@ -95,8 +96,8 @@ func TestFailFastCancelsSiblingsFirst(t *testing.T) {
 		Execute(context.Background(), plan1(t, nodes...), nil)
 
 	require.ErrorIs(t, err, runner.ErrRunFailed)
-	assert.Equal(t, runner.Failed, compStatus(t, st, 0, "root").Phase, "root phase")
-	assert.Equal(t, runner.Cancelled, compStatus(t, st, 0, "sibling").Phase, "sibling phase")
+	assert.Equal(t, record.Failed, compStatus(t, st, 0, "root").Phase, "root phase")
+	assert.Equal(t, record.Cancelled, compStatus(t, st, 0, "sibling").Phase, "sibling phase")
 	first := slices.IndexFunc(calls, func(k gapCall) bool { return k.skipped > 0 })
 	require.GreaterOrEqual(t, first, 0, "no checkpoint recorded the skipped dependents (calls %+v)", calls)
 	got := calls[first]
@@ -148,7 +149,7 @@ func TestExecuteErrorOrderIsFixed(t *testing.T) {
 				require.Error(t, err, "run %d", k)
 				assert.Equal(t, want, err.Error(), "run %d, failures in order %v: Execute's error", k, order)
 				if tt.hop == 0 {
-					assert.Equal(t, runner.Pending, st.Hops[1].Phase, "run %d: hop 2 after a failed hop", k)
+					assert.Equal(t, record.Pending, st.Hops[1].Phase, "run %d: hop 2 after a failed hop", k)
 				} else {
 					assert.Equal(t, []string{"post-check smoke failed: not smoke-tested"}, st.Hops[0].Warnings, "run %d: hop 1 warnings", k)
 				}
@@ -162,7 +163,7 @@ func TestExecuteErrorOrderIsFixed(t *testing.T) {
 // failing in order (each waits until the executor has handled the one
 // before it) beside one that succeeds and one skipped behind a failure.
 // It returns the order the executor handled the failures in.
-func runInOrder(t *testing.T, failHop int, policy runner.FailurePolicy, order []string) ([]string, *runner.Status, error) {
+func runInOrder(t *testing.T, failHop int, policy runner.FailurePolicy, order []string) ([]string, *record.Status, error) {
 	t.Helper()
 	var (
 		mu      sync.Mutex

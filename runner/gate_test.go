@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -32,10 +33,10 @@ func TestComponentGate(t *testing.T) {
 	var ge *runner.GateError
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, []string{"v2.0/b"}, ge.Steps)
-	assert.Equal(t, runner.WaitingForApproval, st.Phase, "run phase")
-	assert.Equal(t, runner.CodeWaitingForApproval, st.Code)
-	assert.Equal(t, runner.WaitingForApproval, st.Hops[0].Phase, "hop phase")
-	assert.Equal(t, map[string]runner.Phase{"a": runner.Succeeded, "b": runner.WaitingForApproval, "c": runner.Pending, "d": runner.Succeeded}, phases(st, 0))
+	assert.Equal(t, record.WaitingForApproval, st.Phase, "run phase")
+	assert.Equal(t, record.CodeWaitingForApproval, st.Code)
+	assert.Equal(t, record.WaitingForApproval, st.Hops[0].Phase, "hop phase")
+	assert.Equal(t, map[string]record.Phase{"a": record.Succeeded, "b": record.WaitingForApproval, "c": record.Pending, "d": record.Succeeded}, phases(st, 0))
 	assert.Equal(t, "waiting for approval of v2.0/b: check the dashboards", compStatus(t, st, 0, "b").Reason)
 	assert.Equal(t, []string{"v2.0/b"}, st.Waiting)
 	assert.Equal(t, st, cps.last(), "the store holds what Execute returned")
@@ -43,16 +44,16 @@ func TestComponentGate(t *testing.T) {
 	// A restart is not an approval.
 	st, err = runner.New(fake).Execute(context.Background(), p, cps.last())
 	require.ErrorIs(t, err, runner.ErrWaitingForApproval)
-	assert.Equal(t, runner.WaitingForApproval, compStatus(t, st, 0, "b").Phase, "b after a restart")
+	assert.Equal(t, record.WaitingForApproval, compStatus(t, st, 0, "b").Phase, "b after a restart")
 	assert.Empty(t, attemptsOf(fake.Records(), "b"), "b never ran")
 
-	require.ErrorIs(t, st.Approve("v2.0/c", "ops", t0), runner.ErrNotWaiting, "c does not wait")
+	require.ErrorIs(t, st.Approve("v2.0/c", "ops", t0), record.ErrNotWaiting, "c does not wait")
 	require.NoError(t, st.Approve("v2.0/b", "alice", t0))
-	require.ErrorIs(t, st.Approve("v2.0/b", "bob", t0), runner.ErrNotWaiting, "approved twice")
+	require.ErrorIs(t, st.Approve("v2.0/b", "bob", t0), record.ErrNotWaiting, "approved twice")
 	st, err = runner.New(fake).Execute(context.Background(), p, st)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase)
-	assert.Equal(t, []runner.Approval{{Step: "v2.0/b", By: "alice", At: t0}}, st.Approvals)
+	assert.Equal(t, record.Succeeded, st.Phase)
+	assert.Equal(t, []record.Approval{{Step: "v2.0/b", By: "alice", At: t0}}, st.Approvals)
 	assert.Empty(t, st.Waiting)
 	assert.Equal(t, []int{1}, attemptsOf(fake.Records(), "c"))
 	assert.NoError(t, runnertest.CheckOrder(p.Hops[0].Graph, 0, fake.Records()))
@@ -65,13 +66,13 @@ func TestHopGate(t *testing.T) {
 	fake := runnertest.New()
 	st, err := runner.New(fake).Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrWaitingForApproval)
-	assert.Equal(t, []runner.Phase{runner.Succeeded, runner.WaitingForApproval}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
+	assert.Equal(t, []record.Phase{record.Succeeded, record.WaitingForApproval}, []record.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
 	assert.Equal(t, "waiting for approval of v3.0: change window", st.Hops[1].Message)
-	assert.Equal(t, runner.Pending, st.Hops[1].Components[0].Phase)
+	assert.Equal(t, record.Pending, st.Hops[1].Components[0].Phase)
 	require.NoError(t, st.Approve("v3.0", "alice", t0))
 	st, err = runner.New(fake).Execute(context.Background(), p, st)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	assert.Len(t, fake.Records(), 2)
 }
 
@@ -129,7 +130,7 @@ func TestPhaseGateSurvivesCrash(t *testing.T) {
 	require.ErrorIs(t, err, runner.ErrWaitingForApproval)
 	assert.Equal(t, []string{"api/drain", "api/upgrade"}, first.log())
 	cs := compStatus(t, st, 0, "api")
-	assert.Equal(t, runner.WaitingForApproval, cs.Phase)
+	assert.Equal(t, record.WaitingForApproval, cs.Phase)
 	assert.Equal(t, "rollout", cs.Step)
 	assert.Equal(t, []string{"v2.0/api/rollout"}, st.Waiting)
 
@@ -138,7 +139,7 @@ func TestPhaseGateSurvivesCrash(t *testing.T) {
 	second := &phasedRunner{}
 	st, err = runner.New(second).Execute(context.Background(), p, stored)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	assert.Equal(t, []string{"api/rollout"}, second.log(), "continues at the gated phase")
 	assert.Equal(t, 1, compStatus(t, st, 0, "api").Attempts, "a wait at a gate is not another attempt")
 }
@@ -150,12 +151,12 @@ func TestUntilHop(t *testing.T) {
 	st, err := runner.New(fake, runner.WithUntil("v3.0")).Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrUntilReached)
 	assert.NotErrorIs(t, err, runner.ErrRunFailed)
-	assert.Equal(t, runner.Paused, st.Phase)
-	assert.Equal(t, runner.CodeUntilReached, st.Code)
-	assert.Equal(t, []runner.Phase{runner.Succeeded, runner.Succeeded, runner.Pending}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase, st.Hops[2].Phase})
+	assert.Equal(t, record.Paused, st.Phase)
+	assert.Equal(t, record.CodeUntilReached, st.Code)
+	assert.Equal(t, []record.Phase{record.Succeeded, record.Succeeded, record.Pending}, []record.Phase{st.Hops[0].Phase, st.Hops[1].Phase, st.Hops[2].Phase})
 	st, err = runner.New(fake).Execute(context.Background(), p, st)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	assert.Len(t, fake.Records(), 3)
 }
 
@@ -167,13 +168,13 @@ func TestUntilComponent(t *testing.T) {
 			fake := runnertest.New()
 			st, err := runner.New(fake, runner.WithMode(mode), runner.WithUntil("v2.0/c")).Execute(context.Background(), p, nil)
 			require.ErrorIs(t, err, runner.ErrUntilReached)
-			assert.Equal(t, runner.Paused, st.Phase)
-			assert.Equal(t, runner.Paused, st.Hops[0].Phase)
-			assert.Equal(t, map[string]runner.Phase{"a": runner.Succeeded, "b": runner.Succeeded, "c": runner.Succeeded,
-				"d": runner.Pending, "x": runner.Pending, "y": runner.Pending}, phases(st, 0))
+			assert.Equal(t, record.Paused, st.Phase)
+			assert.Equal(t, record.Paused, st.Hops[0].Phase)
+			assert.Equal(t, map[string]record.Phase{"a": record.Succeeded, "b": record.Succeeded, "c": record.Succeeded,
+				"d": record.Pending, "x": record.Pending, "y": record.Pending}, phases(st, 0))
 			st, err = runner.New(fake).Execute(context.Background(), p, st)
 			require.NoError(t, err)
-			assert.Equal(t, runner.Succeeded, st.Phase)
+			assert.Equal(t, record.Succeeded, st.Phase)
 			assert.NoError(t, runnertest.CheckSucceededOnce(0, fake.Records()))
 		})
 	}
@@ -187,13 +188,13 @@ func TestUntilPhase(t *testing.T) {
 	require.ErrorIs(t, err, runner.ErrUntilReached)
 	assert.Equal(t, []string{"api/drain", "api/upgrade"}, first.log())
 	cs := compStatus(t, st, 0, "api")
-	assert.Equal(t, runner.Paused, cs.Phase)
+	assert.Equal(t, record.Paused, cs.Phase)
 	assert.Equal(t, "rollout", cs.Step)
 	second := &phasedRunner{}
 	st, err = runner.New(second).Execute(context.Background(), p, st)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"api/rollout"}, second.log())
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	assert.Equal(t, 1, compStatus(t, st, 0, "api").Attempts, "a stop at the until step is not another attempt")
 }
 
@@ -246,7 +247,7 @@ func TestWithGatesRecorded(t *testing.T) {
 	require.NoError(t, st.Approve("v2.0/b", "alice", t0))
 	st, err = runner.New(fake).Execute(context.Background(), p, st)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	assert.Equal(t, []int{1}, attemptsOf(fake.Records(), "b"))
 
 	_, err = runner.New(fake, runner.WithGates("v9")).Execute(context.Background(), p, nil)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -91,13 +92,13 @@ func plan1(t testing.TB, nodes ...comp) *runner.Plan { return planOf(hop{g: grap
 
 // result is what an Execute returned.
 type result struct {
-	st  *runner.Status
+	st  *record.Status
 	err error
 }
 
 // start runs Execute on its own goroutine (for tests that move a fake
 // clock or cancel while it runs).
-func start(ctx context.Context, e *runner.Executor, p *runner.Plan, prev *runner.Status) <-chan result {
+func start(ctx context.Context, e *runner.Executor, p *runner.Plan, prev *record.Status) <-chan result {
 	ch := make(chan result, 1)
 	go func() {
 		st, err := e.Execute(ctx, p, prev)
@@ -120,8 +121,8 @@ func wait(t testing.TB, ch <-chan result) result {
 }
 
 // phases maps component name to phase on hop h.
-func phases(st *runner.Status, h int) map[string]runner.Phase {
-	out := map[string]runner.Phase{}
+func phases(st *record.Status, h int) map[string]record.Phase {
+	out := map[string]record.Phase{}
 	for _, c := range st.Hops[h].Components {
 		out[c.Name] = c.Phase
 	}
@@ -130,7 +131,7 @@ func phases(st *runner.Status, h int) map[string]runner.Phase {
 
 // comp returns the status of a component on hop h, failing the test if it
 // is missing.
-func compStatus(t testing.TB, st *runner.Status, h int, name string) runner.ComponentStatus {
+func compStatus(t testing.TB, st *record.Status, h int, name string) record.ComponentStatus {
 	t.Helper()
 	cs, ok := st.Component(h, name)
 	require.Truef(t, ok, "Status.Component(%d, %q) not found", h, name)
@@ -159,11 +160,11 @@ func (r *recorder) all() []runner.Event {
 // given.
 type snapshots struct {
 	mu   sync.Mutex
-	all  []*runner.Status
-	fail func(n int, s *runner.Status) error // optional: the error of call n (from 1)
+	all  []*record.Status
+	fail func(n int, s *record.Status) error // optional: the error of call n (from 1)
 }
 
-func (c *snapshots) Checkpoint(_ context.Context, s *runner.Status) error {
+func (c *snapshots) Checkpoint(_ context.Context, s *record.Status) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.all = append(c.all, s.DeepCopy())
@@ -173,7 +174,7 @@ func (c *snapshots) Checkpoint(_ context.Context, s *runner.Status) error {
 	return nil
 }
 
-func (c *snapshots) last() *runner.Status {
+func (c *snapshots) last() *record.Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.all) == 0 {
@@ -182,7 +183,7 @@ func (c *snapshots) last() *runner.Status {
 	return c.all[len(c.all)-1]
 }
 
-func (c *snapshots) list() []*runner.Status {
+func (c *snapshots) list() []*record.Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.all)

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -35,7 +36,7 @@ func (r *run) runHop(ctx context.Context, i int, h *HopPlan) bool {
 	if hs.StartedAt.IsZero() {
 		hs.StartedAt = start
 	}
-	hs.Phase, hs.Code, hs.Message, hs.FinishedAt, hs.Checks, hs.Warnings = Running, "", "", time.Time{}, nil, nil
+	hs.Phase, hs.Code, hs.Message, hs.FinishedAt, hs.Checks, hs.Warnings = record.Running, "", "", time.Time{}, nil, nil
 	r.checkpoint(ctx)
 	r.emit(Event{Type: HopStarted, Hop: i})
 
@@ -47,13 +48,13 @@ func (r *run) runHop(ctx context.Context, i int, h *HopPlan) bool {
 		complete = allSatisfied(hs.Components) && r.runChecks(ctx, i, h, "post")
 	}
 	ok := r.endHop(ctx, i, start, complete)
-	if !ok && hs.Phase == Failed && r.checkpointErr == nil && r.e.rollsBack(h) {
+	if !ok && hs.Phase == record.Failed && r.checkpointErr == nil && r.e.rollsBack(h) {
 		r.rollback(ctx, i) // rollback.go
 	}
 	return ok
 }
 
-func allSatisfied(cs []ComponentStatus) bool {
+func allSatisfied(cs []record.ComponentStatus) bool {
 	for i := range cs {
 		if !satisfied(&cs[i]) {
 			return false
@@ -69,46 +70,46 @@ func (r *run) endHop(ctx context.Context, i int, start time.Time, complete bool)
 	hs := &r.s.Hops[i]
 	now := r.e.clock.Now()
 	hs.FinishedAt, hs.Duration = now, durationOf(hs.StartedAt, now)
-	phase, code, msg := Succeeded, Code(""), ""
+	phase, code, msg := record.Succeeded, record.Code(""), ""
 	for _, c := range hs.Checks {
 		switch {
-		case c.Phase == Failed && c.Required:
-			phase, code, msg = Failed, CodeCheckFailed, fmt.Sprintf("required %s-check %s failed: %s", c.Stage, c.Name, c.Error)
-		case c.Phase == Cancelled:
-			phase, code, msg = Cancelled, CodeCancelled, fmt.Sprintf("cancelled during %s-check %s: %s", c.Stage, c.Name, c.Error)
+		case c.Phase == record.Failed && c.Required:
+			phase, code, msg = record.Failed, record.CodeCheckFailed, fmt.Sprintf("required %s-check %s failed: %s", c.Stage, c.Name, c.Error)
+		case c.Phase == record.Cancelled:
+			phase, code, msg = record.Cancelled, record.CodeCancelled, fmt.Sprintf("cancelled during %s-check %s: %s", c.Stage, c.Name, c.Error)
 		}
 	}
-	if phase == Succeeded {
+	if phase == record.Succeeded {
 		for _, c := range hs.Components {
-			if c.Phase == Failed {
-				phase, code, msg = Failed, c.Code, fmt.Sprintf("component %s failed: %s", c.Name, c.Error)
+			if c.Phase == record.Failed {
+				phase, code, msg = record.Failed, c.Code, fmt.Sprintf("component %s failed: %s", c.Name, c.Error)
 				break
 			}
 		}
 	}
 	// A hop whose last transition could not be recorded did not succeed:
 	// the store may still say Running.
-	if phase != Failed && r.checkpointErr != nil {
-		phase, code, msg = Failed, CodeCheckpointFailed, "checkpoint failed: "+r.checkpointErr.Error()
+	if phase != record.Failed && r.checkpointErr != nil {
+		phase, code, msg = record.Failed, record.CodeCheckpointFailed, "checkpoint failed: "+r.checkpointErr.Error()
 	}
 	held := false
-	if phase == Succeeded {
-		var p Phase
+	if phase == record.Succeeded {
+		var p record.Phase
 		if p, code, msg, held = r.heldHop(i); held {
 			phase = p
 		}
 	}
-	if phase == Succeeded && (!complete || !allSatisfied(hs.Components)) {
-		phase, code, msg = Cancelled, CodeCancelled, "cancelled"
+	if phase == record.Succeeded && (!complete || !allSatisfied(hs.Components)) {
+		phase, code, msg = record.Cancelled, record.CodeCancelled, "cancelled"
 		if ctx.Err() != nil {
 			msg = "cancelled: " + context.Cause(ctx).Error()
 		}
 	}
 	// What never started on a hop that did not succeed says why.
-	if phase != Succeeded && !held {
+	if phase != record.Succeeded && !held {
 		for j := range hs.Components {
-			if c := &hs.Components[j]; c.Phase == Pending {
-				c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, "not started: "+msg
+			if c := &hs.Components[j]; c.Phase == record.Pending {
+				c.Phase, c.Code, c.Reason = record.Cancelled, record.CodeCancelled, "not started: "+msg
 				r.mark(i, j)
 			}
 		}
@@ -117,11 +118,11 @@ func (r *run) endHop(ctx context.Context, i int, start time.Time, complete bool)
 	r.s.Progress = progressOf(r.s)
 	r.checkpoint(ctx)
 	ev := Event{Type: HopSucceeded, Hop: i, Phase: phase, Code: code, Reason: msg, Duration: now.Sub(start)}
-	if phase != Succeeded {
+	if phase != record.Succeeded {
 		ev.Type = HopFailed
 	}
 	r.emit(ev)
-	return phase == Succeeded
+	return phase == record.Succeeded
 }
 
 // runChecks runs the hop's checks of one stage in declared order. A failed
@@ -143,20 +144,20 @@ func (r *run) runChecks(ctx context.Context, i int, h *HopPlan, stage string) bo
 		began := r.e.clock.Now()
 		err := callCheck(ctx, r.e.checks[c.Name], task)
 		took := r.e.clock.Now().Sub(began)
-		cs := CheckStatus{Name: c.Name, Stage: stage, Required: c.Required, Phase: Succeeded}
+		cs := record.CheckStatus{Name: c.Name, Stage: stage, Required: c.Required, Phase: record.Succeeded}
 		if err != nil && ctx.Err() != nil {
 			// The caller cancelled while the check ran: the check did not
 			// fail, the run stops.
-			cs.Phase, cs.Error = Cancelled, recorded(err.Error())
+			cs.Phase, cs.Error = record.Cancelled, recorded(err.Error())
 			hs.Checks = append(hs.Checks, cs)
 			r.checkpoint(ctx)
 			return false
 		}
 		if err != nil {
-			cs.Phase, cs.Error = Failed, recorded(err.Error())
-			r.emit(Event{Type: CheckFailed, Hop: i, Check: c.Name, Err: err, Duration: took, Code: CodeCheckFailed, Reason: map[bool]string{true: "required", false: "not required: recorded as a warning"}[c.Required]})
+			cs.Phase, cs.Error = record.Failed, recorded(err.Error())
+			r.emit(Event{Type: CheckFailed, Hop: i, Check: c.Name, Err: err, Duration: took, Code: record.CodeCheckFailed, Reason: map[bool]string{true: "required", false: "not required: recorded as a warning"}[c.Required]})
 			if c.Required {
-				r.s.LastFailure = &Failure{Hop: i, Check: c.Name, Code: CodeCheckFailed, Error: cs.Error, Time: r.e.clock.Now()}
+				r.s.LastFailure = &record.Failure{Hop: i, Check: c.Name, Code: record.CodeCheckFailed, Error: cs.Error, Time: r.e.clock.Now()}
 				r.errs = append(r.errs, &CheckError{Hop: i, Check: c.Name, Stage: stage, Err: err})
 			} else {
 				hs.Warnings = append(hs.Warnings, fmt.Sprintf("%s-check %s failed: %v", stage, c.Name, err))
@@ -187,8 +188,8 @@ func callCheck(ctx context.Context, fn CheckFunc, t CheckTask) (err error) {
 
 // satisfied reports whether a component no longer blocks its dependents:
 // it succeeded, or its runner said it had nothing to do.
-func satisfied(c *ComponentStatus) bool {
-	return c.Phase == Succeeded || (c.Phase == Skipped && c.Code == "")
+func satisfied(c *record.ComponentStatus) bool {
+	return c.Phase == record.Succeeded || (c.Phase == record.Skipped && c.Code == "")
 }
 
 // durationOf is to - from, or 0 when from is unset or later than to.
@@ -197,4 +198,29 @@ func durationOf(from, to time.Time) release.Duration {
 		return release.Duration{}
 	}
 	return release.D(to.Sub(from))
+}
+
+// gateHop stops hop i at its rule's gate unless approved. It reports
+// whether the hop waits.
+func (r *run) gateHop(ctx context.Context, i int, h *HopPlan) bool {
+	step := StepName(h, "", "")
+	g := r.gate(step, h.Rule.Gate)
+	if g == nil || r.s.Approved(step) {
+		return false
+	}
+	hs := &r.s.Hops[i]
+	hs.Phase, hs.Code, hs.Message = record.WaitingForApproval, record.CodeWaitingForApproval, waitMessage(step, g.Reason)
+	r.addWaiting(step)
+	r.checkpoint(ctx)
+	return true
+}
+
+// schedule runs hop's components (the hop's stages before and after
+// them are runHop's).
+func (r *run) schedule(ctx context.Context, hop int) {
+	sc := newScheduler(ctx, r, hop, forward)
+	sc.initForward()
+	sc.loop(ctx)
+	sc.endForward()
+	sc.close()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 )
@@ -26,39 +27,39 @@ func TestNoGoroutineLeaks(t *testing.T) {
 		opts    []runner.Option
 		node    func(comp) comp
 		cancel  bool // cancel once two attempts run
-		want    runner.Phase
+		want    record.Phase
 	}{
-		{name: "success", want: runner.Succeeded},
-		{name: "failure", scripts: map[string]runnertest.Script{"a": {FailAlways: true}}, want: runner.Failed},
-		{name: "panic", scripts: map[string]runnertest.Script{"c": {Panic: true}}, want: runner.Failed},
+		{name: "success", want: record.Succeeded},
+		{name: "failure", scripts: map[string]runnertest.Script{"a": {FailAlways: true}}, want: record.Failed},
+		{name: "panic", scripts: map[string]runnertest.Script{"c": {Panic: true}}, want: record.Failed},
 		{
 			name:    "fail-fast cancels running",
 			scripts: map[string]runnertest.Script{"a": {FailAlways: true, Delay: 5 * time.Millisecond}, "c": {Hang: true}, "e": {Hang: true}},
 			opts:    []runner.Option{runner.WithFailurePolicy(runner.FailFast)},
-			want:    runner.Failed,
+			want:    record.Failed,
 		},
 		{
 			name:    "caller cancel",
 			scripts: map[string]runnertest.Script{"a": {Hang: true}, "c": {Hang: true}, "e": {Hang: true}},
-			cancel:  true, want: runner.Cancelled,
+			cancel:  true, want: record.Cancelled,
 		},
 		{
 			name:    "timeout",
 			scripts: map[string]runnertest.Script{"a": {Hang: true}, "e": {Hang: true}},
 			opts:    []runner.Option{runner.WithDefaultTimeout(5 * time.Millisecond)},
-			want:    runner.Failed,
+			want:    record.Failed,
 		},
 		{
 			name:    "cancel during backoff",
 			scripts: map[string]runnertest.Script{"a": {FailAlways: true}, "c": {Hang: true}},
 			opts:    []runner.Option{runner.WithDefaultRetries(releaseRetriesBackoff(3, time.Hour))},
-			cancel:  true, want: runner.Cancelled,
+			cancel:  true, want: record.Cancelled,
 		},
 		{
 			name: "observers and checkpointer",
 			opts: []runner.Option{runner.WithObserver(&recorder{}), runner.WithObserver(runner.SlogObserver(textLogger(&syncBuffer{}))),
 				runner.WithCheckpointer(&snapshots{})},
-			want: runner.Succeeded,
+			want: record.Succeeded,
 		},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -40,7 +41,7 @@ func TestExecuteRouteAcrossTracks(t *testing.T) {
 	}), runner.WithCheck("iso-uploaded", func(context.Context, runner.CheckTask) error { return nil }))
 	st, err := e.Execute(context.Background(), p, nil)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	assert.Equal(t, "kubernetes=v1.33.0,platform=13.01.0", st.From)
 	assert.Equal(t, "kubernetes=v1.35.0,platform=27.03.0", st.To)
 	var tracks []string
@@ -145,7 +146,7 @@ func alikePlan(t *testing.T, gated bool) *runner.Plan {
 }
 
 // hopPhases is "TRACK PHASE" of each hop of st.
-func hopPhases(st *runner.Status) []string {
+func hopPhases(st *record.Status) []string {
 	var out []string
 	for _, h := range st.Hops {
 		out = append(out, h.Track+" "+string(h.Phase))
@@ -211,7 +212,7 @@ func TestApproveAcrossTracks(t *testing.T) {
 	assert.Equal(t, "waiting for approval of kubernetes=2.0: check the kubernetes release notes", st.Hops[0].Message)
 
 	err = st.Approve("2.0", "ops", t0)
-	require.ErrorIs(t, err, runner.ErrNotWaiting, "Approve(2.0) names no one step")
+	require.ErrorIs(t, err, record.ErrNotWaiting, "Approve(2.0) names no one step")
 	assert.Contains(t, err.Error(), "waiting: kubernetes=2.0")
 	require.NoError(t, st.Approve("kubernetes=2.0", "ops", t0))
 	st, err = e.Execute(context.Background(), p, st)
@@ -222,7 +223,7 @@ func TestApproveAcrossTracks(t *testing.T) {
 	require.NoError(t, st.Approve("platform=2.0", "ops", t0))
 	st, err = e.Execute(context.Background(), p, st)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 }
 
 // A plan built by hand (not by PlanRoute or NewPlan) whose hops go to
@@ -331,7 +332,7 @@ func TestPropertyPlanRouteStepNames(t *testing.T) {
 				require.ErrorIs(t, err, runner.ErrUntilReached, "%s: WithUntil(%s)", msg, step)
 			}
 			for j, hs := range st.Hops {
-				assert.Equal(t, j <= i, hs.Phase == runner.Succeeded, "%s: WithUntil(%s): hop %d %s", msg, step, j+1, hs.Phase)
+				assert.Equal(t, j <= i, hs.Phase == record.Succeeded, "%s: WithUntil(%s): hop %d %s", msg, step, j+1, hs.Phase)
 			}
 		}
 	}

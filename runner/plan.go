@@ -2,7 +2,6 @@ package runner
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -21,7 +21,7 @@ type Plan struct {
 	Hops  []*HopPlan
 	// Catalog says which catalog bundle the plan was made from (set by the
 	// caller; empty for a directory). It is shown in the dry run.
-	Catalog CatalogSource
+	Catalog record.CatalogSource
 }
 
 // HopPlan is one hop of a plan.
@@ -220,13 +220,13 @@ func (h *HopPlan) Work() time.Duration {
 
 // planView is the serialised dry run.
 type planView struct {
-	Track            string           `json:"track,omitempty" yaml:"track,omitempty"`
-	Catalog          *CatalogSource   `json:"catalog,omitempty" yaml:"catalog,omitempty"`
-	From             string           `json:"from" yaml:"from"`
-	To               string           `json:"to" yaml:"to"`
-	Components       int              `json:"components" yaml:"components"`
-	ExpectedDuration release.Duration `json:"expectedDuration" yaml:"expectedDuration"`
-	Hops             []hopView        `json:"hops" yaml:"hops"`
+	Track            string                `json:"track,omitempty" yaml:"track,omitempty"`
+	Catalog          *record.CatalogSource `json:"catalog,omitempty" yaml:"catalog,omitempty"`
+	From             string                `json:"from" yaml:"from"`
+	To               string                `json:"to" yaml:"to"`
+	Components       int                   `json:"components" yaml:"components"`
+	ExpectedDuration release.Duration      `json:"expectedDuration" yaml:"expectedDuration"`
+	Hops             []hopView             `json:"hops" yaml:"hops"`
 }
 
 type hopView struct {
@@ -289,7 +289,7 @@ func (p *Plan) view() planView {
 		v.Hops = append(v.Hops, hv)
 	}
 	v.ExpectedDuration = release.D(total)
-	if p.Catalog != (CatalogSource{}) {
+	if p.Catalog != (record.CatalogSource{}) {
 		v.Catalog = &p.Catalog
 	}
 	return v
@@ -380,116 +380,4 @@ func withArticle(word string) string {
 		return "an " + word
 	}
 	return "a " + word
-}
-
-// Validate reports, all at once and sorted, every component of p that e's
-// runner refuses (when it implements Validator), every hop it refuses (when
-// it implements HopValidator) and every hop check that has no function
-// registered with WithCheck, hops that share a step name (a plan built by
-// hand; see StepName), and a WithUntil step the plan does not have.
-// Execute calls it before running. The runner's
-// own errors stay in the chain (errors.Is and errors.As find them).
-func (e *Executor) Validate(p *Plan) error {
-	var problems []error
-	if e.runner == nil {
-		problems = append(problems, errors.New("runner.New(nil): the executor has no Runner; pass one (a components.Router, a RunnerFunc)"))
-	}
-	for name, fn := range e.checks {
-		if fn == nil {
-			problems = append(problems, fmt.Errorf("WithCheck(%q, nil): check %s has a nil function; pass the CheckFunc that runs it", name, name))
-		}
-	}
-	v, _ := e.runner.(Validator)
-	hv, _ := e.runner.(HopValidator)
-	for i, h := range p.Hops {
-		for j := 0; j < h.Graph.Len(); j++ {
-			n := h.Graph.Node(j)
-			if v != nil && n.To != nil {
-				if err := v.Validate(n.To); err != nil {
-					problems = append(problems, fmt.Errorf("hop %d %s: component %s: %w", i+1, h.Name(), n.Name, err))
-				}
-			}
-		}
-		if hv != nil {
-			if err := hv.ValidateHop(h); err != nil {
-				problems = append(problems, fmt.Errorf("hop %d %s: %w", i+1, h.Name(), err))
-			}
-		}
-		for _, c := range slices.Concat(h.PreChecks, h.PostChecks) {
-			if _, ok := e.checks[c.Name]; !ok {
-				problems = append(problems, fmt.Errorf("hop %d %s: check %s has no function registered (registered: %s)", i+1, h.Name(), c.Name, e.checkNames()))
-			}
-		}
-	}
-	problems = append(problems, sameStepNames(p)...)
-	if _, err := e.untilStep(p); err != nil {
-		problems = append(problems, err)
-	}
-	rollback := e.validateRollback(p) // rollback.go
-	if len(problems) == 0 && len(rollback) == 0 {
-		return nil
-	}
-	problems = append(problems, rollback...)
-	slices.SortStableFunc(problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	problems = slices.CompactFunc(problems, func(a, b error) bool { return a.Error() == b.Error() })
-	return fmt.Errorf("%w: %w", ErrInvalidPlan, errors.Join(problems...))
-}
-
-// sameStepNames reports the hops of p that share a step name (StepName),
-// in the order of their first hop: a gate, an approval or WithUntil could
-// not tell them apart. Only a plan built by hand has them: PlanRoute and
-// NewPlan name hops to versions spelled alike TRACK=VERSION.
-func sameStepNames(p *Plan) []error {
-	byName := map[string][]int{}
-	var names []string
-	for i, h := range p.Hops {
-		name := StepName(h, "", "")
-		if len(byName[name]) == 0 {
-			names = append(names, name)
-		}
-		byName[name] = append(byName[name], i)
-	}
-	var errs []error
-	for _, name := range names {
-		hops := byName[name]
-		if len(hops) < 2 {
-			continue
-		}
-		labels := make([]string, len(hops))
-		qualified := make([]string, len(hops))
-		tracks := map[string]bool{}
-		for k, i := range hops {
-			h := p.Hops[i]
-			labels[k] = fmt.Sprintf("hop %d %s", i+1, hopLabel(h))
-			qualified[k] = h.Track + "=" + h.To.Original()
-			tracks[h.Track] = true
-		}
-		fix := fmt.Sprintf("build the plan with PlanRoute or NewPlan, which name such hops TRACK=VERSION (%s)", strings.Join(qualified, ", "))
-		if len(tracks) < len(hops) {
-			fix = "a plan goes to each version of a track once: remove the hops that go there again"
-		}
-		errs = append(errs, fmt.Errorf("%s have the same step name %s, which gates, approvals and WithUntil could not tell apart; name them apart: %s",
-			andList(labels), name, fix))
-	}
-	return errs
-}
-
-// andList is "a", "a and b", "a, b and c".
-func andList(items []string) string {
-	if len(items) < 2 {
-		return strings.Join(items, "")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
-}
-
-func (e *Executor) checkNames() string {
-	names := make([]string, 0, len(e.checks))
-	for n := range e.checks {
-		names = append(names, n)
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -241,7 +242,7 @@ func TestExecuteCatalogPlan(t *testing.T) {
 	require.NoError(t, err)
 	st, err := e.Execute(context.Background(), p, nil)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Progress{Done: 19, Total: 19}, st.Progress)
+	assert.Equal(t, record.Progress{Done: 19, Total: 19}, st.Progress)
 	recs := fake.Records()
 	for i, h := range p.Hops {
 		assert.NoError(t, runnertest.CheckOrder(h.Graph, i, recs), "hop %d order", i+1)

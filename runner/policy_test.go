@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 )
@@ -29,25 +30,25 @@ func TestContinueIndependent(t *testing.T) {
 	require.ErrorIs(t, err, runnertest.ErrScripted)
 	var ce *runner.ComponentError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, runner.ComponentError{Hop: 0, Component: "a", Version: "v1.1.0", Attempt: 1, Code: runner.CodeComponentFailed, Err: ce.Err}, *ce)
+	assert.Equal(t, runner.ComponentError{Hop: 0, Component: "a", Version: "v1.1.0", Attempt: 1, Code: record.CodeComponentFailed, Err: ce.Err}, *ce)
 
-	want := map[string]runner.Phase{"a": runner.Failed, "b": runner.Skipped, "c": runner.Skipped, "d": runner.Succeeded, "e": runner.Succeeded, "x": runner.Skipped}
+	want := map[string]record.Phase{"a": record.Failed, "b": record.Skipped, "c": record.Skipped, "d": record.Succeeded, "e": record.Succeeded, "x": record.Skipped}
 	assert.Equal(t, want, phases(st, 0), "phases")
 	for _, n := range []string{"b", "c", "x"} {
 		cs := compStatus(t, st, 0, n)
-		assert.Equal(t, runner.CodeDependencyFailed, cs.Code, "%s code", n)
+		assert.Equal(t, record.CodeDependencyFailed, cs.Code, "%s code", n)
 		assert.Equal(t, "dependency a failed", cs.Reason, "%s reason", n)
 		assert.Zero(t, cs.Attempts, "%s attempts", n)
 	}
-	assert.Equal(t, runner.Failed, st.Phase, "Status.Phase")
-	assert.Equal(t, runner.CodeComponentFailed, st.Code, "Status.Code")
-	assert.Equal(t, runner.Failed, st.Hops[0].Phase, "hop 1 phase")
-	assert.Equal(t, runner.CodeComponentFailed, st.Hops[0].Code, "hop 1 code")
+	assert.Equal(t, record.Failed, st.Phase, "Status.Phase")
+	assert.Equal(t, record.CodeComponentFailed, st.Code, "Status.Code")
+	assert.Equal(t, record.Failed, st.Hops[0].Phase, "hop 1 phase")
+	assert.Equal(t, record.CodeComponentFailed, st.Hops[0].Code, "hop 1 code")
 	assert.True(t, strings.HasPrefix(st.Hops[0].Message, "component a failed: "), "hop 1 message = %q", st.Hops[0].Message)
-	assert.Equal(t, runner.Pending, st.Hops[1].Phase, "a hop after a failed hop does not start")
-	assert.Equal(t, runner.Progress{Done: 2, Total: 7}, st.Progress, "Status.Progress")
+	assert.Equal(t, record.Pending, st.Hops[1].Phase, "a hop after a failed hop does not start")
+	assert.Equal(t, record.Progress{Done: 2, Total: 7}, st.Progress, "Status.Progress")
 	require.NotNil(t, st.LastFailure)
-	assert.Equal(t, runner.Failure{Hop: 0, Component: "a", Version: "v1.1.0", Attempt: 1, Code: runner.CodeComponentFailed,
+	assert.Equal(t, record.Failure{Hop: 0, Component: "a", Version: "v1.1.0", Attempt: 1, Code: record.CodeComponentFailed,
 		Error: "a attempt 1: runnertest: scripted failure", Time: st.LastFailure.Time}, *st.LastFailure)
 	assert.Len(t, fake.Records(), 3, "runner calls: a, d, e")
 }
@@ -55,13 +56,13 @@ func TestContinueIndependent(t *testing.T) {
 func TestFailurePolicies(t *testing.T) {
 	tests := []struct {
 		policy runner.FailurePolicy
-		want   map[string]runner.Phase
+		want   map[string]record.Phase
 	}{
-		{runner.ContinueIndependent, map[string]runner.Phase{"f1": runner.Failed, "f2": runner.Failed, "f3": runner.Failed, "z": runner.Succeeded}},
-		{runner.MaxFailures(0), map[string]runner.Phase{"f1": runner.Failed, "f2": runner.Failed, "f3": runner.Failed, "z": runner.Succeeded}},
-		{runner.FailFast, map[string]runner.Phase{"f1": runner.Failed, "f2": runner.Cancelled, "f3": runner.Cancelled, "z": runner.Cancelled}},
-		{runner.MaxFailures(2), map[string]runner.Phase{"f1": runner.Failed, "f2": runner.Failed, "f3": runner.Cancelled, "z": runner.Cancelled}},
-		{runner.MaxFailures(3), map[string]runner.Phase{"f1": runner.Failed, "f2": runner.Failed, "f3": runner.Failed, "z": runner.Cancelled}},
+		{runner.ContinueIndependent, map[string]record.Phase{"f1": record.Failed, "f2": record.Failed, "f3": record.Failed, "z": record.Succeeded}},
+		{runner.MaxFailures(0), map[string]record.Phase{"f1": record.Failed, "f2": record.Failed, "f3": record.Failed, "z": record.Succeeded}},
+		{runner.FailFast, map[string]record.Phase{"f1": record.Failed, "f2": record.Cancelled, "f3": record.Cancelled, "z": record.Cancelled}},
+		{runner.MaxFailures(2), map[string]record.Phase{"f1": record.Failed, "f2": record.Failed, "f3": record.Cancelled, "z": record.Cancelled}},
+		{runner.MaxFailures(3), map[string]record.Phase{"f1": record.Failed, "f2": record.Failed, "f3": record.Failed, "z": record.Cancelled}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.policy.String(), func(t *testing.T) {
@@ -77,16 +78,16 @@ func TestFailurePolicies(t *testing.T) {
 			failed, calls := 0, len(fake.Records())
 			for n, ph := range tt.want {
 				switch ph {
-				case runner.Failed:
+				case record.Failed:
 					failed++
-				case runner.Cancelled:
+				case record.Cancelled:
 					cs := compStatus(t, st, 0, n)
-					assert.Equal(t, runner.CodeCancelled, cs.Code, "%s code", n)
+					assert.Equal(t, record.CodeCancelled, cs.Code, "%s code", n)
 					assert.Contains(t, cs.Reason, "not started: stopped by the "+tt.policy.String()+" policy", "%s reason", n)
 				}
 			}
 			wantCalls := failed
-			if tt.want["z"] == runner.Succeeded {
+			if tt.want["z"] == record.Succeeded {
 				wantCalls++
 			}
 			assert.Equal(t, wantCalls, calls, "runner calls")
@@ -139,18 +140,18 @@ func TestFailFastCancelsRunning(t *testing.T) {
 	require.ErrorIs(t, res.err, runner.ErrRunFailed)
 	st := res.st
 
-	assert.Equal(t, map[string]runner.Phase{"a-fails": runner.Failed, "b-hangs": runner.Cancelled, "c-waits": runner.Cancelled}, phases(st, 0))
+	assert.Equal(t, map[string]record.Phase{"a-fails": record.Failed, "b-hangs": record.Cancelled, "c-waits": record.Cancelled}, phases(st, 0))
 	b := compStatus(t, st, 0, "b-hangs")
-	assert.Equal(t, runner.CodeCancelled, b.Code, "b code")
+	assert.Equal(t, record.CodeCancelled, b.Code, "b code")
 	assert.Equal(t, "cancelled: stopped by the fail-fast policy after a-fails failed", b.Reason, "b reason")
-	assert.ErrorIs(t, record(t, fake.Records(), "b-hangs").Err, context.Canceled, "b's runner saw its ctx cancelled")
+	assert.ErrorIs(t, recordOf(t, fake.Records(), "b-hangs").Err, context.Canceled, "b's runner saw its ctx cancelled")
 	cw := compStatus(t, st, 0, "c-waits")
 	assert.Equal(t, "not started: stopped by the fail-fast policy after a-fails failed", cw.Reason, "c reason")
 	assert.Zero(t, cw.Attempts, "c attempts")
 	assert.Len(t, fake.Records(), 2, "runner calls: c-waits and later never start")
-	assert.Equal(t, runner.Pending, st.Hops[1].Phase, "hop 2 phase")
-	assert.Equal(t, runner.Failed, st.Phase, "Status.Phase")
-	assert.Equal(t, runner.CodeComponentFailed, st.Code, "Status.Code")
+	assert.Equal(t, record.Pending, st.Hops[1].Phase, "hop 2 phase")
+	assert.Equal(t, record.Failed, st.Phase, "Status.Phase")
+	assert.Equal(t, record.CodeComponentFailed, st.Code, "Status.Code")
 	assert.False(t, errors.Is(res.err, context.Canceled), "the caller did not cancel: the error is the failure")
 }
 
@@ -173,7 +174,7 @@ func TestFailFastStopsBackoff(t *testing.T) {
 	close(aGo)
 	res := wait(t, done)
 	b := compStatus(t, res.st, 0, "b")
-	assert.Equal(t, runner.Cancelled, b.Phase, "b phase")
+	assert.Equal(t, record.Cancelled, b.Phase, "b phase")
 	assert.Contains(t, b.Reason, "cancelled while waiting to retry: stopped by the fail-fast policy after a failed", "b reason")
 	assert.Equal(t, 1, fake.Attempts("b"), "b runner calls")
 }

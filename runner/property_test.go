@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/dag"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -126,7 +127,7 @@ func checkScenario(t *testing.T, s scenario) {
 	res := wait(t, start(context.Background(), runner.New(fake, opts...), p, nil))
 	st, err := res.st, res.err
 	require.NotNil(t, st)
-	assert.Equal(t, err == nil, st.Phase == runner.Succeeded, "Execute error %v with phase %s", err, st.Phase)
+	assert.Equal(t, err == nil, st.Phase == record.Succeeded, "Execute error %v with phase %s", err, st.Phase)
 	if err != nil {
 		assert.ErrorIs(t, err, runner.ErrRunFailed)
 	}
@@ -164,20 +165,20 @@ func checkRecording(t *testing.T, s scenario, recs []runnertest.Record) {
 // checkComponents checks that the status agrees with the recording and
 // the scripts, component by component, and returns how many components
 // ended in each phase.
-func checkComponents(t *testing.T, s scenario, st *runner.Status, recs []runnertest.Record) map[runner.Phase]int {
+func checkComponents(t *testing.T, s scenario, st *record.Status, recs []runnertest.Record) map[record.Phase]int {
 	g := s.g
 	byComp := map[string][]runnertest.Record{}
 	for _, r := range recs {
 		byComp[r.Component] = append(byComp[r.Component], r)
 	}
-	count := map[runner.Phase]int{}
+	count := map[record.Phase]int{}
 	done := 0
 	for i := 0; i < g.Len(); i++ {
 		name := g.Node(i).Name
 		cs := compStatus(t, st, 0, name)
 		rs := byComp[name]
 		count[cs.Phase]++
-		if cs.Phase == runner.Succeeded || (cs.Phase == runner.Skipped && cs.Code == "") {
+		if cs.Phase == record.Succeeded || (cs.Phase == record.Skipped && cs.Code == "") {
 			done++
 		}
 		require.Equal(t, len(rs), cs.Attempts, "%s: attempts in the status vs runner calls", name)
@@ -190,38 +191,38 @@ func checkComponents(t *testing.T, s scenario, st *runner.Status, recs []runnert
 		}
 		checkComponent(t, s, st, i, cs, rs, last)
 	}
-	assert.Equal(t, runner.Progress{Done: done, Total: g.Len()}, st.Progress, "Status.Progress")
+	assert.Equal(t, record.Progress{Done: done, Total: g.Len()}, st.Progress, "Status.Progress")
 	return count
 }
 
 // checkComponent checks the final record cs of component i, whose runner
 // calls are rs (the last returned last), against its script.
-func checkComponent(t *testing.T, s scenario, st *runner.Status, i int, cs runner.ComponentStatus, rs []runnertest.Record, last error) {
+func checkComponent(t *testing.T, s scenario, st *record.Status, i int, cs record.ComponentStatus, rs []runnertest.Record, last error) {
 	g := s.g
 	name := g.Node(i).Name
 	script := s.scripts[name]
 	switch cs.Phase {
-	case runner.Succeeded:
+	case record.Succeeded:
 		assert.NoError(t, last, "%s Succeeded: its last call's error", name)
 		assert.True(t, script.FailFirst < s.attempts[name] && !script.FailAlways && !script.Hang && !script.Panic && script.Skip == "",
 			"%s Succeeded with script %+v and %d attempts", name, script, s.attempts[name])
-	case runner.Skipped:
+	case record.Skipped:
 		if cs.Code == "" {
 			assert.ErrorIs(t, last, runner.ErrSkipped, "%s skipped by its runner", name)
 			return
 		}
-		assert.Equal(t, runner.CodeDependencyFailed, cs.Code, "%s Skipped: code", name)
+		assert.Equal(t, record.CodeDependencyFailed, cs.Code, "%s Skipped: code", name)
 		assert.Empty(t, rs, "%s Skipped behind a failure: runner calls", name)
 		dep := strings.TrimSuffix(strings.TrimPrefix(cs.Reason, "dependency "), " failed")
 		di, ok := g.Index(dep)
 		require.True(t, ok, "%s: reason %q names no component", name, cs.Reason)
 		assert.Contains(t, g.Ancestors(i), di, "%s: reason names %s, not one of its dependencies", name, dep)
-		assert.Equal(t, runner.Failed, compStatus(t, st, 0, dep).Phase, "%s: the dependency its reason names", name)
-	case runner.Failed:
+		assert.Equal(t, record.Failed, compStatus(t, st, 0, dep).Phase, "%s: the dependency its reason names", name)
+	case record.Failed:
 		checkFailed(t, s, name, cs, last)
-	case runner.Cancelled:
+	case record.Cancelled:
 		assert.NotZero(t, s.maxFailures, "%s Cancelled under %s", name, s.policy)
-		assert.Equal(t, runner.CodeCancelled, cs.Code, "%s Cancelled: code", name)
+		assert.Equal(t, record.CodeCancelled, cs.Code, "%s Cancelled: code", name)
 	default:
 		t.Errorf("%s ended %s", name, cs.Phase)
 	}
@@ -229,15 +230,15 @@ func checkComponent(t *testing.T, s scenario, st *runner.Status, i int, cs runne
 
 // checkFailed checks the record cs of component name, Failed, against
 // its script.
-func checkFailed(t *testing.T, s scenario, name string, cs runner.ComponentStatus, last error) {
+func checkFailed(t *testing.T, s scenario, name string, cs record.ComponentStatus, last error) {
 	script := s.scripts[name]
 	require.Error(t, last, "%s Failed: its last call's error", name)
-	wantCode, wantAttempts := runner.CodeComponentFailed, s.attempts[name]
+	wantCode, wantAttempts := record.CodeComponentFailed, s.attempts[name]
 	switch {
 	case script.Panic:
-		wantCode, wantAttempts = runner.CodePanic, 1
+		wantCode, wantAttempts = record.CodePanic, 1
 	case script.Hang:
-		wantCode = runner.CodeComponentTimeout
+		wantCode = record.CodeComponentTimeout
 	case script.Permanent:
 		wantAttempts = 1
 	case !script.FailAlways && s.maxFailures == 0:
@@ -260,24 +261,24 @@ func checkFailed(t *testing.T, s scenario, name string, cs runner.ComponentStatu
 // checkPolicy checks the failure policy on the status, the events evs
 // and the recording, and that the hop's phase follows from its
 // components (count: how many ended in each phase).
-func checkPolicy(t *testing.T, s scenario, st *runner.Status, err error, count map[runner.Phase]int, recs []runnertest.Record, evs []runner.Event) {
+func checkPolicy(t *testing.T, s scenario, st *record.Status, err error, count map[record.Phase]int, recs []runnertest.Record, evs []runner.Event) {
 	g := s.g
-	failed := count[runner.Failed]
+	failed := count[record.Failed]
 	stopped := s.maxFailures > 0 && failed >= s.maxFailures
 	// More than maxFailures components may be Failed: those that failed by
 	// themselves while the stop was on its way. What the policy forbids is
 	// a start after the stop, checked on the events below.
 	if !stopped {
-		assert.Zero(t, count[runner.Cancelled], "Cancelled components without a stop")
+		assert.Zero(t, count[record.Cancelled], "Cancelled components without a stop")
 	}
 	for i := 0; i < g.Len(); i++ {
-		if compStatus(t, st, 0, g.Node(i).Name).Phase != runner.Failed {
+		if compStatus(t, st, 0, g.Node(i).Name).Phase != record.Failed {
 			continue
 		}
 		for _, d := range g.Descendants(i) {
 			cs := compStatus(t, st, 0, g.Node(d).Name)
-			assert.Equal(t, runner.Skipped, cs.Phase, "%s depends on failed %s", cs.Name, g.Node(i).Name)
-			assert.Equal(t, runner.CodeDependencyFailed, cs.Code, "%s depends on failed %s", cs.Name, g.Node(i).Name)
+			assert.Equal(t, record.Skipped, cs.Phase, "%s depends on failed %s", cs.Name, g.Node(i).Name)
+			assert.Equal(t, record.CodeDependencyFailed, cs.Code, "%s depends on failed %s", cs.Name, g.Node(i).Name)
 		}
 	}
 	starts, fails := 0, 0
@@ -294,12 +295,12 @@ func checkPolicy(t *testing.T, s scenario, st *runner.Status, err error, count m
 	assert.Equal(t, failed, fails, "ComponentFailed events vs Failed components")
 
 	// The hop's phase follows from its components.
-	wantHop := runner.Succeeded
+	wantHop := record.Succeeded
 	switch {
 	case failed > 0:
-		wantHop = runner.Failed
-	case slices.ContainsFunc(st.Hops[0].Components, func(c runner.ComponentStatus) bool { return c.Phase == runner.Cancelled }):
-		wantHop = runner.Cancelled
+		wantHop = record.Failed
+	case slices.ContainsFunc(st.Hops[0].Components, func(c record.ComponentStatus) bool { return c.Phase == record.Cancelled }):
+		wantHop = record.Cancelled
 	}
 	assert.Equal(t, wantHop, st.Hops[0].Phase, "hop phase")
 	if failed > 0 {

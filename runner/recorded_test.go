@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/hopdag/hopdag/record"
 )
 
 func TestRecorded(t *testing.T) {
@@ -12,20 +14,20 @@ func TestRecorded(t *testing.T) {
 		msg  string
 	}{
 		{"short", "exit code 3"},
-		{"exactly the limit", strings.Repeat("x", MaxRecorded)},
+		{"exactly the limit", strings.Repeat("x", record.MaxRecorded)},
 		{"a megabyte", "HEAD " + strings.Repeat("y", 1<<20) + " TAIL"},
-		{"multi-byte runes", strings.Repeat("é", MaxRecorded)},
+		{"multi-byte runes", strings.Repeat("é", record.MaxRecorded)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := recorded(tc.msg)
-			if len(tc.msg) <= MaxRecorded {
+			if len(tc.msg) <= record.MaxRecorded {
 				if got != tc.msg {
 					t.Fatalf("recorded changed a message that fits")
 				}
 				return
 			}
-			if len(got) > MaxRecorded {
-				t.Fatalf("recorded is %d bytes, over %d", len(got), MaxRecorded)
+			if len(got) > record.MaxRecorded {
+				t.Fatalf("recorded is %d bytes, over %d", len(got), record.MaxRecorded)
 			}
 			if !utf8.ValidString(got) {
 				t.Fatalf("recorded cut a rune")

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 )
@@ -33,17 +34,17 @@ func TestResumeAfterFailure(t *testing.T) {
 	e := runner.New(fake)
 	st1, err := e.Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
-	require.Equal(t, map[string]runner.Phase{"a": runner.Succeeded, "b": runner.Failed, "c": runner.Skipped, "s": runner.Skipped}, phases(st1, 0))
+	require.Equal(t, map[string]record.Phase{"a": record.Succeeded, "b": record.Failed, "c": record.Skipped, "s": record.Skipped}, phases(st1, 0))
 	kept := st1.DeepCopy()
 
 	st2, err := e.Execute(context.Background(), p, st1)
 	require.NoError(t, err, "Execute(resume)")
 	assert.Equal(t, kept, st1, "Execute does not change prev")
-	assert.Equal(t, runner.Succeeded, st2.Phase, "Status.Phase")
+	assert.Equal(t, record.Succeeded, st2.Phase, "Status.Phase")
 	assert.Equal(t, 2, st2.Runs, "Status.Runs")
 	assert.Empty(t, st2.Code, "Status.Code after a successful resume")
-	assert.Equal(t, map[string]runner.Phase{"a": runner.Succeeded, "b": runner.Succeeded, "c": runner.Succeeded, "s": runner.Skipped}, phases(st2, 0))
-	assert.Equal(t, runner.Progress{Done: 4, Total: 4}, st2.Progress)
+	assert.Equal(t, map[string]record.Phase{"a": record.Succeeded, "b": record.Succeeded, "c": record.Succeeded, "s": record.Skipped}, phases(st2, 0))
+	assert.Equal(t, record.Progress{Done: 4, Total: 4}, st2.Progress)
 
 	recs := fake.Records()
 	assert.Equal(t, []int{1}, attemptsOf(recs, "a"), "a: not run again")
@@ -61,7 +62,7 @@ func TestResumeAfterFailure(t *testing.T) {
 func TestResumeRunningComponent(t *testing.T) {
 	p := plan1(t, c("a"), c("b", "a"), c("c", "b"))
 	snaps := &snapshots{}
-	var crashed *runner.Status
+	var crashed *record.Status
 	first := runnertest.New()
 	first.OnStart = func(task runner.Task) {
 		if task.Component == "b" {
@@ -71,8 +72,8 @@ func TestResumeRunningComponent(t *testing.T) {
 	_, err := runner.New(first, runner.WithCheckpointer(snaps)).Execute(context.Background(), p, nil)
 	require.NoError(t, err)
 	require.NotNil(t, crashed)
-	require.Equal(t, runner.Running, compStatus(t, crashed, 0, "b").Phase, "b in the crash checkpoint")
-	require.Equal(t, runner.Running, crashed.Phase, "run in the crash checkpoint")
+	require.Equal(t, record.Running, compStatus(t, crashed, 0, "b").Phase, "b in the crash checkpoint")
+	require.Equal(t, record.Running, crashed.Phase, "run in the crash checkpoint")
 
 	second := runnertest.New()
 	st, err := runner.New(second).Execute(context.Background(), p, crashed)
@@ -83,7 +84,7 @@ func TestResumeRunningComponent(t *testing.T) {
 	assert.Equal(t, []int{1}, attemptsOf(recs, "c"))
 	assert.Equal(t, 2, compStatus(t, st, 0, "b").Attempts, "b attempts")
 	assert.Equal(t, 1, compStatus(t, st, 0, "a").Attempts, "a attempts")
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	assert.Equal(t, 2, st.Runs)
 }
 
@@ -94,8 +95,8 @@ func TestResumeSkipsCompletedHops(t *testing.T) {
 	fake := runnertest.New().Script("b1", runnertest.Script{FailFirst: 1})
 	st1, err := runner.New(fake).Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
-	require.Equal(t, runner.Succeeded, st1.Hops[0].Phase)
-	require.Equal(t, runner.Failed, st1.Hops[1].Phase)
+	require.Equal(t, record.Succeeded, st1.Hops[0].Phase)
+	require.Equal(t, record.Failed, st1.Hops[1].Phase)
 
 	rec := &recorder{}
 	st2, err := runner.New(fake, runner.WithObserver(rec)).Execute(context.Background(), p, st1)
@@ -138,7 +139,7 @@ func TestResumePlanMismatch(t *testing.T) {
 
 	tests := []struct {
 		name string
-		prev *runner.Status
+		prev *record.Status
 		want string
 	}{
 		{"another route", other, "status is for v9.0 -> v9.1, plan is v1.0 -> v3.0"},
@@ -194,18 +195,18 @@ func TestResumeAfterCancel(t *testing.T) {
 	}
 	st1, err := runner.New(fake).Execute(ctx, p, nil)
 	require.ErrorIs(t, err, context.Canceled)
-	require.Equal(t, map[string]runner.Phase{"a1": runner.Succeeded, "a2": runner.Cancelled}, phases(st1, 0))
-	require.Equal(t, runner.Cancelled, st1.Hops[1].Phase, "hop 2 never started")
-	require.Equal(t, map[string]runner.Phase{"b1": runner.Cancelled}, phases(st1, 1))
+	require.Equal(t, map[string]record.Phase{"a1": record.Succeeded, "a2": record.Cancelled}, phases(st1, 0))
+	require.Equal(t, record.Cancelled, st1.Hops[1].Phase, "hop 2 never started")
+	require.Equal(t, map[string]record.Phase{"b1": record.Cancelled}, phases(st1, 1))
 
 	fake.Script("a2", runnertest.Script{})
 	fake.OnStart = nil
 	st2, err := runner.New(fake).Execute(context.Background(), p, st1)
 	require.NoError(t, err, "Execute(resume)")
-	assert.Equal(t, runner.Succeeded, st2.Phase)
+	assert.Equal(t, record.Succeeded, st2.Phase)
 	recs := fake.Records()
 	assert.Equal(t, []int{1}, attemptsOf(recs, "a1"), "a1 succeeded before the cancel")
 	assert.Equal(t, []int{1, 2}, attemptsOf(recs, "a2"), "a2 was cancelled while running: run again")
 	assert.Equal(t, []int{1}, attemptsOf(recs, "b1"), "b1 runs once its hop is reached")
-	assert.Equal(t, runner.Progress{Done: 3, Total: 3}, st2.Progress)
+	assert.Equal(t, record.Progress{Done: 3, Total: 3}, st2.Progress)
 }

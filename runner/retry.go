@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
-
-	"github.com/hopdag/hopdag/release"
 )
 
 // retryPolicy is the resolved retry setting of one component.
@@ -13,24 +11,6 @@ type retryPolicy struct {
 	attempts int
 	backoff  time.Duration
 	max      time.Duration
-}
-
-// retriesFor merges the component's Retries over the executor's default.
-// Attempts below 1 mean 1.
-func (e *Executor) retriesFor(cv *release.ComponentVersion) retryPolicy {
-	r := e.retries
-	if cv != nil && cv.Retries != nil {
-		if cv.Retries.Attempts > 0 {
-			r.Attempts = cv.Retries.Attempts
-		}
-		if cv.Retries.Backoff.Duration > 0 {
-			r.Backoff = cv.Retries.Backoff
-		}
-		if cv.Retries.MaxBackoff.Duration > 0 {
-			r.MaxBackoff = cv.Retries.MaxBackoff
-		}
-	}
-	return retryPolicy{attempts: max(r.Attempts, 1), backoff: r.Backoff.Duration, max: r.MaxBackoff.Duration}
 }
 
 // delay is the wait before try number next (2 for the first retry):

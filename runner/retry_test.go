@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -46,7 +47,7 @@ func TestRetryBackoff(t *testing.T) {
 	res := wait(t, done)
 	require.NoError(t, res.err)
 	a := compStatus(t, res.st, 0, "a")
-	assert.Equal(t, runner.Succeeded, a.Phase, "a phase")
+	assert.Equal(t, record.Succeeded, a.Phase, "a phase")
 	assert.Equal(t, 4, a.Attempts, "a attempts")
 	assert.Empty(t, a.Error, "a error after a successful retry")
 	assert.Equal(t, []time.Duration{10 * time.Second, 20 * time.Second, 25 * time.Second}, backoffs(rec.all()), "backoffs: doubled, capped at 25s")
@@ -89,15 +90,15 @@ func TestRetryAttempts(t *testing.T) {
 		def          release.Retries
 		node         comp
 		wantAttempts int
-		wantPhase    runner.Phase
+		wantPhase    record.Phase
 	}{
-		{"default is one attempt", runnertest.Script{FailAlways: true}, release.Retries{}, c("a"), 1, runner.Failed},
-		{"default retries", runnertest.Script{FailAlways: true}, releaseRetries(3), c("a"), 3, runner.Failed},
-		{"component retries override the default", runnertest.Script{FailAlways: true}, releaseRetries(3), c("a").with(retries(5, 0, 0)), 5, runner.Failed},
-		{"succeeds on the last attempt", runnertest.Script{FailFirst: 2}, releaseRetries(3), c("a"), 3, runner.Succeeded},
-		{"permanent is not retried", runnertest.Script{FailAlways: true, Permanent: true}, releaseRetries(5), c("a"), 1, runner.Failed},
-		{"panic is not retried", runnertest.Script{Panic: true}, releaseRetries(5), c("a"), 1, runner.Failed},
-		{"skip is not retried", runnertest.Script{Skip: "nothing to do"}, releaseRetries(5), c("a"), 1, runner.Skipped},
+		{"default is one attempt", runnertest.Script{FailAlways: true}, release.Retries{}, c("a"), 1, record.Failed},
+		{"default retries", runnertest.Script{FailAlways: true}, releaseRetries(3), c("a"), 3, record.Failed},
+		{"component retries override the default", runnertest.Script{FailAlways: true}, releaseRetries(3), c("a").with(retries(5, 0, 0)), 5, record.Failed},
+		{"succeeds on the last attempt", runnertest.Script{FailFirst: 2}, releaseRetries(3), c("a"), 3, record.Succeeded},
+		{"permanent is not retried", runnertest.Script{FailAlways: true, Permanent: true}, releaseRetries(5), c("a"), 1, record.Failed},
+		{"panic is not retried", runnertest.Script{Panic: true}, releaseRetries(5), c("a"), 1, record.Failed},
+		{"skip is not retried", runnertest.Script{Skip: "nothing to do"}, releaseRetries(5), c("a"), 1, record.Skipped},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,7 +109,7 @@ func TestRetryAttempts(t *testing.T) {
 			assert.Equal(t, tt.wantPhase, a.Phase, "a phase")
 			assert.Equal(t, tt.wantAttempts, a.Attempts, "Status attempts")
 			assert.Equal(t, tt.wantAttempts, fake.Attempts("a"), "runner calls")
-			if tt.wantPhase != runner.Failed {
+			if tt.wantPhase != record.Failed {
 				require.NoError(t, err)
 				return
 			}
@@ -120,7 +121,7 @@ func TestRetryAttempts(t *testing.T) {
 			assert.Equal(t, tt.wantAttempts, st.LastFailure.Attempt, "LastFailure.Attempt")
 			if !tt.script.Panic {
 				assert.ErrorIs(t, err, runnertest.ErrScripted)
-				assert.Equal(t, runner.CodeComponentFailed, a.Code, "a code")
+				assert.Equal(t, record.CodeComponentFailed, a.Code, "a code")
 				assert.Contains(t, a.Error, "attempt "+string(rune('0'+tt.wantAttempts)), "a error is the last attempt's")
 			}
 		})
@@ -133,11 +134,11 @@ func TestRetryAfterTimeout(t *testing.T) {
 	tests := []struct {
 		name      string
 		hang      func(runner.Task) bool
-		wantPhase runner.Phase
-		wantCode  runner.Code
+		wantPhase record.Phase
+		wantCode  record.Code
 	}{
-		{"second attempt succeeds", func(t runner.Task) bool { return t.Attempt == 1 }, runner.Succeeded, ""},
-		{"both time out", func(runner.Task) bool { return true }, runner.Failed, runner.CodeComponentTimeout},
+		{"second attempt succeeds", func(t runner.Task) bool { return t.Attempt == 1 }, record.Succeeded, ""},
+		{"both time out", func(runner.Task) bool { return true }, record.Failed, record.CodeComponentTimeout},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,7 +151,7 @@ func TestRetryAfterTimeout(t *testing.T) {
 			})), nil)
 			require.True(t, clock.WaitForTimers(1, 10*time.Second), "no timeout timer")
 			clock.Advance(time.Minute)
-			if tt.wantPhase == runner.Failed {
+			if tt.wantPhase == record.Failed {
 				require.True(t, clock.WaitForTimers(1, 10*time.Second), "no timeout timer for attempt 2")
 				clock.Advance(time.Minute)
 			}
@@ -193,11 +194,11 @@ func TestRetryingEventCode(t *testing.T) {
 	}), c("own").with(retries(2, 0, 0)))
 	_, err := runner.New(rn, runner.WithObserver(rec)).Execute(context.Background(), p, nil)
 	require.NoError(t, err)
-	got := map[string]runner.Code{}
+	got := map[string]record.Code{}
 	for _, ev := range rec.all() {
 		if ev.Type == runner.ComponentRetrying {
 			got[ev.Component] = ev.Code
 		}
 	}
-	assert.Equal(t, map[string]runner.Code{"slow": runner.CodeComponentTimeout, "own": runner.CodeComponentFailed}, got)
+	assert.Equal(t, map[string]record.Code{"slow": record.CodeComponentTimeout, "own": record.CodeComponentFailed}, got)
 }

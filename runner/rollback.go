@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -101,29 +102,6 @@ type RollbackValidator interface {
 	ValidateRollback(cv *release.ComponentVersion) error
 }
 
-// Rollback phases.
-const (
-	// RollingBack: a component's, hop's or run's rollback is in progress.
-	RollingBack Phase = "RollingBack"
-	// RolledBack: back at the from-version.
-	RolledBack Phase = "RolledBack"
-	// RollbackFailed: the rollback did not get there (a component's
-	// rollback failed, or it is irreversible).
-	RollbackFailed Phase = "RollbackFailed"
-)
-
-// Rollback codes.
-const (
-	// CodeRollbackFailed: the component's Rollback returned an error.
-	CodeRollbackFailed Code = "ROLLBACK_FAILED"
-	// CodeIrreversible: the component is irreversible and stays at its
-	// target.
-	CodeIrreversible Code = "IRREVERSIBLE"
-	// CodeRollbackBlocked: not rolled back because a component that
-	// depends on it stays at its target.
-	CodeRollbackBlocked Code = "ROLLBACK_BLOCKED"
-)
-
 // Events of a rollback (Event.Phase is the component's phase; Reason
 // says why a component stays; Attempt counts the component's rollback
 // attempts in this Execute call). ComponentRollingBack is emitted once
@@ -163,39 +141,6 @@ const (
 	rollbackRun
 )
 
-// rollsBack reports whether a failure of hop h rolls it back.
-func (e *Executor) rollsBack(h *HopPlan) bool {
-	return e.policy.rollback != rollbackNone || h.Rule.OnFailure == release.OnFailureRollback
-}
-
-// validateRollback lists the components of p that may be rolled back
-// and that e's runner cannot roll back.
-func (e *Executor) validateRollback(p *Plan) []error {
-	var problems []error
-	rb, _ := e.runner.(Rollbacker)
-	rv, _ := e.runner.(RollbackValidator)
-	for i, h := range p.Hops {
-		if !e.rollsBack(h) && e.policy.rollback != rollbackRun {
-			continue
-		}
-		for j := 0; j < h.Graph.Len(); j++ {
-			n := h.Graph.Node(j)
-			if n.To == nil || n.To.Irreversible != "" {
-				continue
-			}
-			switch {
-			case rb == nil:
-				problems = append(problems, fmt.Errorf("hop %d %s: component %s: %w: the runner (%T) has no Rollback method; use a runner that implements runner.Rollbacker, mark the component irreversible, or choose another failure policy", i+1, h.Name(), n.Name, ErrCannotRollBack, e.runner))
-			case rv != nil:
-				if err := rv.ValidateRollback(n.To); err != nil {
-					problems = append(problems, fmt.Errorf("hop %d %s: component %s: %w: %w", i+1, h.Name(), n.Name, ErrCannotRollBack, err))
-				}
-			}
-		}
-	}
-	return problems
-}
-
 // RollbackError says which hops a rollback left between versions.
 type RollbackError struct {
 	// Hops are the hops' messages, in the order rolled back.
@@ -214,7 +159,7 @@ func (e *RollbackError) Is(target error) bool { return target == ErrRollbackFail
 // run's rollback outcome in r.rolled; the run is RollingBack meanwhile.
 func (r *run) rollback(ctx context.Context, i int) {
 	r.s.Waiting = nil // a run rolled back waits for no approval
-	r.s.Phase, r.s.Code, r.s.Message = RollingBack, "", "rolling back"
+	r.s.Phase, r.s.Code, r.s.Message = record.RollingBack, "", "rolling back"
 	if f := r.s.LastFailure; f != nil {
 		r.s.Message += " after: " + f.Error
 	}
@@ -226,13 +171,13 @@ func (r *run) rollback(ctx context.Context, i int) {
 	for j := i; j >= 0; j-- {
 		hs := &r.s.Hops[j]
 		switch hs.Phase {
-		case RolledBack:
+		case record.RolledBack:
 			// Done before a crash.
-		case RollbackFailed:
+		case record.RollbackFailed:
 			if !reopenable(hs) {
 				// Only irreversible components stay: a resume changes
 				// nothing.
-				r.rolled = RollbackFailed
+				r.rolled = record.RollbackFailed
 				r.rollbackErrs = append(r.rollbackErrs, "hop "+r.plan.Hops[j].Name()+": "+hs.Message)
 				return
 			}
@@ -240,7 +185,7 @@ func (r *run) rollback(ctx context.Context, i int) {
 				return
 			}
 		default:
-			if j < i && (r.e.policy.rollback != rollbackRun || hs.Phase != Succeeded && hs.Phase != RollingBack) {
+			if j < i && (r.e.policy.rollback != rollbackRun || hs.Phase != record.Succeeded && hs.Phase != record.RollingBack) {
 				return
 			}
 			if !r.rollbackHop(ctx, j) {
@@ -248,7 +193,7 @@ func (r *run) rollback(ctx context.Context, i int) {
 			}
 		}
 		if r.rolled == "" {
-			r.rolled = RolledBack
+			r.rolled = record.RolledBack
 		}
 		if r.e.policy.rollback != rollbackRun {
 			return
@@ -258,25 +203,25 @@ func (r *run) rollback(ctx context.Context, i int) {
 
 // resumesRollback reports whether s is a rollback to resume: one of its
 // hops is being, or was, rolled back.
-func resumesRollback(s *Status) bool {
-	return slices.ContainsFunc(s.Hops, func(h HopStatus) bool {
-		return h.Phase == RollingBack || h.Phase == RolledBack || h.Phase == RollbackFailed
+func resumesRollback(s *record.Status) bool {
+	return slices.ContainsFunc(s.Hops, func(h record.HopStatus) bool {
+		return h.Phase == record.RollingBack || h.Phase == record.RolledBack || h.Phase == record.RollbackFailed
 	})
 }
 
 // reopenable reports whether a resume has something of hop record hs,
 // which is RollbackFailed, to roll back again: a component whose
 // Rollback failed.
-func reopenable(hs *HopStatus) bool {
-	return slices.ContainsFunc(hs.Components, func(c ComponentStatus) bool {
-		return c.Phase == RollbackFailed && c.Code == CodeRollbackFailed
+func reopenable(hs *record.HopStatus) bool {
+	return slices.ContainsFunc(hs.Components, func(c record.ComponentStatus) bool {
+		return c.Phase == record.RollbackFailed && c.Code == record.CodeRollbackFailed
 	})
 }
 
 // recordedFailure is the failure that started the rollback of hop i
 // (named name), rebuilt from s.LastFailure for a resumed run, which did
 // not see it happen.
-func recordedFailure(s *Status, i int, name string) error {
+func recordedFailure(s *record.Status, i int, name string) error {
 	f := s.LastFailure
 	switch {
 	case f == nil:
@@ -285,7 +230,7 @@ func recordedFailure(s *Status, i int, name string) error {
 		stage := "pre"
 		if f.Hop >= 0 && f.Hop < len(s.Hops) {
 			for _, c := range s.Hops[f.Hop].Checks {
-				if c.Name == f.Check && c.Phase == Failed && c.Required {
+				if c.Name == f.Check && c.Phase == record.Failed && c.Required {
 					stage = c.Stage
 				}
 			}
@@ -304,17 +249,17 @@ func recordedFailure(s *Status, i int, name string) error {
 // an irreversible component blocks is blocked again by the walk).
 func (r *run) reopenRollbacks(i int) {
 	hs := &r.s.Hops[i]
-	hs.Phase, hs.Code, hs.Message = RollingBack, "", "rolling back again: retrying the rollbacks that failed"
+	hs.Phase, hs.Code, hs.Message = record.RollingBack, "", "rolling back again: retrying the rollbacks that failed"
 	f := r.s.LastFailure
 	for j := range hs.Components {
 		c := &hs.Components[j]
 		switch {
-		case c.Phase == RollbackFailed && c.Code == CodeRollbackFailed:
-			c.Phase, c.Code, c.Reason, c.Error = RollingBack, "", "", ""
+		case c.Phase == record.RollbackFailed && c.Code == record.CodeRollbackFailed:
+			c.Phase, c.Code, c.Reason, c.Error = record.RollingBack, "", "", ""
 			if f != nil && f.Hop == i && f.Component == c.Name {
 				c.Error = f.Error
 			}
-		case c.Code == CodeRollbackBlocked:
+		case c.Code == record.CodeRollbackBlocked:
 			c.Code, c.Reason = "", ""
 		default:
 			continue
@@ -325,12 +270,12 @@ func (r *run) reopenRollbacks(i int) {
 
 // toRollBack reports whether component record c is to be rolled back:
 // it was started and is not done with rollback.
-func toRollBack(c *ComponentStatus) bool {
-	if !c.started() || c.Code == CodeRollbackBlocked {
+func toRollBack(c *record.ComponentStatus) bool {
+	if !c.Started() || c.Code == record.CodeRollbackBlocked {
 		return false
 	}
 	switch c.Phase {
-	case Succeeded, Failed, Cancelled, RollingBack, WaitingForApproval, Paused:
+	case record.Succeeded, record.Failed, record.Cancelled, record.RollingBack, record.WaitingForApproval, record.Paused:
 		// Held at a gate or the Until step after it started: its earlier
 		// steps ran.
 		return true
@@ -356,21 +301,21 @@ func (r *run) rollbackHop(ctx context.Context, i int) bool {
 // a hop RollbackFailed has its failed rollbacks reopened.
 func (r *run) beginRollback(i int) {
 	hs := &r.s.Hops[i]
-	if hs.Phase == RollbackFailed {
+	if hs.Phase == record.RollbackFailed {
 		r.reopenRollbacks(i)
 	}
-	if hs.Phase == RollingBack {
+	if hs.Phase == record.RollingBack {
 		return
 	}
 	cause := hs.Message
-	hs.Phase, hs.Code, hs.Message = RollingBack, "", "rolling back"
+	hs.Phase, hs.Code, hs.Message = record.RollingBack, "", "rolling back"
 	if cause != "" {
 		hs.Message += " after: " + cause
 	}
 	// The run's status is final once rolled back: nothing waits.
 	for j := range hs.Components {
-		if c := &hs.Components[j]; !c.started() && (c.Phase == Pending || c.Phase == WaitingForApproval || c.Phase == Paused) {
-			c.Phase, c.Code, c.Reason = Cancelled, CodeCancelled, "not started: hop "+r.plan.Hops[i].Name()+" was rolled back"
+		if c := &hs.Components[j]; !c.Started() && (c.Phase == record.Pending || c.Phase == record.WaitingForApproval || c.Phase == record.Paused) {
+			c.Phase, c.Code, c.Reason = record.Cancelled, record.CodeCancelled, "not started: hop "+r.plan.Hops[i].Name()+" was rolled back"
 			r.mark(i, j)
 		}
 	}
@@ -384,19 +329,19 @@ func (r *run) beginRollback(i int) {
 func (r *run) endRollback(ctx context.Context, i int, pending []bool) bool {
 	hs := &r.s.Hops[i]
 	cs := hs.Components
-	if !slices.Contains(pending, true) && !slices.ContainsFunc(cs, func(c ComponentStatus) bool { return c.Phase == RollingBack }) {
+	if !slices.Contains(pending, true) && !slices.ContainsFunc(cs, func(c record.ComponentStatus) bool { return c.Phase == record.RollingBack }) {
 		r.nameBlockers(i)
 	}
 	ok := true
 	var back, stays, left []string
 	for j, c := range cs {
 		switch {
-		case c.Phase == RolledBack:
+		case c.Phase == record.RolledBack:
 			back = append(back, c.Name+"@"+orNone(c.FromVersion))
-		case c.Phase == RollbackFailed || c.Code == CodeRollbackBlocked:
+		case c.Phase == record.RollbackFailed || c.Code == record.CodeRollbackBlocked:
 			ok = false
 			stays = append(stays, fmt.Sprintf("%s@%s (%s)", c.Name, c.ToVersion, c.Reason))
-		case pending[j] || c.Phase == RollingBack:
+		case pending[j] || c.Phase == record.RollingBack:
 			left = append(left, c.Name+"@"+c.ToVersion)
 		}
 	}
@@ -404,7 +349,7 @@ func (r *run) endRollback(ctx context.Context, i int, pending []bool) bool {
 	if len(left) > 0 {
 		// Stopped (ctx, a failed checkpoint) before the end: the hop
 		// stays RollingBack, to resume.
-		r.rolled = RollingBack
+		r.rolled = record.RollingBack
 		why := "interrupted"
 		if r.checkpointErr != nil {
 			why += " (checkpoint failed)"
@@ -420,12 +365,12 @@ func (r *run) endRollback(ctx context.Context, i int, pending []bool) bool {
 		return false
 	}
 	if ok {
-		hs.Phase, hs.Code = RolledBack, ""
+		hs.Phase, hs.Code = record.RolledBack, ""
 		hs.Message = "rolled back: " + orNone(strings.Join(back, ", "))
 	} else {
-		hs.Phase, hs.Code = RollbackFailed, CodeRollbackFailed
+		hs.Phase, hs.Code = record.RollbackFailed, record.CodeRollbackFailed
 		hs.Message = fmt.Sprintf("between versions: rolled back: %s; at the target: %s", orNone(strings.Join(back, ", ")), strings.Join(stays, ", "))
-		r.rolled = RollbackFailed
+		r.rolled = record.RollbackFailed
 		r.rollbackErrs = append(r.rollbackErrs, "hop "+name+": "+hs.Message)
 	}
 	hs.FinishedAt = r.e.clock.Now()
@@ -443,11 +388,11 @@ func (r *run) nameBlockers(i int) {
 	g := r.plan.Hops[i].Graph
 	cs := r.s.Hops[i].Components
 	for j := range cs {
-		if cs[j].Code != CodeRollbackBlocked {
+		if cs[j].Code != record.CodeRollbackBlocked {
 			continue
 		}
 		for _, d := range g.Descendants(j) {
-			if cs[d].Phase == RollbackFailed {
+			if cs[d].Phase == record.RollbackFailed {
 				if why := blockedBy(&cs[d]); cs[j].Reason != why {
 					cs[j].Reason = why
 					r.mark(i, j)
@@ -460,7 +405,7 @@ func (r *run) nameBlockers(i int) {
 
 // blockedBy is the reason of a component not rolled back because c,
 // which depends on it, stays at its target.
-func blockedBy(c *ComponentStatus) string {
+func blockedBy(c *record.ComponentStatus) string {
 	return fmt.Sprintf("not rolled back: %s, which depends on it, stays at %s", c.Name, c.ToVersion)
 }
 
@@ -472,23 +417,23 @@ func orNone(s string) string {
 }
 
 // rolledBackPhase is the run's phase after a rollback, and ok.
-func (r *run) rolledBackPhase(ctx context.Context) (Phase, Code, string, bool) {
+func (r *run) rolledBackPhase(ctx context.Context) (record.Phase, record.Code, string, bool) {
 	after := ""
 	if r.s.LastFailure != nil {
 		after = " after: " + r.s.LastFailure.Error
 	}
 	switch r.rolled {
-	case RolledBack:
-		return RolledBack, "", "rolled back" + after, true
-	case RollbackFailed:
-		return RollbackFailed, CodeRollbackFailed, (&RollbackError{Hops: r.rollbackErrs}).Error(), true
-	case RollingBack:
+	case record.RolledBack:
+		return record.RolledBack, "", "rolled back" + after, true
+	case record.RollbackFailed:
+		return record.RollbackFailed, record.CodeRollbackFailed, (&RollbackError{Hops: r.rollbackErrs}).Error(), true
+	case record.RollingBack:
 		// Interrupted: a resume finishes it.
 		cause := "stopped"
 		if ctx.Err() != nil {
 			cause = context.Cause(ctx).Error()
 		}
-		return Cancelled, CodeCancelled, fmt.Sprintf("rollback interrupted (%s): resume the run to finish rolling back%s", cause, after), true
+		return record.Cancelled, record.CodeCancelled, fmt.Sprintf("rollback interrupted (%s): resume the run to finish rolling back%s", cause, after), true
 	}
 	return "", "", "", false
 }

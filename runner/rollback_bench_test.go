@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hopdag/hopdag/dag"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -37,7 +38,7 @@ func (noopUndoer) Rollback(context.Context, runner.Task) error { return nil }
 // rollbackBench is the plan and the status to resume: the hop failed its
 // required post-check after every component succeeded, and its rollback
 // had begun.
-func rollbackBench(b *testing.B) (*runner.Plan, *runner.Status) {
+func rollbackBench(b *testing.B) (*runner.Plan, *record.Status) {
 	b.Helper()
 	nodes := layered(rollbackN, rollbackWidth, overheadWindow, 42, nil)
 	for i := range nodes {
@@ -50,15 +51,15 @@ func rollbackBench(b *testing.B) (*runner.Plan, *runner.Status) {
 	}
 	p := planOf(hop{g: g})
 	s := runner.NewStatus(p)
-	s.Runs, s.Phase, s.FailurePolicy = 1, runner.RollingBack, runner.Rollback.String()
-	s.LastFailure = &runner.Failure{Hop: 0, Check: "healthy", Code: runner.CodeCheckFailed, Error: "not healthy"}
+	s.Runs, s.Phase, s.FailurePolicy = 1, record.RollingBack, runner.Rollback.String()
+	s.LastFailure = &record.Failure{Hop: 0, Check: "healthy", Code: record.CodeCheckFailed, Error: "not healthy"}
 	hs := &s.Hops[0]
-	hs.Phase, hs.Message = runner.RollingBack, "rolling back after: required post-check healthy failed: not healthy"
-	hs.Checks = []runner.CheckStatus{{Name: "healthy", Stage: "post", Required: true, Phase: runner.Failed, Error: "not healthy"}}
+	hs.Phase, hs.Message = record.RollingBack, "rolling back after: required post-check healthy failed: not healthy"
+	hs.Checks = []record.CheckStatus{{Name: "healthy", Stage: "post", Required: true, Phase: record.Failed, Error: "not healthy"}}
 	for j := range hs.Components {
-		hs.Components[j].Phase, hs.Components[j].Attempts = runner.Succeeded, 1
+		hs.Components[j].Phase, hs.Components[j].Attempts = record.Succeeded, 1
 	}
-	s.Progress = runner.Progress{Done: rollbackN, Total: rollbackN}
+	s.Progress = record.Progress{Done: rollbackN, Total: rollbackN}
 	return p, s
 }
 
@@ -67,11 +68,11 @@ func BenchmarkRollback(b *testing.B) {
 	e := runner.New(noopUndoer{}, runner.WithMaxParallel(overheadLimit))
 	run := func() {
 		st, err := e.Execute(context.Background(), p, prev)
-		if st == nil || st.Phase != runner.RolledBack {
+		if st == nil || st.Phase != record.RolledBack {
 			b.Fatalf("Execute = %v, %v, want a status RolledBack", st, err)
 		}
 		for _, c := range st.Hops[0].Components {
-			if c.Phase != runner.RolledBack {
+			if c.Phase != record.RolledBack {
 				b.Fatalf("%s is %s, want RolledBack", c.Name, c.Phase)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -67,14 +68,14 @@ func TestRollbackAfterPostCheckFails(t *testing.T) {
 
 			slices.Sort(checked)
 			assert.Equal(t, []string{"a", "b", "c", "d"}, checked, "components that had run when the post-check ran")
-			assert.Equal(t, runner.RolledBack, st.Phase, "Status.Phase (message %q)", st.Message)
-			assert.Equal(t, runner.RolledBack, st.Hops[0].Phase, "hop 1 phase (message %q)", st.Hops[0].Message)
+			assert.Equal(t, record.RolledBack, st.Phase, "Status.Phase (message %q)", st.Message)
+			assert.Equal(t, record.RolledBack, st.Hops[0].Phase, "hop 1 phase (message %q)", st.Hops[0].Message)
 			assert.Equal(t, "rolled back: a@v1.0.0, b@v1.0.0, c@v1.0.0, d@v1.0.0", st.Hops[0].Message, "hop 1 message")
-			assert.Equal(t, []runner.CheckStatus{{Name: "ready", Stage: "post", Required: true, Phase: runner.Failed, Error: "not ready"}}, st.Hops[0].Checks)
+			assert.Equal(t, []record.CheckStatus{{Name: "ready", Stage: "post", Required: true, Phase: record.Failed, Error: "not ready"}}, st.Hops[0].Checks)
 			require.NotNil(t, st.LastFailure)
 			assert.Equal(t, "ready", st.LastFailure.Check, "LastFailure.Check")
 
-			want := map[string]runner.Phase{"a": runner.RolledBack, "b": runner.RolledBack, "c": runner.RolledBack, "d": runner.RolledBack}
+			want := map[string]record.Phase{"a": record.RolledBack, "b": record.RolledBack, "c": record.RolledBack, "d": record.RolledBack}
 			assert.Equal(t, want, phases(st, 0), "phases")
 			assert.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1, "d": 1}, u.undone, "rollbacks that returned nil")
 			// Dependents first: every edge of the graph, reversed.
@@ -163,8 +164,8 @@ func TestRollbackRunsInParallel(t *testing.T) {
 
 			require.ErrorIs(t, err, runner.ErrRunFailed)
 			assert.NotErrorIs(t, err, runner.ErrRollbackFailed, "the rollback finished")
-			assert.Equal(t, runner.RolledBack, st.Phase, "Status.Phase (message %q)", st.Message)
-			want := map[string]runner.Phase{"a": runner.RolledBack, "b": runner.RolledBack, "c": runner.RolledBack, "d": runner.RolledBack}
+			assert.Equal(t, record.RolledBack, st.Phase, "Status.Phase (message %q)", st.Message)
+			want := map[string]record.Phase{"a": record.RolledBack, "b": record.RolledBack, "c": record.RolledBack, "d": record.RolledBack}
 			assert.Equal(t, want, phases(st, 0), "phases")
 			r.mu.Lock()
 			defer r.mu.Unlock()

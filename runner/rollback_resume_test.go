@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -45,19 +46,19 @@ func chain(t *testing.T, db ...func(*comp)) *runner.Plan {
 // uninterrupted is the status and error of p's run with policy when web
 // fails and every rollback succeeds at once: what a stopped run, once
 // resumed, must end with.
-func uninterrupted(t *testing.T, p *runner.Plan, policy runner.FailurePolicy, fail string) (*runner.Status, error) {
+func uninterrupted(t *testing.T, p *runner.Plan, policy runner.FailurePolicy, fail string) (*record.Status, error) {
 	t.Helper()
 	st, err := runner.New(newUndoer(fail), runner.WithFailurePolicy(policy), runner.WithMaxParallel(1), runner.WithClock(fakeClock())).
 		Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
-	require.Equal(t, runner.RolledBack, st.Phase, "the uninterrupted run: %v", err)
+	require.Equal(t, record.RolledBack, st.Phase, "the uninterrupted run: %v", err)
 	return st, err
 }
 
 // sameEnd checks that got (a resumed run) ended as want (the run never
 // stopped): the same status but for Runs, the same error message, and
 // the error matches what want's does.
-func sameEnd(t *testing.T, want *runner.Status, wantErr error, got *runner.Status, gotErr error) {
+func sameEnd(t *testing.T, want *record.Status, wantErr error, got *record.Status, gotErr error) {
 	t.Helper()
 	w, g := want.DeepCopy(), got.DeepCopy()
 	w.Runs, g.Runs = 0, 0
@@ -78,7 +79,7 @@ func sameEnd(t *testing.T, want *runner.Status, wantErr error, got *runner.Statu
 // once api's rollback has started. It returns Execute's status, the
 // checkpoint taken as api's rollback started (what a crash then would
 // leave) and Execute's error.
-func interrupt(t *testing.T, p *runner.Plan, cause error) (st, crashed *runner.Status, err error) {
+func interrupt(t *testing.T, p *runner.Plan, cause error) (st, crashed *record.Status, err error) {
 	t.Helper()
 	u := &blockingUndoer{undoer: newUndoer("web"), block: "api", started: make(chan struct{})}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -112,7 +113,7 @@ func TestRollbackInterruptedByCancel(t *testing.T) {
 	st, crashed, err := interrupt(t, p, cause)
 
 	require.NotNil(t, crashed)
-	assert.Equal(t, runner.RollingBack, crashed.Phase, "the run's phase in the journal during the rollback")
+	assert.Equal(t, record.RollingBack, crashed.Phase, "the run's phase in the journal during the rollback")
 	assert.Equal(t, "rolling back after: web: scripted failure", crashed.Message, "the run's message during the rollback")
 
 	require.NotNil(t, st)
@@ -127,11 +128,11 @@ func TestRollbackInterruptedByCancel(t *testing.T) {
 	require.True(t, ok, "*RollbackError in %v", err)
 	assert.Equal(t, []string{"hop v1.0 -> v2.0: interrupted (operator stop): rolled back: web@v1.0.0; still to roll back: api@v1.1.0, base@v1.1.0, db@v1.1.0"}, rbe.Hops)
 
-	assert.Equal(t, runner.Cancelled, st.Phase, "run phase")
-	assert.Equal(t, runner.CodeCancelled, st.Code, "run code")
+	assert.Equal(t, record.Cancelled, st.Phase, "run phase")
+	assert.Equal(t, record.CodeCancelled, st.Code, "run code")
 	assert.Equal(t, "rollback interrupted (operator stop): resume the run to finish rolling back after: web: scripted failure", st.Message)
-	assert.Equal(t, runner.RollingBack, st.Hops[0].Phase, "hop phase")
-	assert.Equal(t, map[string]runner.Phase{"web": runner.RolledBack, "api": runner.RollingBack, "db": runner.Succeeded, "base": runner.Succeeded}, phases(st, 0))
+	assert.Equal(t, record.RollingBack, st.Hops[0].Phase, "hop phase")
+	assert.Equal(t, map[string]record.Phase{"web": record.RolledBack, "api": record.RollingBack, "db": record.Succeeded, "base": record.Succeeded}, phases(st, 0))
 	api := compStatus(t, st, 0, "api")
 	assert.Empty(t, api.Error, "api did not fail: its rollback was interrupted")
 	assert.Equal(t, "rollback interrupted: rb api: context canceled", api.Reason)
@@ -144,11 +145,11 @@ func TestRollbackInterruptedByCancel(t *testing.T) {
 // that fails to record the write-ahead of name's rollback: the rollback
 // stops there, the run Failed (CHECKPOINT_FAILED), its hop RollingBack,
 // its error matching ErrRollbackFailed. It returns the status.
-func failCheckpointAt(t *testing.T, p *runner.Plan, name string) *runner.Status {
+func failCheckpointAt(t *testing.T, p *runner.Plan, name string) *record.Status {
 	t.Helper()
 	errStore := errors.New("store unavailable")
-	cps := snapshots{fail: func(_ int, s *runner.Status) error {
-		if c, ok := s.Component(0, name); ok && c.Phase == runner.RollingBack {
+	cps := snapshots{fail: func(_ int, s *record.Status) error {
+		if c, ok := s.Component(0, name); ok && c.Phase == record.RollingBack {
 			return errStore
 		}
 		return nil
@@ -159,9 +160,9 @@ func failCheckpointAt(t *testing.T, p *runner.Plan, name string) *runner.Status 
 	require.ErrorIs(t, err, errStore)
 	assert.ErrorIs(t, err, runner.ErrRollbackFailed, "a rollback that did not finish")
 	assert.ErrorIs(t, err, runner.ErrRunFailed)
-	assert.Equal(t, runner.Failed, st.Phase)
-	assert.Equal(t, runner.CodeCheckpointFailed, st.Code)
-	assert.Equal(t, runner.RollingBack, st.Hops[0].Phase)
+	assert.Equal(t, record.Failed, st.Phase)
+	assert.Equal(t, record.CodeCheckpointFailed, st.Code)
+	assert.Equal(t, record.RollingBack, st.Hops[0].Phase)
 	assert.Zero(t, u.undone[name], "%s's rollback is not called without its record", name)
 	return st
 }
@@ -179,7 +180,7 @@ func TestRollbackResumedEndsAsUninterrupted(t *testing.T) {
 	checkpointFailed := failCheckpointAt(t, p, "api")
 	for _, tc := range []struct {
 		name string
-		prev *runner.Status
+		prev *record.Status
 	}{
 		{"after a cancel", cancelled},
 		{"after a crash", crashed},
@@ -215,14 +216,14 @@ func TestRollbackFailedResumeRetries(t *testing.T) {
 		failRollback string // whose rollback fails in the first run
 		again        bool   // and fails again on resume
 		undone       map[string]int
-		phases       map[string]runner.Phase // after the resume, when it still fails
+		phases       map[string]record.Phase // after the resume, when it still fails
 	}{
 		{name: "transient failure of db", failRollback: "db", undone: map[string]int{"db": 1, "base": 1}},
 		{name: "transient failure of web, the failed component", failRollback: "web", undone: map[string]int{"web": 1, "api": 1, "db": 1, "base": 1}},
 		{name: "db fails again", failRollback: "db", again: true, undone: map[string]int{},
-			phases: map[string]runner.Phase{"web": runner.RolledBack, "api": runner.RolledBack, "db": runner.RollbackFailed, "base": runner.Succeeded}},
+			phases: map[string]record.Phase{"web": record.RolledBack, "api": record.RolledBack, "db": record.RollbackFailed, "base": record.Succeeded}},
 		{name: "db irreversible", db: []func(*comp){irr}, undone: map[string]int{},
-			phases: map[string]runner.Phase{"web": runner.RolledBack, "api": runner.RolledBack, "db": runner.RollbackFailed, "base": runner.Succeeded}},
+			phases: map[string]record.Phase{"web": record.RolledBack, "api": record.RolledBack, "db": record.RollbackFailed, "base": record.Succeeded}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,7 +236,7 @@ func TestRollbackFailedResumeRetries(t *testing.T) {
 				Execute(context.Background(), p, nil)
 			require.ErrorIs(t, err, runner.ErrRollbackFailed)
 			require.ErrorIs(t, err, runner.ErrRunFailed)
-			require.Equal(t, runner.RollbackFailed, st1.Phase)
+			require.Equal(t, record.RollbackFailed, st1.Phase)
 
 			second := newUndoer()
 			if tc.again {
@@ -250,9 +251,9 @@ func TestRollbackFailedResumeRetries(t *testing.T) {
 				sameEnd(t, want, wantErr, st, err)
 				return
 			}
-			assert.Equal(t, runner.RollbackFailed, st.Phase)
+			assert.Equal(t, record.RollbackFailed, st.Phase)
 			assert.Equal(t, tc.phases, phases(st, 0))
-			assert.Equal(t, runner.CodeRollbackBlocked, compStatus(t, st, 0, "base").Code)
+			assert.Equal(t, record.CodeRollbackBlocked, compStatus(t, st, 0, "base").Code)
 			assert.ErrorIs(t, err, runner.ErrRunFailed, "the upgrade failed")
 			assert.ErrorIs(t, err, runner.ErrRollbackFailed)
 			ce, ok := errors.AsType[*runner.ComponentError](err)
@@ -287,14 +288,14 @@ func TestRollbackRunFailedResumeRetries(t *testing.T) {
 		return runner.New(u, runner.WithFailurePolicy(runner.RollbackRun), runner.WithMaxParallel(1), runner.WithClock(fakeClock()))
 	}
 	want, wantErr := executor(undoer()).Execute(context.Background(), p, nil)
-	require.Equal(t, runner.RolledBack, want.Phase, "the uninterrupted run: %v", wantErr)
-	require.Equal(t, []runner.Phase{runner.RolledBack, runner.RolledBack}, []runner.Phase{want.Hops[0].Phase, want.Hops[1].Phase})
+	require.Equal(t, record.RolledBack, want.Phase, "the uninterrupted run: %v", wantErr)
+	require.Equal(t, []record.Phase{record.RolledBack, record.RolledBack}, []record.Phase{want.Hops[0].Phase, want.Hops[1].Phase})
 
 	u := undoer(hopKey(1, "a"))
 	e := executor(u)
 	st1, err := e.Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRollbackFailed)
-	require.Equal(t, []runner.Phase{runner.Succeeded, runner.RollbackFailed}, []runner.Phase{st1.Hops[0].Phase, st1.Hops[1].Phase})
+	require.Equal(t, []record.Phase{record.Succeeded, record.RollbackFailed}, []record.Phase{st1.Hops[0].Phase, st1.Hops[1].Phase})
 
 	u.failRollback = map[string]bool{}
 	u.undone = map[string]int{}
@@ -329,9 +330,9 @@ func TestRollbackResumedWithoutRollbacker(t *testing.T) {
 	st, err = runner.New(plain, runner.WithFailurePolicy(runner.ContinueIndependent)).Execute(context.Background(), p, st1)
 	assert.ErrorIs(t, err, runner.ErrRollbackFailed)
 	assert.ErrorIs(t, err, runner.ErrRunFailed)
-	assert.Equal(t, runner.RollbackFailed, st.Phase)
+	assert.Equal(t, record.RollbackFailed, st.Phase)
 	db := compStatus(t, st, 0, "db")
-	assert.Equal(t, runner.RollbackFailed, db.Phase)
+	assert.Equal(t, record.RollbackFailed, db.Phase)
 	assert.Equal(t, "runner: cannot roll back db: the runner has no Rollback method (runner.Rollbacker)", db.Error)
 }
 
@@ -357,7 +358,7 @@ func TestRollbackResumeProperty(t *testing.T) {
 		}
 		want, wantErr := executor(newUndoer(fail)).Execute(context.Background(), p, nil)
 		require.ErrorIs(t, wantErr, runner.ErrRunFailed, "seed %d", seed)
-		end := func(what string, prev *runner.Status) {
+		end := func(what string, prev *record.Status) {
 			t.Helper()
 			second := newUndoer()
 			got, err := executor(second).Execute(context.Background(), p, prev)
@@ -368,7 +369,7 @@ func TestRollbackResumeProperty(t *testing.T) {
 			require.Equal(t, wantErr.Error(), err.Error(), "seed %d, %s: resumed error", seed, what)
 			require.Equal(t, errors.Is(wantErr, runner.ErrRollbackFailed), errors.Is(err, runner.ErrRollbackFailed), "seed %d, %s: ErrRollbackFailed", seed, what)
 			for _, cs := range prev.Hops[0].Components {
-				if cs.Phase == runner.RolledBack {
+				if cs.Phase == record.RolledBack {
 					require.Zero(t, second.undone[cs.Name]+second.ran[cs.Name], "seed %d, %s: %s was RolledBack", seed, what, cs.Name)
 				}
 			}
@@ -377,9 +378,9 @@ func TestRollbackResumeProperty(t *testing.T) {
 		var cps snapshots
 		_, err := executor(newUndoer(fail), runner.WithCheckpointer(&cps)).Execute(context.Background(), p, nil)
 		require.Equal(t, wantErr.Error(), err.Error(), "seed %d: a Checkpointer changes nothing", seed)
-		var during []*runner.Status
+		var during []*record.Status
 		for _, s := range cps.list() {
-			if s.Phase == runner.RollingBack {
+			if s.Phase == record.RollingBack {
 				during = append(during, s)
 			}
 		}
@@ -393,7 +394,7 @@ func TestRollbackResumeProperty(t *testing.T) {
 				u.failRollback[name] = true
 			}
 		}
-		if first, _ := executor(u).Execute(context.Background(), p, nil); first.Phase != runner.RolledBack {
+		if first, _ := executor(u).Execute(context.Background(), p, nil); first.Phase != record.RolledBack {
 			// Some rollback failed (a RolledBack status is final).
 			end(fmt.Sprintf("resumed %s", first.Phase), first)
 		}
@@ -406,9 +407,9 @@ func TestRollbackResumeProperty(t *testing.T) {
 // that gives a policy uses it (and records it).
 func TestPolicyRecorded(t *testing.T) {
 	p := planOf(hop{g: graphOf(t, c("a"))}, hop{g: graphOf(t, c("a"), c("b", "a"))})
-	crash := func(t *testing.T) *runner.Status {
+	crash := func(t *testing.T) *record.Status {
 		var cps snapshots
-		var crashed *runner.Status
+		var crashed *record.Status
 		u := newUndoer("b")
 		u.onRollback = func(name string) {
 			if name == "a" && crashed == nil {
@@ -419,26 +420,26 @@ func TestPolicyRecorded(t *testing.T) {
 		require.ErrorIs(t, err, runner.ErrRunFailed)
 		require.NotNil(t, crashed)
 		require.Equal(t, "rollback-run", crashed.FailurePolicy)
-		require.Equal(t, runner.RollingBack, crashed.Hops[1].Phase)
-		require.Equal(t, runner.Succeeded, crashed.Hops[0].Phase)
+		require.Equal(t, record.RollingBack, crashed.Hops[1].Phase)
+		require.Equal(t, record.Succeeded, crashed.Hops[0].Phase)
 		return crashed
 	}
 	for _, tc := range []struct {
 		name   string
 		opts   []runner.Option
-		hops   []runner.Phase
+		hops   []record.Phase
 		policy string
 	}{
-		{"no policy given: the recorded one", nil, []runner.Phase{runner.RolledBack, runner.RolledBack}, "rollback-run"},
-		{"the recorded one given", []runner.Option{runner.WithFailurePolicy(runner.RollbackRun)}, []runner.Phase{runner.RolledBack, runner.RolledBack}, "rollback-run"},
-		{"another given: it applies", []runner.Option{runner.WithFailurePolicy(runner.Rollback)}, []runner.Phase{runner.Succeeded, runner.RolledBack}, "rollback"},
+		{"no policy given: the recorded one", nil, []record.Phase{record.RolledBack, record.RolledBack}, "rollback-run"},
+		{"the recorded one given", []runner.Option{runner.WithFailurePolicy(runner.RollbackRun)}, []record.Phase{record.RolledBack, record.RolledBack}, "rollback-run"},
+		{"another given: it applies", []runner.Option{runner.WithFailurePolicy(runner.Rollback)}, []record.Phase{record.Succeeded, record.RolledBack}, "rollback"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := newUndoer()
 			st, err := runner.New(u, tc.opts...).Execute(context.Background(), p, crash(t))
 			require.ErrorIs(t, err, runner.ErrRunFailed)
-			assert.Equal(t, runner.RolledBack, st.Phase, st.Message)
-			assert.Equal(t, tc.hops, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
+			assert.Equal(t, record.RolledBack, st.Phase, st.Message)
+			assert.Equal(t, tc.hops, []record.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
 			assert.Equal(t, tc.policy, st.FailurePolicy)
 		})
 	}
@@ -452,7 +453,7 @@ func TestPolicyRecorded(t *testing.T) {
 				want = "" // the default is not written
 			}
 			assert.Equal(t, want, st.FailurePolicy)
-			st.Phase = runner.Failed // resumable
+			st.Phase = record.Failed // resumable
 			_, err = runner.New(newUndoer()).Execute(context.Background(), p, st)
 			assert.NoError(t, err, "resume of a status recording %s", pol)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -78,9 +79,9 @@ func TestRollbackHop(t *testing.T) {
 	st, err := runner.New(u, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
 	assert.NotErrorIs(t, err, runner.ErrRollbackFailed)
-	assert.Equal(t, runner.RolledBack, st.Phase, "run phase")
-	assert.Equal(t, runner.RolledBack, st.Hops[0].Phase, "hop phase")
-	assert.Equal(t, map[string]runner.Phase{"a": runner.RolledBack, "b": runner.RolledBack, "c": runner.RolledBack, "d": runner.RolledBack, "e": runner.RolledBack}, phases(st, 0))
+	assert.Equal(t, record.RolledBack, st.Phase, "run phase")
+	assert.Equal(t, record.RolledBack, st.Hops[0].Phase, "hop phase")
+	assert.Equal(t, map[string]record.Phase{"a": record.RolledBack, "b": record.RolledBack, "c": record.RolledBack, "d": record.RolledBack, "e": record.RolledBack}, phases(st, 0))
 	assert.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1}, u.undone)
 	for _, dep := range [][2]string{{"d", "b"}, {"d", "c"}, {"b", "a"}, {"c", "a"}} {
 		assert.Less(t, u.end[dep[0]], u.start[dep[1]], "%s rolled back before %s", dep[0], dep[1])
@@ -100,10 +101,10 @@ func TestRollbackIrreversible(t *testing.T) {
 	st, err := runner.New(u, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRollbackFailed)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
-	assert.Equal(t, runner.RollbackFailed, st.Phase)
-	assert.Equal(t, map[string]runner.Phase{"etcd": runner.Succeeded, "migrate": runner.RollbackFailed, "api": runner.RolledBack, "ui": runner.RolledBack, "bad": runner.RolledBack}, phases(st, 0))
-	assert.Equal(t, runner.CodeIrreversible, compStatus(t, st, 0, "migrate").Code)
-	assert.Equal(t, runner.CodeRollbackBlocked, compStatus(t, st, 0, "etcd").Code)
+	assert.Equal(t, record.RollbackFailed, st.Phase)
+	assert.Equal(t, map[string]record.Phase{"etcd": record.Succeeded, "migrate": record.RollbackFailed, "api": record.RolledBack, "ui": record.RolledBack, "bad": record.RolledBack}, phases(st, 0))
+	assert.Equal(t, record.CodeIrreversible, compStatus(t, st, 0, "migrate").Code)
+	assert.Equal(t, record.CodeRollbackBlocked, compStatus(t, st, 0, "etcd").Code)
 	assert.Equal(t, "between versions: rolled back: api@v1.0.0, bad@v1.0.0, ui@v1.0.0; at the target: etcd@v1.1.0 (not rolled back: migrate, which depends on it, stays at v1.1.0), migrate@v1.1.0 (irreversible: etcd data migration)", st.Hops[0].Message)
 	assert.Zero(t, u.undone["etcd"]+u.undone["migrate"], "etcd and migrate not rolled back")
 }
@@ -115,13 +116,13 @@ func TestRollbackRun(t *testing.T) {
 	u := newUndoer("b")
 	st, err := runner.New(u, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
-	assert.Equal(t, []runner.Phase{runner.Succeeded, runner.RolledBack}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
+	assert.Equal(t, []record.Phase{record.Succeeded, record.RolledBack}, []record.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
 
 	u = newUndoer("b")
 	st, err = runner.New(u, runner.WithFailurePolicy(runner.RollbackRun)).Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
-	assert.Equal(t, runner.RolledBack, st.Phase)
-	assert.Equal(t, []runner.Phase{runner.RolledBack, runner.RolledBack}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
+	assert.Equal(t, record.RolledBack, st.Phase)
+	assert.Equal(t, []record.Phase{record.RolledBack, record.RolledBack}, []record.Phase{st.Hops[0].Phase, st.Hops[1].Phase})
 	assert.Equal(t, map[string]int{"a": 2, "b": 1}, u.undone, "a rolled back on both hops")
 }
 
@@ -132,7 +133,7 @@ func TestRollbackPerRule(t *testing.T) {
 	p.Hops[0].Rule.OnFailure = release.OnFailureRollback
 	u := newUndoer("b")
 	st, _ := runner.New(u).Execute(context.Background(), p, nil)
-	assert.Equal(t, runner.RolledBack, st.Phase)
+	assert.Equal(t, record.RolledBack, st.Phase)
 }
 
 // The plan refuses Rollback when a runner cannot roll back, naming the
@@ -154,7 +155,7 @@ func TestRollbackRefusedAtPlanTime(t *testing.T) {
 func TestRollbackResumesAfterCrash(t *testing.T) {
 	p := plan1(t, c("a"), c("b", "a"), c("c", "b"), c("x"))
 	var cps snapshots
-	var crashed *runner.Status
+	var crashed *record.Status
 	u := newUndoer("c")
 	u.onRollback = func(name string) {
 		if name == "b" {
@@ -164,15 +165,15 @@ func TestRollbackResumesAfterCrash(t *testing.T) {
 	_, err := runner.New(u, runner.WithFailurePolicy(runner.Rollback), runner.WithCheckpointer(&cps), runner.WithMaxParallel(1)).Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
 	require.NotNil(t, crashed)
-	require.Equal(t, runner.RollingBack, crashed.Hops[0].Phase)
-	require.Equal(t, runner.RollingBack, compStatus(t, crashed, 0, "b").Phase)
-	require.Equal(t, runner.RolledBack, compStatus(t, crashed, 0, "c").Phase)
+	require.Equal(t, record.RollingBack, crashed.Hops[0].Phase)
+	require.Equal(t, record.RollingBack, compStatus(t, crashed, 0, "b").Phase)
+	require.Equal(t, record.RolledBack, compStatus(t, crashed, 0, "c").Phase)
 
 	second := newUndoer()
 	st, err := runner.New(second, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, crashed)
 	require.ErrorIs(t, err, runner.ErrRunFailed, "the run did not upgrade")
 	require.NotErrorIs(t, err, runner.ErrRollbackFailed)
-	assert.Equal(t, runner.RolledBack, st.Phase)
+	assert.Equal(t, record.RolledBack, st.Phase)
 	assert.Zero(t, second.ran["a"]+second.ran["b"]+second.ran["c"]+second.ran["x"], "nothing runs forward")
 	assert.Zero(t, second.undone["c"], "c was rolled back before the crash")
 	assert.Equal(t, 1, second.undone["b"], "b's interrupted rollback runs again")
@@ -226,7 +227,7 @@ func TestRollbackProperty(t *testing.T) {
 		}
 		st, err := runner.New(u, runner.WithFailurePolicy(policy), runner.WithMaxParallel(rnd.IntN(4))).Execute(context.Background(), p, nil)
 		require.ErrorIs(t, err, runner.ErrRunFailed, "seed %d", seed)
-		require.Contains(t, []runner.Phase{runner.RolledBack, runner.RollbackFailed}, st.Phase, "seed %d", seed)
+		require.Contains(t, []record.Phase{record.RolledBack, record.RollbackFailed}, st.Phase, "seed %d", seed)
 		for i := range n {
 			name := names[i]
 			cs := compStatus(t, st, 0, name)
@@ -237,20 +238,20 @@ func TestRollbackProperty(t *testing.T) {
 				assert.Zero(t, u.start[name], "seed %d: %s never ran and is not rolled back", seed, name)
 			case irr:
 				// Named irreversible, or blocked first by a dependent that stays.
-				assert.Contains(t, []runner.Code{runner.CodeIrreversible, runner.CodeRollbackBlocked}, cs.Code, "seed %d: %s is irreversible", seed, name)
+				assert.Contains(t, []record.Code{record.CodeIrreversible, record.CodeRollbackBlocked}, cs.Code, "seed %d: %s is irreversible", seed, name)
 				assert.Zero(t, u.start[name], "seed %d: irreversible %s is not rolled back", seed, name)
-			case cs.Code == runner.CodeRollbackBlocked:
+			case cs.Code == record.CodeRollbackBlocked:
 				assert.Zero(t, u.start[name], "seed %d: blocked %s is not rolled back", seed, name)
 				stays := slices.ContainsFunc(g.Descendants(i), func(d int) bool {
 					dc := compStatus(t, st, 0, names[d])
-					return dc.Phase == runner.RollbackFailed
+					return dc.Phase == record.RollbackFailed
 				})
 				assert.True(t, stays, "seed %d: %s is blocked by a dependent that stays (%s)", seed, name, cs.Reason)
 			case u.failRollback[name]:
-				assert.Equal(t, runner.RollbackFailed, cs.Phase, "seed %d: %s", seed, name)
+				assert.Equal(t, record.RollbackFailed, cs.Phase, "seed %d: %s", seed, name)
 			default:
 				assert.Equal(t, 1, u.undone[name], "seed %d: %s rolled back exactly once", seed, name)
-				assert.Equal(t, runner.RolledBack, cs.Phase, "seed %d: %s", seed, name)
+				assert.Equal(t, record.RolledBack, cs.Phase, "seed %d: %s", seed, name)
 				for _, d := range g.Dependents(i) {
 					if u.start[names[d]] > 0 {
 						assert.Less(t, u.end[names[d]], u.start[name], "seed %d: dependent %s rolled back before %s", seed, names[d], name)
@@ -268,8 +269,8 @@ func TestRollbackHeldComponent(t *testing.T) {
 	r := &heldUndoer{undoer: newUndoer("bad"), held: make(chan struct{})}
 	st, err := runner.New(r, runner.WithFailurePolicy(runner.Rollback)).Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
-	assert.Equal(t, runner.RolledBack, st.Phase)
-	assert.Equal(t, runner.RolledBack, compStatus(t, st, 0, "api").Phase)
+	assert.Equal(t, record.RolledBack, st.Phase)
+	assert.Equal(t, record.RolledBack, compStatus(t, st, 0, "api").Phase)
 	assert.Empty(t, st.Waiting)
 	assert.Equal(t, 1, r.undone["api"])
 }
@@ -389,7 +390,7 @@ func TestRollbackPropertyHops(t *testing.T) {
 		st, err := runner.New(u, runner.WithFailurePolicy(policy), runner.WithMaxParallel(rnd.IntN(4))).Execute(context.Background(), p, nil)
 		require.ErrorIs(t, err, runner.ErrRunFailed, "seed %d", seed)
 		msg := fmt.Sprintf("seed %d, %d hops, failing %s, policy %v", seed, nh, u.fail, policy)
-		rolledBack := func(h int) bool { return st.Hops[h].Phase == runner.RolledBack }
+		rolledBack := func(h int) bool { return st.Hops[h].Phase == record.RolledBack }
 		for h := range nh {
 			g := hops[h].g
 			// Whether hop h is rolled back at all.
@@ -403,20 +404,20 @@ func TestRollbackPropertyHops(t *testing.T) {
 				case !undo:
 					assert.Zero(t, u.start[k], "%s: %s is in a hop that is not rolled back", msg, k)
 					if h < f {
-						assert.Equal(t, runner.Succeeded, cs.Phase, "%s: %s of a completed hop stays", msg, k)
+						assert.Equal(t, record.Succeeded, cs.Phase, "%s: %s of a completed hop stays", msg, k)
 					}
 				case u.ran[k] == 0:
 					assert.Zero(t, u.start[k], "%s: %s never ran and is not rolled back", msg, k)
 				case g.Node(i).To.Irreversible != "":
-					assert.Contains(t, []runner.Code{runner.CodeIrreversible, runner.CodeRollbackBlocked}, cs.Code, "%s: %s is irreversible", msg, k)
+					assert.Contains(t, []record.Code{record.CodeIrreversible, record.CodeRollbackBlocked}, cs.Code, "%s: %s is irreversible", msg, k)
 					assert.Zero(t, u.start[k], "%s: irreversible %s is not rolled back", msg, k)
-				case cs.Code == runner.CodeRollbackBlocked:
+				case cs.Code == record.CodeRollbackBlocked:
 					assert.Zero(t, u.start[k], "%s: blocked %s is not rolled back", msg, k)
 				case u.failRollback[k]:
-					assert.Equal(t, runner.RollbackFailed, cs.Phase, "%s: %s", msg, k)
+					assert.Equal(t, record.RollbackFailed, cs.Phase, "%s: %s", msg, k)
 				default:
 					assert.Equal(t, 1, u.undone[k], "%s: %s rolled back exactly once", msg, k)
-					assert.Equal(t, runner.RolledBack, cs.Phase, "%s: %s", msg, k)
+					assert.Equal(t, record.RolledBack, cs.Phase, "%s: %s", msg, k)
 					for _, d := range g.Dependents(i) {
 						if dk := hopKey(h, names[h][d]); u.start[dk] > 0 {
 							assert.Less(t, u.end[dk], u.start[k], "%s: dependent %s rolled back before %s", msg, dk, k)
@@ -481,16 +482,16 @@ func TestRollbackLeavesNothingWaiting(t *testing.T) {
 			st, err := runner.New(u, opts...).Execute(context.Background(), p, nil)
 			require.ErrorIs(t, err, runner.ErrRunFailed)
 			assert.NotErrorIs(t, err, runner.ErrWaitingForApproval)
-			assert.Equal(t, runner.RolledBack, st.Phase, st.Message)
+			assert.Equal(t, record.RolledBack, st.Phase, st.Message)
 			assert.Empty(t, st.Waiting)
-			want := map[string]runner.Phase{"x": runner.RolledBack, "y": runner.Cancelled, "z": runner.Cancelled}
+			want := map[string]record.Phase{"x": record.RolledBack, "y": record.Cancelled, "z": record.Cancelled}
 			if pre {
-				want["x"] = runner.Cancelled
+				want["x"] = record.Cancelled
 			}
 			assert.Equal(t, want, phases(st, 0))
 			for _, name := range []string{"y", "z"} {
 				cs := compStatus(t, st, 0, name)
-				assert.Equal(t, runner.CodeCancelled, cs.Code, name)
+				assert.Equal(t, record.CodeCancelled, cs.Code, name)
 				assert.Regexp(t, `^not started: (.*(x|healthy) failed|hop v1\.0 -> v2\.0 was rolled back$)`, cs.Reason, name)
 			}
 			assert.Zero(t, u.ran["y"]+u.ran["z"]+u.undone["y"]+u.undone["z"], "y and z neither ran nor rolled back")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -88,7 +89,7 @@ func TestRollbackLimits(t *testing.T) {
 			opts := append([]runner.Option{runner.WithFailurePolicy(runner.Rollback)}, tc.opts...)
 			st, err := runner.New(u, opts...).Execute(context.Background(), p, nil)
 			require.ErrorIs(t, err, runner.ErrRunFailed)
-			require.Equal(t, runner.RolledBack, st.Phase, st.Message)
+			require.Equal(t, record.RolledBack, st.Phase, st.Message)
 			assert.Equal(t, 9, u.undone, "rollbacks")
 			if tc.maxAll > 0 {
 				assert.LessOrEqual(t, u.maxAll, tc.maxAll, "rollbacks at once")
@@ -152,13 +153,13 @@ func TestRollbackRetries(t *testing.T) {
 		failFirst int
 		permanent bool
 		backoffs  []time.Duration
-		phase     runner.Phase
+		phase     record.Phase
 		err       string // a's Error at the end
 	}{
-		{name: "transient", failFirst: 2, backoffs: []time.Duration{10 * time.Second, 20 * time.Second}, phase: runner.RolledBack},
-		{name: "every attempt fails", failFirst: -1, backoffs: []time.Duration{10 * time.Second, 20 * time.Second}, phase: runner.RollbackFailed,
+		{name: "transient", failFirst: 2, backoffs: []time.Duration{10 * time.Second, 20 * time.Second}, phase: record.RolledBack},
+		{name: "every attempt fails", failFirst: -1, backoffs: []time.Duration{10 * time.Second, 20 * time.Second}, phase: record.RollbackFailed,
 			err: "a: rollback attempt 3 failed"},
-		{name: "permanent", failFirst: -1, permanent: true, phase: runner.RollbackFailed, err: "a: rollback attempt 1 failed"},
+		{name: "permanent", failFirst: -1, permanent: true, phase: record.RollbackFailed, err: "a: rollback attempt 1 failed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,7 +181,7 @@ func TestRollbackRetries(t *testing.T) {
 			a := compStatus(t, res.st, 0, "a")
 			assert.Equal(t, tc.phase, a.Phase, "a's phase (reason %q)", a.Reason)
 			assert.Equal(t, tc.err, a.Error, "a's error")
-			assert.Equal(t, tc.phase == runner.RollbackFailed, errors.Is(res.err, runner.ErrRollbackFailed), "error %v matches ErrRollbackFailed", res.err)
+			assert.Equal(t, tc.phase == record.RollbackFailed, errors.Is(res.err, runner.ErrRollbackFailed), "error %v matches ErrRollbackFailed", res.err)
 
 			wantCalls := len(tc.backoffs) + 1
 			var attempts []int
@@ -198,7 +199,7 @@ func TestRollbackRetries(t *testing.T) {
 			for _, ev := range rec.all() {
 				switch {
 				case ev.Type == runner.ComponentRetrying:
-					assert.Equal(t, runner.CodeRollbackFailed, ev.Code, "ComponentRetrying's code")
+					assert.Equal(t, record.CodeRollbackFailed, ev.Code, "ComponentRetrying's code")
 					assert.Equal(t, "a", ev.Component)
 					assert.EqualError(t, ev.Err, fmt.Sprintf("a: rollback attempt %d failed", ev.Attempt))
 				case ev.Type == runner.ComponentRollingBack && ev.Component == "a":
@@ -231,8 +232,8 @@ func TestRollbackCheckpointFailureLetsRollbacksFinish(t *testing.T) {
 	failed := make(chan struct{})
 	var once sync.Once
 	errStore := errors.New("store unavailable")
-	cps := snapshots{fail: func(_ int, s *runner.Status) error {
-		if c, ok := s.Component(0, "x"); ok && c.Phase == runner.RollingBack {
+	cps := snapshots{fail: func(_ int, s *record.Status) error {
+		if c, ok := s.Component(0, "x"); ok && c.Phase == record.RollingBack {
 			once.Do(func() { close(failed) })
 			return errStore
 		}
@@ -255,11 +256,11 @@ func TestRollbackCheckpointFailureLetsRollbacksFinish(t *testing.T) {
 		Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, errStore)
 	assert.ErrorIs(t, err, runner.ErrRollbackFailed, "a rollback that did not finish")
-	assert.Equal(t, runner.Failed, st.Phase)
-	assert.Equal(t, runner.CodeCheckpointFailed, st.Code)
-	assert.Equal(t, runner.RollingBack, st.Hops[0].Phase)
+	assert.Equal(t, record.Failed, st.Phase)
+	assert.Equal(t, record.CodeCheckpointFailed, st.Code)
+	assert.Equal(t, record.RollingBack, st.Hops[0].Phase)
 	assert.NoError(t, zCtxErr, "z's ctx while the checkpoint failed")
-	assert.Equal(t, map[string]runner.Phase{"bad": runner.RolledBack, "y": runner.RolledBack, "z": runner.RolledBack, "x": runner.RollingBack}, phases(st, 0))
+	assert.Equal(t, map[string]record.Phase{"bad": record.RolledBack, "y": record.RolledBack, "z": record.RolledBack, "x": record.RollingBack}, phases(st, 0))
 	assert.Zero(t, u.undone["x"], "x's rollback is not called without its record")
 }
 
@@ -276,9 +277,9 @@ func TestRollbackGoexit(t *testing.T) {
 	res := wait(t, start(context.Background(), runner.New(u, runner.WithFailurePolicy(runner.Rollback)), p, nil))
 	require.ErrorIs(t, res.err, runner.ErrRollbackFailed)
 	a := compStatus(t, res.st, 0, "a")
-	assert.Equal(t, runner.RollbackFailed, a.Phase)
+	assert.Equal(t, record.RollbackFailed, a.Phase)
 	assert.Equal(t, "runner: the runner called runtime.Goexit", a.Error)
-	assert.Equal(t, runner.RolledBack, compStatus(t, res.st, 0, "bad").Phase)
+	assert.Equal(t, record.RolledBack, compStatus(t, res.st, 0, "bad").Phase)
 }
 
 // A resumed rollback whose first checkpoint fails rolls nothing back
@@ -291,15 +292,15 @@ func TestRollbackResumeCheckpointFails(t *testing.T) {
 	require.NotNil(t, cancelled)
 	require.Equal(t, "rollback interrupted: rb api: context canceled", compStatus(t, cancelled, 0, "api").Reason)
 	errStore := errors.New("store unavailable")
-	cps := snapshots{fail: func(int, *runner.Status) error { return errStore }}
+	cps := snapshots{fail: func(int, *record.Status) error { return errStore }}
 	second := newUndoer()
 	st, err := runner.New(second, runner.WithCheckpointer(&cps), runner.WithClock(fakeClock())).Execute(context.Background(), p, cancelled)
 	require.ErrorIs(t, err, errStore)
 	assert.ErrorIs(t, err, runner.ErrRollbackFailed)
 	assert.Zero(t, second.seq, "no rollback without its record")
-	assert.Equal(t, runner.Failed, st.Phase)
-	assert.Equal(t, runner.CodeCheckpointFailed, st.Code)
-	assert.Equal(t, runner.RollingBack, st.Hops[0].Phase)
+	assert.Equal(t, record.Failed, st.Phase)
+	assert.Equal(t, record.CodeCheckpointFailed, st.Code)
+	assert.Equal(t, record.RollingBack, st.Hops[0].Phase)
 	assert.Equal(t, cancelled.Hops[0].Components, st.Hops[0].Components, "component records (-before +after)")
 	rbe, ok := errors.AsType[*runner.RollbackError](err)
 	require.True(t, ok, "*RollbackError in %v", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -137,7 +138,7 @@ type ComponentError struct {
 	Component string
 	Version   string
 	Attempt   int
-	Code      Code
+	Code      record.Code
 	Err       error
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/hopdag/hopdag/record"
 )
 
 // The scheduler: the one walker of a hop's graph, in either direction.
@@ -274,7 +276,7 @@ func (sc *scheduler) unlaunch() {
 		if sc.tries[i] > 0 {
 			reason = "retry not started: checkpoint failed"
 		}
-		sc.terminal(i, Cancelled, CodeCheckpointFailed, reason, nil)
+		sc.terminal(i, record.Cancelled, record.CodeCheckpointFailed, reason, nil)
 	}
 }
 
@@ -412,7 +414,7 @@ func (sc *scheduler) handle(o outcome) {
 // event). The component gives its slot back meanwhile, so that a long
 // backoff never starves another component, and takes one again when the
 // wait ends; a halt ends the wait (retryCancelled).
-func (sc *scheduler) backoff(i int, pol retryPolicy, code Code, err error) {
+func (sc *scheduler) backoff(i int, pol retryPolicy, code record.Code, err error) {
 	r := sc.r
 	cs := &r.s.Hops[sc.hop].Components[i]
 	wait := pol.delay(sc.tries[i]+1, r.e.jitter, r.rnd)
@@ -443,5 +445,5 @@ func (sc *scheduler) retryCancelled(i int) {
 		sc.rollbackInterrupted(i, "rollback interrupted while waiting to retry: "+sc.stopReason)
 		return
 	}
-	sc.terminal(i, Cancelled, CodeCancelled, "cancelled while waiting to retry: "+sc.stopReason, nil)
+	sc.terminal(i, record.Cancelled, record.CodeCancelled, "cancelled while waiting to retry: "+sc.stopReason, nil)
 }

@@ -8,21 +8,12 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 )
 
 // The forward walk: the upgrade of a hop's components, dependencies
 // first, through the Runner (the shared machinery is in schedule.go).
-
-// schedule runs hop's components (the hop's stages before and after
-// them are runHop's).
-func (r *run) schedule(ctx context.Context, hop int) {
-	sc := newScheduler(ctx, r, hop, forward)
-	sc.initForward()
-	sc.loop(ctx)
-	sc.endForward()
-	sc.close()
-}
 
 // initForward readies the components whose dependencies are satisfied;
 // the others wait for them. What Until leaves out stays Pending.
@@ -43,8 +34,8 @@ func (sc *scheduler) initForward() {
 		if satisfied(&cs[i]) {
 			continue
 		}
-		if cs[i].Phase != Pending || cs[i].Code != "" || cs[i].Reason != "" {
-			cs[i].Phase, cs[i].Code, cs[i].Reason = Pending, "", ""
+		if cs[i].Phase != record.Pending || cs[i].Code != "" || cs[i].Reason != "" {
+			cs[i].Phase, cs[i].Code, cs[i].Reason = record.Pending, "", ""
 			r.mark(hop, i)
 		}
 		if !r.until.allows(hop, i) {
@@ -72,14 +63,14 @@ func (sc *scheduler) endForward() {
 	cs := sc.r.s.Hops[sc.hop].Components
 	for i := range cs {
 		switch cs[i].Phase {
-		case Pending:
+		case record.Pending:
 			if sc.holding() {
 				continue // behind a held component, or left out by Until: stays Pending
 			}
-			sc.terminal(i, Cancelled, CodeCancelled, "not started: "+sc.stopReason, nil)
-		case Running:
+			sc.terminal(i, record.Cancelled, record.CodeCancelled, "not started: "+sc.stopReason, nil)
+		case record.Running:
 			// Its backoff ended, and the stop came before a slot did.
-			sc.terminal(i, Cancelled, CodeCancelled, "retry not started: "+sc.stopReason, nil)
+			sc.terminal(i, record.Cancelled, record.CodeCancelled, "retry not started: "+sc.stopReason, nil)
 		}
 	}
 	sc.commit()
@@ -119,7 +110,7 @@ func (sc *scheduler) recordRunning(i int) int {
 	if sc.tries[i] == 1 {
 		cs.StartedAt, cs.FinishedAt, cs.Duration = sc.now, time.Time{}, release.Duration{}
 	}
-	cs.Phase, cs.Code, cs.Reason, cs.Error, cs.Stack = Running, "", "", "", ""
+	cs.Phase, cs.Code, cs.Reason, cs.Error, cs.Stack = record.Running, "", "", "", ""
 	r.mark(sc.hop, i)
 	if len(r.e.observers) > 0 {
 		r.emit(Event{Type: ComponentStarted, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts})
@@ -177,31 +168,31 @@ func (sc *scheduler) attemptEnded(o outcome) {
 	}
 	switch err := o.err; {
 	case err == nil:
-		sc.terminal(i, Succeeded, "", "", nil)
+		sc.terminal(i, record.Succeeded, "", "", nil)
 	case errors.Is(err, ErrSkipped):
 		reason := err.Error()
 		var se *skipError
 		if errors.As(err, &se) {
 			reason = se.reason
 		}
-		sc.terminal(i, Skipped, "", reason, nil)
+		sc.terminal(i, record.Skipped, "", reason, nil)
 	case o.stopped:
 		// The runner returned after its ctx was done: the stop's doing.
 		// (One that failed by itself before is a failure, stop or not.)
-		sc.terminal(i, Cancelled, CodeCancelled, "cancelled: "+sc.stopReason, err)
+		sc.terminal(i, record.Cancelled, record.CodeCancelled, "cancelled: "+sc.stopReason, err)
 	case panicOf(err) != nil:
 		sc.r.s.Hops[sc.hop].Components[i].Stack = recorded(panicOf(err).Stack)
 		sc.r.mark(sc.hop, i)
-		sc.terminal(i, Failed, CodePanic, "", err)
+		sc.terminal(i, record.Failed, record.CodePanic, "", err)
 	default:
-		code := CodeComponentFailed
+		code := record.CodeComponentFailed
 		if o.timedOut {
-			code = CodeComponentTimeout
+			code = record.CodeComponentTimeout
 			err = &timeoutError{d: o.timeout, own: o.own, cv: sc.h.Graph.Node(i).To, err: err}
 		}
 		pol := sc.r.e.retriesFor(sc.h.Graph.Node(i).To)
 		if sc.tries[i] >= pol.attempts || IsPermanent(err) || sc.stopping {
-			sc.terminal(i, Failed, code, "", err)
+			sc.terminal(i, record.Failed, code, "", err)
 			return
 		}
 		// The failed attempt's error is recorded while the component
@@ -227,11 +218,11 @@ func panicOf(err error) *PanicError {
 // terminal records the end of component i and does what follows from it:
 // release its slot, free its dependents, skip them on failure, apply the
 // failure policy, move the Batch barrier.
-func (sc *scheduler) terminal(i int, phase Phase, code Code, reason string, err error) {
+func (sc *scheduler) terminal(i int, phase record.Phase, code record.Code, reason string, err error) {
 	r := sc.r
 	cs := &r.s.Hops[sc.hop].Components[i]
 	now := sc.now
-	wasStarted := cs.Phase == Running
+	wasStarted := cs.Phase == record.Running
 	cs.Phase, cs.Code, cs.Reason = phase, code, reason
 	if err != nil {
 		cs.Error = recorded(err.Error())
@@ -250,29 +241,29 @@ func (sc *scheduler) terminal(i int, phase Phase, code Code, reason string, err 
 	}
 	evType := ComponentCancelled
 	switch phase {
-	case Succeeded, Skipped:
+	case record.Succeeded, record.Skipped:
 		if satisfied(cs) {
 			all := r.s.Hops[sc.hop].Components
 			for _, d := range sc.h.Graph.Dependents(i) {
-				if sc.remaining[d]--; sc.remaining[d] == 0 && all[d].Phase == Pending {
+				if sc.remaining[d]--; sc.remaining[d] == 0 && all[d].Phase == record.Pending {
 					sc.push(d)
 				}
 			}
 		}
 		evType = ComponentSucceeded
-		if phase == Skipped {
+		if phase == record.Skipped {
 			evType = ComponentSkipped
 		}
-	case Failed:
+	case record.Failed:
 		evType = ComponentFailed
 		r.failures++
-		r.s.LastFailure = &Failure{Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Code: code, Error: cs.Error, Time: now}
+		r.s.LastFailure = &record.Failure{Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Code: code, Error: cs.Error, Time: now}
 		r.errs = append(r.errs, &ComponentError{Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Code: code, Err: err})
 	}
 	if len(r.e.observers) > 0 {
 		r.emit(Event{Type: evType, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Code: code, Reason: reason, Err: err, Duration: cs.Duration.Duration})
 	}
-	if phase == Failed {
+	if phase == record.Failed {
 		// Stop first (the running siblings see their ctx done now), then
 		// skip the dependents: all of it goes into the round's one
 		// checkpoint.
@@ -291,8 +282,8 @@ func (sc *scheduler) skipDependents(i int) {
 	cs := sc.r.s.Hops[sc.hop].Components
 	reason := fmt.Sprintf("dependency %s failed", cs[i].Name)
 	for _, d := range g.Descendants(i) {
-		if cs[d].Phase == Pending {
-			sc.terminal(d, Skipped, CodeDependencyFailed, reason, nil)
+		if cs[d].Phase == record.Pending {
+			sc.terminal(d, record.Skipped, record.CodeDependencyFailed, reason, nil)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"runtime/debug"
+
+	"github.com/hopdag/hopdag/record"
 )
 
 // The reverse walk: the rollback of a hop's components, dependents first,
@@ -34,7 +36,7 @@ func (sc *scheduler) initReverse() {
 		sc.pending[j] = toRollBack(&cs[j])
 	}
 	for j := range cs {
-		if cs[j].Phase == RollbackFailed {
+		if cs[j].Phase == record.RollbackFailed {
 			sc.stay(j)
 		}
 	}
@@ -68,7 +70,7 @@ func (sc *scheduler) rollbackStartable(i int) bool {
 	r := sc.r
 	c := &r.s.Hops[sc.hop].Components[i]
 	sc.pending[i] = false
-	c.Phase, c.Code, c.Reason = RollbackFailed, CodeIrreversible, "irreversible: "+to.Irreversible
+	c.Phase, c.Code, c.Reason = record.RollbackFailed, record.CodeIrreversible, "irreversible: "+to.Irreversible
 	r.mark(sc.hop, i)
 	r.emit(Event{Type: ComponentRollbackFailed, Hop: sc.hop, Component: c.Name, Version: c.ToVersion, Phase: c.Phase, Code: c.Code, Reason: c.Reason})
 	sc.stay(i)
@@ -78,7 +80,7 @@ func (sc *scheduler) rollbackStartable(i int) bool {
 // recordRollingBack records component i RollingBack, in step "rollback".
 func (sc *scheduler) recordRollingBack(i int) {
 	c := &sc.r.s.Hops[sc.hop].Components[i]
-	c.Phase, c.Code, c.Reason, c.Step = RollingBack, "", "", "rollback"
+	c.Phase, c.Code, c.Reason, c.Step = record.RollingBack, "", "", "rollback"
 	sc.r.mark(sc.hop, i)
 }
 
@@ -92,7 +94,7 @@ func (sc *scheduler) rollbacksStarted() {
 	cs := r.s.Hops[sc.hop].Components
 	for _, l := range sc.launched {
 		c := &cs[l.node]
-		r.emit(Event{Type: ComponentRollingBack, Hop: sc.hop, Component: c.Name, Version: c.ToVersion, Attempt: sc.tries[l.node], Phase: RollingBack})
+		r.emit(Event{Type: ComponentRollingBack, Hop: sc.hop, Component: c.Name, Version: c.ToVersion, Attempt: sc.tries[l.node], Phase: record.RollingBack})
 	}
 }
 
@@ -147,17 +149,17 @@ func (sc *scheduler) rollbackEnded(o outcome) {
 			// rollback is tried again.
 			c.Reason = recorded("rollback failed, trying again: " + o.err.Error())
 			r.mark(sc.hop, i)
-			sc.backoff(i, pol, CodeRollbackFailed, o.err)
+			sc.backoff(i, pol, record.CodeRollbackFailed, o.err)
 			return
 		}
 		sc.pending[i] = false
-		c.Phase, c.Code, c.Error, c.Reason = RollbackFailed, CodeRollbackFailed, recorded(o.err.Error()), "rollback failed"
+		c.Phase, c.Code, c.Error, c.Reason = record.RollbackFailed, record.CodeRollbackFailed, recorded(o.err.Error()), "rollback failed"
 		sc.stay(i)
 		r.emit(Event{Type: ComponentRollbackFailed, Hop: sc.hop, Component: c.Name, Version: c.ToVersion, Attempt: sc.tries[i], Phase: c.Phase, Code: c.Code, Reason: c.Reason, Err: o.err})
 	default:
 		// Error keeps the upgrade's failure, if it was the one that failed.
 		sc.pending[i] = false
-		c.Phase, c.Code, c.Reason = RolledBack, "", "rolled back to "+orNone(c.FromVersion)
+		c.Phase, c.Code, c.Reason = record.RolledBack, "", "rolled back to "+orNone(c.FromVersion)
 		c.FinishedAt = sc.now
 		for _, d := range sc.next(i) {
 			if sc.pending[d] {
@@ -176,7 +178,7 @@ func (sc *scheduler) rollbackEnded(o outcome) {
 func (sc *scheduler) rollbackInterrupted(i int, reason string) {
 	c := &sc.r.s.Hops[sc.hop].Components[i]
 	sc.pending[i] = false
-	c.Phase, c.Code, c.Reason = RollingBack, "", recorded(reason)
+	c.Phase, c.Code, c.Reason = record.RollingBack, "", recorded(reason)
 	sc.r.mark(sc.hop, i)
 }
 
@@ -192,7 +194,7 @@ func (sc *scheduler) stay(j int) {
 	for _, a := range sc.h.Graph.Ancestors(j) {
 		if sc.pending[a] && sc.tries[a] == 0 {
 			sc.pending[a] = false
-			cs[a].Code, cs[a].Reason = CodeRollbackBlocked, blockedBy(&cs[j])
+			cs[a].Code, cs[a].Reason = record.CodeRollbackBlocked, blockedBy(&cs[j])
 			r.mark(sc.hop, a)
 		}
 	}

@@ -3,6 +3,8 @@ package runner
 import (
 	"errors"
 	"time"
+
+	"github.com/hopdag/hopdag/record"
 )
 
 // The mailbox between the coordinator and the workers of a walk (see
@@ -12,7 +14,7 @@ import (
 // component's record before it was marked Running (or RollingBack).
 type launch struct {
 	node   int
-	before ComponentStatus
+	before record.ComponentStatus
 }
 
 // job is one attempt handed to a worker: the worker builds the Task from

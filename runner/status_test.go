@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -18,7 +19,7 @@ import (
 // richStatus runs a plan that fills every field of a Status: failures,
 // a panic stack, skips, a retry, checks and warnings, times and durations
 // from a fake clock that each attempt moves by one second.
-func richStatus(t *testing.T) *runner.Status {
+func richStatus(t *testing.T) *record.Status {
 	t.Helper()
 	clock := fakeClock()
 	fake := runnertest.New().
@@ -47,7 +48,7 @@ func TestStatusRoundTrip(t *testing.T) {
 	t.Run("json", func(t *testing.T) {
 		b, err := json.Marshal(st)
 		require.NoError(t, err)
-		var back runner.Status
+		var back record.Status
 		require.NoError(t, json.Unmarshal(b, &back))
 		assert.Equal(t, st, &back, "json round trip (-want +got)")
 
@@ -75,7 +76,7 @@ func TestStatusRoundTrip(t *testing.T) {
 	t.Run("yaml", func(t *testing.T) {
 		b, err := yaml.Marshal(st)
 		require.NoError(t, err)
-		var back runner.Status
+		var back record.Status
 		require.NoError(t, yaml.Unmarshal(b, &back))
 		assert.Equal(t, st, &back, "yaml round trip (-want +got)")
 		assert.Contains(t, string(b), "currentHop: 0\n")
@@ -97,12 +98,12 @@ func TestStatusDeepCopy(t *testing.T) {
 
 	cp := st.DeepCopy()
 	require.Equal(t, st, cp, "DeepCopy equals the original")
-	cp.Hops[0].Components[0].Phase = runner.Pending
+	cp.Hops[0].Components[0].Phase = record.Pending
 	cp.Hops[0].Components[0].Error = "changed"
 	cp.Hops[0].Checks[0].Error = "changed"
 	cp.Hops[0].Warnings[0] = "changed"
-	cp.Hops[0].Components = append(cp.Hops[0].Components, runner.ComponentStatus{Name: "extra"})
-	cp.Hops = append(cp.Hops, runner.HopStatus{From: "x"})
+	cp.Hops[0].Components = append(cp.Hops[0].Components, record.ComponentStatus{Name: "extra"})
+	cp.Hops = append(cp.Hops, record.HopStatus{From: "x"})
 	cp.LastFailure.Error = "changed"
 	cp.Progress.Done = 99
 
@@ -110,15 +111,15 @@ func TestStatusDeepCopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, string(before), string(after), "the original after changing its copy")
 
-	var into runner.Status
+	var into record.Status
 	st.DeepCopyInto(&into)
 	assert.Equal(t, st, &into, "DeepCopyInto")
-	var hop runner.HopStatus
+	var hop record.HopStatus
 	st.Hops[0].DeepCopyInto(&hop)
 	hop.Components[0].Name = "changed"
 	assert.NotEqual(t, "changed", st.Hops[0].Components[0].Name, "HopStatus.DeepCopyInto shares components")
 
-	var nilStatus *runner.Status
+	var nilStatus *record.Status
 	assert.Nil(t, nilStatus.DeepCopy(), "DeepCopy of nil")
 }
 
@@ -130,8 +131,8 @@ func TestStatusAbandon(t *testing.T) {
 
 	at := t0.Add(time.Hour)
 	require.NoError(t, st.Abandon("operator gave up", at), "Abandon of a failed run")
-	assert.Equal(t, runner.Abandoned, st.Phase, "Status.Phase")
-	assert.Equal(t, runner.CodeAbandoned, st.Code, "Status.Code")
+	assert.Equal(t, record.Abandoned, st.Phase, "Status.Phase")
+	assert.Equal(t, record.CodeAbandoned, st.Code, "Status.Code")
 	assert.Equal(t, "operator gave up", st.Message, "Status.Message")
 	assert.Equal(t, at, st.FinishedAt, "Status.FinishedAt")
 
@@ -147,25 +148,7 @@ func TestStatusAbandon(t *testing.T) {
 	ok, err := runner.New(runnertest.New()).Execute(context.Background(), p, nil)
 	require.NoError(t, err)
 	assert.Error(t, ok.Abandon("too late", at), "Abandon of a run that succeeded")
-	assert.Equal(t, runner.Succeeded, ok.Phase, "phase after a refused Abandon")
-}
-
-func TestPhaseTerminal(t *testing.T) {
-	tests := []struct {
-		phase runner.Phase
-		want  bool
-	}{
-		{runner.Pending, false},
-		{runner.Running, false},
-		{runner.Succeeded, true},
-		{runner.Failed, true},
-		{runner.Skipped, true},
-		{runner.Cancelled, true},
-		{runner.Abandoned, true},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, tt.phase.Terminal(), "%s.Terminal()", tt.phase)
-	}
+	assert.Equal(t, record.Succeeded, ok.Phase, "phase after a refused Abandon")
 }
 
 func TestStatusComponent(t *testing.T) {

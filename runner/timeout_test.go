@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -63,10 +64,10 @@ func TestTimeoutMessage(t *testing.T) {
 			}
 			ce, ok := errors.AsType[*runner.ComponentError](err)
 			require.True(t, ok, "Execute's error holds a *ComponentError: %v", err)
-			assert.Equal(t, runner.CodeComponentTimeout, ce.Code, "ComponentError.Code")
+			assert.Equal(t, record.CodeComponentTimeout, ce.Code, "ComponentError.Code")
 			assert.Equal(t, tt.want, ce.Err.Error(), "ComponentError.Err")
 			a := compStatus(t, st, 0, "a")
-			assert.Equal(t, runner.CodeComponentTimeout, a.Code, "a code")
+			assert.Equal(t, record.CodeComponentTimeout, a.Code, "a code")
 			assert.Equal(t, tt.want, a.Error, "a error")
 			require.NotNil(t, st.LastFailure)
 			assert.Equal(t, tt.want, st.LastFailure.Error, "LastFailure.Error")

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -21,9 +22,9 @@ import (
 // says Running, so the run must not report success.
 func TestLostFinalCheckpointFailsTheRun(t *testing.T) {
 	p := plan1(t, c("a"))
-	var saved *runner.Status
-	ck := runner.CheckpointFunc(func(ctx context.Context, s *runner.Status) error {
-		if cs, _ := s.Component(0, "a"); cs.Phase == runner.Succeeded {
+	var saved *record.Status
+	ck := runner.CheckpointFunc(func(ctx context.Context, s *record.Status) error {
+		if cs, _ := s.Component(0, "a"); cs.Phase == record.Succeeded {
 			return errors.New("disk full")
 		}
 		saved = s.DeepCopy()
@@ -33,11 +34,11 @@ func TestLostFinalCheckpointFailsTheRun(t *testing.T) {
 	st, err := e.Execute(context.Background(), p, nil)
 	require.Error(t, err, "Execute must fail when a transition could not be recorded")
 	assert.ErrorContains(t, err, "disk full")
-	assert.Equal(t, runner.Failed, st.Phase)
-	assert.Equal(t, runner.CodeCheckpointFailed, st.Code)
-	assert.Equal(t, runner.Failed, st.Hops[0].Phase, "hop phase")
+	assert.Equal(t, record.Failed, st.Phase)
+	assert.Equal(t, record.CodeCheckpointFailed, st.Code)
+	assert.Equal(t, record.Failed, st.Hops[0].Phase, "hop phase")
 	cs, _ := saved.Component(0, "a")
-	assert.Equal(t, runner.Running, cs.Phase, "the store kept the write-ahead Running, so a resume re-runs a")
+	assert.Equal(t, record.Running, cs.Phase, "the store kept the write-ahead Running, so a resume re-runs a")
 }
 
 // Two independent components fail by themselves at the same moment under
@@ -55,7 +56,7 @@ func TestFailFastKeepsConcurrentFailures(t *testing.T) {
 		st, err := runner.New(rn, runner.WithFailurePolicy(runner.FailFast)).Execute(context.Background(), p, nil)
 		require.ErrorIs(t, err, runner.ErrRunFailed)
 		for _, cs := range st.Hops[0].Components {
-			assert.Equal(t, runner.Failed, cs.Phase, "%s failed by itself before any cancellation", cs.Name)
+			assert.Equal(t, record.Failed, cs.Phase, "%s failed by itself before any cancellation", cs.Name)
 			assert.Equal(t, cs.Name+" broke on its own", cs.Error)
 			assert.ErrorContains(t, err, cs.Name+" broke on its own", "the returned error joins every failure")
 		}
@@ -72,11 +73,11 @@ func TestCancelDuringPassingPreCheck(t *testing.T) {
 		runner.WithCheck("healthy", func(context.Context, runner.CheckTask) error { cancel(); return nil }))
 	st, err := e.Execute(ctx, p, nil)
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, runner.Cancelled, st.Phase)
-	assert.Equal(t, runner.Cancelled, st.Hops[0].Phase)
+	assert.Equal(t, record.Cancelled, st.Phase)
+	assert.Equal(t, record.Cancelled, st.Hops[0].Phase)
 	for _, cs := range st.Hops[0].Components {
-		assert.Equal(t, runner.Cancelled, cs.Phase, "%s phase", cs.Name)
-		assert.Equal(t, runner.CodeCancelled, cs.Code, "%s code", cs.Name)
+		assert.Equal(t, record.Cancelled, cs.Phase, "%s phase", cs.Name)
+		assert.Equal(t, record.CodeCancelled, cs.Code, "%s code", cs.Name)
 		assert.Contains(t, cs.Reason, "not started: cancelled", "%s reason", cs.Name)
 		assert.Zero(t, cs.Attempts, "%s attempts", cs.Name)
 	}
@@ -90,7 +91,7 @@ func TestFailedPreCheckExplainsUnstarted(t *testing.T) {
 	st, err := e.Execute(context.Background(), p, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
 	cs, _ := st.Component(0, "a")
-	assert.Equal(t, runner.Cancelled, cs.Phase)
+	assert.Equal(t, record.Cancelled, cs.Phase)
 	assert.Equal(t, "not started: required pre-check healthy failed: node-3 NotReady", cs.Reason)
 }
 
@@ -103,8 +104,8 @@ func TestCheckpointFailsOnRetry(t *testing.T) {
 		calls++
 		return errors.New("etcd unreachable")
 	})
-	ck := runner.CheckpointFunc(func(ctx context.Context, s *runner.Status) error {
-		if cs, _ := s.Component(0, "a"); cs.Phase == runner.Running && cs.Attempts == 2 {
+	ck := runner.CheckpointFunc(func(ctx context.Context, s *record.Status) error {
+		if cs, _ := s.Component(0, "a"); cs.Phase == record.Running && cs.Attempts == 2 {
 			return errors.New("disk full")
 		}
 		return nil
@@ -114,8 +115,8 @@ func TestCheckpointFailsOnRetry(t *testing.T) {
 	cs, _ := st.Component(0, "a")
 	assert.Equal(t, 1, calls, "the runner ran once")
 	assert.Equal(t, 1, cs.Attempts, "attempts in the status")
-	assert.Equal(t, runner.Cancelled, cs.Phase)
-	assert.Equal(t, runner.CodeCheckpointFailed, cs.Code)
+	assert.Equal(t, record.Cancelled, cs.Phase)
+	assert.Equal(t, record.CodeCheckpointFailed, cs.Code)
 	assert.Equal(t, "retry not started: checkpoint failed", cs.Reason)
 	assert.Equal(t, "etcd unreachable", cs.Error, "the first attempt's error is kept")
 	assert.False(t, cs.StartedAt.IsZero(), "the first attempt started")

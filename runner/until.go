@@ -22,13 +22,6 @@ import (
 //   - HOP/COMPONENT/PHASE: as HOP/COMPONENT, and COMPONENT stops before
 //     the step after PHASE (it is Paused, its record names that step).
 
-// Paused is the phase of a run, a hop or a component stopped at the
-// Until step as asked.
-const Paused Phase = "Paused"
-
-// CodeUntilReached: the run stopped at the step WithUntil named.
-const CodeUntilReached Code = "UNTIL_REACHED"
-
 // ErrUntilReached is matched by the error Execute returns when it
 // stopped at the step WithUntil named, and by what Task.Enter returns
 // for the step after it.
@@ -47,58 +40,6 @@ type untilStep struct {
 	component string
 	phase     string
 	allowed   []bool // on hop: COMPONENT and its ancestors
-}
-
-// resolveUntil resolves the executor's until step against p; a step p
-// does not have is ErrInvalidPlan. Validate reports the same problem.
-func (e *Executor) resolveUntil(p *Plan) (*untilStep, error) {
-	u, err := e.untilStep(p)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidPlan, err)
-	}
-	return u, nil
-}
-
-// untilStep is resolveUntil without the ErrInvalidPlan wrapping.
-func (e *Executor) untilStep(p *Plan) (*untilStep, error) {
-	if e.until == "" {
-		return nil, nil
-	}
-	parts := strings.SplitN(e.until, "/", 3)
-	u := &untilStep{name: e.until, hop: -1}
-	if len(parts) > 1 && parts[1] == "" {
-		return nil, fmt.Errorf("until %s: empty component; write HOP, HOP/COMPONENT or HOP/COMPONENT/PHASE", e.until)
-	}
-	component := ""
-	if len(parts) > 1 {
-		component = parts[1]
-	}
-	hop, err := hopOf(p, parts[0], component)
-	if err != nil {
-		return nil, fmt.Errorf("until %s: %w", e.until, err)
-	}
-	u.hop = hop
-	if len(parts) == 1 {
-		return u, nil
-	}
-	g := p.Hops[u.hop].Graph
-	c, _ := g.Index(parts[1])
-	u.component = parts[1]
-	if len(parts) == 3 {
-		if parts[2] == "" {
-			return nil, fmt.Errorf("until %s: empty phase; write HOP/COMPONENT/PHASE", e.until)
-		}
-		if err := checkPhase(g.Node(c).To, parts[2]); err != nil {
-			return nil, fmt.Errorf("until %s: %s", e.until, err.Error())
-		}
-		u.phase = parts[2]
-	}
-	u.allowed = make([]bool, g.Len())
-	u.allowed[c] = true
-	for _, a := range g.Ancestors(c) {
-		u.allowed[a] = true
-	}
-	return u, nil
 }
 
 // InlineSteps are the steps of an inline component without declared
@@ -141,28 +82,4 @@ func (u *untilStep) limits(hop int) bool {
 // allows reports whether component i of hop runs under the step.
 func (u *untilStep) allows(hop, i int) bool {
 	return !u.limits(hop) || u.allowed[i]
-}
-
-// after reports whether the run stops after hop (the step is on it, and
-// later hops exist).
-func (r *run) untilAfter(hop int) bool {
-	u := r.until
-	if u == nil || u.hop != hop || hop == len(r.plan.Hops)-1 {
-		return false
-	}
-	r.untilHit = true
-	return true
-}
-
-// untilStop is ErrUntilReached when component i of the scheduler's hop
-// enters step after the Until phase, or nil.
-func (sc *scheduler) untilStop(i int, step string) error {
-	u := sc.r.until
-	if u == nil || u.hop != sc.hop || u.phase == "" || sc.h.Graph.Node(i).Name != u.component {
-		return nil
-	}
-	if cs := &sc.r.s.Hops[sc.hop].Components[i]; cs.Step == u.phase && step != u.phase {
-		return ErrUntilReached
-	}
-	return nil
 }

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
 
 // Approve records by's approval of the gated step in the state.File
 // store at dir, under the store's lock, and returns the saved status.
-func Approve(ctx context.Context, dir, step, by string, now time.Time) (*runner.Status, error) {
+func Approve(ctx context.Context, dir, step, by string, now time.Time) (*record.Status, error) {
 	store, err := state.OpenFile(dir)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -49,7 +50,7 @@ func (p *Progress) Observe(ev runner.Event) {
 	}
 }
 
-func bar(pr runner.Progress, width int) string {
+func bar(pr record.Progress, width int) string {
 	filled := 0
 	if pr.Total > 0 {
 		filled = pr.Done * width / pr.Total
@@ -101,7 +102,7 @@ func eventLine(ev runner.Event) string {
 
 // phaseWords is a phase as words in a sentence: "RolledBack" is "rolled
 // back", "WaitingForApproval" "waiting for approval".
-func phaseWords(p runner.Phase) string {
+func phaseWords(p record.Phase) string {
 	var b strings.Builder
 	for i, r := range string(p) {
 		if unicode.IsUpper(r) {

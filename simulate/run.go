@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/report"
 	"github.com/hopdag/hopdag/runner"
@@ -28,7 +29,7 @@ type Upgrade struct {
 	Config   Config
 	// Source says which catalog bundle Catalog came from; it is recorded
 	// in the plan and the status (empty for a directory).
-	Source runner.CatalogSource
+	Source record.CatalogSource
 	// Route, when set, is the route to run (one already resolved, such as a
 	// route across tracks); From, To and Accept are then not used.
 	Route *path.Route
@@ -40,7 +41,7 @@ type Upgrade struct {
 
 // Run prints the plan, executes it (resuming from StateDir), prints the
 // status table to out, and returns the final status.
-func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) {
+func Run(ctx context.Context, u Upgrade, out io.Writer) (*record.Status, error) {
 	u.Config.Out = out
 	planFor := func(e *runner.Executor) (*runner.Plan, error) {
 		var popts []runner.PlanOption
@@ -67,7 +68,7 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 	}
 	plan.Catalog = u.Source
 	// show prints the plan and what run returns.
-	show := func(resume string, run func() (*runner.Status, error)) (*runner.Status, error) {
+	show := func(resume string, run func() (*record.Status, error)) (*record.Status, error) {
 		fmt.Fprint(out, plan.String(), resume, "\n")
 		st, err := run()
 		if st != nil {
@@ -77,7 +78,7 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 		return st, err
 	}
 	if u.StateDir == "" {
-		return show("", func() (*runner.Status, error) { return e.Execute(ctx, plan, nil) })
+		return show("", func() (*record.Status, error) { return e.Execute(ctx, plan, nil) })
 	}
 	// With a store: its lock held, resumed from the status saved there,
 	// every transition saved under the lease.
@@ -88,12 +89,12 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*runner.Status, error) 
 	defer store.Close()
 	host, _ := os.Hostname()
 	return state.Run(ctx, store, store, e, plan, state.WithHolder(fmt.Sprintf("%s/%d", host, os.Getpid())), state.WithTTL(time.Minute),
-		state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+		state.WithSession(func(ctx context.Context, s *state.Session) (*record.Status, error) {
 			resume := ""
 			if s.Prev != nil {
 				resume = fmt.Sprintf("resuming from %s (%s, %d/%d done)\n", u.StateDir, s.Prev.Phase, s.Prev.Progress.Done, s.Prev.Progress.Total)
 			}
-			return show(resume, func() (*runner.Status, error) { return s.Execute(ctx, s.Prev) })
+			return show(resume, func() (*record.Status, error) { return s.Execute(ctx, s.Prev) })
 		}))
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -43,7 +44,7 @@ func TestScaledClock(t *testing.T) {
 func TestProgressLines(t *testing.T) {
 	var b bytes.Buffer
 	p := NewProgress(&b, false)
-	pr := runner.Progress{Done: 3, Total: 19}
+	pr := record.Progress{Done: 3, Total: 19}
 	p.Observe(runner.Event{Type: runner.ComponentSucceeded, Component: "etcd", Version: "v3.6.4", Duration: 1500 * time.Millisecond, Progress: pr})
 	p.Observe(runner.Event{Type: runner.ComponentFailed, Component: "calico", Version: "v3.30.2", Err: errors.New("boom"), Progress: pr})
 	p.Observe(runner.Event{Type: runner.ComponentSkipped, Component: "metrics-server", Version: "v0.8.0", Reason: "dependency calico failed", Progress: pr})
@@ -60,17 +61,17 @@ func TestProgressLines(t *testing.T) {
 // The lines of a hop and a plan that end otherwise than they started
 // say their phase in words: "rolled back", not "rolledback".
 func TestProgressPhaseWords(t *testing.T) {
-	pr := runner.Progress{Done: 0, Total: 2}
+	pr := record.Progress{Done: 0, Total: 2}
 	tests := []struct {
 		ev   runner.Event
 		want string
 	}{
-		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: runner.RolledBack, Reason: "rolled back: x@1.0"}, "hop 1 a -> b rolled back: rolled back: x@1.0"},
-		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: runner.RollbackFailed, Reason: "y stays"}, "hop 1 a -> b rollback failed: y stays"},
-		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: runner.Failed, Reason: "component x failed"}, "hop 1 a -> b failed: component x failed"},
-		{runner.Event{Type: runner.PlanFinished, Phase: runner.WaitingForApproval, Duration: time.Second}, "plan waiting for approval (1s)"},
-		{runner.Event{Type: runner.PlanFinished, Phase: runner.RolledBack, Duration: time.Second}, "plan rolled back (1s)"},
-		{runner.Event{Type: runner.PlanFinished, Phase: runner.Succeeded, Duration: time.Second}, "plan succeeded (1s)"},
+		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: record.RolledBack, Reason: "rolled back: x@1.0"}, "hop 1 a -> b rolled back: rolled back: x@1.0"},
+		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: record.RollbackFailed, Reason: "y stays"}, "hop 1 a -> b rollback failed: y stays"},
+		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: record.Failed, Reason: "component x failed"}, "hop 1 a -> b failed: component x failed"},
+		{runner.Event{Type: runner.PlanFinished, Phase: record.WaitingForApproval, Duration: time.Second}, "plan waiting for approval (1s)"},
+		{runner.Event{Type: runner.PlanFinished, Phase: record.RolledBack, Duration: time.Second}, "plan rolled back (1s)"},
+		{runner.Event{Type: runner.PlanFinished, Phase: record.Succeeded, Duration: time.Second}, "plan succeeded (1s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

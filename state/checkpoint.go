@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state/codec"
 )
@@ -43,14 +44,14 @@ type checkpointer struct {
 // Checkpoint commits what changed when ctx carries it for st
 // (runner.Changes: Execute called a wrapper of this checkpointer, which
 // passed its ctx and st on), else saves st whole.
-func (c *checkpointer) Checkpoint(ctx context.Context, st *runner.Status) error {
+func (c *checkpointer) Checkpoint(ctx context.Context, st *record.Status) error {
 	if changed, ok := runner.Changes(ctx, st); ok {
 		return c.CheckpointChanges(ctx, st, changed)
 	}
 	return c.retry(ctx, func(ctx context.Context) error { return c.s.Save(ctx, c.l.Token, st) })
 }
 
-func (c *checkpointer) CheckpointChanges(ctx context.Context, st *runner.Status, changed []runner.Ref) error {
+func (c *checkpointer) CheckpointChanges(ctx context.Context, st *record.Status, changed []record.Ref) error {
 	return c.retry(ctx, func(ctx context.Context) error { return c.s.Commit(ctx, c.l.Token, st, changed) })
 }
 

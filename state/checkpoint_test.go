@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 	"github.com/hopdag/hopdag/state"
@@ -27,7 +28,7 @@ type flakyStore struct {
 	calls int
 }
 
-func (f *flakyStore) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+func (f *flakyStore) Commit(ctx context.Context, token uint64, s *record.Status, changed []record.Ref) error {
 	f.mu.Lock()
 	f.calls++
 	fail := f.calls <= f.fails
@@ -72,7 +73,7 @@ func TestCheckpointerRetries(t *testing.T) {
 			cp := state.Checkpointer(fs, l, state.WithClock(clock)).(runner.ChangeCheckpointer)
 			done := make(chan error, 1)
 			go func() {
-				done <- cp.CheckpointChanges(t.Context(), statetest.Sample(1), []runner.Ref{{Hop: 0, Component: 0}})
+				done <- cp.CheckpointChanges(t.Context(), statetest.Sample(1), []record.Ref{{Hop: 0, Component: 0}})
 			}()
 			// Drive the backoff waits on the fake clock until it returns.
 			var got error

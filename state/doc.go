@@ -1,4 +1,4 @@
-// Package state is where a run's runner.Status lives between processes,
+// Package state is where a run's record.Status lives between processes,
 // so that an upgrade survives a crash, a restart, or the upgrading process
 // replacing itself, and so that two coordinators never both write it.
 //
@@ -73,7 +73,7 @@
 // hop's header and count, which still load), snapshot heads
 // ("snapshot": seq, token, header, shard count) and snapshot shards
 // ("shard": a run of components). Component records carry the whole
-// runner.ComponentStatus, so fields the runner adds later (a component's
+// record.ComponentStatus, so fields the runner adds later (a component's
 // upgrade phases, approvals) travel without a new format, and readers
 // ignore what they do not know. No record grows with the run beyond a
 // bound: commits and shards are split at 256 KiB where a backend limits

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
@@ -128,12 +129,12 @@ func ExampleWithSession() {
 	ctx := context.Background()
 	store := state.NewMemory()
 	upgrade := runner.RunnerFunc(func(ctx context.Context, t runner.Task) error { return nil })
-	session := state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+	session := state.WithSession(func(ctx context.Context, s *state.Session) (*record.Status, error) {
 		prev := s.Prev
 		switch {
 		case prev == nil:
 			fmt.Println("a fresh run")
-		case prev.Phase == runner.Succeeded:
+		case prev.Phase == record.Succeeded:
 			fmt.Println("the last run succeeded; starting over")
 			prev = nil
 		default:
@@ -219,8 +220,8 @@ func ExampleOpenFile() {
 	lease, _ := store.Acquire(ctx, "node-a", time.Minute)
 	st := runner.NewStatus(examplePlan())
 	fmt.Println("save:", store.Save(ctx, lease.Token, st))
-	st.Hops[0].Components[0].Phase = runner.Running
-	fmt.Println("commit:", store.Commit(ctx, lease.Token, st, []runner.Ref{{Hop: 0, Component: 0}}))
+	st.Hops[0].Components[0].Phase = record.Running
+	fmt.Println("commit:", store.Commit(ctx, lease.Token, st, []record.Ref{{Hop: 0, Component: 0}}))
 	saved, _ := store.Load(ctx)
 	fmt.Println("load:", saved.From, "->", saved.To, saved.Hops[0].Components[0].Name, saved.Hops[0].Components[0].Phase)
 

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -136,7 +137,7 @@ func (f *File) Close() error {
 // snapshots, so a read sees a consistent state or, when a snapshot was
 // written meanwhile, a journal that does not follow its snapshot, and
 // reads again.
-func (f *File) Load(ctx context.Context) (*runner.Status, error) {
+func (f *File) Load(ctx context.Context) (*record.Status, error) {
 	for try := 0; ; try++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -159,17 +160,17 @@ func (f *File) Load(ctx context.Context) (*runner.Status, error) {
 }
 
 // Save writes s whole (a snapshot) if token is the current lease's.
-func (f *File) Save(ctx context.Context, token uint64, s *runner.Status) error {
+func (f *File) Save(ctx context.Context, token uint64, s *record.Status) error {
 	return f.commit(ctx, token, s, nil, true)
 }
 
 // Commit records the changed components of s and its header (one journal
 // line) if token is the current lease's.
-func (f *File) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+func (f *File) Commit(ctx context.Context, token uint64, s *record.Status, changed []record.Ref) error {
 	return f.commit(ctx, token, s, changed, false)
 }
 
-func (f *File) commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref, all bool) error {
+func (f *File) commit(ctx context.Context, token uint64, s *record.Status, changed []record.Ref, all bool) error {
 	if s == nil {
 		return errNilStatus
 	}

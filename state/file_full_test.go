@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
 )
@@ -72,14 +72,14 @@ func dotFiles(t *testing.T, dir string) []string {
 func TestFileFullDisk(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		write func(f *state.File, token uint64, s *runner.Status) error
+		write func(f *state.File, token uint64, s *record.Status) error
 	}{
-		{"Save", func(f *state.File, token uint64, s *runner.Status) error { return f.Save(t.Context(), token, s) }},
-		{"Commit", func(f *state.File, token uint64, s *runner.Status) error {
-			var refs []runner.Ref
+		{"Save", func(f *state.File, token uint64, s *record.Status) error { return f.Save(t.Context(), token, s) }},
+		{"Commit", func(f *state.File, token uint64, s *record.Status) error {
+			var refs []record.Ref
 			for i := range 40 {
-				s.Hops[0].Components[i].Phase, s.Hops[0].Components[i].Reason = runner.Running, strings.Repeat("x", 600)
-				refs = append(refs, runner.Ref{Hop: 0, Component: i})
+				s.Hops[0].Components[i].Phase, s.Hops[0].Components[i].Reason = record.Running, strings.Repeat("x", 600)
+				refs = append(refs, record.Ref{Hop: 0, Component: i})
 			}
 			return f.Commit(t.Context(), token, s, refs)
 		}},

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
@@ -22,7 +23,7 @@ import (
 // run17 checkpoints a 17-component run to Succeeded in dir, one Commit
 // per transition, as the audit's run did; last is Save (a snapshot, the
 // journal left with no commit) or one more Commit. It returns the status.
-func run17(t *testing.T, dir string, last string) *runner.Status {
+func run17(t *testing.T, dir string, last string) *record.Status {
 	t.Helper()
 	f := openFile(t, dir)
 	l, err := f.Acquire(t.Context(), "a", time.Minute)
@@ -30,15 +31,15 @@ func run17(t *testing.T, dir string, last string) *runner.Status {
 	s := statetest.Big(17)
 	require.NoError(t, f.Commit(t.Context(), l.Token, s, nil))
 	for i := range s.Hops[0].Components {
-		for _, p := range []runner.Phase{runner.Running, runner.Succeeded} {
+		for _, p := range []record.Phase{record.Running, record.Succeeded} {
 			s.Hops[0].Components[i].Phase = p
-			if p == runner.Succeeded {
+			if p == record.Succeeded {
 				s.Progress.Done++
 			}
-			require.NoError(t, f.Commit(t.Context(), l.Token, s, []runner.Ref{{Hop: 0, Component: i}}))
+			require.NoError(t, f.Commit(t.Context(), l.Token, s, []record.Ref{{Hop: 0, Component: i}}))
 		}
 	}
-	s.Phase, s.Hops[0].Phase = runner.Succeeded, runner.Succeeded
+	s.Phase, s.Hops[0].Phase = record.Succeeded, record.Succeeded
 	if last == "Save" {
 		require.NoError(t, f.Save(t.Context(), l.Token, s))
 	} else {
@@ -102,14 +103,14 @@ func TestFileLegacyStore(t *testing.T) {
 			token := uint64(1)
 			want.Runs++
 			want.Hops[0].Message = "a hop's header changed"
-			require.NoError(t, f.Commit(t.Context(), token, want, []runner.Ref{{Hop: 0, Component: 0}}))
+			require.NoError(t, f.Commit(t.Context(), token, want, []record.Ref{{Hop: 0, Component: 0}}))
 			requireLoad(t, dir, want)
 			journal, err := os.ReadFile(filepath.Join(dir, state.JournalFile))
 			require.NoError(t, err)
 			lines := strings.Split(strings.TrimSuffix(string(journal), "\n"), "\n")
 			assert.Contains(t, lines[len(lines)-1], `"kind":"commit-delta"`, "a commit after the old ones is a delta commit")
 			want.Runs++
-			require.NoError(t, openFile(t, dir).Commit(t.Context(), token, want, []runner.Ref{{Hop: 0, Component: 1}}), "a Commit by another handle")
+			require.NoError(t, openFile(t, dir).Commit(t.Context(), token, want, []record.Ref{{Hop: 0, Component: 1}}), "a Commit by another handle")
 			requireLoad(t, dir, want)
 			want.Runs++
 			require.NoError(t, f.Save(t.Context(), token, want))
@@ -128,19 +129,19 @@ func TestFileLegacyStore(t *testing.T) {
 // legacyStatus is the status saved in testdata/name: Sample(0), its
 // three components Succeeded one Commit each, then (v1-snapshot) the run
 // Succeeded, in a Save.
-func legacyStatus(name string) *runner.Status {
+func legacyStatus(name string) *record.Status {
 	s := statetest.Sample(0)
 	for i := range s.Hops[0].Components {
-		s.Hops[0].Components[i].Phase, s.Hops[0].Components[i].Attempts = runner.Succeeded, 1
+		s.Hops[0].Components[i].Phase, s.Hops[0].Components[i].Attempts = record.Succeeded, 1
 		s.Progress.Done++
 	}
 	if name == "v1-snapshot" {
-		s.Phase, s.Hops[0].Phase = runner.Succeeded, runner.Succeeded
+		s.Phase, s.Hops[0].Phase = record.Succeeded, record.Succeeded
 	}
 	return s
 }
 
-func requireLoad(t *testing.T, dir string, want *runner.Status) {
+func requireLoad(t *testing.T, dir string, want *record.Status) {
 	t.Helper()
 	got, err := openFile(t, dir).Load(t.Context())
 	require.NoError(t, err)
@@ -162,7 +163,7 @@ func TestFileSnapshotCrash(t *testing.T) {
 	tests := []struct {
 		name  string
 		files func(t *testing.T) files
-		want  *runner.Status
+		want  *record.Status
 	}{
 		{"the new snapshot, the journal it replaced", func(t *testing.T) files {
 			dir := t.TempDir()
@@ -171,7 +172,7 @@ func TestFileSnapshotCrash(t *testing.T) {
 			require.NoError(t, err)
 			s := statetest.Sample(0)
 			require.NoError(t, f.Save(t.Context(), l.Token, s))
-			require.NoError(t, f.Commit(t.Context(), l.Token, statetest.Sample(1), []runner.Ref{{Hop: 0, Component: 0}}))
+			require.NoError(t, f.Commit(t.Context(), l.Token, statetest.Sample(1), []record.Ref{{Hop: 0, Component: 0}}))
 			old := read(dir, state.JournalFile)
 			require.NoError(t, f.Save(t.Context(), l.Token, statetest.Sample(2)))
 			return files{read(dir, state.SnapshotFile), old}
@@ -218,7 +219,7 @@ func TestFileSnapshotCrash(t *testing.T) {
 			}
 			s = s.DeepCopy()
 			s.Runs++
-			require.NoError(t, f.Commit(t.Context(), l.Token, s, []runner.Ref{{Hop: 0, Component: 2}}))
+			require.NoError(t, f.Commit(t.Context(), l.Token, s, []record.Ref{{Hop: 0, Component: 2}}))
 			requireLoad(t, dir, s)
 			journal := read(dir, state.JournalFile)
 			if crashed.snapshot != nil && !bytes.HasPrefix(journal, crashed.journal) {
@@ -254,11 +255,11 @@ func TestCommitSizeFlat(t *testing.T) {
 				s := statetest.Hops(hops)
 				require.NoError(t, b.Save(t.Context(), l.Token, s))
 				before := state.Written(b)
-				s.Hops[hops-1].Components[0].Phase, s.Hops[hops-1].Components[0].Attempts = runner.Running, 1
+				s.Hops[hops-1].Components[0].Phase, s.Hops[hops-1].Components[0].Attempts = record.Running, 1
 				if hopChanges {
-					s.Hops[hops-1].Phase, s.CurrentHop = runner.Running, hops-1
+					s.Hops[hops-1].Phase, s.CurrentHop = record.Running, hops-1
 				}
-				require.NoError(t, b.Commit(t.Context(), l.Token, s, []runner.Ref{{Hop: hops - 1, Component: 0}}))
+				require.NoError(t, b.Commit(t.Context(), l.Token, s, []record.Ref{{Hop: hops - 1, Component: 0}}))
 				got, err := b.Load(t.Context())
 				require.NoError(t, err)
 				require.Equal(t, s, got)
@@ -313,7 +314,7 @@ func TestFileTruncatedJournalHaltsRun(t *testing.T) {
 			ce, ok := errors.AsType[*state.CorruptError](err)
 			require.True(t, ok, "Execute with %s cut short: %v, want a *state.CorruptError", state.JournalFile, err)
 			assert.Equal(t, journal, ce.Path, "CorruptError.Path")
-			assert.Equal(t, runner.CodeCheckpointFailed, st.Code, "the run's code")
+			assert.Equal(t, record.CodeCheckpointFailed, st.Code, "the run's code")
 			got, err := os.ReadFile(journal)
 			require.NoError(t, err)
 			assert.Equal(t, cut, got, "%s after the run: something was written over the cut", state.JournalFile)

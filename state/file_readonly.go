@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -61,7 +62,7 @@ func fileView(dir string, clock runner.Clock, mutex *os.File) *File {
 func (r *ReadOnlyFile) Close() error { return nil }
 
 // Load reads the status as File.Load does (File.Load takes no lock).
-func (r *ReadOnlyFile) Load(ctx context.Context) (*runner.Status, error) {
+func (r *ReadOnlyFile) Load(ctx context.Context) (*record.Status, error) {
 	return r.f.Load(ctx)
 }
 
@@ -122,12 +123,12 @@ func (r *ReadOnlyFile) readOnly(what string) error {
 }
 
 // Save fails with ErrReadOnly.
-func (r *ReadOnlyFile) Save(context.Context, uint64, *runner.Status) error {
+func (r *ReadOnlyFile) Save(context.Context, uint64, *record.Status) error {
 	return r.readOnly("save the status")
 }
 
 // Commit fails with ErrReadOnly.
-func (r *ReadOnlyFile) Commit(context.Context, uint64, *runner.Status, []runner.Ref) error {
+func (r *ReadOnlyFile) Commit(context.Context, uint64, *record.Status, []record.Ref) error {
 	return r.readOnly("commit the status")
 }
 

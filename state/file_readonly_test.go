@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -85,11 +85,11 @@ func TestOpenFileReadOnly(t *testing.T) {
 			dir := t.TempDir()
 			f, err := state.OpenFile(dir)
 			require.NoError(t, err)
-			var saved *runner.Status
+			var saved *record.Status
 			if tc.acquire {
 				l, err := f.Acquire(ctx, "node-a/1 (run)", time.Hour)
 				require.NoError(t, err)
-				saved = &runner.Status{Phase: runner.Failed, From: "v1", To: "v2", Runs: 1, Hops: []runner.HopStatus{{From: "v1", To: "v2", Phase: runner.Failed}}}
+				saved = &record.Status{Phase: record.Failed, From: "v1", To: "v2", Runs: 1, Hops: []record.HopStatus{{From: "v1", To: "v2", Phase: record.Failed}}}
 				require.NoError(t, f.Save(ctx, l.Token, saved))
 				if tc.release {
 					require.NoError(t, f.Release(ctx, l))
@@ -134,8 +134,8 @@ func TestOpenFileReadOnly(t *testing.T) {
 			assert.Equal(t, wantLease.Holder, l.Holder, "ReadLease's holder, as File.ReadLease says")
 
 			for what, err := range map[string]error{
-				"Save":    r.Save(ctx, l.Token, &runner.Status{}),
-				"Commit":  r.Commit(ctx, l.Token, &runner.Status{}, nil),
+				"Save":    r.Save(ctx, l.Token, &record.Status{}),
+				"Commit":  r.Commit(ctx, l.Token, &record.Status{}, nil),
 				"Release": r.Release(ctx, l),
 			} {
 				assert.ErrorIs(t, err, state.ErrReadOnly, "%s", what)

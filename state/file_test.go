@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner/runnertest"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
@@ -213,7 +213,7 @@ func TestFileMissingSnapshot(t *testing.T) {
 	s := statetest.Big(20)
 	require.NoError(t, f.Commit(t.Context(), l.Token, s, nil))
 	s.Hops[0].Components[0].Attempts++
-	require.NoError(t, f.Commit(t.Context(), l.Token, s, []runner.Ref{{Hop: 0, Component: 0}}))
+	require.NoError(t, f.Commit(t.Context(), l.Token, s, []record.Ref{{Hop: 0, Component: 0}}))
 	require.NoError(t, os.Remove(filepath.Join(dir, state.SnapshotFile)))
 	g, err := state.OpenFile(dir)
 	require.NoError(t, err)
@@ -298,10 +298,10 @@ func TestFileDirectoryReplaced(t *testing.T) {
 	require.NoError(t, b.Save(ctx, lb.Token, statetest.Big(2)))
 
 	s := statetest.Big(3)
-	s.Hops[0].Components[0].Phase = runner.Succeeded
+	s.Hops[0].Components[0].Phase = record.Succeeded
 	for name, call := range map[string]func() error{
 		"Save":    func() error { return a.Save(ctx, la.Token, s) },
-		"Commit":  func() error { return a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}}) },
+		"Commit":  func() error { return a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 0}}) },
 		"Refresh": func() error { _, err := a.Refresh(ctx, la); return err },
 		"Release": func() error { return a.Release(ctx, la) },
 		"Acquire": func() error { _, err := a.Acquire(ctx, "a", time.Minute); return err },
@@ -336,8 +336,8 @@ func TestFileLockFileDeleted(t *testing.T) {
 	_, err = b.Acquire(ctx, "b", time.Minute)
 	require.ErrorIs(t, err, state.ErrLocked, "the lease is held whatever became of the lock file")
 
-	s.Hops[0].Components[0].Phase = runner.Succeeded
-	require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}}), "the holder goes on")
+	s.Hops[0].Components[0].Phase = record.Succeeded
+	require.NoError(t, a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 0}}), "the holder goes on")
 	la, err = a.Refresh(ctx, la)
 	require.NoError(t, err)
 	got, err := b.Load(ctx)

@@ -37,7 +37,7 @@ func (f *File) Acquire(ctx context.Context, holder string, ttl time.Duration) (L
 			if err != nil {
 				return err
 			}
-			*r = record{Last: last, Token: last, Holder: unknownHolder, TTL: held, Expires: now.Add(held)}
+			*r = leaseRecord{Last: last, Token: last, Holder: unknownHolder, TTL: held, Expires: now.Add(held)}
 			if err := writeRecord(f.v, r); err != nil {
 				return errorf("acquire: %w", err)
 			}
@@ -98,7 +98,7 @@ func (f *File) Refresh(ctx context.Context, l Lease) (Lease, error) {
 			if holder == "" {
 				holder = unknownHolder
 			}
-			*r = record{Last: r.Last, Token: l.Token, Holder: holder, TTL: l.TTL, Expires: now.Add(l.TTL)}
+			*r = leaseRecord{Last: r.Last, Token: l.Token, Holder: holder, TTL: l.TTL, Expires: now.Add(l.TTL)}
 			lease = r.lease()
 		} else if lease, err = r.refresh(now, l); err != nil {
 			return err
@@ -121,7 +121,7 @@ func (f *File) Release(ctx context.Context, l Lease) error {
 			return err
 		}
 		if r.missing {
-			*r = record{Last: r.Last}
+			*r = leaseRecord{Last: r.Last}
 		} else if err := r.release(now, l); err != nil {
 			return err
 		}
@@ -138,7 +138,7 @@ func (f *File) Release(ctx context.Context, l Lease) error {
 // taken as held is the one the status was last written under, as Acquire
 // takes it (see File): its holder may still run, and goes on. The record
 // returned then has missing set and Last that token; nothing is written.
-func (f *File) current(now time.Time, token uint64) (*record, error) {
+func (f *File) current(now time.Time, token uint64) (*leaseRecord, error) {
 	r, err := readRecord(f.v)
 	if err != nil {
 		return nil, err
@@ -177,15 +177,15 @@ func missingCheck(token, written, last uint64) error {
 
 // readRecord reads LeaseFile; a zero record, missing, when it does not
 // exist.
-func readRecord(v volume) (*record, error) {
+func readRecord(v volume) (*leaseRecord, error) {
 	b, err := v.read(LeaseFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &record{missing: true}, nil
+		return &leaseRecord{missing: true}, nil
 	}
 	if err != nil {
 		return nil, errorf("read lease: %w", err)
 	}
-	r := new(record)
+	r := new(leaseRecord)
 	if err := json.Unmarshal(b, r); err != nil {
 		off := int64(0)
 		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
@@ -230,7 +230,7 @@ func isEnd(se *json.SyntaxError) bool {
 	return se.Error() == "unexpected end of JSON input"
 }
 
-func (r *record) validate() error {
+func (r *leaseRecord) validate() error {
 	switch {
 	case r.Last == 0 && r.Token == 0 && r.Holder == "":
 		return errors.New("no token: the lease record is empty")
@@ -242,7 +242,7 @@ func (r *record) validate() error {
 	return nil
 }
 
-func writeRecord(v volume, r *record) error {
+func writeRecord(v volume, r *leaseRecord) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err

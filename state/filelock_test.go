@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 	"github.com/hopdag/hopdag/state"
@@ -63,7 +64,7 @@ func TestFileLeaseRecordDeletedRun(t *testing.T) {
 	})
 	exec := runner.New(slow, runner.WithMaxParallel(1), runner.WithCheckpointer(state.Checkpointer(f, lease, state.WithClock(clock))))
 	type result struct {
-		st  *runner.Status
+		st  *record.Status
 		err error
 	}
 	done := make(chan result, 1)
@@ -113,7 +114,7 @@ func TestFileLeaseRecordDeletedRun(t *testing.T) {
 	proceed <- struct{}{}
 	r := <-done
 	require.NoError(t, r.err, "Execute()")
-	assert.Equal(t, runner.Succeeded, r.st.Phase)
+	assert.Equal(t, record.Succeeded, r.st.Phase)
 	keeper.Stop()
 	assert.NotErrorIs(t, context.Cause(runCtx), state.ErrLost, "the keeper lost the lease")
 	require.NoError(t, f.Release(ctx, keeper.Lease()), "Release after the run")

@@ -10,7 +10,7 @@ import (
 	"io/fs"
 	"slices"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state/codec"
 )
 
@@ -472,7 +472,7 @@ func (j *journal) lastToken() (uint64, error) {
 // commit records s under token: a journal line for the changed
 // components, or a snapshot (changed nil means all). The caller checked
 // the lease; commit refuses a token below the last one written.
-func (j *journal) commit(token uint64, s *runner.Status, changed []runner.Ref, all bool) (written int, err error) {
+func (j *journal) commit(token uint64, s *record.Status, changed []record.Ref, all bool) (written int, err error) {
 	if s == nil {
 		return 0, errNilStatus
 	}
@@ -541,7 +541,7 @@ func (j *journal) commit(token uint64, s *runner.Status, changed []runner.Ref, a
 // leaves the old snapshot and journal, or the new snapshot and the
 // journal it replaced (see journalRef), or the new ones: never a
 // snapshot without a journal that it names.
-func (j *journal) snapshot(token uint64, s *runner.Status) (int, error) {
+func (j *journal) snapshot(token uint64, s *record.Status) (int, error) {
 	if !j.follows {
 		// The journal holds nothing the status lacks (it is missing,
 		// empty, or the one the snapshot replaced), but a crash in what

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // crashVolume is records in a map whose writes stop at the crash'th: that
@@ -69,32 +69,32 @@ func (v *crashVolume) stamp() (any, error) { return v.writes, nil }
 
 // crashStatus is a one-hop status of n components, the first done of
 // them Succeeded, on its runs'th run.
-func crashStatus(n, done, runs int) *runner.Status {
-	s := &runner.Status{Phase: runner.Running, From: "v1.0", To: "v1.1", Runs: runs}
-	h := runner.HopStatus{From: "v1.0", To: "v1.1", Phase: runner.Running}
+func crashStatus(n, done, runs int) *record.Status {
+	s := &record.Status{Phase: record.Running, From: "v1.0", To: "v1.1", Runs: runs}
+	h := record.HopStatus{From: "v1.0", To: "v1.1", Phase: record.Running}
 	for i := range n {
-		c := runner.ComponentStatus{Name: fmt.Sprintf("c%d", i), ToVersion: "v1.1.0", Phase: runner.Pending}
+		c := record.ComponentStatus{Name: fmt.Sprintf("c%d", i), ToVersion: "v1.1.0", Phase: record.Pending}
 		if i < done {
-			c.Phase, c.Attempts = runner.Succeeded, 1
+			c.Phase, c.Attempts = record.Succeeded, 1
 		}
 		h.Components = append(h.Components, c)
 	}
-	s.Hops = []runner.HopStatus{h}
-	s.Progress = runner.Progress{Done: done, Total: n}
+	s.Hops = []record.HopStatus{h}
+	s.Progress = record.Progress{Done: done, Total: n}
 	return s
 }
 
 // op is one write of a run: a snapshot (all) or a commit of changed.
 type op struct {
 	all     bool
-	s       *runner.Status
-	changed []runner.Ref
+	s       *record.Status
+	changed []record.Ref
 }
 
 // runOps runs ops on v until one fails with errCrash: last is the status
 // the last acknowledged op wrote (from, when none was), inFlight the one
 // the crash cut short (nil when none was).
-func runOps(t *testing.T, v *crashVolume, token uint64, from *runner.Status, ops []op) (last, inFlight *runner.Status) {
+func runOps(t *testing.T, v *crashVolume, token uint64, from *record.Status, ops []op) (last, inFlight *record.Status) {
 	t.Helper()
 	j := journal{v: v}
 	_, err := j.load()
@@ -112,7 +112,7 @@ func runOps(t *testing.T, v *crashVolume, token uint64, from *runner.Status, ops
 
 // requireCrashed loads v after a crash: with no error, the last status
 // acknowledged or the one in flight.
-func requireCrashed(t *testing.T, v *crashVolume, last, inFlight *runner.Status) *runner.Status {
+func requireCrashed(t *testing.T, v *crashVolume, last, inFlight *record.Status) *record.Status {
 	t.Helper()
 	v.crash = 0
 	st, err := (&journal{v: v}).load()
@@ -125,7 +125,7 @@ func requireCrashed(t *testing.T, v *crashVolume, last, inFlight *runner.Status)
 
 // recovery is what the next holder writes after a crash left got: a
 // commit, a snapshot, a commit.
-func recovery(got *runner.Status) []op {
+func recovery(got *record.Status) []op {
 	a := crashStatus(4, 4, 3)
 	if got != nil {
 		a = got.DeepCopy()
@@ -137,9 +137,9 @@ func recovery(got *runner.Status) []op {
 	c := b.DeepCopy()
 	c.Hops[0].Components[0].Reason = "after the snapshot"
 	return []op{
-		{false, a, []runner.Ref{{Hop: 0, Component: len(a.Hops[0].Components) - 1}}},
+		{false, a, []record.Ref{{Hop: 0, Component: len(a.Hops[0].Components) - 1}}},
 		{true, b, nil},
-		{false, c, []runner.Ref{{Hop: 0, Component: 0}}},
+		{false, c, []record.Ref{{Hop: 0, Component: 0}}},
 	}
 }
 
@@ -163,7 +163,7 @@ func TestJournalCrashes(t *testing.T) {
 	// a snapshot after every second.
 	ops := []op{{true, crashStatus(4, 0, 1), nil}}
 	for done := 1; done <= 4; done++ {
-		ops = append(ops, op{false, crashStatus(4, done, 1), []runner.Ref{{Hop: 0, Component: done - 1}}})
+		ops = append(ops, op{false, crashStatus(4, done, 1), []record.Ref{{Hop: 0, Component: done - 1}}})
 		if done%2 == 0 {
 			ops = append(ops, op{true, crashStatus(4, done, 2), nil})
 		}

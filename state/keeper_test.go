@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner/runnertest"
 	"github.com/hopdag/hopdag/state"
 )
@@ -229,7 +229,7 @@ func TestKeeperCancelsWhileSaveAndRefreshHang(t *testing.T) {
 
 	saved := make(chan error, 1)
 	go func() {
-		saved <- state.Checkpointer(f, lease).Checkpoint(context.WithoutCancel(runCtx), &runner.Status{Phase: runner.Running})
+		saved <- state.Checkpointer(f, lease).Checkpoint(context.WithoutCancel(runCtx), &record.Status{Phase: record.Running})
 	}()
 	select {
 	case <-runCtx.Done():

@@ -39,7 +39,7 @@ var (
 )
 
 // read is ReadLease of a record at now, as acquire decides.
-func (r *record) read(now time.Time) (Lease, bool) {
+func (r *leaseRecord) read(now time.Time) (Lease, bool) {
 	if r.Token == 0 {
 		return Lease{}, false
 	}

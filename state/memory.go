@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -56,8 +57,8 @@ func (m *Memory) do(ctx context.Context, fn func(now time.Time) error) error {
 }
 
 // Load returns a copy of the saved status, or nil before the first Save.
-func (m *Memory) Load(ctx context.Context) (*runner.Status, error) {
-	var st *runner.Status
+func (m *Memory) Load(ctx context.Context) (*record.Status, error) {
+	var st *record.Status
 	err := m.do(ctx, func(time.Time) error {
 		j := journal{v: m.j.v} // a reader's view, as File's: the writer's is m.j
 		s, err := j.load()
@@ -70,17 +71,17 @@ func (m *Memory) Load(ctx context.Context) (*runner.Status, error) {
 }
 
 // Save stores a copy of s if token is the current lease's.
-func (m *Memory) Save(ctx context.Context, token uint64, s *runner.Status) error {
+func (m *Memory) Save(ctx context.Context, token uint64, s *record.Status) error {
 	return m.commit(ctx, token, s, nil, true)
 }
 
 // Commit records the changed components of s if token is the current
 // lease's.
-func (m *Memory) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+func (m *Memory) Commit(ctx context.Context, token uint64, s *record.Status, changed []record.Ref) error {
 	return m.commit(ctx, token, s, changed, false)
 }
 
-func (m *Memory) commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref, all bool) error {
+func (m *Memory) commit(ctx context.Context, token uint64, s *record.Status, changed []record.Ref, all bool) error {
 	if s == nil {
 		return errNilStatus
 	}

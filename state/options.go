@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -20,7 +21,7 @@ type options struct {
 	holder  string
 	ttl     time.Duration
 	wrap    func(runner.Checkpointer) runner.Checkpointer
-	session func(context.Context, *Session) (*runner.Status, error)
+	session func(context.Context, *Session) (*record.Status, error)
 }
 
 func newOptions(opts []Option) options {

@@ -7,7 +7,7 @@ import (
 // record is the lock's state as Memory keeps it and File persists it
 // (lease.json). Its methods are the lock's rules, shared by both; callers
 // serialise access to it.
-type record struct {
+type leaseRecord struct {
 	// Last is the last token handed out; the next acquisition gets Last+1.
 	Last uint64 `json:"last"`
 	// Token is the current lease's token, 0 when the lock was released.
@@ -27,13 +27,13 @@ const unknownHolder = "(unknown: the lease record was missing)"
 
 // held reports whether a lease holds the lock at now: its holder may
 // write until it expires.
-func (r *record) held(now time.Time) bool {
+func (r *leaseRecord) held(now time.Time) bool {
 	return r.Token != 0 && now.Before(r.Expires)
 }
 
 // taken reports whether the lock cannot be acquired at now: until the
 // lease expired and the clock-skew allowance (Skew) passed after that.
-func (r *record) taken(now time.Time) bool {
+func (r *leaseRecord) taken(now time.Time) bool {
 	return r.Token != 0 && now.Before(r.Expires.Add(Skew(r.TTL)))
 }
 
@@ -52,7 +52,7 @@ func Skew(ttl time.Duration) time.Duration { return ttl / 10 }
 // expired. written is the greatest token the status was written under:
 // the new token is above it too, so that a lost or restored lease record
 // never issues a token twice.
-func (r *record) acquire(now time.Time, holder string, ttl time.Duration, written uint64) (Lease, error) {
+func (r *leaseRecord) acquire(now time.Time, holder string, ttl time.Duration, written uint64) (Lease, error) {
 	if r.taken(now) {
 		return Lease{}, &LockedError{Holder: r.Holder, Token: r.Token, Expires: r.Expires}
 	}
@@ -62,12 +62,12 @@ func (r *record) acquire(now time.Time, holder string, ttl time.Duration, writte
 	return r.lease(), nil
 }
 
-func (r *record) lease() Lease {
+func (r *leaseRecord) lease() Lease {
 	return Lease{Holder: r.Holder, Token: r.Token, TTL: r.TTL, Expires: r.Expires}
 }
 
 // check returns a *FencedError unless token is the current lease's.
-func (r *record) check(now time.Time, token uint64) error {
+func (r *leaseRecord) check(now time.Time, token uint64) error {
 	if r.held(now) && r.Token == token {
 		return nil
 	}
@@ -78,7 +78,7 @@ func (r *record) check(now time.Time, token uint64) error {
 	return e
 }
 
-func (r *record) refresh(now time.Time, l Lease) (Lease, error) {
+func (r *leaseRecord) refresh(now time.Time, l Lease) (Lease, error) {
 	if err := r.check(now, l.Token); err != nil {
 		return Lease{}, err
 	}
@@ -91,7 +91,7 @@ func (r *record) refresh(now time.Time, l Lease) (Lease, error) {
 	return r.lease(), nil
 }
 
-func (r *record) release(now time.Time, l Lease) error {
+func (r *leaseRecord) release(now time.Time, l Lease) error {
 	if err := r.check(now, l.Token); err != nil {
 		return err
 	}

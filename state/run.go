@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -43,7 +44,7 @@ import (
 //     instead), and the others Execute documents (a plan it refuses: a
 //     nil status). A write the store refused halts
 //     the run at once, its status saying CHECKPOINT_FAILED (Code
-//     runner.CodeCheckpointFailed), with the store's error: a
+//     record.CodeCheckpointFailed), with the store's error: a
 //     *FencedError (ErrFenced) when another holder acquired the lock
 //     since, a *CorruptError when the record it appends to is damaged.
 //     The store holds what was written before it: the next Run resumes
@@ -64,16 +65,16 @@ import (
 // (WithLogger; not when fenced: another holder has the lock), not
 // returned: the run's outcome stands, and the lock is free once the
 // lease expires.
-func Run(ctx context.Context, store Store, lock Lock, exec *runner.Executor, plan *runner.Plan, opts ...Option) (*runner.Status, error) {
+func Run(ctx context.Context, store Store, lock Lock, exec *runner.Executor, plan *runner.Plan, opts ...Option) (*record.Status, error) {
 	if store == nil || lock == nil || exec == nil || plan == nil {
 		return nil, errorf("run: the store, the lock, the executor and the plan must not be nil (got %T, %T, %T, %T)", store, lock, exec, plan)
 	}
 	o := newOptions(opts)
 	session := o.session
 	if session == nil {
-		session = func(ctx context.Context, s *Session) (*runner.Status, error) { return s.Execute(ctx, s.Prev) }
+		session = func(ctx context.Context, s *Session) (*record.Status, error) { return s.Execute(ctx, s.Prev) }
 	}
-	return hold(ctx, store, lock, o, opts, func(ctx context.Context, s *Session) (*runner.Status, error) {
+	return hold(ctx, store, lock, o, opts, func(ctx context.Context, s *Session) (*record.Status, error) {
 		var cp runner.Checkpointer = Checkpointer(store, s.keeper.Lease(), opts...)
 		if o.wrap != nil {
 			cp = o.wrap(cp)
@@ -84,7 +85,7 @@ func Run(ctx context.Context, store Store, lock Lock, exec *runner.Executor, pla
 }
 
 // Approve records by's approval of the gated step at at in the status
-// store holds (runner.Status.Approve), in one call: it acquires lock,
+// store holds (record.Status.Approve), in one call: it acquires lock,
 // loads the status, approves the step, saves the status under the lease
 // and releases the lock. It returns the status saved. The run that
 // waits at step passes it when it runs again.
@@ -93,15 +94,15 @@ func Run(ctx context.Context, store Store, lock Lock, exec *runner.Executor, pla
 // WithTTL, WithClock, WithLogger). Its errors: Acquire's (a
 // *LockedError while a run holds the lock: a run stopped at a gate has
 // released it) and Load's, as Run's; an error matching ErrNoStatus when
-// the store holds no status; runner.Status.Approve's (matching
-// runner.ErrNotWaiting when step does not wait, or was approved
+// the store holds no status; record.Status.Approve's (matching
+// record.ErrNotWaiting when step does not wait, or was approved
 // already); and Save's (a *FencedError when the lease was lost
 // meanwhile). On any error nothing was saved.
-func Approve(ctx context.Context, store Store, lock Lock, step, by string, at time.Time, opts ...Option) (*runner.Status, error) {
+func Approve(ctx context.Context, store Store, lock Lock, step, by string, at time.Time, opts ...Option) (*record.Status, error) {
 	if store == nil || lock == nil {
 		return nil, errorf("approve %s: the store and the lock must not be nil (got %T, %T)", step, store, lock)
 	}
-	return hold(ctx, store, lock, newOptions(opts), opts, func(ctx context.Context, s *Session) (*runner.Status, error) {
+	return hold(ctx, store, lock, newOptions(opts), opts, func(ctx context.Context, s *Session) (*record.Status, error) {
 		st := s.Prev
 		if st == nil {
 			return nil, fmt.Errorf("%w: there is no run to approve %s in; run the upgrade first", ErrNoStatus, step)
@@ -124,7 +125,7 @@ type Session struct {
 	// Lease().Token.
 	Store Store
 	// Prev is the status Load returned: nil when the store holds none.
-	Prev *runner.Status
+	Prev *record.Status
 
 	keeper *Keeper
 	exec   *runner.Executor
@@ -139,7 +140,7 @@ func (s *Session) Lease() Lease { return s.keeper.Lease() }
 // the run's executor, checkpointing under the lease, and returns what
 // runner.Executor.Execute returns. Give it the session's ctx or one
 // derived from it, so that a lost lease stops the run.
-func (s *Session) Execute(ctx context.Context, prev *runner.Status) (*runner.Status, error) {
+func (s *Session) Execute(ctx context.Context, prev *record.Status) (*record.Status, error) {
 	return s.exec.Execute(ctx, s.plan, prev)
 }
 
@@ -171,7 +172,7 @@ func WithCheckpoints(wrap func(runner.Checkpointer) runner.Checkpointer) Option 
 // record the outcome under the lease before the lock is released. Run
 // returns what fn returns (with a lost lease's *LostError added, see
 // Run).
-func WithSession(fn func(ctx context.Context, s *Session) (*runner.Status, error)) Option {
+func WithSession(fn func(ctx context.Context, s *Session) (*record.Status, error)) Option {
 	return func(o *options) { o.session = fn }
 }
 
@@ -180,7 +181,7 @@ const defaultTTL = 15 * time.Second
 
 // hold is the part Run and Approve share: acquire, keep, load, fn,
 // release.
-func hold(ctx context.Context, store Store, lock Lock, o options, opts []Option, fn func(context.Context, *Session) (*runner.Status, error)) (*runner.Status, error) {
+func hold(ctx context.Context, store Store, lock Lock, o options, opts []Option, fn func(context.Context, *Session) (*record.Status, error)) (*record.Status, error) {
 	holder, ttl := o.holder, o.ttl
 	if holder == "" {
 		host, _ := os.Hostname()

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 	"github.com/hopdag/hopdag/state"
@@ -90,7 +91,7 @@ func newRunEnv() *runEnv {
 
 // run is state.Run of examplePlan (etcd, then control-plane) on e, as
 // holder "run".
-func (e *runEnv) run(ctx context.Context, opts ...state.Option) (*runner.Status, error) {
+func (e *runEnv) run(ctx context.Context, opts ...state.Option) (*record.Status, error) {
 	logger := slog.New(slog.NewTextHandler(&e.log, nil))
 	opts = append([]state.Option{state.WithClock(e.clock), state.WithHolder("run"), state.WithTTL(runTTL), state.WithLogger(logger)}, opts...)
 	return state.Run(ctx, e.mem, e.lock, runner.New(e.rec), examplePlan(), opts...)
@@ -113,15 +114,15 @@ func crashed(t *testing.T, e *runEnv) {
 	dead, err := e.mem.Acquire(ctx, "dead", runTTL)
 	require.NoError(t, err)
 	st := runner.NewStatus(examplePlan())
-	st.Phase, st.Hops[0].Phase = runner.Running, runner.Running
+	st.Phase, st.Hops[0].Phase = record.Running, record.Running
 	for i := range st.Hops[0].Components {
 		c := &st.Hops[0].Components[i]
 		c.Attempts, c.StartedAt = 1, epoch
 		switch c.Name {
 		case "etcd":
-			c.Phase, c.FinishedAt = runner.Succeeded, epoch
+			c.Phase, c.FinishedAt = record.Succeeded, epoch
 		case "control-plane":
-			c.Phase = runner.Running
+			c.Phase = record.Running
 		}
 	}
 	st.Progress.Done = 1
@@ -142,11 +143,11 @@ func TestRun(t *testing.T) {
 		hang bool
 
 		wantRan   []string
-		wantPhase runner.Phase // of the status returned; "" for nil
+		wantPhase record.Phase // of the status returned; "" for nil
 		wantErr   []error      // each matched by errors.Is
 		// wantSaved is the phase the store holds after ("" for none);
 		// wantHolder who holds the lock after ("" for free).
-		wantSaved  runner.Phase
+		wantSaved  record.Phase
 		wantHolder string
 		// wantReleases is how often Run called Release.
 		wantReleases int
@@ -155,8 +156,8 @@ func TestRun(t *testing.T) {
 	}{
 		{
 			name:    "a fresh run runs everything and frees the lock",
-			wantRan: []string{"etcd 1", "control-plane 1"}, wantPhase: runner.Succeeded,
-			wantSaved: runner.Succeeded, wantReleases: 1,
+			wantRan: []string{"etcd 1", "control-plane 1"}, wantPhase: record.Succeeded,
+			wantSaved: record.Succeeded, wantReleases: 1,
 		},
 		{
 			name: "a lock held by another holder: a LockedError, and nothing ran",
@@ -169,8 +170,8 @@ func TestRun(t *testing.T) {
 		{
 			name:    "resumed after a crash, only what was not done runs",
 			setup:   crashed,
-			wantRan: []string{"control-plane 2"}, wantPhase: runner.Succeeded,
-			wantSaved: runner.Succeeded, wantReleases: 1,
+			wantRan: []string{"control-plane 2"}, wantPhase: record.Succeeded,
+			wantSaved: record.Succeeded, wantReleases: 1,
 		},
 		{
 			name: "a write fenced off by another holder halts the run",
@@ -182,15 +183,15 @@ func TestRun(t *testing.T) {
 				_, err := e.mem.Acquire(context.Background(), "intruder", runTTL)
 				require.NoError(t, err)
 			},
-			wantRan: []string{"etcd 1"}, wantPhase: runner.Failed, wantErr: []error{state.ErrFenced},
+			wantRan: []string{"etcd 1"}, wantPhase: record.Failed, wantErr: []error{state.ErrFenced},
 			// Its release is fenced too: not worth a warning.
-			wantSaved: runner.Running, wantHolder: "intruder", wantReleases: 1,
+			wantSaved: record.Running, wantHolder: "intruder", wantReleases: 1,
 		},
 		{
 			name:    "a release that fails is logged, not returned",
 			setup:   func(t *testing.T, e *runEnv) { e.lock.refuseRelease.Store(true) },
-			wantRan: []string{"etcd 1", "control-plane 1"}, wantPhase: runner.Succeeded,
-			wantSaved: runner.Succeeded, wantHolder: "run", wantReleases: 1,
+			wantRan: []string{"etcd 1", "control-plane 1"}, wantPhase: record.Succeeded,
+			wantSaved: record.Succeeded, wantHolder: "run", wantReleases: 1,
 			wantLog: "state: releasing the lock failed; it is free once the lease expires",
 		},
 		{
@@ -199,8 +200,8 @@ func TestRun(t *testing.T) {
 				cancel()
 			},
 			hang:    true,
-			wantRan: []string{"etcd 1"}, wantPhase: runner.Cancelled, wantErr: []error{context.Canceled},
-			wantSaved: runner.Cancelled, wantReleases: 1,
+			wantRan: []string{"etcd 1"}, wantPhase: record.Cancelled, wantErr: []error{context.Canceled},
+			wantSaved: record.Cancelled, wantReleases: 1,
 		},
 		{
 			name: "a lost lease stops the run, and is not released",
@@ -211,10 +212,10 @@ func TestRun(t *testing.T) {
 				e.clock.Advance(runTTL - state.Margin(runTTL))
 			},
 			hang:    true,
-			wantRan: []string{"etcd 1"}, wantPhase: runner.Cancelled, wantErr: []error{state.ErrLost, context.Canceled},
+			wantRan: []string{"etcd 1"}, wantPhase: record.Cancelled, wantErr: []error{state.ErrLost, context.Canceled},
 			// Cancelled: written in the margin the keeper leaves; the
 			// lease, not released, holds the lock until it expires.
-			wantSaved: runner.Cancelled, wantHolder: "run",
+			wantSaved: record.Cancelled, wantHolder: "run",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -247,7 +248,7 @@ func TestRun(t *testing.T) {
 				assert.ErrorIs(t, err, want)
 			}
 			if slices.Contains(tc.wantErr, state.ErrFenced) && st != nil {
-				assert.Equal(t, runner.CodeCheckpointFailed, st.Code, "a fenced checkpoint's code")
+				assert.Equal(t, record.CodeCheckpointFailed, st.Code, "a fenced checkpoint's code")
 			}
 
 			saved, lerr := e.mem.Load(context.Background())
@@ -297,21 +298,21 @@ func TestRunRefreshesLease(t *testing.T) {
 		}
 	}
 	var first, last state.Lease
-	st, err := e.run(t.Context(), state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+	st, err := e.run(t.Context(), state.WithSession(func(ctx context.Context, s *state.Session) (*record.Status, error) {
 		first = s.Lease()
 		st, err := s.Execute(ctx, s.Prev)
 		last = s.Lease()
 		return st, err
 	}))
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	assert.Equal(t, []string{"etcd 1", "control-plane 1"}, e.ran())
 	assert.Equal(t, first.Token, last.Token, "a refresh keeps the token")
 	assert.Equal(t, first.Expires.Add(5*runTTL/3), last.Expires, "the lease's expiry after five refreshes, a third of the TTL apart")
 	assert.True(t, e.clock.Now().After(first.Expires), "the run outlasted its first lease")
 	saved, err := e.mem.Load(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, saved.Phase, "saved after the first lease's expiry")
+	assert.Equal(t, record.Succeeded, saved.Phase, "saved after the first lease's expiry")
 	_, releases := e.lock.last()
 	assert.Equal(t, 1, releases, "Release calls")
 }
@@ -324,13 +325,13 @@ func TestRunRefreshesLease(t *testing.T) {
 func TestRunSession(t *testing.T) {
 	e := newRunEnv()
 	crashed(t, e)
-	var prevPhase runner.Phase
+	var prevPhase record.Phase
 	var checkpoints, changes int
 	st, err := e.run(t.Context(),
 		state.WithCheckpoints(func(cp runner.Checkpointer) runner.Checkpointer {
 			return countingCheckpointer{cp: cp.(runner.ChangeCheckpointer), n: &checkpoints, changes: &changes}
 		}),
-		state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+		state.WithSession(func(ctx context.Context, s *state.Session) (*record.Status, error) {
 			prevPhase = s.Prev.Phase
 			st, err := s.Execute(ctx, nil)
 			if err == nil {
@@ -340,14 +341,14 @@ func TestRunSession(t *testing.T) {
 			return st, err
 		}))
 	require.NoError(t, err)
-	assert.Equal(t, runner.Running, prevPhase, "the phase of the status the session was given")
+	assert.Equal(t, record.Running, prevPhase, "the phase of the status the session was given")
 	assert.Equal(t, []string{"etcd 1", "control-plane 1"}, e.ran(), "started over: everything ran")
 	assert.Equal(t, checkpoints, changes, "every checkpoint went through CheckpointChanges")
 	assert.NotZero(t, checkpoints)
 	saved, err := e.mem.Load(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, "recorded by the session", saved.Message)
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 }
 
 // countingCheckpointer counts the checkpoints it passes on.
@@ -356,12 +357,12 @@ type countingCheckpointer struct {
 	n, changes *int
 }
 
-func (c countingCheckpointer) Checkpoint(ctx context.Context, s *runner.Status) error {
+func (c countingCheckpointer) Checkpoint(ctx context.Context, s *record.Status) error {
 	*c.n++
 	return c.cp.Checkpoint(ctx, s)
 }
 
-func (c countingCheckpointer) CheckpointChanges(ctx context.Context, s *runner.Status, changed []runner.Ref) error {
+func (c countingCheckpointer) CheckpointChanges(ctx context.Context, s *record.Status, changed []record.Ref) error {
 	*c.n++
 	*c.changes++
 	return c.cp.CheckpointChanges(ctx, s, changed)
@@ -391,7 +392,7 @@ func TestApprove(t *testing.T) {
 	}{
 		{"a waiting step", gated, "v1.1", nil},
 		{"no status", nil, "v1.1", state.ErrNoStatus},
-		{"a step that does not wait", gated, "v1.0", runner.ErrNotWaiting},
+		{"a step that does not wait", gated, "v1.0", record.ErrNotWaiting},
 		{"while another holder holds the lock", func(t *testing.T, e *runEnv) {
 			gated(t, e)
 			_, err := e.mem.Acquire(t.Context(), "other", runTTL)
@@ -416,7 +417,7 @@ func TestApprove(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			want := []runner.Approval{{Step: tc.step, By: "alice", At: at}}
+			want := []record.Approval{{Step: tc.step, By: "alice", At: at}}
 			assert.Equal(t, want, st.Approvals, "the status returned")
 			assert.Equal(t, want, saved.Approvals, "the status saved")
 			_, err = e.mem.Acquire(t.Context(), "next", runTTL)

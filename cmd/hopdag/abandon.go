@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -126,16 +126,16 @@ func (c *cli) abandon(ctx context.Context) (code int) {
 
 // abandonable says whether st, read from where, can be abandoned: when it
 // cannot, done is set and code is the exit status, what to say said.
-func (c *cli) abandonable(st *runner.Status, where string) (code int, done bool) {
+func (c *cli) abandonable(st *record.Status, where string) (code int, done bool) {
 	switch {
 	case st == nil:
 		return c.fail1(fmt.Errorf("no status in %s: there is no run to abandon", where)), true
-	case st.Phase == runner.Abandoned:
+	case st.Phase == record.Abandoned:
 		fmt.Fprintf(c.stdout, "%s -> %s was already abandoned: %s\n", st.From, st.To, st.Message)
 		return exitOK, true
-	case st.Phase == runner.Succeeded:
+	case st.Phase == record.Succeeded:
 		return c.fail1(fmt.Errorf("%s -> %s succeeded: there is nothing to abandon", st.From, st.To)), true
-	case inFlight(st.Phase) && st.Phase != runner.Pending && !*c.af.force:
+	case inFlight(st.Phase) && st.Phase != record.Pending && !*c.af.force:
 		return c.fail1(fmt.Errorf("%s -> %s says %s but no process holds its lock: its run died or its lease expired; pass --force to abandon it anyway, or resume it with hopdag run", st.From, st.To, st.Phase)), true
 	}
 	return 0, false
@@ -149,7 +149,7 @@ func (c *cli) lockHeld(le *state.LockedError) error {
 }
 
 // sameStatus reports whether two reads of a status found the same record.
-func sameStatus(a, b *runner.Status) bool {
+func sameStatus(a, b *record.Status) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -159,7 +159,7 @@ func sameStatus(a, b *runner.Status) bool {
 }
 
 // statusNow is ": it now says ..." of st, or "" for none.
-func statusNow(st *runner.Status) string {
+func statusNow(st *record.Status) string {
 	if st == nil {
 		return ": it now holds none"
 	}

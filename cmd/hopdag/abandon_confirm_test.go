@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -56,7 +56,7 @@ func TestAbandonAsksBeforeLocking(t *testing.T) {
 		code      int
 		// says is on stdout (success) or stderr (refusal).
 		says  string
-		phase runner.Phase // what the store holds at the end
+		phase record.Phase // what the store holds at the end
 	}{
 		{
 			name: "a run takes the lock and releases it",
@@ -65,7 +65,7 @@ func TestAbandonAsksBeforeLocking(t *testing.T) {
 				require.NoError(t, err, "the lock is free while abandon asks")
 				require.NoError(t, f.Release(context.Background(), l))
 			},
-			code: exitOK, says: "abandoned v1.0 -> v2.0 (was Failed)", phase: runner.Abandoned,
+			code: exitOK, says: "abandoned v1.0 -> v2.0 (was Failed)", phase: record.Abandoned,
 		},
 		{
 			name: "a run holds the lock",
@@ -73,7 +73,7 @@ func TestAbandonAsksBeforeLocking(t *testing.T) {
 				_, err := f.Acquire(context.Background(), "node-b/7 (run)", time.Minute)
 				require.NoError(t, err, "the lock is free while abandon asks")
 			},
-			code: exitInvalid, says: "a process holds the lock: node-b/7 (run)", phase: runner.Failed,
+			code: exitInvalid, says: "a process holds the lock: node-b/7 (run)", phase: record.Failed,
 		},
 		{
 			name: "a run changes the status",
@@ -81,16 +81,16 @@ func TestAbandonAsksBeforeLocking(t *testing.T) {
 				ctx := context.Background()
 				l, err := f.Acquire(ctx, "node-b/7 (run)", time.Minute)
 				require.NoError(t, err, "the lock is free while abandon asks")
-				st := fixture(runner.Failed)
+				st := fixture(record.Failed)
 				st.Runs = 2
 				require.NoError(t, f.Save(ctx, l.Token, st))
 				require.NoError(t, f.Release(ctx, l))
 			},
-			code: exitInvalid, says: "changed since you confirmed", phase: runner.Failed,
+			code: exitInvalid, says: "changed since you confirmed", phase: record.Failed,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := savedWith(t, fixture(runner.Failed), leaseReleased)
+			dir := savedWith(t, fixture(record.Failed), leaseReleased)
 			other, err := state.OpenFile(dir)
 			require.NoError(t, err)
 			defer other.Close()

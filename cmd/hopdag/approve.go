@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/simulate"
 	"github.com/hopdag/hopdag/state"
@@ -73,7 +74,7 @@ func (c *cli) gates() []string { return simulate.List(*c.steps.gate) }
 
 // held reports a run that stopped at its --until step or at a gate: the
 // exit status, and ok.
-func (c *cli) held(st *runner.Status, err error) (int, bool) {
+func (c *cli) held(st *record.Status, err error) (int, bool) {
 	switch {
 	case st == nil:
 		return 0, false
@@ -91,14 +92,14 @@ func (c *cli) held(st *runner.Status, err error) (int, bool) {
 // its gate gives, and the command that approves it, with this command's
 // --state; steps approved since (hopdag approve, before the next run)
 // are said to be approved instead, with who approved them.
-func (c *cli) waitText(st *runner.Status) string {
+func (c *cli) waitText(st *record.Status) string {
 	if len(st.Waiting) == 0 {
 		return st.Message
 	}
 	reasons := gateReasons(st)
 	var waiting, approved []string
 	for _, step := range st.Waiting {
-		i := slices.IndexFunc(st.Approvals, func(a runner.Approval) bool { return a.Step == step })
+		i := slices.IndexFunc(st.Approvals, func(a record.Approval) bool { return a.Step == step })
 		if i < 0 {
 			waiting = append(waiting, step)
 			continue
@@ -120,7 +121,7 @@ func (c *cli) waitText(st *runner.Status) string {
 // a gated hop and in the reason of a gated component or phase. The
 // reason the runner gives a --gate (runner.WithGates) is left out: the
 // gated line of the table names those.
-func gateReasons(st *runner.Status) map[string]string {
+func gateReasons(st *record.Status) map[string]string {
 	reasons := map[string]string{}
 	note := func(msg string) {
 		if rest, ok := strings.CutPrefix(msg, "waiting for approval of "); ok {

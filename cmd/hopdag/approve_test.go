@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // --until stops the run after a hop (exit 0, the status says so); a gate
@@ -57,13 +57,13 @@ func TestGateSurvivesRestart(t *testing.T) {
 	assert.Equal(t, exitWaiting, code, "restart without --gate: stderr:\n%s\nstdout:\n%s", stderr, out)
 	assert.Contains(t, out, "waiting for approval of v26.09")
 	_, js, _ := invoke("status", "--state", state, "-o", "json")
-	var st runner.Status
+	var st record.Status
 	require.NoError(t, json.Unmarshal([]byte(js), &st), js)
 	assert.Equal(t, []string{"v26.09"}, st.Gates)
 	last := st.Hops[len(st.Hops)-1]
 	require.Equal(t, "v26.09", last.To)
 	for _, c := range last.Components {
-		assert.Equal(t, runner.Pending, c.Phase, "%s on the gated hop ran", c.Name)
+		assert.Equal(t, record.Pending, c.Phase, "%s on the gated hop ran", c.Name)
 	}
 	_, table, _ := invoke("status", "--state", state)
 	assert.Contains(t, table, "gated: v26.09 (waiting)")
@@ -189,7 +189,7 @@ func TestGateReasonAndApproved(t *testing.T) {
 	assert.Contains(t, table, "message: v2.0 approved by alice; run again to continue\n")
 	assert.NotContains(t, table, "approve with")
 	_, js, _ := invoke("status", "--state", state, "-o", "json")
-	var st runner.Status
+	var st record.Status
 	require.NoError(t, json.Unmarshal([]byte(js), &st), js)
 	assert.Equal(t, "v2.0 approved by alice; run again to continue", st.Message)
 

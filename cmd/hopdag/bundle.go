@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/hopdag/hopdag/bundle"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
-	"github.com/hopdag/hopdag/runner"
 )
 
 const bundleUsage = `Usage:
@@ -38,7 +38,7 @@ type bundleFlags struct {
 	verifyKey, verify, cache, dockerConfig *string
 	fallback, plainHTTP                    *bool
 	// source is where the catalog came from, once loaded from a bundle.
-	source runner.CatalogSource
+	source record.CatalogSource
 }
 
 // The help of the registry's flags, which push shares.

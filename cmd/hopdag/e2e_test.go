@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -189,7 +189,7 @@ func statusJSON(t *testing.T, state string) map[string]any {
 
 // loadStatus reads the status a run keeps in the state directory dir
 // (nil: none yet).
-func loadStatus(t *testing.T, dir string) *runner.Status {
+func loadStatus(t *testing.T, dir string) *record.Status {
 	t.Helper()
 	f, err := state.OpenFile(dir)
 	require.NoError(t, err)
@@ -200,10 +200,10 @@ func loadStatus(t *testing.T, dir string) *runner.Status {
 }
 
 // waitPhase polls the status in dir until its phase is phase.
-func waitPhase(t *testing.T, dir string, phase runner.Phase) {
+func waitPhase(t *testing.T, dir string, phase record.Phase) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	var st *runner.Status
+	var st *record.Status
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(dir); err == nil {
 			if st = loadStatus(t, dir); st != nil && st.Phase == phase {
@@ -595,7 +595,7 @@ func TestSecondInterruptKillsAtOnce(t *testing.T) {
 	p := start(t, "run", stubborn(t, lock, started), "--from", "v1.0", "--to", "v2.0", "--state", state, "--grace", "4s")
 	waitFor(t, started, "started")
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	waitPhase(t, state, runner.Running) // still stopping: the command ignores SIGTERM
+	waitPhase(t, state, record.Running) // still stopping: the command ignores SIGTERM
 	select {
 	case <-p.done:
 		t.Fatalf("hopdag exited on the first interrupt while its command runs; stderr:\n%s", p.stderr)
@@ -632,7 +632,7 @@ func TestRunRefusesALiveHolder(t *testing.T) {
 
 	state2 := filepath.Join(d, "state2")
 	long := start(t, "run", catalog, "--from", "v1.0", "--to", "v2.0", "--state", state2, "--lease-ttl", "1m", "--grace", "100ms")
-	waitPhase(t, state2, runner.Running)
+	waitPhase(t, state2, record.Running)
 	code, _, stderr = hopdagRun(t, "", "run", catalog, "--from", "v1.0", "--to", "v2.0", "--state", state2, "--lease-ttl", testLeaseTTL)
 	assert.Equal(t, 1, code, "stderr:\n%s", stderr)
 	assert.Regexp(t, `locked by \S+/`+strconv.Itoa(long.cmd.Process.Pid)+` \(run\) .*more than this hopdag waits for \(--lease-ttl 5s plus 500ms\); run again after `, stderr)

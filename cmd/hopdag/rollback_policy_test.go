@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // twoHopCatalog writes a catalog v1.0 -> v2.0 -> v3.0 of exec components a
@@ -102,7 +102,7 @@ func TestRollbackRunPolicyKeptOnResume(t *testing.T) {
 	assert.Equal(t, exitInvalid, code, "a rolled-back run did not upgrade: %s", stderr)
 	st := loadStatus(t, state)
 	assert.Equal(t, "rollback-run", st.FailurePolicy)
-	require.Equal(t, runner.RolledBack, st.Phase, st.Message)
-	assert.Equal(t, []runner.Phase{runner.RolledBack, runner.RolledBack}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase}, "both hops rolled back")
+	require.Equal(t, record.RolledBack, st.Phase, st.Message)
+	assert.Equal(t, []record.Phase{record.RolledBack, record.RolledBack}, []record.Phase{st.Hops[0].Phase, st.Hops[1].Phase}, "both hops rolled back")
 	assert.Equal(t, []string{"rollback a 3.0", "rollback b 2.0", "rollback a 2.0"}, runLog(t, log), "the resumed run rolls the whole run back")
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // c's rollback in rollbackCatalog.
@@ -180,27 +180,27 @@ func TestRollbackInterruptedStatusAndResume(t *testing.T) {
 
 // resumeHint says what a resume would do for each kind of status.
 func TestResumeHintRollback(t *testing.T) {
-	comp := func(name string, phase runner.Phase, code runner.Code) runner.ComponentStatus {
-		return runner.ComponentStatus{Name: name, ToVersion: "2.0", Phase: phase, Code: code}
+	comp := func(name string, phase record.Phase, code record.Code) record.ComponentStatus {
+		return record.ComponentStatus{Name: name, ToVersion: "2.0", Phase: phase, Code: code}
 	}
-	status := func(phase, hop runner.Phase, cs ...runner.ComponentStatus) *runner.Status {
-		return &runner.Status{Phase: phase, From: "v1.0", To: "v2.0", Hops: []runner.HopStatus{{From: "v1.0", To: "v2.0", Phase: hop, Components: cs}}}
+	status := func(phase, hop record.Phase, cs ...record.ComponentStatus) *record.Status {
+		return &record.Status{Phase: phase, From: "v1.0", To: "v2.0", Hops: []record.HopStatus{{From: "v1.0", To: "v2.0", Phase: hop, Components: cs}}}
 	}
 	tests := []struct {
 		name string
-		st   *runner.Status
+		st   *record.Status
 		want string
 	}{
-		{"failed", status(runner.Failed, runner.Failed, comp("b", runner.Failed, runner.CodeComponentFailed)),
+		{"failed", status(record.Failed, record.Failed, comp("b", record.Failed, record.CodeComponentFailed)),
 			"the status is saved in S; run the same command again to resume\n"},
-		{"rollback interrupted", status(runner.Cancelled, runner.RollingBack, comp("b", runner.RolledBack, ""), comp("a", runner.RollingBack, "")),
+		{"rollback interrupted", status(record.Cancelled, record.RollingBack, comp("b", record.RolledBack, ""), comp("a", record.RollingBack, "")),
 			"the status is saved in S; run the same command again to finish the rollback\n"},
-		{"rollback failed", status(runner.RollbackFailed, runner.RollbackFailed, comp("b", runner.RollbackFailed, runner.CodeRollbackFailed), comp("c", runner.RollbackFailed, runner.CodeIrreversible)),
+		{"rollback failed", status(record.RollbackFailed, record.RollbackFailed, comp("b", record.RollbackFailed, record.CodeRollbackFailed), comp("c", record.RollbackFailed, record.CodeIrreversible)),
 			"the status is saved in S; run the same command again to retry the rollback of b on hop 1\n"},
-		{"irreversible", status(runner.RollbackFailed, runner.RollbackFailed, comp("c", runner.RollbackFailed, runner.CodeIrreversible)),
+		{"irreversible", status(record.RollbackFailed, record.RollbackFailed, comp("c", record.RollbackFailed, record.CodeIrreversible)),
 			"the rollback stopped at irreversible components, which stay at their target (c 2.0 on hop 1): running the same command again changes nothing. " +
 				"Bring the system to one release by hand, abandon this run (hopdag abandon --state S), then start the next upgrade --from v1.0 with this --state if the system is back there, or with a new --state from wherever it is\n"},
-		{"rolled back", status(runner.RolledBack, runner.RolledBack, comp("b", runner.RolledBack, "")),
+		{"rolled back", status(record.RolledBack, record.RolledBack, comp("b", record.RolledBack, "")),
 			"its status in S is final: start over with a new --state, or run the next upgrade --from v1.0 (where it left the system) with this one\n"},
 	}
 	state := "S"

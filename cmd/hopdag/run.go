@@ -15,6 +15,7 @@ import (
 
 	"github.com/hopdag/hopdag/bundle"
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/report"
 	"github.com/hopdag/hopdag/runner"
@@ -199,13 +200,13 @@ func (c *cli) runState(ctx context.Context, e *runner.Executor, plan *runner.Pla
 	defer b.close()
 	lock := &stateLock{auditedLock: auditedLock{b.lock, rf.audit}, c: c, b: b, wait: true}
 	var (
-		prev   *runner.Status
+		prev   *record.Status
 		loaded bool // the lock was taken and the status loaded
 		early  = -1 // the exit code of a run that stopped before Execute
 	)
 	st, err := state.Run(ctx, located{b: b}, lock, e, plan,
 		state.WithHolder(holder("run")), state.WithTTL(*rf.leaseTTL), state.WithLogger(logger),
-		state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+		state.WithSession(func(ctx context.Context, s *state.Session) (*record.Status, error) {
 			loaded, prev = true, s.Prev
 			resume := ""
 			if prev != nil {
@@ -279,11 +280,11 @@ func (c *cli) begin(ctx context.Context, plan *runner.Plan, resume string) (int,
 
 // outcome reports what Execute returned (st, err) for plan, run from prev
 // (nil for a fresh run), and returns the exit code.
-func (c *cli) outcome(ctx context.Context, plan *runner.Plan, prev, st *runner.Status, err error) int {
+func (c *cli) outcome(ctx context.Context, plan *runner.Plan, prev, st *record.Status, err error) int {
 	if st != nil {
 		fmt.Fprintln(c.stdout)
 		report.Table(c.stdout, c.shown(st), report.PlanOrder(plan))
-		if st.Code == runner.CodeCheckpointFailed && *c.state != "" {
+		if st.Code == record.CodeCheckpointFailed && *c.state != "" {
 			fmt.Fprintf(c.stdout, "not saved: the store did not take every transition above (CHECKPOINT_FAILED), so %s may hold an earlier status; hopdag status --state %s shows what it holds, which is what the next run resumes from\n", *c.state, *c.state)
 		}
 	}
@@ -313,7 +314,7 @@ func (c *cli) outcome(ctx context.Context, plan *runner.Plan, prev, st *runner.S
 		c.errorf("%s -> %s %s: %s", st.From, st.To, phaseText(st.Phase), c.resumeHint(st))
 		return exitInvalid
 	}
-	if st.Phase != runner.Succeeded {
+	if st.Phase != record.Succeeded {
 		return exitInvalid
 	}
 	return exitOK
@@ -338,13 +339,13 @@ func (c *cli) outcome(ctx context.Context, plan *runner.Plan, prev, st *runner.S
 // RollbackFailed are not finished: they resume, or are abandoned first.
 // The same upgrade RolledBack or Abandoned is refused by Execute (a final
 // status is never run again; see resumeHint).
-func nextUpgrade(prev, fresh *runner.Status, where string) (string, error) {
+func nextUpgrade(prev, fresh *record.Status, where string) (string, error) {
 	if prev.Track == fresh.Track && prev.From == fresh.From && prev.To == fresh.To {
 		return "", nil
 	}
 	old := prev.From + " -> " + prev.To
 	switch prev.Phase {
-	case runner.Succeeded, runner.RolledBack, runner.Abandoned:
+	case record.Succeeded, record.RolledBack, record.Abandoned:
 	default:
 		return "", fmt.Errorf("%s holds the upgrade %s, which %s and is not finished; this run is %s -> %s: "+
 			"resume it (hopdag run with --from %s --to %s), abandon it (hopdag abandon --state %s) and run again, or use another --state",
@@ -373,12 +374,12 @@ func nextUpgrade(prev, fresh *runner.Status, where string) (string, error) {
 // reachedVersion is the version a finished status left the system at (see
 // nextUpgrade), or "" when a route across tracks stopped part way (its
 // hops name one track's version each, not the whole state).
-func reachedVersion(st *runner.Status) string {
-	if st.Phase == runner.Succeeded {
+func reachedVersion(st *record.Status) string {
+	if st.Phase == record.Succeeded {
 		return st.To
 	}
 	for i := len(st.Hops) - 1; i >= 0; i-- {
-		if h := st.Hops[i]; h.Phase == runner.Succeeded {
+		if h := st.Hops[i]; h.Phase == record.Succeeded {
 			if h.Track != "" {
 				return ""
 			}
@@ -388,11 +389,11 @@ func reachedVersion(st *runner.Status) string {
 	return st.From
 }
 
-func (c *cli) resumeHint(st *runner.Status) string {
+func (c *cli) resumeHint(st *record.Status) string {
 	if *c.state == "" {
 		return "no --state, so nothing was saved\n"
 	}
-	if st != nil && (st.Phase == runner.RolledBack || st.Phase == runner.Abandoned) {
+	if st != nil && (st.Phase == record.RolledBack || st.Phase == record.Abandoned) {
 		// Execute refuses to resume these (ErrRolledBack, ErrAbandoned);
 		// the next upgrade from where it ended may use the same store
 		// (nextUpgrade).
@@ -401,7 +402,7 @@ func (c *cli) resumeHint(st *runner.Status) string {
 		}
 		return fmt.Sprintf("its status in %s is final: start over with a new --state (or delete what %s holds)\n", *c.state, *c.state)
 	}
-	if st != nil && st.Phase == runner.RollbackFailed {
+	if st != nil && st.Phase == record.RollbackFailed {
 		// A resume retries the rollbacks that failed; one that stopped
 		// only at irreversible components changes nothing (runner's
 		// rollback.go).
@@ -410,11 +411,11 @@ func (c *cli) resumeHint(st *runner.Status) string {
 			for _, cs := range h.Components {
 				at := fmt.Sprintf("%s %s on hop %d", cs.Name, cs.ToVersion, i+1)
 				switch {
-				case cs.Phase == runner.RollbackFailed && cs.Code == runner.CodeRollbackFailed:
+				case cs.Phase == record.RollbackFailed && cs.Code == record.CodeRollbackFailed:
 					failed = append(failed, fmt.Sprintf("%s on hop %d", cs.Name, i+1))
-				case cs.Phase == runner.RollbackFailed:
+				case cs.Phase == record.RollbackFailed:
 					irreversible = append(irreversible, at)
-				case cs.Code == runner.CodeRollbackBlocked:
+				case cs.Code == record.CodeRollbackBlocked:
 					blocked = append(blocked, at)
 				}
 			}
@@ -433,18 +434,18 @@ func (c *cli) resumeHint(st *runner.Status) string {
 		return fmt.Sprintf("%s: running the same command again changes nothing. Bring the system to one release by hand, abandon this run (hopdag abandon --state %s), %s\n",
 			stays, *c.state, next)
 	}
-	if st != nil && slices.ContainsFunc(st.Hops, func(h runner.HopStatus) bool { return h.Phase == runner.RollingBack }) {
+	if st != nil && slices.ContainsFunc(st.Hops, func(h record.HopStatus) bool { return h.Phase == record.RollingBack }) {
 		return fmt.Sprintf("the status is saved in %s; run the same command again to finish the rollback\n", *c.state)
 	}
 	return fmt.Sprintf("the status is saved in %s; run the same command again to resume\n", *c.state)
 }
 
 // phaseText is a run's phase in a sentence: "failed", "rolled back".
-func phaseText(p runner.Phase) string {
+func phaseText(p record.Phase) string {
 	switch p {
-	case runner.RolledBack:
+	case record.RolledBack:
 		return "rolled back"
-	case runner.RollbackFailed:
+	case record.RollbackFailed:
 		return "rollback failed"
 	}
 	return strings.ToLower(string(p))

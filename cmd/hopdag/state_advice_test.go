@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -46,7 +46,7 @@ func TestStateAdviceNamesTheCommand(t *testing.T) {
 // hopdag status says once that it cannot read the lease, though it reads
 // it twice (before and after the status) and both reads fail alike.
 func TestStatusLeaseErrorOnce(t *testing.T) {
-	dir := savedWith(t, fixture(runner.Running), leaseHeld)
+	dir := savedWith(t, fixture(record.Running), leaseHeld)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, state.LeaseFile), []byte("{garbage"), 0o644))
 	code, out, stderr := invoke("status", "--state", dir)
 	assert.Contains(t, out, "Running", "the status is printed")

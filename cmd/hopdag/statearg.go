@@ -13,7 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/etcdstore"
 )
@@ -163,7 +163,7 @@ func reachEtcd(ctx context.Context, cli *clientv3.Client, endpoints []string) er
 }
 
 // load reads the status with a timeout, so that an unreachable etcd says so.
-func (b *backend) load(ctx context.Context) (*runner.Status, error) {
+func (b *backend) load(ctx context.Context) (*record.Status, error) {
 	ctx, cancel := context.WithTimeout(ctx, etcdDialTimeout+leaseTTL)
 	defer cancel()
 	st, err := b.store.Load(ctx)
@@ -178,16 +178,16 @@ func (b *backend) load(ctx context.Context) (*runner.Status, error) {
 // where too; Commit is the store's.
 type located struct{ b *backend }
 
-func (l located) Load(ctx context.Context) (*runner.Status, error) { return l.b.load(ctx) }
+func (l located) Load(ctx context.Context) (*record.Status, error) { return l.b.load(ctx) }
 
-func (l located) Save(ctx context.Context, token uint64, s *runner.Status) error {
+func (l located) Save(ctx context.Context, token uint64, s *record.Status) error {
 	if err := l.b.store.Save(ctx, token, s); err != nil {
 		return fmt.Errorf("%s: %w", l.b.where, err)
 	}
 	return nil
 }
 
-func (l located) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+func (l located) Commit(ctx context.Context, token uint64, s *record.Status, changed []record.Ref) error {
 	return l.b.store.Commit(ctx, token, s, changed)
 }
 

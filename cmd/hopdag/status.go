@@ -14,8 +14,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/report"
-	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -159,7 +159,7 @@ func (c *cli) status(ctx context.Context) int {
 
 // formatStatus renders st as -o says. JSON is one line per status under
 // --watch (a stream of documents), indented otherwise.
-func (c *cli) formatStatus(st *runner.Status) ([]byte, error) {
+func (c *cli) formatStatus(st *record.Status) ([]byte, error) {
 	st = c.shown(st)
 	var b bytes.Buffer
 	switch *c.sf.output {
@@ -197,7 +197,7 @@ func (c *cli) formatStatus(st *runner.Status) ([]byte, error) {
 // shown is st with its message and last failure in the command line's
 // terms (cliMessage), for the table, JSON and YAML alike: a gate's names
 // the hopdag approve command.
-func (c *cli) shown(st *runner.Status) *runner.Status {
+func (c *cli) shown(st *record.Status) *record.Status {
 	out := st.DeepCopy()
 	out.Message = c.cliMessage(st.Message)
 	if f := out.LastFailure; f != nil {
@@ -211,7 +211,7 @@ func (c *cli) shown(st *runner.Status) *runner.Status {
 			cs.Error, cs.Reason = c.cliMessage(cs.Error), c.cliMessage(cs.Reason)
 		}
 	}
-	if st.Phase == runner.WaitingForApproval {
+	if st.Phase == record.WaitingForApproval {
 		out.Message = c.waitText(st)
 	}
 	return out
@@ -234,8 +234,8 @@ func (c *cli) cliMessage(msg string) string {
 
 // inFlight reports whether a run in phase p is being run: its
 // coordinator holds the state's lock while the status says so.
-func inFlight(p runner.Phase) bool {
-	return p == runner.Pending || p == runner.Running || p == runner.RollingBack
+func inFlight(p record.Phase) bool {
+	return p == record.Pending || p == record.Running || p == record.RollingBack
 }
 
 // leaseView is what a state.LeaseReader said.
@@ -263,7 +263,7 @@ func readLease(ctx context.Context, lr state.LeaseReader) (leaseView, error) {
 // expired on etcd), so its coordinator died or was killed, or ended
 // without recording how. Its next Acquire takes the lock at once: hopdag
 // run resumes it, hopdag abandon --force abandons it.
-func gone(st *runner.Status, l state.Lease, where string) string {
+func gone(st *record.Status, l state.Lease, where string) string {
 	head := fmt.Sprintf("%s -> %s says %s, but ", st.From, st.To, st.Phase)
 	if l.Holder != "" && !l.Expires.IsZero() {
 		head += fmt.Sprintf("its coordinator %s stopped refreshing its lease %d at %s (it expired at %s)",
@@ -276,11 +276,11 @@ func gone(st *runner.Status, l state.Lease, where string) string {
 }
 
 // statusCode is the exit status of hopdag status for st.
-func statusCode(st *runner.Status) int {
+func statusCode(st *record.Status) int {
 	switch st.Phase {
-	case runner.Succeeded:
+	case record.Succeeded:
 		return exitOK
-	case runner.Pending, runner.Running, runner.RollingBack, runner.WaitingForApproval, runner.Paused:
+	case record.Pending, record.Running, record.RollingBack, record.WaitingForApproval, record.Paused:
 		return exitRunning
 	}
 	return exitInvalid

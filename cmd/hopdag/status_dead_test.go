@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner/runnertest"
 	"github.com/hopdag/hopdag/state"
 )
@@ -32,14 +32,14 @@ const (
 
 // savedWith writes st into a new File store under a lease of holder
 // "node-a/42 (run)" left as ls says, and returns the directory.
-func savedWith(t *testing.T, st *runner.Status, ls leaseState) string {
+func savedWith(t *testing.T, st *record.Status, ls leaseState) string {
 	t.Helper()
 	dir, _ := savedLease(t, st, ls)
 	return dir
 }
 
 // savedLease is savedWith that returns the lease too.
-func savedLease(t *testing.T, st *runner.Status, ls leaseState) (string, state.Lease) {
+func savedLease(t *testing.T, st *record.Status, ls leaseState) (string, state.Lease) {
 	t.Helper()
 	dir := t.TempDir()
 	now := time.Now()
@@ -74,23 +74,23 @@ func savedLease(t *testing.T, st *runner.Status, ls leaseState) (string, state.L
 func TestStatusDeadCoordinator(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		phase runner.Phase
+		phase record.Phase
 		lease leaseState
 		watch bool
 		code  int
 		// dead is what stderr says of a gone coordinator ("" none).
 		dead string
 	}{
-		{"running, lease held", runner.Running, leaseHeld, false, exitRunning, ""},
-		{"running, lease in its skew allowance", runner.Running, leaseInSkew, false, exitRunning, ""},
-		{"running, lease expired", runner.Running, leaseExpired, false, exitGone, "its coordinator node-a/42 (run) stopped refreshing its lease"},
-		{"running, lease expired, watch", runner.Running, leaseExpired, true, exitGone, "its coordinator node-a/42 (run) stopped refreshing its lease"},
-		{"running, lease released", runner.Running, leaseReleased, false, exitGone, "no coordinator holds its lock (its lease expired or was released)"},
-		{"pending, lease expired", runner.Pending, leaseExpired, false, exitGone, "its coordinator node-a/42 (run) stopped refreshing its lease"},
-		{"waiting for approval, lease released", runner.WaitingForApproval, leaseReleased, false, exitRunning, ""},
-		{"paused, lease expired", runner.Paused, leaseExpired, false, exitRunning, ""},
-		{"succeeded, lease expired", runner.Succeeded, leaseExpired, false, exitOK, ""},
-		{"failed, lease expired", runner.Failed, leaseExpired, false, exitInvalid, ""},
+		{"running, lease held", record.Running, leaseHeld, false, exitRunning, ""},
+		{"running, lease in its skew allowance", record.Running, leaseInSkew, false, exitRunning, ""},
+		{"running, lease expired", record.Running, leaseExpired, false, exitGone, "its coordinator node-a/42 (run) stopped refreshing its lease"},
+		{"running, lease expired, watch", record.Running, leaseExpired, true, exitGone, "its coordinator node-a/42 (run) stopped refreshing its lease"},
+		{"running, lease released", record.Running, leaseReleased, false, exitGone, "no coordinator holds its lock (its lease expired or was released)"},
+		{"pending, lease expired", record.Pending, leaseExpired, false, exitGone, "its coordinator node-a/42 (run) stopped refreshing its lease"},
+		{"waiting for approval, lease released", record.WaitingForApproval, leaseReleased, false, exitRunning, ""},
+		{"paused, lease expired", record.Paused, leaseExpired, false, exitRunning, ""},
+		{"succeeded, lease expired", record.Succeeded, leaseExpired, false, exitOK, ""},
+		{"failed, lease expired", record.Failed, leaseExpired, false, exitInvalid, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, l := savedLease(t, fixture(tt.phase), tt.lease)

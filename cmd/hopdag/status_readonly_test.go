@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // makeReadOnly makes dir and its files read-only for this process until
@@ -62,20 +62,20 @@ func makeReadOnly(t *testing.T, dir string) {
 func TestStatusReadOnly(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		phase  runner.Phase
+		phase  record.Phase
 		lease  leaseState
 		noLock bool // delete the "lock" file
 		args   []string
 		code   int
 		stderr string // what stderr says, "" nothing
 	}{
-		{name: "succeeded", phase: runner.Succeeded, lease: leaseReleased, code: exitOK},
-		{name: "succeeded, json", phase: runner.Succeeded, lease: leaseReleased, args: []string{"-o", "json"}, code: exitOK},
-		{name: "succeeded, watch", phase: runner.Succeeded, lease: leaseReleased, args: []string{"--watch", "--interval", "10ms"}, code: exitOK},
-		{name: "running", phase: runner.Running, lease: leaseHeld, code: exitRunning},
-		{name: "running, coordinator gone", phase: runner.Running, lease: leaseExpired, code: exitGone, stderr: "it died or was killed"},
-		{name: "running, no lock file", phase: runner.Running, lease: leaseHeld, noLock: true, code: exitRunning},
-		{name: "failed, no lock file", phase: runner.Failed, lease: leaseReleased, noLock: true, code: exitInvalid},
+		{name: "succeeded", phase: record.Succeeded, lease: leaseReleased, code: exitOK},
+		{name: "succeeded, json", phase: record.Succeeded, lease: leaseReleased, args: []string{"-o", "json"}, code: exitOK},
+		{name: "succeeded, watch", phase: record.Succeeded, lease: leaseReleased, args: []string{"--watch", "--interval", "10ms"}, code: exitOK},
+		{name: "running", phase: record.Running, lease: leaseHeld, code: exitRunning},
+		{name: "running, coordinator gone", phase: record.Running, lease: leaseExpired, code: exitGone, stderr: "it died or was killed"},
+		{name: "running, no lock file", phase: record.Running, lease: leaseHeld, noLock: true, code: exitRunning},
+		{name: "failed, no lock file", phase: record.Failed, lease: leaseReleased, noLock: true, code: exitInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := savedWith(t, fixture(tc.phase), tc.lease)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // shown puts every message of a status in the command line's terms,
@@ -14,10 +14,10 @@ import (
 func TestShownTranslatesEveryMessage(t *testing.T) {
 	const lib = "apply: conflict with field manager ops over .data.greeting; change it back, or apply with Force to take them over"
 	const want = "apply: conflict with field manager ops over .data.greeting; change it back, or pass --force-conflicts to take them over"
-	st := &runner.Status{Phase: runner.Failed, Message: lib, From: "v1.0", To: "v2.0",
-		LastFailure: &runner.Failure{Component: "web", Error: lib},
-		Hops: []runner.HopStatus{{From: "v1.0", To: "v2.0", Phase: runner.Failed, Message: "component web failed: " + lib,
-			Components: []runner.ComponentStatus{{Name: "web", Phase: runner.Failed, Error: lib}}}}}
+	st := &record.Status{Phase: record.Failed, Message: lib, From: "v1.0", To: "v2.0",
+		LastFailure: &record.Failure{Component: "web", Error: lib},
+		Hops: []record.HopStatus{{From: "v1.0", To: "v2.0", Phase: record.Failed, Message: "component web failed: " + lib,
+			Components: []record.ComponentStatus{{Name: "web", Phase: record.Failed, Error: lib}}}}}
 	state := "S"
 	got := (&cli{state: &state}).shown(st)
 	assert.Equal(t, want, got.Message)
@@ -30,6 +30,6 @@ func TestShownTranslatesEveryMessage(t *testing.T) {
 // A run that is rolling back is in flight: status exits 3 while its
 // coordinator holds the lock, and abandon needs --force once it does not.
 func TestRollingBackInFlight(t *testing.T) {
-	assert.True(t, inFlight(runner.RollingBack))
-	assert.Equal(t, exitRunning, statusCode(&runner.Status{Phase: runner.RollingBack}))
+	assert.True(t, inFlight(record.RollingBack))
+	assert.Equal(t, exitRunning, statusCode(&record.Status{Phase: record.RollingBack}))
 }

@@ -36,6 +36,7 @@ import (
 	"os/signal"
 
 	"github.com/hopdag/hopdag"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/simulate"
@@ -110,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	if st.Phase != runner.Succeeded {
+	if st.Phase != record.Succeeded {
 		return 1
 	}
 	return 0

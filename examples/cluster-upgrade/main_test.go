@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	hstate "github.com/hopdag/hopdag/state"
 )
 
@@ -20,7 +20,7 @@ func demo(t *testing.T, args ...string) (int, string) {
 }
 
 // readStatus loads the status saved in the File store in dir.
-func readStatus(t *testing.T, dir string) *runner.Status {
+func readStatus(t *testing.T, dir string) *record.Status {
 	t.Helper()
 	f, err := hstate.OpenFile(dir)
 	require.NoError(t, err)
@@ -49,24 +49,24 @@ func TestDemoFailThenResume(t *testing.T) {
 	code, out := demo(t, "--fail", "etcd", "--state", state)
 	require.Equal(t, 1, code, out)
 	first := readStatus(t, state)
-	assert.Equal(t, runner.Failed, first.Phase)
+	assert.Equal(t, record.Failed, first.Phase)
 	etcd, ok := first.Component(2, "etcd")
 	require.True(t, ok)
-	assert.Equal(t, runner.Failed, etcd.Phase)
+	assert.Equal(t, record.Failed, etcd.Phase)
 	master, _ := first.Component(2, "kubernetes-master")
-	assert.Equal(t, runner.Skipped, master.Phase)
+	assert.Equal(t, record.Skipped, master.Phase)
 	assert.Equal(t, "dependency etcd failed", master.Reason)
 
 	code, out = demo(t, "--state", state)
 	require.Equal(t, 0, code, out)
 	second := readStatus(t, state)
-	assert.Equal(t, runner.Succeeded, second.Phase)
+	assert.Equal(t, record.Succeeded, second.Phase)
 	assert.Equal(t, 2, second.Runs)
 	for h, hop := range first.Hops {
 		for _, c := range hop.Components {
 			after, _ := second.Component(h, c.Name)
-			assert.Equal(t, runner.Succeeded, after.Phase, "%s on hop %d", c.Name, h+1)
-			if c.Phase == runner.Succeeded {
+			assert.Equal(t, record.Succeeded, after.Phase, "%s on hop %d", c.Name, h+1)
+			if c.Phase == record.Succeeded {
 				assert.Equal(t, c.Attempts, after.Attempts, "%s succeeded in the first run and must not run again", c.Name)
 				assert.Equal(t, c.StartedAt, after.StartedAt, "%s was restarted", c.Name)
 			}

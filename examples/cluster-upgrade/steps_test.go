@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/simulate"
 )
 
@@ -19,13 +19,13 @@ func TestDemoUntilAndGate(t *testing.T) {
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "\nstopped after v26.06-rc.3 as asked")
 	st := readStatus(t, dir)
-	assert.Equal(t, runner.Paused, st.Phase)
-	assert.Equal(t, []runner.Phase{runner.Succeeded, runner.Pending, runner.Pending}, []runner.Phase{st.Hops[0].Phase, st.Hops[1].Phase, st.Hops[2].Phase})
+	assert.Equal(t, record.Paused, st.Phase)
+	assert.Equal(t, []record.Phase{record.Succeeded, record.Pending, record.Pending}, []record.Phase{st.Hops[0].Phase, st.Hops[1].Phase, st.Hops[2].Phase})
 
 	code, out = demo(t, "--state", dir, "--gate", "v26.09")
 	assert.Equal(t, 3, code, out)
 	st = readStatus(t, dir)
-	assert.Equal(t, runner.WaitingForApproval, st.Phase)
+	assert.Equal(t, record.WaitingForApproval, st.Phase)
 	assert.Equal(t, []string{"v26.09"}, st.Waiting)
 
 	code, out = demo(t, "--state", dir, "--gate", "v26.09")
@@ -36,7 +36,7 @@ func TestDemoUntilAndGate(t *testing.T) {
 	code, out = demo(t, "--state", dir, "--gate", "v26.09")
 	assert.Equal(t, 0, code, out)
 	st = readStatus(t, dir)
-	assert.Equal(t, runner.Succeeded, st.Phase)
+	assert.Equal(t, record.Succeeded, st.Phase)
 	assert.Equal(t, "alice", st.Approvals[0].By)
 }
 
@@ -47,16 +47,16 @@ func TestDemoRollback(t *testing.T) {
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "undone  kubernetes-master (back at v1.33.2)")
 	st := readStatus(t, dir)
-	assert.Equal(t, runner.RolledBack, st.Phase)
-	assert.Equal(t, runner.RolledBack, st.Hops[0].Phase)
+	assert.Equal(t, record.RolledBack, st.Phase)
+	assert.Equal(t, record.RolledBack, st.Hops[0].Phase)
 
 	dir = t.TempDir()
 	code, out = demo(t, "--state", dir, "--fail", "metrics-server", "--on-failure", "rollback-run")
 	assert.Equal(t, 1, code, out)
 	st = readStatus(t, dir)
-	assert.Equal(t, runner.RolledBack, st.Phase)
+	assert.Equal(t, record.RolledBack, st.Phase)
 	for i, h := range st.Hops {
-		assert.Equal(t, runner.RolledBack, h.Phase, "hop %d", i+1)
+		assert.Equal(t, record.RolledBack, h.Phase, "hop %d", i+1)
 	}
 	code, out = demo(t, "--on-failure", "sideways")
 	assert.Equal(t, 2, code, out)

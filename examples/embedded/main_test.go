@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -31,7 +31,7 @@ func TestEmbedded(t *testing.T) {
 	require.NoError(t, store.Close())
 	require.NoError(t, err)
 	require.NotNil(t, saved, "the status saved in upgrade-state")
-	assert.Equal(t, runner.Succeeded, saved.Phase)
+	assert.Equal(t, record.Succeeded, saved.Phase)
 
 	again := capture(t)
 	assert.NotContains(t, again, "\nhop v", "the second run upgrades nothing:\n%s", again)

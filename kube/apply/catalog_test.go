@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -66,7 +67,7 @@ func TestCatalogHops(t *testing.T) {
 		require.NoError(t, err)
 		st, err := exec.Execute(ctx, p, nil)
 		require.NoError(t, err, "%s -> %s", route[0], route[1])
-		require.Equal(t, runner.Succeeded, st.Phase, "%s -> %s", route[0], route[1])
+		require.Equal(t, record.Succeeded, st.Phase, "%s -> %s", route[0], route[1])
 	}
 	var pruned []string
 	for _, ch := range rec.take() {

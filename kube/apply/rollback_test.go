@@ -20,6 +20,7 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/apply"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -181,7 +182,7 @@ func (e *events) index(s string) int {
 
 // rbRun is a run of the rollback hop.
 type rbRun struct {
-	st     *runner.Status
+	st     *record.Status
 	err    error
 	events *events
 }
@@ -229,8 +230,8 @@ func runHop(t *testing.T, ns string, a *apply.Applier, v1, v2 []*release.Compone
 }
 
 // phases returns the component phases of the run's only hop.
-func (r rbRun) phases() map[string]runner.Phase {
-	out := map[string]runner.Phase{}
+func (r rbRun) phases() map[string]record.Phase {
+	out := map[string]record.Phase{}
 	for _, c := range r.st.Hops[0].Components {
 		out[c.Name] = c.Phase
 	}
@@ -418,9 +419,9 @@ func TestRollbackUpgrade(t *testing.T) {
 	t.Run("status", func(t *testing.T) {
 		require.ErrorIs(t, run.err, runner.ErrRunFailed)
 		assert.NotErrorIs(t, run.err, runner.ErrRollbackFailed, "every component rolled back")
-		assert.Equal(t, runner.RolledBack, run.st.Phase, "run phase")
-		assert.Equal(t, runner.RolledBack, run.st.Hops[0].Phase, "hop phase (%s)", run.st.Hops[0].Message)
-		assert.Equal(t, map[string]runner.Phase{"app": runner.RolledBack, "web": runner.RolledBack, "smoke": runner.RolledBack}, run.phases())
+		assert.Equal(t, record.RolledBack, run.st.Phase, "run phase")
+		assert.Equal(t, record.RolledBack, run.st.Hops[0].Phase, "hop phase (%s)", run.st.Hops[0].Message)
+		assert.Equal(t, map[string]record.Phase{"app": record.RolledBack, "web": record.RolledBack, "smoke": record.RolledBack}, run.phases())
 		for _, c := range run.st.Hops[0].Components {
 			if c.Name == "smoke" {
 				assert.Contains(t, c.Error, "smoke: the new release does not serve", "smoke failed for the scripted reason")
@@ -530,9 +531,9 @@ func TestRollbackInstalled(t *testing.T) {
 	t.Run("status", func(t *testing.T) {
 		require.ErrorIs(t, run.err, runner.ErrRunFailed)
 		assert.NotErrorIs(t, run.err, runner.ErrRollbackFailed, "every component rolled back")
-		assert.Equal(t, runner.RolledBack, run.st.Phase, "run phase")
-		assert.Equal(t, runner.RolledBack, run.st.Hops[0].Phase, "hop phase (%s)", run.st.Hops[0].Message)
-		assert.Equal(t, map[string]runner.Phase{"extra": runner.RolledBack, "smoke": runner.RolledBack}, run.phases())
+		assert.Equal(t, record.RolledBack, run.st.Phase, "run phase")
+		assert.Equal(t, record.RolledBack, run.st.Hops[0].Phase, "hop phase (%s)", run.st.Hops[0].Message)
+		assert.Equal(t, map[string]record.Phase{"extra": record.RolledBack, "smoke": record.RolledBack}, run.phases())
 		for _, c := range run.st.Hops[0].Components {
 			if c.Name == "extra" {
 				assert.Equal(t, "rolled back to none", c.Reason, "extra: %s", c.Error)
@@ -630,7 +631,7 @@ func TestRollbackPrunedTerminating(t *testing.T) {
 	}), ev)
 	require.ErrorIs(t, run.err, runner.ErrRunFailed)
 	assert.NotErrorIs(t, run.err, runner.ErrRollbackFailed, "every component rolled back")
-	require.Equal(t, runner.RolledBack, run.st.Phase, "the run says app is back at v1 (%s)", run.st.Hops[0].Message)
+	require.Equal(t, record.RolledBack, run.st.Phase, "the run says app is back at v1 (%s)", run.st.Hops[0].Message)
 	require.True(t, pruned.deleting, "smoke failed while app-old was being deleted")
 	select {
 	case <-gate:

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // abandon marks the stored run of the status's plan Abandoned while no run
@@ -28,7 +28,7 @@ func (r *Reconciler) abandon(ctx context.Context, cv *v1alpha1.ClusterVersion, s
 		return fmt.Errorf("controller: abandoning ClusterVersion %s: %w", key, err)
 	}
 	now := metav1.Now()
-	if s != nil && recordOf(s, st.Plan.From, st.Plan.To) && s.Phase != runner.Abandoned {
+	if s != nil && recordOf(s, st.Plan.From, st.Plan.To) && s.Phase != record.Abandoned {
 		if err := s.Abandon(reason, now.Time); err == nil {
 			if err := store.Save(ctx, lease.Token, s); err != nil {
 				return fmt.Errorf("controller: abandoning ClusterVersion %s: %w", key, err)
@@ -36,7 +36,7 @@ func (r *Reconciler) abandon(ctx context.Context, cv *v1alpha1.ClusterVersion, s
 		}
 	}
 	st.Phase = v1alpha1.PhaseAbandoned
-	st.Plan.Phase = string(runner.Abandoned)
+	st.Plan.Phase = string(record.Abandoned)
 	endHistory(st, v1alpha1.HistoryFailed, "abandoned: "+reason, now)
 	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Abandoned", "abandoned: "+reason)
 	r.event(cv, "Warning", "UpgradeAbandoned", "Abandon", "abandoned: "+reason)

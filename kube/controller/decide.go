@@ -16,6 +16,7 @@ import (
 	"github.com/hopdag/hopdag/kube/internal/english"
 	"github.com/hopdag/hopdag/kube/rollout"
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -188,7 +189,7 @@ func (d *decision) stopped() (bool, *plan, error) {
 			msg += "; it had failed: " + st.History[0].Message // what failed stays said
 		}
 		endHistory(st, v1alpha1.HistoryPartial, msg, d.now)
-		st.Plan.Phase = string(runner.Cancelled)
+		st.Plan.Phase = string(record.Cancelled)
 		st.Phase = v1alpha1.PhaseIdle
 		r.event(cv, "Normal", reason, "Abort", msg)
 		d.inFlight = false

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 	"github.com/hopdag/hopdag/state"
@@ -155,8 +156,8 @@ type stallingStore struct {
 	once    *sync.Once
 }
 
-func (s stallingStore) stall(st *runner.Status, err error) error {
-	if err == nil && st.Phase == runner.Failed {
+func (s stallingStore) stall(st *record.Status, err error) error {
+	if err == nil && st.Phase == record.Failed {
 		s.once.Do(func() {
 			close(s.stalled)
 			<-s.release
@@ -165,11 +166,11 @@ func (s stallingStore) stall(st *runner.Status, err error) error {
 	return err
 }
 
-func (s stallingStore) Save(ctx context.Context, token uint64, st *runner.Status) error {
+func (s stallingStore) Save(ctx context.Context, token uint64, st *record.Status) error {
 	return s.stall(st, s.Store.Save(ctx, token, st))
 }
 
-func (s stallingStore) Commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) error {
+func (s stallingStore) Commit(ctx context.Context, token uint64, st *record.Status, changed []record.Ref) error {
 	return s.stall(st, s.Store.Commit(ctx, token, st, changed))
 }
 

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -33,7 +33,7 @@ func (s *fencingStore) refuse(token uint64) error {
 	return nil
 }
 
-func (s *fencingStore) Commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) error {
+func (s *fencingStore) Commit(ctx context.Context, token uint64, st *record.Status, changed []record.Ref) error {
 	if s.calls.Add(1) == s.n.Load() {
 		s.fenced.Store(token)
 	}
@@ -43,7 +43,7 @@ func (s *fencingStore) Commit(ctx context.Context, token uint64, st *runner.Stat
 	return s.Store.Commit(ctx, token, st, changed)
 }
 
-func (s *fencingStore) Save(ctx context.Context, token uint64, st *runner.Status) error {
+func (s *fencingStore) Save(ctx context.Context, token uint64, st *record.Status) error {
 	if err := s.refuse(token); err != nil {
 		return err
 	}

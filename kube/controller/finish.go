@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
@@ -19,7 +20,7 @@ import (
 // run ended in, written to the ClusterVersion's status by the ending's
 // method for it (see ending.write). An abandoned run's record is saved
 // Abandoned first.
-func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease, s *runner.Status, err error) {
+func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease, s *record.Status, err error) {
 	ru.mu.Lock()
 	why, reason, deleted := ru.why, ru.reason, ru.deleted
 	ru.mu.Unlock()
@@ -32,7 +33,7 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 		return
 	}
 	now := metav1.Now()
-	if s.Phase == runner.Cancelled && why == stopAbandon {
+	if s.Phase == record.Cancelled && why == stopAbandon {
 		if aerr := s.Abandon(reason, now.Time); aerr == nil {
 			if serr := store.Save(ctx, lease.Token, s); serr != nil {
 				ru.r.logger.Warn("controller: saving the abandoned run", "clusterversion", ru.p.key, "error", serr)
@@ -86,7 +87,7 @@ type ending struct {
 	cv      *v1alpha1.ClusterVersion
 	latest  *v1alpha1.ClusterVersion
 	st      *v1alpha1.ClusterVersionStatus
-	s       *runner.Status
+	s       *record.Status
 	err     error
 	why     stop
 	reason  string // the abandon reason
@@ -100,19 +101,19 @@ func (e *ending) write() {
 	st, s := e.st, e.s
 	st.Plan = summary(e.ru.p.plan, s, e.ru.p.target)
 	st.CurrentVersion = reachedBy(e.ru.p.plan, s)
-	cancelled := s.Phase == runner.Cancelled
+	cancelled := s.Phase == record.Cancelled
 	switch {
-	case s.Phase == runner.Succeeded:
+	case s.Phase == record.Succeeded:
 		e.succeeded()
-	case s.Phase == runner.Abandoned:
+	case s.Phase == record.Abandoned:
 		e.abandoned()
-	case s.Phase == runner.WaitingForApproval:
+	case s.Phase == record.WaitingForApproval:
 		e.waiting()
-	case s.Phase == runner.Paused: // at the until step (spec.until, or runner.WithUntil in the operator's executor options)
+	case s.Phase == record.Paused: // at the until step (spec.until, or runner.WithUntil in the operator's executor options)
 		e.untilReached()
-	case s.Phase == runner.RolledBack:
+	case s.Phase == record.RolledBack:
 		e.rolledBack()
-	case s.Phase == runner.RollbackFailed:
+	case s.Phase == record.RollbackFailed:
 		e.rollbackFailed()
 	case cancelled && e.why == stopPause:
 		e.paused()
@@ -304,14 +305,14 @@ func redirectedLate(to string, desired v1alpha1.Target) string {
 // rollbackNext says what to do about a rollback that did not finish: a
 // retry retries the component rollbacks that failed; one that stopped
 // only at irreversible components changes nothing.
-func rollbackNext(s *runner.Status) string {
+func rollbackNext(s *record.Status) string {
 	var irreversible []string
 	for i, h := range s.Hops {
 		for _, c := range h.Components {
 			switch {
-			case c.Phase == runner.RollbackFailed && c.Code == runner.CodeRollbackFailed:
+			case c.Phase == record.RollbackFailed && c.Code == record.CodeRollbackFailed:
 				return "increment spec.retry to retry the rollbacks that failed, or abandon the upgrade (spec.abandon)"
-			case c.Phase == runner.RollbackFailed:
+			case c.Phase == record.RollbackFailed:
 				irreversible = append(irreversible, fmt.Sprintf("%s %s on hop %d", c.Name, c.ToVersion, i+1))
 			}
 		}
@@ -322,7 +323,7 @@ func rollbackNext(s *runner.Status) string {
 
 // recordedFailure is the error of a run record that ended failed, for
 // finish, when the Execute call that failed is gone.
-func recordedFailure(s *runner.Status) error {
+func recordedFailure(s *record.Status) error {
 	msg := s.Message
 	if f := s.LastFailure; f != nil && f.Error != "" {
 		msg = fmt.Sprintf("component %s on hop %d: %s: %s", cmpStr(f.Component, f.Check), f.Hop+1, f.Code, f.Error)
@@ -375,7 +376,7 @@ func cmpStr(a, b string) string {
 // untilMessage says where a run stopped at its until step and what goes
 // on from there: clearing or moving spec.until, or, for an until step of
 // the operator's executor options, restarting the operator without it.
-func untilMessage(cv *v1alpha1.ClusterVersion, s *runner.Status, progress string) string {
+func untilMessage(cv *v1alpha1.ClusterVersion, s *record.Status, progress string) string {
 	if cv.Spec.Until != "" {
 		return fmt.Sprintf("stopped after %s as spec.until asks, at %s components: clear spec.until, or set it to a later step, to go on", cv.Spec.Until, progress)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/controller"
 	"github.com/hopdag/hopdag/kube/store"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
@@ -192,7 +193,7 @@ func child() error {
 func exitWhenDurable(st *store.Store, hop int, component string) {
 	for {
 		if s, err := st.Load(context.Background()); err == nil && s != nil {
-			if c, ok := s.Component(hop, component); ok && c.Phase == runner.Succeeded {
+			if c, ok := s.Component(hop, component); ok && c.Phase == record.Succeeded {
 				os.Exit(0)
 			}
 		}
@@ -209,14 +210,14 @@ type loggedStore struct {
 	writes atomic.Uint64 // writes begun
 }
 
-func (s *loggedStore) Save(ctx context.Context, token uint64, st *runner.Status) error {
+func (s *loggedStore) Save(ctx context.Context, token uint64, st *record.Status) error {
 	n := s.begin(token)
 	err := s.Store.Save(ctx, token, st)
 	s.note("write", token, err, n)
 	return err
 }
 
-func (s *loggedStore) Commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) error {
+func (s *loggedStore) Commit(ctx context.Context, token uint64, st *record.Status, changed []record.Ref) error {
 	n := s.begin(token)
 	err := s.Store.Commit(ctx, token, st, changed)
 	s.note("write", token, err, n)

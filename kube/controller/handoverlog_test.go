@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // handover is one test's processes and their shared log.
@@ -251,7 +251,7 @@ func durableSuccesses(t *testing.T, h *handover) map[string]bool {
 	}
 	for hi, hop := range s.Hops {
 		for _, cs := range hop.Components {
-			if cs.Phase == runner.Succeeded {
+			if cs.Phase == record.Succeeded {
 				out[fmt.Sprintf("%d %s", hi, cs.Name)] = true
 			}
 		}

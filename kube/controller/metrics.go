@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -132,12 +133,12 @@ func (o metricsObserver) Observe(e runner.Event) {
 // hopdag_checkpoint_duration_seconds.
 type timedCheckpointer struct{ cp runner.Checkpointer }
 
-func (t timedCheckpointer) Checkpoint(ctx context.Context, s *runner.Status) error {
+func (t timedCheckpointer) Checkpoint(ctx context.Context, s *record.Status) error {
 	defer observeSince(time.Now())
 	return t.cp.Checkpoint(ctx, s)
 }
 
-func (t timedCheckpointer) CheckpointChanges(ctx context.Context, s *runner.Status, changed []runner.Ref) error {
+func (t timedCheckpointer) CheckpointChanges(ctx context.Context, s *record.Status, changed []record.Ref) error {
 	cc, ok := t.cp.(runner.ChangeCheckpointer)
 	if !ok {
 		return t.Checkpoint(ctx, s)

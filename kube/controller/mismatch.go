@@ -10,7 +10,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/internal/english"
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // mismatched records that the run's record, s, cannot resume with the
@@ -22,7 +22,7 @@ import (
 // alone fails the same way. s, the record, is shown by the hops it was
 // written for; the status's plan (the record's, as its runs wrote it) and
 // current version stay.
-func (ru *run) mismatched(ctx context.Context, s *runner.Status, err error) {
+func (ru *run) mismatched(ctx context.Context, s *record.Status, err error) {
 	r, cv := ru.r, ru.p.cv
 	was, now := ru.mismatch(s)
 	msg := fmt.Sprintf("ClusterVersion %s: the record of the upgrade %s -> %s in its state store was written for %s, %s, so it cannot resume (%s)",
@@ -44,7 +44,7 @@ func (ru *run) mismatched(ctx context.Context, s *runner.Status, err error) {
 // mismatch says which hops the record s was written for, and how the
 // plan made now differs: its hops, or that it plans those hops
 // otherwise (other components or versions).
-func (ru *run) mismatch(s *runner.Status) (was, now string) {
+func (ru *run) mismatch(s *record.Status) (was, now string) {
 	var stored []string
 	if s != nil {
 		for _, h := range s.Hops {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -139,11 +140,11 @@ func routeTo(r *path.Route) position {
 
 // reachedBy is the position of a run of plan: where it started, moved by
 // each hop that succeeded, in order.
-func reachedBy(plan *runner.Plan, s *runner.Status) string {
+func reachedBy(plan *runner.Plan, s *record.Status) string {
 	if plan.Route.FromState == nil {
 		v := s.From
 		for _, h := range s.Hops {
-			if h.Phase != runner.Succeeded {
+			if h.Phase != record.Succeeded {
 				break
 			}
 			v = h.To
@@ -152,7 +153,7 @@ func reachedBy(plan *runner.Plan, s *runner.Status) string {
 	}
 	st := plan.Route.FromState.Clone()
 	for i, h := range s.Hops {
-		if h.Phase != runner.Succeeded || i >= len(plan.Hops) {
+		if h.Phase != record.Succeeded || i >= len(plan.Hops) {
 			break
 		}
 		hop := plan.Hops[i].Hop
@@ -164,7 +165,7 @@ func reachedBy(plan *runner.Plan, s *runner.Status) string {
 // recordOf reports whether s, a run's record, is of the upgrade from ->
 // to as the status spells them (a record across tracks spells its states,
 // as runner.NewStatus writes them).
-func recordOf(s *runner.Status, from, to string) bool {
+func recordOf(s *record.Status, from, to string) bool {
 	return samePosition(s.From, from) && samePosition(s.To, to)
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -77,11 +78,11 @@ func TestReachedByAndRecordOf(t *testing.T) {
 	require.Len(t, p.Hops, 3)
 	s := runner.NewStatus(p)
 	assert.Equal(t, "kubernetes=v1.32.0,platform=13.01.0", reachedBy(p, s), "nothing succeeded yet")
-	s.Hops[0].Phase = runner.Succeeded
+	s.Hops[0].Phase = record.Succeeded
 	assert.Equal(t, "kubernetes=v1.32.0,platform=13.01.2", reachedBy(p, s))
-	s.Hops[2].Phase = runner.Succeeded // not in order: the second has not
+	s.Hops[2].Phase = record.Succeeded // not in order: the second has not
 	assert.Equal(t, "kubernetes=v1.32.0,platform=13.01.2", reachedBy(p, s))
-	s.Hops[1].Phase = runner.Succeeded
+	s.Hops[1].Phase = record.Succeeded
 	assert.Equal(t, "kubernetes=v1.33.1,platform=27.03.0", reachedBy(p, s))
 
 	assert.True(t, recordOf(s, routeFrom(route).String(), routeTo(route).String()))
@@ -101,13 +102,13 @@ func TestReachedByAndRecordOf(t *testing.T) {
 // rollbackNext offers a retry only when a component rollback failed: an
 // irreversible stop is not changed by one.
 func TestRollbackNext(t *testing.T) {
-	status := func(cs ...runner.ComponentStatus) *runner.Status {
-		return &runner.Status{Hops: []runner.HopStatus{{Phase: runner.RollbackFailed, Components: cs}}}
+	status := func(cs ...record.ComponentStatus) *record.Status {
+		return &record.Status{Hops: []record.HopStatus{{Phase: record.RollbackFailed, Components: cs}}}
 	}
-	irreversible := runner.ComponentStatus{Name: "etcd", ToVersion: "v3.6.4", Phase: runner.RollbackFailed, Code: runner.CodeIrreversible}
-	failed := runner.ComponentStatus{Name: "web", ToVersion: "v2.0", Phase: runner.RollbackFailed, Code: runner.CodeRollbackFailed}
+	irreversible := record.ComponentStatus{Name: "etcd", ToVersion: "v3.6.4", Phase: record.RollbackFailed, Code: record.CodeIrreversible}
+	failed := record.ComponentStatus{Name: "web", ToVersion: "v2.0", Phase: record.RollbackFailed, Code: record.CodeRollbackFailed}
 	for _, tc := range []struct {
-		s    *runner.Status
+		s    *record.Status
 		want string
 	}{
 		{status(irreversible, failed), "increment spec.retry to retry the rollbacks that failed, or abandon the upgrade (spec.abandon)"},

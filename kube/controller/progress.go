@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
@@ -21,7 +22,7 @@ import (
 // copy whose cost does not grow with the number of components, taken on
 // every transition.
 type brief struct {
-	s       runner.Status // without Hops
+	s       record.Status // without Hops
 	reached string
 	// retrying and retries are the retried components as
 	// status.plan.retrying lists them, and how many there are.
@@ -30,7 +31,7 @@ type brief struct {
 }
 
 // note keeps the latest durable transition for the status writer.
-func (ru *run) note(s *runner.Status) {
+func (ru *run) note(s *record.Status) {
 	b := brief{s: *s, reached: reachedBy(ru.p.plan, s)}
 	b.s.Hops = nil
 	// The writer reads these while the executor goes on changing its own.
@@ -113,7 +114,7 @@ func (ru *run) writeProgress(ctx context.Context, b brief) {
 }
 
 // failedNow says that a component failed for good while the run goes on.
-func failedNow(f *runner.Failure) string {
+func failedNow(f *record.Failure) string {
 	return fmt.Sprintf("component %s failed on hop %d (%s: %s); the run goes on as its failure policy says until it ends (Failed, or RolledBack under a rollback policy)",
 		cmpStr(f.Component, f.Check), f.Hop+1, f.Code, firstLine(f.Error))
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/catalog"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -337,8 +338,8 @@ func endHistory(st *v1alpha1.ClusterVersionStatus, state v1alpha1.HistoryState, 
 }
 
 // summary is the status's brief of a plan and, when known, its run.
-func summary(p *runner.Plan, s *runner.Status, target string) *v1alpha1.PlanSummary {
-	ps := &v1alpha1.PlanSummary{Target: target, From: routeFrom(p.Route).String(), To: routeTo(p.Route).String(), Phase: string(runner.Pending), Hops: []string{}}
+func summary(p *runner.Plan, s *record.Status, target string) *v1alpha1.PlanSummary {
+	ps := &v1alpha1.PlanSummary{Target: target, From: routeFrom(p.Route).String(), To: routeTo(p.Route).String(), Phase: string(record.Pending), Hops: []string{}}
 	for _, h := range p.Hops {
 		name := h.Name()
 		if h.Track != "" { // a route across tracks: say which one moves
@@ -372,8 +373,8 @@ func summary(p *runner.Plan, s *runner.Status, target string) *v1alpha1.PlanSumm
 // partialHop is the hop s stopped partway through, named hop, or nil:
 // some of its components completed and the hop did not. A status
 // without hops (the writer's brief, see note) has none.
-func partialHop(p *runner.Plan, s *runner.Status, hop string) *v1alpha1.PartialHop {
-	if s == nil || s.CurrentHop >= len(s.Hops) || s.CurrentHop >= len(p.Hops) || s.Hops[s.CurrentHop].Phase == runner.Succeeded {
+func partialHop(p *runner.Plan, s *record.Status, hop string) *v1alpha1.PartialHop {
+	if s == nil || s.CurrentHop >= len(s.Hops) || s.CurrentHop >= len(p.Hops) || s.Hops[s.CurrentHop].Phase == record.Succeeded {
 		return nil
 	}
 	hs := s.Hops[s.CurrentHop]
@@ -386,7 +387,7 @@ func partialHop(p *runner.Plan, s *runner.Status, hop string) *v1alpha1.PartialH
 		ph.To = st.String()
 	}
 	for _, c := range hs.Components {
-		if c.Phase == runner.Succeeded || (c.Phase == runner.Skipped && c.Code == "") {
+		if c.Phase == record.Succeeded || (c.Phase == record.Skipped && c.Code == "") {
 			ph.Count++
 			if len(ph.Done) < 20 {
 				ph.Done = append(ph.Done, c.Name)

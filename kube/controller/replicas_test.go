@@ -18,7 +18,7 @@ import (
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/controller"
 	"github.com/hopdag/hopdag/kube/store"
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner/runnertest"
 	"github.com/hopdag/hopdag/state"
 )
@@ -160,12 +160,12 @@ type countingStore struct {
 	saves, commits atomic.Int64
 }
 
-func (c *countingStore) Save(ctx context.Context, token uint64, s *runner.Status) error {
+func (c *countingStore) Save(ctx context.Context, token uint64, s *record.Status) error {
 	c.saves.Add(1)
 	return c.Store.Save(ctx, token, s)
 }
 
-func (c *countingStore) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+func (c *countingStore) Commit(ctx context.Context, token uint64, s *record.Status, changed []record.Ref) error {
 	c.commits.Add(1)
 	return c.Store.Commit(ctx, token, s, changed)
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 )
@@ -76,7 +77,7 @@ func TestComponentRetryShown(t *testing.T) {
 	assert.Equal(t, 0, r.Hop)
 	assert.Equal(t, "bkeagent", r.Component)
 	assert.Equal(t, 1, r.Attempt)
-	assert.Equal(t, string(runner.CodeComponentFailed), r.Code)
+	assert.Equal(t, string(record.CodeComponentFailed), r.Code)
 	assert.Equal(t, long[:253]+"...", r.Message, "the first line, cut to 256 bytes")
 	assert.False(t, r.Running)
 	due := r.NextAttemptAt.Time

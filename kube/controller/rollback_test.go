@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 )
@@ -132,7 +133,7 @@ func TestRollback(t *testing.T) {
 				assert.NotContains(t, eventReasons(t, c, ns), "UpgradeFailed")
 			} else {
 				assert.Equal(t, "RollbackFailed", st.Plan.Phase)
-				assert.Contains(t, f.Message, string(runner.CodeRollbackFailed))
+				assert.Contains(t, f.Message, string(record.CodeRollbackFailed))
 				assert.Contains(t, f.Message, "kubernetes-master")
 				assert.Contains(t, f.Message, "increment spec.retry to retry the rollbacks that failed", "a failed rollback is retried (an irreversible stop is not: rollbackNext)")
 			}

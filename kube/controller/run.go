@@ -13,6 +13,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/internal/english"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
@@ -222,7 +223,7 @@ func (ru *run) execute(ctx context.Context) {
 	_, err = state.Run(ctx, store, taken, exec, ru.p.plan,
 		state.WithHolder(r.holder), state.WithTTL(r.ttl), state.WithLogger(r.logger),
 		state.WithCheckpoints(func(cp runner.Checkpointer) runner.Checkpointer { return &noting{cp: timedCheckpointer{cp}, ru: ru} }),
-		state.WithSession(func(kctx context.Context, s *state.Session) (*runner.Status, error) {
+		state.WithSession(func(kctx context.Context, s *state.Session) (*record.Status, error) {
 			began = true
 			return ru.session(ctx, kctx, s)
 		}))
@@ -256,18 +257,18 @@ func (l *acquiring) Acquire(ctx context.Context, holder string, ttl time.Duratio
 // operator's): it decides what to resume, records the approvals and a
 // failure the status does not show yet, executes, and records how the
 // run ended, all under the lease.
-func (ru *run) session(ctx, kctx context.Context, s *state.Session) (*runner.Status, error) {
+func (ru *run) session(ctx, kctx context.Context, s *state.Session) (*record.Status, error) {
 	r, key := ru.r, ru.p.key
 	ru.storeError(kctx, "", nil)
 	prev := s.Prev
-	if prev != nil && (!recordOf(prev, ru.from, ru.to) || prev.Phase == runner.Abandoned || prev.Phase == runner.RolledBack || ru.p.fresh && prev.Phase == runner.Succeeded) {
+	if prev != nil && (!recordOf(prev, ru.from, ru.to) || prev.Phase == record.Abandoned || prev.Phase == record.RolledBack || ru.p.fresh && prev.Phase == record.Succeeded) {
 		// Another upgrade's record, or one that ended for good (a new
 		// upgrade finds one that completed only when its ClusterVersion
 		// was deleted and created again and the store kept the record):
 		// this one starts afresh.
 		prev = nil
 	}
-	if prev != nil && !ru.p.fresh && !ru.p.retry && (prev.Phase == runner.Failed || prev.Phase == runner.RollbackFailed) {
+	if prev != nil && !ru.p.fresh && !ru.p.retry && (prev.Phase == record.Failed || prev.Phase == record.RollbackFailed) {
 		// The record ended failed but the status does not say so yet:
 		// the operator stopped between the two (a restart, a new
 		// leader). Nothing asked for a retry: record the failure, and
@@ -327,8 +328,8 @@ func (ru *run) session(ctx, kctx context.Context, s *state.Session) (*runner.Sta
 // that follows passes those gates. An approval is recorded only here,
 // under the run's lock, once: prev.Approve refuses a step approved
 // before, and a step that does not wait is not approved ahead.
-func (ru *run) approve(ctx context.Context, store state.Store, lease state.Lease, prev *runner.Status) error {
-	var recorded []runner.Approval
+func (ru *run) approve(ctx context.Context, store state.Store, lease state.Lease, prev *record.Status) error {
+	var recorded []record.Approval
 	for _, a := range ru.p.cv.Spec.Approvals {
 		if !slices.Contains(prev.Waiting, a.Step) || prev.Approved(a.Step) {
 			continue
@@ -363,7 +364,7 @@ type noting struct {
 	ru *run
 }
 
-func (n *noting) Checkpoint(ctx context.Context, s *runner.Status) error {
+func (n *noting) Checkpoint(ctx context.Context, s *record.Status) error {
 	if err := n.cp.Checkpoint(ctx, s); err != nil {
 		return err
 	}
@@ -371,7 +372,7 @@ func (n *noting) Checkpoint(ctx context.Context, s *runner.Status) error {
 	return nil
 }
 
-func (n *noting) CheckpointChanges(ctx context.Context, s *runner.Status, changed []runner.Ref) error {
+func (n *noting) CheckpointChanges(ctx context.Context, s *record.Status, changed []record.Ref) error {
 	cc, ok := n.cp.(runner.ChangeCheckpointer)
 	if !ok {
 		return n.Checkpoint(ctx, s)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -42,7 +43,7 @@ func TestUntilReached(t *testing.T) {
 	assert.NotContains(t, p.Message, "change the spec")
 	assert.Equal(t, v1alpha1.PhasePaused, st.Phase)
 	assert.Equal(t, "v26.06", st.CurrentVersion)
-	assert.Equal(t, string(runner.Paused), st.Plan.Phase)
+	assert.Equal(t, string(record.Paused), st.Plan.Phase)
 	assert.Equal(t, v1alpha1.HistoryPartial, st.History[0].State)
 	f := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionFailing)
 	require.NotNil(t, f)

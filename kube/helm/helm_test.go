@@ -21,6 +21,7 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/helm"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -173,7 +174,7 @@ func TestHelmRollbackPolicy(t *testing.T) {
 	require.NoError(t, err, "plan-time validation: the chart resolves, helm can roll back")
 	st, err := e.Execute(ctx, plan, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)
-	assert.Equal(t, runner.RolledBack, st.Phase, "run phase (%s)", st.Message)
+	assert.Equal(t, record.RolledBack, st.Phase, "run phase (%s)", st.Message)
 	assert.Contains(t, st.Hops[0].Components[0].Error, "65535")
 
 	kc, err := kubernetes.NewForConfig(rc)

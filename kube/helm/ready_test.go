@@ -12,6 +12,7 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/helm"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -46,7 +47,7 @@ func TestHelmReadinessTimeout(t *testing.T) {
 	require.ErrorIs(t, err, runner.ErrRunFailed)
 	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
 	assert.GreaterOrEqual(t, took, 3*time.Second, "the upgrade waited for the Deployment until its timeout")
-	assert.Equal(t, runner.RolledBack, st.Phase, "run phase (%s)", st.Message)
+	assert.Equal(t, record.RolledBack, st.Phase, "run phase (%s)", st.Message)
 	cs := st.Hops[0].Components[0]
 	assert.Contains(t, cs.Error, "; not ready: Deployment.apps apps/app: InProgress: Replicas: 0/1", "the error names what was not ready, with kstatus's word on it: %s", cs.Error)
 

@@ -14,13 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state/codec"
 )
 
 // Save writes st whole, as a new snapshot generation, if token is the
 // current lease's (see the package documentation).
-func (s *Store) Save(ctx context.Context, token uint64, st *runner.Status) error {
+func (s *Store) Save(ctx context.Context, token uint64, st *record.Status) error {
 	return s.commit(ctx, token, st, nil, true)
 }
 
@@ -29,11 +29,11 @@ func (s *Store) Save(ctx context.Context, token uint64, st *runner.Status) error
 // or a snapshot when the journal has outgrown the snapshot, when the
 // commit changes most of the status or when its components are not the
 // stored ones (a new run).
-func (s *Store) Commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) error {
+func (s *Store) Commit(ctx context.Context, token uint64, st *record.Status, changed []record.Ref) error {
 	return s.commit(ctx, token, st, changed, false)
 }
 
-func (s *Store) commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref, all bool) error {
+func (s *Store) commit(ctx context.Context, token uint64, st *record.Status, changed []record.Ref, all bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Store) commit(ctx context.Context, token uint64, st *runner.Status, cha
 
 // write appends a commit or writes a snapshot; false and no error means
 // the head changed since the view was taken (nothing was written).
-func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref, all bool) (bool, error) {
+func (s *Store) write(ctx context.Context, token uint64, st *record.Status, changed []record.Ref, all bool) (bool, error) {
 	total := 0
 	for _, h := range st.Hops {
 		total += len(h.Components)
@@ -96,7 +96,7 @@ func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, chan
 // head's resourceVersion: an Acquire or a snapshot since conflicts).
 // Records that no head names are never read; the next snapshot removes
 // them.
-func (s *Store) append(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) (bool, error) {
+func (s *Store) append(ctx context.Context, token uint64, st *record.Status, changed []record.Ref) (bool, error) {
 	v := &s.v
 	lines, next, err := codec.Commits(v.seq+1, token, st, changed, ChunkSize, v.base)
 	if err != nil {
@@ -170,7 +170,7 @@ func (s *Store) moveHead(ctx context.Context, head *corev1.ConfigMap, created []
 // journal, and records of failed commits. The old generation must check
 // out first: a damaged object is left as it is, for its owner to repair,
 // and nothing goes over it.
-func (s *Store) snapshot(ctx context.Context, token uint64, st *runner.Status, total int) (bool, error) {
+func (s *Store) snapshot(ctx context.Context, token uint64, st *record.Status, total int) (bool, error) {
 	v := &s.v
 	old, stale, err := s.others(ctx)
 	if err != nil || stale {

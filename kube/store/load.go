@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/codec"
 )
@@ -17,7 +17,7 @@ import (
 // Load reads the snapshot the head names and replays the journal records
 // after it, in one consistent List; nil and no error when nothing was
 // saved.
-func (s *Store) Load(ctx context.Context) (*runner.Status, error) {
+func (s *Store) Load(ctx context.Context) (*record.Status, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

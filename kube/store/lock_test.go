@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
 )
@@ -53,8 +53,8 @@ func TestLeaseDeleted(t *testing.T) {
 			la, err := a.Acquire(ctx, "a", ttl)
 			require.NoError(t, err)
 			if tt.wrote {
-				s.Hops[0].Components[0].Phase = runner.Succeeded
-				require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}}))
+				s.Hops[0].Components[0].Phase = record.Succeeded
+				require.NoError(t, a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 0}}))
 			}
 			require.NoError(t, c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "run"}}))
 
@@ -72,8 +72,8 @@ func TestLeaseDeleted(t *testing.T) {
 			require.ErrorAs(t, err, &le, "Acquire again")
 			assert.Equal(t, first, le.Expires, "a second Acquire moved the expiry of the lease taken as held")
 
-			s.Hops[0].Components[1].Phase = runner.Succeeded
-			require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 1}}), "Commit by the holder with the Lease deleted")
+			s.Hops[0].Components[1].Phase = record.Succeeded
+			require.NoError(t, a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 1}}), "Commit by the holder with the Lease deleted")
 			err = b.Commit(ctx, old.Token, s, nil)
 			assert.ErrorIs(t, err, state.ErrFenced, "Commit under the released lease %d", old.Token)
 			_, err = b.Refresh(ctx, old)
@@ -103,8 +103,8 @@ func TestLeaseDeleted(t *testing.T) {
 			assert.Equal(t, "a", l.Holder, "ReadLease().Holder after the refresh: the holder's name is back")
 			assert.Equal(t, la.Token, l.Token)
 			assert.Equal(t, ttl, l.TTL, "ReadLease().TTL after the refresh: the holder's")
-			s.Hops[0].Components[2].Phase = runner.Succeeded
-			require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 2}}), "Commit after the refresh")
+			s.Hops[0].Components[2].Phase = record.Succeeded
+			require.NoError(t, a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 2}}), "Commit after the refresh")
 			require.NoError(t, a.Save(ctx, la.Token, s), "Save after the refresh")
 			require.NoError(t, a.Release(ctx, la), "Release by the holder")
 			lb, err := b.Acquire(ctx, "b", ttl)
@@ -112,7 +112,7 @@ func TestLeaseDeleted(t *testing.T) {
 			assert.Greater(t, lb.Token, la.Token)
 			got2, err := b.Load(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, runner.Succeeded, got2.Hops[0].Components[2].Phase, "the holder's commits after the deletion are in")
+			assert.Equal(t, record.Succeeded, got2.Hops[0].Components[2].Phase, "the holder's commits after the deletion are in")
 		})
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
 )
@@ -84,7 +84,7 @@ func TestConflictAfterApplyKeepsTheWrite(t *testing.T) {
 		if all {
 			require.NoError(t, s.Save(ctx, l.Token, st), "snapshot")
 		} else {
-			require.NoError(t, s.Commit(ctx, l.Token, st, []runner.Ref{{Hop: 0, Component: 0}}), "commit")
+			require.NoError(t, s.Commit(ctx, l.Token, st, []record.Ref{{Hop: 0, Component: 0}}), "commit")
 		}
 		require.False(t, armed.Load(), "the fault was injected")
 		got, err := newStore(t, newClient(t), ns, "run").Load(ctx)
@@ -193,12 +193,12 @@ func TestLoadWhileTheHeadIsCreated(t *testing.T) {
 		// The first Acquire creates the head; the Save fills it.
 		l, err := writer.Acquire(ctx, "w", time.Minute)
 		require.NoError(t, err)
-		require.NoError(t, writer.Save(ctx, l.Token, &runner.Status{Phase: runner.Running, From: "v1", To: "v2", Hops: []runner.HopStatus{}}))
+		require.NoError(t, writer.Save(ctx, l.Token, &record.Status{Phase: record.Running, From: "v1", To: "v2", Hops: []record.HopStatus{}}))
 	}
 	reader := newStore(t, hooked, ns, "run")
 	got, err := reader.Load(ctx)
 	require.NoError(t, err)
 	require.True(t, hooked.done.Load(), "the hook ran: the head was created after the reader's list")
 	require.NotNil(t, got, "the status written during the load")
-	assert.Equal(t, runner.Running, got.Phase)
+	assert.Equal(t, record.Running, got.Phase)
 }

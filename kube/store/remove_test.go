@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
 )
@@ -35,8 +35,8 @@ func TestRemove(t *testing.T) {
 	require.NoError(t, err)
 	st := statetest.Big(8)
 	require.NoError(t, s.Save(ctx, l.Token, st))
-	st.Hops[0].Components[0].Phase = runner.Succeeded
-	require.NoError(t, s.Commit(ctx, l.Token, st, []runner.Ref{{Hop: 0, Component: 0}}))
+	st.Hops[0].Components[0].Phase = record.Succeeded
+	require.NoError(t, s.Commit(ctx, l.Token, st, []record.Ref{{Hop: 0, Component: 0}}))
 	backup := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "run-backup", Labels: map[string]string{"hopdag.io/store": "run"}}}
 	require.NoError(t, c.Create(ctx, backup))
 	labelled := func() []string {

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/hopdag/hopdag/kube/store"
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
 )
@@ -257,10 +257,10 @@ func TestLargeStatusIsChunked(t *testing.T) {
 	s := newStore(t, c, ns.Name, "big")
 	l, err := s.Acquire(ctx, "test", time.Minute)
 	require.NoError(t, err)
-	st := &runner.Status{Phase: runner.Running, From: "v1", To: "v2", Hops: []runner.HopStatus{{From: "v1", To: "v2", Phase: runner.Running}}}
+	st := &record.Status{Phase: record.Running, From: "v1", To: "v2", Hops: []record.HopStatus{{From: "v1", To: "v2", Phase: record.Running}}}
 	for i := range 10000 {
-		st.Hops[0].Components = append(st.Hops[0].Components, runner.ComponentStatus{
-			Name: fmt.Sprintf("component-%05d", i), ToVersion: "v2.0.0", Phase: runner.Succeeded, Attempts: 1,
+		st.Hops[0].Components = append(st.Hops[0].Components, record.ComponentStatus{
+			Name: fmt.Sprintf("component-%05d", i), ToVersion: "v2.0.0", Phase: record.Succeeded, Attempts: 1,
 			Error: "an error message of some length, as runners write them, repeated for size",
 		})
 	}
@@ -294,7 +294,7 @@ func TestTokenSurvivesLeaseDeletion(t *testing.T) {
 	s := newStore(t, c, ns.Name, "run")
 	l1, err := s.Acquire(ctx, "a", time.Minute)
 	require.NoError(t, err)
-	require.NoError(t, s.Save(ctx, l1.Token, &runner.Status{Phase: runner.Running}))
+	require.NoError(t, s.Save(ctx, l1.Token, &record.Status{Phase: record.Running}))
 	require.NoError(t, c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "run"}}))
 	_, err = s.Acquire(ctx, "b", time.Minute)
 	require.ErrorIs(t, err, state.ErrLocked, "Acquire with the Lease deleted: taken as held for a TTL (TestLeaseDeleted)")
@@ -307,11 +307,11 @@ func TestTokenSurvivesLeaseDeletion(t *testing.T) {
 	l2, err := s.Acquire(ctx, "b", time.Minute)
 	require.NoError(t, err)
 	assert.Greater(t, l2.Token, l1.Token, "the token after the Lease was deleted is higher")
-	err = s.Save(ctx, l1.Token, &runner.Status{Phase: runner.Failed})
+	err = s.Save(ctx, l1.Token, &record.Status{Phase: record.Failed})
 	require.ErrorIs(t, err, state.ErrFenced, "the old holder is fenced")
 	got, err := s.Load(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Running, got.Phase)
+	assert.Equal(t, record.Running, got.Phase)
 }
 
 // TestDamagedAnnotation: an annotation of the store's that does not parse
@@ -340,7 +340,7 @@ func TestDamagedAnnotation(t *testing.T) {
 			s := newStore(t, c, ns.Name, name)
 			l, err := s.Acquire(ctx, "a", time.Minute)
 			require.NoError(t, err)
-			require.NoError(t, s.Save(ctx, l.Token, &runner.Status{Phase: runner.Running}))
+			require.NoError(t, s.Save(ctx, l.Token, &record.Status{Phase: record.Running}))
 			var o client.Object = &corev1.ConfigMap{}
 			if tc.kind == "Lease" {
 				o = &coordinationv1.Lease{}
@@ -353,7 +353,7 @@ func TestDamagedAnnotation(t *testing.T) {
 			require.NoError(t, c.Update(ctx, o))
 			rv := o.GetResourceVersion()
 
-			err = s.Save(ctx, l.Token, &runner.Status{Phase: runner.Failed})
+			err = s.Save(ctx, l.Token, &record.Status{Phase: record.Failed})
 			var ce *state.CorruptError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, tc.kind+" "+ns.Name+"/"+name+" annotation "+tc.ann, ce.Path)
@@ -398,11 +398,11 @@ func TestCommitAppendsOneRecord(t *testing.T) {
 	before := storeObjects(t, c, ns.Name, "big")
 	written := store.Written(s)
 
-	var changed []runner.Ref
+	var changed []record.Ref
 	for i := range 64 {
-		st.Hops[0].Components[i].Phase = runner.Succeeded
+		st.Hops[0].Components[i].Phase = record.Succeeded
 		st.Hops[0].Components[i].Attempts = 1
-		changed = append(changed, runner.Ref{Hop: 0, Component: i})
+		changed = append(changed, record.Ref{Hop: 0, Component: i})
 	}
 	require.NoError(t, s.Commit(ctx, l.Token, st, changed))
 	after := storeObjects(t, c, ns.Name, "big")
@@ -445,12 +445,12 @@ func TestJournalStaysBounded(t *testing.T) {
 	most, snapshots := 0, 0
 	prevGen := ""
 	for round := range 150 {
-		var changed []runner.Ref
+		var changed []record.Ref
 		for i := range 64 {
 			k := (round*64 + i) % 200
 			st.Hops[0].Components[k].Attempts++
 			st.Hops[0].Components[k].Error = strings.Repeat("x", 200)
-			changed = append(changed, runner.Ref{Hop: 0, Component: k})
+			changed = append(changed, record.Ref{Hop: 0, Component: k})
 		}
 		require.NoError(t, s.Commit(ctx, l.Token, st, changed), "round %d", round)
 		objs := storeObjects(t, c, ns.Name, "run")
@@ -482,8 +482,8 @@ func TestOrphanRecordIsIgnored(t *testing.T) {
 	require.NoError(t, err)
 	st := statetest.Big(20)
 	require.NoError(t, s.Commit(ctx, l.Token, st, nil))
-	st.Hops[0].Components[0].Phase = runner.Succeeded
-	require.NoError(t, s.Commit(ctx, l.Token, st, []runner.Ref{{Hop: 0, Component: 0}}))
+	st.Hops[0].Components[0].Phase = record.Succeeded
+	require.NoError(t, s.Commit(ctx, l.Token, st, []record.Ref{{Hop: 0, Component: 0}}))
 	want := st.DeepCopy()
 
 	// The orphan: the next record's name and a copy of the last record,

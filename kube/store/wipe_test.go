@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/statetest"
 )
@@ -39,12 +39,12 @@ func TestHeadAndLeaseDeleted(t *testing.T) {
 	require.NoError(t, b.Save(ctx, lb.Token, statetest.Big(2)))
 
 	s := statetest.Big(4)
-	s.Hops[0].Components[0].Phase = runner.Succeeded
+	s.Hops[0].Components[0].Phase = record.Succeeded
 	err = a.Save(ctx, first.Token, s)
 	require.ErrorIs(t, err, state.ErrFenced, "Save")
 	require.ErrorContains(t, err, "the lock is held by b (lease 1)", "names the new holder, not a free lock")
 	require.ErrorContains(t, err, "the store was started over since this handle acquired lease 1")
-	require.ErrorIs(t, a.Commit(ctx, first.Token, s, []runner.Ref{{Hop: 0, Component: 0}}), state.ErrFenced, "Commit")
+	require.ErrorIs(t, a.Commit(ctx, first.Token, s, []record.Ref{{Hop: 0, Component: 0}}), state.ErrFenced, "Commit")
 	_, err = a.Refresh(ctx, first)
 	require.ErrorIs(t, err, state.ErrFenced, "Refresh")
 	require.ErrorIs(t, a.Release(ctx, first), state.ErrFenced, "Release")

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // Marshal encodes s as indented JSON ending in a newline: readable with
 // cat and jq.
-func Marshal(s *runner.Status) ([]byte, error) {
+func Marshal(s *record.Status) ([]byte, error) {
 	if s == nil {
 		return nil, errors.New("nil status")
 	}
@@ -26,11 +26,11 @@ func Marshal(s *runner.Status) ([]byte, error) {
 // Unmarshal decodes a status written by Marshal. It fails on anything
 // else: empty or truncated input, trailing bytes, a JSON value that is not
 // a status (no valid phase on the run, a hop or a component).
-func Unmarshal(data []byte) (*runner.Status, error) {
+func Unmarshal(data []byte) (*record.Status, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty record")
 	}
-	s := new(runner.Status)
+	s := new(record.Status)
 	if err := json.Unmarshal(data, s); err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func Unmarshal(data []byte) (*runner.Status, error) {
 // so that a writer never stores what no Load can read back.
 var ErrInvalid = errors.New("a status that could not be loaded back")
 
-func validate(s *runner.Status) error {
+func validate(s *record.Status) error {
 	if err := validateHeaders(s); err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func validate(s *runner.Status) error {
 }
 
 // validateHeaders checks the phases of the run and of its hops.
-func validateHeaders(s *runner.Status) error {
+func validateHeaders(s *record.Status) error {
 	if !valid(s.Phase) {
 		return fmt.Errorf("run phase %q is not a phase", s.Phase)
 	}
@@ -73,7 +73,7 @@ func validateHeaders(s *runner.Status) error {
 }
 
 // validateComponent checks component c of hop (from 0).
-func validateComponent(hop int, c *runner.ComponentStatus) error {
+func validateComponent(hop int, c *record.ComponentStatus) error {
 	if c.Name == "" {
 		return fmt.Errorf("hop %d has a component without a name", hop+1)
 	}
@@ -83,6 +83,6 @@ func validateComponent(hop int, c *runner.ComponentStatus) error {
 	return nil
 }
 
-func valid(p runner.Phase) bool {
-	return slices.Contains(runner.Phases(), p)
+func valid(p record.Phase) bool {
+	return slices.Contains(record.Phases(), p)
 }

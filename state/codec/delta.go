@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // Hop is one hop of a delta commit: its header (its status without
@@ -13,7 +13,7 @@ import (
 type Hop struct {
 	Index  int              `json:"index"`
 	Count  int              `json:"count"`
-	Status runner.HopStatus `json:"status"`
+	Status record.HopStatus `json:"status"`
 }
 
 // Base is what a writer last wrote or read of each hop of the status: the
@@ -35,7 +35,7 @@ type hopBase struct {
 
 // BaseOf returns the Base of s as a writer wrote or read it whole (a
 // snapshot, a load); nil gives the zero Base.
-func BaseOf(s *runner.Status) Base {
+func BaseOf(s *record.Status) Base {
 	if s == nil {
 		return Base{}
 	}
@@ -48,7 +48,7 @@ func BaseOf(s *runner.Status) Base {
 	return b
 }
 
-func baseOf(s *runner.Status) (Base, error) {
+func baseOf(s *record.Status) (Base, error) {
 	b := Base{known: true, hops: make([]hopBase, len(s.Hops))}
 	for i := range s.Hops {
 		h := s.Hops[i]
@@ -65,7 +65,7 @@ func baseOf(s *runner.Status) (Base, error) {
 // diff returns the hops of s whose header or component count is not
 // base's (all of them when base knows none or another number of hops), in
 // order, and the Base of s.
-func diff(s *runner.Status, base Base) ([]Hop, Base, error) {
+func diff(s *record.Status, base Base) ([]Hop, Base, error) {
 	next, err := baseOf(s)
 	if err != nil {
 		return nil, Base{}, err
@@ -103,7 +103,7 @@ func (st *State) applyDelta(r *Record) error {
 		return fmt.Errorf("record %d: %d hops follow %d, and the record carries %d of them, not all", r.Seq, r.Hops, len(old), len(r.Changed))
 	}
 	next := *r.Run
-	next.Hops = make([]runner.HopStatus, r.Hops)
+	next.Hops = make([]record.HopStatus, r.Hops)
 	copy(next.Hops, old)
 	last := -1
 	for _, h := range r.Changed {
@@ -115,7 +115,7 @@ func (st *State) applyDelta(r *Record) error {
 		if h.Index < len(old) && len(old[h.Index].Components) == h.Count {
 			hop.Components = old[h.Index].Components
 		} else {
-			hop.Components = make([]runner.ComponentStatus, h.Count)
+			hop.Components = make([]record.ComponentStatus, h.Count)
 		}
 		next.Hops[h.Index] = hop
 	}

@@ -9,18 +9,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state/codec"
 )
 
 // chain is a status of n hops of one Pending component each.
-func chain(n int) *runner.Status {
-	s := &runner.Status{Phase: runner.Running, From: "v1.0", To: fmt.Sprintf("v1.%d", n), Runs: 1,
-		StartedAt: time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC), Hops: make([]runner.HopStatus, n)}
+func chain(n int) *record.Status {
+	s := &record.Status{Phase: record.Running, From: "v1.0", To: fmt.Sprintf("v1.%d", n), Runs: 1,
+		StartedAt: time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC), Hops: make([]record.HopStatus, n)}
 	for i := range s.Hops {
-		s.Hops[i] = runner.HopStatus{From: fmt.Sprintf("v1.%d", i), To: fmt.Sprintf("v1.%d", i+1), Phase: runner.Pending,
-			Checks:     []runner.CheckStatus{{Name: "health", Stage: "pre", Required: true, Phase: runner.Pending}},
-			Components: []runner.ComponentStatus{{Name: fmt.Sprintf("c%03d", i), ToVersion: "v1.1.0", Phase: runner.Pending}}}
+		s.Hops[i] = record.HopStatus{From: fmt.Sprintf("v1.%d", i), To: fmt.Sprintf("v1.%d", i+1), Phase: record.Pending,
+			Checks:     []record.CheckStatus{{Name: "health", Stage: "pre", Required: true, Phase: record.Pending}},
+			Components: []record.ComponentStatus{{Name: fmt.Sprintf("c%03d", i), ToVersion: "v1.1.0", Phase: record.Pending}}}
 	}
 	return s
 }
@@ -32,9 +32,9 @@ func TestCommitSizeFlat(t *testing.T) {
 	size := func(hops int, full bool) int {
 		s := chain(hops)
 		base := codec.BaseOf(s)
-		s.Hops[0].Components[0].Phase, s.Hops[0].Components[0].Attempts = runner.Running, 1
-		s.Hops[0].Phase, s.CurrentHop = runner.Running, 0
-		refs := []runner.Ref{{Hop: 0, Component: 0}}
+		s.Hops[0].Components[0].Phase, s.Hops[0].Components[0].Attempts = record.Running, 1
+		s.Hops[0].Phase, s.CurrentHop = record.Running, 0
+		refs := []record.Ref{{Hop: 0, Component: 0}}
 		var lines [][]byte
 		var err error
 		if full {
@@ -58,25 +58,25 @@ func TestCommitsHops(t *testing.T) {
 	base := codec.BaseOf(s)
 	for _, tc := range []struct {
 		name   string
-		change func(s *runner.Status)
+		change func(s *record.Status)
 		base   codec.Base
 		want   []int // indices of the hops carried
 	}{
-		{"nothing changed", func(*runner.Status) {}, base, nil},
-		{"a component", func(s *runner.Status) { s.Hops[2].Components[0].Phase = runner.Running }, base, nil},
-		{"the run's header", func(s *runner.Status) { s.Phase, s.CurrentHop = runner.Failed, 3 }, base, nil},
-		{"a hop's phase", func(s *runner.Status) { s.Hops[3].Phase = runner.Running }, base, []int{3}},
-		{"a hop's check", func(s *runner.Status) { s.Hops[1].Checks[0].Phase = runner.Succeeded }, base, []int{1}},
-		{"a check added", func(s *runner.Status) {
-			s.Hops[4].Checks = append(s.Hops[4].Checks, runner.CheckStatus{Name: "x", Stage: "post", Phase: runner.Pending})
+		{"nothing changed", func(*record.Status) {}, base, nil},
+		{"a component", func(s *record.Status) { s.Hops[2].Components[0].Phase = record.Running }, base, nil},
+		{"the run's header", func(s *record.Status) { s.Phase, s.CurrentHop = record.Failed, 3 }, base, nil},
+		{"a hop's phase", func(s *record.Status) { s.Hops[3].Phase = record.Running }, base, []int{3}},
+		{"a hop's check", func(s *record.Status) { s.Hops[1].Checks[0].Phase = record.Succeeded }, base, []int{1}},
+		{"a check added", func(s *record.Status) {
+			s.Hops[4].Checks = append(s.Hops[4].Checks, record.CheckStatus{Name: "x", Stage: "post", Phase: record.Pending})
 		}, base, []int{4}},
-		{"a hop's warnings", func(s *runner.Status) { s.Hops[0].Warnings = []string{"w"} }, base, []int{0}},
-		{"a hop's component count", func(s *runner.Status) {
-			s.Hops[2].Components = append(s.Hops[2].Components, runner.ComponentStatus{Name: "more", Phase: runner.Pending})
+		{"a hop's warnings", func(s *record.Status) { s.Hops[0].Warnings = []string{"w"} }, base, []int{0}},
+		{"a hop's component count", func(s *record.Status) {
+			s.Hops[2].Components = append(s.Hops[2].Components, record.ComponentStatus{Name: "more", Phase: record.Pending})
 		}, base, []int{2}},
-		{"two hops", func(s *runner.Status) { s.Hops[4].Phase, s.Hops[0].Message = runner.Running, "m" }, base, []int{0, 4}},
-		{"no base", func(*runner.Status) {}, codec.Base{}, []int{0, 1, 2, 3, 4}},
-		{"another hop count", func(s *runner.Status) { s.Hops = s.Hops[:4] }, base, []int{0, 1, 2, 3}},
+		{"two hops", func(s *record.Status) { s.Hops[4].Phase, s.Hops[0].Message = record.Running, "m" }, base, []int{0, 4}},
+		{"no base", func(*record.Status) {}, codec.Base{}, []int{0, 1, 2, 3, 4}},
+		{"another hop count", func(s *record.Status) { s.Hops = s.Hops[:4] }, base, []int{0, 1, 2, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := clone(t, s)
@@ -116,7 +116,7 @@ func TestApplyDeltaRejects(t *testing.T) {
 		h.Components = nil
 		return codec.Hop{Index: i, Count: n, Status: h}
 	}
-	run := &runner.Status{Phase: runner.Running}
+	run := &record.Status{Phase: record.Running}
 	for _, tc := range []struct {
 		name   string
 		r      codec.Record
@@ -132,9 +132,9 @@ func TestApplyDeltaRejects(t *testing.T) {
 		{"a hop twice", codec.Record{Kind: codec.KindDelta, Seq: 2, Run: run, Hops: 3, Changed: []codec.Hop{hop(1, 1), hop(1, 1)}}, false},
 		{"a negative count", codec.Record{Kind: codec.KindDelta, Seq: 2, Run: run, Hops: 3, Changed: []codec.Hop{hop(1, -1)}}, false},
 		{"negative hops", codec.Record{Kind: codec.KindDelta, Seq: 2, Run: run, Hops: -1}, false},
-		{"a full commit's negative count", codec.Record{Kind: codec.KindCommit, Seq: 2, Run: &runner.Status{Hops: make([]runner.HopStatus, 1)}, Counts: []int{-1}}, false},
+		{"a full commit's negative count", codec.Record{Kind: codec.KindCommit, Seq: 2, Run: &record.Status{Hops: make([]record.HopStatus, 1)}, Counts: []int{-1}}, false},
 		{"a huge count", codec.Record{Kind: codec.KindDelta, Seq: 2, Run: run, Hops: 3, Changed: []codec.Hop{hop(1, codec.MaxComponents+1)}}, false},
-		{"a full commit's huge count", codec.Record{Kind: codec.KindCommit, Seq: 2, Run: &runner.Status{Hops: make([]runner.HopStatus, 1)}, Counts: []int{1 << 40}}, false},
+		{"a full commit's huge count", codec.Record{Kind: codec.KindCommit, Seq: 2, Run: &record.Status{Hops: make([]record.HopStatus, 1)}, Counts: []int{1 << 40}}, false},
 		{"too many hops", codec.Record{Kind: codec.KindDelta, Seq: 2, Run: run, Hops: codec.MaxHops + 1}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -156,7 +156,7 @@ func TestApplyDeltaRejects(t *testing.T) {
 }
 
 // clone copies s through JSON.
-func clone(t testing.TB, s *runner.Status) *runner.Status {
+func clone(t testing.TB, s *record.Status) *record.Status {
 	t.Helper()
 	b, err := codec.Marshal(s)
 	require.NoError(t, err)
@@ -184,7 +184,7 @@ func (w *writer) apply(t *testing.T, st *codec.State, lines [][]byte) {
 	}
 }
 
-func (w *writer) snapshot(t *testing.T, s *runner.Status) {
+func (w *writer) snapshot(t *testing.T, s *record.Status) {
 	w.seq++
 	lines, err := codec.Snapshot(w.seq, 1, s, 0)
 	require.NoError(t, err)
@@ -195,7 +195,7 @@ func (w *writer) snapshot(t *testing.T, s *runner.Status) {
 	w.base = codec.BaseOf(s)
 }
 
-func (w *writer) commit(t *testing.T, s *runner.Status, changed []runner.Ref, limit int) {
+func (w *writer) commit(t *testing.T, s *record.Status, changed []record.Ref, limit int) {
 	lines, next, err := codec.Commits(w.seq+1, 1, s, changed, limit, w.base)
 	require.NoError(t, err)
 	full, err := codec.FullCommits(w.seqFull+1, 1, s, changed, limit)
@@ -211,30 +211,30 @@ func (w *writer) commit(t *testing.T, s *runner.Status, changed []runner.Ref, li
 // changed: a run's header, hops' phases, checks, messages and warnings,
 // components, and now and then a new run (other hops, or other component
 // counts), whose components are all changed.
-func step(rnd *rand.Rand, s *runner.Status) []runner.Ref {
-	phases := runner.Phases()
-	pick := func() runner.Phase { return phases[rnd.IntN(len(phases))] }
+func step(rnd *rand.Rand, s *record.Status) []record.Ref {
+	phases := record.Phases()
+	pick := func() record.Phase { return phases[rnd.IntN(len(phases))] }
 	t0 := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
-	var refs []runner.Ref
+	var refs []record.Ref
 	all := func(h int) {
 		for c := range s.Hops[h].Components {
-			s.Hops[h].Components[c] = runner.ComponentStatus{Name: fmt.Sprintf("h%dc%d", h, c), ToVersion: "v2", Phase: pick()}
-			refs = append(refs, runner.Ref{Hop: h, Component: c})
+			s.Hops[h].Components[c] = record.ComponentStatus{Name: fmt.Sprintf("h%dc%d", h, c), ToVersion: "v2", Phase: pick()}
+			refs = append(refs, record.Ref{Hop: h, Component: c})
 		}
 	}
 	switch k := rnd.IntN(20); {
 	case k == 0: // a new run of other hops
 		n := rnd.IntN(6)
-		s.Hops = make([]runner.HopStatus, n)
+		s.Hops = make([]record.HopStatus, n)
 		for h := range s.Hops {
-			s.Hops[h] = runner.HopStatus{From: fmt.Sprint(h), To: fmt.Sprint(h + 1), Phase: pick(),
-				Components: make([]runner.ComponentStatus, rnd.IntN(4))}
+			s.Hops[h] = record.HopStatus{From: fmt.Sprint(h), To: fmt.Sprint(h + 1), Phase: pick(),
+				Components: make([]record.ComponentStatus, rnd.IntN(4))}
 			all(h)
 		}
 		s.Runs++
 	case k == 1 && len(s.Hops) > 0: // a hop of another component count
 		h := rnd.IntN(len(s.Hops))
-		s.Hops[h].Components = make([]runner.ComponentStatus, rnd.IntN(4))
+		s.Hops[h].Components = make([]record.ComponentStatus, rnd.IntN(4))
 		all(h)
 	default:
 		s.Phase, s.CurrentHop, s.Progress.Done = pick(), rnd.IntN(len(s.Hops)+1), rnd.IntN(10)
@@ -252,7 +252,7 @@ func step(rnd *rand.Rand, s *runner.Status) []runner.Ref {
 			case 1:
 				h.Message, h.StartedAt = fmt.Sprint("hop ", rnd.IntN(3)), t0.Add(time.Duration(rnd.IntN(100))*time.Second)
 			case 2:
-				h.Checks = append(h.Checks, runner.CheckStatus{Name: fmt.Sprint("k", len(h.Checks)), Stage: "pre", Phase: pick()})
+				h.Checks = append(h.Checks, record.CheckStatus{Name: fmt.Sprint("k", len(h.Checks)), Stage: "pre", Phase: pick()})
 			case 3:
 				if len(h.Checks) > 0 {
 					h.Checks[rnd.IntN(len(h.Checks))].Phase = pick()
@@ -271,7 +271,7 @@ func step(rnd *rand.Rand, s *runner.Status) []runner.Ref {
 			}
 			c := rnd.IntN(len(s.Hops[h].Components))
 			s.Hops[h].Components[c].Phase, s.Hops[h].Components[c].Attempts = pick(), rnd.IntN(4)
-			refs = append(refs, runner.Ref{Hop: h, Component: c})
+			refs = append(refs, record.Ref{Hop: h, Component: c})
 		}
 	}
 	return refs

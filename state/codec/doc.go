@@ -1,4 +1,4 @@
-// Package codec encodes a runner.Status for the state backends and checks
+// Package codec encodes a record.Status for the state backends and checks
 // what it decodes, so that a torn or foreign record is an error rather
 // than an empty status.
 //

@@ -3,17 +3,17 @@ package codec_test
 import (
 	"fmt"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state/codec"
 )
 
 // A backend stores a snapshot as lines (one key or object each) and
 // rebuilds the status by applying them in order.
 func ExampleSnapshot() {
-	s := &runner.Status{Phase: runner.Running, From: "v1", To: "v2", Runs: 1,
-		Hops: []runner.HopStatus{{From: "v1", To: "v2", Phase: runner.Running, Components: []runner.ComponentStatus{
-			{Name: "etcd", Phase: runner.Succeeded},
-			{Name: "apiserver", Phase: runner.Running},
+	s := &record.Status{Phase: record.Running, From: "v1", To: "v2", Runs: 1,
+		Hops: []record.HopStatus{{From: "v1", To: "v2", Phase: record.Running, Components: []record.ComponentStatus{
+			{Name: "etcd", Phase: record.Succeeded},
+			{Name: "apiserver", Phase: record.Running},
 		}}}}
 	lines, err := codec.Snapshot(7, 3, s, 0)
 	if err != nil {

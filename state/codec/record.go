@@ -10,7 +10,7 @@ import (
 	"hash/crc32"
 	"slices"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // Kinds of record.
@@ -48,7 +48,7 @@ type Record struct {
 	Token uint64 `json:"token"`
 	// Run is the status without its components (commit, snapshot), or
 	// without its hops (delta commit).
-	Run *runner.Status `json:"run,omitempty"`
+	Run *record.Status `json:"run,omitempty"`
 	// Counts is the number of components of each hop (commit, snapshot).
 	Counts []int `json:"counts,omitempty"`
 	// Hops is the number of hops of the run, and Changed the hops whose
@@ -68,7 +68,7 @@ type Record struct {
 type Component struct {
 	Hop    int                    `json:"hop"`
 	Index  int                    `json:"index"`
-	Status runner.ComponentStatus `json:"status"`
+	Status record.ComponentStatus `json:"status"`
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -124,9 +124,9 @@ func Unframe(line []byte) (*Record, error) {
 
 // header returns s without its components, and the component count per
 // hop.
-func header(s *runner.Status) (*runner.Status, []int) {
+func header(s *record.Status) (*record.Status, []int) {
 	h := *s
-	h.Hops = make([]runner.HopStatus, len(s.Hops))
+	h.Hops = make([]record.HopStatus, len(s.Hops))
 	counts := make([]int, len(s.Hops))
 	for i := range s.Hops {
 		h.Hops[i] = s.Hops[i]
@@ -147,7 +147,7 @@ func (r *Record) IsCommit() bool { return r.Kind == KindCommit || r.Kind == Kind
 // first carries the hops whose header changed since base, so the lines
 // must be applied in order, after the records base is of. next is the
 // Base of s, which the writer keeps once the first line is stored.
-func Commits(seq, token uint64, s *runner.Status, changed []runner.Ref, limit int, base Base) (lines [][]byte, next Base, err error) {
+func Commits(seq, token uint64, s *record.Status, changed []record.Ref, limit int, base Base) (lines [][]byte, next Base, err error) {
 	if s == nil {
 		return nil, Base{}, errors.New("nil status")
 	}
@@ -176,7 +176,7 @@ func Commits(seq, token uint64, s *runner.Status, changed []runner.Ref, limit in
 // afresh: each must be in the commit), sorted by hop, then index; and an
 // ErrInvalid error for a changed component outside s or one a reader
 // would refuse.
-func reshaped(s *runner.Status, changed []runner.Ref, base Base) ([]runner.Ref, error) {
+func reshaped(s *record.Status, changed []record.Ref, base Base) ([]record.Ref, error) {
 	var add []int // hops whose components all go in
 	for i := range s.Hops {
 		if !base.known || i >= len(base.hops) || base.hops[i].count != len(s.Hops[i].Components) {
@@ -192,10 +192,10 @@ func reshaped(s *runner.Status, changed []runner.Ref, base Base) ([]runner.Ref, 
 		all := slices.Clone(changed)
 		for _, h := range add {
 			for i := range s.Hops[h].Components {
-				all = append(all, runner.Ref{Hop: h, Component: i})
+				all = append(all, record.Ref{Hop: h, Component: i})
 			}
 		}
-		slices.SortFunc(all, func(a, b runner.Ref) int {
+		slices.SortFunc(all, func(a, b record.Ref) int {
 			return cmp.Or(cmp.Compare(a.Hop, b.Hop), cmp.Compare(a.Component, b.Component))
 		})
 		changed = slices.Compact(all)
@@ -210,7 +210,7 @@ func reshaped(s *runner.Status, changed []runner.Ref, base Base) ([]runner.Ref, 
 
 // fullCommits encodes a group commit as commits carrying every hop's
 // header, as hopdag wrote them before delta commits (for tests).
-func fullCommits(seq, token uint64, s *runner.Status, changed []runner.Ref, limit int) ([][]byte, error) {
+func fullCommits(seq, token uint64, s *record.Status, changed []record.Ref, limit int) ([][]byte, error) {
 	if s == nil {
 		return nil, errors.New("nil status")
 	}
@@ -220,7 +220,7 @@ func fullCommits(seq, token uint64, s *runner.Status, changed []runner.Ref, limi
 
 // commits encodes r with the changed components of s as lines numbered
 // from seq, split at limit bytes. Only the first line keeps r.Changed.
-func commits(seq uint64, r *Record, s *runner.Status, changed []runner.Ref, limit int) ([][]byte, error) {
+func commits(seq uint64, r *Record, s *record.Status, changed []record.Ref, limit int) ([][]byte, error) {
 	var lines [][]byte
 	emit := func() error {
 		r.Seq = seq + uint64(len(lines))
@@ -265,7 +265,7 @@ func componentSize(c *Component) int {
 }
 
 // hopSize estimates the encoded size of a hop's header, from its strings.
-func hopSize(h *runner.HopStatus) int {
+func hopSize(h *record.HopStatus) int {
 	n := 300 + len(h.Track) + len(h.From) + len(h.To) + 2*len(h.Message)
 	for _, c := range h.Checks {
 		n += 80 + len(c.Name) + len(c.Stage) + 2*len(c.Error)
@@ -278,7 +278,7 @@ func hopSize(h *runner.HopStatus) int {
 
 // Snapshot encodes s at seq as a head line and shard lines, each shard
 // at most about limit bytes (0: one shard).
-func Snapshot(seq, token uint64, s *runner.Status, limit int) ([][]byte, error) {
+func Snapshot(seq, token uint64, s *record.Status, limit int) ([][]byte, error) {
 	if s == nil {
 		return nil, errors.New("nil status")
 	}
@@ -328,7 +328,7 @@ const (
 // State is a status rebuilt from records.
 type State struct {
 	// Status is nil until a record was applied.
-	Status *runner.Status
+	Status *record.Status
 	// Seq is the Seq of the last record applied.
 	Seq uint64
 	// Token is the greatest token of the records applied.
@@ -353,7 +353,7 @@ func (st *State) Apply(r *Record) error {
 			return fmt.Errorf("record %d: %d hops (at most %d)", r.Seq, len(r.Run.Hops), MaxHops)
 		}
 		next := *r.Run
-		next.Hops = make([]runner.HopStatus, len(r.Run.Hops))
+		next.Hops = make([]record.HopStatus, len(r.Run.Hops))
 		for i := range next.Hops {
 			next.Hops[i] = r.Run.Hops[i]
 			if r.Counts[i] < 0 || r.Counts[i] > MaxComponents {
@@ -362,7 +362,7 @@ func (st *State) Apply(r *Record) error {
 			if st.Status != nil && i < len(st.Status.Hops) && len(st.Status.Hops[i].Components) == r.Counts[i] {
 				next.Hops[i].Components = st.Status.Hops[i].Components
 			} else {
-				next.Hops[i].Components = make([]runner.ComponentStatus, r.Counts[i])
+				next.Hops[i].Components = make([]record.ComponentStatus, r.Counts[i])
 			}
 		}
 		st.Status = &next

@@ -9,18 +9,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state/codec"
 )
 
-func status(n int) *runner.Status {
+func status(n int) *record.Status {
 	t0 := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
-	s := &runner.Status{Phase: runner.Running, From: "v1.0", To: "v1.1", Runs: 1, StartedAt: t0}
-	h := runner.HopStatus{From: "v1.0", To: "v1.1", Phase: runner.Running}
+	s := &record.Status{Phase: record.Running, From: "v1.0", To: "v1.1", Runs: 1, StartedAt: t0}
+	h := record.HopStatus{From: "v1.0", To: "v1.1", Phase: record.Running}
 	for i := range n {
-		h.Components = append(h.Components, runner.ComponentStatus{Name: fmt.Sprintf("c%03d", i), ToVersion: "v1.1.0", Phase: runner.Pending})
+		h.Components = append(h.Components, record.ComponentStatus{Name: fmt.Sprintf("c%03d", i), ToVersion: "v1.1.0", Phase: record.Pending})
 	}
-	s.Hops = []runner.HopStatus{h}
+	s.Hops = []record.HopStatus{h}
 	return s
 }
 
@@ -32,10 +32,10 @@ func TestReplay(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, len(snap), 3, "shards at a 2000-byte limit")
 	base := codec.BaseOf(s)
-	var refs []runner.Ref
+	var refs []record.Ref
 	for i := 10; i < 60; i++ {
-		s.Hops[0].Components[i].Phase, s.Hops[0].Components[i].Attempts = runner.Running, 1
-		refs = append(refs, runner.Ref{Hop: 0, Component: i})
+		s.Hops[0].Components[i].Phase, s.Hops[0].Components[i].Attempts = record.Running, 1
+		refs = append(refs, record.Ref{Hop: 0, Component: i})
 	}
 	lines, _, err := codec.Commits(2, 8, s, refs, 3000, base)
 	require.NoError(t, err)
@@ -64,7 +64,7 @@ func TestReplay(t *testing.T) {
 }
 
 func TestLinesTorn(t *testing.T) {
-	lines, _, err := codec.Commits(1, 1, status(3), []runner.Ref{{Hop: 0, Component: 1}}, 0, codec.Base{})
+	lines, _, err := codec.Commits(1, 1, status(3), []record.Ref{{Hop: 0, Component: 1}}, 0, codec.Base{})
 	require.NoError(t, err)
 	full := lines[0]
 	for cut := range len(full) {
@@ -101,9 +101,9 @@ func frame(t *testing.T, body string) []byte {
 // Unframe never panics, and whatever it accepts frames back to the same
 // record.
 func FuzzUnframe(f *testing.F) {
-	lines, _, _ := codec.Commits(1, 1, status(2), []runner.Ref{{Hop: 0, Component: 1}}, 0, codec.Base{})
+	lines, _, _ := codec.Commits(1, 1, status(2), []record.Ref{{Hop: 0, Component: 1}}, 0, codec.Base{})
 	f.Add(lines[0])
-	full, _ := codec.FullCommits(1, 1, status(2), []runner.Ref{{Hop: 0, Component: 1}}, 0)
+	full, _ := codec.FullCommits(1, 1, status(2), []record.Ref{{Hop: 0, Component: 1}}, 0)
 	f.Add(full[0])
 	f.Add([]byte("00000000 {}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/etcdstore"
 	"github.com/hopdag/hopdag/state/statetest"
@@ -48,7 +48,7 @@ func TestLockKeyDeleted(t *testing.T) {
 			la, err := a.Acquire(ctx, "a", ttl)
 			require.NoError(t, err)
 			if tt.wrote {
-				require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}}))
+				require.NoError(t, a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 0}}))
 			}
 			for _, k := range tt.deleted {
 				_, err := cli.Delete(ctx, p+k)
@@ -71,8 +71,8 @@ func TestLockKeyDeleted(t *testing.T) {
 
 			// The holder goes on: a commit, a refresh that puts the key
 			// back, another commit.
-			s.Hops[0].Components[1].Phase = runner.Succeeded
-			require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 1}}), "Commit by the holder with %v deleted", tt.deleted)
+			s.Hops[0].Components[1].Phase = record.Succeeded
+			require.NoError(t, a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 1}}), "Commit by the holder with %v deleted", tt.deleted)
 			got, err := a.Refresh(ctx, la)
 			require.NoError(t, err, "Refresh by the holder with %v deleted", tt.deleted)
 			assert.Equal(t, la.Token, got.Token, "Refresh kept the token")
@@ -89,8 +89,8 @@ func TestLockKeyDeleted(t *testing.T) {
 			require.ErrorAs(t, err, &le, "Acquire after the refresh")
 			assert.Equal(t, "a", le.Holder, "LockedError.Holder after the refresh")
 			assert.Empty(t, le.Missing, "LockedError.Missing after the refresh")
-			s.Hops[0].Components[2].Phase = runner.Succeeded
-			require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 2}}), "Commit after the refresh")
+			s.Hops[0].Components[2].Phase = record.Succeeded
+			require.NoError(t, a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 2}}), "Commit after the refresh")
 			require.NoError(t, a.Save(ctx, la.Token, s), "Save (a snapshot) after the refresh")
 
 			// A stale token stays fenced.
@@ -108,7 +108,7 @@ func TestLockKeyDeleted(t *testing.T) {
 			loaded, err := b.Load(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, statetest.Big(4).Hops[0].Components[0].Name, loaded.Hops[0].Components[0].Name)
-			assert.Equal(t, runner.Succeeded, loaded.Hops[0].Components[2].Phase, "the holder's commits after the deletion are in")
+			assert.Equal(t, record.Succeeded, loaded.Hops[0].Components[2].Phase, "the holder's commits after the deletion are in")
 			require.NoError(t, b.Release(ctx, lb))
 		})
 	}
@@ -164,8 +164,8 @@ func TestSnapshotHeadMissing(t *testing.T) {
 	require.NoError(t, err)
 	s := statetest.Big(4)
 	require.NoError(t, a.Commit(ctx, l.Token, s, nil))
-	s.Hops[0].Components[0].Phase = runner.Succeeded
-	require.NoError(t, a.Commit(ctx, l.Token, s, []runner.Ref{{Hop: 0, Component: 0}}))
+	s.Hops[0].Components[0].Phase = record.Succeeded
+	require.NoError(t, a.Commit(ctx, l.Token, s, []record.Ref{{Hop: 0, Component: 0}}))
 	_, err = cli.Delete(ctx, p+"snap")
 	require.NoError(t, err)
 	_, err = etcdstore.New(cli, p).Load(ctx)
@@ -193,15 +193,15 @@ func TestNestedPrefix(t *testing.T) {
 			require.NoError(t, err)
 			so, sn := statetest.Big(4), statetest.Big(6)
 			for i := range 3 {
-				so.Hops[0].Components[i].Phase = runner.Succeeded
-				sn.Hops[0].Components[i].Phase = runner.Succeeded
-				require.NoError(t, outer.Commit(ctx, lo.Token, so, []runner.Ref{{Hop: 0, Component: i}}))
-				require.NoError(t, nested.Commit(ctx, ln.Token, sn, []runner.Ref{{Hop: 0, Component: i}}))
+				so.Hops[0].Components[i].Phase = record.Succeeded
+				sn.Hops[0].Components[i].Phase = record.Succeeded
+				require.NoError(t, outer.Commit(ctx, lo.Token, so, []record.Ref{{Hop: 0, Component: i}}))
+				require.NoError(t, nested.Commit(ctx, ln.Token, sn, []record.Ref{{Hop: 0, Component: i}}))
 			}
 			require.NoError(t, outer.Save(ctx, lo.Token, so), "a snapshot of the outer run")
 			require.NoError(t, nested.Save(ctx, ln.Token, sn), "a snapshot of the nested run")
-			sn.Hops[0].Components[3].Phase = runner.Succeeded
-			require.NoError(t, nested.Commit(ctx, ln.Token, sn, []runner.Ref{{Hop: 0, Component: 3}}))
+			sn.Hops[0].Components[3].Phase = record.Succeeded
+			require.NoError(t, nested.Commit(ctx, ln.Token, sn, []record.Ref{{Hop: 0, Component: 3}}))
 			for name, c := range map[string]struct {
 				s    *etcdstore.Store
 				want int
@@ -287,15 +287,15 @@ func TestRecordsDeletedStaleTokenFenced(t *testing.T) {
 			_, err = etcdstore.New(cli, p).Acquire(ctx, "c", time.Minute)
 			require.ErrorIs(t, err, state.ErrLocked, "Acquire with the lock's records deleted")
 			for name, h := range map[string]*etcdstore.Store{"the old holder's handle": a, "another handle": etcdstore.New(cli, p)} {
-				s.Hops[0].Components[0].Phase = runner.Succeeded
-				err := h.Commit(ctx, old.Token, s, []runner.Ref{{Hop: 0, Component: 0}})
+				s.Hops[0].Components[0].Phase = record.Succeeded
+				err := h.Commit(ctx, old.Token, s, []record.Ref{{Hop: 0, Component: 0}})
 				assert.ErrorIs(t, err, state.ErrFenced, "Commit through %s under lease %d, %s before lease %d was acquired", name, old.Token, end, la.Token)
 				_, err = h.Refresh(ctx, old)
 				assert.ErrorIs(t, err, state.ErrFenced, "Refresh through %s of lease %d, %s", name, old.Token, end)
 			}
 			got, err := etcdstore.New(cli, p).Load(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, runner.Pending, got.Hops[0].Components[0].Phase, "a stale holder's commit landed")
+			assert.Equal(t, record.Pending, got.Hops[0].Components[0].Phase, "a stale holder's commit landed")
 		})
 	}
 }
@@ -322,12 +322,12 @@ func TestRecordsDeletedHolderGoesOn(t *testing.T) {
 			assert.True(t, held, "ReadLease with the lock's records deleted while lease %d runs", la.Token)
 			assert.Equal(t, la.Token, l.Token, "ReadLease().Token")
 
-			s.Hops[0].Components[0].Phase = runner.Succeeded
+			s.Hops[0].Components[0].Phase = record.Succeeded
 			if first == "Refresh" {
 				_, err = a.Refresh(ctx, la)
 				require.NoError(t, err, "Refresh by the holder with the lock's records deleted")
 			} else {
-				require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}}), "Commit by the holder with the lock's records deleted")
+				require.NoError(t, a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 0}}), "Commit by the holder with the lock's records deleted")
 			}
 			_, err = etcdstore.New(cli, p).Acquire(ctx, "b", time.Minute)
 			var le *state.LockedError
@@ -337,8 +337,8 @@ func TestRecordsDeletedHolderGoesOn(t *testing.T) {
 			got, err := a.Refresh(ctx, la)
 			require.NoError(t, err, "Refresh")
 			assert.Equal(t, la.Token, got.Token)
-			s.Hops[0].Components[1].Phase = runner.Succeeded
-			require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 1}}), "Commit")
+			s.Hops[0].Components[1].Phase = record.Succeeded
+			require.NoError(t, a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 1}}), "Commit")
 			require.NoError(t, a.Release(ctx, la), "Release")
 			lb, err := etcdstore.New(cli, p).Acquire(ctx, "b", time.Minute)
 			require.NoError(t, err, "Acquire after the release")
@@ -365,8 +365,8 @@ func TestIssuedDeletedAfterPutBack(t *testing.T) {
 	deleteKeys(t, cli, p, "issued")
 	_, err = a.Refresh(ctx, la)
 	require.NoError(t, err, "Refresh with the issued key deleted after the lock key was put back")
-	s.Hops[0].Components[0].Phase = runner.Succeeded
-	require.NoError(t, a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}}), "Commit")
+	s.Hops[0].Components[0].Phase = record.Succeeded
+	require.NoError(t, a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 0}}), "Commit")
 	_, err = etcdstore.New(cli, p).Acquire(ctx, "b", time.Minute)
 	var le *state.LockedError
 	require.ErrorAs(t, err, &le)
@@ -393,14 +393,14 @@ func TestRecordsDeletedTwice(t *testing.T) {
 	expire(t, cli, p, state.Lease{Token: le.Token}) // the lease taken as held runs out
 	lc, err := etcdstore.New(cli, p).Acquire(ctx, "c", time.Minute)
 	require.NoError(t, err, "Acquire once the lease taken as held ran out")
-	s.Hops[0].Components[0].Phase = runner.Succeeded
-	err = a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}})
+	s.Hops[0].Components[0].Phase = record.Succeeded
+	err = a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 0}})
 	require.ErrorIs(t, err, state.ErrFenced, "Commit under lease %d while lease %d holds the lock", la.Token, lc.Token)
 
 	deleteKeys(t, cli, p, "lock", "issued")
 	_, err = etcdstore.New(cli, p).Acquire(ctx, "d", time.Minute)
 	require.ErrorIs(t, err, state.ErrLocked, "Acquire with both keys deleted again")
-	err = a.Commit(ctx, la.Token, s, []runner.Ref{{Hop: 0, Component: 0}})
+	err = a.Commit(ctx, la.Token, s, []record.Ref{{Hop: 0, Component: 0}})
 	assert.ErrorIs(t, err, state.ErrFenced, "Commit under lease %d, fenced by lease %d before", la.Token, lc.Token)
 	_, err = a.Refresh(ctx, la)
 	assert.ErrorIs(t, err, state.ErrFenced, "Refresh of lease %d, fenced by lease %d before", la.Token, lc.Token)

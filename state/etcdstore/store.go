@@ -13,7 +13,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 	"github.com/hopdag/hopdag/state/codec"
 )
@@ -126,7 +126,7 @@ func digits(s string) bool {
 
 // Load reads the snapshot and replays the commits after it, in one
 // consistent read; nil and no error when none was saved.
-func (s *Store) Load(ctx context.Context) (*runner.Status, error) {
+func (s *Store) Load(ctx context.Context) (*record.Status, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -286,17 +286,17 @@ func (s *Store) adopt(st *codec.State) {
 }
 
 // Save writes st whole: a snapshot.
-func (s *Store) Save(ctx context.Context, token uint64, st *runner.Status) error {
+func (s *Store) Save(ctx context.Context, token uint64, st *record.Status) error {
 	return s.commit(ctx, token, st, nil, true)
 }
 
 // Commit writes the changed components of st: one value of at most 256
 // KiB per transaction, under log/<seq>.
-func (s *Store) Commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref) error {
+func (s *Store) Commit(ctx context.Context, token uint64, st *record.Status, changed []record.Ref) error {
 	return s.commit(ctx, token, st, changed, false)
 }
 
-func (s *Store) commit(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref, all bool) error {
+func (s *Store) commit(ctx context.Context, token uint64, st *record.Status, changed []record.Ref, all bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -340,7 +340,7 @@ func (s *Store) commit(ctx context.Context, token uint64, st *runner.Status, cha
 // write writes a commit or a snapshot, each transaction conditional on
 // the lock (fencing) and on the view (the next commit key is free, the
 // snapshot head unchanged). stale reports a view that was out of date.
-func (s *Store) write(ctx context.Context, token uint64, st *runner.Status, changed []runner.Ref, all bool) (stale bool, err error) {
+func (s *Store) write(ctx context.Context, token uint64, st *record.Status, changed []record.Ref, all bool) (stale bool, err error) {
 	total := 0
 	for _, h := range st.Hops {
 		total += len(h.Components)

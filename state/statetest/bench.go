@@ -10,6 +10,7 @@ import (
 
 	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
@@ -34,13 +35,13 @@ func BenchSave(tb *testing.B, b Backend) {
 }
 
 // bigStatus is a run of 3 hops of 7 components each.
-func bigStatus() *runner.Status {
+func bigStatus() *record.Status {
 	s := Sample(2)
 	for len(s.Hops) < 3 {
 		s.Hops = append(s.Hops, s.Hops[0])
 	}
 	for h := range s.Hops {
-		s.Hops[h].Components = append([]runner.ComponentStatus(nil), s.Hops[h].Components...)
+		s.Hops[h].Components = append([]record.ComponentStatus(nil), s.Hops[h].Components...)
 		for len(s.Hops[h].Components) < 7 {
 			s.Hops[h].Components = append(s.Hops[h].Components, s.Hops[h].Components[0])
 		}
@@ -141,7 +142,7 @@ type countingStore struct {
 	records int64
 }
 
-func (c *countingStore) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+func (c *countingStore) Commit(ctx context.Context, token uint64, s *record.Status, changed []record.Ref) error {
 	c.records += int64(len(changed))
 	return c.Store.Commit(ctx, token, s, changed)
 }
@@ -212,7 +213,7 @@ type sizingStore struct {
 	sizes   []int64
 }
 
-func (c *sizingStore) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+func (c *sizingStore) Commit(ctx context.Context, token uint64, s *record.Status, changed []record.Ref) error {
 	before := c.written()
 	err := c.Store.Commit(ctx, token, s, changed)
 	c.sizes = append(c.sizes, c.written()-before)

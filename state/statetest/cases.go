@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -53,23 +53,23 @@ var cases = []struct {
 // Sample returns a status of a three-component run in which the first
 // done components succeeded; its times are UTC and whole, so that it
 // survives encoding unchanged.
-func Sample(done int) *runner.Status {
+func Sample(done int) *record.Status {
 	t0 := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
-	s := &runner.Status{Phase: runner.Running, From: "v1.0", To: "v1.1", Runs: 1, StartedAt: t0,
-		Progress: runner.Progress{Done: done, Total: 3}}
-	h := runner.HopStatus{From: "v1.0", To: "v1.1", Phase: runner.Running, StartedAt: t0}
+	s := &record.Status{Phase: record.Running, From: "v1.0", To: "v1.1", Runs: 1, StartedAt: t0,
+		Progress: record.Progress{Done: done, Total: 3}}
+	h := record.HopStatus{From: "v1.0", To: "v1.1", Phase: record.Running, StartedAt: t0}
 	for i, name := range []string{"etcd", "control-plane", "workers"} {
-		c := runner.ComponentStatus{Name: name, FromVersion: "v1.0.0", ToVersion: "v1.1.0", Phase: runner.Pending}
+		c := record.ComponentStatus{Name: name, FromVersion: "v1.0.0", ToVersion: "v1.1.0", Phase: record.Pending}
 		if i < done {
-			c.Phase, c.Attempts = runner.Succeeded, 1
+			c.Phase, c.Attempts = record.Succeeded, 1
 			c.StartedAt, c.FinishedAt = t0.Add(time.Duration(i)*time.Minute), t0.Add(time.Duration(i+1)*time.Minute)
 		}
 		h.Components = append(h.Components, c)
 	}
 	if done == 3 {
-		s.Phase, h.Phase, s.FinishedAt, h.FinishedAt = runner.Succeeded, runner.Succeeded, t0.Add(3*time.Minute), t0.Add(3*time.Minute)
+		s.Phase, h.Phase, s.FinishedAt, h.FinishedAt = record.Succeeded, record.Succeeded, t0.Add(3*time.Minute), t0.Add(3*time.Minute)
 	}
-	s.Hops = []runner.HopStatus{h}
+	s.Hops = []record.HopStatus{h}
 	return s
 }
 
@@ -90,7 +90,7 @@ func requireFenced(t *testing.T, err error, token uint64, holder string, current
 	assert.Equal(t, state.FencedError{Token: token, Holder: holder, Current: current}, *fe, "FencedError fields")
 }
 
-func requireStatus(t *testing.T, b Backend, want *runner.Status) {
+func requireStatus(t *testing.T, b Backend, want *record.Status) {
 	t.Helper()
 	got, err := b.Load(t.Context())
 	require.NoError(t, err, "Load")
@@ -118,11 +118,11 @@ func testSaveIsolated(t *testing.T, env Env) {
 	l := acquire(t, a, "a", env)
 	s := Sample(1)
 	require.NoError(t, a.Save(t.Context(), l.Token, s))
-	s.Hops[0].Components[0].Phase = runner.Failed
+	s.Hops[0].Components[0].Phase = record.Failed
 	got, err := a.Load(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, Sample(1), got, "a status changed after Save changed the stored one")
-	got.Hops[0].Components[1].Phase = runner.Failed
+	got.Hops[0].Components[1].Phase = record.Failed
 	requireStatus(t, a, Sample(1))
 }
 
@@ -143,17 +143,17 @@ func testSaveNil(t *testing.T, env Env) {
 func testSaveInvalid(t *testing.T, env Env) {
 	tests := []struct {
 		name    string
-		status  func() *runner.Status
-		changed []runner.Ref
+		status  func() *record.Status
+		changed []record.Ref
 	}{
-		{"zero status", func() *runner.Status { return &runner.Status{} }, nil},
-		{"run phase", func() *runner.Status { s := Sample(1); s.Phase = "Done"; return s }, nil},
-		{"hop phase", func() *runner.Status { s := Sample(1); s.Hops[0].Phase = "running"; return s }, nil},
-		{"component phase", func() *runner.Status { s := Sample(1); s.Hops[0].Components[2].Phase = ""; return s }, nil},
-		{"component name", func() *runner.Status { s := Sample(1); s.Hops[0].Components[1].Name = ""; return s }, nil},
-		{"changed component phase", func() *runner.Status { s := Sample(1); s.Hops[0].Components[2].Phase = "Done"; return s },
-			[]runner.Ref{{Hop: 0, Component: 2}}},
-		{"changed ref outside", func() *runner.Status { return Sample(1) }, []runner.Ref{{Hop: 3, Component: 1}}},
+		{"zero status", func() *record.Status { return &record.Status{} }, nil},
+		{"run phase", func() *record.Status { s := Sample(1); s.Phase = "Done"; return s }, nil},
+		{"hop phase", func() *record.Status { s := Sample(1); s.Hops[0].Phase = "running"; return s }, nil},
+		{"component phase", func() *record.Status { s := Sample(1); s.Hops[0].Components[2].Phase = ""; return s }, nil},
+		{"component name", func() *record.Status { s := Sample(1); s.Hops[0].Components[1].Name = ""; return s }, nil},
+		{"changed component phase", func() *record.Status { s := Sample(1); s.Hops[0].Components[2].Phase = "Done"; return s },
+			[]record.Ref{{Hop: 0, Component: 2}}},
+		{"changed ref outside", func() *record.Status { return Sample(1) }, []record.Ref{{Hop: 3, Component: 1}}},
 	}
 	a := env.Open()
 	l := acquire(t, a, "a", env)
@@ -169,7 +169,7 @@ func testSaveInvalid(t *testing.T, env Env) {
 		if changed == nil { // every component
 			for h := range st.Hops {
 				for i := range st.Hops[h].Components {
-					changed = append(changed, runner.Ref{Hop: h, Component: i})
+					changed = append(changed, record.Ref{Hop: h, Component: i})
 				}
 			}
 		}
@@ -197,7 +197,7 @@ func testCommitReshaped(t *testing.T, env Env) {
 	second.Components = slices.Clone(s.Hops[0].Components[2:])
 	s.Hops[0].Components = s.Hops[0].Components[:2]
 	s.Hops = append(s.Hops, second)
-	require.NoError(t, a.Commit(t.Context(), l.Token, s, []runner.Ref{{Hop: 0, Component: 0}}), "Commit of 2+1 components over 3")
+	require.NoError(t, a.Commit(t.Context(), l.Token, s, []record.Ref{{Hop: 0, Component: 0}}), "Commit of 2+1 components over 3")
 	requireStatus(t, a, s)
 	requireStatus(t, env.Open(), s)
 }
@@ -363,7 +363,7 @@ func testConcurrentSaves(t *testing.T, env Env) {
 	got, err := a.Load(t.Context())
 	require.NoError(t, err)
 	require.NotNil(t, got)
-	assert.Contains(t, []*runner.Status{Sample(0), Sample(1), Sample(2), Sample(3)}, got, "Load() after concurrent Saves is none of the statuses saved")
+	assert.Contains(t, []*record.Status{Sample(0), Sample(1), Sample(2), Sample(3)}, got, "Load() after concurrent Saves is none of the statuses saved")
 }
 
 // testOtherHandlesToken: a handle that wrote and released writes again
@@ -376,7 +376,7 @@ func testOtherHandlesToken(t *testing.T, env Env) {
 	require.NoError(t, a.Release(t.Context(), la))
 	lb := acquire(t, b, "p", env)
 	require.NoError(t, a.Save(t.Context(), lb.Token, Sample(2)), "a Save on a under the token b acquired")
-	require.NoError(t, a.Commit(t.Context(), lb.Token, Sample(3), []runner.Ref{{Hop: 0, Component: 2}}), "a Commit on a's own view")
+	require.NoError(t, a.Commit(t.Context(), lb.Token, Sample(3), []record.Ref{{Hop: 0, Component: 2}}), "a Commit on a's own view")
 	require.ErrorIs(t, a.Save(t.Context(), la.Token, Sample(1)), state.ErrFenced, "the released token")
 	requireStatus(t, b, Sample(3))
 }

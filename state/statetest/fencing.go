@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
@@ -47,7 +48,7 @@ func testFencing(t *testing.T, env Env) {
 		return nil
 	})
 	type result struct {
-		s   *runner.Status
+		s   *record.Status
 		err error
 	}
 	doneA := make(chan result, 1)
@@ -79,7 +80,7 @@ func testFencing(t *testing.T, env Env) {
 	stB, err := runner.New(runner.RunnerFunc(func(context.Context, runner.Task) error { return nil }),
 		runner.WithCheckpointer(state.Checkpointer(storeB, lb))).Execute(ctxB, plan, prev)
 	require.NoError(t, err, "B's run")
-	require.Equal(t, runner.Succeeded, stB.Phase)
+	require.Equal(t, record.Succeeded, stB.Phase)
 
 	// A's keeper cancels A's run; A's last checkpoints are fenced.
 	<-ctxA.Done()
@@ -87,7 +88,7 @@ func testFencing(t *testing.T, env Env) {
 	require.ErrorIs(t, cause, state.ErrLost, "cause of A's cancellation: %v", cause)
 	resA := <-doneA
 	require.ErrorIs(t, resA.err, state.ErrFenced, "A's run must stop on a fenced checkpoint")
-	assert.Equal(t, runner.CodeCheckpointFailed, resA.s.Code)
+	assert.Equal(t, record.CodeCheckpointFailed, resA.s.Code)
 
 	// Direct writes by A: fenced, naming B.
 	requireFenced(t, storeA.Save(ctx, la.Token, resA.s), la.Token, "coordinator-b", lb.Token)
@@ -169,7 +170,7 @@ type monitor struct {
 	expired atomic.Bool
 
 	mu        sync.Mutex
-	last      *runner.Status
+	last      *record.Status
 	backwards []string
 }
 
@@ -185,7 +186,7 @@ type watched struct {
 	lateAccepted []string
 }
 
-func (w *watched) Save(ctx context.Context, token uint64, s *runner.Status) error {
+func (w *watched) Save(ctx context.Context, token uint64, s *record.Status) error {
 	w.mon.mu.Lock()
 	defer w.mon.mu.Unlock()
 	err := w.Store.Save(ctx, token, s)
@@ -208,7 +209,7 @@ func (w *watched) Save(ctx context.Context, token uint64, s *runner.Status) erro
 }
 
 // regress says how cur is behind prev, or "".
-func regress(prev, cur *runner.Status) string {
+func regress(prev, cur *record.Status) string {
 	switch {
 	case prev == nil:
 		return ""
@@ -222,7 +223,7 @@ func regress(prev, cur *runner.Status) string {
 		return fmt.Sprintf("%d hops after %d", len(cur.Hops), len(prev.Hops))
 	}
 	for i, h := range prev.Hops {
-		if h.Phase == runner.Succeeded && cur.Hops[i].Phase != runner.Succeeded {
+		if h.Phase == record.Succeeded && cur.Hops[i].Phase != record.Succeeded {
 			return fmt.Sprintf("hop %d %s after Succeeded", i+1, cur.Hops[i].Phase)
 		}
 		for _, c := range h.Components {
@@ -230,7 +231,7 @@ func regress(prev, cur *runner.Status) string {
 			switch {
 			case !ok:
 				return fmt.Sprintf("hop %d component %s vanished", i+1, c.Name)
-			case c.Phase == runner.Succeeded && cc.Phase != runner.Succeeded:
+			case c.Phase == record.Succeeded && cc.Phase != record.Succeeded:
 				return fmt.Sprintf("hop %d component %s %s after Succeeded", i+1, c.Name, cc.Phase)
 			case cc.Attempts < c.Attempts:
 				return fmt.Sprintf("hop %d component %s attempts %d after %d", i+1, c.Name, cc.Attempts, c.Attempts)
@@ -240,7 +241,7 @@ func regress(prev, cur *runner.Status) string {
 	return ""
 }
 
-func mustJSON(t *testing.T, s *runner.Status) string {
+func mustJSON(t *testing.T, s *record.Status) string {
 	t.Helper()
 	b, err := json.Marshal(s)
 	require.NoError(t, err)

@@ -8,19 +8,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // Hops returns a status of n hops of one Pending component each, each
 // hop with a required pre-check.
-func Hops(n int) *runner.Status {
+func Hops(n int) *record.Status {
 	t0 := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
-	s := &runner.Status{Phase: runner.Running, From: "v1.0", To: fmt.Sprintf("v1.%d", n), Runs: 1, StartedAt: t0,
-		Progress: runner.Progress{Total: n}, Hops: make([]runner.HopStatus, n)}
+	s := &record.Status{Phase: record.Running, From: "v1.0", To: fmt.Sprintf("v1.%d", n), Runs: 1, StartedAt: t0,
+		Progress: record.Progress{Total: n}, Hops: make([]record.HopStatus, n)}
 	for i := range s.Hops {
-		s.Hops[i] = runner.HopStatus{From: fmt.Sprintf("v1.%d", i), To: fmt.Sprintf("v1.%d", i+1), Phase: runner.Pending,
-			Checks:     []runner.CheckStatus{{Name: "health", Stage: "pre", Required: true, Phase: runner.Pending}},
-			Components: []runner.ComponentStatus{{Name: fmt.Sprintf("c%03d", i), ToVersion: fmt.Sprintf("v1.%d.0", i+1), Phase: runner.Pending}}}
+		s.Hops[i] = record.HopStatus{From: fmt.Sprintf("v1.%d", i), To: fmt.Sprintf("v1.%d", i+1), Phase: record.Pending,
+			Checks:     []record.CheckStatus{{Name: "health", Stage: "pre", Required: true, Phase: record.Pending}},
+			Components: []record.ComponentStatus{{Name: fmt.Sprintf("c%03d", i), ToVersion: fmt.Sprintf("v1.%d.0", i+1), Phase: record.Pending}}}
 	}
 	return s
 }
@@ -30,23 +30,23 @@ func Hops(n int) *runner.Status {
 // messages, checks and warnings, components, and now and then a new run
 // (other hops, or a hop of another component count, with the same
 // number of components in all or not), whose components are all changed.
-func changeHops(rnd *rand.Rand, s *runner.Status) []runner.Ref {
-	phases := runner.Phases()
-	pick := func() runner.Phase { return phases[rnd.IntN(len(phases))] }
+func changeHops(rnd *rand.Rand, s *record.Status) []record.Ref {
+	phases := record.Phases()
+	pick := func() record.Phase { return phases[rnd.IntN(len(phases))] }
 	t0 := s.StartedAt
-	var refs []runner.Ref
+	var refs []record.Ref
 	fill := func(h, n int) {
-		s.Hops[h].Components = make([]runner.ComponentStatus, n)
+		s.Hops[h].Components = make([]record.ComponentStatus, n)
 		for c := range s.Hops[h].Components {
-			s.Hops[h].Components[c] = runner.ComponentStatus{Name: fmt.Sprintf("h%dc%d", h, c), ToVersion: "v2.0.0", Phase: pick()}
-			refs = append(refs, runner.Ref{Hop: h, Component: c})
+			s.Hops[h].Components[c] = record.ComponentStatus{Name: fmt.Sprintf("h%dc%d", h, c), ToVersion: "v2.0.0", Phase: pick()}
+			refs = append(refs, record.Ref{Hop: h, Component: c})
 		}
 	}
 	switch k := rnd.IntN(16); {
 	case k == 0: // a new run of other hops
-		s.Hops = make([]runner.HopStatus, 1+rnd.IntN(5))
+		s.Hops = make([]record.HopStatus, 1+rnd.IntN(5))
 		for h := range s.Hops {
-			s.Hops[h] = runner.HopStatus{From: fmt.Sprint("v", h), To: fmt.Sprint("v", h+1), Phase: pick()}
+			s.Hops[h] = record.HopStatus{From: fmt.Sprint("v", h), To: fmt.Sprint("v", h+1), Phase: pick()}
 			fill(h, 1+rnd.IntN(3))
 		}
 		s.Runs++
@@ -69,11 +69,11 @@ func changeHops(rnd *rand.Rand, s *runner.Status) []runner.Ref {
 			switch rnd.IntN(5) {
 			case 0:
 				// Few values, so that a hop comes back to a header it had.
-				h.Phase = []runner.Phase{runner.Running, runner.Succeeded}[rnd.IntN(2)]
+				h.Phase = []record.Phase{record.Running, record.Succeeded}[rnd.IntN(2)]
 			case 1:
 				h.Message, h.StartedAt = fmt.Sprint("hop ", rnd.IntN(2)), t0.Add(time.Duration(rnd.IntN(2))*time.Second)
 			case 2:
-				h.Checks = append(h.Checks, runner.CheckStatus{Name: fmt.Sprint("k", len(h.Checks)), Stage: "post", Phase: pick()})
+				h.Checks = append(h.Checks, record.CheckStatus{Name: fmt.Sprint("k", len(h.Checks)), Stage: "post", Phase: pick()})
 			case 3:
 				if len(h.Checks) > 0 {
 					h.Checks[rnd.IntN(len(h.Checks))].Phase = pick()
@@ -86,7 +86,7 @@ func changeHops(rnd *rand.Rand, s *runner.Status) []runner.Ref {
 			h := rnd.IntN(len(s.Hops))
 			c := rnd.IntN(len(s.Hops[h].Components))
 			s.Hops[h].Components[c].Phase, s.Hops[h].Components[c].Attempts = pick(), rnd.IntN(4)
-			refs = append(refs, runner.Ref{Hop: h, Component: c})
+			refs = append(refs, record.Ref{Hop: h, Component: c})
 		}
 	}
 	return refs
@@ -108,9 +108,9 @@ func testHops(t *testing.T, env Env) {
 	s := Hops(3)
 	require.NoError(t, a.Save(t.Context(), l.Token, s))
 	for i, w := range []Backend{a, b, a} {
-		s.Hops[1].Phase = []runner.Phase{runner.Running, runner.Succeeded, runner.Running}[i]
+		s.Hops[1].Phase = []record.Phase{record.Running, record.Succeeded, record.Running}[i]
 		s.Hops[0].Components[0].Attempts = i + 1
-		require.NoError(t, w.Commit(t.Context(), l.Token, s, []runner.Ref{{Hop: 0, Component: 0}}), "Commit %d", i)
+		require.NoError(t, w.Commit(t.Context(), l.Token, s, []record.Ref{{Hop: 0, Component: 0}}), "Commit %d", i)
 		requireStatus(t, env.Open(), s)
 	}
 	require.NoError(t, a.Release(t.Context(), l))

@@ -11,37 +11,37 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
 // Big returns a one-hop status of n Pending components named c00000...
-func Big(n int) *runner.Status {
+func Big(n int) *record.Status {
 	s := Sample(0)
-	s.Progress = runner.Progress{Total: n}
+	s.Progress = record.Progress{Total: n}
 	h := &s.Hops[0]
-	h.Components = make([]runner.ComponentStatus, n)
+	h.Components = make([]record.ComponentStatus, n)
 	for i := range h.Components {
-		h.Components[i] = runner.ComponentStatus{Name: fmt.Sprintf("c%05d", i), FromVersion: "v1.0.0", ToVersion: "v1.1.0", Phase: runner.Pending}
+		h.Components[i] = record.ComponentStatus{Name: fmt.Sprintf("c%05d", i), FromVersion: "v1.0.0", ToVersion: "v1.1.0", Phase: record.Pending}
 	}
 	return s
 }
 
 // advance moves components [from, to) of s one transition on (Pending ->
 // Running -> Succeeded) and returns their refs.
-func advance(s *runner.Status, from, to int) []runner.Ref {
-	var refs []runner.Ref
+func advance(s *record.Status, from, to int) []record.Ref {
+	var refs []record.Ref
 	t0 := s.StartedAt
 	for i := from; i < min(to, len(s.Hops[0].Components)); i++ {
 		c := &s.Hops[0].Components[i]
 		switch c.Phase {
-		case runner.Pending:
-			c.Phase, c.Attempts, c.StartedAt = runner.Running, c.Attempts+1, t0.Add(time.Duration(i)*time.Second)
-		case runner.Running:
-			c.Phase, c.FinishedAt = runner.Succeeded, t0.Add(time.Duration(i+1)*time.Second)
+		case record.Pending:
+			c.Phase, c.Attempts, c.StartedAt = record.Running, c.Attempts+1, t0.Add(time.Duration(i)*time.Second)
+		case record.Running:
+			c.Phase, c.FinishedAt = record.Succeeded, t0.Add(time.Duration(i+1)*time.Second)
 			s.Progress.Done++
 		}
-		refs = append(refs, runner.Ref{Hop: 0, Component: i})
+		refs = append(refs, record.Ref{Hop: 0, Component: i})
 	}
 	return refs
 }
@@ -67,7 +67,7 @@ func testCommit(t *testing.T, env Env) {
 	assert.NotErrorIs(t, err, state.ErrFenced)
 	// Commits are fenced as Saves are.
 	env.Expire(l)
-	requireFenced(t, a.Commit(t.Context(), l.Token, Sample(3), []runner.Ref{{Hop: 0, Component: 2}}), l.Token, "", 0)
+	requireFenced(t, a.Commit(t.Context(), l.Token, Sample(3), []record.Ref{{Hop: 0, Component: 2}}), l.Token, "", 0)
 	requireStatus(t, a, Sample(2))
 }
 
@@ -86,7 +86,7 @@ func testLarge(t *testing.T, env Env) {
 			rounds++
 		}
 	}
-	s.Phase = runner.Succeeded
+	s.Phase = record.Succeeded
 	require.NoError(t, a.Commit(t.Context(), l.Token, s, nil))
 	requireStatus(t, env.Open(), s)
 	if env.Raw == nil {
@@ -293,7 +293,7 @@ func testJournalLost(t *testing.T, env Env) {
 	require.NoError(t, a.Save(t.Context(), l.Token, s))
 	states := map[string]struct {
 		records map[string][]byte
-		want    *runner.Status
+		want    *record.Status
 	}{}
 	save := func(name string) {
 		records := map[string][]byte{}
@@ -302,7 +302,7 @@ func testJournalLost(t *testing.T, env Env) {
 		}
 		states[name] = struct {
 			records map[string][]byte
-			want    *runner.Status
+			want    *record.Status
 		}{records, s.DeepCopy()}
 	}
 	save("after a snapshot")

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
 )
@@ -34,7 +35,7 @@ func WrappedCheckpointer(t *testing.T, open func(t *testing.T) Backend, written 
 		cp := state.Checkpointer(counted, l)
 		if wrap {
 			inner := cp
-			cp = runner.CheckpointFunc(func(ctx context.Context, s *runner.Status) error {
+			cp = runner.CheckpointFunc(func(ctx context.Context, s *record.Status) error {
 				return inner.Checkpoint(ctx, s)
 			})
 		}
@@ -61,12 +62,12 @@ type countingWrites struct {
 	writes int
 }
 
-func (c *countingWrites) Save(ctx context.Context, token uint64, s *runner.Status) error {
+func (c *countingWrites) Save(ctx context.Context, token uint64, s *record.Status) error {
 	c.writes++
 	return c.Store.Save(ctx, token, s)
 }
 
-func (c *countingWrites) Commit(ctx context.Context, token uint64, s *runner.Status, changed []runner.Ref) error {
+func (c *countingWrites) Commit(ctx context.Context, token uint64, s *record.Status, changed []record.Ref) error {
 	c.writes++
 	return c.Store.Commit(ctx, token, s, changed)
 }

@@ -345,7 +345,7 @@ type PlanSummary struct {
 	// Hop is Hops[CurrentHop], for the printer column (kubectl -o wide).
 	// +optional
 	Hop string `json:"hop,omitempty"`
-	// Phase is the run's phase (runner.Phase).
+	// Phase is the run's phase (record.Phase).
 	// +optional
 	Phase    string   `json:"phase,omitempty"`
 	Progress Progress `json:"progress"`
@@ -396,7 +396,7 @@ type WaitingStep struct {
 	Stale []string `json:"stale,omitempty"`
 }
 
-// Approval is an approval recorded in the run's record (runner.Approval).
+// Approval is an approval recorded in the run's record (record.Approval).
 type Approval struct {
 	Step string `json:"step"`
 	By   string `json:"by"`
@@ -458,7 +458,7 @@ type Retry struct {
 	Running bool `json:"running,omitempty"`
 }
 
-// Failure is the most recent failure of a run (runner.Failure).
+// Failure is the most recent failure of a run (record.Failure).
 type Failure struct {
 	// Hop is the index in PlanSummary.Hops of the hop that failed,
 	// counted from 0 (messages say "hop N of M", counted from 1).
@@ -467,7 +467,7 @@ type Failure struct {
 	Component string `json:"component,omitempty"`
 	// +optional
 	Check string `json:"check,omitempty"`
-	// Code is a runner.Code, e.g. COMPONENT_FAILED.
+	// Code is a record.Code, e.g. COMPONENT_FAILED.
 	Code string `json:"code"`
 	// +optional
 	Message string `json:"message,omitempty"`

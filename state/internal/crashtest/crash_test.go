@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -371,13 +371,13 @@ func (rd *round) afterKill(t *testing.T) {
 		for _, c := range hs.Components {
 			k := key{h, c.Name}
 			switch c.Phase {
-			case runner.Running:
+			case record.Running:
 				a := attempt{k, c.Attempts}
 				rd.running[a] = true
 				if logged[a] {
 					rd.started[a] = true
 				}
-			case runner.Succeeded:
+			case record.Succeeded:
 				if _, ok := rd.succeededAt[k]; !ok {
 					rd.succeededAt[k] = len(lines)
 				}
@@ -388,7 +388,7 @@ func (rd *round) afterKill(t *testing.T) {
 
 // load reads the status through a fresh File store, as the next process
 // will, and checks that the lease file parses too.
-func (rd *round) load(t *testing.T) *runner.Status {
+func (rd *round) load(t *testing.T) *record.Status {
 	t.Helper()
 	if b, err := os.ReadFile(filepath.Join(rd.dir, state.LeaseFile)); err == nil {
 		var v map[string]any
@@ -434,12 +434,12 @@ func (rd *round) check(t *testing.T, cfg Config) {
 	t.Helper()
 	s := rd.load(t)
 	require.NotNil(t, s, "no status after the upgrade finished")
-	assert.Equal(t, runner.Succeeded, s.Phase, "run phase")
+	assert.Equal(t, record.Succeeded, s.Phase, "run phase")
 	plan, err := cfg.Plan()
 	require.NoError(t, err)
 	assert.Equal(t, plan.Route.From.Original(), s.From)
 	assert.Equal(t, plan.Route.To.Original(), s.To, "the upgrade did not reach the target")
-	assert.Equal(t, runner.Progress{Done: plan.Total(), Total: plan.Total()}, s.Progress)
+	assert.Equal(t, record.Progress{Done: plan.Total(), Total: plan.Total()}, s.Progress)
 
 	killed, started := map[key]int{}, map[key]int{}
 	for a := range rd.running {
@@ -457,10 +457,10 @@ func (rd *round) check(t *testing.T, cfg Config) {
 		}
 	}
 	for h, hs := range s.Hops {
-		assert.Equal(t, runner.Succeeded, hs.Phase, "hop %d phase", h+1)
+		assert.Equal(t, record.Succeeded, hs.Phase, "hop %d phase", h+1)
 		for _, c := range hs.Components {
 			k := key{h, c.Name}
-			assert.Equal(t, runner.Succeeded, c.Phase, "%s phase", k)
+			assert.Equal(t, record.Succeeded, c.Phase, "%s phase", k)
 			// Each kill while Running cost one attempt number, and one run
 			// unless it landed before the runner started.
 			assert.Equal(t, 1+killed[k], c.Attempts,

@@ -11,6 +11,7 @@ import (
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/dag"
 	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
@@ -67,7 +68,7 @@ func ExecUpgrade(ctx context.Context, cfg ExecConfig) (err error) {
 	}
 	exec := runner.New(components.NewExec(opts...))
 	_, err = state.Run(ctx, store, waitingLock{store}, exec, execPlan(cfg), holder(), state.WithTTL(cfg.TTL),
-		state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+		state.WithSession(func(ctx context.Context, s *state.Session) (*record.Status, error) {
 			if cfg.Guard {
 				// What a killed predecessor's command left running stops
 				// before the command runs again.

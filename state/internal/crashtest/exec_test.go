@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/state"
 )
 
@@ -153,7 +153,7 @@ func crashExec(t *testing.T, cfg ExecConfig, procs int, killAll bool) {
 	s, err := f.Load(t.Context())
 	require.NoError(t, err)
 	require.NotNil(t, s)
-	assert.Equal(t, runner.Succeeded, s.Phase)
+	assert.Equal(t, record.Succeeded, s.Phase)
 	cs, _ := s.Component(0, "step")
 	assert.Equal(t, 2, cs.Attempts, "attempts of the step across both coordinators")
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/components"
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // TestCrashPhases kills, with SIGKILL, upgrades whose components go
@@ -111,7 +111,7 @@ func crashPhases(t *testing.T, stream uint64, dir string, phases []string) {
 			for h, hs := range st.Hops {
 				for _, c := range hs.Components {
 					kk := key{h, c.Name}
-					if c.Phase == runner.Succeeded {
+					if c.Phase == record.Succeeded {
 						if _, ok := doneAt[kk]; !ok {
 							doneAt[kk] = n
 						}
@@ -127,7 +127,7 @@ func crashPhases(t *testing.T, stream uint64, dir string, phases []string) {
 					if rs := resumes[kk]; len(rs) == 0 || rs[len(rs)-1].attempt != c.Attempts {
 						resumes[kk] = append(rs, resume{at: n, from: from, step: c.Step, attempt: c.Attempts})
 					}
-					if c.Phase == runner.Running && c.Step != "" {
+					if c.Phase == record.Running && c.Step != "" {
 						if hit[c.Step] == nil {
 							hit[c.Step] = map[attempt]bool{}
 						}
@@ -190,7 +190,7 @@ func checkPhases(t *testing.T, round int, rd *round, phases []string, resumes ma
 	for h, hs := range st.Hops {
 		for _, c := range hs.Components {
 			kk := key{h, c.Name}
-			require.Equal(t, runner.Succeeded, c.Phase, "round %d: %s (reason %q, error %q)", round, kk, c.Reason, c.Error)
+			require.Equal(t, record.Succeeded, c.Phase, "round %d: %s (reason %q, error %q)", round, kk, c.Reason, c.Error)
 			assert.Equal(t, phases[last], c.Step, "round %d: %s's recorded step", round, kk)
 			is := at[kk]
 			require.NotEmpty(t, is, "round %d: %s ran no phase", round, kk)

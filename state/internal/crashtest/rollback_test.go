@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // TestCrashRollback kills, with SIGKILL, an upgrade whose last hop fails
@@ -53,9 +53,9 @@ func TestCrashRollback(t *testing.T) {
 			back := rollbackLines(t, rd.progressLog)
 			rolling := false
 			for h, hs := range st.Hops {
-				rolling = rolling || hs.Phase == runner.RollingBack || hs.Phase == runner.RolledBack
+				rolling = rolling || hs.Phase == record.RollingBack || hs.Phase == record.RolledBack
 				for _, c := range hs.Components {
-					if _, seen := rolledAt[key{h, c.Name}]; c.Phase == runner.RolledBack && !seen {
+					if _, seen := rolledAt[key{h, c.Name}]; c.Phase == record.RolledBack && !seen {
 						rolledAt[key{h, c.Name}] = len(back)
 					}
 				}
@@ -67,7 +67,7 @@ func TestCrashRollback(t *testing.T) {
 		total += kills
 		st := rd.load(t)
 		require.NotNil(t, st)
-		assert.Equal(t, runner.RolledBack, st.Phase, "round %d: run phase (%s)", r+1, st.Message)
+		assert.Equal(t, record.RolledBack, st.Phase, "round %d: run phase (%s)", r+1, st.Message)
 		back := rollbackLines(t, rd.progressLog)
 		lastAt := map[key]int{}
 		for i, k := range back {
@@ -77,14 +77,14 @@ func TestCrashRollback(t *testing.T) {
 			lastAt[k] = i
 		}
 		for h, hs := range st.Hops {
-			assert.Equal(t, runner.RolledBack, hs.Phase, "round %d: hop %d phase", r+1, h+1)
+			assert.Equal(t, record.RolledBack, hs.Phase, "round %d: hop %d phase", r+1, h+1)
 			g := plan.Hops[h].Graph
 			for i, c := range hs.Components {
 				k := key{h, c.Name}
 				if c.Attempts == 0 {
 					continue
 				}
-				assert.Equal(t, runner.RolledBack, c.Phase, "round %d: %s", r+1, k)
+				assert.Equal(t, record.RolledBack, c.Phase, "round %d: %s", r+1, k)
 				_, ok := lastAt[k]
 				assert.True(t, ok, "round %d: %s ran and was never rolled back", r+1, k)
 				for _, d := range g.Dependents(i) {

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/record"
 )
 
 // TestCrashSteps kills, with SIGKILL, an upgrade whose components go
@@ -50,7 +50,7 @@ func TestCrashSteps(t *testing.T) {
 			for h, hs := range st.Hops {
 				for _, c := range hs.Components {
 					kk := key{h, c.Name}
-					if _, ok := doneAt[kk]; c.Phase == runner.Succeeded && !ok {
+					if _, ok := doneAt[kk]; c.Phase == record.Succeeded && !ok {
 						doneAt[kk] = n
 					}
 					if i := slices.Index(steps, c.Step); i > 0 {
@@ -61,7 +61,7 @@ func TestCrashSteps(t *testing.T) {
 		}
 		st := rd.load(t)
 		require.NotNil(t, st)
-		assert.Equal(t, runner.Succeeded, st.Phase, "round %d", r+1)
+		assert.Equal(t, record.Succeeded, st.Phase, "round %d", r+1)
 		lines := stepLines(t, rd.progressLog)
 		last := map[key][]int{}
 		for i, l := range lines {
@@ -81,7 +81,7 @@ func TestCrashSteps(t *testing.T) {
 		for h, hs := range st.Hops {
 			for _, c := range hs.Components {
 				kk := key{h, c.Name}
-				assert.Equal(t, runner.Succeeded, c.Phase, "round %d: %s", r+1, kk)
+				assert.Equal(t, record.Succeeded, c.Phase, "round %d: %s", r+1, kk)
 				l := last[kk]
 				require.NotNil(t, l, "round %d: %s ran no step", r+1, kk)
 				assert.True(t, l[0] >= 0 && l[0] < l[1] && l[1] < l[2], "round %d: %s steps out of order or missing (last lines %v)", r+1, kk, l)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
@@ -134,13 +135,13 @@ func Upgrade(ctx context.Context, cfg Config, ready io.Writer) (err error) {
 		}
 	}
 	st, err := state.Run(ctx, store, waitingLock{store}, runner.New(rn, opts...), plan, holder(), state.WithTTL(cfg.TTL),
-		state.WithSession(func(ctx context.Context, s *state.Session) (*runner.Status, error) {
+		state.WithSession(func(ctx context.Context, s *state.Session) (*record.Status, error) {
 			if _, err := fmt.Fprintln(ready, "ready"); err != nil {
 				return nil, err
 			}
 			return s.Execute(ctx, s.Prev)
 		}))
-	if err != nil && (cfg.Fail == "" || st == nil || st.Phase != runner.RolledBack) {
+	if err != nil && (cfg.Fail == "" || st == nil || st.Phase != record.RolledBack) {
 		return err
 	}
 	return nil
