@@ -17,7 +17,7 @@ import (
 
 func resolve(t *testing.T, s spec, from, to string, opts ...path.Option) ([]string, error) {
 	t.Helper()
-	r, err := path.Resolve(s.catalog(t), v(from), v(to), opts...)
+	r, err := path.Resolve(s.catalog(t), at(v(from)), at(v(to)), opts...)
 	return hopsOf(r), err
 }
 
@@ -145,12 +145,12 @@ func TestDuplicateEdgeRecordsFirstRule(t *testing.T) {
 			rule(">= v1.0, < v1.1", "v1.1", pre("second")),
 		},
 	}
-	r, err := path.Resolve(s.catalog(t), v("v1.0"), v("v1.1"))
+	r, err := path.Resolve(s.catalog(t), at(v("v1.0")), at(v("v1.1")))
 	require.NoError(t, err)
 	assert.Equal(t, "first", r.Hops[0].PreChecks[0].Name)
 
 	s.Rules[0], s.Rules[1] = s.Rules[1], s.Rules[0]
-	r, err = path.Resolve(s.catalog(t), v("v1.0"), v("v1.1"))
+	r, err = path.Resolve(s.catalog(t), at(v("v1.0")), at(v("v1.1")))
 	require.NoError(t, err)
 	assert.Equal(t, "second", r.Hops[0].PreChecks[0].Name)
 
@@ -162,7 +162,7 @@ func TestDuplicateEdgeRecordsFirstRule(t *testing.T) {
 			{Name: "aa", Rules: []release.Rule{rule("v1.0", "v1.1", pre("from-aa"))}},
 		})
 	require.NoError(t, err)
-	r, err = path.Resolve(c, v("v1.0"), v("v1.1"))
+	r, err = path.Resolve(c, at(v("v1.0")), at(v("v1.1")))
 	require.NoError(t, err)
 	assert.Equal(t, "from-aa", r.Hops[0].PreChecks[0].Name)
 }
@@ -218,7 +218,7 @@ func TestRiskyEdge(t *testing.T) {
 	assert.Equal(t, []string{"v1.0", "v1.1", "v1.2"}, got)
 
 	// Targets with nothing but a risky edge out explains the empty list.
-	ts, err := path.Targets(s.catalog(t), v("v1.0"))
+	ts, err := path.Targets(s.catalog(t), at(v("v1.0")))
 	assert.Empty(t, ts)
 	nr = noRoute(t, err)
 	assert.Equal(t, []string{"r1"}, nr.Risks)
@@ -272,7 +272,7 @@ func TestGuards(t *testing.T) {
 	nr = noRoute(t, err)
 	assert.Equal(t, []string{soft.Name}, nr.Overrides)
 	assert.Contains(t, err.Error(), "override guard kubernetes-minor-skew to get a route")
-	r, err := path.Resolve(only.catalog(t), v("v1.0"), v("v1.2"), path.WithGuards(soft), path.OverrideGuards(soft.Name))
+	r, err := path.Resolve(only.catalog(t), at(v("v1.0")), at(v("v1.2")), path.WithGuards(soft), path.OverrideGuards(soft.Name))
 	require.NoError(t, err)
 	assert.Equal(t, []string{soft.Name}, r.Hops[0].Overrides)
 	assert.Contains(t, r.String(), "overrides: kubernetes-minor-skew")
@@ -364,7 +364,7 @@ func TestDowngrades(t *testing.T) {
 	assert.Empty(t, nr.Reaching)
 	assert.Contains(t, err.Error(), "downgrade")
 
-	ts, err := path.Targets(s.catalog(t), v("v1.3"))
+	ts, err := path.Targets(s.catalog(t), at(v("v1.3")))
 	require.NoError(t, err)
 	require.Len(t, ts, 1)
 	assert.Equal(t, "v1.1", ts[0].Version.String())
@@ -391,16 +391,16 @@ func TestRangePrereleases(t *testing.T) {
 		},
 	}
 	c := s.catalog(t)
-	ts, err := path.Targets(c, v("v1.1-rc.2"))
+	ts, err := path.Targets(c, at(v("v1.1-rc.2")))
 	require.NoError(t, err)
 	var got []string
 	for _, x := range ts {
 		got = append(got, x.Version.String())
 	}
 	assert.Equal(t, []string{"v1.1", "v1.2"}, got, "rc.2 is named by the first range only")
-	_, err = path.Targets(c, v("v1.2-rc.1"))
+	_, err = path.Targets(c, at(v("v1.2-rc.1")))
 	require.ErrorIs(t, err, path.ErrNoRoute, "no range names a v1.2 prerelease")
-	r, err := path.Resolve(c, v("v1.1-rc.1"), v("v1.2"))
+	r, err := path.Resolve(c, at(v("v1.1-rc.1")), at(v("v1.2")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v1.1-rc.1", "v1.1", "v1.2"}, hopsOf(r))
 
@@ -415,7 +415,7 @@ func TestRangePrereleases(t *testing.T) {
 	}
 	c = s.catalog(t)
 	for from, want := range map[string]int{"v1.0": 1, "v1.1": 2, "v1.2": 1, "v1.3": -1} {
-		r, err := path.Resolve(c, v(from), v("v2.0"))
+		r, err := path.Resolve(c, at(v(from)), at(v("v2.0")))
 		if want < 0 {
 			require.ErrorIs(t, err, path.ErrNoRoute, from)
 			continue
@@ -515,14 +515,14 @@ func TestTracks(t *testing.T) {
 	}
 	c, err := release.NewCatalog(rels, nil, paths)
 	require.NoError(t, err)
-	r, err := path.Resolve(c, v("v1.0"), v("v1.5"), path.WithTrack("lts"))
+	r, err := path.Resolve(c, path.State{"lts": v("v1.0")}, path.State{"lts": v("v1.5")})
 	require.NoError(t, err)
 	assert.Equal(t, "lts", r.Track)
 	assert.Equal(t, []string{"v1.0", "v1.5"}, hopsOf(r))
 	assert.Contains(t, r.String(), "on track lts")
-	_, err = path.Resolve(c, v("v1.0"), v("v1.5"))
+	_, err = path.Resolve(c, at(v("v1.0")), at(v("v1.5")))
 	require.ErrorIs(t, err, path.ErrUnknownVersion)
-	_, err = path.Resolve(c, v("v1.0"), v("v1.1"), path.WithTrack("lts"))
+	_, err = path.Resolve(c, path.State{"lts": v("v1.0")}, path.State{"lts": v("v1.1")})
 	require.ErrorIs(t, err, path.ErrUnknownVersion)
 }
 
@@ -648,7 +648,7 @@ func TestSpellings(t *testing.T) {
 		},
 	}
 	c := s.catalog(t)
-	r, err := path.Resolve(c, v("26.03.00"), v("v26.6"), path.AllowPrereleases())
+	r, err := path.Resolve(c, at(v("26.03.00")), at(v("v26.6")), path.AllowPrereleases())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v26.03", "v26.06-rc.1", "v26.06"}, hopsOf(r), "routes use the catalog's spelling")
 	assert.Equal(t, "26.6.0-rc.01", r.Hops[0].Rule.To.String(), "the rule keeps its own")
@@ -680,7 +680,7 @@ func TestDeprecatedVersionAvoided(t *testing.T) {
 
 	// Only through v1.2: used, and the hop says why.
 	s.Rules = s.Rules[:2]
-	r, err := path.Resolve(s.catalog(t), v("v1.0"), v("v2.0"))
+	r, err := path.Resolve(s.catalog(t), at(v("v1.0")), at(v("v2.0")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v1.0", "v1.2", "v2.0"}, hopsOf(r))
 	assert.Equal(t, "CVE-2026-1234: do not install", r.Hops[0].ToDeprecated)
@@ -688,7 +688,7 @@ func TestDeprecatedVersionAvoided(t *testing.T) {
 	assert.Empty(t, r.Hops[1].Why)
 
 	// A deprecated target is the caller's choice: no explanation.
-	r, err = path.Resolve(s.catalog(t), v("v1.0"), v("v1.2"))
+	r, err = path.Resolve(s.catalog(t), at(v("v1.0")), at(v("v1.2")))
 	require.NoError(t, err)
 	assert.Empty(t, r.Hops[0].Why)
 }
@@ -698,11 +698,11 @@ func TestDeprecatedEdgeWhy(t *testing.T) {
 		Versions: []string{"v1.0", "v1.1", "v2.0"},
 		Rules:    []release.Rule{rule("v1.0", "v1.1", deprecated("old")), rule("v1.1", "v2.0")},
 	}
-	r, err := path.Resolve(s.catalog(t), v("v1.0"), v("v2.0"))
+	r, err := path.Resolve(s.catalog(t), at(v("v1.0")), at(v("v2.0")))
 	require.NoError(t, err)
 	assert.Equal(t, "every route from v1.0 to v2.0 uses 1 deprecated edge or intermediate version", r.Hops[0].Why)
 	assert.Contains(t, r.String(), `deprecated: "old" (every route from v1.0 to v2.0 uses 1 deprecated edge or intermediate version)`)
-	ts, err := path.Targets(s.catalog(t), v("v1.0"))
+	ts, err := path.Targets(s.catalog(t), at(v("v1.0")))
 	require.NoError(t, err)
 	require.Len(t, ts, 2)
 	assert.Equal(t, 1, ts[1].Deprecated)
@@ -743,7 +743,7 @@ func TestNoRouteMinimalRelaxations(t *testing.T) {
 		},
 	}
 	c := s.catalog(t)
-	_, err := path.Resolve(c, v("v1.0"), v("v2.0"), path.WithGuards(soft))
+	_, err := path.Resolve(c, at(v("v1.0")), at(v("v2.0")), path.WithGuards(soft))
 	nr := noRoute(t, err)
 	assert.Equal(t, []path.Relaxation{{Kind: path.AcceptRisk, Name: "r1"}, {Kind: path.OverrideGuard, Name: "soft"}}, nr.Relaxations)
 	assert.Equal(t, []string{"r1"}, nr.Risks)
@@ -751,7 +751,7 @@ func TestNoRouteMinimalRelaxations(t *testing.T) {
 	assert.Contains(t, err.Error(), "accept risk r1 and override guard soft, together, to get a route")
 	assert.Equal(t, []string{"v1.0", "v1.1", "v2.0"}, hopsOf(nr.Relaxed))
 	for _, alone := range []path.Option{path.AcceptRisks("r1"), path.OverrideGuards("soft")} {
-		_, err := path.Resolve(c, v("v1.0"), v("v2.0"), path.WithGuards(soft), alone)
+		_, err := path.Resolve(c, at(v("v1.0")), at(v("v2.0")), path.WithGuards(soft), alone)
 		require.ErrorIs(t, err, path.ErrNoRoute, "one relaxation alone gives no route")
 	}
 	// The relaxed-everything route may need more than a minimal set: when
@@ -761,7 +761,7 @@ func TestNoRouteMinimalRelaxations(t *testing.T) {
 		rule("v1.0", "v1.2", risks("r1", "r2")), rule("v1.2", "v2.0"),
 		rule("v1.0", "v1.1", risks("r1")), rule("v1.1", "v2.0"),
 	}
-	_, err = path.Resolve(s.catalog(t), v("v1.0"), v("v2.0"))
+	_, err = path.Resolve(s.catalog(t), at(v("v1.0")), at(v("v2.0")))
 	nr = noRoute(t, err)
 	assert.Equal(t, []string{"r1"}, nr.Risks)
 	assert.Equal(t, []string{"v1.0", "v1.1", "v2.0"}, hopsOf(nr.Relaxed))
@@ -785,30 +785,30 @@ func TestPrereleasesBetweenGA(t *testing.T) {
 		},
 	}
 	c := s.catalog(t)
-	r, err := path.Resolve(c, v("v26.03"), v("v26.09"))
+	r, err := path.Resolve(c, at(v("v26.03")), at(v("v26.09")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v26.03", "v26.04", "v26.09"}, hopsOf(r))
-	r, err = path.Resolve(c, v("v26.03"), v("v26.09"), path.AllowPrereleases())
+	r, err = path.Resolve(c, at(v("v26.03")), at(v("v26.09")), path.AllowPrereleases())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v26.03", "v26.06-rc.3", "v26.09"}, hopsOf(r), "allowed: the highest intermediate")
 
 	// From or to a prerelease, the rule does not apply.
-	r, err = path.Resolve(c, v("v26.06-rc.3"), v("v26.06"))
+	r, err = path.Resolve(c, at(v("v26.06-rc.3")), at(v("v26.06")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v26.06-rc.3", "v26.06"}, hopsOf(r))
-	r, err = path.Resolve(c, v("v26.03"), v("v26.06-rc.3"))
+	r, err = path.Resolve(c, at(v("v26.03")), at(v("v26.06-rc.3")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v26.03", "v26.06-rc.3"}, hopsOf(r))
 
 	// Only through the rc: no route, and the error says why.
-	_, err = path.Resolve(c, v("v26.03"), v("v26.06"))
+	_, err = path.Resolve(c, at(v("v26.03")), at(v("v26.06")))
 	nr := noRoute(t, err)
 	require.Len(t, nr.Closed, 1)
 	assert.Contains(t, err.Error(), "v26.03 -> v26.06-rc.3: v26.06-rc.3 is a prerelease")
 
 	// Targets from GA: GA targets without prereleases, prerelease targets
 	// with their route.
-	ts, err := path.Targets(c, v("v26.03"))
+	ts, err := path.Targets(c, at(v("v26.03")))
 	require.NoError(t, err)
 	var got []string
 	for _, x := range ts {
@@ -841,20 +841,20 @@ func TestChannel(t *testing.T) {
 		{"fast", []string{"v1.0", "v1.2", "v1.3"}},
 		{"", []string{"v1.0", "v1.2", "v1.3"}},
 	} {
-		r, err := path.Resolve(c, v("v1.0"), v("v1.3"), path.WithChannel(tt.channel))
+		r, err := path.Resolve(c, at(v("v1.0")), at(v("v1.3")), path.WithChannel(tt.channel))
 		require.NoError(t, err, "channel %q", tt.channel)
 		assert.Equal(t, tt.want, hopsOf(r), "channel %q", tt.channel)
 	}
 	// The candidate channel has a prerelease in it, and no way in.
-	_, err := path.Resolve(c, v("v1.0"), v("v1.3"), path.WithChannel("candidate"))
+	_, err := path.Resolve(c, at(v("v1.0")), at(v("v1.3")), path.WithChannel("candidate"))
 	nr := noRoute(t, err)
 	assert.Contains(t, err.Error(), "is not in channel candidate")
 	assert.NotEmpty(t, nr.Closed)
-	r, err := path.Resolve(c, v("v1.2"), v("v1.3"), path.WithChannel("candidate"))
+	r, err := path.Resolve(c, at(v("v1.2")), at(v("v1.3")), path.WithChannel("candidate"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v1.2", "v1.3"}, hopsOf(r), "fewest hops inside the channel")
 
-	_, err = path.Resolve(c, v("v1.0"), v("v1.3"), path.WithChannel("beta"))
+	_, err = path.Resolve(c, at(v("v1.0")), at(v("v1.3")), path.WithChannel("beta"))
 	require.ErrorIs(t, err, path.ErrInvalidOption)
 	assert.EqualError(t, err, `path: invalid option: channel "beta": no version is in it; the channels: candidate, fast, stable`)
 
@@ -884,7 +884,7 @@ func TestNoRouteSmallestRelaxations(t *testing.T) {
 			rule("v1.0", "v1.1"), rule("v1.1", "v2.0", risks("r3")),
 		},
 	}
-	_, err := path.Resolve(s.catalog(t), v("v1.0"), v("v2.0"))
+	_, err := path.Resolve(s.catalog(t), at(v("v1.0")), at(v("v2.0")))
 	nr := noRoute(t, err)
 	assert.Equal(t, []string{"r3"}, nr.Risks)
 	assert.Equal(t, []string{"v1.0", "v1.1", "v2.0"}, hopsOf(nr.Relaxed))

@@ -501,3 +501,6 @@ func describe(c *release.Catalog, track string) string {
 	}
 	return s
 }
+
+// at is the state of a one-track system at v on the default track.
+func at(v release.Version) path.State { return path.State{"": v} }

@@ -88,7 +88,7 @@ func oneTrack(c *release.Catalog, track string) error {
 			if t != track {
 				t, o = o, t
 			}
-			return fmt.Errorf("%w: track %s is tied to track %s (release %s%s supports %s %s): a route on one track cannot keep to it; resolve across tracks with ResolveState (the command line: --from %s=VERSION,%s=VERSION)",
+			return fmt.Errorf("%w: track %s is tied to track %s (release %s%s supports %s %s): a route on one track cannot keep to it; resolve across tracks with Resolve, a state naming both (the command line: --from %s=VERSION,%s=VERSION)",
 				ErrInvalidOption, trackWord(t), trackWord(o), r.Version, onTrack(r.Track), trackWord(other), r.Supports[other], trackWord(t), trackWord(o))
 		}
 	}

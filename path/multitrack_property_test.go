@@ -424,10 +424,10 @@ func TestPropertyResolveState(t *testing.T) {
 					gaRuleChanged++
 				}
 			}
-			r, err := path.ResolveState(c, from, to, opts...)
+			r, err := path.Resolve(c, from, to, opts...)
 			if want == nil {
 				require.ErrorIs(t, err, path.ErrNoRoute, msg)
-				var se *path.StateNoRouteError
+				var se *path.NoRouteError
 				require.True(t, errors.As(err, &se), msg)
 				if se.Static != "" {
 					statics++
@@ -470,8 +470,9 @@ func TestPropertyResolveState(t *testing.T) {
 	require.Greater(t, statics, seeds/10, "no-routes found before the search")
 }
 
-// With one track, ResolveState finds the route Resolve finds.
-func TestPropertyResolveStateOneTrack(t *testing.T) {
+// With one track, the search across tracks finds the route the one-track
+// search finds.
+func TestPropertyResolveAcrossOneTrack(t *testing.T) {
 	for seed := range uint64(iterations(t, 60, 15)) {
 		rng := rand.New(rand.NewPCG(seed, 0x1))
 		n := 2 + rng.IntN(10)
@@ -480,8 +481,8 @@ func TestPropertyResolveStateOneTrack(t *testing.T) {
 		require.NoError(t, err)
 		for _, a := range c.Versions() {
 			for _, b := range c.Versions() {
-				want, werr := path.Resolve(c, a, b, o.options()...)
-				got, gerr := path.ResolveState(c, path.State{"": a}, path.State{"": b}, o.options()...)
+				want, werr := path.Resolve(c, at(a), at(b), o.options()...)
+				got, gerr := path.ResolveAcross(c, path.State{"": a}, path.State{"": b}, o.options()...)
 				msg := fmt.Sprintf("seed %d: %s -> %s", seed, a, b)
 				if werr != nil {
 					require.ErrorIs(t, gerr, path.ErrNoRoute, msg)
@@ -528,13 +529,13 @@ func TestPropertyStateRelaxations(t *testing.T) {
 			}
 			msg := fmt.Sprintf("seed %d: %s -> %s\n%s", seed, from, to, describeRisks(c))
 			opts := []path.Option{path.AllowPrereleases()}
-			_, err := path.ResolveState(c, from, to, opts...)
+			_, err := path.Resolve(c, from, to, opts...)
 			if err == nil {
 				continue
 			}
-			var se *path.StateNoRouteError
+			var se *path.NoRouteError
 			require.True(t, errors.As(err, &se), "%v\n%s", err, msg)
-			_, errAll := path.ResolveState(c, from, to, append(opts, path.AcceptRisks(names...))...)
+			_, errAll := path.Resolve(c, from, to, append(opts, path.AcceptRisks(names...))...)
 			if errAll != nil {
 				none++
 				require.Empty(t, se.Relaxations, "no risk gives a route, yet: %v\n%s", err, msg)
@@ -542,12 +543,12 @@ func TestPropertyStateRelaxations(t *testing.T) {
 			}
 			needed++
 			require.NotEmpty(t, se.Risks, "accepting every risk gives a route, but the error names none: %v\n%s", err, msg)
-			r, err := path.ResolveState(c, from, to, append(opts, path.AcceptRisks(se.Risks...))...)
+			r, err := path.Resolve(c, from, to, append(opts, path.AcceptRisks(se.Risks...))...)
 			require.NoError(t, err, "accepting %v\n%s", se.Risks, msg)
 			require.Equal(t, steps(r), steps(se.Relaxed), "the route the relaxations give\n%s", msg)
 			for i := range se.Risks {
 				fewer := slices.Delete(slices.Clone(se.Risks), i, i+1)
-				_, err := path.ResolveState(c, from, to, append(opts, path.AcceptRisks(fewer...))...)
+				_, err := path.Resolve(c, from, to, append(opts, path.AcceptRisks(fewer...))...)
 				require.ErrorIs(t, err, path.ErrNoRoute, "accepting %v only still gives a route: %v is not needed\n%s", fewer, se.Risks[i], msg)
 			}
 		}

@@ -9,37 +9,8 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-// Resolve returns the route from current to target on the track chosen with
-// WithTrack (see the package documentation for how edges are made and which
-// route is chosen). It builds an Index on each call; to ask many questions of
-// one catalog, build one with NewIndex.
-//
-// target equal to current gives a route with no hops. An unknown version
-// gives an *UnknownVersionError, no route an *NoRouteError.
-func Resolve(c *release.Catalog, current, target release.Version, opts ...Option) (*Route, error) {
-	ix, err := NewIndex(c, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return ix.Resolve(current, target)
-}
-
-// Targets returns every version reachable from current, sorted by version,
-// each with its hop count, its deprecated count, and the route Resolve would
-// return to it ([Target.Route], built when asked). It builds an Index on
-// each call.
-//
-// When no version is reachable it returns an *NoRouteError (errors.Is
-// ErrNoRoute) whose Closed edges, Risks and Overrides say why.
-func Targets(c *release.Catalog, current release.Version, opts ...Option) ([]Target, error) {
-	ix, err := NewIndex(c, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return ix.Targets(current)
-}
-
-// Resolve is the package Resolve on a built index. opts may accept more
+// Resolve is Resolve of one track on a built index, its states the
+// versions of the index's track. opts may accept more
 // risks and override more guards, in addition to those given to NewIndex.
 // The track and the guards are the index's: WithGuards, and WithTrack naming
 // another track, are refused (ErrInvalidOption).
@@ -68,8 +39,8 @@ func (ix *Index) Resolve(current, target release.Version, opts ...Option) (*Rout
 	return nil, ix.noRoute(s, src, dst, q)
 }
 
-// Targets is the package Targets on a built index; opts are as for
-// Index.Resolve.
+// Targets is Targets of one track on a built index, its state the
+// version of the index's track; opts are as for Index.Resolve.
 //
 // It costs one search over the reachable versions, time and memory linear
 // in the versions and edges it visits (plus a sort per hop count when
