@@ -66,14 +66,14 @@ func ExampleTargets() {
 	if err != nil {
 		panic(err)
 	}
-	targets, err := path.Targets(c, path.State{"": release.MustParseVersion("v26.03")})
+	targets, err := path.Targets(c, path.MustParseState("v26.03"))
 	if err != nil {
 		panic(err)
 	}
 	for _, t := range targets {
 		fmt.Printf("%s in %d hop(s) via %v\n", t.Version, t.Hops, t.Route().Versions())
 	}
-	_, err = path.Targets(c, path.State{"": release.MustParseVersion("v26.09")})
+	_, err = path.Targets(c, path.MustParseState("v26.09"))
 	fmt.Println(err)
 	// Output:
 	// v26.06 in 1 hop(s) via [v26.03 v26.06]
@@ -88,7 +88,7 @@ func ExampleUnknownVersionError() {
 	if err != nil {
 		panic(err)
 	}
-	_, err = path.Resolve(c, path.State{"": release.MustParseVersion("v26.03")}, path.State{"": release.MustParseVersion("v26.07")})
+	_, err = path.Resolve(c, path.MustParseState("v26.03"), path.MustParseState("v26.07"))
 	fmt.Println(errors.Is(err, path.ErrUnknownVersion))
 	fmt.Println(err)
 	// Output:
@@ -240,4 +240,21 @@ func ExampleResolve_tracks() {
 	// kubernetes=v1.34.1,platform=13.01.2
 	// kubernetes=v1.34.1,platform=27.03.0
 	// kubernetes=v1.35.0,platform=27.03.0
+}
+
+// ParseState reads a version (the state of a one-track system) and a
+// state across tracks alike; its errors say which part is wrong.
+func ExampleParseState() {
+	for _, s := range []string{"v26.09", "platform=27.03.0, kubernetes=v1.34.1", "platform=27.03.0,kubernetes"} {
+		st, err := path.ParseState(s)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Printf("%s: tracks %q\n", st, st.Tracks())
+	}
+	// Output:
+	// v26.09: tracks [""]
+	// kubernetes=v1.34.1,platform=27.03.0: tracks ["kubernetes" "platform"]
+	// path: invalid state "platform=27.03.0,kubernetes": "kubernetes" is not track=version
 }

@@ -46,6 +46,16 @@ func ParseState(s string) (State, error) {
 	return st, nil
 }
 
+// MustParseState is ParseState for states known to be valid (tests,
+// examples, constants): it panics on an error.
+func MustParseState(s string) State {
+	st, err := ParseState(s)
+	if err != nil {
+		panic(err)
+	}
+	return st
+}
+
 // Tracks returns the tracks s names, sorted.
 func (s State) Tracks() []string {
 	out := make([]string, 0, len(s))
