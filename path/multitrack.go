@@ -45,7 +45,7 @@ type multi struct {
 	ids     stateSet
 	targets []int32          // settled target states of the best cost
 	reach   [][]bool         // reach[t][i]: version i of targeted track t reaches its target (nil: free)
-	levels  [][]mseed        //
+	levels  levels[mseed]    // seeds by deprecation level
 	nodes   [maxTracks]int32 // scratch
 	limit   int              // states a search may settle
 	stopped bool             // the last search reached limit
@@ -392,80 +392,67 @@ func (m *multi) settle(k uint64, h, d int32) (int32, bool) {
 	return id, true
 }
 
-// walk settles states in increasing (deprecated, hops) cost, as Index.walk
-// does for one track, until the layer holding the first target state is
-// complete. It reports whether a target state was settled.
+func mseedHops(e mseed) int32 { return e.h }
+
+// walk settles states in increasing (deprecated, hops) cost, by the
+// layered search Index.walk uses for one track, until the layer holding
+// the first target state is complete. It reports whether a target state
+// was settled.
 func (m *multi) walk() bool {
-	nodes := m.nodes[:len(m.tracks)]
 	src, _ := m.settle(m.pack(m.src), 0, 0)
-	layer := []int32{src}
-	var next []int32
-	for d := int32(0); d == 0 || int(d) < len(m.levels); d++ {
-		var sd []mseed
-		if int(d) < len(m.levels) {
-			sd = m.levels[d]
-			slices.SortStableFunc(sd, func(x, y mseed) int { return int(x.h - y.h) })
-		}
-		h := int32(1)
-		if d > 0 {
-			layer = layer[:0]
-			if len(sd) == 0 {
-				continue
-			}
-			h = sd[0].h
-		}
-		for i := 0; len(layer) > 0 || i < len(sd); h++ {
-			if len(layer) == 0 {
-				h = sd[i].h
-			}
-			next = next[:0]
-			for ; i < len(sd) && sd[i].h == h; i++ {
-				if id, ok := m.settle(sd[i].key, h, d); ok {
+	found, _, _ := layered(&m.levels, mseedHops, []int32{src}, nil,
+		func(d, h int32, seeds []mseed, layer, next []int32) ([]int32, bool) {
+			for _, e := range seeds {
+				if id, ok := m.settle(e.key, h, d); ok {
 					next = append(next, id)
 				}
 			}
-			for _, u := range layer {
-				m.unpack(m.key[u], nodes)
-				allowed := m.allowed
-				if u == src {
-					allowed = m.allowedFrom
-				}
-				for t, ix := range m.ix {
-					v := nodes[t]
-					for ai := ix.off[v]; ai < ix.off[v+1]; ai++ {
-						a := &ix.arcs[ai]
-						if m.reach[t] != nil && !m.reach[t][a.to] || !ix.usable(a, m.q[t]) || !allowed(nodes, t, a.to) {
-							continue
-						}
-						k := with(m.key[u], t, a.to)
-						if wt := weight(a); wt > 0 {
-							if _, done := m.ids.get(k); !done {
-								for int(d+wt) >= len(m.levels) {
-									m.levels = append(m.levels, nil)
-								}
-								m.levels[d+wt] = append(m.levels[d+wt], mseed{k, h})
-							}
-							continue
-						}
-						if id, ok := m.settle(k, h, d); ok {
-							next = append(next, id)
-						}
-					}
-				}
-			}
+			next = m.expand(src, d, h, layer, next)
+			nodes := m.nodes[:len(m.tracks)]
 			for _, id := range next {
 				m.unpack(m.key[id], nodes)
 				if m.isTarget(nodes) {
 					m.targets = append(m.targets, id)
 				}
 			}
-			if len(m.targets) > 0 {
-				return true
+			return next, len(m.targets) > 0
+		})
+	return found
+}
+
+// expand settles, at cost (d, h), the states one usable, allowed move
+// out of layer (the states settled at d, h-1) reaches, appending them to
+// next; a move that adds deprecation becomes a seed of its level, unless
+// its state is settled.
+func (m *multi) expand(src int32, d, h int32, layer, next []int32) []int32 {
+	nodes := m.nodes[:len(m.tracks)]
+	for _, u := range layer {
+		m.unpack(m.key[u], nodes)
+		allowed := m.allowed
+		if u == src {
+			allowed = m.allowedFrom
+		}
+		for t, ix := range m.ix {
+			v := nodes[t]
+			for ai := ix.off[v]; ai < ix.off[v+1]; ai++ {
+				a := &ix.arcs[ai]
+				if m.reach[t] != nil && !m.reach[t][a.to] || !ix.usable(a, m.q[t]) || !allowed(nodes, t, a.to) {
+					continue
+				}
+				k := with(m.key[u], t, a.to)
+				if wt := weight(a); wt > 0 {
+					if _, done := m.ids.get(k); !done {
+						m.levels.add(d+wt, mseed{k, h})
+					}
+					continue
+				}
+				if id, ok := m.settle(k, h, d); ok {
+					next = append(next, id)
+				}
 			}
-			layer, next = next, layer
 		}
 	}
-	return false
+	return next
 }
 
 // resolve runs the search and picks the route.

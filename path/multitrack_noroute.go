@@ -34,7 +34,8 @@ func (m *multi) noRoute() error {
 
 // reset forgets the states a search settled.
 func (m *multi) reset() {
-	m.key, m.dist, m.dep, m.levels, m.targets, m.stopped = nil, nil, nil, nil, nil, false
+	m.key, m.dist, m.dep, m.targets, m.stopped = nil, nil, nil, nil, false
+	m.levels.reset()
 	m.ids.init(1024)
 }
 
