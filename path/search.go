@@ -196,70 +196,83 @@ func (ix *Index) hop(from, ai int32) Hop {
 // noRoute explains a failed search from src to dst (dst < 0: from Targets).
 // s holds the search's marks.
 func (ix *Index) noRoute(s *scratch, src, dst int32, q *query) *NoRouteError {
-	n := int32(len(ix.versions))
 	e := &NoRouteError{Track: ix.track, From: ix.versions[src], Reachable: []release.Version{}, Reaching: []release.Version{}}
-	fwd := make([]bool, n)
-	for v := int32(0); v < n; v++ {
+	fwd := ix.reached(s, e, src)
+	bwd := ix.reaching(e, dst, q)
+	ix.closedBetween(e, fwd, bwd, q)
+	if dst >= 0 {
+		ix.relax(s, e, src, dst, q)
+		ix.exclusion(s, e, src, dst, q)
+	} else {
+		targetsRelaxations(e)
+	}
+	return e
+}
+
+// reached marks the nodes the failed search settled (s's marks) and lists
+// them but src in e.Reachable, furthest first: the versions nearest the
+// target matter most.
+func (ix *Index) reached(s *scratch, e *NoRouteError, src int32) []bool {
+	fwd := make([]bool, len(ix.versions))
+	for v := range fwd {
 		if s.gen[v] == s.stamp {
 			fwd[v] = true
-			if v != src {
+			if int32(v) != src {
 				e.Reachable = append(e.Reachable, ix.versions[v])
 			}
 		}
 	}
-	bwd := make([]bool, n)
-	if dst >= 0 {
-		e.To = ix.versions[dst]
-		e.Downgrade = dst < src
-		e.NotInstallable = !ix.installable[dst]
-		if e.NotInstallable {
-			e.NotInstallableReason = ix.vdep[dst]
-		}
-		bwd[dst] = true
-		queue := []int32{dst}
-		for len(queue) > 0 {
-			w := queue[0]
-			queue = queue[1:]
-			for _, ai := range ix.revArcs[ix.revOff[w]:ix.revOff[w+1]] {
-				if !ix.usable(&ix.arcs[ai], q) {
-					continue
-				}
-				if v := ix.arcFrom[ai]; !bwd[v] {
-					bwd[v] = true
-					queue = append(queue, v)
-				}
-			}
-		}
-		for v := int32(0); v < n; v++ {
-			if bwd[v] && v != dst {
-				e.Reaching = append(e.Reaching, ix.versions[v])
-			}
-		}
-	} else {
+	slices.Reverse(e.Reachable)
+	return fwd
+}
+
+// reaching marks the nodes from which dst is reachable over the arcs q
+// may use, lists them but dst in e.Reaching, and says in e whether dst is
+// a downgrade or not installable. For Targets (dst < 0) every node counts.
+func (ix *Index) reaching(e *NoRouteError, dst int32, q *query) []bool {
+	bwd := make([]bool, len(ix.versions))
+	if dst < 0 {
 		for v := range bwd {
 			bwd[v] = true
 		}
+		return bwd
 	}
-
-	// Closed edges that would have joined the two sides.
-	for _, ca := range ix.closed {
-		if !fwd[ca.from] || !bwd[ca.to] {
-			continue
-		}
-		r := ix.rules[ca.rule].DeepCopy()
-		ce := ClosedEdge{From: ix.versions[ca.from], To: ix.versions[ca.to], Rule: *r, NotInstallable: ca.notInstallable}
-		if ca.blocked {
-			ce.Blocked = r.Blocked
-		} else if !ca.notInstallable {
-			ce.Risks = unaccepted(r.Risks, q)
-			for _, v := range ca.viols {
-				if v.Overridable && q.overridden != nil && q.overridden[v.guard] {
-					continue
-				}
-				ce.Guards = append(ce.Guards, v)
+	src := ix.find(e.From)
+	e.To = ix.versions[dst]
+	e.Downgrade = dst < src
+	e.NotInstallable = !ix.installable[dst]
+	if e.NotInstallable {
+		e.NotInstallableReason = ix.vdep[dst]
+	}
+	bwd[dst] = true
+	queue := []int32{dst}
+	for len(queue) > 0 {
+		w := queue[0]
+		queue = queue[1:]
+		for _, ai := range ix.revArcs[ix.revOff[w]:ix.revOff[w+1]] {
+			if v := ix.arcFrom[ai]; !bwd[v] && ix.usable(&ix.arcs[ai], q) {
+				bwd[v] = true
+				queue = append(queue, v)
 			}
 		}
-		e.Closed = append(e.Closed, ce)
+	}
+	for v, ok := range bwd {
+		if ok && int32(v) != dst {
+			e.Reaching = append(e.Reaching, ix.versions[v])
+		}
+	}
+	return bwd
+}
+
+// closedBetween lists in e.Closed, sorted by From then To, the edges from
+// a node of fwd to a node of bwd that q may not take: closed whatever the
+// options, behind risks or guards q does not relax, or into a version q
+// excludes.
+func (ix *Index) closedBetween(e *NoRouteError, fwd, bwd []bool, q *query) {
+	for _, ca := range ix.closed {
+		if fwd[ca.from] && bwd[ca.to] {
+			e.Closed = append(e.Closed, ix.closedEdge(ca, q))
+		}
 	}
 	for _, ai := range ix.cond {
 		a := &ix.arcs[ai]
@@ -270,11 +283,7 @@ func (ix *Index) noRoute(s *scratch, src, dst int32, q *query) *NoRouteError {
 		r := ix.rules[a.rule].DeepCopy()
 		ce := ClosedEdge{From: ix.versions[from], To: ix.versions[a.to], Rule: *r, Risks: unaccepted(r.Risks, q)}
 		if a.flags&arcGuarded != 0 {
-			for _, v := range ix.viols[a.viol] {
-				if q.overridden == nil || !q.overridden[v.guard] {
-					ce.Guards = append(ce.Guards, v)
-				}
-			}
+			ce.Guards = notOverridden(ix.viols[a.viol], q, true)
 		}
 		e.Closed = append(e.Closed, ce)
 	}
@@ -290,29 +299,51 @@ func (ix *Index) noRoute(s *scratch, src, dst int32, q *query) *NoRouteError {
 	slices.SortFunc(e.Closed, func(a, b ClosedEdge) int {
 		return cmp.Or(a.From.Compare(b.From), a.To.Compare(b.To))
 	})
-	// Furthest first: the versions nearest the target matter most.
-	slices.Reverse(e.Reachable)
+}
 
-	if dst >= 0 {
-		ix.relax(s, e, src, dst, q)
-		ix.exclusion(s, e, src, dst, q)
-	} else {
-		// For Targets: accepting the risks (and overriding the guards) of
-		// any closed edge out of current that has only such obstacles gives
-		// a target.
-		for _, ce := range e.Closed {
-			if ce.Blocked != "" || ce.NotInstallable || ce.Excluded != "" || slices.ContainsFunc(ce.Guards, func(v GuardViolation) bool { return !v.Overridable }) {
-				continue
-			}
-			for _, r := range ce.Risks {
-				e.addRelaxation(Relaxation{Kind: AcceptRisk, Name: r.Name})
-			}
-			for _, v := range ce.Guards {
-				e.addRelaxation(Relaxation{Kind: OverrideGuard, Name: v.Guard})
-			}
+// closedEdge is the ClosedEdge of an edge closed whatever the options.
+func (ix *Index) closedEdge(ca closedArc, q *query) ClosedEdge {
+	r := ix.rules[ca.rule].DeepCopy()
+	ce := ClosedEdge{From: ix.versions[ca.from], To: ix.versions[ca.to], Rule: *r, NotInstallable: ca.notInstallable}
+	switch {
+	case ca.blocked:
+		ce.Blocked = r.Blocked
+	case !ca.notInstallable:
+		ce.Risks = unaccepted(r.Risks, q)
+		ce.Guards = notOverridden(ca.viols, q, false)
+	}
+	return ce
+}
+
+// notOverridden are the violations of vs q does not override: the
+// overridable ones it does not name, and (unless overridable says every
+// one is) the mandatory ones.
+func notOverridden(vs []GuardViolation, q *query, overridable bool) []GuardViolation {
+	var out []GuardViolation
+	for _, v := range vs {
+		if (v.Overridable || overridable) && q.overridden != nil && q.overridden[v.guard] {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// targetsRelaxations says, for Targets, what accepting the risks (and
+// overriding the guards) of any closed edge out of current that has only
+// such obstacles gives: a target.
+func targetsRelaxations(e *NoRouteError) {
+	for _, ce := range e.Closed {
+		if ce.Blocked != "" || ce.NotInstallable || ce.Excluded != "" || slices.ContainsFunc(ce.Guards, func(v GuardViolation) bool { return !v.Overridable }) {
+			continue
+		}
+		for _, r := range ce.Risks {
+			e.addRelaxation(Relaxation{Kind: AcceptRisk, Name: r.Name})
+		}
+		for _, v := range ce.Guards {
+			e.addRelaxation(Relaxation{Kind: OverrideGuard, Name: v.Guard})
 		}
 	}
-	return e
 }
 
 // relax finds a minimal set of relaxations that gives a route from src to
