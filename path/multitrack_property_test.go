@@ -45,75 +45,12 @@ type mtCase struct {
 // first, and supports constraints from each track to the next.
 func genMultiTrack(rng *rand.Rand) (*release.Catalog, error) {
 	names := []string{"a", "b", "c"}[:2+rng.IntN(2)]
-	var rels []release.Release
 	var paths []release.UpgradePath
 	pools := map[string][]string{}
 	for ti, tr := range names {
-		n := 2 + rng.IntN(4)
-		var pool []string
-		for m := 0; len(pool) < n; m++ {
-			if rng.IntN(2) == 0 {
-				pool = append(pool, fmt.Sprintf("v%d.%d-rc.1", 1+m/3, m%3))
-				if len(pool) == n {
-					break
-				}
-			}
-			pool = append(pool, fmt.Sprintf("v%d.%d", 1+m/3, m%3))
-			if rng.IntN(4) == 0 && len(pool) < n {
-				pool = append(pool, fmt.Sprintf("v%d.%d.1", 1+m/3, m%3))
-			}
-		}
-		n = len(pool)
+		pool := genTrackVersions(rng, 2+rng.IntN(4))
 		pools[tr] = pool
-		pick := func() string { return pool[rng.IntN(n)] }
-		var rcs []string
-		for _, x := range pool {
-			if strings.Contains(x, "-rc.") {
-				rcs = append(rcs, x)
-			}
-		}
-		// An exact end is a release candidate more often than its share: a
-		// route through one is what the prerelease rule forbids.
-		end := func() string {
-			if len(rcs) > 0 && rng.IntN(2) == 0 {
-				return rcs[rng.IntN(len(rcs))]
-			}
-			return pick()
-		}
-		var rules []release.Rule
-		// Steps to the next version, some: chains that pass through the
-		// release candidates.
-		for i := 1; i < n; i++ {
-			if rng.IntN(2) == 0 {
-				rules = append(rules, rule(pool[i-1], pool[i]))
-			}
-		}
-		for range rng.IntN(3 * n) {
-			from := end()
-			if rng.IntN(3) == 0 {
-				from = ">= " + pick() + ", < " + pick()
-			}
-			r := rule(from, end())
-			if rng.IntN(5) == 0 {
-				r.Deprecated = "old"
-			}
-			rules = append(rules, r)
-		}
-		for range rng.IntN(4) {
-			var from string
-			switch rng.IntN(3) {
-			case 0:
-				from = pick()
-			case 1:
-				from = "< " + pick()
-			default:
-				from = ">= " + pick() + ", < " + pick()
-			}
-			r := rule(from, pick(), blocked("blocked"))
-			// Anywhere in catalog order: a blocked rule closes its edges
-			// wherever it comes.
-			rules = slices.Insert(rules, rng.IntN(len(rules)+1), r)
-		}
+		rules := genTrackRules(rng, pool)
 		var infos []release.VersionInfo
 		for _, ver := range pool {
 			vi := release.VersionInfo{Version: v(ver)}
@@ -127,31 +64,113 @@ func genMultiTrack(rng *rand.Rand) (*release.Catalog, error) {
 		}
 		paths = append(paths, release.UpgradePath{Name: tr, Track: tr, Rules: rules, Versions: infos})
 	}
+	var rels []release.Release
 	for ti, tr := range names {
 		for _, ver := range pools[tr] {
 			r := release.Release{Name: tr + ver, Version: v(ver), Track: tr}
 			// A track constrains the next one, sometimes.
 			if ti+1 < len(names) && rng.IntN(3) > 0 {
-				other := pools[names[ti+1]]
-				i, j := rng.IntN(len(other)), rng.IntN(len(other))
-				if i > j && rng.IntN(4) > 0 { // an empty range, sometimes
-					i, j = j, i
-				}
-				cons := ">= " + other[i] + ", <= " + other[j]
-				// The range admits only the release candidates it names;
-				// sometimes name the others too, so that routes through
-				// them are allowed.
-				for _, x := range other {
-					if strings.Contains(x, "-rc.") && rng.IntN(2) == 0 {
-						cons += " || " + x
-					}
-				}
-				r.Supports = map[string]release.Constraint{names[ti+1]: release.MustParseConstraint(cons)}
+				r.Supports = map[string]release.Constraint{names[ti+1]: genSupports(rng, pools[names[ti+1]])}
 			}
 			rels = append(rels, r)
 		}
 	}
 	return release.NewCatalog(rels, nil, paths)
+}
+
+// genTrackVersions returns n versions of a track, ascending: releases,
+// release candidates and patch releases.
+func genTrackVersions(rng *rand.Rand, n int) []string {
+	var pool []string
+	for m := 0; len(pool) < n; m++ {
+		if rng.IntN(2) == 0 {
+			pool = append(pool, fmt.Sprintf("v%d.%d-rc.1", 1+m/3, m%3))
+			if len(pool) == n {
+				break
+			}
+		}
+		pool = append(pool, fmt.Sprintf("v%d.%d", 1+m/3, m%3))
+		if rng.IntN(4) == 0 && len(pool) < n {
+			pool = append(pool, fmt.Sprintf("v%d.%d.1", 1+m/3, m%3))
+		}
+	}
+	return pool
+}
+
+// genTrackRules returns the rules of a track of versions pool: steps to
+// the next version, random rules (some deprecated) whose exact ends are
+// release candidates more often than their share, and blocked rules
+// anywhere in catalog order.
+func genTrackRules(rng *rand.Rand, pool []string) []release.Rule {
+	n := len(pool)
+	pick := func() string { return pool[rng.IntN(n)] }
+	var rcs []string
+	for _, x := range pool {
+		if strings.Contains(x, "-rc.") {
+			rcs = append(rcs, x)
+		}
+	}
+	// An exact end is a release candidate more often than its share: a
+	// route through one is what the prerelease rule forbids.
+	end := func() string {
+		if len(rcs) > 0 && rng.IntN(2) == 0 {
+			return rcs[rng.IntN(len(rcs))]
+		}
+		return pick()
+	}
+	var rules []release.Rule
+	// Steps to the next version, some: chains that pass through the
+	// release candidates.
+	for i := 1; i < n; i++ {
+		if rng.IntN(2) == 0 {
+			rules = append(rules, rule(pool[i-1], pool[i]))
+		}
+	}
+	for range rng.IntN(3 * n) {
+		from := end()
+		if rng.IntN(3) == 0 {
+			from = ">= " + pick() + ", < " + pick()
+		}
+		r := rule(from, end())
+		if rng.IntN(5) == 0 {
+			r.Deprecated = "old"
+		}
+		rules = append(rules, r)
+	}
+	for range rng.IntN(4) {
+		var from string
+		switch rng.IntN(3) {
+		case 0:
+			from = pick()
+		case 1:
+			from = "< " + pick()
+		default:
+			from = ">= " + pick() + ", < " + pick()
+		}
+		r := rule(from, pick(), blocked("blocked"))
+		// Anywhere in catalog order: a blocked rule closes its edges
+		// wherever it comes.
+		rules = slices.Insert(rules, rng.IntN(len(rules)+1), r)
+	}
+	return rules
+}
+
+// genSupports is a supports constraint on the versions other of the next
+// track: a range, sometimes empty, that admits only the release
+// candidates it names; sometimes it names the others too, so that routes
+// through them are allowed.
+func genSupports(rng *rand.Rand, other []string) release.Constraint {
+	i, j := rng.IntN(len(other)), rng.IntN(len(other))
+	if i > j && rng.IntN(4) > 0 { // an empty range, sometimes
+		i, j = j, i
+	}
+	cons := ">= " + other[i] + ", <= " + other[j]
+	for _, x := range other {
+		if strings.Contains(x, "-rc.") && rng.IntN(2) == 0 {
+			cons += " || " + x
+		}
+	}
+	return release.MustParseConstraint(cons)
 }
 
 func newMTCase(c *release.Catalog, channel string, prereleases bool) *mtCase {
