@@ -88,3 +88,117 @@ func TestNoRouteClosedReasons(t *testing.T) {
 		})
 	}
 }
+
+func TestNoRouteDiagnostics(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v1.3", "v1.4", "v2.0"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.1"),
+			rule("v1.1", "v1.2"),
+			rule("v1.3", "v1.4"),
+			rule("v1.4", "v2.0"),
+			rule("v1.2", "v1.4", blocked("no")),
+			rule("v1.1", "v1.3", risks("r")),
+			rule("v1.0", "v2.0", blocked("too far")),
+			rule("v1.2", "v1.3", blocked("not joining")), // v1.3 reaches v2.0, so it does join
+		},
+	}
+	_, err := resolve(t, s, "v1.0", "v2.0")
+	nr := noRoute(t, err)
+	assert.Equal(t, []string{"v1.2", "v1.1"}, strs(nr.Reachable), "furthest first")
+	assert.Equal(t, []string{"v1.3", "v1.4"}, strs(nr.Reaching))
+	var closed []string
+	for _, ce := range nr.Closed {
+		closed = append(closed, ce.From.String()+">"+ce.To.String())
+	}
+	assert.Equal(t, []string{"v1.0>v2.0", "v1.1>v1.3", "v1.2>v1.3", "v1.2>v1.4"}, closed)
+	assert.Equal(t, []string{"r"}, nr.Risks)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.3", "v1.4", "v2.0"}, hopsOf(nr.Relaxed))
+
+	// Nothing closed joins them: the message lists both sides.
+	s.Rules = s.Rules[:4]
+	_, err = resolve(t, s, "v1.0", "v2.0")
+	nr = noRoute(t, err)
+	assert.Empty(t, nr.Closed)
+	assert.Equal(t, "path: no route from v1.0 to v2.0: reachable from v1.0: v1.2, v1.1; v2.0 is reachable from: v1.3, v1.4", err.Error())
+}
+
+// Regression: reachable versions were listed ascending and cut after 8, so
+// the ones nearest the target were dropped.
+func TestNoRouteListsFurthestFirst(t *testing.T) {
+	s := spec{}
+	for i := 0; i <= 20; i++ {
+		s.Versions = append(s.Versions, fmt.Sprintf("v1.%d", i))
+		if i > 0 && i < 20 {
+			s.Rules = append(s.Rules, rule(fmt.Sprintf("v1.%d", i-1), fmt.Sprintf("v1.%d", i)))
+		}
+	}
+	s.Versions = append(s.Versions, "v2.0")
+	_, err := resolve(t, s, "v1.0", "v2.0")
+	nr := noRoute(t, err)
+	assert.Equal(t, "v1.19", nr.Reachable[0].String())
+	assert.Contains(t, err.Error(), "reachable from v1.0: v1.19, v1.18, v1.17, v1.16, v1.15, v1.14, v1.13, v1.12 and 11 more")
+}
+
+// Regression: when a risk and a guard must both be relaxed, the error said
+// "accepting risk r1 gives a route; overriding guard soft gives a route",
+// though neither does alone. It names the set, together, and only what is
+// needed.
+func TestNoRouteMinimalRelaxations(t *testing.T) {
+	soft := path.Guard{Name: "soft", Component: k8s, MaxMinorSkew: 0, Overridable: true}
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v2.0"},
+		K8s:      map[string]string{"v1.0": "v1.30.0", "v1.1": "v1.31.0", "v1.2": "v1.31.0", "v2.0": "v1.31.1"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.1", risks("r1")), // risky and guarded (1.30 -> 1.31)
+			rule("v1.1", "v2.0"),
+			rule("v1.0", "v1.2", risks("r1", "r2")), // guarded too, and one more risk
+			rule("v1.2", "v2.0"),
+		},
+	}
+	c := s.catalog(t)
+	_, err := path.Resolve(c, at(v("v1.0")), at(v("v2.0")), path.WithGuards(soft))
+	nr := noRoute(t, err)
+	assert.Equal(t, []path.Relaxation{{Kind: path.AcceptRisk, Name: "r1"}, {Kind: path.OverrideGuard, Name: "soft"}}, nr.Relaxations)
+	assert.Equal(t, []string{"r1"}, nr.Risks)
+	assert.Equal(t, []string{"soft"}, nr.Overrides)
+	assert.Contains(t, err.Error(), "accept risk r1 and override guard soft, together, to get a route")
+	assert.Equal(t, []string{"v1.0", "v1.1", "v2.0"}, hopsOf(nr.Relaxed))
+	for _, alone := range []path.Option{path.AcceptRisks("r1"), path.OverrideGuards("soft")} {
+		_, err := path.Resolve(c, at(v("v1.0")), at(v("v2.0")), path.WithGuards(soft), alone)
+		require.ErrorIs(t, err, path.ErrNoRoute, "one relaxation alone gives no route")
+	}
+	// The relaxed-everything route may need more than a minimal set: when
+	// the highest route is v1.2 (r1, r2), r2 is dropped because v1.1 needs
+	// only r1.
+	s.Rules = []release.Rule{
+		rule("v1.0", "v1.2", risks("r1", "r2")), rule("v1.2", "v2.0"),
+		rule("v1.0", "v1.1", risks("r1")), rule("v1.1", "v2.0"),
+	}
+	_, err = path.Resolve(s.catalog(t), at(v("v1.0")), at(v("v2.0")))
+	nr = noRoute(t, err)
+	assert.Equal(t, []string{"r1"}, nr.Risks)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v2.0"}, hopsOf(nr.Relaxed))
+
+	// A CLI renders its own words.
+	text := nr.Explain(func(rs []path.Relaxation, together bool) string { return "pass --accept " + rs[0].Name })
+	assert.Contains(t, text, "pass --accept r1")
+	assert.NotContains(t, text, "accept risk")
+}
+
+// The highest route may need two relaxations where a lower one needs one:
+// the error names the smallest set.
+func TestNoRouteSmallestRelaxations(t *testing.T) {
+	s := spec{
+		Versions: []string{"v1.0", "v1.1", "v1.2", "v2.0"},
+		Rules: []release.Rule{
+			rule("v1.0", "v1.2", risks("r1")), rule("v1.2", "v2.0", risks("r2")),
+			rule("v1.0", "v1.1"), rule("v1.1", "v2.0", risks("r3")),
+		},
+	}
+	_, err := path.Resolve(s.catalog(t), at(v("v1.0")), at(v("v2.0")))
+	nr := noRoute(t, err)
+	assert.Equal(t, []string{"r3"}, nr.Risks)
+	assert.Equal(t, []string{"v1.0", "v1.1", "v2.0"}, hopsOf(nr.Relaxed))
+	assert.Contains(t, err.Error(), "accept risk r3 to get a route")
+}
