@@ -80,13 +80,23 @@ func (ix *Index) Targets(current release.Version, opts ...Option) ([]Target, err
 // nil: all), sharing one copy of the walk's predecessor tree.
 func (ix *Index) collect(s *scratch, src int32, keep func(int32) bool, out []Target) []Target {
 	n := int32(len(ix.versions))
-	var t *tree
-	for v := int32(0); v < n; v++ {
-		if s.gen[v] != s.stamp || v == src || keep != nil && !keep(v) {
-			continue
+	kept := func(v int32) bool { return s.gen[v] == s.stamp && v != src && (keep == nil || keep(v)) }
+	// Count first: out and the tree's nodes are allocated once, at their
+	// size, not grown by doubling.
+	k := 0
+	for v := range n {
+		if kept(v) {
+			k++
 		}
-		if t == nil {
-			t = &tree{ix: ix, src: src, pred: slices.Clone(s.pred), arc: slices.Clone(s.arc), dep: slices.Clone(s.dep)}
+	}
+	if k == 0 {
+		return out
+	}
+	t := &tree{ix: ix, src: src, pred: slices.Clone(s.pred), arc: slices.Clone(s.arc), dep: slices.Clone(s.dep), nodes: make([]int32, 0, k)}
+	out = slices.Grow(out, k)
+	for v := range n {
+		if !kept(v) {
+			continue
 		}
 		t.nodes = append(t.nodes, v)
 		out = append(out, Target{Version: ix.versions[v], Hops: int(s.dist[v]), Deprecated: int(s.dep[v]), tree: t, node: v})
