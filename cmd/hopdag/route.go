@@ -51,20 +51,8 @@ func (c *cli) states() (from, to path.State, err error) {
 	return from, to, nil
 }
 
-// route resolves the route from --from to --to, on one track or across
-// tracks.
-func (c *cli) route(cat *release.Catalog) (*path.Route, error) {
-	if err := c.checkAccept(cat); err != nil {
-		return nil, err
-	}
-	from, to, err := c.states()
-	if err != nil {
-		return nil, err
-	}
-	return path.Resolve(cat, from, to, c.pathOptions()...)
-}
-
-// planOf plans the route from --from to --to (runner.NewPlan) with opts.
+// planOf resolves the route from --from to --to, on one track or across
+// tracks, and plans it (runner.NewPlan) with opts.
 func (c *cli) planOf(cat *release.Catalog, opts ...runner.PlanOption) (*runner.Plan, error) {
 	if err := c.checkAccept(cat); err != nil {
 		return nil, err
