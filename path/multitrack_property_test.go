@@ -15,7 +15,7 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-// Property test of ResolveState against an independent model: every state
+// Property test of Resolve across tracks against an independent model: every state
 // of generated two- and three-track catalogs (deprecated edges and versions,
 // prereleases, blocked rules, a channel on some tracks, prereleases allowed
 // or not) enumerated, the moves between allowed states found from each

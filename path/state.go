@@ -97,7 +97,7 @@ var ErrUnknownTrack = errors.New("path: unknown track")
 // UnknownTrackError says a state names a track the catalog has no releases
 // on. Track "" with Version set is a version without a track name (a bare
 // version, or "=VERSION") in a catalog without a default track that not
-// exactly one track has (see ResolveState).
+// exactly one track has (see Resolve).
 type UnknownTrackError struct {
 	Track string `json:"track" yaml:"track"`
 	// Tracks are the catalog's tracks, sorted.

@@ -19,7 +19,7 @@ import (
 
 // TestTargetsMatchClusterVersionUpdates: `hopdag targets` and a
 // ClusterVersion's status.availableUpdates and conditionalUpdates
-// (kube/controller's Updates and StateUpdates) answer one question: for
+// (kube/controller's Updates) answer one question: for
 // every version of the sample catalog, with its risk accepted and not,
 // and for states of the two-track catalog, they list the same targets
 // with the same hop counts, and the same targets behind risks with the
