@@ -256,5 +256,5 @@ func ExampleParseState() {
 	// Output:
 	// v26.09: tracks [""]
 	// kubernetes=v1.34.1,platform=27.03.0: tracks ["kubernetes" "platform"]
-	// path: invalid state "platform=27.03.0,kubernetes": "kubernetes" is not track=version
+	// path: invalid state "platform=27.03.0,kubernetes": part 2, "kubernetes", is not track=version: a state of several tracks names the track of each version
 }

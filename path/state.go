@@ -13,20 +13,25 @@ import (
 // with kubernetes v1.33.0. A target State may name only some tracks.
 type State map[string]release.Version
 
-// ParseState parses "track=version,track=version" (spaces around the parts
-// are ignored): "platform=13.01.0,kubernetes=v1.33.0". The default track ""
-// is written "=v26.06" or, alone, as a bare version ("v26.06").
+// ParseState parses a state: a version, the state of a one-track system
+// ("v26.06", on the default track "", also written "=v26.06"; Resolve puts
+// it on the one track that has it when the catalog has no default track),
+// or one version per track, "track=version,track=version" (spaces around
+// the parts are ignored): "platform=13.01.0,kubernetes=v1.33.0". Its
+// errors quote the state and say which part is wrong and how.
 func ParseState(s string) (State, error) {
 	st := State{}
 	if strings.TrimSpace(s) == "" {
-		return nil, errors.New("path: empty state: want track=version[,track=version...]")
+		return nil, errors.New(`path: empty state: want a version ("v26.09") or one version per track ("platform=27.03.0,kubernetes=v1.34.1")`)
 	}
+	i := 0
 	for part := range strings.SplitSeq(s, ",") {
+		i++
 		part = strings.TrimSpace(part)
 		track, ver, ok := strings.Cut(part, "=")
 		if !ok {
 			if strings.Contains(s, ",") {
-				return nil, fmt.Errorf("path: invalid state %q: %q is not track=version", s, part)
+				return nil, fmt.Errorf("path: invalid state %q: part %d, %q, is not track=version: a state of several tracks names the track of each version", s, i, part)
 			}
 			track, ver = "", part
 		}
