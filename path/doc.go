@@ -107,8 +107,14 @@
 // each one is needed, dropping any one gives no route. The reachable
 // versions are listed furthest first, nearest the target. Error names the
 // relaxations neutrally; [NoRouteError.Explain] lets a command line name its
-// own flags. [Targets] returns the same error when no
-// version at all is reachable, which answers "why is the upgrade list empty?".
+// own flags. Its closed edges are grouped: each reason (a risk's message,
+// a blocking rule's) is said once, after the edges it closes, at most 8
+// reasons and 8 edges each, then "and N more". [Targets] returns the same
+// error when no version at all is reachable, which answers "why is the
+// upgrade list empty?". Across tracks the same type says which track
+// cannot reach its target (its own error in [NoRouteError.Err]) or which
+// supports constraints stand in the way ([NoRouteError.Blocks]); an
+// unknown track gives an [*UnknownTrackError].
 //
 // # Index
 //
