@@ -16,6 +16,7 @@ import (
 
 	"github.com/hopdag/hopdag/bundle"
 	"github.com/hopdag/hopdag/bundle/bundletest"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -313,7 +314,7 @@ func TestOfflineExport(t *testing.T) {
 			assert.True(t, b.Verified, "the signature travelled with the export")
 			assert.Equal(t, pushed.Digest, b.Digest)
 			assert.Equal(t, want, planOf(t, b.Catalog).String())
-			st, err := simulate.Run(ctx, simulate.Upgrade{Catalog: b.Catalog, From: fromV, To: toV, Source: b.Source(), Config: simulate.Config{Speed: 1e6}}, io.Discard)
+			st, err := simulate.Run(ctx, simulate.Upgrade{Catalog: b.Catalog, From: path.State{"": fromV}, To: path.State{"": toV}, Source: b.Source(), Config: simulate.Config{Speed: 1e6}}, io.Discard)
 			require.NoError(t, err, "simulated run")
 			assert.Equal(t, record.Succeeded, st.Phase)
 			assert.Equal(t, pushed.Digest.String(), st.Catalog.Digest)
@@ -375,7 +376,7 @@ func TestCacheFallback(t *testing.T) {
 			plan := planOf(t, b.Catalog)
 			plan.Catalog = b.Source()
 			assert.Contains(t, plan.String(), "catalog: "+tc.ref+" ("+pushed.Digest.String()+"); registry "+r.Addr+" unreachable", "the plan says the cache was used")
-			st, err := simulate.Run(ctx, simulate.Upgrade{Catalog: b.Catalog, From: fromV, To: toV, Source: b.Source(), Config: simulate.Config{Speed: 1e6}}, io.Discard)
+			st, err := simulate.Run(ctx, simulate.Upgrade{Catalog: b.Catalog, From: path.State{"": fromV}, To: path.State{"": toV}, Source: b.Source(), Config: simulate.Config{Speed: 1e6}}, io.Discard)
 			require.NoError(t, err)
 			assert.Equal(t, record.Succeeded, st.Phase)
 			assert.True(t, st.Catalog.Cached, "Status.Catalog.Cached")

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hopdag/hopdag/bundle"
-	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -41,7 +41,7 @@ func Example() {
 	fmt.Println("verified:", b.Verified, "same digest:", b.Digest == pushed.Digest)
 	fmt.Println("versions:", b.Annotations[bundle.AnnotationVersions])
 
-	plan, err := runner.NewPlan(b.Catalog, release.MustParseVersion("v26.06-rc.2"), release.MustParseVersion("v26.09"))
+	plan, err := runner.NewPlan(b.Catalog, path.MustParseState("v26.06-rc.2"), path.MustParseState("v26.09"))
 	if err != nil {
 		panic(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/bundle"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -55,7 +56,7 @@ var (
 // planOf plans v26.06-rc.2 -> v26.09.
 func planOf(t testing.TB, c *release.Catalog) *runner.Plan {
 	t.Helper()
-	p, err := runner.NewPlan(c, fromV, toV)
+	p, err := runner.NewPlan(c, path.State{"": fromV}, path.State{"": toV})
 	require.NoError(t, err, "NewPlan(%s, %s)", fromV, toV)
 	return p
 }

@@ -69,7 +69,7 @@ func ExampleRouter() {
 	fmt.Println("types:", router.Types())
 
 	exec := runner.New(router)
-	plan, err := runner.NewPlan(catalog, from, to, runner.ForExecutor(exec))
+	plan, err := runner.NewPlan(catalog, path.State{"": from}, path.State{"": to}, runner.ForExecutor(exec))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -82,7 +82,7 @@ func ExampleRouter() {
 
 	// Without a manifest runner, the plan is refused.
 	partial := components.NewRouter().Register(release.TypeInline, components.NewInline().Register("etcd", etcd))
-	_, err = runner.NewPlan(catalog, from, to, runner.ForExecutor(runner.New(partial)))
+	_, err = runner.NewPlan(catalog, path.State{"": from}, path.State{"": to}, runner.ForExecutor(runner.New(partial)))
 	fmt.Println(errors.Is(err, runner.ErrInvalidPlan))
 	fmt.Println(err)
 	// Output:

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -30,7 +31,7 @@ var goldenRoutes = [][2]string{
 
 func planOf(t *testing.T, c *release.Catalog, from, to string, opts ...runner.PlanOption) *runner.Plan {
 	t.Helper()
-	p, err := runner.NewPlan(c, release.MustParseVersion(from), release.MustParseVersion(to), opts...)
+	p, err := runner.NewPlan(c, path.State{"": release.MustParseVersion(from)}, path.State{"": release.MustParseVersion(to)}, opts...)
 	require.NoError(t, err)
 	return p
 }

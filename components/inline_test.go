@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -189,7 +190,7 @@ func TestInlineSkipInExecutor(t *testing.T) {
 		Register("etcd", &phased{log: log, need: false}).
 		Register("apiserver", &phased{log: log, need: true})
 	exec := runner.New(components.NewRouter().Register(release.TypeInline, in))
-	p, err := runner.NewPlan(c, release.MustParseVersion("v1.0"), release.MustParseVersion("v1.1"), runner.ForExecutor(exec))
+	p, err := runner.NewPlan(c, path.MustParseState("v1.0"), path.MustParseState("v1.1"), runner.ForExecutor(exec))
 	require.NoError(t, err)
 	status, err := exec.Execute(context.Background(), p, nil)
 	require.NoError(t, err)

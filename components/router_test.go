@@ -145,7 +145,7 @@ func TestRouterPlanValidation(t *testing.T) {
 		inline.Register(h, noop)
 	}
 	r := components.NewRouter().Register(release.TypeInline, inline)
-	_, err := runner.NewPlan(c, release.MustParseVersion("v26.06-rc.2"), release.MustParseVersion("v26.06-rc.3"), runner.ForExecutor(runner.New(r)))
+	_, err := runner.NewPlan(c, path.MustParseState("v26.06-rc.2"), path.MustParseState("v26.06-rc.3"), runner.ForExecutor(runner.New(r)))
 	require.ErrorIs(t, err, runner.ErrInvalidPlan)
 	for _, want := range []string{
 		`component calico: components: calico v3.29.4: validate: no runner registered for component type "manifest" (registered: inline)`,
@@ -157,7 +157,7 @@ func TestRouterPlanValidation(t *testing.T) {
 
 	inline.Register("kubernetes-worker", noop)
 	r.Register(release.TypeManifest, components.NewManifest(components.NewRecorder(), components.WithValues(testValues)))
-	_, err = runner.NewPlan(c, release.MustParseVersion("v26.06-rc.2"), release.MustParseVersion("v26.06-rc.3"),
+	_, err = runner.NewPlan(c, path.MustParseState("v26.06-rc.2"), path.MustParseState("v26.06-rc.3"),
 		runner.ForExecutor(runner.New(r, runner.WithCheck("cluster-healthy", okCheck))))
 	assert.NoError(t, err)
 }

@@ -1,6 +1,11 @@
-// Package path finds the chain of hops from the version a system runs to the
-// version a user declares, from a catalog's UpgradePath rules; explains why
+// Package path finds the chain of hops from the state a system runs to the
+// state a user declares, from a catalog's UpgradePath rules; explains why
 // when there is none; and lists what a system can upgrade to.
+//
+// A state is one version per track ([State], read by [ParseState]:
+// "platform=27.03.0,kubernetes=v1.34.1"); a version is the state of a
+// one-track system ("v26.09"). There is one API for both: [Resolve],
+// [Targets] and [NoRouteError].
 //
 // # Graph
 //
@@ -75,22 +80,20 @@
 //
 // # Tracks
 //
-// [ResolveState] plans across tracks (StarlingX: the platform release and
-// the Kubernetes version). A state is one version per track; a hop moves one
-// track along that track's rules, with everything above applying per track;
-// a state is allowed only when every track's release supports the other
-// tracks' versions ([release.Release.Supports]). Every state a route enters
-// must be allowed, the current state names every track tied to one it
-// names (else ErrInvalidOption), a target may name only some tracks, and the
-// cheapest route is chosen as for one track: among the cheapest, each
-// track's next hop is its highest version, and between tracks the smaller
-// change goes first
-// (patch before minor before major), then the constraining track. The
-// route's hops record the track they move
-// ([Hop.Track]); a runner executes it like a one-track route. A one-track
-// query (Resolve, Targets, NewIndex) of a track that supports ties to
-// another track is refused (ErrInvalidOption): it could not keep to the
-// other track's version.
+// [Resolve] plans across tracks as well (StarlingX: the platform release
+// and the Kubernetes version). A state is one version per track; a hop
+// moves one track along that track's rules, with everything above
+// applying per track; a state is allowed only when every track's release
+// supports the other tracks' versions ([release.Release.Supports]). Every
+// state a route enters must be allowed, the current state names every
+// track tied to one it names (else ErrInvalidOption), a target may name
+// only some tracks, and the cheapest route is chosen as for one track:
+// among the cheapest, each track's next hop is its highest version, and
+// between tracks the smaller change goes first (patch before minor before
+// major), then the constraining track. The route's hops record the track
+// they move ([Hop.Track]); a runner executes it like a one-track route. An
+// Index of a track that supports ties to another track is refused
+// (ErrInvalidOption): it could not keep to the other track's version.
 //
 // # Errors
 //
@@ -104,13 +107,20 @@
 // each one is needed, dropping any one gives no route. The reachable
 // versions are listed furthest first, nearest the target. Error names the
 // relaxations neutrally; [NoRouteError.Explain] lets a command line name its
-// own flags. [Targets] returns the same error when no
-// version at all is reachable, which answers "why is the upgrade list empty?".
+// own flags. Its closed edges are grouped: each reason (a risk's message,
+// a blocking rule's) is said once, after the edges it closes, at most 8
+// reasons and 8 edges each, then "and N more". [Targets] returns the same
+// error when no version at all is reachable, which answers "why is the
+// upgrade list empty?". Across tracks the same type says which track
+// cannot reach its target (its own error in [NoRouteError.Err]) or which
+// supports constraints stand in the way ([NoRouteError.Blocks]); an
+// unknown track gives an [*UnknownTrackError].
 //
 // # Index
 //
-// [Resolve] and [Targets] build an [Index] of the track's edges on each call.
-// To answer many questions on one catalog, build it once with [NewIndex]: its
+// For a one-track state, [Resolve] and [Targets] build an [Index] of the
+// track's edges on each call. To answer many questions on one track, build
+// it once with [NewIndex]: its
 // build time is linear in the number of rules plus the edges they give.
 // Queries settle versions in increasing (deprecated, hops) cost: one
 // breadth-first search per deprecation level reached, over the usable edges.
@@ -122,5 +132,6 @@
 // ([Target.Next], the first hop, costs linear time over all the targets). An
 // Index is read-only after construction and safe for concurrent use.
 //
-// This package imports only the release package of hopdag.
+// This package imports only the release package of hopdag (and
+// internal/english, for its messages).
 package path

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hopdag/hopdag/internal/english"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -123,11 +124,97 @@ func (e ClosedEdge) Reason() string {
 
 // String is "from -> to: reason".
 func (e ClosedEdge) String() string {
-	return e.From.String() + " -> " + e.To.String() + ": " + e.Reason()
+	return e.edge() + ": " + e.Reason()
+}
+
+func (e ClosedEdge) edge() string { return e.From.String() + " -> " + e.To.String() }
+
+// reasons are the parts of Reason: each risk not accepted and each guard
+// violated on its own, or the one reason a blocked, not installable or
+// excluded edge has.
+func (e ClosedEdge) reasons() []string {
+	if e.Blocked != "" || e.NotInstallable || e.Excluded != "" || len(e.Risks)+len(e.Guards) <= 1 {
+		return []string{e.Reason()}
+	}
+	out := make([]string, 0, len(e.Risks)+len(e.Guards))
+	for _, r := range e.Risks {
+		out = append(out, ClosedEdge{Risks: []release.Risk{r}}.Reason())
+	}
+	for _, g := range e.Guards {
+		out = append(out, ClosedEdge{Guards: []GuardViolation{g}}.Reason())
+	}
+	return out
+}
+
+// closedText says why the edges cs are closed, each reason once (a risk's
+// message, a guard's, a blocking rule's) after the edges it closes, and
+// reasons that close the same edges together: "v1.0 -> v1.1: blocked:
+// ..." for the reasons of one edge, "50 edges (v1.0 -> v1.50, ... and 42
+// more): risk r1 not accepted (...); risk r2 not accepted (...)" for
+// reasons many edges share. Groups come in the order of the first edge
+// they close (cs is sorted by From, then To); at most listMax reasons,
+// and listMax edges of each group, are named, then "and N more reasons"
+// and "and N more".
+func closedText(cs []ClosedEdge) string {
+	var reasons []string
+	edges := map[string][]string{}
+	for _, c := range cs {
+		for _, r := range c.reasons() {
+			if _, ok := edges[r]; !ok {
+				reasons = append(reasons, r)
+			}
+			edges[r] = append(edges[r], c.edge())
+		}
+	}
+	type group struct {
+		edges   []string
+		reasons []string
+	}
+	var groups []*group
+	byEdges := map[string]*group{}
+	for i, r := range reasons {
+		if i == listMax {
+			break
+		}
+		k := strings.Join(edges[r], "\x00")
+		g := byEdges[k]
+		if g == nil {
+			g = &group{edges: edges[r]}
+			byEdges[k] = g
+			groups = append(groups, g)
+		}
+		g.reasons = append(g.reasons, r)
+	}
+	out := make([]string, 0, len(groups)+1)
+	for _, g := range groups {
+		why := strings.Join(g.reasons, "; ")
+		if len(g.edges) == 1 {
+			out = append(out, g.edges[0]+": "+why)
+			continue
+		}
+		named := strings.Join(g.edges[:min(len(g.edges), listMax)], ", ")
+		if len(g.edges) > listMax {
+			named += fmt.Sprintf(" and %d more", len(g.edges)-listMax)
+		}
+		out = append(out, fmt.Sprintf("%d edges (%s): %s", len(g.edges), named, why))
+	}
+	if len(reasons) > listMax {
+		out = append(out, fmt.Sprintf("and %d more reasons", len(reasons)-listMax))
+	}
+	return strings.Join(out, "; ")
 }
 
 // NoRouteError says why no route joins From to To, or, from Targets (To is
 // then the zero Version), why no version is reachable from From.
+//
+// Across tracks, FromState and ToState are the states asked for (ToState
+// empty from Targets), and either one track cannot reach its target at all
+// (Track and Err, the track's own *NoRouteError, say which and why), or
+// every track can but the supports constraints of the releases refuse
+// every sequence: Blocks lists the constraints that refused a move out of
+// a reachable state, or the target state itself (TargetNotAllowed set).
+// The fields of one track (From to NotInstallableReason, Excluded,
+// Channel) are then empty: Err has them.
 type NoRouteError struct {
 	Track string          `json:"track,omitempty" yaml:"track,omitempty"`
 	From  release.Version `json:"from" yaml:"from"`
@@ -145,9 +232,12 @@ type NoRouteError struct {
 	// Relaxations is a minimal set of relaxations that, together, give a
 	// route: every one is needed (dropping any one gives no route), in the
 	// order of the route's hops; when at most 8 risks and guards are in
-	// play on the track, no smaller set gives a route. For Targets: the relaxations each of which
-	// opens some closed edge out of the reachable versions. Empty when no
-	// relaxation gives a route.
+	// play on one track, no smaller set gives a route (across tracks no
+	// smaller set is looked for on other routes, and the set may name
+	// more than the track's own Err: that says what the track needs
+	// alone). For Targets: the relaxations each of which opens some closed
+	// edge out of the reachable versions. Empty when no relaxation gives
+	// a route.
 	Relaxations []Relaxation `json:"relaxations,omitempty" yaml:"relaxations,omitempty"`
 	// Risks and Overrides are the names in Relaxations, by kind.
 	Risks     []string `json:"risks,omitempty" yaml:"risks,omitempty"`
@@ -172,7 +262,41 @@ type NoRouteError struct {
 	// rule does (a route between GA versions enters no prerelease unless
 	// prereleases are allowed).
 	Channel string `json:"channel,omitempty" yaml:"channel,omitempty"`
+
+	// FromState and ToState are the states of a query across tracks, nil
+	// for one track.
+	FromState State `json:"fromState,omitempty" yaml:"fromState,omitempty"`
+	ToState   State `json:"toState,omitempty" yaml:"toState,omitempty"`
+	// Err is, across tracks, the error of Track, the track that cannot
+	// reach its target version on its own (a *NoRouteError of one track).
+	Err error `json:"-" yaml:"-"`
+	// TargetNotAllowed is set when the target state itself is not allowed.
+	TargetNotAllowed bool `json:"targetNotAllowed,omitempty" yaml:"targetNotAllowed,omitempty"`
+	// Blocks are the supports constraints in the way, sorted, without
+	// repeats.
+	Blocks []Incompatibility `json:"blocks,omitempty" yaml:"blocks,omitempty"`
+	// Current are the constraints the current state itself breaks, sorted:
+	// it need not be allowed, but a route must leave it by a move that
+	// mends them.
+	Current []Incompatibility `json:"current,omitempty" yaml:"current,omitempty"`
+	// States is how many states the search across tracks explored.
+	States int `json:"states,omitempty" yaml:"states,omitempty"`
+	// Static, when set, says what in the catalog rules out every route
+	// across tracks, found before any search: a track's target that no
+	// allowed state can hold beside the versions the other tracks can be
+	// at.
+	Static string `json:"static,omitempty" yaml:"static,omitempty"`
+	// Limit, when set, is how many states the search may settle, and it
+	// stopped there without an answer: a route may exist that it did not
+	// reach. The limit is 16 x Versions^2, at least 65,536 and at most
+	// 2,097,152, Versions the versions of the tracks searched.
+	Limit    int `json:"limit,omitempty" yaml:"limit,omitempty"`
+	Versions int `json:"versions,omitempty" yaml:"versions,omitempty"`
 }
+
+// Unwrap returns, across tracks, the error of the track that cannot reach
+// its target, if any.
+func (e *NoRouteError) Unwrap() error { return e.Err }
 
 // ExcludedVersion is a version a query may not enter.
 type ExcludedVersion struct {
@@ -238,10 +362,10 @@ func defaultRelaxationText(rs []Relaxation, together bool) string {
 	}
 	var parts []string
 	if len(risks) > 0 {
-		parts = append(parts, "accept "+plural(len(risks), "risk")+" "+strings.Join(risks, " and "))
+		parts = append(parts, "accept "+english.Plural(len(risks), "risk")+" "+strings.Join(risks, " and "))
 	}
 	if len(guards) > 0 {
-		parts = append(parts, "override "+plural(len(guards), "guard")+" "+strings.Join(guards, " and "))
+		parts = append(parts, "override "+english.Plural(len(guards), "guard")+" "+strings.Join(guards, " and "))
 	}
 	switch {
 	case !together:
@@ -263,6 +387,9 @@ func (e *NoRouteError) Error() string { return e.Explain(nil) }
 func (e *NoRouteError) Explain(text RelaxationText) string {
 	if text == nil {
 		text = defaultRelaxationText
+	}
+	if e.FromState != nil {
+		return e.explainStates(text)
 	}
 	var b strings.Builder
 	var parts []string
@@ -288,15 +415,7 @@ func (e *NoRouteError) Explain(text RelaxationText) string {
 		parts = append(parts, text(e.Relaxations, !e.To.IsZero()))
 	}
 	if len(e.Closed) > 0 {
-		var es []string
-		for i, c := range e.Closed {
-			if i == listMax {
-				es = append(es, fmt.Sprintf("and %d more", len(e.Closed)-listMax))
-				break
-			}
-			es = append(es, c.String())
-		}
-		parts = append(parts, "closed edges: "+strings.Join(es, "; "))
+		parts = append(parts, "closed edges: "+closedText(e.Closed))
 	}
 	if len(parts) == 0 {
 		if len(e.Reachable) == 0 {
@@ -365,13 +484,6 @@ func (e *NoRouteError) exclusionText() string {
 		them = "it"
 	}
 	return fmt.Sprintf("every route leaves channel %s: %s; choose a channel that lists %s, or none (path.WithChannel)", e.Channel, enters, them)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 func onTrack(track string) string {

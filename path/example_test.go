@@ -14,7 +14,16 @@ func ExampleResolve() {
 	if err != nil {
 		panic(err)
 	}
-	route, err := path.Resolve(c, release.MustParseVersion("v26.06-rc.2"), release.MustParseVersion("v26.09"))
+	// A version is the state of a one-track system.
+	from, err := path.ParseState("v26.06-rc.2")
+	if err != nil {
+		panic(err)
+	}
+	to, err := path.ParseState("v26.09")
+	if err != nil {
+		panic(err)
+	}
+	route, err := path.Resolve(c, from, to)
 	if err != nil {
 		panic(err)
 	}
@@ -34,12 +43,12 @@ func ExampleAcceptRisks() {
 		panic(err)
 	}
 	from, to := release.MustParseVersion("v26.06"), release.MustParseVersion("v26.09-rc.1")
-	_, err = path.Resolve(c, from, to)
+	_, err = path.Resolve(c, path.State{"": from}, path.State{"": to})
 	var nr *path.NoRouteError
 	if errors.As(err, &nr) {
 		fmt.Println("accept:", nr.Risks)
 	}
-	route, err := path.Resolve(c, from, to, path.AcceptRisks(nr.Risks...))
+	route, err := path.Resolve(c, path.State{"": from}, path.State{"": to}, path.AcceptRisks(nr.Risks...))
 	if err != nil {
 		panic(err)
 	}
@@ -57,14 +66,14 @@ func ExampleTargets() {
 	if err != nil {
 		panic(err)
 	}
-	targets, err := path.Targets(c, release.MustParseVersion("v26.03"))
+	targets, err := path.Targets(c, path.MustParseState("v26.03"))
 	if err != nil {
 		panic(err)
 	}
 	for _, t := range targets {
 		fmt.Printf("%s in %d hop(s) via %v\n", t.Version, t.Hops, t.Route().Versions())
 	}
-	_, err = path.Targets(c, release.MustParseVersion("v26.09"))
+	_, err = path.Targets(c, path.MustParseState("v26.09"))
 	fmt.Println(err)
 	// Output:
 	// v26.06 in 1 hop(s) via [v26.03 v26.06]
@@ -79,7 +88,7 @@ func ExampleUnknownVersionError() {
 	if err != nil {
 		panic(err)
 	}
-	_, err = path.Resolve(c, release.MustParseVersion("v26.03"), release.MustParseVersion("v26.07"))
+	_, err = path.Resolve(c, path.MustParseState("v26.03"), path.MustParseState("v26.07"))
 	fmt.Println(errors.Is(err, path.ErrUnknownVersion))
 	fmt.Println(err)
 	// Output:
@@ -134,14 +143,14 @@ func ExampleKubernetesSkewGuard() {
 	}
 	from, to := release.MustParseVersion("v1.0"), release.MustParseVersion("v3.0")
 
-	route, _ := path.Resolve(c, from, to)
+	route, _ := path.Resolve(c, path.State{"": from}, path.State{"": to})
 	fmt.Println("no guard:  ", route.Versions())
-	route, _ = path.Resolve(c, from, to, path.WithGuards(path.KubernetesSkewGuard()))
+	route, _ = path.Resolve(c, path.State{"": from}, path.State{"": to}, path.WithGuards(path.KubernetesSkewGuard()))
 	fmt.Println("with guard:", route.Versions())
 
 	soft := path.KubernetesSkewGuard()
 	soft.Overridable = true
-	route, _ = path.Resolve(c, from, to, path.WithGuards(soft), path.OverrideGuards(soft.Name))
+	route, _ = path.Resolve(c, path.State{"": from}, path.State{"": to}, path.WithGuards(soft), path.OverrideGuards(soft.Name))
 	fmt.Print(route)
 	// Output:
 	// no guard:   [v1.0 v3.0]
@@ -186,7 +195,7 @@ func ExampleWithChannel() {
 		{},
 		{path.AllowPrereleases()},
 	} {
-		route, err := path.Resolve(c, from, to, opts...)
+		route, err := path.Resolve(c, path.State{"": from}, path.State{"": to}, opts...)
 		if err != nil {
 			panic(err)
 		}
@@ -200,19 +209,19 @@ func ExampleWithChannel() {
 	// [v4.18 v4.20-rc.1 v4.20]
 }
 
-// ResolveState plans across tracks: here a StarlingX major upgrade, from
+// Resolve plans across tracks: here a StarlingX major upgrade, from
 // platform 13.01.0 with Kubernetes v1.33.0 to platform 27.03.0 with
 // Kubernetes v1.35.0. The sequence (highest patch, highest Kubernetes the
 // old line supports, the major, the target Kubernetes) comes from the rules
 // and the releases' supports constraints alone.
-func ExampleResolveState() {
+func ExampleResolve_tracks() {
 	c, err := release.LoadDir("../testdata/two-track")
 	if err != nil {
 		panic(err)
 	}
 	from, _ := path.ParseState("platform=13.01.0,kubernetes=v1.33.0")
 	to, _ := path.ParseState("platform=27.03.0,kubernetes=v1.35.0")
-	route, err := path.ResolveState(c, from, to)
+	route, err := path.Resolve(c, from, to)
 	if err != nil {
 		panic(err)
 	}
@@ -231,4 +240,21 @@ func ExampleResolveState() {
 	// kubernetes=v1.34.1,platform=13.01.2
 	// kubernetes=v1.34.1,platform=27.03.0
 	// kubernetes=v1.35.0,platform=27.03.0
+}
+
+// ParseState reads a version (the state of a one-track system) and a
+// state across tracks alike; its errors say which part is wrong.
+func ExampleParseState() {
+	for _, s := range []string{"v26.09", "platform=27.03.0, kubernetes=v1.34.1", "platform=27.03.0,kubernetes"} {
+		st, err := path.ParseState(s)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Printf("%s: tracks %q\n", st, st.Tracks())
+	}
+	// Output:
+	// v26.09: tracks [""]
+	// kubernetes=v1.34.1,platform=27.03.0: tracks ["kubernetes" "platform"]
+	// path: invalid state "platform=27.03.0,kubernetes": part 2, "kubernetes", is not track=version: a state of several tracks names the track of each version
 }

@@ -83,13 +83,13 @@ func TestNoRouteNamesTheExclusion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := tt.s.catalog(t)
-			_, err := path.Resolve(c, v(tt.from), v(tt.to), tt.opts...)
+			_, err := path.Resolve(c, at(v(tt.from)), at(v(tt.to)), tt.opts...)
 			nr := noRoute(t, err)
 			assert.EqualError(t, err, tt.err)
 			assert.Equal(t, tt.excluded, nr.Excluded, "Excluded (-want +got)")
 			assert.Equal(t, tt.channel, nr.Channel, "Channel")
 			// What the message says to relax gives a route.
-			_, err = path.Resolve(c, v(tt.from), v(tt.to), path.AllowPrereleases())
+			_, err = path.Resolve(c, at(v(tt.from)), at(v(tt.to)), path.AllowPrereleases())
 			if tt.noRule {
 				assert.ErrorIs(t, err, path.ErrNoRoute, "no rule leads to %s", tt.to)
 			} else {

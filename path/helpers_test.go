@@ -204,12 +204,37 @@ func (gs refGraphs) pick(src, dst int) *refGraph {
 func newRefGraph(c *release.Catalog, o refOpts, gaOnly bool) *refGraph {
 	g := &refGraph{versions: c.TrackVersions(o.track), edges: map[[2]int]*refEdge{}}
 	n := len(g.versions)
-	idx := func(x release.Version) int {
-		return slices.IndexFunc(g.versions, func(y release.Version) bool { return y.Equal(x) })
+	g.expand(c.Rules(o.track))
+	g.vdep = make([]bool, n)
+	for i, x := range g.versions {
+		if vi, ok := c.VersionInfo(o.track, x); ok && vi.Deprecated != "" {
+			g.vdep[i] = true
+		}
 	}
+	g.adj = make([][]int, n)
+	g.radj = make([][]int, n)
+	for k, e := range g.edges {
+		f, to := k[0], k[1]
+		if e.usable = g.open(c, o, gaOnly, e, f, to); e.usable {
+			g.adj[f] = append(g.adj[f], to)
+			g.radj[to] = append(g.radj[to], f)
+		}
+	}
+	for i := range g.adj {
+		slices.Sort(g.adj[i])
+		slices.Sort(g.radj[i])
+	}
+	return g
+}
+
+// expand gives every rule's edges by checking every version: the first
+// rule of an edge is recorded, a blocked one blocks it, and only an exact
+// from allows a downgrade (a blocked range blocks one whatever the order
+// of the rules).
+func (g *refGraph) expand(rules []release.Rule) {
 	var downBlocks [][2]int // downgrades blocked by a range
-	for _, r := range c.Rules(o.track) {
-		to := idx(r.To)
+	for _, r := range rules {
+		to := g.index(r.To)
 		_, exact := r.From.Exact()
 		for f := range g.versions {
 			match := r.From.Check(g.versions[f])
@@ -220,8 +245,6 @@ func newRefGraph(c *release.Catalog, o refOpts, gaOnly bool) *refGraph {
 				continue
 			}
 			if g.versions[to].Less(g.versions[f]) && !exact {
-				// Only an exact from allows a downgrade; a blocked range
-				// blocks one whatever the order of the rules.
 				if r.Blocked != "" {
 					downBlocks = append(downBlocks, [2]int{f, to})
 				}
@@ -242,63 +265,55 @@ func newRefGraph(c *release.Catalog, o refOpts, gaOnly bool) *refGraph {
 			e.blocked = true
 		}
 	}
-	g.vdep = make([]bool, n)
-	for i, x := range g.versions {
-		if vi, ok := c.VersionInfo(o.track, x); ok && vi.Deprecated != "" {
-			g.vdep[i] = true
+}
+
+// open reports whether the edge e from f to to is usable with o, and
+// records on e the guards o overrides on it.
+func (g *refGraph) open(c *release.Catalog, o refOpts, gaOnly bool, e *refEdge, f, to int) bool {
+	usable := !e.blocked
+	vi, ok := c.VersionInfo(o.track, g.versions[to])
+	if ok && !vi.IsInstallable() {
+		usable = false
+	}
+	if o.channel != "" && (!ok || !vi.InChannel(o.channel)) {
+		usable = false
+	}
+	if gaOnly && g.versions[to].Prerelease() != "" {
+		usable = false
+	}
+	for _, r := range e.rule.Risks {
+		if !o.accept[r.Name] {
+			usable = false
 		}
 	}
-	g.adj = make([][]int, n)
-	g.radj = make([][]int, n)
-	for k, e := range g.edges {
-		f, to := k[0], k[1]
-		e.usable = !e.blocked
-		vi, ok := c.VersionInfo(o.track, g.versions[to])
-		if ok && !vi.IsInstallable() {
-			e.usable = false
+	rf, _ := c.ReleaseOn(o.track, g.versions[f])
+	rt, _ := c.ReleaseOn(o.track, g.versions[to])
+	for _, gd := range o.guards {
+		if !refViolates(gd, rf, rt) {
+			continue
 		}
-		if o.channel != "" && (!ok || !vi.InChannel(o.channel)) {
-			e.usable = false
-		}
-		if gaOnly && g.versions[to].Prerelease() != "" {
-			e.usable = false
-		}
-		for _, r := range e.rule.Risks {
-			if !o.accept[r.Name] {
-				e.usable = false
-			}
-		}
-		rf, _ := c.ReleaseOn(o.track, g.versions[f])
-		rt, _ := c.ReleaseOn(o.track, g.versions[to])
-		for _, gd := range o.guards {
-			a, ok1 := rf.Ships(gd.Component)
-			b, ok2 := rt.Ships(gd.Component)
-			if !ok1 || !ok2 {
-				continue
-			}
-			d := int(a.Minor()) - int(b.Minor())
-			if d < 0 {
-				d = -d
-			}
-			if a.Major() == b.Major() && d <= gd.MaxMinorSkew {
-				continue
-			}
-			if !gd.Overridable || !o.overrides[gd.Name] {
-				e.usable = false
-			} else {
-				e.overrides = append(e.overrides, gd.Name)
-			}
-		}
-		if e.usable {
-			g.adj[f] = append(g.adj[f], to)
-			g.radj[to] = append(g.radj[to], f)
+		if !gd.Overridable || !o.overrides[gd.Name] {
+			usable = false
+		} else {
+			e.overrides = append(e.overrides, gd.Name)
 		}
 	}
-	for i := range g.adj {
-		slices.Sort(g.adj[i])
-		slices.Sort(g.radj[i])
+	return usable
+}
+
+// refViolates reports whether the hop from rf to rt moves gd's component
+// across a major version or more minor versions than gd allows.
+func refViolates(gd path.Guard, rf, rt *release.Release) bool {
+	a, ok1 := rf.Ships(gd.Component)
+	b, ok2 := rt.Ships(gd.Component)
+	if !ok1 || !ok2 {
+		return false
 	}
-	return g
+	d := int(a.Minor()) - int(b.Minor())
+	if d < 0 {
+		d = -d
+	}
+	return a.Major() != b.Major() || d > gd.MaxMinorSkew
 }
 
 func (g *refGraph) index(x release.Version) int {
@@ -501,3 +516,6 @@ func describe(c *release.Catalog, track string) string {
 	}
 	return s
 }
+
+// at is the state of a one-track system at v on the default track.
+func at(v release.Version) path.State { return path.State{"": v} }

@@ -88,7 +88,7 @@ func oneTrack(c *release.Catalog, track string) error {
 			if t != track {
 				t, o = o, t
 			}
-			return fmt.Errorf("%w: track %s is tied to track %s (release %s%s supports %s %s): a route on one track cannot keep to it; resolve across tracks with ResolveState (the command line: --from %s=VERSION,%s=VERSION)",
+			return fmt.Errorf("%w: track %s is tied to track %s (release %s%s supports %s %s): a route on one track cannot keep to it; resolve across tracks with Resolve, a state naming both (the command line: --from %s=VERSION,%s=VERSION)",
 				ErrInvalidOption, trackWord(t), trackWord(o), r.Version, onTrack(r.Track), trackWord(other), r.Supports[other], trackWord(t), trackWord(o))
 		}
 	}
@@ -293,11 +293,21 @@ func (ix *Index) spans(c release.Constraint, buf []span) []span {
 	return buf
 }
 
+// build expands the rules into edges and classifies them (open, risky,
+// guarded, closed), in compressed sparse row form with its reverse.
+func (ix *Index) build(c *release.Catalog) {
+	cands := ix.candidates()
+	start, sorted := bucket(cands, int32(len(ix.versions)))
+	ix.classify(start, sorted, ix.shipped(c))
+	ix.reverse()
+}
+
+// cand is a candidate edge: a rule's from matches the node from.
 type cand struct{ from, to, rule int32 }
 
-func (ix *Index) build(c *release.Catalog) {
+// candidates expands every rule into candidate edges, in catalog order.
+func (ix *Index) candidates() []cand {
 	n := int32(len(ix.versions))
-	// 1. Expand every rule into candidate edges, in catalog order.
 	cands := make([]cand, 0, len(ix.rules)+len(ix.rules)/2)
 	stamp := make([]int32, n) // rule+1 that last emitted an edge from a node
 	down := ix.downgrades()
@@ -322,15 +332,18 @@ func (ix *Index) build(c *release.Catalog) {
 		if r.Blocked != "" {
 			match = r.From.Covers
 		}
+		emit := func(f int32) {
+			if stamp[f] != int32(ri)+1 && match(ix.versions[f]) {
+				stamp[f] = int32(ri) + 1
+				cands = append(cands, cand{f, to, int32(ri)})
+			}
+		}
 		sp = ix.spans(r.From, sp[:0])
 		for _, s := range sp {
 			// A range never gives a downgrade or an edge to itself: stop
 			// below To. A blocking range goes on below.
 			for f := s.lo; f < min(s.hi, to); f++ {
-				if stamp[f] != int32(ri)+1 && match(ix.versions[f]) {
-					stamp[f] = int32(ri) + 1
-					cands = append(cands, cand{f, to, int32(ri)})
-				}
+				emit(f)
 			}
 			if r.Blocked == "" {
 				continue
@@ -341,58 +354,73 @@ func (ix *Index) build(c *release.Catalog) {
 			froms := down[to]
 			i, _ := slices.BinarySearch(froms, max(s.lo, to+1))
 			for ; i < len(froms) && froms[i] < s.hi; i++ {
-				if f := froms[i]; stamp[f] != int32(ri)+1 && match(ix.versions[f]) {
-					stamp[f] = int32(ri) + 1
-					cands = append(cands, cand{f, to, int32(ri)})
-				}
+				emit(froms[i])
 			}
 		}
 	}
+	return cands
+}
 
-	// 2. Bucket the candidates by from (a stable counting sort keeps the
-	// catalog order within a bucket).
-	start := make([]int32, n+1)
+// bucket sorts the candidates by from with a stable counting sort, which
+// keeps the catalog order within a bucket: the candidates from node f are
+// sorted[start[f]:start[f+1]].
+func bucket(cands []cand, n int32) (start []int32, sorted []cand) {
+	start = make([]int32, n+1)
 	for _, cd := range cands {
 		start[cd.from+1]++
 	}
 	for i := int32(1); i <= n; i++ {
 		start[i] += start[i-1]
 	}
-	sorted := make([]cand, len(cands))
+	sorted = make([]cand, len(cands))
 	next := slices.Clone(start[:n])
 	for _, cd := range cands {
 		sorted[next[cd.from]] = cd
 		next[cd.from]++
 	}
+	return start, sorted
+}
 
-	// 3. Per guard, the version of its component each node ships.
-	type shipped struct {
-		v  release.Version
-		ok bool
+// shippedVersion is the version of a guard's component a node's release
+// ships, if it ships it.
+type shippedVersion struct {
+	v  release.Version
+	ok bool
+}
+
+// shipped returns, per guard, the version of its component each node
+// ships.
+func (ix *Index) shipped(c *release.Catalog) [][]shippedVersion {
+	n := len(ix.versions)
+	gv := make([][]shippedVersion, len(ix.guards))
+	if len(ix.guards) == 0 {
+		return gv
 	}
-	gv := make([][]shipped, len(ix.guards))
-	if len(ix.guards) > 0 {
-		rels := make([]*release.Release, n)
-		for i := range rels {
-			rels[i], _ = c.ReleaseOn(ix.track, ix.versions[i])
-		}
-		for g := range ix.guards {
-			gv[g] = make([]shipped, n)
-			for i, r := range rels {
-				if r != nil {
-					gv[g][i].v, gv[g][i].ok = r.Ships(ix.guards[g].Component)
-				}
+	rels := make([]*release.Release, n)
+	for i := range rels {
+		rels[i], _ = c.ReleaseOn(ix.track, ix.versions[i])
+	}
+	for g := range ix.guards {
+		gv[g] = make([]shippedVersion, n)
+		for i, r := range rels {
+			if r != nil {
+				gv[g][i].v, gv[g][i].ok = r.Ships(ix.guards[g].Component)
 			}
 		}
 	}
+	return gv
+}
 
-	// 4. Merge the candidates of each (from, to) and classify the edge.
-	type edge struct{ to, first, block int32 }
+// classify merges the candidates of each (from, to) into one edge and
+// records it: closed (blocked, into a not-installable version, or against
+// a mandatory guard), or an arc with its flags.
+func (ix *Index) classify(start []int32, sorted []cand, gv [][]shippedVersion) {
+	n := int32(len(ix.versions))
 	owner := make([]int32, n) // from+1 of the bucket that last saw a to
 	pos := make([]int32, n)
-	var edges []edge
+	var edges []mergedEdge
 	ix.off = make([]int32, n+1)
-	ix.arcs = make([]arc, 0, len(cands))
+	ix.arcs = make([]arc, 0, len(sorted))
 	for f := int32(0); f < n; f++ {
 		ix.off[f] = int32(len(ix.arcs))
 		edges = edges[:0]
@@ -400,7 +428,7 @@ func (ix *Index) build(c *release.Catalog) {
 			blocked := ix.rules[cd.rule].Blocked != ""
 			if owner[cd.to] != f+1 {
 				owner[cd.to], pos[cd.to] = f+1, int32(len(edges))
-				e := edge{cd.to, cd.rule, -1}
+				e := mergedEdge{cd.to, cd.rule, -1}
 				if blocked {
 					e.block = cd.rule
 				}
@@ -410,55 +438,63 @@ func (ix *Index) build(c *release.Catalog) {
 			}
 		}
 		for _, e := range edges {
-			switch {
-			case e.block >= 0:
-				ix.closed = append(ix.closed, closedArc{from: f, to: e.to, rule: e.block, blocked: true})
-				continue
-			case !ix.installable[e.to]:
-				ix.closed = append(ix.closed, closedArc{from: f, to: e.to, rule: e.first, notInstallable: true})
-				continue
-			}
-			var vs []GuardViolation
-			mandatory := false
-			for g := range ix.guards {
-				a, b := gv[g][f], gv[g][e.to]
-				if !a.ok || !b.ok {
-					continue
-				}
-				if v, bad := ix.guards[g].check(a.v, b.v); bad {
-					v.guard = g
-					vs = append(vs, v)
-					mandatory = mandatory || !v.Overridable
-				}
-			}
-			if mandatory {
-				ix.closed = append(ix.closed, closedArc{from: f, to: e.to, rule: e.first, viols: vs})
-				continue
-			}
-			a := arc{to: e.to, rule: e.first, viol: -1}
-			r := ix.rules[e.first]
-			if r.Deprecated != "" {
-				a.flags |= arcDeprecated
-			}
-			if ix.vdep[e.to] != "" {
-				a.flags |= arcDepTo
-			}
-			if len(r.Risks) > 0 {
-				a.flags |= arcRisky
-			}
-			if len(vs) > 0 {
-				a.flags |= arcGuarded
-				a.viol = int32(len(ix.viols))
-				ix.viols = append(ix.viols, vs)
-			}
-			if a.flags&(arcRisky|arcGuarded) != 0 {
-				ix.cond = append(ix.cond, int32(len(ix.arcs)))
-			}
-			ix.arcs = append(ix.arcs, a)
+			ix.addEdge(f, e, gv)
 		}
 	}
 	ix.off[n] = int32(len(ix.arcs))
-	ix.reverse()
+}
+
+// mergedEdge is the edge the candidates of one (from, to) give: the first
+// rule, and the first blocking one (-1: none).
+type mergedEdge struct{ to, first, block int32 }
+
+// addEdge records the edge e out of f.
+func (ix *Index) addEdge(f int32, e mergedEdge, gv [][]shippedVersion) {
+	switch {
+	case e.block >= 0:
+		ix.closed = append(ix.closed, closedArc{from: f, to: e.to, rule: e.block, blocked: true})
+		return
+	case !ix.installable[e.to]:
+		ix.closed = append(ix.closed, closedArc{from: f, to: e.to, rule: e.first, notInstallable: true})
+		return
+	}
+	var vs []GuardViolation
+	mandatory := false
+	for g := range ix.guards {
+		a, b := gv[g][f], gv[g][e.to]
+		if !a.ok || !b.ok {
+			continue
+		}
+		if v, bad := ix.guards[g].check(a.v, b.v); bad {
+			v.guard = g
+			vs = append(vs, v)
+			mandatory = mandatory || !v.Overridable
+		}
+	}
+	if mandatory {
+		ix.closed = append(ix.closed, closedArc{from: f, to: e.to, rule: e.first, viols: vs})
+		return
+	}
+	a := arc{to: e.to, rule: e.first, viol: -1}
+	r := ix.rules[e.first]
+	if r.Deprecated != "" {
+		a.flags |= arcDeprecated
+	}
+	if ix.vdep[e.to] != "" {
+		a.flags |= arcDepTo
+	}
+	if len(r.Risks) > 0 {
+		a.flags |= arcRisky
+	}
+	if len(vs) > 0 {
+		a.flags |= arcGuarded
+		a.viol = int32(len(ix.viols))
+		ix.viols = append(ix.viols, vs)
+	}
+	if a.flags&(arcRisky|arcGuarded) != 0 {
+		ix.cond = append(ix.cond, int32(len(ix.arcs)))
+	}
+	ix.arcs = append(ix.arcs, a)
 }
 
 // downgrades returns, per To node, the from nodes above it that exact

@@ -2,6 +2,7 @@ package path
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,73 +10,6 @@ import (
 
 	"github.com/hopdag/hopdag/release"
 )
-
-// ResolveState returns the route from the current state to a target state
-// across several tracks (StarlingX: the platform release and the Kubernetes
-// version). current names a version for every track the system runs;
-// target names the tracks to move, the others stay or move only as needed.
-// A current state that leaves out a track tied to one it names (a release's
-// Supports, either way) is refused (ErrInvalidOption, naming the missing
-// tracks): the route could not keep to their versions.
-//
-// A hop moves one track, along that track's UpgradePath rules, with the
-// same edges, options and costs as a one-track route (risks, guards,
-// deprecation, channels; the prerelease rule applies per track: a track
-// that starts on a GA version and is not targeted at a prerelease enters no
-// prerelease). A state is allowed only if it is compatible: for every track,
-// the release of its version supports, for each other track it names in
-// Supports, that track's version. Every state a route enters must be
-// allowed; the current one need not be.
-//
-// The route chosen is the cheapest by (deprecated edges and versions, hops),
-// as for one track. Among the cheapest, at each state each track's candidate
-// next hop is its highest version, as for one track; between tracks, the
-// hop that is the smaller change of the track it moves wins (a prerelease
-// change, then a patch, a minor, a major), then the track that comes first
-// (tracks whose releases constrain others, then by name). No table of step
-// types is involved: StarlingX's
-// sequences (patch, then Kubernetes; before a major, the highest patch and
-// the highest Kubernetes the old line supports) follow from the rules and
-// the supports constraints.
-//
-// The route's Track, From and To are those of the first track in that
-// order; FromState and ToState are the states; each hop's Track is the
-// track it moves. With one track, ResolveState is Resolve on that track.
-//
-// A version without a track name (a bare version, or "=VERSION": track "")
-// in a catalog without a default track is the version of the one track
-// that has it; when no track or several have it, the *UnknownTrackError
-// says which and asks for track=version.
-//
-// An unknown track gives an *UnknownTrackError listing the catalog's tracks,
-// an unknown version an *UnknownVersionError, no route a *StateNoRouteError
-// naming the track that cannot reach its target or the compatibility
-// constraints in the way, and the risks to accept and guards to override,
-// found over the states, that give a route.
-//
-// Cost: up to 4 tracks of 65,535 versions each. Before searching, a
-// target no allowed state can hold beside the versions the other tracks
-// can reach is found from the supports constraints alone (time: the
-// product of the versions of each pair of tied tracks), and reported
-// (StateNoRouteError.Static). The search explores at most the product of
-// the tracks' reachable versions, and settles at most 16 x V^2 states, V
-// the versions of the tracks searched (at least 65,536, at most
-// 2,097,152, about 150 bytes each): past that it stops with a
-// *StateNoRouteError whose Limit says so.
-func ResolveState(c *release.Catalog, current, target State, opts ...Option) (*Route, error) {
-	r, _, err := resolveState(c, current, target, opts)
-	return r, err
-}
-
-// resolveState also returns how many states the search settled.
-func resolveState(c *release.Catalog, current, target State, opts []Option) (*Route, int, error) {
-	m, err := newMulti(c, current, target, opts)
-	if err != nil {
-		return nil, 0, err
-	}
-	r, err := m.resolve()
-	return r, len(m.key), err
-}
 
 const (
 	maxTracks      = 4
@@ -111,7 +45,7 @@ type multi struct {
 	ids     stateSet
 	targets []int32          // settled target states of the best cost
 	reach   [][]bool         // reach[t][i]: version i of targeted track t reaches its target (nil: free)
-	levels  [][]mseed        //
+	levels  levels[mseed]    // seeds by deprecation level
 	nodes   [maxTracks]int32 // scratch
 	limit   int              // states a search may settle
 	stopped bool             // the last search reached limit
@@ -125,39 +59,50 @@ type mseed struct {
 	h   int32
 }
 
-func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi, error) {
+// states checks the states of a query against the catalog and returns
+// them with a version given without a track name moved to its track
+// (withTracks): every track they name is the catalog's, the current state
+// names every track the target does and every track tied to one it names
+// (leftOut), and at most maxTracks.
+func states(c *release.Catalog, current, target State) (State, State, error) {
 	if c == nil {
-		return nil, fmt.Errorf("path: nil catalog")
+		return nil, nil, errors.New("path: nil catalog")
 	}
 	all := c.Tracks()
 	var err error
 	if current, err = withTracks(c, current, "current"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if target, err = withTracks(c, target, "target"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, s := range []State{current, target} {
 		for _, t := range s.Tracks() {
 			if !slices.Contains(all, t) {
-				return nil, &UnknownTrackError{Track: t, Tracks: all}
+				return nil, nil, &UnknownTrackError{Track: t, Tracks: all}
 			}
 		}
 	}
 	for _, t := range target.Tracks() {
 		if _, ok := current[t]; !ok {
-			return nil, fmt.Errorf("%w: the target names track %q but the current state does not: give its version in the current state (%s)", ErrInvalidOption, t, current)
+			return nil, nil, fmt.Errorf("%w: the target names track %q but the current state does not: give its version in the current state (%s)", ErrInvalidOption, t, current)
 		}
 	}
 	if len(current) == 0 {
-		return nil, fmt.Errorf("%w: empty current state: name a version for each track (%s)", ErrInvalidOption, trackList(all))
+		return nil, nil, fmt.Errorf("%w: empty current state: name a version for each track (%s)", ErrInvalidOption, trackList(all))
 	}
 	if err := leftOut(c, current); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(current) > maxTracks {
-		return nil, fmt.Errorf("%w: %d tracks: at most %d can be searched together", ErrInvalidOption, len(current), maxTracks)
+		return nil, nil, fmt.Errorf("%w: %d tracks: at most %d can be searched together", ErrInvalidOption, len(current), maxTracks)
 	}
+	return current, target, nil
+}
+
+// newMulti prepares a search across the tracks of current, states that
+// states checked.
+func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi, error) {
 	m := &multi{c: c, from: current, to: target}
 	m.ids.init(1024)
 	m.tracks = current.Tracks()
@@ -185,9 +130,6 @@ func newMulti(c *release.Catalog, current, target State, opts []Option) (*multi,
 	})
 
 	o := collect(opts)
-	if o.trackSet {
-		return nil, fmt.Errorf("%w: WithTrack given to ResolveState: the states name the tracks", ErrInvalidOption)
-	}
 	base := []Option{AcceptRisks(o.risks...), OverrideGuards(o.overrides...)}
 	if o.guardsSet {
 		base = append(base, WithGuards(o.guards...))
@@ -290,7 +232,7 @@ func leftOut(c *release.Catalog, current State) error {
 		parts[i] = why[t]
 		give = append(give, t+"=VERSION")
 	}
-	return fmt.Errorf("%w: the current state leaves out %s %s: give %s in the current state (the current argument of ResolveState): %s",
+	return fmt.Errorf("%w: the current state leaves out %s %s: give %s in the current state (the current argument of Resolve): %s",
 		ErrInvalidOption, word, strings.Join(parts, "; "), its, strings.Join(give, ","))
 }
 
@@ -450,86 +392,73 @@ func (m *multi) settle(k uint64, h, d int32) (int32, bool) {
 	return id, true
 }
 
-// walk settles states in increasing (deprecated, hops) cost, as Index.walk
-// does for one track, until the layer holding the first target state is
-// complete. It reports whether a target state was settled.
+func mseedHops(e mseed) int32 { return e.h }
+
+// walk settles states in increasing (deprecated, hops) cost, by the
+// layered search Index.walk uses for one track, until the layer holding
+// the first target state is complete. It reports whether a target state
+// was settled.
 func (m *multi) walk() bool {
-	nodes := m.nodes[:len(m.tracks)]
 	src, _ := m.settle(m.pack(m.src), 0, 0)
-	layer := []int32{src}
-	var next []int32
-	for d := int32(0); d == 0 || int(d) < len(m.levels); d++ {
-		var sd []mseed
-		if int(d) < len(m.levels) {
-			sd = m.levels[d]
-			slices.SortStableFunc(sd, func(x, y mseed) int { return int(x.h - y.h) })
-		}
-		h := int32(1)
-		if d > 0 {
-			layer = layer[:0]
-			if len(sd) == 0 {
-				continue
-			}
-			h = sd[0].h
-		}
-		for i := 0; len(layer) > 0 || i < len(sd); h++ {
-			if len(layer) == 0 {
-				h = sd[i].h
-			}
-			next = next[:0]
-			for ; i < len(sd) && sd[i].h == h; i++ {
-				if id, ok := m.settle(sd[i].key, h, d); ok {
+	found, _, _ := layered(&m.levels, mseedHops, []int32{src}, nil,
+		func(d, h int32, seeds []mseed, layer, next []int32) ([]int32, bool) {
+			for _, e := range seeds {
+				if id, ok := m.settle(e.key, h, d); ok {
 					next = append(next, id)
 				}
 			}
-			for _, u := range layer {
-				m.unpack(m.key[u], nodes)
-				allowed := m.allowed
-				if u == src {
-					allowed = m.allowedFrom
-				}
-				for t, ix := range m.ix {
-					v := nodes[t]
-					for ai := ix.off[v]; ai < ix.off[v+1]; ai++ {
-						a := &ix.arcs[ai]
-						if m.reach[t] != nil && !m.reach[t][a.to] || !ix.usable(a, m.q[t]) || !allowed(nodes, t, a.to) {
-							continue
-						}
-						k := with(m.key[u], t, a.to)
-						if wt := weight(a); wt > 0 {
-							if _, done := m.ids.get(k); !done {
-								for int(d+wt) >= len(m.levels) {
-									m.levels = append(m.levels, nil)
-								}
-								m.levels[d+wt] = append(m.levels[d+wt], mseed{k, h})
-							}
-							continue
-						}
-						if id, ok := m.settle(k, h, d); ok {
-							next = append(next, id)
-						}
-					}
-				}
-			}
+			next = m.expand(src, d, h, layer, next)
+			nodes := m.nodes[:len(m.tracks)]
 			for _, id := range next {
 				m.unpack(m.key[id], nodes)
 				if m.isTarget(nodes) {
 					m.targets = append(m.targets, id)
 				}
 			}
-			if len(m.targets) > 0 {
-				return true
+			return next, len(m.targets) > 0
+		})
+	return found
+}
+
+// expand settles, at cost (d, h), the states one usable, allowed move
+// out of layer (the states settled at d, h-1) reaches, appending them to
+// next; a move that adds deprecation becomes a seed of its level, unless
+// its state is settled.
+func (m *multi) expand(src int32, d, h int32, layer, next []int32) []int32 {
+	nodes := m.nodes[:len(m.tracks)]
+	for _, u := range layer {
+		m.unpack(m.key[u], nodes)
+		allowed := m.allowed
+		if u == src {
+			allowed = m.allowedFrom
+		}
+		for t, ix := range m.ix {
+			v := nodes[t]
+			for ai := ix.off[v]; ai < ix.off[v+1]; ai++ {
+				a := &ix.arcs[ai]
+				if m.reach[t] != nil && !m.reach[t][a.to] || !ix.usable(a, m.q[t]) || !allowed(nodes, t, a.to) {
+					continue
+				}
+				k := with(m.key[u], t, a.to)
+				if wt := weight(a); wt > 0 {
+					if _, done := m.ids.get(k); !done {
+						m.levels.add(d+wt, mseed{k, h})
+					}
+					continue
+				}
+				if id, ok := m.settle(k, h, d); ok {
+					next = append(next, id)
+				}
 			}
-			layer, next = next, layer
 		}
 	}
-	return false
+	return next
 }
 
 // resolve runs the search and picks the route.
 func (m *multi) resolve() (r *Route, err error) {
 	defer func() {
-		if se, ok := err.(*StateNoRouteError); ok {
+		if se, ok := err.(*NoRouteError); ok {
 			se.Current = m.current()
 		}
 	}()
@@ -542,12 +471,12 @@ func (m *multi) resolve() (r *Route, err error) {
 		m.diag = map[refusal]bool{}
 		copy(nodes, m.dst)
 		if !m.allowedFrom(nodes, 0, nodes[0]) {
-			return nil, &StateNoRouteError{From: m.state(m.src), To: m.to, Target: true, Blocks: m.blocks()}
+			return nil, &NoRouteError{FromState: m.state(m.src), ToState: m.to, TargetNotAllowed: true, Blocks: m.blocks()}
 		}
 		m.diag = nil
 	}
 	if why := m.static(); why != "" {
-		return nil, &StateNoRouteError{From: m.state(m.src), To: m.to, Static: why}
+		return nil, &NoRouteError{FromState: m.state(m.src), ToState: m.to, Static: why}
 	}
 	if r := m.best(); r != nil {
 		return r, nil
@@ -557,7 +486,7 @@ func (m *multi) resolve() (r *Route, err error) {
 		for _, ix := range m.ix {
 			versions += len(ix.versions)
 		}
-		return nil, &StateNoRouteError{From: m.state(m.src), To: m.to, States: len(m.key), Limit: m.limit, Versions: versions}
+		return nil, &NoRouteError{FromState: m.state(m.src), ToState: m.to, States: len(m.key), Limit: m.limit, Versions: versions}
 	}
 	return nil, m.noRoute()
 }
@@ -677,15 +606,6 @@ func (m *multi) route(hops []Hop) *Route {
 		Track: m.tracks[0], From: m.ix[0].versions[m.src[0]], To: m.ix[0].versions[at[0]], Hops: hops,
 		FromState: m.state(m.src), ToState: m.state(at),
 	}
-	dep := 0
-	for _, h := range hops {
-		if h.Deprecated != "" {
-			dep++
-		}
-		if h.ToDeprecated != "" {
-			dep++
-		}
-	}
-	explainDeprecated(r, dep)
+	explainDeprecated(r, r.deprecated())
 	return r
 }

@@ -48,7 +48,7 @@ func BenchmarkResolveState3x200(b *testing.B) {
 	b.ReportAllocs()
 	states, hops := 0, 0
 	for b.Loop() {
-		r, explored, err := resolveState(c, from, to, nil)
+		r, explored, err := resolve(c, from, to, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -102,9 +102,9 @@ func BenchmarkResolveStateStaticNoRoute(b *testing.B) {
 	b.ReportAllocs()
 	states := 0
 	for b.Loop() {
-		_, explored, err := resolveState(c, from, to, nil)
+		_, explored, err := resolve(c, from, to, nil)
 		if !errors.Is(err, ErrNoRoute) {
-			b.Fatalf("ResolveState(%s, %s) = %v, want ErrNoRoute", from, to, err)
+			b.Fatalf("Resolve(%s, %s) = %v, want ErrNoRoute", from, to, err)
 		}
 		states = explored
 	}

@@ -14,7 +14,7 @@ import (
 // Regression (issue 25): a no-route the catalog shows without a search
 // (a targeted track's target that no allowed state can hold) explored the
 // whole state product first: about n^3 states for 3 tracks of n versions.
-func TestResolveStateStaticNoRoute(t *testing.T) {
+func TestResolveTracksStaticNoRoute(t *testing.T) {
 	const n = 20
 	tests := []struct {
 		name   string
@@ -41,9 +41,9 @@ func TestResolveStateStaticNoRoute(t *testing.T) {
 			if tt.change != nil {
 				tt.change(c, from)
 			}
-			_, states, err := resolveState(c, from, to, nil)
-			var se *StateNoRouteError
-			require.True(t, errors.As(err, &se), "ResolveState(%s, %s) = %v, want a *StateNoRouteError", from, to, err)
+			_, states, err := resolve(c, from, to, nil)
+			var se *NoRouteError
+			require.True(t, errors.As(err, &se), "Resolve(%s, %s) = %v, want a *NoRouteError", from, to, err)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.NotEmpty(t, se.Static, "Static")
 			assert.Zero(t, states, "states searched, want none (the product has %d)", n*n*n)
@@ -53,7 +53,7 @@ func TestResolveStateStaticNoRoute(t *testing.T) {
 	// the search.
 	c, from, to := staticNoRoute(t, n)
 	sup(c, "a", "v1.19.0")["b"] = release.MustParseConstraint("*")
-	r, _, err := resolveState(c, from, to, nil)
+	r, _, err := resolve(c, from, to, nil)
 	require.NoError(t, err)
 	assert.Len(t, r.Hops, n-1)
 }
@@ -65,10 +65,10 @@ func sup(c *release.Catalog, track, version string) map[string]release.Constrain
 }
 
 // A search that reaches its limit of states says so, and how many.
-func TestResolveStateLimit(t *testing.T) {
+func TestResolveTracksLimit(t *testing.T) {
 	c, from, to := staticNoRoute(t, 20)
 	sup(c, "a", "v1.19.0")["b"] = release.MustParseConstraint("*")
-	_, need, err := resolveState(c, from, to, nil)
+	_, need, err := resolve(c, from, to, nil)
 	require.NoError(t, err)
 	tests := []struct {
 		limit int
@@ -79,15 +79,15 @@ func TestResolveStateLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.limit), func(t *testing.T) {
-			r, states, err := resolveState(c, from, to, []Option{func(o *options) { o.stateLimit = tt.limit }})
+			r, states, err := resolve(c, from, to, []Option{func(o *options) { o.stateLimit = tt.limit }})
 			assert.LessOrEqual(t, states, tt.limit, "states settled")
 			if tt.route {
 				require.NoError(t, err)
 				assert.Len(t, r.Hops, 19)
 				return
 			}
-			var se *StateNoRouteError
-			require.True(t, errors.As(err, &se), "ResolveState with a limit of %d = %v, want a *StateNoRouteError", tt.limit, err)
+			var se *NoRouteError
+			require.True(t, errors.As(err, &se), "Resolve with a limit of %d = %v, want a *NoRouteError", tt.limit, err)
 			assert.ErrorIs(t, err, ErrNoRoute)
 			assert.Equal(t, tt.limit, se.Limit)
 			assert.Equal(t, "path: no route from a=v1.0.0,b=v1.0.0,c=v1.0.0 to a=v1.19.0 found: the search stopped at its limit of "+fmt.Sprint(tt.limit)+" states (16 x the 60 versions of the tracks squared, at most 2097152); give a target version for more tracks, or resolve in steps through an intermediate state", err.Error())

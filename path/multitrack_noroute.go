@@ -9,7 +9,7 @@ import (
 // noRoute explains a failed search: a track that cannot reach its target
 // on its own, or the compatibility constraints that refused moves.
 func (m *multi) noRoute() error {
-	e := &StateNoRouteError{From: m.state(m.src), To: m.to, States: len(m.key)}
+	e := &NoRouteError{FromState: m.state(m.src), ToState: m.to, States: len(m.key)}
 	for t, ix := range m.ix {
 		if m.dst[t] < 0 || m.dst[t] == m.src[t] {
 			continue
@@ -34,7 +34,8 @@ func (m *multi) noRoute() error {
 
 // reset forgets the states a search settled.
 func (m *multi) reset() {
-	m.key, m.dist, m.dep, m.levels, m.targets, m.stopped = nil, nil, nil, nil, nil, false
+	m.key, m.dist, m.dep, m.targets, m.stopped = nil, nil, nil, nil, false
+	m.levels.reset()
 	m.ids.init(1024)
 }
 
@@ -54,7 +55,7 @@ func (m *multi) search(qs []*query) *Route {
 // needed as a whole. Unlike one track's, it does not look for a smaller
 // set on another route (that would be up to 2^8 searches of the state
 // product). e.Relaxed is the route the set gives.
-func (m *multi) relax(e *StateNoRouteError) {
+func (m *multi) relax(e *NoRouteError) {
 	base := m.q
 	defer func() { m.q = base; m.reachable() }()
 	any := false

@@ -15,7 +15,7 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-// Property test of ResolveState against an independent model: every state
+// Property test of Resolve across tracks against an independent model: every state
 // of generated two- and three-track catalogs (deprecated edges and versions,
 // prereleases, blocked rules, a channel on some tracks, prereleases allowed
 // or not) enumerated, the moves between allowed states found from each
@@ -45,75 +45,12 @@ type mtCase struct {
 // first, and supports constraints from each track to the next.
 func genMultiTrack(rng *rand.Rand) (*release.Catalog, error) {
 	names := []string{"a", "b", "c"}[:2+rng.IntN(2)]
-	var rels []release.Release
 	var paths []release.UpgradePath
 	pools := map[string][]string{}
 	for ti, tr := range names {
-		n := 2 + rng.IntN(4)
-		var pool []string
-		for m := 0; len(pool) < n; m++ {
-			if rng.IntN(2) == 0 {
-				pool = append(pool, fmt.Sprintf("v%d.%d-rc.1", 1+m/3, m%3))
-				if len(pool) == n {
-					break
-				}
-			}
-			pool = append(pool, fmt.Sprintf("v%d.%d", 1+m/3, m%3))
-			if rng.IntN(4) == 0 && len(pool) < n {
-				pool = append(pool, fmt.Sprintf("v%d.%d.1", 1+m/3, m%3))
-			}
-		}
-		n = len(pool)
+		pool := genTrackVersions(rng, 2+rng.IntN(4))
 		pools[tr] = pool
-		pick := func() string { return pool[rng.IntN(n)] }
-		var rcs []string
-		for _, x := range pool {
-			if strings.Contains(x, "-rc.") {
-				rcs = append(rcs, x)
-			}
-		}
-		// An exact end is a release candidate more often than its share: a
-		// route through one is what the prerelease rule forbids.
-		end := func() string {
-			if len(rcs) > 0 && rng.IntN(2) == 0 {
-				return rcs[rng.IntN(len(rcs))]
-			}
-			return pick()
-		}
-		var rules []release.Rule
-		// Steps to the next version, some: chains that pass through the
-		// release candidates.
-		for i := 1; i < n; i++ {
-			if rng.IntN(2) == 0 {
-				rules = append(rules, rule(pool[i-1], pool[i]))
-			}
-		}
-		for range rng.IntN(3 * n) {
-			from := end()
-			if rng.IntN(3) == 0 {
-				from = ">= " + pick() + ", < " + pick()
-			}
-			r := rule(from, end())
-			if rng.IntN(5) == 0 {
-				r.Deprecated = "old"
-			}
-			rules = append(rules, r)
-		}
-		for range rng.IntN(4) {
-			var from string
-			switch rng.IntN(3) {
-			case 0:
-				from = pick()
-			case 1:
-				from = "< " + pick()
-			default:
-				from = ">= " + pick() + ", < " + pick()
-			}
-			r := rule(from, pick(), blocked("blocked"))
-			// Anywhere in catalog order: a blocked rule closes its edges
-			// wherever it comes.
-			rules = slices.Insert(rules, rng.IntN(len(rules)+1), r)
-		}
+		rules := genTrackRules(rng, pool)
 		var infos []release.VersionInfo
 		for _, ver := range pool {
 			vi := release.VersionInfo{Version: v(ver)}
@@ -127,31 +64,113 @@ func genMultiTrack(rng *rand.Rand) (*release.Catalog, error) {
 		}
 		paths = append(paths, release.UpgradePath{Name: tr, Track: tr, Rules: rules, Versions: infos})
 	}
+	var rels []release.Release
 	for ti, tr := range names {
 		for _, ver := range pools[tr] {
 			r := release.Release{Name: tr + ver, Version: v(ver), Track: tr}
 			// A track constrains the next one, sometimes.
 			if ti+1 < len(names) && rng.IntN(3) > 0 {
-				other := pools[names[ti+1]]
-				i, j := rng.IntN(len(other)), rng.IntN(len(other))
-				if i > j && rng.IntN(4) > 0 { // an empty range, sometimes
-					i, j = j, i
-				}
-				cons := ">= " + other[i] + ", <= " + other[j]
-				// The range admits only the release candidates it names;
-				// sometimes name the others too, so that routes through
-				// them are allowed.
-				for _, x := range other {
-					if strings.Contains(x, "-rc.") && rng.IntN(2) == 0 {
-						cons += " || " + x
-					}
-				}
-				r.Supports = map[string]release.Constraint{names[ti+1]: release.MustParseConstraint(cons)}
+				r.Supports = map[string]release.Constraint{names[ti+1]: genSupports(rng, pools[names[ti+1]])}
 			}
 			rels = append(rels, r)
 		}
 	}
 	return release.NewCatalog(rels, nil, paths)
+}
+
+// genTrackVersions returns n versions of a track, ascending: releases,
+// release candidates and patch releases.
+func genTrackVersions(rng *rand.Rand, n int) []string {
+	var pool []string
+	for m := 0; len(pool) < n; m++ {
+		if rng.IntN(2) == 0 {
+			pool = append(pool, fmt.Sprintf("v%d.%d-rc.1", 1+m/3, m%3))
+			if len(pool) == n {
+				break
+			}
+		}
+		pool = append(pool, fmt.Sprintf("v%d.%d", 1+m/3, m%3))
+		if rng.IntN(4) == 0 && len(pool) < n {
+			pool = append(pool, fmt.Sprintf("v%d.%d.1", 1+m/3, m%3))
+		}
+	}
+	return pool
+}
+
+// genTrackRules returns the rules of a track of versions pool: steps to
+// the next version, random rules (some deprecated) whose exact ends are
+// release candidates more often than their share, and blocked rules
+// anywhere in catalog order.
+func genTrackRules(rng *rand.Rand, pool []string) []release.Rule {
+	n := len(pool)
+	pick := func() string { return pool[rng.IntN(n)] }
+	var rcs []string
+	for _, x := range pool {
+		if strings.Contains(x, "-rc.") {
+			rcs = append(rcs, x)
+		}
+	}
+	// An exact end is a release candidate more often than its share: a
+	// route through one is what the prerelease rule forbids.
+	end := func() string {
+		if len(rcs) > 0 && rng.IntN(2) == 0 {
+			return rcs[rng.IntN(len(rcs))]
+		}
+		return pick()
+	}
+	var rules []release.Rule
+	// Steps to the next version, some: chains that pass through the
+	// release candidates.
+	for i := 1; i < n; i++ {
+		if rng.IntN(2) == 0 {
+			rules = append(rules, rule(pool[i-1], pool[i]))
+		}
+	}
+	for range rng.IntN(3 * n) {
+		from := end()
+		if rng.IntN(3) == 0 {
+			from = ">= " + pick() + ", < " + pick()
+		}
+		r := rule(from, end())
+		if rng.IntN(5) == 0 {
+			r.Deprecated = "old"
+		}
+		rules = append(rules, r)
+	}
+	for range rng.IntN(4) {
+		var from string
+		switch rng.IntN(3) {
+		case 0:
+			from = pick()
+		case 1:
+			from = "< " + pick()
+		default:
+			from = ">= " + pick() + ", < " + pick()
+		}
+		r := rule(from, pick(), blocked("blocked"))
+		// Anywhere in catalog order: a blocked rule closes its edges
+		// wherever it comes.
+		rules = slices.Insert(rules, rng.IntN(len(rules)+1), r)
+	}
+	return rules
+}
+
+// genSupports is a supports constraint on the versions other of the next
+// track: a range, sometimes empty, that admits only the release
+// candidates it names; sometimes it names the others too, so that routes
+// through them are allowed.
+func genSupports(rng *rand.Rand, other []string) release.Constraint {
+	i, j := rng.IntN(len(other)), rng.IntN(len(other))
+	if i > j && rng.IntN(4) > 0 { // an empty range, sometimes
+		i, j = j, i
+	}
+	cons := ">= " + other[i] + ", <= " + other[j]
+	for _, x := range other {
+		if strings.Contains(x, "-rc.") && rng.IntN(2) == 0 {
+			cons += " || " + x
+		}
+	}
+	return release.MustParseConstraint(cons)
 }
 
 func newMTCase(c *release.Catalog, channel string, prereleases bool) *mtCase {
@@ -424,10 +443,10 @@ func TestPropertyResolveState(t *testing.T) {
 					gaRuleChanged++
 				}
 			}
-			r, err := path.ResolveState(c, from, to, opts...)
+			r, err := path.Resolve(c, from, to, opts...)
 			if want == nil {
 				require.ErrorIs(t, err, path.ErrNoRoute, msg)
-				var se *path.StateNoRouteError
+				var se *path.NoRouteError
 				require.True(t, errors.As(err, &se), msg)
 				if se.Static != "" {
 					statics++
@@ -470,8 +489,9 @@ func TestPropertyResolveState(t *testing.T) {
 	require.Greater(t, statics, seeds/10, "no-routes found before the search")
 }
 
-// With one track, ResolveState finds the route Resolve finds.
-func TestPropertyResolveStateOneTrack(t *testing.T) {
+// With one track, the search across tracks finds the route the one-track
+// search finds.
+func TestPropertyResolveAcrossOneTrack(t *testing.T) {
 	for seed := range uint64(iterations(t, 60, 15)) {
 		rng := rand.New(rand.NewPCG(seed, 0x1))
 		n := 2 + rng.IntN(10)
@@ -480,8 +500,8 @@ func TestPropertyResolveStateOneTrack(t *testing.T) {
 		require.NoError(t, err)
 		for _, a := range c.Versions() {
 			for _, b := range c.Versions() {
-				want, werr := path.Resolve(c, a, b, o.options()...)
-				got, gerr := path.ResolveState(c, path.State{"": a}, path.State{"": b}, o.options()...)
+				want, werr := path.Resolve(c, at(a), at(b), o.options()...)
+				got, gerr := path.ResolveAcross(c, path.State{"": a}, path.State{"": b}, o.options()...)
 				msg := fmt.Sprintf("seed %d: %s -> %s", seed, a, b)
 				if werr != nil {
 					require.ErrorIs(t, gerr, path.ErrNoRoute, msg)
@@ -528,13 +548,13 @@ func TestPropertyStateRelaxations(t *testing.T) {
 			}
 			msg := fmt.Sprintf("seed %d: %s -> %s\n%s", seed, from, to, describeRisks(c))
 			opts := []path.Option{path.AllowPrereleases()}
-			_, err := path.ResolveState(c, from, to, opts...)
+			_, err := path.Resolve(c, from, to, opts...)
 			if err == nil {
 				continue
 			}
-			var se *path.StateNoRouteError
+			var se *path.NoRouteError
 			require.True(t, errors.As(err, &se), "%v\n%s", err, msg)
-			_, errAll := path.ResolveState(c, from, to, append(opts, path.AcceptRisks(names...))...)
+			_, errAll := path.Resolve(c, from, to, append(opts, path.AcceptRisks(names...))...)
 			if errAll != nil {
 				none++
 				require.Empty(t, se.Relaxations, "no risk gives a route, yet: %v\n%s", err, msg)
@@ -542,12 +562,12 @@ func TestPropertyStateRelaxations(t *testing.T) {
 			}
 			needed++
 			require.NotEmpty(t, se.Risks, "accepting every risk gives a route, but the error names none: %v\n%s", err, msg)
-			r, err := path.ResolveState(c, from, to, append(opts, path.AcceptRisks(se.Risks...))...)
+			r, err := path.Resolve(c, from, to, append(opts, path.AcceptRisks(se.Risks...))...)
 			require.NoError(t, err, "accepting %v\n%s", se.Risks, msg)
 			require.Equal(t, steps(r), steps(se.Relaxed), "the route the relaxations give\n%s", msg)
 			for i := range se.Risks {
 				fewer := slices.Delete(slices.Clone(se.Risks), i, i+1)
-				_, err := path.ResolveState(c, from, to, append(opts, path.AcceptRisks(fewer...))...)
+				_, err := path.Resolve(c, from, to, append(opts, path.AcceptRisks(fewer...))...)
 				require.ErrorIs(t, err, path.ErrNoRoute, "accepting %v only still gives a route: %v is not needed\n%s", fewer, se.Risks[i], msg)
 			}
 		}

@@ -60,9 +60,9 @@ func TestStarlingXChangeTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := path.ResolveState(c, state(t, tt.from), state(t, tt.to))
+			r, err := path.Resolve(c, state(t, tt.from), state(t, tt.to))
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, steps(r), "ResolveState(%s, %s)", tt.from, tt.to)
+			assert.Equal(t, tt.want, steps(r), "Resolve(%s, %s)", tt.from, tt.to)
 			// Every state entered is allowed, and the route ends on the target.
 			for _, s := range r.States()[1:] {
 				p, _ := c.ReleaseOn("platform", s["platform"])
@@ -77,26 +77,26 @@ func TestStarlingXChangeTypes(t *testing.T) {
 	}
 }
 
-func TestResolveStateErrors(t *testing.T) {
+func TestResolveTracksErrors(t *testing.T) {
 	c, err := release.LoadDir("../testdata/two-track")
 	require.NoError(t, err)
 
 	// The target state itself is not allowed.
-	_, err = path.ResolveState(c, state(t, "platform=13.01.0,kubernetes=v1.33.0"), state(t, "platform=13.01.0,kubernetes=v1.35.0"))
+	_, err = path.Resolve(c, state(t, "platform=13.01.0,kubernetes=v1.33.0"), state(t, "platform=13.01.0,kubernetes=v1.35.0"))
 	require.ErrorIs(t, err, path.ErrNoRoute)
-	var se *path.StateNoRouteError
+	var se *path.NoRouteError
 	require.True(t, errors.As(err, &se))
-	assert.True(t, se.Target)
+	assert.True(t, se.TargetNotAllowed)
 	assert.Contains(t, err.Error(), "the target state is not allowed: platform 13.01.0 supports kubernetes >= v1.32.0, < v1.34.0, not v1.35.0")
 
 	// Compatibility blocks every sequence: 13.01.1 cannot go to 27.03.0,
 	// and a kubernetes v1.32 system must reach v1.35 under 13.01.x.
-	_, err = path.ResolveState(c, state(t, "platform=13.01.1,kubernetes=v1.33.0"), state(t, "platform=13.01.1,kubernetes=v1.34.0"))
+	_, err = path.Resolve(c, state(t, "platform=13.01.1,kubernetes=v1.33.0"), state(t, "platform=13.01.1,kubernetes=v1.34.0"))
 	require.True(t, errors.As(err, &se))
-	assert.True(t, se.Target)
+	assert.True(t, se.TargetNotAllowed)
 
 	// One track cannot reach its target: the error names its missing rule.
-	_, err = path.ResolveState(c, state(t, "platform=27.03.0,kubernetes=v1.35.0"), state(t, "platform=13.01.2"))
+	_, err = path.Resolve(c, state(t, "platform=27.03.0,kubernetes=v1.35.0"), state(t, "platform=13.01.2"))
 	require.True(t, errors.As(err, &se))
 	assert.Equal(t, "platform", se.Track)
 	var nr *path.NoRouteError
@@ -105,9 +105,9 @@ func TestResolveStateErrors(t *testing.T) {
 
 	// Every track reaches its target alone, but no sequence is allowed.
 	// (The current state need not be allowed: 27.03.0 runs v1.33 and later.)
-	_, err = path.ResolveState(c, state(t, "platform=27.03.0,kubernetes=v1.32.0"), state(t, "kubernetes=v1.32.1"))
+	_, err = path.Resolve(c, state(t, "platform=27.03.0,kubernetes=v1.32.0"), state(t, "kubernetes=v1.32.1"))
 	require.True(t, errors.As(err, &se))
-	assert.False(t, se.Target)
+	assert.False(t, se.TargetNotAllowed)
 	assert.Empty(t, se.Track)
 	assert.Equal(t, "path: no route from kubernetes=v1.32.0,platform=27.03.0 to kubernetes=v1.32.1: "+
 		"the current state is not allowed (platform 27.03.0 supports kubernetes >= v1.33.0, < v1.36.0, not v1.32.0); every track reaches its target, "+
@@ -116,27 +116,27 @@ func TestResolveStateErrors(t *testing.T) {
 
 	// A kubernetes target the old line cannot run moves the platform as
 	// needed, in the StarlingX order.
-	r, err := path.ResolveState(c, state(t, "platform=13.01.0,kubernetes=v1.32.0"), state(t, "kubernetes=v1.35.0"))
+	r, err := path.Resolve(c, state(t, "platform=13.01.0,kubernetes=v1.32.0"), state(t, "kubernetes=v1.35.0"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"platform 13.01.2", "kubernetes v1.33.1", "kubernetes v1.34.1", "platform 27.03.0", "kubernetes v1.35.0"}, steps(r))
 
 	// Unknown tracks list the catalog's tracks.
-	_, err = path.ResolveState(c, state(t, "platform=13.01.0,kubernets=v1.33.0"), state(t, "platform=13.01.2"))
+	_, err = path.Resolve(c, state(t, "platform=13.01.0,kubernets=v1.33.0"), state(t, "platform=13.01.2"))
 	require.ErrorIs(t, err, path.ErrUnknownTrack)
 	assert.EqualError(t, err, `path: unknown track "kubernets": the catalog's tracks: kubernetes, platform`)
-	_, err = path.ResolveState(c, state(t, "platform=13.01.0"), state(t, "kubernetes=v1.34.0"))
+	_, err = path.Resolve(c, state(t, "platform=13.01.0"), state(t, "kubernetes=v1.34.0"))
 	require.ErrorIs(t, err, path.ErrInvalidOption)
-	_, err = path.ResolveState(c, state(t, "platform=13.01.9,kubernetes=v1.33.0"), state(t, "platform=13.01.2"))
+	_, err = path.Resolve(c, state(t, "platform=13.01.9,kubernetes=v1.33.0"), state(t, "platform=13.01.2"))
 	require.ErrorIs(t, err, path.ErrUnknownVersion)
 	assert.Contains(t, err.Error(), "on track platform")
 }
 
 // A current state that leaves out a track tied to one it names (Supports,
 // either way) cannot keep to it: platform=13.01.2 alone went straight to
-// 27.03.0, which needs kubernetes >= v1.33. ResolveState refuses it, as a
+// 27.03.0, which needs kubernetes >= v1.33. Resolve refuses it, as a
 // one-track query is refused; a target naming only some tracks stays
 // allowed.
-func TestResolveStateCurrentLeavesOutTiedTrack(t *testing.T) {
+func TestResolveTracksCurrentLeavesOutTiedTrack(t *testing.T) {
 	c, err := release.LoadDir("../testdata/two-track")
 	require.NoError(t, err)
 	tests := []struct {
@@ -146,13 +146,13 @@ func TestResolveStateCurrentLeavesOutTiedTrack(t *testing.T) {
 	}{
 		{"platform without its kubernetes", "platform=13.01.2", "platform=27.03.0",
 			"path: invalid option: the current state leaves out track kubernetes, tied to track platform (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): " +
-				"give its version in the current state (the current argument of ResolveState): platform=13.01.2,kubernetes=VERSION"},
+				"give its version in the current state (the current argument of Resolve): platform=13.01.2,kubernetes=VERSION"},
 		{"platform without its kubernetes, a patch", "platform=13.01.0", "platform=13.01.2",
 			"path: invalid option: the current state leaves out track kubernetes, tied to track platform (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): " +
-				"give its version in the current state (the current argument of ResolveState): platform=13.01.0,kubernetes=VERSION"},
+				"give its version in the current state (the current argument of Resolve): platform=13.01.0,kubernetes=VERSION"},
 		{"kubernetes without the platform that constrains it", "kubernetes=v1.33.0", "kubernetes=v1.35.0",
 			"path: invalid option: the current state leaves out track platform, tied to track kubernetes (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): " +
-				"give its version in the current state (the current argument of ResolveState): kubernetes=v1.33.0,platform=VERSION"},
+				"give its version in the current state (the current argument of Resolve): kubernetes=v1.33.0,platform=VERSION"},
 		{"both tracks, a target naming one", "platform=13.01.2,kubernetes=v1.33.0", "platform=27.03.0", ""},
 		{"both tracks, a target naming the other", "platform=13.01.2,kubernetes=v1.33.0", "kubernetes=v1.34.1", ""},
 	}
@@ -165,22 +165,22 @@ func TestResolveStateCurrentLeavesOutTiedTrack(t *testing.T) {
 	}
 	three, err := release.NewCatalog(rels, nil, []release.UpgradePath{{Name: "a", Track: "a", Rules: []release.Rule{rule("v1.0", "v1.1")}}})
 	require.NoError(t, err)
-	_, err = path.ResolveState(three, state(t, "a=v1.0"), state(t, "a=v1.1"))
+	_, err = path.Resolve(three, state(t, "a=v1.0"), state(t, "a=v1.1"))
 	require.ErrorIs(t, err, path.ErrInvalidOption)
 	assert.EqualError(t, err, "path: invalid option: the current state leaves out tracks b, tied to track a (release v1.0 on track a supports b >= v1.0); "+
-		"c, tied to track a (release v1.0 on track a supports c >= v2.0): give their versions in the current state (the current argument of ResolveState): a=v1.0,b=VERSION,c=VERSION")
-	_, err = path.ResolveState(three, state(t, "a=v1.0,b=v1.0,c=v2.0"), state(t, "a=v1.1"))
+		"c, tied to track a (release v1.0 on track a supports c >= v2.0): give their versions in the current state (the current argument of Resolve): a=v1.0,b=VERSION,c=VERSION")
+	_, err = path.Resolve(three, state(t, "a=v1.0,b=v1.0,c=v2.0"), state(t, "a=v1.1"))
 	require.NoError(t, err, "every tied track named")
 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := path.ResolveState(c, state(t, tt.from), state(t, tt.to))
+			r, err := path.Resolve(c, state(t, tt.from), state(t, tt.to))
 			if tt.err == "" {
-				require.NoError(t, err, "ResolveState(%s, %s)", tt.from, tt.to)
+				require.NoError(t, err, "Resolve(%s, %s)", tt.from, tt.to)
 				assert.NotEmpty(t, r.Hops)
 				return
 			}
-			require.ErrorIs(t, err, path.ErrInvalidOption, "ResolveState(%s, %s) = %v, want a refusal", tt.from, tt.to, r)
+			require.ErrorIs(t, err, path.ErrInvalidOption, "Resolve(%s, %s) = %v, want a refusal", tt.from, tt.to, r)
 			assert.EqualError(t, err, tt.err)
 		})
 	}
@@ -191,8 +191,8 @@ func TestParseState(t *testing.T) {
 		{in: "platform=13.01.0,kubernetes=v1.33.0", want: "kubernetes=v1.33.0,platform=13.01.0"},
 		{in: " platform = 13.01.0 ", want: "platform=13.01.0"},
 		{in: "v26.06", want: "v26.06"},
-		{in: "", err: "empty state"},
-		{in: "platform=13.01.0,v1.33", err: `"v1.33" is not track=version`},
+		{in: "", err: `path: empty state: want a version ("v26.09") or one version per track ("platform=27.03.0,kubernetes=v1.34.1")`},
+		{in: "platform=13.01.0,v1.33", err: `path: invalid state "platform=13.01.0,v1.33": part 2, "v1.33", is not track=version: a state of several tracks names the track of each version`},
 		{in: "platform=13.01.0,platform=13.01.1", err: `track "platform" is given twice`},
 		{in: "platform=x", err: `track "platform": release: invalid version "x"`},
 		{in: "k8s.io/x=v1.2", err: `path: invalid state "k8s.io/x=v1.2": track "k8s.io/x" holds "/"; a track name takes only letters, digits, ".", "_" and "-"`},
@@ -209,33 +209,43 @@ func TestParseState(t *testing.T) {
 }
 
 // Regression: a version asked for on a track with no releases said "the
-// track has no releases" without naming the catalog's tracks.
+// track has no releases" without naming the catalog's tracks. A bare
+// version is the state of the one track that has it, so Resolve names the
+// track it leaves out; an Index of the default track names the track that
+// has the version.
 func TestUnknownVersionNamesTracks(t *testing.T) {
 	c, err := release.LoadDir("../testdata/two-track")
 	require.NoError(t, err)
-	_, err = path.Resolve(c, v("13.01.0"), v("27.03.0"))
+	_, err = path.Resolve(c, at(v("13.01.0")), at(v("27.03.0")))
+	require.ErrorIs(t, err, path.ErrInvalidOption)
+	assert.EqualError(t, err, `path: invalid option: the current state leaves out track kubernetes, tied to track platform (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): give its version in the current state (the current argument of Resolve): platform=13.01.0,kubernetes=VERSION`)
+	ix, err := path.NewIndex(c)
+	require.NoError(t, err)
+	_, err = ix.Resolve(v("13.01.0"), v("27.03.0"))
 	require.ErrorIs(t, err, path.ErrUnknownVersion)
 	assert.EqualError(t, err, `path: unknown current version 13.01.0: 13.01.0 is a version of track platform, not of this one; give a state, one version per track (the command line: --from platform=13.01.0,...)`)
-	_, err = path.Resolve(c, v("v1.33.0"), v("v9.9"))
+	_, err = ix.Resolve(v("v1.33.0"), v("v9.9"))
 	assert.EqualError(t, err, `path: unknown current version v1.33.0: v1.33.0 is a version of track kubernetes, not of this one; give a state, one version per track (the command line: --from kubernetes=v1.33.0,...)`)
 }
 
 // A one-track route on a track that another track's versions constrain
 // (Release.Supports) cannot keep to them: it went from platform 13.01.0 to
-// 27.03.1 whatever Kubernetes version ran. Resolve, Targets and NewIndex
-// refuse it and point at ResolveState.
+// 27.03.1 whatever Kubernetes version ran. Resolve and Targets refuse a
+// state that leaves out the tied track, and NewIndex an index of it.
 func TestOneTrackRefusedWhereTracksAreTied(t *testing.T) {
 	c, err := release.LoadDir("../testdata/two-track")
 	require.NoError(t, err)
-	const want = `path: invalid option: track platform is tied to track kubernetes (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): a route on one track cannot keep to it; resolve across tracks with ResolveState (the command line: --from platform=VERSION,kubernetes=VERSION)`
-	_, err = path.Resolve(c, v("13.01.0"), v("27.03.1"), path.WithTrack("platform"))
+	const want = `path: invalid option: the current state leaves out track kubernetes, tied to track platform (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): give its version in the current state (the current argument of Resolve): platform=13.01.0,kubernetes=VERSION`
+	_, err = path.Resolve(c, path.State{"platform": v("13.01.0")}, path.State{"platform": v("27.03.1")})
 	require.ErrorIs(t, err, path.ErrInvalidOption)
 	assert.EqualError(t, err, want)
-	_, err = path.Targets(c, v("13.01.0"), path.WithTrack("platform"))
+	_, err = path.Targets(c, path.State{"platform": v("13.01.0")})
 	assert.EqualError(t, err, want)
-	_, err = path.Resolve(c, v("v1.33.0"), v("v1.34.0"), path.WithTrack("kubernetes"))
-	assert.ErrorContains(t, err, "track kubernetes is tied to track platform")
-	r, err := path.ResolveState(c, path.State{"platform": v("13.01.0"), "kubernetes": v("v1.33.0")}, path.State{"platform": v("27.03.1")})
+	_, err = path.Resolve(c, path.State{"kubernetes": v("v1.33.0")}, path.State{"kubernetes": v("v1.34.0")})
+	assert.ErrorContains(t, err, "the current state leaves out track platform, tied to track kubernetes")
+	_, err = path.NewIndex(c, path.WithTrack("platform"))
+	assert.EqualError(t, err, `path: invalid option: track platform is tied to track kubernetes (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): a route on one track cannot keep to it; resolve across tracks with Resolve, a state naming both (the command line: --from platform=VERSION,kubernetes=VERSION)`)
+	r, err := path.Resolve(c, path.State{"platform": v("13.01.0"), "kubernetes": v("v1.33.0")}, path.State{"platform": v("27.03.1")})
 	require.NoError(t, err)
 	assert.NotEmpty(t, r.Hops)
 }
@@ -266,9 +276,9 @@ func FuzzParseState(f *testing.F) {
 	})
 }
 
-// Within one track, ResolveState breaks ties as Resolve does (the highest
+// Within one track, Resolve across tracks breaks ties as Resolve does (the highest
 // version); the smallest change decides only between tracks.
-func TestResolveStateTieBreakWithinTrack(t *testing.T) {
+func TestResolveTracksTieBreakWithinTrack(t *testing.T) {
 	rels := []release.Release{
 		{Name: "a1", Version: v("v1.0"), Track: "a"}, {Name: "a2", Version: v("v1.0.1"), Track: "a"},
 		{Name: "a3", Version: v("v2.0"), Track: "a"}, {Name: "a4", Version: v("v3.0"), Track: "a"},
@@ -279,9 +289,9 @@ func TestResolveStateTieBreakWithinTrack(t *testing.T) {
 	}}}
 	c, err := release.NewCatalog(rels, nil, paths)
 	require.NoError(t, err)
-	one, err := path.Resolve(c, v("v1.0"), v("v3.0"), path.WithTrack("a"))
+	one, err := path.Resolve(c, path.State{"a": v("v1.0")}, path.State{"a": v("v3.0")})
 	require.NoError(t, err)
-	r, err := path.ResolveState(c, state(t, "a=v1.0,b=v1.0"), state(t, "a=v3.0"))
+	r, err := path.Resolve(c, state(t, "a=v1.0,b=v1.0"), state(t, "a=v3.0"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v1.0", "v2.0", "v3.0"}, hopsOf(one))
 	assert.Equal(t, []string{"a v2.0", "a v3.0"}, steps(r), "the one-track rule: the highest version")
@@ -292,7 +302,7 @@ func TestResolveStateTieBreakWithinTrack(t *testing.T) {
 // is the version of the one track that has it; when none has it or
 // several do, the error says so and how to name the track.
 // Regression: it was `unknown track "": the catalog's tracks: ...`.
-func TestResolveStateVersionWithoutTrack(t *testing.T) {
+func TestResolveTracksVersionWithoutTrack(t *testing.T) {
 	two, err := release.LoadDir("../testdata/two-track")
 	require.NoError(t, err)
 	rels := []release.Release{
@@ -336,16 +346,16 @@ func TestResolveStateVersionWithoutTrack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := path.ResolveState(tt.c, state(t, tt.from), state(t, tt.to))
+			r, err := path.Resolve(tt.c, state(t, tt.from), state(t, tt.to))
 			if tt.err != "" {
 				require.ErrorIs(t, err, tt.is)
 				assert.EqualError(t, err, tt.err)
 				return
 			}
-			require.NoError(t, err, "ResolveState(%s, %s)", tt.from, tt.to)
-			want, err := path.ResolveState(tt.c, state(t, tt.from), state(t, tt.same))
+			require.NoError(t, err, "Resolve(%s, %s)", tt.from, tt.to)
+			want, err := path.Resolve(tt.c, state(t, tt.from), state(t, tt.same))
 			require.NoError(t, err)
-			assert.Equal(t, want, r, "ResolveState(%s, %s), want the route to %s", tt.from, tt.to, tt.same)
+			assert.Equal(t, want, r, "Resolve(%s, %s), want the route to %s", tt.from, tt.to, tt.same)
 			for tr, v := range state(t, tt.same) {
 				assert.Equal(t, v.String(), r.ToState[tr].String(), "track %s of the route's target state %s", tr, r.ToState)
 			}
@@ -381,7 +391,7 @@ func twoTracks(t testing.TB, pv, kv []string, sup map[string]string, pRules, kRu
 // that compatibility blocks every sequence. The relaxations are found over
 // the states: a minimal set, each needed, in route order, with the route
 // it gives.
-func TestResolveStateRelaxations(t *testing.T) {
+func TestResolveTracksRelaxations(t *testing.T) {
 	pv, kv := []string{"v1.0.0", "v2.0.0"}, []string{"v1.0", "v1.1", "v1.2"}
 	sup := map[string]string{"v1.0.0": ">= v1.0, < v1.2", "v2.0.0": ">= v1.1"}
 	tests := []struct {
@@ -418,14 +428,14 @@ func TestResolveStateRelaxations(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := twoTracks(t, pv, kv, sup, tt.pRules, tt.kRules)
 			from, to := state(t, "p=v1.0.0,k=v1.0"), state(t, "p=v2.0.0,k=v1.2")
-			_, err := path.ResolveState(c, from, to, tt.opts...)
-			var se *path.StateNoRouteError
-			require.True(t, errors.As(err, &se), "ResolveState(%s, %s) = %v, want a *StateNoRouteError", from, to, err)
+			_, err := path.Resolve(c, from, to, tt.opts...)
+			var se *path.NoRouteError
+			require.True(t, errors.As(err, &se), "Resolve(%s, %s) = %v, want a *NoRouteError", from, to, err)
 			var got []string
 			for _, r := range se.Relaxations {
 				got = append(got, r.String())
 			}
-			assert.Equal(t, tt.want, got, "ResolveState(%s, %s): relaxations", from, to)
+			assert.Equal(t, tt.want, got, "Resolve(%s, %s): relaxations", from, to)
 			assert.Contains(t, err.Error(), tt.text)
 			if tt.want == nil {
 				assert.Nil(t, se.Relaxed)
@@ -434,12 +444,12 @@ func TestResolveStateRelaxations(t *testing.T) {
 			require.NotNil(t, se.Relaxed, "the route the relaxations give")
 			assert.Equal(t, tt.relaxed, steps(se.Relaxed))
 			// The relaxations give that route, and each one is needed.
-			r, err := path.ResolveState(c, from, to, append(slices.Clone(tt.opts), path.AcceptRisks(se.Risks...))...)
+			r, err := path.Resolve(c, from, to, append(slices.Clone(tt.opts), path.AcceptRisks(se.Risks...))...)
 			require.NoError(t, err, "with %v", se.Risks)
 			assert.Equal(t, tt.relaxed, steps(r))
 			for i := range se.Risks {
 				fewer := slices.Delete(slices.Clone(se.Risks), i, i+1)
-				_, err := path.ResolveState(c, from, to, append(slices.Clone(tt.opts), path.AcceptRisks(fewer...))...)
+				_, err := path.Resolve(c, from, to, append(slices.Clone(tt.opts), path.AcceptRisks(fewer...))...)
 				assert.ErrorIs(t, err, path.ErrNoRoute, "accepting %v only, want no route", fewer)
 			}
 		})
@@ -449,7 +459,7 @@ func TestResolveStateRelaxations(t *testing.T) {
 // Regression (issue 25): the multi-track message listed one line per
 // version a constraint refused (near duplicates, the constraint repeated),
 // and never said that the current state itself is not allowed.
-func TestStateNoRouteMessage(t *testing.T) {
+func TestNoRouteMessageTracks(t *testing.T) {
 	var kv []string
 	for i := range 21 {
 		kv = append(kv, fmt.Sprintf("v1.%d", i))
@@ -474,25 +484,64 @@ func TestStateNoRouteMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := path.ResolveState(c, state(t, tt.from), state(t, tt.to))
+			_, err := path.Resolve(c, state(t, tt.from), state(t, tt.to))
 			require.ErrorIs(t, err, path.ErrNoRoute)
-			assert.Equal(t, tt.want, err.Error(), "ResolveState(%s, %s)", tt.from, tt.to)
+			assert.Equal(t, tt.want, err.Error(), "Resolve(%s, %s)", tt.from, tt.to)
 		})
 	}
 }
 
 // A target that only a risky edge of another track makes allowed is not
 // ruled out before the search: the error names the risk.
-func TestResolveStateStaticLeavesRelaxations(t *testing.T) {
+func TestResolveTracksStaticLeavesRelaxations(t *testing.T) {
 	c := twoTracks(t, []string{"v1.0.0", "v2.0.0"}, []string{"v1.0", "v1.1"}, map[string]string{"v1.0.0": "*", "v2.0.0": ">= v1.1"},
 		[]release.Rule{rule("v1.0.0", "v2.0.0")}, []release.Rule{rule("v1.0", "v1.1", risks("etcd-migration"))})
 	from, to := state(t, "p=v1.0.0,k=v1.0"), state(t, "p=v2.0.0")
-	_, err := path.ResolveState(c, from, to)
-	var se *path.StateNoRouteError
-	require.True(t, errors.As(err, &se), "ResolveState(%s, %s) = %v, want a *StateNoRouteError", from, to, err)
-	assert.Equal(t, []string{"etcd-migration"}, se.Risks, "ResolveState(%s, %s): %v", from, to, err)
+	_, err := path.Resolve(c, from, to)
+	var se *path.NoRouteError
+	require.True(t, errors.As(err, &se), "Resolve(%s, %s) = %v, want a *NoRouteError", from, to, err)
+	assert.Equal(t, []string{"etcd-migration"}, se.Risks, "Resolve(%s, %s): %v", from, to, err)
 	assert.Empty(t, se.Static)
-	r, err := path.ResolveState(c, from, to, path.AcceptRisks(se.Risks...))
+	r, err := path.Resolve(c, from, to, path.AcceptRisks(se.Risks...))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"k v1.1", "p v2.0.0"}, steps(r))
+}
+
+// Targets of a state across tracks: every version of each track that
+// Resolve reaches, by track then version, each with the route Resolve
+// returns; from the newest state, none (a *NoRouteError of the states).
+func TestTargetsTracks(t *testing.T) {
+	c, err := release.LoadDir("../testdata/two-track")
+	require.NoError(t, err)
+	from := state(t, "platform=13.01.0,kubernetes=v1.33.0")
+	ts, err := path.Targets(c, from)
+	require.NoError(t, err)
+	require.NotEmpty(t, ts)
+	var got []string
+	for i, tg := range ts {
+		got = append(got, tg.Track+"="+tg.Version.String())
+		if i > 0 {
+			prev := ts[i-1]
+			assert.True(t, prev.Track < tg.Track || prev.Track == tg.Track && prev.Version.Compare(tg.Version) < 0, "Targets(%s): %s before %s, want by track then version", from, got[i-1], got[i])
+		}
+		want, err := path.Resolve(c, from, tg.State())
+		require.NoError(t, err, "Resolve(%s, %s)", from, tg.State())
+		assert.Equal(t, want, tg.Route(), "Targets(%s): the route to %s", from, tg.State())
+		assert.Equal(t, len(want.Hops), tg.Hops, "Targets(%s): hops to %s", from, tg.State())
+		assert.Equal(t, want.Hops[0], *tg.Next(), "Targets(%s): next hop to %s", from, tg.State())
+		assert.Equal(t, want.Hops[len(want.Hops)-1], *tg.Last(), "Targets(%s): last hop to %s", from, tg.State())
+	}
+	assert.Contains(t, got, "platform=27.03.0", "Targets(%s)", from)
+	assert.Contains(t, got, "kubernetes=v1.34.1", "Targets(%s)", from)
+
+	last := path.State{}
+	for _, tr := range []string{"platform", "kubernetes"} {
+		vs := c.TrackVersions(tr)
+		last[tr] = vs[len(vs)-1]
+	}
+	_, err = path.Targets(c, last)
+	var nr *path.NoRouteError
+	require.True(t, errors.As(err, &nr), "Targets(%s) = %v, want a *NoRouteError", last, err)
+	assert.Equal(t, last, nr.FromState)
+	assert.EqualError(t, err, "path: no version of tracks kubernetes, platform is reachable from "+last.String())
 }

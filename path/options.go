@@ -11,7 +11,8 @@ import (
 // ErrInvalidOption is matched (errors.Is) by the errors of options that
 // cannot apply: an invalid or duplicate guard, an override of an unknown or
 // mandatory guard, a channel no version lists, or a track or guard option
-// given to a query of a built Index (or a track to ResolveState).
+// given to a query of a built Index (or a track to Resolve or Targets, whose
+// states name the tracks).
 var ErrInvalidOption = errors.New("path: invalid option")
 
 // Option configures Resolve, Targets and NewIndex.
@@ -29,10 +30,10 @@ type options struct {
 	channel     string
 	channelSet  bool
 	prereleases bool
-	// acrossTracks marks the per-track indexes ResolveState builds: the
+	// acrossTracks marks the per-track indexes Resolve and Targets build: the
 	// constraints between tracks are its to check.
 	acrossTracks bool
-	// stateLimit, when positive, replaces ResolveState's limit on the
+	// stateLimit, when positive, replaces Resolve's limit on the
 	// states a search settles (for tests).
 	stateLimit int
 }
@@ -47,8 +48,10 @@ func collect(opts []Option) options {
 	return o
 }
 
-// WithTrack selects the release track whose releases and UpgradePaths are
-// used. The default is "", the default track. The last WithTrack wins.
+// WithTrack selects the track of an Index (NewIndex): the release track
+// whose releases and UpgradePaths it holds. The default is "", the default
+// track. The last WithTrack wins. Resolve and Targets refuse it: their
+// states name the tracks.
 func WithTrack(track string) Option {
 	return func(o *options) { o.track, o.trackSet = track, true }
 }

@@ -27,6 +27,24 @@ var riskNames = []string{"r1", "r2", "r3"}
 // releases, a kubernetes-master version each) with random rules and flags,
 // and random options.
 func genSpec(rng *rand.Rand, n, maxRules int) (spec, refOpts) {
+	s := spec{Versions: genVersions(rng, n), K8s: map[string]string{}}
+	for _, ver := range s.Versions {
+		if rng.IntN(10) > 0 {
+			s.K8s[ver] = fmt.Sprintf("v1.%d.%d", 30+rng.IntN(5), rng.IntN(3))
+		}
+	}
+	pick := func() string { return s.Versions[rng.IntN(n)] }
+	for range rng.IntN(maxRules + 1) {
+		s.Rules = append(s.Rules, genRule(rng, pick))
+	}
+	var channels map[string]bool
+	s.Infos, channels = genInfos(rng, s.Versions)
+	return s, genOptions(rng, channels)
+}
+
+// genVersions returns n versions of a shuffled pool of releases,
+// prereleases and patch releases.
+func genVersions(rng *rand.Rand, n int) []string {
 	var pool []string
 	for m := 0; len(pool) < 3*n; m++ {
 		maj := 1 + m/20
@@ -39,50 +57,55 @@ func genSpec(rng *rand.Rand, n, maxRules int) (spec, refOpts) {
 		}
 	}
 	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
-	s := spec{Versions: pool[:n], K8s: map[string]string{}}
-	for _, ver := range s.Versions {
-		if rng.IntN(10) > 0 {
-			s.K8s[ver] = fmt.Sprintf("v1.%d.%d", 30+rng.IntN(5), rng.IntN(3))
-		}
+	return pool[:n]
+}
+
+// genRule returns a rule between versions pick gives: an exact from, a
+// range, "*", or an alternative; sometimes blocked, deprecated, risky or
+// with a check.
+func genRule(rng *rand.Rand, pick func() string) release.Rule {
+	var from string
+	switch k := rng.IntN(20); {
+	case k < 10:
+		from = pick()
+	case k < 15:
+		from = ">= " + pick() + ", < " + pick()
+	case k < 16:
+		from = "*"
+	case k < 18:
+		from = "> " + pick()
+	case k < 19:
+		from = pick() + " || " + pick()
+	default:
+		from = "<= " + pick() + ", != " + pick()
 	}
-	pick := func() string { return s.Versions[rng.IntN(n)] }
-	for range rng.IntN(maxRules + 1) {
-		var from string
-		switch k := rng.IntN(20); {
-		case k < 10:
-			from = pick()
-		case k < 15:
-			from = ">= " + pick() + ", < " + pick()
-		case k < 16:
-			from = "*"
-		case k < 18:
-			from = "> " + pick()
-		case k < 19:
-			from = pick() + " || " + pick()
-		default:
-			from = "<= " + pick() + ", != " + pick()
-		}
-		r := rule(from, pick())
-		if rng.IntN(10) == 0 {
-			r.Blocked = "blocked"
-		}
-		if rng.IntN(5) == 0 {
-			r.Deprecated = "deprecated"
-		}
-		if rng.IntN(6) == 0 {
-			for _, name := range riskNames {
-				if rng.IntN(2) == 0 {
-					r.Risks = append(r.Risks, release.Risk{Name: name})
-				}
+	r := rule(from, pick())
+	if rng.IntN(10) == 0 {
+		r.Blocked = "blocked"
+	}
+	if rng.IntN(5) == 0 {
+		r.Deprecated = "deprecated"
+	}
+	if rng.IntN(6) == 0 {
+		for _, name := range riskNames {
+			if rng.IntN(2) == 0 {
+				r.Risks = append(r.Risks, release.Risk{Name: name})
 			}
 		}
-		if rng.IntN(3) == 0 {
-			r.PreChecks = []release.Check{{Name: fmt.Sprintf("check-%d", rng.IntN(100)), Required: true}}
-		}
-		s.Rules = append(s.Rules, r)
 	}
+	if rng.IntN(3) == 0 {
+		r.PreChecks = []release.Check{{Name: fmt.Sprintf("check-%d", rng.IntN(100)), Required: true}}
+	}
+	return r
+}
+
+// genInfos returns the versions list of an UpgradePath: some versions
+// not installable or deprecated, each in channels stable and fast or not;
+// and the channels it names.
+func genInfos(rng *rand.Rand, versions []string) ([]release.VersionInfo, map[string]bool) {
+	var infos []release.VersionInfo
 	channels := map[string]bool{}
-	for _, ver := range s.Versions {
+	for _, ver := range versions {
 		vi := release.VersionInfo{Version: v(ver)}
 		switch rng.IntN(10) {
 		case 0:
@@ -96,8 +119,14 @@ func genSpec(rng *rand.Rand, n, maxRules int) (spec, refOpts) {
 				channels[ch] = true
 			}
 		}
-		s.Infos = append(s.Infos, vi)
+		infos = append(infos, vi)
 	}
+	return infos, channels
+}
+
+// genOptions returns random options: prereleases or a channel, accepted
+// risks, a mandatory or overridable guard.
+func genOptions(rng *rand.Rand, channels map[string]bool) refOpts {
 	o := refOpts{accept: map[string]bool{}, overrides: map[string]bool{}}
 	switch rng.IntN(4) {
 	case 0:
@@ -124,7 +153,7 @@ func genSpec(rng *rand.Rand, n, maxRules int) (spec, refOpts) {
 			o.overrides[g.Name] = true
 		}
 	}
-	return s, o
+	return o
 }
 
 func iterations(t *testing.T, full, short int) int {

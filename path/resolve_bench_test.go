@@ -64,47 +64,8 @@ func benchSetup(b *testing.B) *benchData {
 			d.versions[i] = benchVersion(i)
 			rels[i] = release.Release{Name: fmt.Sprintf("r%d", i), Version: d.versions[i]}
 		}
-		// Jumps are log-uniform in [1, 2000]: most rules go a few versions
-		// ahead, some far, as release lines do.
-		jump := func() int { return int(math.Exp(rng.Float64() * math.Log(2000))) }
-		type ruleSpan struct{ lo, hi, to int } // from versions [lo, hi)
-		spans := make([]ruleSpan, 0, benchRules)
-		for len(d.rules) < benchRules {
-			var r release.Rule
-			var sp ruleSpan
-			switch k := rng.IntN(100); {
-			case k < 69: // exact upgrade
-				sp.lo = rng.IntN(benchVersions)
-				sp.hi, sp.to = sp.lo+1, sp.lo+jump()
-				r.From = release.ExactConstraint(d.versions[sp.lo])
-			case k < 70: // explicit downgrade
-				sp.lo = rng.IntN(benchVersions)
-				sp.hi, sp.to = sp.lo+1, sp.lo-1-rng.IntN(20)
-				r.From = release.ExactConstraint(d.versions[sp.lo])
-			default: // range of 2 to 16 versions
-				sp.lo = rng.IntN(benchVersions)
-				sp.hi = sp.lo + 2 + rng.IntN(15)
-				sp.to = sp.hi - 1 + jump()
-				if sp.hi >= benchVersions {
-					continue
-				}
-				r.From = release.MustParseConstraint(fmt.Sprintf(">= %s, < %s", d.versions[sp.lo], d.versions[sp.hi]))
-			}
-			if sp.to < 0 || sp.to >= benchVersions {
-				continue
-			}
-			r.To = d.versions[sp.to]
-			switch k := rng.IntN(100); {
-			case k < 3:
-				r.Blocked = "generated"
-			case k < 8:
-				r.Deprecated = "generated"
-			case k < 10:
-				r.Risks = []release.Risk{{Name: "generated"}}
-			}
-			d.rules = append(d.rules, r)
-			spans = append(spans, sp)
-		}
+		var spans []benchSpan
+		d.rules, spans = benchRuleSet(rng, d.versions)
 		for _, n := range []int{benchRules / 2, benchRules} {
 			c, err := release.NewCatalog(rels, nil, []release.UpgradePath{{Name: "bench", Rules: d.rules[:n]}})
 			if err != nil {
@@ -119,67 +80,8 @@ func benchSetup(b *testing.B) *benchData {
 		if err != nil {
 			b.Fatal(err)
 		}
-
-		// The baseline's adjacency, from the generator's own record of each
-		// rule: blocked edges out, risky edges out (no risk is accepted).
-		type key struct{ f, t int32 }
-		const seen, blocked, risky = 1, 2, 4
-		state := map[key]uint8{}
-		for i, sp := range spans {
-			r := &d.rules[i]
-			for f := sp.lo; f < sp.hi; f++ {
-				if f == sp.to || (sp.hi-sp.lo > 1 && f > sp.to) {
-					continue // a range never gives a downgrade
-				}
-				k := key{int32(f), int32(sp.to)}
-				st := state[k]
-				if st&seen == 0 { // the first rule of an edge is recorded
-					st |= seen
-					if len(r.Risks) > 0 {
-						st |= risky
-					}
-				}
-				if r.Blocked != "" { // any blocked rule closes it
-					st |= blocked
-				}
-				state[k] = st
-			}
-		}
-		d.adj = make([][]int32, benchVersions)
-		for k, st := range state {
-			if st == seen {
-				d.adj[k.f] = append(d.adj[k.f], k.t)
-			}
-		}
-		for i := range d.adj {
-			slices.Sort(d.adj[i])
-		}
-
-		// Pairs: a random source, and a random version it reaches.
-		var bs bfsState
-		bs.init(benchVersions)
-		for len(d.pairs) < benchPairs {
-			src := int32(rng.IntN(benchVersions / 2))
-			dist := bs.all(d.adj, src)
-			var reach []int32
-			for v, dd := range dist {
-				if dd > 0 {
-					reach = append(reach, int32(v))
-				}
-			}
-			if len(reach) == 0 {
-				continue
-			}
-			dst := reach[rng.IntN(len(reach))]
-			d.pairs = append(d.pairs, [2]int32{src, dst})
-			// Cross-check the two graphs on this pair: the same versions are
-			// reachable; a route may be longer than the BFS's when it avoids
-			// deprecated edges (5% of the rules), never shorter.
-			r, err := d.ix.Resolve(d.versions[src], d.versions[dst])
-			if err != nil || len(r.Hops) < int(dist[dst]) {
-				b.Fatalf("%s -> %s: index and baseline disagree: %v, BFS %d hops", d.versions[src], d.versions[dst], err, dist[dst])
-			}
-		}
+		d.adj = benchAdjacency(d.rules, spans)
+		d.benchPairs(b, rng)
 		for i := range 8 {
 			d.sources = append(d.sources, int32(i*benchVersions/16))
 		}
@@ -189,6 +91,125 @@ func benchSetup(b *testing.B) *benchData {
 		b.Fatal("benchmark setup failed")
 	}
 	return bench
+}
+
+// benchSpan is what the generator knows of a rule: it goes from the
+// versions [lo, hi) to to.
+type benchSpan struct{ lo, hi, to int }
+
+// benchRuleSet generates benchRules rules over versions: exact upgrades,
+// explicit downgrades and ranges, some blocked, deprecated or risky.
+func benchRuleSet(rng *rand.Rand, versions []release.Version) ([]release.Rule, []benchSpan) {
+	// Jumps are log-uniform in [1, 2000]: most rules go a few versions
+	// ahead, some far, as release lines do.
+	jump := func() int { return int(math.Exp(rng.Float64() * math.Log(2000))) }
+	rules := make([]release.Rule, 0, benchRules)
+	spans := make([]benchSpan, 0, benchRules)
+	for len(rules) < benchRules {
+		var r release.Rule
+		var sp benchSpan
+		switch k := rng.IntN(100); {
+		case k < 69: // exact upgrade
+			sp.lo = rng.IntN(benchVersions)
+			sp.hi, sp.to = sp.lo+1, sp.lo+jump()
+			r.From = release.ExactConstraint(versions[sp.lo])
+		case k < 70: // explicit downgrade
+			sp.lo = rng.IntN(benchVersions)
+			sp.hi, sp.to = sp.lo+1, sp.lo-1-rng.IntN(20)
+			r.From = release.ExactConstraint(versions[sp.lo])
+		default: // range of 2 to 16 versions
+			sp.lo = rng.IntN(benchVersions)
+			sp.hi = sp.lo + 2 + rng.IntN(15)
+			sp.to = sp.hi - 1 + jump()
+			if sp.hi >= benchVersions {
+				continue
+			}
+			r.From = release.MustParseConstraint(fmt.Sprintf(">= %s, < %s", versions[sp.lo], versions[sp.hi]))
+		}
+		if sp.to < 0 || sp.to >= benchVersions {
+			continue
+		}
+		r.To = versions[sp.to]
+		switch k := rng.IntN(100); {
+		case k < 3:
+			r.Blocked = "generated"
+		case k < 8:
+			r.Deprecated = "generated"
+		case k < 10:
+			r.Risks = []release.Risk{{Name: "generated"}}
+		}
+		rules = append(rules, r)
+		spans = append(spans, sp)
+	}
+	return rules, spans
+}
+
+// benchAdjacency is the baseline's adjacency, from the generator's own
+// record of each rule: blocked edges out, risky edges out (no risk is
+// accepted).
+func benchAdjacency(rules []release.Rule, spans []benchSpan) [][]int32 {
+	type key struct{ f, t int32 }
+	const seen, blocked, risky = 1, 2, 4
+	state := map[key]uint8{}
+	for i, sp := range spans {
+		r := &rules[i]
+		for f := sp.lo; f < sp.hi; f++ {
+			if f == sp.to || (sp.hi-sp.lo > 1 && f > sp.to) {
+				continue // a range never gives a downgrade
+			}
+			k := key{int32(f), int32(sp.to)}
+			st := state[k]
+			if st&seen == 0 { // the first rule of an edge is recorded
+				st |= seen
+				if len(r.Risks) > 0 {
+					st |= risky
+				}
+			}
+			if r.Blocked != "" { // any blocked rule closes it
+				st |= blocked
+			}
+			state[k] = st
+		}
+	}
+	adj := make([][]int32, benchVersions)
+	for k, st := range state {
+		if st == seen {
+			adj[k.f] = append(adj[k.f], k.t)
+		}
+	}
+	for i := range adj {
+		slices.Sort(adj[i])
+	}
+	return adj
+}
+
+// benchPairs picks benchPairs (source, reachable target) pairs: a random
+// source, and a random version it reaches, cross-checking the index with
+// the baseline on each: the same versions are reachable; a route may be
+// longer than the BFS's when it avoids deprecated edges (5% of the
+// rules), never shorter.
+func (d *benchData) benchPairs(b *testing.B, rng *rand.Rand) {
+	var bs bfsState
+	bs.init(benchVersions)
+	for len(d.pairs) < benchPairs {
+		src := int32(rng.IntN(benchVersions / 2))
+		dist := bs.all(d.adj, src)
+		var reach []int32
+		for v, dd := range dist {
+			if dd > 0 {
+				reach = append(reach, int32(v))
+			}
+		}
+		if len(reach) == 0 {
+			continue
+		}
+		dst := reach[rng.IntN(len(reach))]
+		d.pairs = append(d.pairs, [2]int32{src, dst})
+		r, err := d.ix.Resolve(d.versions[src], d.versions[dst])
+		if err != nil || len(r.Hops) < int(dist[dst]) {
+			b.Fatalf("%s -> %s: index and baseline disagree: %v, BFS %d hops", d.versions[src], d.versions[dst], err, dist[dst])
+		}
+	}
 }
 
 // bfsState is the baseline: a plain BFS with preallocated marks.

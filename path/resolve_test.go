@@ -53,7 +53,7 @@ func TestResolveTestdata(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := path.Resolve(c, v(tt.from), v(tt.to), tt.opts...)
+			r, err := path.Resolve(c, at(v(tt.from)), at(v(tt.to)), tt.opts...)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, hopsOf(r))
 			assert.Len(t, r.Hops, len(tt.want)-1)
@@ -64,7 +64,7 @@ func TestResolveTestdata(t *testing.T) {
 
 func TestResolveTestdataHopDetails(t *testing.T) {
 	c := loadTestdata(t)
-	r, err := path.Resolve(c, v("v26.03"), v("v26.09"))
+	r, err := path.Resolve(c, at(v("v26.03")), at(v("v26.09")))
 	require.NoError(t, err)
 	require.Len(t, r.Hops, 2)
 	h := r.Hops[0]
@@ -85,13 +85,13 @@ func TestResolveTestdataHopDetails(t *testing.T) {
 
 	// The hop's rule is a copy: changing it leaves the catalog alone.
 	h.Rule.PreChecks[0].Name = "changed"
-	again, err := path.Resolve(c, v("v26.03"), v("v26.09"))
+	again, err := path.Resolve(c, at(v("v26.03")), at(v("v26.09")))
 	require.NoError(t, err)
 	assert.Equal(t, "cluster-healthy", again.Hops[1].PreChecks[0].Name)
 	assert.Equal(t, "cluster-healthy", c.Rules("")[6].PreChecks[0].Name)
 
 	// A deprecated version is reported on the hop.
-	r, err = path.Resolve(c, v("v26.06"), v("v26.09-rc.1"), path.AcceptRisks("containerd-v2-config"))
+	r, err = path.Resolve(c, at(v("v26.06")), at(v("v26.09-rc.1")), path.AcceptRisks("containerd-v2-config"))
 	require.NoError(t, err)
 	assert.Equal(t, "preview build", r.Hops[0].ToDeprecated)
 	require.Len(t, r.Hops[0].Risks, 1)
@@ -100,7 +100,7 @@ func TestResolveTestdataHopDetails(t *testing.T) {
 
 func TestResolveTestdataRiskNeedsAcceptance(t *testing.T) {
 	c := loadTestdata(t)
-	_, err := path.Resolve(c, v("v26.06"), v("v26.09-rc.1"))
+	_, err := path.Resolve(c, at(v("v26.06")), at(v("v26.09-rc.1")))
 	nr := noRoute(t, err)
 	assert.Contains(t, err.Error(), "containerd-v2-config")
 	assert.Contains(t, err.Error(), "accept risk containerd-v2-config to get a route")
@@ -117,15 +117,15 @@ func TestResolveTestdataRiskNeedsAcceptance(t *testing.T) {
 	assert.False(t, nr.Downgrade)
 
 	// Accepting another risk does not help.
-	_, err = path.Resolve(c, v("v26.06"), v("v26.09-rc.1"), path.AcceptRisks("something-else"))
+	_, err = path.Resolve(c, at(v("v26.06")), at(v("v26.09-rc.1")), path.AcceptRisks("something-else"))
 	require.ErrorIs(t, err, path.ErrNoRoute)
 
 	// From v26.03 the risky edge is one hop further.
-	_, err = path.Resolve(c, v("v26.03"), v("v26.09-rc.1"))
+	_, err = path.Resolve(c, at(v("v26.03")), at(v("v26.09-rc.1")))
 	nr = noRoute(t, err)
 	assert.Equal(t, []string{"containerd-v2-config"}, nr.Risks)
 	assert.Equal(t, []string{"v26.03", "v26.06", "v26.09-rc.1"}, hopsOf(nr.Relaxed))
-	r, err := path.Resolve(c, v("v26.03"), v("v26.09-rc.1"), path.AcceptRisks(nr.Risks...))
+	r, err := path.Resolve(c, at(v("v26.03")), at(v("v26.09-rc.1")), path.AcceptRisks(nr.Risks...))
 	require.NoError(t, err)
 	assert.Equal(t, hopsOf(nr.Relaxed), hopsOf(r))
 }
@@ -133,7 +133,7 @@ func TestResolveTestdataRiskNeedsAcceptance(t *testing.T) {
 func TestResolveTestdataDowngradeRefused(t *testing.T) {
 	c := loadTestdata(t)
 	for _, p := range [][2]string{{"v26.06", "v26.03"}, {"v26.09", "v26.06"}, {"v26.06", "v26.06-rc.3"}, {"v26.06.1", "v26.06"}} {
-		_, err := path.Resolve(c, v(p[0]), v(p[1]))
+		_, err := path.Resolve(c, at(v(p[0])), at(v(p[1])))
 		nr := noRoute(t, err)
 		assert.True(t, nr.Downgrade, "%s -> %s", p[0], p[1])
 		assert.Nil(t, nr.Relaxed)
@@ -143,7 +143,7 @@ func TestResolveTestdataDowngradeRefused(t *testing.T) {
 
 func TestResolveTestdataUnknownVersion(t *testing.T) {
 	c := loadTestdata(t)
-	_, err := path.Resolve(c, v("v26.06"), v("v26.07"))
+	_, err := path.Resolve(c, at(v("v26.06")), at(v("v26.07")))
 	require.ErrorIs(t, err, path.ErrUnknownVersion)
 	assert.NotErrorIs(t, err, path.ErrNoRoute)
 	var uv *path.UnknownVersionError
@@ -153,24 +153,29 @@ func TestResolveTestdataUnknownVersion(t *testing.T) {
 	assert.Equal(t, []string{"v26.06", "v26.06.1", "v26.09-rc.1", "v26.09"}, strs(uv.Nearest))
 	assert.Contains(t, err.Error(), "v26.06.1, v26.09-rc.1")
 
-	_, err = path.Resolve(c, v("v25.12"), v("v26.06"))
+	_, err = path.Resolve(c, at(v("v25.12")), at(v("v26.06")))
 	require.True(t, errors.As(err, &uv))
 	assert.Equal(t, "current", uv.Role)
 	assert.Equal(t, []string{"v26.03", "v26.06-rc.1"}, strs(uv.Nearest))
 
-	_, err = path.Resolve(c, v("v26.06"), v("v27.01"))
+	_, err = path.Resolve(c, at(v("v26.06")), at(v("v27.01")))
 	require.True(t, errors.As(err, &uv))
 	assert.Equal(t, []string{"v26.09-rc.1", "v26.09"}, strs(uv.Nearest))
 
-	_, err = path.Targets(c, v("v26.06-rc.9"))
+	_, err = path.Targets(c, at(v("v26.06-rc.9")))
 	require.True(t, errors.As(err, &uv))
 	assert.Equal(t, []string{"v26.06-rc.2", "v26.06-rc.3", "v26.06", "v26.06.1"}, strs(uv.Nearest))
 
-	_, err = path.Resolve(c, release.Version{}, v("v26.06"))
+	_, err = path.Resolve(c, at(release.Version{}), at(v("v26.06")))
 	require.ErrorIs(t, err, path.ErrUnknownVersion)
 
-	// A version of another track is unknown on this one.
-	_, err = path.Resolve(c, v("v26.03"), v("v26.06"), path.WithTrack("lts"))
+	// A track without releases is unknown to Resolve; an Index of it
+	// knows no version.
+	_, err = path.Resolve(c, path.State{"lts": v("v26.03")}, path.State{"lts": v("v26.06")})
+	require.ErrorIs(t, err, path.ErrUnknownTrack)
+	ix, err := path.NewIndex(c, path.WithTrack("lts"))
+	require.NoError(t, err)
+	_, err = ix.Resolve(v("v26.03"), v("v26.06"))
 	require.True(t, errors.As(err, &uv))
 	assert.Empty(t, uv.Nearest)
 	assert.Contains(t, err.Error(), "on track lts: the track has no releases")
@@ -178,13 +183,13 @@ func TestResolveTestdataUnknownVersion(t *testing.T) {
 
 func TestResolveTestdataNotInstallable(t *testing.T) {
 	c := loadTestdata(t)
-	_, err := path.Resolve(c, v("v26.03"), v("v26.06-rc.1"))
+	_, err := path.Resolve(c, at(v("v26.03")), at(v("v26.06-rc.1")))
 	nr := noRoute(t, err)
 	assert.True(t, nr.NotInstallable)
 	assert.Equal(t, "withdrawn; use v26.06-rc.3", nr.NotInstallableReason)
 	assert.Contains(t, err.Error(), "installable: false")
 	for _, from := range c.Versions() {
-		ts, _ := path.Targets(c, from, path.AcceptRisks("containerd-v2-config"))
+		ts, _ := path.Targets(c, at(from), path.AcceptRisks("containerd-v2-config"))
 		for _, tg := range ts {
 			assert.NotEqual(t, "v26.06-rc.1", tg.Version.String(), "from %s", from)
 			for _, h := range tg.Route().Hops {
@@ -219,14 +224,14 @@ func TestTargetsTestdata(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.from, func(t *testing.T) {
-			ts, err := path.Targets(c, v(tt.from), tt.opts...)
+			ts, err := path.Targets(c, at(v(tt.from)), tt.opts...)
 			require.NoError(t, err)
 			var got []tg
 			for _, x := range ts {
 				got = append(got, tg{x.Version.String(), x.Hops})
 				require.Len(t, x.Route().Hops, x.Hops)
 				// Each route is the one Resolve gives.
-				r, err := path.Resolve(c, v(tt.from), x.Version, tt.opts...)
+				r, err := path.Resolve(c, at(v(tt.from)), at(x.Version), tt.opts...)
 				require.NoError(t, err)
 				assert.Equal(t, r, x.Route())
 				// Next and Last are its first and last hops.
@@ -240,7 +245,7 @@ func TestTargetsTestdata(t *testing.T) {
 
 func TestTargetsTestdataEmptyExplains(t *testing.T) {
 	c := loadTestdata(t)
-	ts, err := path.Targets(c, v("v26.09"))
+	ts, err := path.Targets(c, at(v("v26.09")))
 	assert.Empty(t, ts)
 	nr := noRoute(t, err)
 	assert.True(t, nr.To.IsZero())
@@ -251,7 +256,7 @@ func TestTargetsTestdataEmptyExplains(t *testing.T) {
 
 func TestRouteStringTestdata(t *testing.T) {
 	c := loadTestdata(t)
-	r, err := path.Resolve(c, v("v26.03"), v("v26.09"))
+	r, err := path.Resolve(c, at(v("v26.03")), at(v("v26.09")))
 	require.NoError(t, err)
 	want := `v26.03 -> v26.09: 2 hops
   1. v26.03 -> v26.06  pre: cluster-healthy, etcd-backup  post: nodes-ready
@@ -259,7 +264,7 @@ func TestRouteStringTestdata(t *testing.T) {
 `
 	assert.Equal(t, want, r.String())
 
-	r, err = path.Resolve(c, v("v26.03"), v("v26.09-rc.1"), path.AcceptRisks("containerd-v2-config"))
+	r, err = path.Resolve(c, at(v("v26.03")), at(v("v26.09-rc.1")), path.AcceptRisks("containerd-v2-config"))
 	require.NoError(t, err)
 	want = `v26.03 -> v26.09-rc.1: 2 hops
   1. v26.03 -> v26.06  pre: cluster-healthy, etcd-backup  post: nodes-ready
@@ -267,12 +272,12 @@ func TestRouteStringTestdata(t *testing.T) {
 `
 	assert.Equal(t, want, r.String())
 
-	r, err = path.Resolve(c, v("v26.03"), v("v26.06.1"))
+	r, err = path.Resolve(c, at(v("v26.03")), at(v("v26.06.1")))
 	require.NoError(t, err)
 	assert.Equal(t, "v26.03 -> v26.06.1: 2 hops\n  1. v26.03 -> v26.06  pre: cluster-healthy, etcd-backup  post: nodes-ready\n  2. v26.06 -> v26.06.1  post: nodes-ready\n", r.String(),
 		"the deprecated v26.03 -> v26.06.1 edge is avoided")
 
-	r, err = path.Resolve(c, v("v26.06"), v("v26.06"))
+	r, err = path.Resolve(c, at(v("v26.06")), at(v("v26.06")))
 	require.NoError(t, err)
 	assert.Equal(t, "v26.06 -> v26.06: no hops, already there\n", r.String())
 
@@ -282,7 +287,7 @@ func TestRouteStringTestdata(t *testing.T) {
 
 func TestRouteMarshal(t *testing.T) {
 	c := loadTestdata(t)
-	r, err := path.Resolve(c, v("v26.03"), v("v26.09-rc.1"), path.AcceptRisks("containerd-v2-config"))
+	r, err := path.Resolve(c, at(v("v26.03")), at(v("v26.09-rc.1")), path.AcceptRisks("containerd-v2-config"))
 	require.NoError(t, err)
 
 	js, err := json.Marshal(r)
@@ -307,11 +312,11 @@ func TestRouteMarshal(t *testing.T) {
 	assert.JSONEq(t, string(js), string(js3))
 
 	// Targets and errors are data too.
-	ts, err := path.Targets(c, v("v26.03"))
+	ts, err := path.Targets(c, at(v("v26.03")))
 	require.NoError(t, err)
 	_, err = json.Marshal(ts)
 	require.NoError(t, err)
-	_, err = path.Resolve(c, v("v26.06"), v("v26.09-rc.1"))
+	_, err = path.Resolve(c, at(v("v26.06")), at(v("v26.09-rc.1")))
 	nr := noRoute(t, err)
 	js, err = json.Marshal(nr)
 	require.NoError(t, err)
@@ -322,7 +327,7 @@ func TestRouteMarshal(t *testing.T) {
 
 func TestRouteClone(t *testing.T) {
 	c := loadTestdata(t)
-	ts, err := path.Targets(c, v("v26.03"))
+	ts, err := path.Targets(c, at(v("v26.03")))
 	require.NoError(t, err)
 	var r *path.Route
 	for _, x := range ts {

@@ -13,8 +13,8 @@ import (
 // Rule is a copy of the rule that allowed the edge; PreChecks, PostChecks and
 // Risks are the same slices as Rule's.
 type Hop struct {
-	// Track is the track the hop moves, in a route across tracks
-	// (ResolveState); "" in a one-track route (the Route's Track).
+	// Track is the track the hop moves, in a route across tracks; "" in a
+	// one-track route (the Route's Track).
 	Track string          `json:"track,omitempty" yaml:"track,omitempty"`
 	From  release.Version `json:"from" yaml:"from"`
 	To    release.Version `json:"to" yaml:"to"`
@@ -45,8 +45,8 @@ type Route struct {
 	From  release.Version `json:"from" yaml:"from"`
 	To    release.Version `json:"to" yaml:"to"`
 	Hops  []Hop           `json:"hops" yaml:"hops"`
-	// FromState and ToState are the states of a route across tracks
-	// (ResolveState), nil for a one-track route. Track, From and To are then
+	// FromState and ToState are the states of a route across tracks, nil
+	// for a one-track route. Track, From and To are then
 	// those of the first track.
 	FromState State `json:"fromState,omitempty" yaml:"fromState,omitempty"`
 	ToState   State `json:"toState,omitempty" yaml:"toState,omitempty"`
@@ -197,8 +197,13 @@ func (h Hop) String() string {
 	return b.String()
 }
 
-// Target is a version reachable from the current one.
+// Target is a state a system can move to: a version of its one track, or,
+// from a state across tracks, a version of one of its tracks (the others
+// moving as the route needs).
 type Target struct {
+	// Track is the track of Version, for a target across tracks; "" for
+	// one track (as Hop.Track).
+	Track   string          `json:"track,omitempty" yaml:"track,omitempty"`
 	Version release.Version `json:"version" yaml:"version"`
 	// Hops is the number of hops of the best route.
 	Hops int `json:"hops" yaml:"hops"`
@@ -206,15 +211,23 @@ type Target struct {
 	// uses (0 for a clean route).
 	Deprecated int `json:"deprecated,omitempty" yaml:"deprecated,omitempty"`
 
-	tree *tree
-	node int32
+	tree  *tree  // one track: the predecessor tree of the Targets call
+	node  int32  //
+	route *Route // across tracks: the route Resolve returned
 }
+
+// State is the target as a state: {Track: Version}.
+func (t Target) State() State { return State{t.Track: t.Version} }
 
 // Next returns the first hop of t.Route() without building the rest of the
 // route: the hop a system takes now toward t.Version. Over all the targets
 // of one Targets call it costs time linear in their number (the first call
 // finds every target's first hop at once); nil for the zero Target.
 func (t Target) Next() *Hop {
+	if t.route != nil {
+		h := t.route.Clone().Hops[0]
+		return &h
+	}
 	if t.tree == nil {
 		return nil
 	}
@@ -227,6 +240,10 @@ func (t Target) Next() *Hop {
 // Last returns the last hop of t.Route() (into t.Version, with its
 // ToDeprecated), in constant time; nil for the zero Target.
 func (t Target) Last() *Hop {
+	if t.route != nil {
+		h := t.route.Clone().Hops[len(t.route.Hops)-1]
+		return &h
+	}
 	if t.tree == nil {
 		return nil
 	}
@@ -242,11 +259,29 @@ func (t Target) why() string {
 }
 
 // Route builds the route Resolve returns to t.Version. The Targets call
-// keeps only a predecessor tree; each call builds a new Route in time linear
-// in its hops. The zero Target has no route (nil).
+// keeps only a predecessor tree (across tracks, the route itself); each
+// call builds a new Route in time linear in its hops. The zero Target has
+// no route (nil).
 func (t Target) Route() *Route {
+	if t.route != nil {
+		return t.route.Clone()
+	}
 	if t.tree == nil {
 		return nil
 	}
 	return t.tree.route(t.node)
+}
+
+// deprecated counts the deprecated edges and versions r's hops use.
+func (r *Route) deprecated() int {
+	n := 0
+	for _, h := range r.Hops {
+		if h.Deprecated != "" {
+			n++
+		}
+		if h.ToDeprecated != "" {
+			n++
+		}
+	}
+	return n
 }

@@ -9,37 +9,8 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-// Resolve returns the route from current to target on the track chosen with
-// WithTrack (see the package documentation for how edges are made and which
-// route is chosen). It builds an Index on each call; to ask many questions of
-// one catalog, build one with NewIndex.
-//
-// target equal to current gives a route with no hops. An unknown version
-// gives an *UnknownVersionError, no route an *NoRouteError.
-func Resolve(c *release.Catalog, current, target release.Version, opts ...Option) (*Route, error) {
-	ix, err := NewIndex(c, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return ix.Resolve(current, target)
-}
-
-// Targets returns every version reachable from current, sorted by version,
-// each with its hop count, its deprecated count, and the route Resolve would
-// return to it ([Target.Route], built when asked). It builds an Index on
-// each call.
-//
-// When no version is reachable it returns an *NoRouteError (errors.Is
-// ErrNoRoute) whose Closed edges, Risks and Overrides say why.
-func Targets(c *release.Catalog, current release.Version, opts ...Option) ([]Target, error) {
-	ix, err := NewIndex(c, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return ix.Targets(current)
-}
-
-// Resolve is the package Resolve on a built index. opts may accept more
+// Resolve is Resolve of one track on a built index, its states the
+// versions of the index's track. opts may accept more
 // risks and override more guards, in addition to those given to NewIndex.
 // The track and the guards are the index's: WithGuards, and WithTrack naming
 // another track, are refused (ErrInvalidOption).
@@ -68,8 +39,8 @@ func (ix *Index) Resolve(current, target release.Version, opts ...Option) (*Rout
 	return nil, ix.noRoute(s, src, dst, q)
 }
 
-// Targets is the package Targets on a built index; opts are as for
-// Index.Resolve.
+// Targets is Targets of one track on a built index, its state the
+// version of the index's track; opts are as for Index.Resolve.
 //
 // It costs one search over the reachable versions, time and memory linear
 // in the versions and edges it visits (plus a sort per hop count when
@@ -109,13 +80,23 @@ func (ix *Index) Targets(current release.Version, opts ...Option) ([]Target, err
 // nil: all), sharing one copy of the walk's predecessor tree.
 func (ix *Index) collect(s *scratch, src int32, keep func(int32) bool, out []Target) []Target {
 	n := int32(len(ix.versions))
-	var t *tree
-	for v := int32(0); v < n; v++ {
-		if s.gen[v] != s.stamp || v == src || keep != nil && !keep(v) {
-			continue
+	kept := func(v int32) bool { return s.gen[v] == s.stamp && v != src && (keep == nil || keep(v)) }
+	// Count first: out and the tree's nodes are allocated once, at their
+	// size, not grown by doubling.
+	k := 0
+	for v := range n {
+		if kept(v) {
+			k++
 		}
-		if t == nil {
-			t = &tree{ix: ix, src: src, pred: slices.Clone(s.pred), arc: slices.Clone(s.arc), dep: slices.Clone(s.dep)}
+	}
+	if k == 0 {
+		return out
+	}
+	t := &tree{ix: ix, src: src, pred: slices.Clone(s.pred), arc: slices.Clone(s.arc), dep: slices.Clone(s.dep), nodes: make([]int32, 0, k)}
+	out = slices.Grow(out, k)
+	for v := range n {
+		if !kept(v) {
+			continue
 		}
 		t.nodes = append(t.nodes, v)
 		out = append(out, Target{Version: ix.versions[v], Hops: int(s.dist[v]), Deprecated: int(s.dep[v]), tree: t, node: v})
@@ -225,70 +206,83 @@ func (ix *Index) hop(from, ai int32) Hop {
 // noRoute explains a failed search from src to dst (dst < 0: from Targets).
 // s holds the search's marks.
 func (ix *Index) noRoute(s *scratch, src, dst int32, q *query) *NoRouteError {
-	n := int32(len(ix.versions))
 	e := &NoRouteError{Track: ix.track, From: ix.versions[src], Reachable: []release.Version{}, Reaching: []release.Version{}}
-	fwd := make([]bool, n)
-	for v := int32(0); v < n; v++ {
+	fwd := ix.reached(s, e, src)
+	bwd := ix.reaching(e, dst, q)
+	ix.closedBetween(e, fwd, bwd, q)
+	if dst >= 0 {
+		ix.relax(s, e, src, dst, q)
+		ix.exclusion(s, e, src, dst, q)
+	} else {
+		targetsRelaxations(e)
+	}
+	return e
+}
+
+// reached marks the nodes the failed search settled (s's marks) and lists
+// them but src in e.Reachable, furthest first: the versions nearest the
+// target matter most.
+func (ix *Index) reached(s *scratch, e *NoRouteError, src int32) []bool {
+	fwd := make([]bool, len(ix.versions))
+	for v := range fwd {
 		if s.gen[v] == s.stamp {
 			fwd[v] = true
-			if v != src {
+			if int32(v) != src {
 				e.Reachable = append(e.Reachable, ix.versions[v])
 			}
 		}
 	}
-	bwd := make([]bool, n)
-	if dst >= 0 {
-		e.To = ix.versions[dst]
-		e.Downgrade = dst < src
-		e.NotInstallable = !ix.installable[dst]
-		if e.NotInstallable {
-			e.NotInstallableReason = ix.vdep[dst]
-		}
-		bwd[dst] = true
-		queue := []int32{dst}
-		for len(queue) > 0 {
-			w := queue[0]
-			queue = queue[1:]
-			for _, ai := range ix.revArcs[ix.revOff[w]:ix.revOff[w+1]] {
-				if !ix.usable(&ix.arcs[ai], q) {
-					continue
-				}
-				if v := ix.arcFrom[ai]; !bwd[v] {
-					bwd[v] = true
-					queue = append(queue, v)
-				}
-			}
-		}
-		for v := int32(0); v < n; v++ {
-			if bwd[v] && v != dst {
-				e.Reaching = append(e.Reaching, ix.versions[v])
-			}
-		}
-	} else {
+	slices.Reverse(e.Reachable)
+	return fwd
+}
+
+// reaching marks the nodes from which dst is reachable over the arcs q
+// may use, lists them but dst in e.Reaching, and says in e whether dst is
+// a downgrade or not installable. For Targets (dst < 0) every node counts.
+func (ix *Index) reaching(e *NoRouteError, dst int32, q *query) []bool {
+	bwd := make([]bool, len(ix.versions))
+	if dst < 0 {
 		for v := range bwd {
 			bwd[v] = true
 		}
+		return bwd
 	}
-
-	// Closed edges that would have joined the two sides.
-	for _, ca := range ix.closed {
-		if !fwd[ca.from] || !bwd[ca.to] {
-			continue
-		}
-		r := ix.rules[ca.rule].DeepCopy()
-		ce := ClosedEdge{From: ix.versions[ca.from], To: ix.versions[ca.to], Rule: *r, NotInstallable: ca.notInstallable}
-		if ca.blocked {
-			ce.Blocked = r.Blocked
-		} else if !ca.notInstallable {
-			ce.Risks = unaccepted(r.Risks, q)
-			for _, v := range ca.viols {
-				if v.Overridable && q.overridden != nil && q.overridden[v.guard] {
-					continue
-				}
-				ce.Guards = append(ce.Guards, v)
+	src := ix.find(e.From)
+	e.To = ix.versions[dst]
+	e.Downgrade = dst < src
+	e.NotInstallable = !ix.installable[dst]
+	if e.NotInstallable {
+		e.NotInstallableReason = ix.vdep[dst]
+	}
+	bwd[dst] = true
+	queue := []int32{dst}
+	for len(queue) > 0 {
+		w := queue[0]
+		queue = queue[1:]
+		for _, ai := range ix.revArcs[ix.revOff[w]:ix.revOff[w+1]] {
+			if v := ix.arcFrom[ai]; !bwd[v] && ix.usable(&ix.arcs[ai], q) {
+				bwd[v] = true
+				queue = append(queue, v)
 			}
 		}
-		e.Closed = append(e.Closed, ce)
+	}
+	for v, ok := range bwd {
+		if ok && int32(v) != dst {
+			e.Reaching = append(e.Reaching, ix.versions[v])
+		}
+	}
+	return bwd
+}
+
+// closedBetween lists in e.Closed, sorted by From then To, the edges from
+// a node of fwd to a node of bwd that q may not take: closed whatever the
+// options, behind risks or guards q does not relax, or into a version q
+// excludes.
+func (ix *Index) closedBetween(e *NoRouteError, fwd, bwd []bool, q *query) {
+	for _, ca := range ix.closed {
+		if fwd[ca.from] && bwd[ca.to] {
+			e.Closed = append(e.Closed, ix.closedEdge(ca, q))
+		}
 	}
 	for _, ai := range ix.cond {
 		a := &ix.arcs[ai]
@@ -299,11 +293,7 @@ func (ix *Index) noRoute(s *scratch, src, dst int32, q *query) *NoRouteError {
 		r := ix.rules[a.rule].DeepCopy()
 		ce := ClosedEdge{From: ix.versions[from], To: ix.versions[a.to], Rule: *r, Risks: unaccepted(r.Risks, q)}
 		if a.flags&arcGuarded != 0 {
-			for _, v := range ix.viols[a.viol] {
-				if q.overridden == nil || !q.overridden[v.guard] {
-					ce.Guards = append(ce.Guards, v)
-				}
-			}
+			ce.Guards = notOverridden(ix.viols[a.viol], q, true)
 		}
 		e.Closed = append(e.Closed, ce)
 	}
@@ -319,29 +309,51 @@ func (ix *Index) noRoute(s *scratch, src, dst int32, q *query) *NoRouteError {
 	slices.SortFunc(e.Closed, func(a, b ClosedEdge) int {
 		return cmp.Or(a.From.Compare(b.From), a.To.Compare(b.To))
 	})
-	// Furthest first: the versions nearest the target matter most.
-	slices.Reverse(e.Reachable)
+}
 
-	if dst >= 0 {
-		ix.relax(s, e, src, dst, q)
-		ix.exclusion(s, e, src, dst, q)
-	} else {
-		// For Targets: accepting the risks (and overriding the guards) of
-		// any closed edge out of current that has only such obstacles gives
-		// a target.
-		for _, ce := range e.Closed {
-			if ce.Blocked != "" || ce.NotInstallable || ce.Excluded != "" || slices.ContainsFunc(ce.Guards, func(v GuardViolation) bool { return !v.Overridable }) {
-				continue
-			}
-			for _, r := range ce.Risks {
-				e.addRelaxation(Relaxation{Kind: AcceptRisk, Name: r.Name})
-			}
-			for _, v := range ce.Guards {
-				e.addRelaxation(Relaxation{Kind: OverrideGuard, Name: v.Guard})
-			}
+// closedEdge is the ClosedEdge of an edge closed whatever the options.
+func (ix *Index) closedEdge(ca closedArc, q *query) ClosedEdge {
+	r := ix.rules[ca.rule].DeepCopy()
+	ce := ClosedEdge{From: ix.versions[ca.from], To: ix.versions[ca.to], Rule: *r, NotInstallable: ca.notInstallable}
+	switch {
+	case ca.blocked:
+		ce.Blocked = r.Blocked
+	case !ca.notInstallable:
+		ce.Risks = unaccepted(r.Risks, q)
+		ce.Guards = notOverridden(ca.viols, q, false)
+	}
+	return ce
+}
+
+// notOverridden are the violations of vs q does not override: the
+// overridable ones it does not name, and (unless overridable says every
+// one is) the mandatory ones.
+func notOverridden(vs []GuardViolation, q *query, overridable bool) []GuardViolation {
+	var out []GuardViolation
+	for _, v := range vs {
+		if (v.Overridable || overridable) && q.overridden != nil && q.overridden[v.guard] {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// targetsRelaxations says, for Targets, what accepting the risks (and
+// overriding the guards) of any closed edge out of current that has only
+// such obstacles gives: a target.
+func targetsRelaxations(e *NoRouteError) {
+	for _, ce := range e.Closed {
+		if ce.Blocked != "" || ce.NotInstallable || ce.Excluded != "" || slices.ContainsFunc(ce.Guards, func(v GuardViolation) bool { return !v.Overridable }) {
+			continue
+		}
+		for _, r := range ce.Risks {
+			e.addRelaxation(Relaxation{Kind: AcceptRisk, Name: r.Name})
+		}
+		for _, v := range ce.Guards {
+			e.addRelaxation(Relaxation{Kind: OverrideGuard, Name: v.Guard})
 		}
 	}
-	return e
 }
 
 // relax finds a minimal set of relaxations that gives a route from src to

@@ -13,20 +13,25 @@ import (
 // with kubernetes v1.33.0. A target State may name only some tracks.
 type State map[string]release.Version
 
-// ParseState parses "track=version,track=version" (spaces around the parts
-// are ignored): "platform=13.01.0,kubernetes=v1.33.0". The default track ""
-// is written "=v26.06" or, alone, as a bare version ("v26.06").
+// ParseState parses a state: a version, the state of a one-track system
+// ("v26.06", on the default track "", also written "=v26.06"; Resolve puts
+// it on the one track that has it when the catalog has no default track),
+// or one version per track, "track=version,track=version" (spaces around
+// the parts are ignored): "platform=13.01.0,kubernetes=v1.33.0". Its
+// errors quote the state and say which part is wrong and how.
 func ParseState(s string) (State, error) {
 	st := State{}
 	if strings.TrimSpace(s) == "" {
-		return nil, errors.New("path: empty state: want track=version[,track=version...]")
+		return nil, errors.New(`path: empty state: want a version ("v26.09") or one version per track ("platform=27.03.0,kubernetes=v1.34.1")`)
 	}
+	i := 0
 	for part := range strings.SplitSeq(s, ",") {
+		i++
 		part = strings.TrimSpace(part)
 		track, ver, ok := strings.Cut(part, "=")
 		if !ok {
 			if strings.Contains(s, ",") {
-				return nil, fmt.Errorf("path: invalid state %q: %q is not track=version", s, part)
+				return nil, fmt.Errorf("path: invalid state %q: part %d, %q, is not track=version: a state of several tracks names the track of each version", s, i, part)
 			}
 			track, ver = "", part
 		}
@@ -44,6 +49,16 @@ func ParseState(s string) (State, error) {
 		st[track] = v
 	}
 	return st, nil
+}
+
+// MustParseState is ParseState for states known to be valid (tests,
+// examples, constants): it panics on an error.
+func MustParseState(s string) State {
+	st, err := ParseState(s)
+	if err != nil {
+		panic(err)
+	}
+	return st
 }
 
 // Tracks returns the tracks s names, sorted.
@@ -87,7 +102,7 @@ var ErrUnknownTrack = errors.New("path: unknown track")
 // UnknownTrackError says a state names a track the catalog has no releases
 // on. Track "" with Version set is a version without a track name (a bare
 // version, or "=VERSION") in a catalog without a default track that not
-// exactly one track has (see ResolveState).
+// exactly one track has (see Resolve).
 type UnknownTrackError struct {
 	Track string `json:"track" yaml:"track"`
 	// Tracks are the catalog's tracks, sorted.
@@ -189,59 +204,12 @@ func (i Incompatibility) String() string {
 	return fmt.Sprintf("%s %s supports %s %s, not %s", i.Track, i.Version, i.Other, i.Constraint, i.Got)
 }
 
-// StateNoRouteError says why no sequence of allowed states joins From to
-// To. Either one track cannot reach its target at all (Track and Err, the
-// track's own *NoRouteError, say which and why), or every track can but the
-// supports constraints of the releases refuse every sequence: Blocks lists
-// the constraints that refused a move out of a reachable state, or the
-// target state itself (Target set).
-type StateNoRouteError struct {
-	From State `json:"from" yaml:"from"`
-	To   State `json:"to" yaml:"to"`
-	// Track is the track that cannot reach its target version, if any.
-	Track string `json:"track,omitempty" yaml:"track,omitempty"`
-	// Err is that track's error.
-	Err error `json:"-" yaml:"-"`
-	// Target is set when the target state itself is not allowed.
-	Target bool `json:"target,omitempty" yaml:"target,omitempty"`
-	// Blocks are the constraints in the way, sorted, without repeats.
-	Blocks []Incompatibility `json:"blocks,omitempty" yaml:"blocks,omitempty"`
-	// Current are the constraints the current state itself breaks, sorted:
-	// it need not be allowed, but a route must leave it by a move that
-	// mends them.
-	Current []Incompatibility `json:"current,omitempty" yaml:"current,omitempty"`
-	// States is how many states the search explored.
-	States int `json:"states" yaml:"states"`
-	// Relaxations is a set of relaxations that together give a route
-	// through allowed states (more than a track's own Err may name: that
-	// says what the track needs alone): each one is needed (dropping any
-	// one gives no route), in the order of the route's hops. Empty when
-	// none gives a route.
-	Relaxations []Relaxation `json:"relaxations,omitempty" yaml:"relaxations,omitempty"`
-	// Risks and Overrides are the names in Relaxations, by kind.
-	Risks     []string `json:"risks,omitempty" yaml:"risks,omitempty"`
-	Overrides []string `json:"overrides,omitempty" yaml:"overrides,omitempty"`
-	// Relaxed is the route Relaxations give; nil when there is none.
-	Relaxed *Route `json:"relaxed,omitempty" yaml:"relaxed,omitempty"`
-	// Static, when set, says what in the catalog rules out every route,
-	// found before any search: a track's target that no allowed state can
-	// hold beside the versions the other tracks can be at.
-	Static string `json:"static,omitempty" yaml:"static,omitempty"`
-	// Limit, when set, is how many states the search may settle, and it
-	// stopped there without an answer: a route may exist that it did not
-	// reach. The limit is 16 x Versions^2, at least 65,536 and at most
-	// 2,097,152, Versions the versions of the tracks searched.
-	Limit    int `json:"limit,omitempty" yaml:"limit,omitempty"`
-	Versions int `json:"versions,omitempty" yaml:"versions,omitempty"`
-}
-
-// Error says what blocks the route.
-func (e *StateNoRouteError) Error() string { return e.Explain(nil) }
-
-// Explain is Error with the relaxations of a track's error written by text
-// (see NoRouteError.Explain).
-func (e *StateNoRouteError) Explain(text RelaxationText) string {
-	head := fmt.Sprintf("path: no route from %s to %s", e.From, e.To)
+// explainStates is Explain for a query across tracks.
+func (e *NoRouteError) explainStates(text RelaxationText) string {
+	if len(e.ToState) == 0 {
+		return fmt.Sprintf("path: no version of tracks %s is reachable from %s", trackList(e.FromState.Tracks()), e.FromState)
+	}
+	head := fmt.Sprintf("path: no route from %s to %s", e.FromState, e.ToState)
 	if e.Limit > 0 {
 		head += " found"
 	}
@@ -265,7 +233,7 @@ func (e *StateNoRouteError) Explain(text RelaxationText) string {
 			parts = append(parts, relaxationText(text)(e.Relaxations, true))
 		}
 		parts = append(parts, "track "+e.Track+" cannot reach its target: "+strings.TrimPrefix(msg, "path: "))
-	case e.Target:
+	case e.TargetNotAllowed:
 		parts = append(parts, "the target state is not allowed: "+joinBlocks(e.Blocks))
 	case len(e.Relaxations) > 0:
 		parts = append(parts, "every track reaches its target, but compatibility blocks every sequence",
@@ -339,12 +307,6 @@ func listVersions(vs []release.Version, word string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " " + word + " " + names[len(names)-1]
 }
-
-// Is reports whether target is ErrNoRoute.
-func (e *StateNoRouteError) Is(target error) bool { return target == ErrNoRoute }
-
-// Unwrap returns the track's error, if any.
-func (e *StateNoRouteError) Unwrap() error { return e.Err }
 
 // relaxationText is text, or the default when nil.
 func relaxationText(text RelaxationText) RelaxationText {

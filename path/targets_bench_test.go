@@ -47,7 +47,7 @@ func BenchmarkTargetsChain(b *testing.B) {
 			var tTargets, tResolve, tRoute time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				ts, err := path.Targets(c, vs[0])
+				ts, err := path.Targets(c, at(vs[0]))
 				t1 := time.Now()
 				if err != nil || len(ts) != n-1 {
 					b.Fatalf("Targets = %d targets, %v; want %d", len(ts), err, n-1)
@@ -59,7 +59,7 @@ func BenchmarkTargetsChain(b *testing.B) {
 				}
 				b.StopTimer()
 				t3 := time.Now()
-				if _, err := path.Resolve(c, vs[0], vs[n-1]); err != nil {
+				if _, err := path.Resolve(c, at(vs[0]), at(vs[n-1])); err != nil {
 					b.Fatal(err)
 				}
 				tResolve += time.Since(t3)
@@ -92,7 +92,7 @@ func TestTargetsChainMemory(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	ts, err := path.Targets(c, vs[0])
+	ts, err := path.Targets(c, at(vs[0]))
 	runtime.ReadMemStats(&after)
 	if err != nil || len(ts) != n-1 {
 		t.Fatalf("Targets = %d targets, %v; want %d", len(ts), err, n-1)
@@ -112,7 +112,7 @@ func TestTargetsNextChain(t *testing.T) {
 		t.Skip("builds a 2,000-version catalog")
 	}
 	c, vs := chainCatalog(t, 2000)
-	ts, err := path.Targets(c, vs[0])
+	ts, err := path.Targets(c, at(vs[0]))
 	if err != nil || len(ts) != 1999 {
 		t.Fatalf("Targets = %d targets, %v; want 1999", len(ts), err)
 	}

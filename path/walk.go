@@ -39,9 +39,9 @@ type scratch struct {
 	arc   []int32  // arc from pred on the best route
 	rank  []int32  // rank of the best route among those of its hop count; 0 is best
 
-	levels [][]seed  // seeds by deprecation level
-	byHops [][]int32 // settled nodes by hop count (ranked walks)
-	upto   int       // byHops[:upto] hold current ranks
+	levels levels[seed] // seeds by deprecation level
+	byHops [][]int32    // settled nodes by hop count (ranked walks)
+	upto   int          // byHops[:upto] hold current ranks
 	cur    []int32
 	next   []int32
 	keys   []int64
@@ -84,21 +84,90 @@ func (ix *Index) usable(a *arc, q *query) bool {
 	return a.flags&(arcRisky|arcGuarded) == 0 || ix.open(a, q)
 }
 
+// levels holds the seeds of a layered search by deprecation level; its
+// storage is reused from one search to the next.
+type levels[S any] struct{ at [][]S }
+
+// reset empties every level, keeping their storage.
+func (l *levels[S]) reset() {
+	for i := range l.at {
+		l.at[i] = l.at[i][:0]
+	}
+	l.at = l.at[:0]
+}
+
+// add leaves seed e in level d.
+func (l *levels[S]) add(d int32, e S) {
+	for int(d) >= len(l.at) {
+		if len(l.at) < cap(l.at) {
+			l.at = l.at[:len(l.at)+1] // emptied by reset
+		} else {
+			l.at = append(l.at, nil)
+		}
+	}
+	l.at[d] = append(l.at[d], e)
+}
+
+// layered is the one layered search of both Index.walk (the nodes of one
+// track) and multi.walk (the states of several), as the comment above
+// says it: level by level in increasing deprecation d, and inside a level
+// hop count by hop count h, breadth first. At each (d, h) step settles the
+// seeds of lv's level d whose hop count is h, then expands layer (the
+// nodes settled at d, h-1) into next, which it returns (it appends to the
+// next it is given, empty); an arc that adds deprecation k > 0 becomes a
+// seed of level d+k (lv.add). hOf is a seed's hop count. The search ends
+// when step reports stop, or when every level is searched; layered reports
+// whether step stopped it, and returns the two layer buffers for reuse.
+// step is called once per layer, not per arc: the arcs are the caller's.
+func layered[S any](lv *levels[S], hOf func(S) int32, layer, next []int32,
+	step func(d, h int32, seeds []S, layer, next []int32) ([]int32, bool)) (bool, []int32, []int32) {
+	for d := int32(0); d == 0 || int(d) < len(lv.at); d++ {
+		var sd []S
+		if int(d) < len(lv.at) {
+			sd = lv.at[d]
+			slices.SortStableFunc(sd, func(x, y S) int { return int(hOf(x) - hOf(y)) })
+		}
+		h := int32(1)
+		if d > 0 {
+			layer = layer[:0]
+			if len(sd) == 0 {
+				continue
+			}
+			h = hOf(sd[0])
+		}
+		for i := 0; len(layer) > 0 || i < len(sd); h++ {
+			if len(layer) == 0 {
+				h = hOf(sd[i])
+			}
+			j := i
+			for j < len(sd) && hOf(sd[j]) == h {
+				j++
+			}
+			var stop bool
+			next, stop = step(d, h, sd[i:j], layer, next[:0])
+			if stop {
+				return true, layer, next
+			}
+			i = j
+			layer, next = next, layer
+		}
+	}
+	return false, layer, next
+}
+
+func seedHops(e seed) int32 { return e.h }
+
 // walk settles the nodes reachable from src over the arcs q may use, in
-// increasing cost, recording each one's hops and deprecation. With dst >= 0
-// it stops as soon as dst is settled and reports it; every node cheaper
-// than dst is then settled. With ranked, it also keeps for every node the
-// predecessor of its best route (by the full order) and the rank of that
-// route among the settled routes of the same hop count.
+// increasing cost (layered), recording each one's hops and deprecation.
+// With dst >= 0 it stops as soon as dst is settled and reports it; every
+// node cheaper than dst is then settled. With ranked, it also keeps for
+// every node the predecessor of its best route (by the full order) and the
+// rank of that route among the settled routes of the same hop count.
 func (ix *Index) walk(s *scratch, src, dst int32, q *query, ranked bool) bool {
 	gen, stamp := s.gen, s.stamp
 	dist, dep, pred, parc, rank := s.dist, s.dep, s.pred, s.arc, s.rank
-	arcs, off := ix.arcs, ix.off
 	gen[src], dist[src], dep[src], pred[src], parc[src], rank[src] = stamp, 0, 0, -1, -1, 0
-	for i := range s.levels {
-		s.levels[i] = s.levels[i][:0]
-	}
-	levels := s.levels[:0]
+	s.levels.reset()
 	if ranked {
 		if len(s.byHops) == 0 {
 			s.byHops = make([][]int32, 1)
@@ -109,30 +178,11 @@ func (ix *Index) walk(s *scratch, src, dst int32, q *query, ranked bool) bool {
 		s.byHops[0] = append(s.byHops[0], src)
 		s.upto = 1
 	}
-	layer, next := append(s.cur[:0], src), s.next[:0]
-	defer func() { s.cur, s.next, s.levels = layer, next, levels }()
-	for d := int32(0); d == 0 || int(d) < len(levels); d++ {
-		var sd []seed
-		if int(d) < len(levels) {
-			sd = levels[d]
-			slices.SortStableFunc(sd, func(x, y seed) int { return int(x.h - y.h) })
-		}
-		h := int32(1)
-		if d > 0 {
-			layer = layer[:0]
-			if len(sd) == 0 {
-				continue
-			}
-			h = sd[0].h
-		}
-		for i := 0; len(layer) > 0 || i < len(sd); h++ {
-			if len(layer) == 0 {
-				h = sd[i].h
-			}
+	found, cur, next := layered(&s.levels, seedHops, append(s.cur[:0], src), s.next[:0],
+		func(d, h int32, seeds []seed, layer, next []int32) ([]int32, bool) {
 			if ranked {
 				ix.ensureRanks(s, h-1)
 			}
-			next = next[:0]
 			// relax records the arc ai from u into w as a route of cost
 			// (d, h), and reports whether it settled dst.
 			relax := func(w, u, ai int32) bool {
@@ -146,35 +196,13 @@ func (ix *Index) walk(s *scratch, src, dst int32, q *query, ranked bool) bool {
 				}
 				return false
 			}
-			for ; i < len(sd) && sd[i].h == h; i++ {
-				if e := sd[i]; relax(e.w, e.u, e.a) {
-					return true
+			for _, e := range seeds {
+				if relax(e.w, e.u, e.a) {
+					return next, true
 				}
 			}
-			for _, u := range layer {
-				for ai := off[u]; ai < off[u+1]; ai++ {
-					a := &arcs[ai]
-					if !ix.usable(a, q) {
-						continue
-					}
-					w := a.to
-					if k := weight(a); k > 0 {
-						if gen[w] != stamp {
-							for int(d+k) >= len(levels) {
-								if len(levels) < cap(levels) {
-									levels = levels[:len(levels)+1]
-								} else {
-									levels = append(levels, nil)
-								}
-							}
-							levels[d+k] = append(levels[d+k], seed{w, u, ai, h})
-						}
-						continue
-					}
-					if relax(w, u, ai) {
-						return true
-					}
-				}
+			if ix.expand(s, q, d, h, layer, relax) {
+				return next, true
 			}
 			if ranked && len(next) > 0 {
 				for int(h) >= len(s.byHops) {
@@ -183,7 +211,33 @@ func (ix *Index) walk(s *scratch, src, dst int32, q *query, ranked bool) bool {
 				s.byHops[h] = append(s.byHops[h], next...)
 				s.upto = min(s.upto, int(h))
 			}
-			layer, next = next, layer
+			return next, false
+		})
+	s.cur, s.next = cur, next
+	return found
+}
+
+// expand relaxes the arcs q may use out of layer, the nodes settled at
+// cost (d, h-1): an arc that adds deprecation becomes a seed of its level,
+// unless its node is settled; relax takes the others, and expand reports
+// whether relax settled the target.
+func (ix *Index) expand(s *scratch, q *query, d, h int32, layer []int32, relax func(w, u, ai int32) bool) bool {
+	arcs, off, gen, stamp := ix.arcs, ix.off, s.gen, s.stamp
+	for _, u := range layer {
+		for ai := off[u]; ai < off[u+1]; ai++ {
+			a := &arcs[ai]
+			if !ix.usable(a, q) {
+				continue
+			}
+			if k := weight(a); k > 0 {
+				if gen[a.to] != stamp {
+					s.levels.add(d+k, seed{a.to, u, ai, h})
+				}
+				continue
+			}
+			if relax(a.to, u, ai) {
+				return true
+			}
 		}
 	}
 	return false

@@ -2,7 +2,8 @@
 // and, per hop, the components of its dag.Graph in parallel, through a
 // pluggable Runner (package components routes by component type).
 //
-// NewPlan resolves the route and builds each hop's graph, failing before
+// NewPlan resolves the route between two states (path.Resolve: a version,
+// or one version per track) and builds each hop's graph, failing before
 // anything runs for whatever is knowable then: no route, a cycle, a missing
 // dependency, and with ForExecutor a component type or hop check that
 // nothing can run. A Plan prints as a dry run (String, JSON, YAML).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -51,7 +52,7 @@ func ExampleChangeCheckpointer() {
 		fmt.Println(err)
 		return
 	}
-	plan, err := runner.NewPlan(catalog, release.MustParseVersion("v1.0"), release.MustParseVersion("v1.1"))
+	plan, err := runner.NewPlan(catalog, path.MustParseState("v1.0"), path.MustParseState("v1.1"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -110,7 +111,7 @@ func ExampleChanges() {
 		fmt.Println(err)
 		return
 	}
-	plan, err := runner.NewPlan(catalog, release.MustParseVersion("v1.0"), release.MustParseVersion("v1.1"))
+	plan, err := runner.NewPlan(catalog, path.MustParseState("v1.0"), path.MustParseState("v1.1"))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -17,7 +18,7 @@ func ExampleNewPlan() {
 		fmt.Println(err)
 		return
 	}
-	plan, err := runner.NewPlan(catalog, release.MustParseVersion("v26.06-rc.3"), release.MustParseVersion("v26.06"))
+	plan, err := runner.NewPlan(catalog, path.MustParseState("v26.06-rc.3"), path.MustParseState("v26.06"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -56,7 +57,7 @@ func ExampleExecutor_Execute_resume() {
 		fmt.Println(err)
 		return
 	}
-	plan, err := runner.NewPlan(catalog, release.MustParseVersion("v1.0"), release.MustParseVersion("v1.1"))
+	plan, err := runner.NewPlan(catalog, path.MustParseState("v1.0"), path.MustParseState("v1.1"))
 	if err != nil {
 		fmt.Println(err)
 		return

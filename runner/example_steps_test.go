@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -40,7 +41,7 @@ func examplePlan(change func(*release.ComponentVersion)) *runner.Plan {
 	if err != nil {
 		panic(err)
 	}
-	plan, err := runner.NewPlan(catalog, release.MustParseVersion("v1.0"), release.MustParseVersion("v1.1"))
+	plan, err := runner.NewPlan(catalog, path.MustParseState("v1.0"), path.MustParseState("v1.1"))
 	if err != nil {
 		panic(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -34,7 +35,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	plan, err := runner.NewPlan(catalog, release.MustParseVersion("v1.0"), release.MustParseVersion("v1.1"))
+	plan, err := runner.NewPlan(catalog, path.MustParseState("v1.0"), path.MustParseState("v1.1"))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -125,7 +125,7 @@ func hopLabel(h *HopPlan) string {
 // and the phase when not empty ("v26.06", "v26.06/etcd",
 // "v26.06/etcd/drain"). On a route across tracks whose hops go to
 // versions spelled alike, each of those hops is TRACK=VERSION
-// ("platform=2.0/agent"), as NewPlan and PlanRoute set it; other hops
+// ("platform=2.0/agent"), as NewPlan sets it; other hops
 // keep their target version.
 func StepName(h *HopPlan, component, phase string) string {
 	name := h.To.Original()

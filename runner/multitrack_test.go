@@ -26,9 +26,7 @@ func TestExecuteRouteAcrossTracks(t *testing.T) {
 	require.NoError(t, err)
 	to, err := path.ParseState("platform=27.03.0,kubernetes=v1.35.0")
 	require.NoError(t, err)
-	route, err := path.ResolveState(c, from, to)
-	require.NoError(t, err)
-	p, err := runner.PlanRoute(c, route)
+	p, err := runner.NewPlan(c, from, to)
 	require.NoError(t, err)
 
 	var mu sync.Mutex
@@ -61,7 +59,7 @@ func TestExecuteRouteAcrossTracks(t *testing.T) {
 // whose tracks' releases ship the same component is refused at plan time:
 // each track's hops would upgrade it from its own version (the second
 // from a version it no longer runs, maybe back down).
-func TestPlanRouteComponentOnTwoTracks(t *testing.T) {
+func TestNewPlanComponentOnTwoTracks(t *testing.T) {
 	v := release.MustParseVersion
 	comps := []release.ComponentVersion{
 		{Name: "agent", Version: v("1.0"), Type: release.TypeInline, Handler: "agent"},
@@ -90,16 +88,14 @@ func TestPlanRouteComponentOnTwoTracks(t *testing.T) {
 	require.NoError(t, err)
 	to, err := path.ParseState("platform=2.0,kubernetes=v2.0")
 	require.NoError(t, err)
-	route, err := path.ResolveState(c, from, to)
-	require.NoError(t, err)
-	_, err = runner.PlanRoute(c, route)
-	require.ErrorIs(t, err, runner.ErrInvalidPlan, "PlanRoute(%s -> %s) with agent on both tracks", from, to)
+	_, err = runner.NewPlan(c, from, to)
+	require.ErrorIs(t, err, runner.ErrInvalidPlan, "NewPlan(%s -> %s) with agent on both tracks", from, to)
 	assert.Contains(t, err.Error(), "component agent is shipped on two tracks: by kubernetes v1.0 and by platform 1.0")
 	assert.Contains(t, err.Error(), "ship it on one track")
 
 	// One track at a time (tracks as independent lines) is not a state
 	// that holds both, and plans as before.
-	one, err := runner.NewPlan(c, v("1.0"), v("2.0"), runner.PathOptions(path.WithTrack("platform")))
+	one, err := runner.NewPlan(c, path.State{"platform": v("1.0")}, path.State{"platform": v("2.0")})
 	require.NoError(t, err)
 	assert.Equal(t, 1, one.Total())
 }
@@ -136,9 +132,7 @@ func alikePlan(t *testing.T, gated bool) *runner.Plan {
 	require.NoError(t, err)
 	to, err := path.ParseState("platform=2.0,kubernetes=2.0")
 	require.NoError(t, err)
-	route, err := path.ResolveState(c, from, to)
-	require.NoError(t, err)
-	p, err := runner.PlanRoute(c, route)
+	p, err := runner.NewPlan(c, from, to)
 	require.NoError(t, err)
 	require.Len(t, p.Hops, 2)
 	require.Equal(t, "kubernetes", p.Hops[0].Track, "hop 1's track")
@@ -226,10 +220,10 @@ func TestApproveAcrossTracks(t *testing.T) {
 	assert.Equal(t, record.Succeeded, st.Phase)
 }
 
-// A plan built by hand (not by PlanRoute or NewPlan) whose hops go to
+// A plan built by hand (not by NewPlan) whose hops go to
 // versions spelled alike has hops of one step name: a gate, an approval
 // or WithUntil could not tell them apart. Execute refuses it, naming the
-// hops; the same hops from PlanRoute are named apart (TRACK=VERSION).
+// hops; the same hops from NewPlan are named apart (TRACK=VERSION).
 func TestValidateStepNamesApart(t *testing.T) {
 	built := alikePlan(t, false)
 	p := &runner.Plan{Route: built.Route}
@@ -241,9 +235,9 @@ func TestValidateStepNamesApart(t *testing.T) {
 	require.ErrorIs(t, err, runner.ErrInvalidPlan, "Execute of a hand-built plan with two hops named 2.0")
 	assert.Nil(t, st)
 	assert.EqualError(t, err, "runner: invalid plan: hop 1 kubernetes 1.0 -> 2.0 and hop 2 platform 1.0 -> 2.0 have the same step name 2.0, "+
-		"which gates, approvals and WithUntil could not tell apart; name them apart: build the plan with PlanRoute or NewPlan, which name such hops TRACK=VERSION (kubernetes=2.0, platform=2.0)")
+		"which gates, approvals and WithUntil could not tell apart; name them apart: build the plan with NewPlan, which names such hops TRACK=VERSION (kubernetes=2.0, platform=2.0)")
 
-	require.NoError(t, runner.New(ok).Validate(built), "Validate of the PlanRoute plan")
+	require.NoError(t, runner.New(ok).Validate(built), "Validate of the NewPlan plan")
 }
 
 // genTracks is a random catalog of two or three tracks whose versions are
@@ -289,10 +283,10 @@ func genTracks(rng *rand.Rand) (*release.Catalog, map[string][]string, error) {
 	return c, pools, err
 }
 
-// Property: a plan from PlanRoute of a random route across tracks never
+// Property: a plan from NewPlan of a random route across tracks never
 // has two hops of one step name, so Validate never refuses it for that;
 // and every hop's step name selects that hop (WithUntil).
-func TestPropertyPlanRouteStepNames(t *testing.T) {
+func TestPropertyNewPlanStepNames(t *testing.T) {
 	ok := runner.RunnerFunc(func(context.Context, runner.Task) error { return nil })
 	routes, alike := 0, 0
 	for seed := range uint64(300) {
@@ -309,13 +303,14 @@ func TestPropertyPlanRouteStepNames(t *testing.T) {
 				}
 			}
 			msg := fmt.Sprintf("seed %d: %s -> %s", seed, from, to)
-			route, err := path.ResolveState(c, from, to, path.AllowPrereleases())
+			route, err := path.Resolve(c, from, to, path.AllowPrereleases())
 			if err != nil || len(route.Hops) == 0 {
 				continue
 			}
 			routes++
-			p, err := runner.PlanRoute(c, route, runner.ForExecutor(runner.New(ok)))
-			require.NoError(t, err, "%s: PlanRoute (Validate)", msg)
+			p, err := runner.NewPlan(c, from, to, runner.PathOptions(path.AllowPrereleases()), runner.ForExecutor(runner.New(ok)))
+			require.NoError(t, err, "%s: NewPlan (Validate)", msg)
+			require.Equal(t, route, p.Route, "%s: NewPlan's route, want Resolve's", msg)
 			seen := map[string]bool{}
 			for i, h := range p.Hops {
 				name := runner.StepName(h, "", "")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hopdag/hopdag/dag"
+	"github.com/hopdag/hopdag/internal/english"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
@@ -44,7 +45,8 @@ type planOptions struct {
 	exec *Executor
 }
 
-// PathOptions passes options (accepted risks, guards, track) to path.Resolve.
+// PathOptions passes options (accepted risks, guards, a channel) to
+// path.Resolve.
 func PathOptions(opts ...path.Option) PlanOption {
 	return func(o *planOptions) { o.path = append(o.path, opts...) }
 }
@@ -61,11 +63,16 @@ func ForExecutor(e *Executor) PlanOption {
 	return func(o *planOptions) { o.exec = e }
 }
 
-// NewPlan resolves the route from current to target and builds each hop's
-// graph. Everything knowable before running fails here: no route (path's
+// NewPlan resolves the route from the current state to the target state
+// (path.Resolve: a version is the state of a one-track system, "v26.09";
+// across tracks, "platform=27.03.0,kubernetes=v1.34.1") and builds each
+// hop's graph: the components of the releases of the track the hop moves.
+// Everything knowable before running fails here: no route (path's
 // errors), a cycle or a missing dependency (dag's errors), and with
-// ForExecutor a component or check nothing can run.
-func NewPlan(c *release.Catalog, current, target release.Version, opts ...PlanOption) (*Plan, error) {
+// ForExecutor a component or check nothing can run. A state holds one
+// version of each component: a route across tracks whose tracks'
+// releases ship the same component is refused (ErrInvalidPlan).
+func NewPlan(c *release.Catalog, current, target path.State, opts ...PlanOption) (*Plan, error) {
 	var o planOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -73,20 +80,6 @@ func NewPlan(c *release.Catalog, current, target release.Version, opts ...PlanOp
 	route, err := path.Resolve(c, current, target, o.path...)
 	if err != nil {
 		return nil, err
-	}
-	return planRoute(c, route, o)
-}
-
-// PlanRoute builds the plan of a route already resolved, such as a route
-// across tracks from path.ResolveState: each hop's graph holds the
-// components of the releases of the track it moves. A state holds one
-// version of each component: a route across tracks whose tracks' releases
-// ship the same component is refused (ErrInvalidPlan). PathOptions are
-// not used.
-func PlanRoute(c *release.Catalog, route *path.Route, opts ...PlanOption) (*Plan, error) {
-	var o planOptions
-	for _, opt := range opts {
-		opt(&o)
 	}
 	return planRoute(c, route, o)
 }
@@ -125,8 +118,8 @@ func planRoute(c *release.Catalog, route *path.Route, o planOptions) (*Plan, err
 // whose tracks' releases ship the same component: a state holds one
 // version of each component, and each track's hops would upgrade it from
 // the version its own release names (the second hop from a version the
-// system no longer runs, maybe back down). Tracks used one at a time
-// (path.WithTrack) may ship the same components: no state holds two.
+// system no longer runs, maybe back down). Tracks used one at a time (a
+// one-track state) may ship the same components: no state holds two.
 func sharedAcrossTracks(c *release.Catalog, route *path.Route) error {
 	if route == nil || route.FromState == nil {
 		return nil
@@ -306,15 +299,15 @@ func (p *Plan) MarshalYAML() (any, error) { return p.view(), nil }
 func (p *Plan) String() string {
 	v := p.view()
 	var b strings.Builder
-	fmt.Fprintf(&b, "plan %s -> %s: %d %s, %d %s, expected %s\n", v.From, v.To, len(v.Hops), plural(len(v.Hops), "hop"), v.Components, plural(v.Components, "component"), v.ExpectedDuration)
+	fmt.Fprintf(&b, "plan %s -> %s: %d %s, %d %s, expected %s\n", v.From, v.To, len(v.Hops), english.Plural(len(v.Hops), "hop"), v.Components, english.Plural(v.Components, "component"), v.ExpectedDuration)
 	if v.Catalog != nil {
 		fmt.Fprintf(&b, "catalog: %s\n", v.Catalog)
 	}
 	for i, h := range v.Hops {
 		if h.Track != "" {
-			fmt.Fprintf(&b, "hop %d/%d %s %s -> %s: %d %s, expected %s (serial %s)\n", i+1, len(v.Hops), h.Track, h.From, h.To, len(h.Components), plural(len(h.Components), "component"), h.ExpectedDuration, h.Work)
+			fmt.Fprintf(&b, "hop %d/%d %s %s -> %s: %d %s, expected %s (serial %s)\n", i+1, len(v.Hops), h.Track, h.From, h.To, len(h.Components), english.Plural(len(h.Components), "component"), h.ExpectedDuration, h.Work)
 		} else {
-			fmt.Fprintf(&b, "hop %d/%d %s -> %s: %d %s, expected %s (serial %s)\n", i+1, len(v.Hops), h.From, h.To, len(h.Components), plural(len(h.Components), "component"), h.ExpectedDuration, h.Work)
+			fmt.Fprintf(&b, "hop %d/%d %s -> %s: %d %s, expected %s (serial %s)\n", i+1, len(v.Hops), h.From, h.To, len(h.Components), english.Plural(len(h.Components), "component"), h.ExpectedDuration, h.Work)
 		}
 		if h.Deprecated != "" {
 			fmt.Fprintf(&b, "  deprecated: %s\n", h.Deprecated)
@@ -363,13 +356,6 @@ func urlSuffix(u string) string {
 		return ""
 	}
 	return " <" + u + ">"
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 // withArticle is word after "a" or "an", as its first letter sounds

@@ -44,7 +44,7 @@ func catalogPlan(t *testing.T, opts ...runner.PlanOption) (*runner.Plan, error) 
 	t.Helper()
 	cat, err := release.LoadDir("../testdata/catalog")
 	require.NoError(t, err)
-	return runner.NewPlan(cat, release.MustParseVersion("v26.06-rc.2"), release.MustParseVersion("v26.09"), opts...)
+	return runner.NewPlan(cat, path.MustParseState("v26.06-rc.2"), path.MustParseState("v26.09"), opts...)
 }
 
 func TestPlanGolden(t *testing.T) {
@@ -84,13 +84,13 @@ func TestPlanGoldenEdges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := runner.NewPlan(cat, release.MustParseVersion(tt.from), release.MustParseVersion(tt.to), runner.PathOptions(tt.opts...))
+			p, err := runner.NewPlan(cat, path.State{"": release.MustParseVersion(tt.from)}, path.State{"": release.MustParseVersion(tt.to)}, runner.PathOptions(tt.opts...))
 			require.NoError(t, err)
 			golden(t, "plan-"+tt.name+".golden.txt", []byte(p.String()))
 		})
 	}
 	t.Run("risk not accepted", func(t *testing.T) {
-		_, err := runner.NewPlan(cat, release.MustParseVersion("v26.06"), release.MustParseVersion("v26.09-rc.1"))
+		_, err := runner.NewPlan(cat, path.MustParseState("v26.06"), path.MustParseState("v26.09-rc.1"))
 		require.ErrorIs(t, err, path.ErrNoRoute)
 	})
 }
@@ -177,7 +177,7 @@ func TestNewPlanErrors(t *testing.T) {
 			if tt.exec != nil {
 				opts = append(opts, runner.ForExecutor(tt.exec))
 			}
-			p, err := runner.NewPlan(cat, release.MustParseVersion(tt.from), release.MustParseVersion(tt.to), opts...)
+			p, err := runner.NewPlan(cat, path.State{"": release.MustParseVersion(tt.from)}, path.State{"": release.MustParseVersion(tt.to)}, opts...)
 			if tt.wantIs == nil {
 				require.NoError(t, err)
 				require.NotNil(t, p)
@@ -223,7 +223,7 @@ func TestNewPlanErrors(t *testing.T) {
 			[]release.UpgradePath{{Rules: []release.Rule{{From: release.MustParseConstraint("v1.0"), To: v("v1.1")}}}},
 		)
 		require.NoError(t, err)
-		_, err = runner.NewPlan(cat, v("v1.0"), v("v1.1"))
+		_, err = runner.NewPlan(cat, path.State{"": v("v1.0")}, path.State{"": v("v1.1")})
 		require.ErrorIs(t, err, dag.ErrCycle)
 		assert.Contains(t, err.Error(), "a -> b -> a")
 	})

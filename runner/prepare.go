@@ -294,8 +294,8 @@ func (e *Executor) Validate(p *Plan) error {
 
 // sameStepNames reports the hops of p that share a step name (StepName),
 // in the order of their first hop: a gate, an approval or WithUntil could
-// not tell them apart. Only a plan built by hand has them: PlanRoute and
-// NewPlan name hops to versions spelled alike TRACK=VERSION.
+// not tell them apart. Only a plan built by hand has them: NewPlan names
+// hops to versions spelled alike TRACK=VERSION.
 func sameStepNames(p *Plan) []error {
 	byName := map[string][]int{}
 	var names []string
@@ -321,7 +321,7 @@ func sameStepNames(p *Plan) []error {
 			qualified[k] = h.Track + "=" + h.To.Original()
 			tracks[h.Track] = true
 		}
-		fix := fmt.Sprintf("build the plan with PlanRoute or NewPlan, which name such hops TRACK=VERSION (%s)", strings.Join(qualified, ", "))
+		fix := fmt.Sprintf("build the plan with NewPlan, which names such hops TRACK=VERSION (%s)", strings.Join(qualified, ", "))
 		if len(tracks) < len(hops) {
 			fix = "a plan goes to each version of a track once: remove the hops that go there again"
 		}

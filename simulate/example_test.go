@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/simulate"
@@ -21,7 +22,7 @@ func ExampleExecutor() {
 	}
 	from, _ := release.ParseVersion("v26.06-rc.2")
 	to, _ := release.ParseVersion("v26.06-rc.3")
-	plan, err := runner.NewPlan(c, from, to)
+	plan, err := runner.NewPlan(c, path.State{"": from}, path.State{"": to})
 	if err != nil {
 		fmt.Println(err)
 		return

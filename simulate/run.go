@@ -18,8 +18,10 @@ import (
 
 // Upgrade is one simulated upgrade: what to run and where to keep its status.
 type Upgrade struct {
-	Catalog  *release.Catalog
-	From, To release.Version
+	Catalog *release.Catalog
+	// From and To are the states of the upgrade (path.ParseState: a
+	// version, "v26.09", or one version per track).
+	From, To path.State
 	// Accept names the risks the caller accepts.
 	Accept []string
 	// StateDir, when set, is the directory of a state.File store: the run
@@ -30,9 +32,6 @@ type Upgrade struct {
 	// Source says which catalog bundle Catalog came from; it is recorded
 	// in the plan and the status (empty for a directory).
 	Source record.CatalogSource
-	// Route, when set, is the route to run (one already resolved, such as a
-	// route across tracks); From, To and Accept are then not used.
-	Route *path.Route
 	// Until, when set, stops the run after that step (runner.WithUntil).
 	Until string
 	// Gates are hops (target versions) to put a gate on (approve.go).
@@ -47,9 +46,6 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*record.Status, error) 
 		var popts []runner.PlanOption
 		if e != nil {
 			popts = append(popts, runner.ForExecutor(e))
-		}
-		if u.Route != nil {
-			return runner.PlanRoute(u.Catalog, u.Route, popts...)
 		}
 		return runner.NewPlan(u.Catalog, u.From, u.To, append(popts, runner.PathOptions(path.AcceptRisks(u.Accept...)))...)
 	}

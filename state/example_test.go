@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -261,7 +262,7 @@ func examplePlan() *runner.Plan {
 	if err != nil {
 		panic(err)
 	}
-	p, err := runner.NewPlan(c, release.MustParseVersion("v1.0"), release.MustParseVersion("v1.1"))
+	p, err := runner.NewPlan(c, path.MustParseState("v1.0"), path.MustParseState("v1.1"))
 	if err != nil {
 		panic(err)
 	}

@@ -344,16 +344,6 @@ func (c *cli) catalog() (*release.Catalog, error) {
 	return release.LoadDir(c.dir)
 }
 
-func (c *cli) versions() (from, to release.Version, err error) {
-	if from, err = release.ParseVersion(*c.from); err != nil {
-		return
-	}
-	if c.to != nil {
-		to, err = release.ParseVersion(*c.to)
-	}
-	return
-}
-
 func (c *cli) pathOptions() []path.Option {
 	return append([]path.Option{path.AcceptRisks(simulate.List(*c.accept)...)}, c.routeOptions()...)
 }
@@ -390,10 +380,11 @@ func (c *cli) validate(context.Context) int {
 	return exitOK
 }
 
+// targets lists every state the system at --from can move to (a version
+// of its one track, or of each track of a state, the other tracks moving
+// as needed), then those behind risks (riskyTargets); across tracks, with
+// a TRACK column.
 func (c *cli) targets(context.Context) int {
-	if c.isState() {
-		return c.stateTargets()
-	}
 	cat, err := c.catalog()
 	if err != nil {
 		return c.fail1(err)
@@ -401,7 +392,7 @@ func (c *cli) targets(context.Context) int {
 	if err := c.checkAccept(cat); err != nil {
 		return c.fail1(err)
 	}
-	from, _, err := c.versions()
+	from, _, err := c.states()
 	if err != nil {
 		return c.fail1(err)
 	}
@@ -412,25 +403,22 @@ func (c *cli) targets(context.Context) int {
 		}
 		out := make([]target, len(ts))
 		for i, t := range ts {
-			out[i] = target{version: t.Version, hops: t.Hops, deprecated: t.Deprecated, next: t.Next, last: t.Last, route: t.Route}
+			out[i] = target{track: t.Track, version: t.Version, hops: t.Hops, deprecated: t.Deprecated, next: t.Next, last: t.Last, route: t.Route}
 		}
 		return out, nil
 	}
 	rows, err := list(c.pathOptions())
 	// Nothing reachable (from the newest version, say) is an answer.
-	if nr, ok := errors.AsType[*path.NoRouteError](err); ok && nr.To.IsZero() {
+	if nr, ok := errors.AsType[*path.NoRouteError](err); ok && nr.To.IsZero() && len(nr.ToState) == 0 {
 		fmt.Fprintln(c.stdout, strings.TrimPrefix(message(err), "path: "))
 		return exitOK
 	}
 	if err != nil {
 		return c.fail1(err)
 	}
-	if len(rows) == 0 {
-		fmt.Fprintf(c.stdout, "no version is reachable from %s\n", from)
-		return exitOK
-	}
-	c.printTargets(rows, false)
-	c.riskyTargets(cat, list, rows, false)
+	tracks := slices.ContainsFunc(rows, func(t target) bool { return t.track != "" })
+	c.printTargets(rows, tracks)
+	c.riskyTargets(cat, list, rows, tracks)
 	return exitOK
 }
 
@@ -676,11 +664,7 @@ func (c *cli) newPlan() (*runner.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.route(cat)
-	if err != nil {
-		return nil, err
-	}
-	p, err := runner.PlanRoute(cat, r)
+	p, err := c.planOf(cat)
 	if p != nil {
 		p.Catalog = c.bundle.source
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
+	"github.com/hopdag/hopdag/runner"
 )
 
 // Routing on the command line: --from and --to take a version or a state
@@ -36,12 +37,8 @@ func (c *cli) routeOptions() []path.Option {
 	return out
 }
 
-// isState reports whether --from or --to names tracks (track=version).
-func (c *cli) isState() bool {
-	return strings.Contains(*c.from, "=") || c.to != nil && strings.Contains(*c.to, "=")
-}
-
-// states parses --from and --to as states.
+// states parses --from and --to as states (path.ParseState): a version
+// is the state of a one-track system.
 func (c *cli) states() (from, to path.State, err error) {
 	if from, err = path.ParseState(*c.from); err != nil {
 		return nil, nil, fmt.Errorf("--from: %w", err)
@@ -54,92 +51,22 @@ func (c *cli) states() (from, to path.State, err error) {
 	return from, to, nil
 }
 
-// route resolves the route from --from to --to, on one track or across
-// tracks.
-func (c *cli) route(cat *release.Catalog) (*path.Route, error) {
+// planOf resolves the route from --from to --to, on one track or across
+// tracks, and plans it (runner.NewPlan) with opts.
+func (c *cli) planOf(cat *release.Catalog, opts ...runner.PlanOption) (*runner.Plan, error) {
 	if err := c.checkAccept(cat); err != nil {
 		return nil, err
 	}
-	if c.isState() {
-		from, to, err := c.states()
-		if err != nil {
-			return nil, err
-		}
-		return path.ResolveState(cat, from, to, c.pathOptions()...)
-	}
-	from, to, err := c.versions()
+	from, to, err := c.states()
 	if err != nil {
 		return nil, err
 	}
-	return path.Resolve(cat, from, to, c.pathOptions()...)
-}
-
-// stateTargets lists, for --from a state, every version of every track the
-// system can move to (the other tracks moving as needed), with the route,
-// then those behind risks (riskyTargets), as one-track targets does.
-func (c *cli) stateTargets() int {
-	cat, err := c.catalog()
-	if err != nil {
-		return c.fail1(err)
-	}
-	if err := c.checkAccept(cat); err != nil {
-		return c.fail1(err)
-	}
-	from, _, err := c.states()
-	if err != nil {
-		return c.fail1(err)
-	}
-	list := func(opts []path.Option) ([]target, error) {
-		var out []target
-		for _, track := range from.Tracks() {
-			for _, v := range cat.TrackVersions(track) {
-				if v.Equal(from[track]) {
-					continue
-				}
-				r, err := path.ResolveState(cat, from, path.State{track: v}, opts...)
-				if errors.Is(err, path.ErrNoRoute) {
-					continue
-				}
-				if err != nil {
-					return nil, err
-				}
-				dep := 0
-				for _, h := range r.Hops {
-					if h.Deprecated != "" {
-						dep++
-					}
-					if h.ToDeprecated != "" {
-						dep++
-					}
-				}
-				out = append(out, target{track: track, version: v, hops: len(r.Hops), deprecated: dep,
-					next:  func() *path.Hop { return &r.Hops[0] },
-					last:  func() *path.Hop { return &r.Hops[len(r.Hops)-1] },
-					route: func() *path.Route { return r }})
-			}
-		}
-		return out, nil
-	}
-	rows, err := list(c.pathOptions())
-	if err != nil {
-		return c.fail1(err)
-	}
-	if len(rows) == 0 {
-		fmt.Fprintf(c.stdout, "no version is reachable from %s\n", from)
-		return exitOK
-	}
-	c.printTargets(rows, true)
-	c.riskyTargets(cat, list, rows, true)
-	return exitOK
+	return runner.NewPlan(cat, from, to, append([]runner.PlanOption{runner.PathOptions(c.pathOptions()...)}, opts...)...)
 }
 
 // message is err for a command-line user: the relaxations a route needs
 // are named as flags.
 func message(err error) string {
-	var se *path.StateNoRouteError
-	if errors.As(err, &se) {
-		return cliText(se.Explain(flagText))
-	}
 	var nr *path.NoRouteError
 	if errors.As(err, &nr) {
 		return cliText(nr.Explain(flagText))
@@ -155,7 +82,7 @@ func message(err error) string {
 var cliTerms = strings.NewReplacer(
 	"(path.AllowPrereleases, or a channel listing it: path.WithChannel)", "(--prereleases, or a --channel that lists it)",
 	"(path.WithChannel)", "(--channel)",
-	"in the current state (the current argument of ResolveState): ", "in the state: --from ",
+	"in the current state (the current argument of Resolve): ", "in the state: --from ",
 	"or apply with Force to take them over", "or pass --force-conflicts to take them over",
 	"or start over with no previous status (for a state store: a new one)", "or start over with a new --state",
 	"or start over with no previous status", "or start over with a new --state",

@@ -44,8 +44,8 @@ func TestRouteErrors(t *testing.T) {
 	}{
 		{"unknown track lists the tracks", []string{"plan", twoTrack, "--from", "platform=13.01.0,kube=v1.33.0", "--to", "platform=13.01.2"}, 1,
 			`unknown track "kube": the catalog's tracks: kubernetes, platform`, ""},
-		{"a bare version on a two-track catalog names its track and the state form", []string{"plan", twoTrack, "--from", "13.01.0", "--to", "13.01.2"}, 1,
-			"13.01.0 is a version of track platform, not of this one; give a state, one version per track (the command line: --from platform=13.01.0,...)", ""},
+		{"a bare version on a two-track catalog is its track's, and names the track it leaves out", []string{"plan", twoTrack, "--from", "13.01.0", "--to", "13.01.2"}, 1,
+			"the current state leaves out track kubernetes, tied to track platform (release 13.01.0 on track platform supports kubernetes >= v1.32.0, < v1.34.0): give its version in the state: --from platform=13.01.0,kubernetes=VERSION", ""},
 		{"bad state", []string{"plan", twoTrack, "--from", "platform=13.01.0,v1.33", "--to", "platform=13.01.2"}, 1,
 			`--from: path: invalid state`, ""},
 		{"compatibility", []string{"plan", twoTrack, "--from", "platform=13.01.0,kubernetes=v1.33.0", "--to", "platform=13.01.0,kubernetes=v1.35.0"}, 1,

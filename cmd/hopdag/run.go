@@ -120,11 +120,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 	// The route (on one track or across tracks) and the plan without an
 	// executor first: what it holds decides whether this command line can
 	// run it, and it fails early on no route.
-	route, err := c.route(cat)
-	if err != nil {
-		return c.fail1(err)
-	}
-	plan, err := runner.PlanRoute(cat, route)
+	plan, err := c.planOf(cat)
 	if err != nil {
 		return c.fail1(err)
 	}
@@ -172,7 +168,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 		}
 		e = runner.New(router, slices.Concat(opts, checks)...)
 	}
-	if plan, err = runner.PlanRoute(cat, route, runner.ForExecutor(e)); err != nil {
+	if plan, err = c.planOf(cat, runner.ForExecutor(e)); err != nil {
 		return c.fail1(err)
 	}
 	plan.Catalog = c.bundle.source

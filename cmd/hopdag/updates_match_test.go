@@ -19,7 +19,7 @@ import (
 
 // TestTargetsMatchClusterVersionUpdates: `hopdag targets` and a
 // ClusterVersion's status.availableUpdates and conditionalUpdates
-// (kube/controller's Updates and StateUpdates) answer one question: for
+// (kube/controller's Updates) answer one question: for
 // every version of the sample catalog, with its risk accepted and not,
 // and for states of the two-track catalog, they list the same targets
 // with the same hop counts, and the same targets behind risks with the
@@ -86,7 +86,7 @@ func TestTargetsMatchClusterVersionUpdates(t *testing.T) {
 				args = append(args, "--accept", strings.Join(accept, ","))
 			}
 			t.Run(strings.Join(args[2:], " "), func(t *testing.T) {
-				avail, cond, err := controller.Updates(cat, "", v, accept)
+				avail, cond, err := controller.Updates(cat, path.State{"": v}, accept)
 				require.NoError(t, err)
 				compare(t, args, avail, cond)
 			})
@@ -99,7 +99,7 @@ func TestTargetsMatchClusterVersionUpdates(t *testing.T) {
 		t.Run(from, func(t *testing.T) {
 			st, err := path.ParseState(from)
 			require.NoError(t, err)
-			avail, cond, err := controller.StateUpdates(two, st, nil)
+			avail, cond, err := controller.Updates(two, st, nil)
 			require.NoError(t, err)
 			compare(t, []string{"targets", twoTrack, "--from", from}, avail, cond)
 		})

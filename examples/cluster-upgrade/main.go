@@ -36,6 +36,7 @@ import (
 	"os/signal"
 
 	"github.com/hopdag/hopdag"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -85,12 +86,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	fv, err := release.ParseVersion(*from)
+	fv, err := path.ParseState(*from)
 	if err != nil {
 		fmt.Fprintln(stderr, "cluster-upgrade: --from:", err)
 		return 1
 	}
-	tv, err := release.ParseVersion(*to)
+	tv, err := path.ParseState(*to)
 	if err != nil {
 		fmt.Fprintln(stderr, "cluster-upgrade: --to:", err)
 		return 1

@@ -12,6 +12,7 @@ import (
 	"log"
 
 	"github.com/hopdag/hopdag"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
@@ -31,7 +32,9 @@ func main() {
 	exec := runner.New(upgrade, runner.WithMaxParallel(4), runner.WithFailurePolicy(runner.FailFast),
 		runner.WithCheck("cluster-healthy", healthy), runner.WithCheck("nodes-ready", healthy))
 
-	from, to := release.MustParseVersion("v26.06-rc.2"), release.MustParseVersion("v26.06")
+	// A version is the state of a one-track system ("v26.06"); across
+	// tracks a state names each ("platform=27.03.0,kubernetes=v1.34.1").
+	from, to := path.MustParseState("v26.06-rc.2"), path.MustParseState("v26.06")
 	plan, err := runner.NewPlan(catalog, from, to, runner.ForExecutor(exec))
 	if err != nil {
 		log.Fatal(err) // no route, a cycle, a check nothing runs: all known before running

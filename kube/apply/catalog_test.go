@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -63,7 +64,7 @@ func TestCatalogHops(t *testing.T) {
 		runner.WithCheck("nodes-ready", ok), runner.WithCheck("registry-mirror-reachable", ok), runner.WithCheck("conformance-smoke", ok))
 
 	for _, route := range [][2]string{{"v26.03", "v26.06"}, {"v26.06", "v26.09"}} {
-		p, err := runner.NewPlan(c, release.MustParseVersion(route[0]), release.MustParseVersion(route[1]), runner.ForExecutor(exec))
+		p, err := runner.NewPlan(c, path.State{"": release.MustParseVersion(route[0])}, path.State{"": release.MustParseVersion(route[1])}, runner.ForExecutor(exec))
 		require.NoError(t, err)
 		st, err := exec.Execute(ctx, p, nil)
 		require.NoError(t, err, "%s -> %s", route[0], route[1])

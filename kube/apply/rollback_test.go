@@ -20,6 +20,7 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/apply"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -222,7 +223,7 @@ func runHop(t *testing.T, ns string, a *apply.Applier, v1, v2 []*release.Compone
 		ev = &events{}
 	}
 	exec := runner.New(router, runner.WithFailurePolicy(runner.Rollback), runner.WithObserver(ev))
-	p, err := runner.NewPlan(rbCatalog(t, v1, v2), release.MustParseVersion(rbV1), release.MustParseVersion(rbV2), runner.ForExecutor(exec))
+	p, err := runner.NewPlan(rbCatalog(t, v1, v2), path.State{"": release.MustParseVersion(rbV1)}, path.State{"": release.MustParseVersion(rbV2)}, runner.ForExecutor(exec))
 	require.NoError(t, err)
 	st, err := exec.Execute(ctx, p, nil)
 	require.NotNil(t, st)

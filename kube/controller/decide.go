@@ -247,8 +247,9 @@ func (d *decision) settled() (bool, *plan, error) {
 // that fails is said in Failing.
 func (d *decision) planRoute() (bool, *plan, error) {
 	r, cv, st := d.r, d.cv, d.st
-	route, err := resolve(d.cat, &cv.Spec, d.from, d.to)
-	if err != nil {
+	// The route first, alone: no route is said before the runner (for a
+	// workload cluster, its client) is made.
+	if _, err := resolve(d.cat, &cv.Spec, d.from, d.to); err != nil {
 		reason := "NoRoute"
 		switch {
 		case errors.Is(err, path.ErrUnknownVersion):
@@ -269,7 +270,8 @@ func (d *decision) planRoute() (bool, *plan, error) {
 	}
 	d.rn = r.runnerOf(cv)
 	exec := runner.New(d.rn, r.executorOptions(cv)...)
-	if d.p, err = runner.PlanRoute(d.cat, route, runner.ForExecutor(exec)); err != nil {
+	var err error
+	if d.p, err = planOf(d.cat, &cv.Spec, d.from, d.to, runner.ForExecutor(exec)); err != nil {
 		r.failing(cv, st, "PlanInvalid", err.Error())
 		return decided()
 	}

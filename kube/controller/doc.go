@@ -3,13 +3,14 @@
 //
 // A Reconciler watches ClusterVersions and the catalog objects of their
 // namespaces (kube/catalog loads them). On every reconcile it records
-// status.availableUpdates and status.conditionalUpdates (see Updates, and
-// StateUpdates across tracks): each target with its hop count and next
-// hop, at most 100 of each kind (the newest and the nearest), counting
-// the others, so that the status stays small whatever the catalog. When spec.desiredVersion differs from
-// status.currentVersion it resolves the route: on spec.track, or, when
-// the versions are states (v1alpha1.Target: platform=27.03.0,...), across
-// the tracks of a catalog that ties them by supports (path.ResolveState);
+// status.availableUpdates and status.conditionalUpdates (see Updates):
+// each target with its hop count and next hop, at most 100 of each kind
+// (the newest and the nearest), counting the others, so that the status
+// stays small whatever the catalog. When spec.desiredVersion differs from
+// status.currentVersion it resolves the route (path.Resolve): a version is
+// the state of a one-track system, on spec.track; a state
+// (v1alpha1.Target: platform=27.03.0,...) goes across the tracks of a
+// catalog that ties them by supports;
 // an unknown or unreachable target sets the Failing condition
 // with the resolver's diagnostics and runs nothing. Otherwise it starts the
 // plan in the background with the runner the embedding operator provides

@@ -8,16 +8,16 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-// StateUpdates is what a ClusterVersion whose versions are states shows
-// as status.availableUpdates: each version of each track a route reaches,
-// with the route's hop count and first hop.
-func ExampleStateUpdates() {
+// Updates is what a ClusterVersion shows as status.availableUpdates:
+// here, for a system whose versions are states across tracks, each version
+// of each track a route reaches, with the route's hop count and first hop.
+func ExampleUpdates() {
 	cat, err := release.LoadDir("../../testdata/two-track")
 	if err != nil {
 		panic(err)
 	}
 	from, _ := path.ParseState("platform=13.01.2,kubernetes=v1.34.1")
-	available, _, err := controller.StateUpdates(cat, from, nil)
+	available, _, err := controller.Updates(cat, from, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -29,7 +29,7 @@ func TestUpdatesFollowTheRun(t *testing.T) {
 	cat, err := release.LoadDir(catalogDir)
 	require.NoError(t, err)
 	targets := func(from string) []string {
-		ts, err := path.Targets(cat, release.MustParseVersion(from))
+		ts, err := path.Targets(cat, path.MustParseState(from))
 		require.NoError(t, err)
 		var out []string
 		for _, tg := range ts {

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/path"
@@ -12,51 +11,51 @@ import (
 )
 
 // position is where a system is or should be, as the ClusterVersion's
-// spec and status spell it (v1alpha1.Target): a version on the
-// ClusterVersion's track, or a state across tracks. Everything the
-// reconciler and the webhook do with versions goes through it, so that a
-// catalog of several tracks (StarlingX: the platform release and the
-// Kubernetes version) is upgraded the same way as one of one track.
+// spec and status spell it (v1alpha1.Target): a state, read by
+// path.ParseState. A version ("v26.09") is the state of a one-track
+// system, on the ClusterVersion's track (on); "platform=13.01.0,
+// kubernetes=v1.33.0" a state across tracks. Everything the reconciler
+// and the webhook do with versions goes through it, so that a catalog of
+// several tracks (StarlingX: the platform release and the Kubernetes
+// version) is upgraded the same way as one of one track.
 type position struct {
-	v     release.Version
-	state path.State // non-nil for a state
+	state path.State
 }
 
-// parsePosition reads s: a state when it holds "=", else a version.
+// parsePosition reads s (path.ParseState).
 func parsePosition(s string) (position, error) {
-	if !strings.Contains(s, "=") {
-		v, err := release.ParseVersion(s)
-		return position{v: v}, err
-	}
 	st, err := path.ParseState(s)
 	if err != nil {
 		return position{}, err
 	}
-	if _, ok := st[""]; ok {
-		return position{}, fmt.Errorf("invalid state %q: every entry names its track (track=version)", s)
-	}
 	return position{state: st}, nil
 }
 
-func (p position) isState() bool { return p.state != nil }
+// on is the state path resolves: a version given without a track name is
+// on track, the ClusterVersion's (spec.track); with no track, path finds
+// it (the default track, or the one track that has the version).
+func (p position) on(track string) path.State {
+	v, ok := p.state[""]
+	if !ok || track == "" {
+		return p.state
+	}
+	out := p.state.Clone()
+	delete(out, "")
+	if _, dup := out[track]; !dup {
+		out[track] = v
+	}
+	return out
+}
 
 // String is the version as the catalog spells it, or the state
 // (track=version,... sorted by track).
-func (p position) String() string {
-	if p.isState() {
-		return p.state.String()
-	}
-	return p.v.Original()
-}
+func (p position) String() string { return p.state.String() }
 
-// satisfies reports whether a system at p is at target: the same version,
-// or, for a state, the version of every track target names.
+// satisfies reports whether a system at p is at target: the version of
+// every track target names is p's.
 func (p position) satisfies(target position) bool {
-	if p.isState() != target.isState() {
-		return false
-	}
-	if !p.isState() {
-		return p.v.Equal(target.v)
+	if len(target.state) == 0 {
+		return len(p.state) == 0
 	}
 	for track, v := range target.state {
 		if cur, ok := p.state[track]; !ok || !cur.Equal(v) {
@@ -66,16 +65,10 @@ func (p position) satisfies(target position) bool {
 	return true
 }
 
-// before reports whether going from q to p moves some track back: p is
-// an earlier version than q, or a state naming a track at an earlier
-// version than q's (a downgrade, which routes refuse).
+// before reports whether going from q to p moves some track back: p
+// names a track at an earlier version than q's (a downgrade, which routes
+// refuse).
 func (p position) before(q position) bool {
-	if p.isState() != q.isState() {
-		return false
-	}
-	if !p.isState() {
-		return p.v.Compare(q.v) < 0
-	}
 	for track, v := range p.state {
 		if cur, ok := q.state[track]; ok && v.Compare(cur) < 0 {
 			return true
@@ -96,46 +89,48 @@ func samePosition(a, b string) bool {
 	return pa.satisfies(pb) && pb.satisfies(pa)
 }
 
-// resolve finds the route from from to to: on spec's track for versions,
-// across tracks for states (path.ResolveState).
+// resolve finds the route from from to to, with the options of spec
+// (routeOptions): one track, the ClusterVersion's, for versions; across
+// tracks for states.
 func resolve(cat *release.Catalog, spec *v1alpha1.ClusterVersionSpec, from, to position) (*path.Route, error) {
-	switch {
-	case from.isState() && to.isState():
-		return path.ResolveState(cat, from.state, to.state, stateOptions(spec)...)
-	case !from.isState() && !to.isState():
-		return path.Resolve(cat, from.v, to.v, routeOptions(spec)...)
-	}
-	return nil, fmt.Errorf("%w: the system is at %s and desiredVersion is %s: give both as versions on one track, or both as states (track=version,...)", path.ErrInvalidOption, from, to)
+	return path.Resolve(cat, from.on(spec.Track), to.on(spec.Track), routeOptions(spec)...)
 }
 
-// known reports whether the catalog has a release for p (for a state, one
-// for each of its tracks), and says what is missing.
+// plan plans the route resolve finds (runner.NewPlan, with opts).
+func planOf(cat *release.Catalog, spec *v1alpha1.ClusterVersionSpec, from, to position, opts ...runner.PlanOption) (*runner.Plan, error) {
+	return runner.NewPlan(cat, from.on(spec.Track), to.on(spec.Track), append([]runner.PlanOption{runner.PathOptions(routeOptions(spec)...)}, opts...)...)
+}
+
+// known reports whether the catalog has a release for each track of p
+// (a version: on track), and, for a state, says what is missing.
 func known(cat *release.Catalog, track string, p position) (bool, string) {
-	if !p.isState() {
-		_, ok := cat.ReleaseOn(track, p.v)
-		return ok, ""
-	}
-	for _, t := range p.state.Tracks() {
-		if _, ok := cat.ReleaseOn(t, p.state[t]); !ok {
-			return false, fmt.Sprintf("the catalog has no release %s on track %s", p.state[t].Original(), t)
+	_, version := p.state[""]
+	st := p.on(track)
+	for _, t := range st.Tracks() {
+		if _, ok := cat.ReleaseOn(t, st[t]); !ok {
+			if version {
+				return false, ""
+			}
+			return false, fmt.Sprintf("the catalog has no release %s on track %s", st[t].Original(), t)
 		}
 	}
 	return true, ""
 }
 
 // routeFrom and routeTo are the positions a route starts and ends at.
+// A one-track route's are its versions, spelled as a version.
 func routeFrom(r *path.Route) position {
 	if r.FromState != nil {
 		return position{state: r.FromState}
 	}
-	return position{v: r.From}
+	return position{state: path.State{"": r.From}}
 }
 
 func routeTo(r *path.Route) position {
 	if r.ToState != nil {
 		return position{state: r.ToState}
 	}
-	return position{v: r.To}
+	return position{state: path.State{"": r.To}}
 }
 
 // reachedBy is the position of a run of plan: where it started, moved by

@@ -15,8 +15,9 @@ import (
 // TestPosition: what the spec and status spell (a version, or a state
 // across tracks) reads, prints and compares as the reconciler needs: a
 // system satisfies a target state naming only some of its tracks, the
-// spellings of one position are the same position, and versions and
-// states never satisfy each other.
+// spellings of one position are the same position, and a version (the
+// state of the default track, "" in a state) never satisfies a state of
+// named tracks, nor the reverse.
 func TestPosition(t *testing.T) {
 	for _, tc := range []struct {
 		cur, target string
@@ -44,11 +45,12 @@ func TestPosition(t *testing.T) {
 	assert.False(t, samePosition("platform=13.01.0", p.String()), "a partial state is not the same position")
 	assert.True(t, samePosition("v26.09", "26.09"))
 	assert.False(t, samePosition("not a version", "v26.09"))
-	for _, bad := range []string{"", "=13.01.0", "platform=x", "platform=13.01.0,platform=13.01.1", "latest"} {
+	assert.True(t, samePosition("=13.01.0", "13.01.0"), "a version is the state of the default track")
+	for _, bad := range []string{"", "platform=x", "platform=13.01.0,platform=13.01.1", "latest"} {
 		_, err := parsePosition(bad)
 		assert.Error(t, err, "%q", bad)
 	}
-	a, b := position{v: release.MustParseVersion("v26.06")}, position{v: release.MustParseVersion("v26.09")}
+	a, b := position{state: path.MustParseState("v26.06")}, position{state: path.MustParseState("v26.09")}
 	assert.True(t, a.before(b))
 	assert.False(t, b.before(a))
 	assert.False(t, p.before(p))
@@ -71,10 +73,9 @@ func TestReachedByAndRecordOf(t *testing.T) {
 	require.NoError(t, err)
 	to, err := path.ParseState("platform=27.03.0")
 	require.NoError(t, err)
-	route, err := path.ResolveState(cat, from, to)
+	p, err := runner.NewPlan(cat, from, to)
 	require.NoError(t, err)
-	p, err := runner.PlanRoute(cat, route)
-	require.NoError(t, err)
+	route := p.Route
 	require.Len(t, p.Hops, 3)
 	s := runner.NewStatus(p)
 	assert.Equal(t, "kubernetes=v1.32.0,platform=13.01.0", reachedBy(p, s), "nothing succeeded yet")
@@ -90,13 +91,17 @@ func TestReachedByAndRecordOf(t *testing.T) {
 	assert.False(t, recordOf(s, "v26.06", "v26.09"))
 	assert.Equal(t, "kubernetes=v1.32.0,platform=13.01.0", s.From, "a record across tracks spells its states")
 
-	one, err := path.Resolve(cat, release.MustParseVersion("13.01.0"), release.MustParseVersion("13.01.1"), path.WithTrack("platform"))
-	if err == nil { // a one-track route, where the catalog allows one
-		op, err := runner.PlanRoute(cat, one)
-		require.NoError(t, err)
-		os := runner.NewStatus(op)
-		assert.Equal(t, "13.01.0", reachedBy(op, os))
-	}
+	// A one-track route is where its versions say, spelled as versions.
+	one, err := release.LoadDir("../../testdata/catalog")
+	require.NoError(t, err)
+	op, err := runner.NewPlan(one, path.MustParseState("v26.06-rc.2"), path.MustParseState("v26.09"))
+	require.NoError(t, err)
+	os := runner.NewStatus(op)
+	assert.Equal(t, "v26.06-rc.2", reachedBy(op, os))
+	os.Hops[0].Phase = record.Succeeded
+	assert.Equal(t, op.Hops[0].To.String(), reachedBy(op, os))
+	assert.True(t, recordOf(os, routeFrom(op.Route).String(), routeTo(op.Route).String()))
+	assert.Equal(t, "v26.06-rc.2", routeFrom(op.Route).String())
 }
 
 // rollbackNext offers a retry only when a component rollback failed: an

@@ -17,33 +17,40 @@ import (
 
 // Updates returns the targets status.availableUpdates and
 // status.conditionalUpdates list (the status lists at most 100 of each)
-// for a system at current on track with the accepted risks:
-// available are path.Targets with those risks; conditional are the further
-// targets path.Targets gives when every risk of the catalog is accepted,
-// each with the risks of its route that are not accepted yet. Both are
-// sorted by version. An unknown current version gives its error. opts
-// add to the query (path.WithChannel, path.AllowPrereleases).
-func Updates(c *release.Catalog, track string, current release.Version, accepted []string, opts ...path.Option) (available []v1alpha1.Update, conditional []v1alpha1.ConditionalUpdate, err error) {
-	base := append([]path.Option{path.WithTrack(track)}, opts...)
-	ts, err := path.Targets(c, current, append(slices.Clone(base), path.AcceptRisks(accepted...))...)
+// for a system at current with the accepted risks: available are
+// path.Targets with those risks; conditional are the further targets
+// path.Targets gives when every risk of the catalog is accepted, each with
+// the risks of its route that are not accepted yet. current is a state
+// (path.ParseState): a version of one track (path.State{track: version})
+// gives that track's versions, spelled as versions, each with its next
+// hop; a state across tracks gives each version of each of its tracks a
+// route reaches (the other tracks moving as the route needs), named
+// track=version, its next hop naming its track. Sorted by version (by
+// track, then version, across tracks). An unknown current version gives
+// its error. opts add to the query (path.WithChannel,
+// path.AllowPrereleases). Across tracks it resolves one route per version
+// of each track, so its cost grows with the tracks' versions times the
+// states a search explores.
+func Updates(c *release.Catalog, current path.State, accepted []string, opts ...path.Option) (available []v1alpha1.Update, conditional []v1alpha1.ConditionalUpdate, err error) {
+	ts, err := path.Targets(c, current, append(slices.Clone(opts), path.AcceptRisks(accepted...))...)
 	if err != nil && !errors.Is(err, path.ErrNoRoute) {
 		return nil, nil, err
 	}
 	reach := map[string]bool{}
 	for _, t := range ts {
 		available = append(available, update(t))
-		reach[t.Version.Canonical()] = true
+		reach[t.Track+"="+t.Version.Canonical()] = true
 	}
-	all := allRisks(c, track)
+	all := allRisks(c)
 	if len(all) == 0 {
 		return available, nil, nil
 	}
-	ts, err = path.Targets(c, current, append(slices.Clone(base), path.AcceptRisks(append(slices.Clone(accepted), all...)...))...)
+	ts, err = path.Targets(c, current, append(slices.Clone(opts), path.AcceptRisks(append(slices.Clone(accepted), all...)...))...)
 	if err != nil && !errors.Is(err, path.ErrNoRoute) {
 		return nil, nil, err
 	}
 	for _, t := range ts {
-		if reach[t.Version.Canonical()] {
+		if reach[t.Track+"="+t.Version.Canonical()] {
 			continue
 		}
 		conditional = append(conditional, v1alpha1.ConditionalUpdate{Update: update(t), Risks: routeRisks(t.Route().Hops, accepted)})
@@ -148,8 +155,8 @@ func (l listed) shownIn(st *v1alpha1.ClusterVersionStatus) bool {
 		l.moreAvailable == st.AvailableUpdatesOmitted && l.moreConditional == st.ConditionalUpdatesOmitted
 }
 
-// listUpdates is what the status shows of av and cu (Updates' or
-// StateUpdates' answer): at most maxUpdatesListed of each (keepUpdates),
+// listUpdates is what the status shows of av and cu (Updates'
+// answer): at most maxUpdatesListed of each (keepUpdates),
 // each conditional update with at most maxRisksListed risks, their
 // messages cut to riskMessageBytes. Its size does not grow with the
 // catalog, but for the spellings of versions and risk URLs.
@@ -202,63 +209,10 @@ func keepUpdates(n int, hops func(i int) int) []int {
 }
 
 // updatesFor is what status.availableUpdates and conditionalUpdates say
-// for a system at current: Updates for a version, StateUpdates for a
-// state.
+// for a system at current: Updates of its state (a version on spec's
+// track).
 func updatesFor(c *release.Catalog, spec *v1alpha1.ClusterVersionSpec, current position) ([]v1alpha1.Update, []v1alpha1.ConditionalUpdate, error) {
-	if current.isState() {
-		return StateUpdates(c, current.state, spec.AcceptRisks, steer(spec)...)
-	}
-	return Updates(c, spec.Track, current.v, spec.AcceptRisks, steer(spec)...)
-}
-
-// StateUpdates is Updates for a system at a state across tracks: each
-// version of each of its tracks that path.ResolveState reaches (the other
-// tracks moving as the route needs), named track=version, its route the
-// states it passes through; conditional are those reached only by
-// accepting further risks of the catalog, with those risks. Sorted by
-// track, then version. It resolves one route per version of each track,
-// so its cost grows with the tracks' versions times the states a search
-// explores.
-func StateUpdates(c *release.Catalog, current path.State, accepted []string, opts ...path.Option) (available []v1alpha1.Update, conditional []v1alpha1.ConditionalUpdate, err error) {
-	var all []string
-	for _, track := range current.Tracks() {
-		all = append(all, allRisks(c, track)...)
-	}
-	slices.Sort(all)
-	all = slices.Compact(all)
-	resolve := func(track string, v release.Version, risks []string) (*path.Route, error) {
-		r, err := path.ResolveState(c, current, path.State{track: v}, append(slices.Clone(opts), path.AcceptRisks(risks...))...)
-		if errors.Is(err, path.ErrNoRoute) {
-			return nil, nil
-		}
-		return r, err
-	}
-	for _, track := range current.Tracks() {
-		for _, v := range c.TrackVersions(track) {
-			if v.Equal(current[track]) {
-				continue
-			}
-			r, err := resolve(track, v, accepted)
-			if err != nil {
-				return nil, nil, err
-			}
-			if r != nil {
-				available = append(available, stateUpdate(track, v, r))
-				continue
-			}
-			if len(all) == 0 {
-				continue
-			}
-			if r, err = resolve(track, v, append(slices.Clone(accepted), all...)); err != nil {
-				return nil, nil, err
-			}
-			if r == nil {
-				continue
-			}
-			conditional = append(conditional, v1alpha1.ConditionalUpdate{Update: stateUpdate(track, v, r), Risks: routeRisks(r.Hops, accepted)})
-		}
-	}
-	return available, conditional, nil
+	return Updates(c, current.on(spec.Track), spec.AcceptRisks, steer(spec)...)
 }
 
 // routeRisks are the risks of hops that accepted does not name, each
@@ -278,25 +232,10 @@ func routeRisks(hops []path.Hop, accepted []string) []v1alpha1.ConditionalRisk {
 	return out
 }
 
-func stateUpdate(track string, v release.Version, r *path.Route) v1alpha1.Update {
-	u := v1alpha1.Update{Version: track + "=" + v.Original(), Hops: len(r.Hops)}
-	if len(r.Hops) > 0 {
-		h := r.Hops[0]
-		u.Next = h.Track + " " + h.From.Original() + " -> " + h.To.Original()
-	}
-	return u
-}
-
-// stateOptions are the path options of a spec for a route across tracks:
-// routeOptions but the track, which a state names itself.
-func stateOptions(spec *v1alpha1.ClusterVersionSpec) []path.Option {
-	return append([]path.Option{path.AcceptRisks(spec.AcceptRisks...)}, steer(spec)...)
-}
-
 // routeOptions are the path options a ClusterVersion's spec gives: its
-// track and accepted risks, then steer's.
+// accepted risks, then steer's.
 func routeOptions(spec *v1alpha1.ClusterVersionSpec) []path.Option {
-	return append([]path.Option{path.WithTrack(spec.Track), path.AcceptRisks(spec.AcceptRisks...)}, steer(spec)...)
+	return append([]path.Option{path.AcceptRisks(spec.AcceptRisks...)}, steer(spec)...)
 }
 
 // steer are the options of the spec that steer routes, the channel and
@@ -312,19 +251,31 @@ func steer(spec *v1alpha1.ClusterVersionSpec) []path.Option {
 	return opts
 }
 
-// update is the status entry of t: its next hop, not its route (which
-// would be quadratic on a long chain: Next is linear over all targets).
+// update is the status entry of t: its version (track=version across
+// tracks) and next hop (with its track across tracks), not its route
+// (which would be quadratic on a long chain: Next is linear over all
+// targets).
 func update(t path.Target) v1alpha1.Update {
 	h := t.Next()
-	return v1alpha1.Update{Version: t.Version.Original(), Hops: t.Hops, Next: h.From.Original() + " -> " + h.To.Original()}
+	u := v1alpha1.Update{Version: t.Version.Original(), Hops: t.Hops, Next: h.From.Original() + " -> " + h.To.Original()}
+	if t.Track != "" {
+		u.Version = t.Track + "=" + u.Version
+	}
+	if h.Track != "" {
+		u.Next = h.Track + " " + u.Next
+	}
+	return u
 }
 
-// allRisks returns the names of every risk the track's rules declare, sorted.
-func allRisks(c *release.Catalog, track string) []string {
+// allRisks returns the names of every risk the catalog's rules declare,
+// sorted.
+func allRisks(c *release.Catalog) []string {
 	var out []string
-	for _, r := range c.Rules(track) {
-		for _, k := range r.Risks {
-			out = append(out, k.Name)
+	for _, p := range c.Paths {
+		for _, r := range p.Rules {
+			for _, k := range r.Risks {
+				out = append(out, k.Name)
+			}
 		}
 	}
 	slices.Sort(out)

@@ -32,10 +32,10 @@ func TestUpdates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			av, cu, err := controller.Updates(cat, "", v(tt.current), tt.accepted)
+			av, cu, err := controller.Updates(cat, path.State{"": v(tt.current)}, tt.accepted)
 			require.NoError(t, err)
 			// available is exactly path.Targets, which `hopdag targets` prints.
-			ts, terr := path.Targets(cat, v(tt.current), path.AcceptRisks(tt.accepted...))
+			ts, terr := path.Targets(cat, path.State{"": v(tt.current)}, path.AcceptRisks(tt.accepted...))
 			if terr == nil {
 				require.Len(t, av, len(ts))
 				for i, tg := range ts {
@@ -63,7 +63,7 @@ func TestUpdates(t *testing.T) {
 			assert.Equal(t, tt.conditional, gotCu, "Updates(%s, %v) conditional", tt.current, tt.accepted)
 		})
 	}
-	_, _, err = controller.Updates(cat, "", v("v26.07"), nil)
+	_, _, err = controller.Updates(cat, path.State{"": v("v26.07")}, nil)
 	assert.ErrorIs(t, err, path.ErrUnknownVersion, "an unknown current version is an error")
 }
 
@@ -105,7 +105,7 @@ func TestChannelAndPrereleases(t *testing.T) {
 		{"prereleases allowed", []path.Option{path.AllowPrereleases()}, []string{"v1.1", "v1.2", "v1.3-rc.1", "v1.3"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			av, _, err := controller.Updates(cat, "", v("v1.0"), nil, tt.opts...)
+			av, _, err := controller.Updates(cat, path.State{"": v("v1.0")}, nil, tt.opts...)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, versions(av))
 		})
@@ -123,21 +123,21 @@ func TestChannelAndPrereleases(t *testing.T) {
 	assert.NoError(t, controller.CheckReachable(cat, cv, "v1.0"))
 }
 
-// TestStateUpdates: across tracks, the available updates are each version
-// of each track that a route reaches, the other tracks moving as needed:
-// what `hopdag targets --from STATE` lists, route by route.
-func TestStateUpdates(t *testing.T) {
+// TestUpdatesTracks: across tracks, the available updates are each
+// version of each track that a route reaches, the other tracks moving as
+// needed: what `hopdag targets --from STATE` lists, route by route.
+func TestUpdatesTracks(t *testing.T) {
 	cat, err := release.LoadDir("../../testdata/two-track")
 	require.NoError(t, err)
 	from, err := path.ParseState("platform=13.01.0,kubernetes=v1.32.0")
 	require.NoError(t, err)
-	av, cu, err := controller.StateUpdates(cat, from, nil)
+	av, cu, err := controller.Updates(cat, from, nil)
 	require.NoError(t, err)
 	assert.Empty(t, cu, "the catalog declares no risks")
 	var got []string
 	for _, u := range av {
 		got = append(got, u.Version)
-		r, err := path.ResolveState(cat, from, mustState(t, u.Version))
+		r, err := path.Resolve(cat, from, mustState(t, u.Version))
 		require.NoError(t, err, u.Version)
 		assert.Equal(t, len(r.Hops), u.Hops, u.Version)
 		first := r.Hops[0]
@@ -148,7 +148,7 @@ func TestStateUpdates(t *testing.T) {
 		"platform=13.01.1", "platform=13.01.2", "platform=27.03.0", "platform=27.03.1",
 	}, got)
 
-	_, _, err = controller.StateUpdates(cat, path.State{"platform": release.MustParseVersion("13.01.0")}, nil)
+	_, _, err = controller.Updates(cat, path.State{"platform": release.MustParseVersion("13.01.0")}, nil)
 	assert.ErrorIs(t, err, path.ErrInvalidOption, "a state that leaves out a tied track")
 }
 

@@ -44,7 +44,7 @@ func TestUpgradeEndToEnd(t *testing.T) {
 	// availableUpdates are what `hopdag targets` prints for the same catalog.
 	cat, err := release.LoadDir(catalogDir)
 	require.NoError(t, err)
-	ts, err := path.Targets(cat, release.MustParseVersion("v26.06-rc.2"))
+	ts, err := path.Targets(cat, path.MustParseState("v26.06-rc.2"))
 	require.NoError(t, err)
 	var want []string
 	for _, tg := range ts {

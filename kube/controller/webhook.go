@@ -251,7 +251,12 @@ func CheckReachable(cat *release.Catalog, cv *v1alpha1.ClusterVersion, from stri
 	}
 	var ut *path.UnknownTrackError
 	if errors.As(err, &ut) {
-		// Say which field names the track, and nothing about routes.
+		// Say which field names the track, and nothing about routes: a
+		// version is on spec.track.
+		if _, version := to.state[""]; version && ut.Track == cv.Spec.Track && ut.Track != "" {
+			return apierrors.NewInvalid(gk, cv.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "track"), cv.Spec.Track,
+				fmt.Sprintf("track %s has no releases (%s)", cv.Spec.Track, strings.TrimPrefix(err.Error(), "path: ")))})
+		}
 		f, value := field.NewPath("spec", "desiredVersion"), string(cv.Spec.DesiredVersion)
 		if _, ok := to.state[ut.Track]; !ok {
 			f, value = field.NewPath("spec", "installedVersion"), from

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/helm"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -170,7 +171,7 @@ func TestHelmRollbackPolicy(t *testing.T) {
 	require.NoError(t, err)
 	router := components.NewRouter().Register(release.TypeHelm, r)
 	e := runner.New(router, runner.WithFailurePolicy(runner.Rollback))
-	plan, err := runner.NewPlan(cat, release.MustParseVersion("v1.0"), release.MustParseVersion("v2.0"), runner.ForExecutor(e))
+	plan, err := runner.NewPlan(cat, path.MustParseState("v1.0"), path.MustParseState("v2.0"), runner.ForExecutor(e))
 	require.NoError(t, err, "plan-time validation: the chart resolves, helm can roll back")
 	st, err := e.Execute(ctx, plan, nil)
 	require.ErrorIs(t, err, runner.ErrRunFailed)

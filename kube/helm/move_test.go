@@ -10,6 +10,7 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/helm"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -70,7 +71,7 @@ func TestHelmReleaseMoved(t *testing.T) {
 				[]release.UpgradePath{{Rules: []release.Rule{{From: release.MustParseConstraint("v1.0"), To: release.MustParseVersion("v2.0")}}}})
 			require.NoError(t, err)
 			e := runner.New(components.NewRouter().Register(release.TypeHelm, r), runner.WithFailurePolicy(runner.Rollback))
-			_, err = runner.NewPlan(cat, release.MustParseVersion("v1.0"), release.MustParseVersion("v2.0"), runner.ForExecutor(e))
+			_, err = runner.NewPlan(cat, path.MustParseState("v1.0"), path.MustParseState("v2.0"), runner.ForExecutor(e))
 			if tc.err == nil {
 				assert.NoError(t, err, "NewPlan(v1.0, v2.0)")
 				return

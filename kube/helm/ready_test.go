@@ -12,6 +12,7 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/helm"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -39,7 +40,7 @@ func TestHelmReadinessTimeout(t *testing.T) {
 		[]release.UpgradePath{{Rules: []release.Rule{{From: release.MustParseConstraint("v1.0"), To: release.MustParseVersion("v2.0")}}}})
 	require.NoError(t, err)
 	e := runner.New(components.NewRouter().Register(release.TypeHelm, r), runner.WithFailurePolicy(runner.Rollback))
-	plan, err := runner.NewPlan(cat, release.MustParseVersion("v1.0"), release.MustParseVersion("v2.0"), runner.ForExecutor(e))
+	plan, err := runner.NewPlan(cat, path.MustParseState("v1.0"), path.MustParseState("v2.0"), runner.ForExecutor(e))
 	require.NoError(t, err)
 	start := time.Now()
 	st, err := e.Execute(ctx, plan, nil)

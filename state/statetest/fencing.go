@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -134,7 +135,7 @@ func Plan(t testing.TB) *runner.Plan {
 		{From: release.MustParseConstraint("v1.1"), To: release.MustParseVersion("v1.2")},
 	}}})
 	require.NoError(t, err)
-	p, err := runner.NewPlan(c, release.MustParseVersion("v1.0"), release.MustParseVersion("v1.2"))
+	p, err := runner.NewPlan(c, path.MustParseState("v1.0"), path.MustParseState("v1.2"))
 	require.NoError(t, err)
 	require.Len(t, p.Hops, 2)
 	return p

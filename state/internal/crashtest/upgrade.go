@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
@@ -80,7 +81,7 @@ func (cfg Config) Plan() (*runner.Plan, error) {
 	if cfg.From != "" {
 		from, to = cfg.From, cfg.To
 	}
-	return runner.NewPlan(c, release.MustParseVersion(from), release.MustParseVersion(to))
+	return runner.NewPlan(c, path.State{"": release.MustParseVersion(from)}, path.State{"": release.MustParseVersion(to)})
 }
 
 // Upgrade runs (or resumes) the upgrade. It writes "ready" to ready once
