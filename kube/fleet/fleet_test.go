@@ -99,7 +99,7 @@ func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 	for _, n := range []string{"cluster-healthy", "etcd-backup", "nodes-ready", "registry-mirror-reachable", "conformance-smoke"} {
 		opts = append(opts, runner.WithCheck(n, ok))
 	}
-	runnerFor := func(k types.NamespacedName) runner.Runner {
+	runnerFor := func(k types.NamespacedName, _ *rest.Config) (runner.Runner, error) {
 		rn := runnertest.New()
 		for _, name := range []string{"bkeagent", "provider", "calico"} {
 			rn.Script(name, runnertest.Script{Delay: 100 * time.Millisecond})
@@ -107,7 +107,7 @@ func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 		if slices.Contains(failIn, k.Name) {
 			rn.Script("provider", runnertest.Script{FailAlways: true, Permanent: true})
 		}
-		return rn
+		return rn, nil
 	}
 	r := controller.New(mgr.GetClient(), runnertest.New(), storeFor, controller.WithExecutorOptions(opts...),
 		controller.WithManifests(os.DirFS(catalogDir)), controller.WithRunnerFor(runnerFor), controller.WithStatusInterval(100*time.Millisecond))
