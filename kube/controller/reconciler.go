@@ -264,10 +264,17 @@ func (r *Reconciler) observe(ctx context.Context, cv *v1alpha1.ClusterVersion, s
 }
 
 // executorOptions are the options of the executor that plans and runs
-// cv's upgrade: the operator's (WithExecutorOptions), then spec.until's
-// step, which takes the place of an until step among them.
+// cv's upgrade: the operator's (WithExecutorOptions), then spec.onFailure's
+// failure policy and spec.until's step, which take the place of those
+// among them.
 func (r *Reconciler) executorOptions(cv *v1alpha1.ClusterVersion) []runner.Option {
 	opts := slices.Clone(r.execOpts)
+	switch cv.Spec.OnFailure {
+	case "Rollback":
+		opts = append(opts, runner.WithFailurePolicy(runner.Rollback))
+	case "RollbackRun":
+		opts = append(opts, runner.WithFailurePolicy(runner.RollbackRun))
+	}
 	if cv.Spec.Until != "" {
 		opts = append(opts, runner.WithUntil(cv.Spec.Until))
 	}

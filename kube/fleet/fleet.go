@@ -12,6 +12,18 @@
 // concurrency holds: a ClusterVersion counts as started once its
 // annotations say so, and they are written with its target in one patch.
 //
+// Before it starts anything (and again when its spec changes) a rollout
+// keeps a dry run in status.dryRun: each ClusterVersion's route from
+// where it is (kube/controller's Route, as its reconciler resolves it),
+// and those that cannot go with the resolver's diagnostics. An approval
+// of a gated wave is recorded (status.approvals: by, and when the wave
+// started). spec.abort with spec.rollback Failed rolls back the
+// ClusterVersions whose upgrade failed, through their own runs
+// (annotation RollbackBy). Events: DryRunComputed, WaveStarted,
+// WaveCompleted, WaveWaitingForApproval, WaveApproved, CanaryFailed,
+// BudgetExceeded, RolloutPaused, RolloutResumed, RolloutAborted,
+// RollbackStarted.
+//
 // The ClusterRole kube/config/rbac/role.yaml covers it (generated from
 // these markers and kube/controller's):
 //
@@ -22,6 +34,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"slices"
 	"time"
@@ -50,11 +63,12 @@ const (
 
 // Reconciler runs UpgradeRollouts.
 type Reconciler struct {
-	client   client.Client
-	reader   client.Reader
-	recorder events.EventRecorder
-	now      func() time.Time
-	logger   *slog.Logger
+	client    client.Client
+	reader    client.Reader
+	recorder  events.EventRecorder
+	now       func() time.Time
+	logger    *slog.Logger
+	manifests fs.FS // WithManifests
 }
 
 // Option configures a Reconciler.
@@ -63,6 +77,11 @@ type Option func(*Reconciler)
 // WithClock sets the clock the decisions read (windows, soak,
 // deadlines): tests inject one.
 func WithClock(now func() time.Time) Option { return func(r *Reconciler) { r.now = now } }
+
+// WithManifests gives the files the catalog's ComponentVersions name
+// (see catalog.WithManifests), for the dry run to load the catalog as the
+// ClusterVersions' reconciler does.
+func WithManifests(fsys fs.FS) Option { return func(r *Reconciler) { r.manifests = fsys } }
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(r *Reconciler) { r.logger = l } }
@@ -134,13 +153,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		members = append(members, memberOf(&ur, cv))
 	}
 	d := rollout.Decide(spec, members, now)
+	if st.DryRun == nil || st.DryRun.ObservedGeneration != ur.Generation {
+		// Before anything starts (and again when the spec changes): the
+		// whole fleet's plan, kept in the status.
+		dr, err := r.dryRun(ctx, &ur, cvs.Items, d, now)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		st.DryRun = dr
+		r.event(&ur, "Normal", "DryRunComputed", dryRunNote(dr, len(members), len(d.Waves)))
+	}
 	for _, name := range d.Start {
 		if err := r.start(ctx, &ur, byName[name], now); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
+	if err := r.rollBack(ctx, &ur, cvs.Items); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.announce(&ur, st, d)
-	fill(st, &ur, d)
+	r.recordApprovals(&ur, st, d, now)
+	fill(st, &ur, d, byName)
 	if err := r.writeStatus(ctx, &ur, st); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -154,13 +187,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // so, in one patch conditioned on cv as read.
 func (r *Reconciler) start(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion, now time.Time) error {
 	orig := cv.DeepCopy()
-	cv.Spec.DesiredVersion = ur.Spec.DesiredVersion
-	if ur.Spec.AcceptRisks != nil {
-		cv.Spec.AcceptRisks = slices.Clone(ur.Spec.AcceptRisks)
-	}
-	if ur.Spec.Channel != "" {
-		cv.Spec.Channel = ur.Spec.Channel
-	}
+	cv.Spec = targetSpec(ur, cv)
 	if cv.Annotations == nil {
 		cv.Annotations = map[string]string{}
 	}
@@ -194,6 +221,14 @@ func memberOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) rollout.
 		m.Why = "Upgrade" + string(st.Phase)
 	case v1alpha1.PhaseUpgrading, v1alpha1.PhasePaused, v1alpha1.PhaseWaitingForApproval:
 		m.Running = true
+	}
+	if cv.Annotations[RollbackBy] == ur.Name && !m.Started.IsZero() {
+		// Failed, and asked to roll back: failed it stays, rolling back
+		// until its run has ended.
+		m.Failed, m.Why = true, "RollingBack"
+		if st.Phase == v1alpha1.PhaseRolledBack {
+			m.Why = "UpgradeRolledBack"
+		}
 	}
 	return m
 }
@@ -271,8 +306,9 @@ func amount(field string, v *intstr.IntOrString) (rollout.Amount, error) {
 	return a, nil
 }
 
-// fill writes d into st.
-func fill(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, d rollout.Decision) {
+// fill writes d into st; each ClusterVersion's Failing message (its
+// cluster unreachable, its upgrade failed) goes with its state.
+func fill(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, d rollout.Decision, cvs map[string]*v1alpha1.ClusterVersion) {
 	st.Phase = string(d.Phase)
 	st.Wave = ""
 	if d.Wave < len(d.Waves) {
@@ -293,6 +329,12 @@ func fill(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, d roll
 		cs := v1alpha1.ClusterStatus{Name: m.Key, State: string(m.State), Reason: m.Reason}
 		if started[m.Key] {
 			cs.State = string(rollout.Upgrading)
+		}
+		if f := meta.FindStatusCondition(cvs[m.Key].Status.Conditions, v1alpha1.ConditionFailing); f != nil && f.Status == metav1.ConditionTrue && m.State != rollout.Pending && m.State != rollout.Succeeded {
+			cs.Message = truncate(f.Reason+": "+f.Message, 512)
+			if cs.Reason == "" {
+				cs.Reason = f.Reason // upgrading, but failing: ClusterUnreachable
+			}
 		}
 		if !m.NextWindow.IsZero() {
 			cs.NextWindow = &metav1.Time{Time: m.NextWindow}
@@ -360,8 +402,29 @@ func (r *Reconciler) announce(ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeR
 			r.recorder.Eventf(ur, nil, "Warning", "CanaryFailed", "Rollout", "canary %s failed (%s)", m.Key, m.Reason)
 		}
 	}
-	if d.Phase == rollout.PhaseFailed && st.Phase != string(rollout.PhaseFailed) {
+	if string(d.Phase) == st.Phase {
+		return
+	}
+	switch d.Phase {
+	case rollout.PhaseFailed:
 		r.recorder.Eventf(ur, nil, "Warning", d.Reason, "Rollout", "%s", d.Message)
+	case rollout.PhasePaused:
+		r.recorder.Eventf(ur, nil, "Normal", "RolloutPaused", "Pause", "%s", d.Message)
+	case rollout.PhaseAborted:
+		r.recorder.Eventf(ur, nil, "Warning", "RolloutAborted", "Abort", "%s", d.Message)
+	case rollout.WaitingForApproval:
+		r.recorder.Eventf(ur, nil, "Normal", "WaveWaitingForApproval", "Approve", "%s", d.Message)
+	case rollout.Progressing:
+		if st.Phase == string(rollout.PhasePaused) {
+			r.recorder.Eventf(ur, nil, "Normal", "RolloutResumed", "Resume", "%s", d.Message)
+		}
+	}
+}
+
+// event records an Event about ur.
+func (r *Reconciler) event(ur *v1alpha1.UpgradeRollout, typ, reason, note string) {
+	if r.recorder != nil {
+		r.recorder.Eventf(ur, nil, typ, reason, "Rollout", "%s", note)
 	}
 }
 

@@ -107,12 +107,12 @@ func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 		if slices.Contains(failIn, k.Name) {
 			rn.Script("provider", runnertest.Script{FailAlways: true, Permanent: true})
 		}
-		return rn, nil
+		return rollbacker{rn}, nil
 	}
 	r := controller.New(mgr.GetClient(), runnertest.New(), storeFor, controller.WithExecutorOptions(opts...),
 		controller.WithManifests(os.DirFS(catalogDir)), controller.WithRunnerFor(runnerFor), controller.WithStatusInterval(100*time.Millisecond))
 	require.NoError(t, r.SetupWithManager(mgr))
-	require.NoError(t, fleet.New(mgr.GetClient()).SetupWithManager(mgr))
+	require.NoError(t, fleet.New(mgr.GetClient(), fleet.WithManifests(os.DirFS(catalogDir))).SetupWithManager(mgr))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -122,6 +122,12 @@ func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 	t.Cleanup(func() { cancel(); <-done })
 	_ = c
 }
+
+// rollbacker is the simulated runner with the Rollback ability: a
+// rollback succeeds at once.
+type rollbacker struct{ *runnertest.Runner }
+
+func (rollbacker) Rollback(context.Context, runner.Task) error { return nil }
 
 // newFleet makes a namespace with the sample catalog and n
 // ClusterVersions c1..cn at v26.06-rc.2, labelled fleet=prod.

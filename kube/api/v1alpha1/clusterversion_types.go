@@ -126,6 +126,19 @@ type ClusterVersionSpec struct {
 	// kubeconfig (the Secret changed) is used from the next run on.
 	// +optional
 	ClusterRef *ClusterRef `json:"clusterRef,omitempty"`
+	// OnFailure, when set, is how a run answers a hop that fails:
+	// Rollback rolls that hop back (its components, dependents first,
+	// through the runner's Rollbacker; the hops completed before stay),
+	// RollbackRun rolls back the completed hops too, last first, to the
+	// version the upgrade started from (runner.Rollback and
+	// runner.RollbackRun). The ClusterVersion is then RolledBack. Unset,
+	// a failed hop stops the run (Failed) unless its UpgradePath rule
+	// says onFailure: rollback. It is read when a run starts or resumes:
+	// set it and increment spec.retry to roll back a Failed upgrade
+	// whose failed component fails again.
+	// +optional
+	// +kubebuilder:validation:Enum=Rollback;RollbackRun
+	OnFailure string `json:"onFailure,omitempty"`
 	// Retry retries a Failed upgrade: increment it (any new value does)
 	// and the reconciler resumes the run, retrying the failed
 	// component(s) and never re-running what succeeded. The reconciler
