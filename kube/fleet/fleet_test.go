@@ -80,6 +80,25 @@ func needAPIServer(t *testing.T) {
 // namespace ns.
 func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 	t.Helper()
+	runnerFor := func(k types.NamespacedName, _ *rest.Config) (runner.Runner, error) {
+		rn := runnertest.New()
+		for _, name := range []string{"bkeagent", "provider", "calico"} {
+			rn.Script(name, runnertest.Script{Delay: 100 * time.Millisecond})
+		}
+		if slices.Contains(failIn, k.Name) {
+			rn.Script("provider", runnertest.Script{FailAlways: true, Permanent: true})
+		}
+		return rollbacker{rn}, nil
+	}
+	operate(t, ns, runnerFor)
+	_ = c
+}
+
+// operate starts the management cluster's operator on namespace ns: the
+// ClusterVersion reconciler with runnerFor's runners (the catalog's hop
+// checks passing, the records in memory) and the rollout controller.
+func operate(t *testing.T, ns string, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
+	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: new(true)},
 		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}})
@@ -99,18 +118,8 @@ func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 	for _, n := range []string{"cluster-healthy", "etcd-backup", "nodes-ready", "registry-mirror-reachable", "conformance-smoke"} {
 		opts = append(opts, runner.WithCheck(n, ok))
 	}
-	runnerFor := func(k types.NamespacedName, _ *rest.Config) (runner.Runner, error) {
-		rn := runnertest.New()
-		for _, name := range []string{"bkeagent", "provider", "calico"} {
-			rn.Script(name, runnertest.Script{Delay: 100 * time.Millisecond})
-		}
-		if slices.Contains(failIn, k.Name) {
-			rn.Script("provider", runnertest.Script{FailAlways: true, Permanent: true})
-		}
-		return rollbacker{rn}, nil
-	}
-	r := controller.New(mgr.GetClient(), runnertest.New(), storeFor, controller.WithExecutorOptions(opts...),
-		controller.WithManifests(os.DirFS(catalogDir)), controller.WithRunnerFor(runnerFor), controller.WithStatusInterval(100*time.Millisecond))
+	r := controller.New(mgr.GetClient(), nil, storeFor, append([]controller.Option{controller.WithExecutorOptions(opts...),
+		controller.WithManifests(os.DirFS(catalogDir)), controller.WithRunnerFor(runnerFor), controller.WithStatusInterval(100 * time.Millisecond)}, extra...)...)
 	require.NoError(t, r.SetupWithManager(mgr))
 	require.NoError(t, fleet.New(mgr.GetClient(), fleet.WithManifests(os.DirFS(catalogDir))).SetupWithManager(mgr))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -120,7 +129,6 @@ func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 		assert.NoError(t, mgr.Start(ctx))
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	_ = c
 }
 
 // rollbacker is the simulated runner with the Rollback ability: a
