@@ -33,12 +33,15 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -69,6 +72,7 @@ type Reconciler struct {
 	now       func() time.Time
 	logger    *slog.Logger
 	manifests fs.FS // WithManifests
+	expect    expectations
 }
 
 // Option configures a Reconciler.
@@ -100,8 +104,9 @@ func New(c client.Client, opts ...Option) *Reconciler {
 // namespace changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.recorder = mgr.GetEventRecorder("hopdag-upgraderollout")
-	// Decisions read past the cache: a ClusterVersion started a moment
-	// ago must be seen as started.
+	// The rollout is read past the cache (its status is written from
+	// it); the ClusterVersions from the cache, once it shows this
+	// process's starts (expectations).
 	r.reader = mgr.GetAPIReader()
 	byNamespace := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 		var l v1alpha1.UpgradeRolloutList
@@ -140,9 +145,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		setCondition(st, &ur, "Failed", metav1.ConditionTrue, "InvalidSpec", fmt.Sprintf("UpgradeRollout %s/%s: spec.selector: %v", ur.Namespace, ur.Name, err))
 		return ctrl.Result{}, r.writeStatus(ctx, &ur, st)
 	}
+	// From the cache, not copied: nothing below changes them (start and
+	// rollBack patch copies).
 	var cvs v1alpha1.ClusterVersionList
-	if err := r.reader.List(ctx, &cvs, client.InNamespace(ur.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := r.client.List(ctx, &cvs, client.InNamespace(ur.Namespace), client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("fleet: listing the ClusterVersions of UpgradeRollout %s/%s: %w", ur.Namespace, ur.Name, err)
+	}
+	if !r.expect.caughtUp(req.NamespacedName, cvs.Items) {
+		return ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil // the cache does not show this process's last starts yet
 	}
 	now := r.now()
 	members := make([]rollout.Member, 0, len(cvs.Items))
@@ -163,10 +173,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		st.DryRun = dr
 		r.event(&ur, "Normal", "DryRunComputed", dryRunNote(dr, len(members), len(d.Waves)))
 	}
-	for _, name := range d.Start {
-		if err := r.start(ctx, &ur, byName[name], now); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := r.startAll(ctx, req.NamespacedName, &ur, d.Start, byName, now); err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.rollBack(ctx, &ur, cvs.Items); err != nil {
 		return ctrl.Result{}, err
@@ -183,9 +191,42 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
+// startParallel is how many ClusterVersions a reconcile patches at once:
+// a wave of a hundred starts in the time of a few patches, not a hundred.
+const startParallel = 16
+
+// startAll starts the ClusterVersions of names, startParallel at once,
+// and records the starts that went through as expected of the cache
+// (expectations), those before an error included. The errors, if any,
+// are joined, in name order.
+func (r *Reconciler) startAll(ctx context.Context, key types.NamespacedName, ur *v1alpha1.UpgradeRollout, names []string, byName map[string]*v1alpha1.ClusterVersion, now time.Time) error {
+	var (
+		mu      sync.Mutex
+		started = map[string]string{}
+		errs    = make([]error, len(names))
+		wg      sync.WaitGroup
+		slots   = make(chan struct{}, startParallel)
+	)
+	for i, name := range names {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if errs[i] = r.start(ctx, ur, byName[name], now); errs[i] == nil {
+				mu.Lock()
+				started[name] = now.UTC().Format(time.RFC3339)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	r.expect.expect(key, started)
+	return errors.Join(errs...)
+}
+
 // start sets cv's target to the rollout's, with the annotations that say
 // so, in one patch conditioned on cv as read.
 func (r *Reconciler) start(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion, now time.Time) error {
+	cv = cv.DeepCopy() // the cache's
 	orig := cv.DeepCopy()
 	cv.Spec = targetSpec(ur, cv)
 	if cv.Annotations == nil {
@@ -440,6 +481,9 @@ func setCondition(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeRolloutStatus) error {
+	if equality.Semantic.DeepEqual(&ur.Status, st) {
+		return nil // nothing changed: no write, no watch event
+	}
 	obj := ur.DeepCopy()
 	obj.Status = *st
 	if err := r.client.Status().Update(ctx, obj); err != nil {

@@ -97,10 +97,20 @@ func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 // operate starts the management cluster's operator on namespace ns: the
 // ClusterVersion reconciler with runnerFor's runners (the catalog's hop
 // checks passing, the records in memory) and the rollout controller.
-func operate(t *testing.T, ns string, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
+func operate(t testing.TB, ns string, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: new(true)},
+	operateOn(t, cfg, ns, runnerFor, extra...)
+}
+
+// workers is how many reconciles of each controller run at once
+// (controller-runtime's default is 1; the benchmark sets more).
+var workers = 1
+
+// operateOn is operate through the API server of rcfg.
+func operateOn(t testing.TB, rcfg *rest.Config, ns string, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(rcfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: new(true), MaxConcurrentReconciles: workers},
 		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}})
 	require.NoError(t, err)
 	var mu sync.Mutex

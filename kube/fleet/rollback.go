@@ -30,6 +30,7 @@ func (r *Reconciler) rollBack(ctx context.Context, ur *v1alpha1.UpgradeRollout, 
 			cv.Status.Phase != v1alpha1.PhaseFailed || cv.Spec.DesiredVersion != ur.Spec.DesiredVersion {
 			continue
 		}
+		cv = cv.DeepCopy() // the cache's
 		orig := cv.DeepCopy()
 		cv.Spec.OnFailure = "RollbackRun"
 		cv.Spec.Retry = max(cv.Spec.Retry, cv.Status.ObservedRetry) + 1
