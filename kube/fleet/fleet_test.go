@@ -3,12 +3,14 @@ package fleet_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -50,6 +52,7 @@ func TestMain(m *testing.M) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
+	ctrl.SetLogger(logr.Discard())
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		os.Exit(m.Run()) // the tests skip, or fail with CI=true
 	}
@@ -131,7 +134,7 @@ func operateOn(t testing.TB, rcfg *rest.Config, ns string, runnerFor func(types.
 	r := controller.New(mgr.GetClient(), nil, storeFor, append([]controller.Option{controller.WithExecutorOptions(opts...),
 		controller.WithManifests(os.DirFS(catalogDir)), controller.WithRunnerFor(runnerFor), controller.WithStatusInterval(100 * time.Millisecond)}, extra...)...)
 	require.NoError(t, r.SetupWithManager(mgr))
-	require.NoError(t, fleet.New(mgr.GetClient(), fleet.WithManifests(os.DirFS(catalogDir))).SetupWithManager(mgr))
+	require.NoError(t, fleet.New(mgr.GetClient(), fleet.WithManifests(os.DirFS(catalogDir)), fleet.WithLogger(slog.New(slog.DiscardHandler))).SetupWithManager(mgr))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
