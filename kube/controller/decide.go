@@ -38,7 +38,7 @@ type decision struct {
 	inFlight bool
 	from, to position
 	target   string
-	// What planRoute planned.
+	// What planRoute planned, and the runner cluster found for it.
 	p  *runner.Plan
 	rn runner.Runner
 	// retry: spec.retry asked to resume a Failed upgrade.
@@ -55,11 +55,12 @@ type step func() (done bool, next *plan, err error)
 // decide sets the status for what it sees, and returns the run to start,
 // if any. Its steps, in order: observe (the catalog, the versions, the
 // updates), stopped (an upgrade in flight that was abandoned, aborted or
-// redirected), settled (nothing to do), planRoute (the route and its
+// redirected), settled (nothing to do), cluster (the runner, and the
+// cluster of spec.clusterRef answers), planRoute (the route and its
 // plan), held (abandon, retry, pause, approvals, until) and start.
 func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) (*plan, time.Duration, error) {
 	d := &decision{r: r, ctx: ctx, cv: cv, st: st, now: metav1.NewTime(r.now())}
-	for _, s := range []step{d.observe, d.stopped, d.settled, d.planRoute, d.held, d.outsideWindow} {
+	for _, s := range []step{d.observe, d.stopped, d.settled, d.cluster, d.planRoute, d.held, d.outsideWindow} {
 		if done, next, err := s(); done {
 			return next, d.wait, err
 		}
@@ -268,7 +269,6 @@ func (d *decision) planRoute() (bool, *plan, error) {
 		}
 		return decided()
 	}
-	d.rn = r.runnerOf(cv)
 	exec := runner.New(d.rn, r.executorOptions(cv)...)
 	var err error
 	if d.p, err = planOf(d.cat, &cv.Spec, d.from, d.to, runner.ForExecutor(exec)); err != nil {

@@ -133,6 +133,21 @@
 // which is why the webhook refuses that deletion (see Validator); a
 // deletion mid-upgrade is recorded in a DeletedMidUpgrade Warning Event.
 //
+// A ClusterVersion may upgrade another cluster than the one it lives in:
+// spec.clusterRef names a kubeconfig Secret of its namespace (Cluster
+// API's NAME-kubeconfig, key "value"). WithRunnerFor is then given that
+// cluster's *rest.Config, and its runner sends the manifests, Helm
+// releases, readiness checks and inventories there; the run record,
+// status and Events stay in the cluster of the reconciler. Before a run
+// starts the reconciler reads the Secret and asks the cluster's API
+// server for its version: a missing or malformed Secret, or a cluster
+// that does not answer, is Failing reason ClusterUnreachable with the
+// cause, nothing runs, and the reconcile is tried again with backoff. A
+// run in flight checks its cluster every WithClusterCheckInterval and
+// says in Failing when it does not answer. Runners are kept per
+// ClusterVersion and Secret resourceVersion: a rotated kubeconfig is
+// used from the next run on, without a restart.
+//
 // The reconciler is level-based: what it does follows from the
 // ClusterVersion, the catalog and the stored run; the only state it keeps
 // between calls is the set of runs in flight in this process. Run it under
@@ -158,7 +173,9 @@
 // TestShippedRoleSuffices upgrades a manifest component under the role
 // alone). A prune of a Namespace lists what the Namespace holds, every
 // kind of it, and leaves a Namespace it may not list: grant list on those
-// kinds for such prunes to go through.
+// kinds for such prunes to go through. Secrets: get only, for the
+// kubeconfigs spec.clusterRef names (read when a run starts, never listed
+// nor watched, so the operator holds no other Secret).
 //
 // +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions/finalizers,verbs=update
@@ -167,6 +184,7 @@
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 package controller

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
@@ -32,12 +33,26 @@ func WithExecutorOptions(opts ...runner.Option) Option {
 // in place of the one New was given (which may then be nil): for
 // example a components.Router whose Manifest names the instance after the
 // ClusterVersion (components.WithInstance), so that two ClusterVersions in
-// one cluster never prune each other's objects. The reconciler asks once
-// per ClusterVersion (by UID: one deleted and created again under the
-// same name is asked again), and each run keeps the runner it started
-// with.
-func WithRunnerFor(rf func(cv types.NamespacedName) runner.Runner) Option {
+// one cluster never prune each other's objects. cluster is the
+// rest.Config of the cluster the ClusterVersion upgrades, read from the
+// kubeconfig Secret its spec.clusterRef names, for the runner to send
+// its manifests, Helm releases, readiness checks and inventories there;
+// nil without a clusterRef. The reconciler asks once per ClusterVersion
+// and kubeconfig (by UID and the Secret's resourceVersion: one deleted
+// and created again under the same name, or a rotated kubeconfig, is
+// asked again), and each run keeps the runner it started with. An error
+// is shown on the ClusterVersion (Failing, reason ClusterUnreachable) and
+// asked again with backoff.
+func WithRunnerFor(rf func(cv types.NamespacedName, cluster *rest.Config) (runner.Runner, error)) Option {
 	return func(r *Reconciler) { r.runnerFor = rf }
+}
+
+// WithClusterCheckInterval sets how often, while a run is in flight, the
+// reconciler checks that the cluster of its spec.clusterRef answers
+// (default 30s); one that does not is said in Failing, reason
+// ClusterUnreachable, until it answers again.
+func WithClusterCheckInterval(d time.Duration) Option {
+	return func(r *Reconciler) { r.clusterCheck = d }
 }
 
 // WithManifests gives the files that ComponentVersions name in

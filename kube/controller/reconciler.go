@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -37,22 +38,26 @@ type Reconciler struct {
 	client    client.Client
 	reader    client.Reader // reads ClusterVersions uncached
 	runner    runner.Runner
-	runnerFor func(types.NamespacedName) runner.Runner // WithRunnerFor
-	stores    StoreFunc
-	recorder  recorder.EventRecorder
-	execOpts  []runner.Option
-	manifests fs.FS
-	catalogs  *catalog.Cache // built in New, with manifests
-	updates   updatesCache
-	interval  time.Duration
-	holder    string
-	ttl       time.Duration
-	logger    *slog.Logger
+	runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error) // WithRunnerFor
+	// clusterCheck: how often a run in flight checks that the cluster of
+	// spec.clusterRef answers (WithClusterCheckInterval).
+	clusterCheck time.Duration
+	stores       StoreFunc
+	recorder     recorder.EventRecorder
+	execOpts     []runner.Option
+	manifests    fs.FS
+	catalogs     *catalog.Cache // built in New, with manifests
+	updates      updatesCache
+	interval     time.Duration
+	holder       string
+	ttl          time.Duration
+	logger       *slog.Logger
 
 	mu   sync.Mutex
 	runs map[types.NamespacedName]*run // runs in flight in this process
-	// runners are WithRunnerFor's, by ClusterVersion.
-	runners map[types.NamespacedName]uidRunner
+	// runners are the ClusterVersions' conns (connect), by
+	// ClusterVersion.
+	runners map[types.NamespacedName]conn
 	// wake re-queues a ClusterVersion when its run ends.
 	wake   chan event.GenericEvent
 	writes atomic.Int64
@@ -76,13 +81,13 @@ func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *R
 	host, _ := os.Hostname()
 	r := &Reconciler{
 		client: c, reader: c, runner: rn, stores: stores, now: time.Now,
-		interval: 2 * time.Second,
-		holder:   fmt.Sprintf("%s/%d", host, os.Getpid()),
-		ttl:      15 * time.Second,
-		logger:   slog.New(slog.DiscardHandler),
-		runs:     map[types.NamespacedName]*run{},
-		runners:  map[types.NamespacedName]uidRunner{},
-		wake:     make(chan event.GenericEvent, 64),
+		interval: 2 * time.Second, clusterCheck: 30 * time.Second,
+		holder:  fmt.Sprintf("%s/%d", host, os.Getpid()),
+		ttl:     15 * time.Second,
+		logger:  slog.New(slog.DiscardHandler),
+		runs:    map[types.NamespacedName]*run{},
+		runners: map[types.NamespacedName]conn{},
+		wake:    make(chan event.GenericEvent, 64),
 	}
 	for _, o := range opts {
 		o(r)
@@ -91,33 +96,9 @@ func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *R
 	return r
 }
 
-// runnerOf is the runner of cv's runs: WithRunnerFor's, asked once per
-// ClusterVersion (a ClusterVersion created again under the same name,
-// another UID, is asked again), else New's.
-func (r *Reconciler) runnerOf(cv *v1alpha1.ClusterVersion) runner.Runner {
-	if r.runnerFor == nil {
-		return r.runner
-	}
-	key := types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	got, ok := r.runners[key]
-	if !ok || got.uid != cv.UID {
-		got = uidRunner{cv.UID, r.runnerFor(key)}
-		r.runners[key] = got
-	}
-	return got.rn
-}
-
-// uidRunner is WithRunnerFor's runner of the ClusterVersion of uid.
-type uidRunner struct {
-	uid types.UID
-	rn  runner.Runner
-}
-
 // forgetRunner drops the runner WithRunnerFor gave cv, deleted, so that
 // an operator whose ClusterVersions come and go does not keep them all
-// (one created again under the name gets a new one either way: runnerOf
+// (one created again under the name gets a new one either way: connect
 // compares UIDs).
 func (r *Reconciler) forgetRunner(cv types.NamespacedName) {
 	r.mu.Lock()
@@ -218,7 +199,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		ru.control(&cv.Spec)
 		r.observed(ctx, ru, &cv)
 		r.refreshUpdates(ctx, ru, &cv)
-		return ctrl.Result{}, nil
+		return r.watchCluster(ctx, ru, &cv), nil
 	}
 	st := cv.Status.DeepCopy()
 	r.observe(ctx, &cv, st)
@@ -284,10 +265,17 @@ func (r *Reconciler) observe(ctx context.Context, cv *v1alpha1.ClusterVersion, s
 }
 
 // executorOptions are the options of the executor that plans and runs
-// cv's upgrade: the operator's (WithExecutorOptions), then spec.until's
-// step, which takes the place of an until step among them.
+// cv's upgrade: the operator's (WithExecutorOptions), then spec.onFailure's
+// failure policy and spec.until's step, which take the place of those
+// among them.
 func (r *Reconciler) executorOptions(cv *v1alpha1.ClusterVersion) []runner.Option {
 	opts := slices.Clone(r.execOpts)
+	switch cv.Spec.OnFailure {
+	case "Rollback":
+		opts = append(opts, runner.WithFailurePolicy(runner.Rollback))
+	case "RollbackRun":
+		opts = append(opts, runner.WithFailurePolicy(runner.RollbackRun))
+	}
 	if cv.Spec.Until != "" {
 		opts = append(opts, runner.WithUntil(cv.Spec.Until))
 	}
@@ -299,7 +287,7 @@ type plan struct {
 	key  types.NamespacedName
 	cv   *v1alpha1.ClusterVersion
 	plan *runner.Plan
-	// runner runs its components (runnerOf).
+	// runner runs its components (connect).
 	runner runner.Runner
 	// target is the desiredVersion the upgrade was started for
 	// (PlanSummary.Target): a change of spec.desiredVersion away from it

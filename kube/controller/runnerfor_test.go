@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
@@ -26,12 +27,13 @@ func TestRunnerFor(t *testing.T) {
 	var mu sync.Mutex
 	made := map[types.NamespacedName]*runnertest.Runner{}
 	asked := map[types.NamespacedName]int{}
-	runnerFor := func(cv types.NamespacedName) runner.Runner {
+	runnerFor := func(cv types.NamespacedName, cluster *rest.Config) (runner.Runner, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked[cv]++
 		made[cv] = runnertest.New()
-		return made[cv]
+		assert.Nil(t, cluster, "a ClusterVersion without spec.clusterRef has no cluster of its own")
+		return made[cv], nil
 	}
 	op := startOperator(t, opConfig{opts: []controller.Option{controller.WithRunnerFor(runnerFor)}})
 	ctx := context.Background()

@@ -11,6 +11,25 @@
 // the same objects, so no ClusterVersion starts twice and the
 // concurrency holds: a ClusterVersion counts as started once its
 // annotations say so, and they are written with its target in one patch.
+// The ClusterVersions are read from the manager's cache: a reconcile
+// that follows one that started some waits until the cache shows those
+// starts (the only thing kept between reconciles, and a new process
+// needs none), and the starts of a wave go 16 patches at once. The cost
+// of a reconcile is a List from the cache and one status write when the
+// status changed; BenchmarkRollout measures a fleet's (see
+// docs/fleet.md).
+//
+// Before it starts anything (and again when its spec changes) a rollout
+// keeps a dry run in status.dryRun: each ClusterVersion's route from
+// where it is (kube/controller's Route, as its reconciler resolves it),
+// and those that cannot go with the resolver's diagnostics. An approval
+// of a gated wave is recorded (status.approvals: by, and when the wave
+// started). spec.abort with spec.rollback Failed rolls back the
+// ClusterVersions whose upgrade failed, through their own runs
+// (annotation RollbackBy). Events: DryRunComputed, WaveStarted,
+// WaveCompleted, WaveWaitingForApproval, WaveApproved, CanaryFailed,
+// BudgetExceeded, RolloutPaused, RolloutResumed, RolloutAborted,
+// RollbackStarted.
 //
 // The ClusterRole kube/config/rbac/role.yaml covers it (generated from
 // these markers and kube/controller's):
@@ -21,11 +40,15 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,11 +73,13 @@ const (
 
 // Reconciler runs UpgradeRollouts.
 type Reconciler struct {
-	client   client.Client
-	reader   client.Reader
-	recorder events.EventRecorder
-	now      func() time.Time
-	logger   *slog.Logger
+	client    client.Client
+	reader    client.Reader
+	recorder  events.EventRecorder
+	now       func() time.Time
+	logger    *slog.Logger
+	manifests fs.FS // WithManifests
+	expect    expectations
 }
 
 // Option configures a Reconciler.
@@ -63,6 +88,11 @@ type Option func(*Reconciler)
 // WithClock sets the clock the decisions read (windows, soak,
 // deadlines): tests inject one.
 func WithClock(now func() time.Time) Option { return func(r *Reconciler) { r.now = now } }
+
+// WithManifests gives the files the catalog's ComponentVersions name
+// (see catalog.WithManifests), for the dry run to load the catalog as the
+// ClusterVersions' reconciler does.
+func WithManifests(fsys fs.FS) Option { return func(r *Reconciler) { r.manifests = fsys } }
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(r *Reconciler) { r.logger = l } }
@@ -81,8 +111,9 @@ func New(c client.Client, opts ...Option) *Reconciler {
 // namespace changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.recorder = mgr.GetEventRecorder("hopdag-upgraderollout")
-	// Decisions read past the cache: a ClusterVersion started a moment
-	// ago must be seen as started.
+	// The rollout is read past the cache (its status is written from
+	// it); the ClusterVersions from the cache, once it shows this
+	// process's starts (expectations).
 	r.reader = mgr.GetAPIReader()
 	byNamespace := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 		var l v1alpha1.UpgradeRolloutList
@@ -121,9 +152,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		setCondition(st, &ur, "Failed", metav1.ConditionTrue, "InvalidSpec", fmt.Sprintf("UpgradeRollout %s/%s: spec.selector: %v", ur.Namespace, ur.Name, err))
 		return ctrl.Result{}, r.writeStatus(ctx, &ur, st)
 	}
+	// From the cache, not copied: nothing below changes them (start and
+	// rollBack patch copies).
 	var cvs v1alpha1.ClusterVersionList
-	if err := r.reader.List(ctx, &cvs, client.InNamespace(ur.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := r.client.List(ctx, &cvs, client.InNamespace(ur.Namespace), client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("fleet: listing the ClusterVersions of UpgradeRollout %s/%s: %w", ur.Namespace, ur.Name, err)
+	}
+	if !r.expect.caughtUp(req.NamespacedName, cvs.Items) {
+		return ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil // the cache does not show this process's last starts yet
 	}
 	now := r.now()
 	members := make([]rollout.Member, 0, len(cvs.Items))
@@ -134,13 +170,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		members = append(members, memberOf(&ur, cv))
 	}
 	d := rollout.Decide(spec, members, now)
-	for _, name := range d.Start {
-		if err := r.start(ctx, &ur, byName[name], now); err != nil {
+	if st.DryRun == nil || st.DryRun.ObservedGeneration != ur.Generation {
+		// Before anything starts (and again when the spec changes): the
+		// whole fleet's plan, kept in the status.
+		dr, err := r.dryRun(ctx, &ur, cvs.Items, d, now)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
+		st.DryRun = dr
+		r.event(&ur, "Normal", "DryRunComputed", dryRunNote(dr, len(members), len(d.Waves)))
+	}
+	if err := r.startAll(ctx, req.NamespacedName, &ur, d.Start, byName, now); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.rollBack(ctx, &ur, cvs.Items); err != nil {
+		return ctrl.Result{}, err
 	}
 	r.announce(&ur, st, d)
-	fill(st, &ur, d)
+	r.recordApprovals(&ur, st, d, now)
+	fill(st, &ur, d, byName)
 	if err := r.writeStatus(ctx, &ur, st); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -150,17 +198,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
+// startParallel is how many ClusterVersions a reconcile patches at once:
+// a wave of a hundred starts in the time of a few patches, not a hundred.
+const startParallel = 16
+
+// startAll starts the ClusterVersions of names, startParallel at once,
+// and records the starts that went through as expected of the cache
+// (expectations), those before an error included. The errors, if any,
+// are joined, in name order.
+func (r *Reconciler) startAll(ctx context.Context, key types.NamespacedName, ur *v1alpha1.UpgradeRollout, names []string, byName map[string]*v1alpha1.ClusterVersion, now time.Time) error {
+	var (
+		mu      sync.Mutex
+		started = map[string]string{}
+		errs    = make([]error, len(names))
+		wg      sync.WaitGroup
+		slots   = make(chan struct{}, startParallel)
+	)
+	for i, name := range names {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if errs[i] = r.start(ctx, ur, byName[name], now); errs[i] == nil {
+				mu.Lock()
+				started[name] = now.UTC().Format(time.RFC3339)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	r.expect.expect(key, started)
+	return errors.Join(errs...)
+}
+
 // start sets cv's target to the rollout's, with the annotations that say
 // so, in one patch conditioned on cv as read.
 func (r *Reconciler) start(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion, now time.Time) error {
+	cv = cv.DeepCopy() // the cache's
 	orig := cv.DeepCopy()
-	cv.Spec.DesiredVersion = ur.Spec.DesiredVersion
-	if ur.Spec.AcceptRisks != nil {
-		cv.Spec.AcceptRisks = slices.Clone(ur.Spec.AcceptRisks)
-	}
-	if ur.Spec.Channel != "" {
-		cv.Spec.Channel = ur.Spec.Channel
-	}
+	cv.Spec = targetSpec(ur, cv)
 	if cv.Annotations == nil {
 		cv.Annotations = map[string]string{}
 	}
@@ -194,6 +269,14 @@ func memberOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) rollout.
 		m.Why = "Upgrade" + string(st.Phase)
 	case v1alpha1.PhaseUpgrading, v1alpha1.PhasePaused, v1alpha1.PhaseWaitingForApproval:
 		m.Running = true
+	}
+	if cv.Annotations[RollbackBy] == ur.Name && !m.Started.IsZero() {
+		// Failed, and asked to roll back: failed it stays, rolling back
+		// until its run has ended.
+		m.Failed, m.Why = true, "RollingBack"
+		if st.Phase == v1alpha1.PhaseRolledBack {
+			m.Why = "UpgradeRolledBack"
+		}
 	}
 	return m
 }
@@ -271,8 +354,9 @@ func amount(field string, v *intstr.IntOrString) (rollout.Amount, error) {
 	return a, nil
 }
 
-// fill writes d into st.
-func fill(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, d rollout.Decision) {
+// fill writes d into st; each ClusterVersion's Failing message (its
+// cluster unreachable, its upgrade failed) goes with its state.
+func fill(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, d rollout.Decision, cvs map[string]*v1alpha1.ClusterVersion) {
 	st.Phase = string(d.Phase)
 	st.Wave = ""
 	if d.Wave < len(d.Waves) {
@@ -293,6 +377,12 @@ func fill(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, d roll
 		cs := v1alpha1.ClusterStatus{Name: m.Key, State: string(m.State), Reason: m.Reason}
 		if started[m.Key] {
 			cs.State = string(rollout.Upgrading)
+		}
+		if f := meta.FindStatusCondition(cvs[m.Key].Status.Conditions, v1alpha1.ConditionFailing); f != nil && f.Status == metav1.ConditionTrue && m.State != rollout.Pending && m.State != rollout.Succeeded {
+			cs.Message = truncate(f.Reason+": "+f.Message, 512)
+			if cs.Reason == "" {
+				cs.Reason = f.Reason // upgrading, but failing: ClusterUnreachable
+			}
 		}
 		if !m.NextWindow.IsZero() {
 			cs.NextWindow = &metav1.Time{Time: m.NextWindow}
@@ -360,8 +450,29 @@ func (r *Reconciler) announce(ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeR
 			r.recorder.Eventf(ur, nil, "Warning", "CanaryFailed", "Rollout", "canary %s failed (%s)", m.Key, m.Reason)
 		}
 	}
-	if d.Phase == rollout.PhaseFailed && st.Phase != string(rollout.PhaseFailed) {
+	if string(d.Phase) == st.Phase {
+		return
+	}
+	switch d.Phase {
+	case rollout.PhaseFailed:
 		r.recorder.Eventf(ur, nil, "Warning", d.Reason, "Rollout", "%s", d.Message)
+	case rollout.PhasePaused:
+		r.recorder.Eventf(ur, nil, "Normal", "RolloutPaused", "Pause", "%s", d.Message)
+	case rollout.PhaseAborted:
+		r.recorder.Eventf(ur, nil, "Warning", "RolloutAborted", "Abort", "%s", d.Message)
+	case rollout.WaitingForApproval:
+		r.recorder.Eventf(ur, nil, "Normal", "WaveWaitingForApproval", "Approve", "%s", d.Message)
+	case rollout.Progressing:
+		if st.Phase == string(rollout.PhasePaused) {
+			r.recorder.Eventf(ur, nil, "Normal", "RolloutResumed", "Resume", "%s", d.Message)
+		}
+	}
+}
+
+// event records an Event about ur.
+func (r *Reconciler) event(ur *v1alpha1.UpgradeRollout, typ, reason, note string) {
+	if r.recorder != nil {
+		r.recorder.Eventf(ur, nil, typ, reason, "Rollout", "%s", note)
 	}
 }
 
@@ -377,6 +488,9 @@ func setCondition(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeRolloutStatus) error {
+	if equality.Semantic.DeepEqual(&ur.Status, st) {
+		return nil // nothing changed: no write, no watch event
+	}
 	obj := ur.DeepCopy()
 	obj.Status = *st
 	if err := r.client.Status().Update(ctx, obj); err != nil {

@@ -3,12 +3,14 @@ package fleet_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -50,6 +52,7 @@ func TestMain(m *testing.M) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
+	ctrl.SetLogger(logr.Discard())
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		os.Exit(m.Run()) // the tests skip, or fail with CI=true
 	}
@@ -80,8 +83,37 @@ func needAPIServer(t *testing.T) {
 // namespace ns.
 func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: new(true)},
+	runnerFor := func(k types.NamespacedName, _ *rest.Config) (runner.Runner, error) {
+		rn := runnertest.New()
+		for _, name := range []string{"bkeagent", "provider", "calico"} {
+			rn.Script(name, runnertest.Script{Delay: 100 * time.Millisecond})
+		}
+		if slices.Contains(failIn, k.Name) {
+			rn.Script("provider", runnertest.Script{FailAlways: true, Permanent: true})
+		}
+		return rollbacker{rn}, nil
+	}
+	operate(t, ns, runnerFor)
+	_ = c
+}
+
+// operate starts the management cluster's operator on namespace ns: the
+// ClusterVersion reconciler with runnerFor's runners (the catalog's hop
+// checks passing, the records in memory) and the rollout controller.
+func operate(t testing.TB, ns string, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
+	t.Helper()
+	operateOn(t, cfg, ns, runnerFor, extra...)
+}
+
+// workers is how many reconciles of each controller run at once
+// (controller-runtime's default is 1; the benchmark sets more).
+var workers = 1
+
+// operateOn is operate through the API server of rcfg.
+func operateOn(t testing.TB, rcfg *rest.Config, ns string, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(rcfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: new(true), MaxConcurrentReconciles: workers},
 		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}})
 	require.NoError(t, err)
 	var mu sync.Mutex
@@ -99,20 +131,10 @@ func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 	for _, n := range []string{"cluster-healthy", "etcd-backup", "nodes-ready", "registry-mirror-reachable", "conformance-smoke"} {
 		opts = append(opts, runner.WithCheck(n, ok))
 	}
-	runnerFor := func(k types.NamespacedName) runner.Runner {
-		rn := runnertest.New()
-		for _, name := range []string{"bkeagent", "provider", "calico"} {
-			rn.Script(name, runnertest.Script{Delay: 100 * time.Millisecond})
-		}
-		if slices.Contains(failIn, k.Name) {
-			rn.Script("provider", runnertest.Script{FailAlways: true, Permanent: true})
-		}
-		return rn
-	}
-	r := controller.New(mgr.GetClient(), runnertest.New(), storeFor, controller.WithExecutorOptions(opts...),
-		controller.WithManifests(os.DirFS(catalogDir)), controller.WithRunnerFor(runnerFor), controller.WithStatusInterval(100*time.Millisecond))
+	r := controller.New(mgr.GetClient(), nil, storeFor, append([]controller.Option{controller.WithExecutorOptions(opts...),
+		controller.WithManifests(os.DirFS(catalogDir)), controller.WithRunnerFor(runnerFor), controller.WithStatusInterval(100 * time.Millisecond)}, extra...)...)
 	require.NoError(t, r.SetupWithManager(mgr))
-	require.NoError(t, fleet.New(mgr.GetClient()).SetupWithManager(mgr))
+	require.NoError(t, fleet.New(mgr.GetClient(), fleet.WithManifests(os.DirFS(catalogDir)), fleet.WithLogger(slog.New(slog.DiscardHandler))).SetupWithManager(mgr))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -120,8 +142,13 @@ func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 		assert.NoError(t, mgr.Start(ctx))
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	_ = c
 }
+
+// rollbacker is the simulated runner with the Rollback ability: a
+// rollback succeeds at once.
+type rollbacker struct{ *runnertest.Runner }
+
+func (rollbacker) Rollback(context.Context, runner.Task) error { return nil }
 
 // newFleet makes a namespace with the sample catalog and n
 // ClusterVersions c1..cn at v26.06-rc.2, labelled fleet=prod.

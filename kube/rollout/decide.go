@@ -198,7 +198,7 @@ func Decide(spec Spec, members []Member, now time.Time) Decision {
 	w := d.Waves[d.Wave]
 	if slices.Contains(spec.Gates, w.Name) && !slices.Contains(spec.Approved, w.Name) && d.waveUntouched(d.Wave) {
 		d.Phase, d.Reason = WaitingForApproval, "WaitingForApproval"
-		d.Message = fmt.Sprintf("wave %s (%d clusters) waits for its approval", w.Name, len(w.Members))
+		d.Message = fmt.Sprintf("wave %s (%d clusters) waits for its approval: add {wave: %s, by: NAME} to spec.approvals", w.Name, len(w.Members), w.Name)
 		return d
 	}
 	d.Phase, d.Reason = Progressing, "Progressing"

@@ -115,6 +115,30 @@ type ClusterVersionSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	MaintenanceWindows []MaintenanceWindow `json:"maintenanceWindows,omitempty"`
+	// ClusterRef, when set, names the cluster this ClusterVersion
+	// upgrades through a kubeconfig Secret in its namespace (Cluster
+	// API's convention: Secret NAME-kubeconfig, key "value"): manifests,
+	// Helm releases, readiness and inventories go to that cluster, while
+	// the run record, the status and the Events stay here. A Secret that
+	// is missing or malformed, or a cluster that does not answer, gives
+	// Failing reason ClusterUnreachable with the cause; nothing is
+	// applied, and the reconciler tries again with backoff. A rotated
+	// kubeconfig (the Secret changed) is used from the next run on.
+	// +optional
+	ClusterRef *ClusterRef `json:"clusterRef,omitempty"`
+	// OnFailure, when set, is how a run answers a hop that fails:
+	// Rollback rolls that hop back (its components, dependents first,
+	// through the runner's Rollbacker; the hops completed before stay),
+	// RollbackRun rolls back the completed hops too, last first, to the
+	// version the upgrade started from (runner.Rollback and
+	// runner.RollbackRun). The ClusterVersion is then RolledBack. Unset,
+	// a failed hop stops the run (Failed) unless its UpgradePath rule
+	// says onFailure: rollback. It is read when a run starts or resumes:
+	// set it and increment spec.retry to roll back a Failed upgrade
+	// whose failed component fails again.
+	// +optional
+	// +kubebuilder:validation:Enum=Rollback;RollbackRun
+	OnFailure string `json:"onFailure,omitempty"`
 	// Retry retries a Failed upgrade: increment it (any new value does)
 	// and the reconciler resumes the run, retrying the failed
 	// component(s) and never re-running what succeeded. The reconciler
@@ -124,6 +148,21 @@ type ClusterVersionSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	Retry int64 `json:"retry,omitempty"`
+}
+
+// ClusterRef names a workload cluster's kubeconfig Secret.
+type ClusterRef struct {
+	// Name is the cluster's name (a Cluster API Cluster's): its
+	// kubeconfig is the Secret NAME-kubeconfig unless SecretName says
+	// otherwise.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// SecretName overrides the Secret's name.
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+	// Key is the Secret's key holding the kubeconfig (default "value").
+	// +optional
+	Key string `json:"key,omitempty"`
 }
 
 // ApprovalRequest approves one gated step.

@@ -79,9 +79,26 @@ type UpgradeRolloutSpec struct {
 	// Paused stops starting ClusterVersions; those upgrading go on.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
-	// Abort stops starting ClusterVersions for good.
+	// Abort stops starting ClusterVersions for good; those upgrading
+	// finish their hop.
 	// +optional
 	Abort bool `json:"abort,omitempty"`
+	// Rollback, with Abort, rolls back clusters: Failed, every
+	// ClusterVersion this rollout started whose upgrade failed (phase
+	// Failed): its run is resumed with spec.onFailure RollbackRun, so
+	// that its failed component is tried once more and, failing again,
+	// the run rolls back through its DAG, hop by hop, to the version it
+	// started from (RolledBack). Each is asked once (the annotation
+	// hopdag.io/rollout-rollback says so).
+	// +optional
+	// +kubebuilder:validation:Enum=Failed
+	Rollback string `json:"rollback,omitempty"`
+	// OnFailure is set on each ClusterVersion with its target (see
+	// ClusterVersionSpec.OnFailure): Rollback or RollbackRun make a
+	// cluster whose hop fails roll back by itself.
+	// +optional
+	// +kubebuilder:validation:Enum=Rollback;RollbackRun
+	OnFailure string `json:"onFailure,omitempty"`
 	// MaintenanceWindows, when set, are when ClusterVersions may start.
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
@@ -111,9 +128,71 @@ type Waves struct {
 
 // WaveApproval approves a gated wave.
 type WaveApproval struct {
+	// Wave is the gated wave's name, as status.waves names it.
+	// +kubebuilder:validation:MinLength=1
 	Wave string `json:"wave"`
+	// By says who approves; it is recorded in status.approvals with the
+	// time the wave started.
+	// +kubebuilder:validation:MinLength=1
+	By string `json:"by"`
+}
+
+// RecordedWaveApproval is an approval the controller acted on: the gated
+// wave started because of it.
+type RecordedWaveApproval struct {
+	Wave string      `json:"wave"`
+	By   string      `json:"by"`
+	At   metav1.Time `json:"at"`
+}
+
+// DryRun is the fleet's plan, computed before the rollout starts any
+// ClusterVersion (and again when its spec changes): where each one is,
+// the route it would take, and those that cannot go.
+type DryRun struct {
+	// ObservedGeneration is the rollout's generation it was computed for;
+	// Time when.
+	ObservedGeneration int64       `json:"observedGeneration"`
+	Time               metav1.Time `json:"time"`
+	// Routes groups the ClusterVersions that can go by current version
+	// and route, in order of current version then hops.
 	// +optional
-	By string `json:"by,omitempty"`
+	Routes []PlannedRoute `json:"routes,omitempty"`
+	// Blocked lists the ClusterVersions that cannot reach the target as
+	// they are (no route, a route only behind risks not accepted, an
+	// unknown version), in name order, at most 100; BlockedCount counts
+	// them all.
+	// +optional
+	Blocked []BlockedCluster `json:"blocked,omitempty"`
+	// +optional
+	BlockedCount int `json:"blockedCount,omitempty"`
+	// AtTarget counts those already at the target.
+	// +optional
+	AtTarget int `json:"atTarget,omitempty"`
+}
+
+// PlannedRoute is the route of some ClusterVersions.
+type PlannedRoute struct {
+	From string `json:"from"`
+	// Hops are the route's hops, as a ClusterVersion's status.plan.hops
+	// names them.
+	Hops []string `json:"hops"`
+	// Clusters are the ClusterVersions taking it, in name order, each
+	// as NAME (WAVE).
+	Clusters []string `json:"clusters"`
+}
+
+// BlockedCluster is a ClusterVersion that cannot reach the target.
+type BlockedCluster struct {
+	Name    string `json:"name"`
+	Wave    string `json:"wave"`
+	Current string `json:"current"`
+	// Reason: NoRoute, BehindRisks (Risks names those to accept in
+	// spec.acceptRisks), UnknownVersion, CatalogInvalid.
+	Reason string `json:"reason"`
+	// +optional
+	Risks []string `json:"risks,omitempty"`
+	// Message carries the resolver's diagnostics.
+	Message string `json:"message"`
 }
 
 // MaintenanceWindow opens at each time Schedule (cron, five fields, as a
@@ -147,6 +226,12 @@ type UpgradeRolloutStatus struct {
 	// Waves lists every wave and its ClusterVersions' states.
 	// +optional
 	Waves []WaveStatus `json:"waves,omitempty"`
+	// Approvals are the gate approvals the controller acted on.
+	// +optional
+	Approvals []RecordedWaveApproval `json:"approvals,omitempty"`
+	// DryRun is the fleet's plan as computed before anything started.
+	// +optional
+	DryRun *DryRun `json:"dryRun,omitempty"`
 	// NextDecision is when the controller looks again if nothing
 	// changes (a soak ends, a deadline passes, a window opens).
 	// +optional
@@ -176,6 +261,10 @@ type ClusterStatus struct {
 	Reason string `json:"reason,omitempty"`
 	// +optional
 	NextWindow *metav1.Time `json:"nextWindow,omitempty"`
+	// Message says more: why it failed, or that its cluster does not
+	// answer (the ClusterVersion's Failing condition).
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // UpgradeRolloutList is a list of UpgradeRollouts.

@@ -152,13 +152,21 @@ func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS, cert
 	// apply (kube/apply). The demo's API server runs no kubelet, so no
 	// Deployment of the catalog would ever become ready: there the
 	// manifests go to an in-memory Recorder instead.
+	// A ClusterVersion whose spec.clusterRef names another cluster gets
+	// an Applier of that cluster's.
 	var applier components.Applier = components.NewRecorder()
 	if !demo {
 		if applier, err = apply.New(cfg, apply.WithFieldManager("hopdag-operator")); err != nil {
 			return err
 		}
 	}
-	if err := wire(mgr, applier, os.DirFS(dir), handlers(cat), checks(cat), log, serve); err != nil {
+	applierFor := func(cluster *rest.Config) (components.Applier, error) {
+		if cluster == nil || demo {
+			return applier, nil
+		}
+		return apply.New(cluster, apply.WithFieldManager("hopdag-operator"))
+	}
+	if err := wire(mgr, applierFor, os.DirFS(dir), handlers(cat), checks(cat), log, serve); err != nil {
 		return err
 	}
 	// UpgradeRollouts: fleets of ClusterVersions upgraded in waves.

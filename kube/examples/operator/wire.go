@@ -24,8 +24,10 @@ import (
 // for the Go-driven components, a manifest runner for the rest, and each
 // ClusterVersion's run record in kube/store. manifests holds the files that the
 // catalog's ComponentVersions name; handlers are the inline handler names,
-// checks the hop checks.
-func wire(mgr ctrl.Manager, apply components.Applier, manifests fs.FS, handlers []string, checks []runner.Option, log *slog.Logger, webhook bool) error {
+// checks the hop checks. applierFor gives the Applier of a cluster: of
+// the kubeconfig a ClusterVersion's spec.clusterRef names, or, for nil,
+// of the operator's own cluster.
+func wire(mgr ctrl.Manager, applierFor func(cluster *rest.Config) (components.Applier, error), manifests fs.FS, handlers []string, checks []runner.Option, log *slog.Logger, webhook bool) error {
 	inline := components.NewInline()
 	for _, h := range handlers {
 		inline.Register(h, runner.RunnerFunc(func(ctx context.Context, t runner.Task) error {
@@ -35,12 +37,17 @@ func wire(mgr ctrl.Manager, apply components.Applier, manifests fs.FS, handlers 
 	}
 	// Each ClusterVersion's objects are an installation of their own
 	// (instanceOf), so that two ClusterVersions in one cluster never prune
-	// or take over each other's objects.
-	routerFor := func(cv types.NamespacedName) runner.Runner {
+	// or take over each other's objects. They go to the cluster its
+	// spec.clusterRef names, if any.
+	routerFor := func(cv types.NamespacedName, cluster *rest.Config) (runner.Runner, error) {
+		apply, err := applierFor(cluster)
+		if err != nil {
+			return nil, err
+		}
 		return components.NewRouter().
 			Register("inline", inline).
 			Register("manifest", components.NewManifest(apply, components.WithInstance(instanceOf(cv)),
-				components.WithValues(map[string]any{"registry": "registry.example"})))
+				components.WithValues(map[string]any{"registry": "registry.example"}))), nil
 	}
 
 	// Each ClusterVersion's run is recorded on the API server, read and

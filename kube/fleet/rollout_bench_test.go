@@ -1,0 +1,273 @@
+package fleet_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/runner"
+)
+
+// The bench plan: one hop, v1.0.0 -> v2.0.0, of 20 components in 5
+// levels of 4 (each depends on the one of its column in the level
+// before), every component taking the same time.
+const (
+	benchLevels  = 5
+	benchColumns = 4
+)
+
+// benchCatalog creates in ns the catalog of the bench plan.
+func benchCatalog(tb testing.TB, c client.Client, ns string) {
+	tb.Helper()
+	ctx := context.Background()
+	var refs1, refs2 []v1alpha1.ComponentRef
+	for l := range benchLevels {
+		for col := range benchColumns {
+			name := fmt.Sprintf("comp-%d-%d", l, col)
+			var deps []string
+			if l > 0 {
+				deps = []string{fmt.Sprintf("comp-%d-%d", l-1, col)}
+			}
+			for _, v := range []string{"v1.0.0", "v2.0.0"} {
+				require.NoError(tb, c.Create(ctx, &v1alpha1.ComponentVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-" + v},
+					Spec: v1alpha1.ComponentVersionSpec{Name: name, Version: v1alpha1.Version(v), Type: "inline", Handler: name, Dependencies: deps}}))
+			}
+			refs1 = append(refs1, v1alpha1.ComponentRef{Name: name, Version: "v1.0.0"})
+			refs2 = append(refs2, v1alpha1.ComponentRef{Name: name, Version: "v2.0.0"})
+		}
+	}
+	for v, refs := range map[string][]v1alpha1.ComponentRef{"v1.0.0": refs1, "v2.0.0": refs2} {
+		require.NoError(tb, c.Create(ctx, &v1alpha1.Release{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bench-" + v},
+			Spec: v1alpha1.ReleaseSpec{Version: v1alpha1.Version(v), Components: refs}}))
+	}
+	require.NoError(tb, c.Create(ctx, &v1alpha1.UpgradePath{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bench"},
+		Spec: v1alpha1.UpgradePathSpec{Rules: []v1alpha1.Rule{{From: "v1.0.0", To: "v2.0.0"}}}}))
+}
+
+// counting counts the requests through its transport.
+type counting struct {
+	rt http.RoundTripper
+	n  *atomic.Int64
+}
+
+func (c counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.rt.RoundTrip(r)
+}
+
+// peakRSS is the process's peak resident set since the last
+// resetPeakRSS, in MiB (Linux: VmHWM); 0 where it cannot be read.
+func peakRSS() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// resetPeakRSS starts peakRSS afresh (Linux: clear_refs 5).
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// BenchmarkRollout upgrades fleets of simulated clusters on one real
+// API server, with the ClusterVersion reconciler and the rollout
+// controller of one process: each ClusterVersion runs the bench plan
+// (one hop, 20 components in 5 levels, each component taking a fixed
+// time), in waves of 10%, at most 100 at once, no soak. It reports
+//
+//   - makespan/ideal: the rollout's time from its creation to Completed
+//     over what waves, concurrency and component time allow with zero
+//     overhead (each wave ceil(size/100) rounds of 5 component times, the
+//     waves one after the other);
+//   - requests/cluster: the API requests of the operator's process
+//     (counted in its rest transport: the controllers' reads, watches
+//     and writes, the Events) per ClusterVersion upgraded;
+//   - peak-rss-MiB: the process's peak resident set during the rollout
+//     (the test's own client included; the API server is another
+//     process).
+//
+// Run it with -benchtime=1x: one rollout is one iteration. The sizes are
+// HOPDAG_BENCH_CLUSTERS (default 1000, e.g. 1000,10000) and the
+// component time HOPDAG_BENCH_COMPONENT (default 1s).
+func BenchmarkRollout(b *testing.B) {
+	if cfg == nil {
+		b.Skip(`no API server: set KUBEBUILDER_ASSETS (eval "$(tools/env.sh kube)")`)
+	}
+	sizes := []int{1000}
+	if s := os.Getenv("HOPDAG_BENCH_CLUSTERS"); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(f)
+			require.NoError(b, err, "HOPDAG_BENCH_CLUSTERS=%s: a comma-separated list of fleet sizes", s)
+			sizes = append(sizes, n)
+		}
+	}
+	if s := os.Getenv("HOPDAG_BENCH_WORKERS"); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(b, err, "HOPDAG_BENCH_WORKERS=%s: a count", s)
+		workers = n
+		b.Cleanup(func() { workers = 1 })
+	}
+	component := time.Second
+	if s := os.Getenv("HOPDAG_BENCH_COMPONENT"); s != "" {
+		d, err := time.ParseDuration(s)
+		require.NoError(b, err, "HOPDAG_BENCH_COMPONENT=%s: a duration", s)
+		component = d
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				benchRollout(b, n, component)
+			}
+		})
+	}
+}
+
+// benchRollout is one rollout of a fleet of n.
+func benchRollout(b *testing.B, n int, component time.Duration) {
+	b.StopTimer()
+	ctx := context.Background()
+	setup := rest.CopyConfig(cfg)
+	setup.QPS, setup.Burst = 2000, 4000
+	c, err := client.New(setup, client.Options{Scheme: scheme})
+	require.NoError(b, err)
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-"}}
+	require.NoError(b, c.Create(ctx, nsObj))
+	ns := nsObj.Name
+	benchCatalog(b, c, ns)
+	names := make(chan int)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := range names {
+				cv := &v1alpha1.ClusterVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("c%05d", i), Labels: map[string]string{"fleet": "bench"}},
+					Spec: v1alpha1.ClusterVersionSpec{InstalledVersion: "v1.0.0", DesiredVersion: "v1.0.0"}}
+				if err := c.Create(ctx, cv); err != nil {
+					b.Errorf("creating ClusterVersion %s: %v", cv.Name, err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		names <- i
+	}
+	close(names)
+	wg.Wait()
+
+	var requests atomic.Int64
+	op := rest.CopyConfig(cfg)
+	op.QPS, op.Burst = 1000, 2000 // client-go's 5/s is made for one controller of a few objects
+	op.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return counting{rt, &requests} }
+	sim := runner.RunnerFunc(func(ctx context.Context, _ runner.Task) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(component):
+			return nil
+		}
+	})
+	operateOn(b, op, ns, func(types.NamespacedName, *rest.Config) (runner.Runner, error) { return sim, nil },
+		controller.WithExecutorOptions(runner.WithMaxParallel(benchColumns)), controller.WithStatusInterval(2*time.Second))
+	// The reconciler's first pass over the fleet (finalizers, status) is
+	// not the rollout's: wait for every ClusterVersion to be observed.
+	require.Eventually(b, func() bool {
+		var l v1alpha1.ClusterVersionList
+		if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return false
+		}
+		for _, cv := range l.Items {
+			if cv.Status.ObservedGeneration < cv.Generation {
+				return false
+			}
+		}
+		return len(l.Items) == n
+	}, 10*time.Minute, time.Second, "the fleet observed")
+
+	tenth, hundred := intstr.FromString("10%"), intstr.FromInt32(100)
+	ur := &v1alpha1.UpgradeRollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bench"},
+		Spec: v1alpha1.UpgradeRolloutSpec{
+			Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "bench"}},
+			DesiredVersion: "v2.0.0", Waves: &v1alpha1.Waves{Size: &tenth}, MaxConcurrency: &hundred,
+		}}
+	resetPeakRSS()
+	before := requests.Load()
+	start := time.Now()
+	b.StartTimer()
+	require.NoError(b, c.Create(ctx, ur))
+	var got v1alpha1.UpgradeRollout
+	for {
+		require.NoError(b, c.Get(ctx, client.ObjectKeyFromObject(ur), &got))
+		if got.Status.Phase == "Completed" || got.Status.Phase == "Failed" {
+			break
+		}
+		require.Less(b, time.Since(start), 30*time.Minute, "the rollout of %d clusters did not end: %s", n, got.Status.Conditions)
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.StopTimer()
+	makespan := time.Since(start)
+	require.Equal(b, "Completed", got.Status.Phase)
+	require.Equal(b, n, got.Status.Counts.Succeeded)
+	waveSize := (n + 9) / 10
+	rounds := 0
+	for left := n; left > 0; left -= waveSize {
+		rounds += (min(waveSize, left) + 99) / 100
+	}
+	ideal := time.Duration(rounds*benchLevels) * component
+	b.ReportMetric(makespan.Seconds()/ideal.Seconds(), "makespan/ideal")
+	b.ReportMetric(float64(requests.Load()-before)/float64(n), "requests/cluster")
+	b.ReportMetric(peakRSS(), "peak-rss-MiB")
+	b.ReportMetric(makespan.Seconds(), "makespan-s")
+	b.Logf("%d clusters, component %v: makespan %v, ideal %v (%d rounds of %d levels), %d requests", n, component, makespan.Round(time.Millisecond), ideal, rounds, benchLevels, requests.Load()-before)
+	var cvs v1alpha1.ClusterVersionList
+	require.NoError(b, c.List(ctx, &cvs, client.InNamespace(ns)))
+	ends := map[string]time.Time{}
+	var toRun, running time.Duration
+	for _, cv := range cvs.Items {
+		at, _ := time.Parse(time.RFC3339, cv.Annotations["hopdag.io/rollout-started"])
+		if len(cv.Status.History) > 0 && cv.Status.History[0].CompletionTime != nil {
+			toRun += cv.Status.History[0].StartedTime.Sub(at)
+			running += cv.Status.History[0].CompletionTime.Sub(cv.Status.History[0].StartedTime.Time)
+		}
+	}
+	b.Logf("mean: from the rollout's start to the run's %v, the run %v (second precision)", toRun/time.Duration(n), running/time.Duration(n))
+	for _, cv := range cvs.Items {
+		if len(cv.Status.History) > 0 && cv.Status.History[0].CompletionTime != nil {
+			ends[cv.Name] = cv.Status.History[0].CompletionTime.Time
+		}
+	}
+	for _, w := range got.Status.Waves {
+		var last time.Time
+		for _, cl := range w.Clusters {
+			if ends[cl.Name].After(last) {
+				last = ends[cl.Name]
+			}
+		}
+		b.Logf("wave %s (%d clusters): its last cluster done at %v", w.Name, len(w.Clusters), last.Sub(start).Round(time.Second))
+	}
+}
