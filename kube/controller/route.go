@@ -25,7 +25,13 @@ func Route(cat *release.Catalog, spec *v1alpha1.ClusterVersionSpec, current stri
 		return nil, err
 	}
 	if from.satisfies(to) {
-		return &path.Route{Track: spec.Track, From: from.v, To: from.v, FromState: from.state, ToState: from.state}, nil
+		r := &path.Route{Track: spec.Track}
+		if v, ok := from.state[""]; ok && len(from.state) == 1 {
+			r.From, r.To = v, v // a version: a one-track route
+		} else {
+			r.FromState, r.ToState = from.state.Clone(), from.state.Clone()
+		}
+		return r, nil
 	}
 	return resolve(cat, spec, from, to)
 }
