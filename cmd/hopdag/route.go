@@ -124,6 +124,9 @@ func (c *cli) stateTargets() int {
 	if err != nil {
 		return c.fail1(err)
 	}
+	if *c.output != "text" {
+		return c.printTargetsDoc(cat, list, from.String(), rows)
+	}
 	if len(rows) == 0 {
 		fmt.Fprintf(c.stdout, "no version is reachable from %s\n", from)
 		return exitOK
