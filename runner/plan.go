@@ -299,15 +299,17 @@ func (p *Plan) MarshalYAML() (any, error) { return p.view(), nil }
 func (p *Plan) String() string {
 	v := p.view()
 	var b strings.Builder
-	fmt.Fprintf(&b, "plan %s -> %s: %d %s, %d %s, expected %s\n", v.From, v.To, len(v.Hops), english.Plural(len(v.Hops), "hop"), v.Components, english.Plural(v.Components, "component"), v.ExpectedDuration)
+	// Durations are said only when a component declared one: "expected
+	// 0s" would be a guess presented as a fact.
+	fmt.Fprintf(&b, "plan %s -> %s: %d %s, %d %s%s\n", v.From, v.To, len(v.Hops), english.Plural(len(v.Hops), "hop"), v.Components, english.Plural(v.Components, "component"), expected(v.ExpectedDuration, ", expected %s"))
 	if v.Catalog != nil {
 		fmt.Fprintf(&b, "catalog: %s\n", v.Catalog)
 	}
 	for i, h := range v.Hops {
 		if h.Track != "" {
-			fmt.Fprintf(&b, "hop %d/%d %s %s -> %s: %d %s, expected %s (serial %s)\n", i+1, len(v.Hops), h.Track, h.From, h.To, len(h.Components), english.Plural(len(h.Components), "component"), h.ExpectedDuration, h.Work)
+			fmt.Fprintf(&b, "hop %d/%d %s %s -> %s: %d %s%s\n", i+1, len(v.Hops), h.Track, h.From, h.To, len(h.Components), english.Plural(len(h.Components), "component"), hopExpected(h.ExpectedDuration, h.Work))
 		} else {
-			fmt.Fprintf(&b, "hop %d/%d %s -> %s: %d %s, expected %s (serial %s)\n", i+1, len(v.Hops), h.From, h.To, len(h.Components), english.Plural(len(h.Components), "component"), h.ExpectedDuration, h.Work)
+			fmt.Fprintf(&b, "hop %d/%d %s -> %s: %d %s%s\n", i+1, len(v.Hops), h.From, h.To, len(h.Components), english.Plural(len(h.Components), "component"), hopExpected(h.ExpectedDuration, h.Work))
 		}
 		if h.Deprecated != "" {
 			fmt.Fprintf(&b, "  deprecated: %s\n", h.Deprecated)
@@ -328,13 +330,31 @@ func (p *Plan) String() string {
 		for j, batch := range h.Batches {
 			fmt.Fprintf(&b, "  batch %d: %s\n", j+1, strings.Join(batch, ", "))
 		}
-		fmt.Fprintf(&b, "  critical path: %s (%s)\n", strings.Join(h.CriticalPath, " -> "), h.ExpectedDuration)
+		fmt.Fprintf(&b, "  critical path: %s%s\n", strings.Join(h.CriticalPath, " -> "), expected(h.ExpectedDuration, " (%s)"))
 		writeChecks(&b, "post-checks", h.PostChecks)
 		if len(h.Removed) > 0 {
 			fmt.Fprintf(&b, "  removed: %s\n", strings.Join(h.Removed, ", "))
 		}
 	}
 	return b.String()
+}
+
+// expected is format with d, or "" when d is zero: no component declared
+// an expected duration.
+func expected(d release.Duration, format string) string {
+	if d.Duration == 0 {
+		return ""
+	}
+	return fmt.Sprintf(format, d)
+}
+
+// hopExpected is a hop's ", expected D (serial W)", or "" when no
+// component of it declared an expected duration.
+func hopExpected(d, work release.Duration) string {
+	if work.Duration == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", expected %s (serial %s)", d, work)
 }
 
 func writeChecks(b *strings.Builder, label string, checks []release.Check) {

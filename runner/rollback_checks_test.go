@@ -64,7 +64,7 @@ func TestRollbackAfterPostCheckFails(t *testing.T) {
 			var ce *runner.CheckError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, runner.CheckError{Hop: 0, Check: "ready", Stage: "post", Err: errNotReady}, *ce)
-			assert.Contains(t, err.Error(), "runner: hop 1: required post-check ready failed: not ready")
+			assert.Contains(t, err.Error(), "runner: run failed: hop 1: required post-check ready failed: not ready", "the package is named once")
 
 			slices.Sort(checked)
 			assert.Equal(t, []string{"a", "b", "c", "d"}, checked, "components that had run when the post-check ran")

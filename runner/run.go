@@ -126,7 +126,7 @@ func (r *run) err(ctx context.Context, allDone, hadFailed bool) error {
 	var parts []error
 	if len(r.errs) > 0 {
 		slices.SortStableFunc(r.errs, compareFailures)
-		parts = append(parts, fmt.Errorf("%w: %w", ErrRunFailed, errors.Join(r.errs...)))
+		parts = append(parts, &runFailedError{slices.Clone(r.errs)})
 	}
 	if r.checkpointErr != nil {
 		what := "checkpoint failed, run stopped"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
@@ -143,8 +144,61 @@ type ComponentError struct {
 }
 
 func (e *ComponentError) Error() string {
-	return fmt.Sprintf("runner: hop %d: %s %s failed on attempt %d (%s): %v", e.Hop+1, e.Component, e.Version, e.Attempt, e.Code, e.Err)
+	return fmt.Sprintf("runner: hop %d: %s %s failed on attempt %d (%s): %s", e.Hop+1, e.Component, e.Version, e.Attempt, e.Code, e.cause())
 }
+
+// cause is the runner's error without what the ComponentError says
+// already: a runner's error that names the component ("components: api
+// 1.1.0: upgrade: boom", "api: boom") is told from after the name, so that
+// the component is named once; any other error is told whole.
+func (e *ComponentError) cause() string {
+	if e.Err == nil {
+		return "no error"
+	}
+	msg := e.Err.Error()
+	texts := []string{msg}
+	if pkg, after, ok := strings.Cut(msg, ": "); ok && isPackagePrefix(pkg) {
+		texts = append(texts, after)
+	}
+	for _, text := range texts {
+		for _, name := range []string{e.Component + " " + e.Version + ": ", e.Component + ": "} {
+			if after, ok := strings.CutPrefix(text, name); ok && after != "" {
+				return after
+			}
+		}
+	}
+	return msg
+}
+
+// isPackagePrefix reports whether s is a package name as messages start
+// with it ("components", "simulate"): lowercase letters and digits.
+func isPackagePrefix(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// runFailedError is the error of a run that failed: ErrRunFailed and the
+// failures (*ComponentError, *CheckError, ...) that made it fail. Its
+// message names the package once: "runner: run failed: hop 1: ...".
+type runFailedError struct{ errs []error }
+
+func (e *runFailedError) Error() string {
+	parts := make([]string, len(e.errs))
+	for i, err := range e.errs {
+		parts[i] = strings.TrimPrefix(err.Error(), "runner: ")
+	}
+	return ErrRunFailed.Error() + ": " + strings.Join(parts, "\n")
+}
+
+// Unwrap returns ErrRunFailed and the failures.
+func (e *runFailedError) Unwrap() []error { return append([]error{ErrRunFailed}, e.errs...) }
 
 // Unwrap returns the runner's error.
 func (e *ComponentError) Unwrap() error { return e.Err }

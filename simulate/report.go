@@ -79,7 +79,7 @@ func eventLine(ev runner.Event) string {
 	case runner.ComponentSucceeded:
 		return fmt.Sprintf("  done    %s (%s)", comp, ev.Duration.Round(time.Millisecond))
 	case runner.ComponentFailed:
-		return fmt.Sprintf("  FAILED  %s: %v", comp, ev.Err)
+		return fmt.Sprintf("  FAILED  %s: %s", comp, withoutName(ev.Component, ev.Version, ev.Err))
 	case runner.ComponentSkipped:
 		return fmt.Sprintf("  skip    %s: %s", comp, ev.Reason)
 	case runner.ComponentCancelled:
@@ -93,11 +93,37 @@ func eventLine(ev runner.Event) string {
 	case runner.HopSucceeded:
 		return fmt.Sprintf("hop %d %s succeeded (%s)", ev.Hop+1, ev.HopName, ev.Duration.Round(time.Millisecond))
 	case runner.HopFailed:
-		return fmt.Sprintf("hop %d %s %s: %s", ev.Hop+1, ev.HopName, phaseWords(ev.Phase), ev.Reason)
+		// The reason may start with the phase ("cancelled: interrupted by
+		// SIGINT"): it is said once.
+		words := phaseWords(ev.Phase)
+		return fmt.Sprintf("hop %d %s %s: %s", ev.Hop+1, ev.HopName, words, strings.TrimPrefix(ev.Reason, words+": "))
 	case runner.PlanFinished:
 		return fmt.Sprintf("plan %s (%s)", phaseWords(ev.Phase), ev.Duration.Round(time.Millisecond))
 	}
 	return ""
+}
+
+// withoutName is a component's error as the progress line tells it after
+// the component's name and version: without a leading "PACKAGE: NAME
+// VERSION: " or "NAME: " that would name them again (as
+// runner.ComponentError does).
+func withoutName(component, version string, err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	texts := []string{msg}
+	if pkg, after, ok := strings.Cut(msg, ": "); ok && pkg == strings.ToLower(pkg) && !strings.ContainsAny(pkg, " .") {
+		texts = append(texts, after)
+	}
+	for _, text := range texts {
+		for _, name := range []string{component + " " + version + ": ", component + ": "} {
+			if after, ok := strings.CutPrefix(text, name); ok && after != "" {
+				return after
+			}
+		}
+	}
+	return msg
 }
 
 // phaseWords is a phase as words in a sentence: "RolledBack" is "rolled

@@ -36,6 +36,15 @@ type Upgrade struct {
 	Until string
 	// Gates are hops (target versions) to put a gate on (approve.go).
 	Gates []string
+	// Approve are the steps waiting for approval in the status in
+	// StateDir that the run approves, as ApproveBy, before it resumes (as
+	// state.Approve, which hopdag approve calls).
+	Approve   []string
+	ApproveBy string
+	// Text, when set, puts the status's message in the caller's terms in
+	// the table (a command names its flags where the runner names its Go
+	// API).
+	Text func(string) string
 }
 
 // Run prints the plan, executes it (resuming from StateDir), prints the
@@ -68,12 +77,20 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*record.Status, error) 
 		fmt.Fprint(out, plan.String(), resume, "\n")
 		st, err := run()
 		if st != nil {
+			shown := st
+			if u.Text != nil {
+				shown = st.DeepCopy()
+				shown.Message = u.Text(st.Message)
+			}
 			fmt.Fprintln(out)
-			report.Table(out, st, report.PlanOrder(plan))
+			report.Table(out, shown, report.PlanOrder(plan))
 		}
 		return st, err
 	}
 	if u.StateDir == "" {
+		if len(u.Approve) > 0 {
+			return nil, fmt.Errorf("simulate: approving %s needs the state a gated run left (StateDir)", strings.Join(u.Approve, ", "))
+		}
 		return show("", func() (*record.Status, error) { return e.Execute(ctx, plan, nil) })
 	}
 	// With a store: its lock held, resumed from the status saved there,
@@ -84,6 +101,12 @@ func Run(ctx context.Context, u Upgrade, out io.Writer) (*record.Status, error) 
 	}
 	defer store.Close()
 	host, _ := os.Hostname()
+	for _, step := range u.Approve {
+		if _, err := state.Approve(ctx, store, store, step, u.ApproveBy, time.Now().UTC(),
+			state.WithHolder(fmt.Sprintf("%s/%d", host, os.Getpid())), state.WithTTL(time.Minute)); err != nil {
+			return nil, err
+		}
+	}
 	return state.Run(ctx, store, store, e, plan, state.WithHolder(fmt.Sprintf("%s/%d", host, os.Getpid())), state.WithTTL(time.Minute),
 		state.WithSession(func(ctx context.Context, s *state.Session) (*record.Status, error) {
 			resume := ""

@@ -85,7 +85,9 @@ func Executor(c *release.Catalog, cfg Config, extra ...runner.Option) *runner.Ex
 			if err := clock.sleep(ctx, t.To.ExpectedDuration.Duration/2); err != nil {
 				return err
 			}
-			return runner.Permanent(fmt.Errorf("%s %s: %w (--fail)", t.Component, t.To.Version, ErrScripted))
+			// The runner names the component and its version: the error does
+			// not say them again.
+			return runner.Permanent(fmt.Errorf("%w (--fail)", ErrScripted))
 		}
 		return router.Run(ctx, t)
 	})}

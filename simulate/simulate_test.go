@@ -3,6 +3,7 @@ package simulate
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,10 @@ func TestProgressPhaseWords(t *testing.T) {
 		ev   runner.Event
 		want string
 	}{
-		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: record.RolledBack, Reason: "rolled back: x@1.0"}, "hop 1 a -> b rolled back: rolled back: x@1.0"},
+		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: record.RolledBack, Reason: "rolled back: x@1.0"}, "hop 1 a -> b rolled back: x@1.0"},
+		{runner.Event{Type: runner.HopFailed, HopName: "v1.0 -> v1.1", Phase: record.Cancelled, Reason: "cancelled: interrupted by SIGINT"}, "hop 1 v1.0 -> v1.1 cancelled: interrupted by SIGINT"},
+		{runner.Event{Type: runner.ComponentFailed, Component: "kubernetes-worker", Version: "v1.33.3", Err: fmt.Errorf("%w (--fail)", ErrScripted)}, "  FAILED  kubernetes-worker v1.33.3: simulate: scripted failure (--fail)"},
+		{runner.Event{Type: runner.ComponentFailed, Component: "api", Version: "1.1.0", Err: errors.New("components: api 1.1.0: upgrade: boom")}, "  FAILED  api 1.1.0: upgrade: boom"},
 		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: record.RollbackFailed, Reason: "y stays"}, "hop 1 a -> b rollback failed: y stays"},
 		{runner.Event{Type: runner.HopFailed, HopName: "a -> b", Phase: record.Failed, Reason: "component x failed"}, "hop 1 a -> b failed: component x failed"},
 		{runner.Event{Type: runner.PlanFinished, Phase: record.WaitingForApproval, Duration: time.Second}, "plan waiting for approval (1s)"},

@@ -79,10 +79,10 @@ func (c *cli) held(st *record.Status, err error) (int, bool) {
 	case st == nil:
 		return 0, false
 	case errors.Is(err, runner.ErrUntilReached):
-		fmt.Fprintf(c.stdout, "\n%s\n", st.Message)
+		fmt.Fprintf(c.stderr, "hopdag run: %s\n", st.Message)
 		return exitOK, true
 	case errors.Is(err, runner.ErrWaitingForApproval):
-		fmt.Fprintf(c.stdout, "\n%s\n", c.waitText(st))
+		fmt.Fprintf(c.stderr, "hopdag run: %s\n", c.waitText(st))
 		return exitWaiting, true
 	}
 	return 0, false
@@ -172,13 +172,8 @@ func (c *cli) approve(ctx context.Context) (code int) {
 		return c.usageError("--state is required")
 	}
 	// STEP may come before or after the flags.
-	args := c.fs.Args()
-	if len(args) > 0 {
-		if err := c.fs.Parse(args[1:]); err != nil {
-			return exitUsage
-		}
-	}
-	if len(args) == 0 || c.fs.NArg() > 0 {
+	args := c.pos
+	if len(args) != 1 {
 		return c.usageError("want exactly one step to approve, HOP[/COMPONENT[/PHASE]] (hopdag status names the step waiting)")
 	}
 	step := args[0]

@@ -19,13 +19,13 @@ func TestRunUntilGateApprove(t *testing.T) {
 	base := []string{"run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state}
 	code, out, stderr := invoke(append(base, "--until", "v26.06-rc.3")...)
 	assert.Equal(t, 0, code, "--until: stderr:\n%s", stderr)
-	assert.Contains(t, out, "\nstopped after v26.06-rc.3 as asked (until v26.06-rc.3); run again without it to continue")
-	assert.NotContains(t, out, "stopped as asked: stopped")
+	assert.Contains(t, stderr, "hopdag run: stopped after v26.06-rc.3 as asked (until v26.06-rc.3); run again without it to continue\n", "what to do next is a note on stderr")
+	assert.NotContains(t, stderr, "stopped as asked: stopped")
 	assert.Contains(t, out, "status v26.06-rc.2 -> v26.09: Paused")
 
 	code, out, stderr = invoke(append(base, "--gate", "v26.09")...)
 	assert.Equal(t, exitWaiting, code, "--gate: stderr:\n%s\nstdout:\n%s", stderr, out)
-	assert.Contains(t, out, "waiting for approval of v26.09")
+	assert.Contains(t, stderr, "hopdag run: waiting for approval of v26.09")
 
 	code, out, stderr = invoke("approve", "--state", state, "--by", "alice", "v26.06")
 	assert.Equal(t, 1, code, "approve a step that does not wait: stdout:\n%s", out)
@@ -177,7 +177,7 @@ func TestGateReasonAndApproved(t *testing.T) {
 
 	code, out, stderr := invoke(base...)
 	require.Equal(t, exitWaiting, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
-	assert.Contains(t, out, "\n"+hop+"\n", "run names the gate's reason")
+	assert.Contains(t, stderr, "hopdag run: "+hop+"\n", "run names the gate's reason")
 	code, table, _ := invoke("status", "--state", state)
 	assert.Equal(t, exitRunning, code)
 	assert.Contains(t, table, "message: "+hop+"\n")
@@ -195,7 +195,7 @@ func TestGateReasonAndApproved(t *testing.T) {
 
 	code, out, stderr = invoke(base...)
 	require.Equal(t, exitWaiting, code, "the component's gate: stdout:\n%s\nstderr:\n%s", out, stderr)
-	assert.Contains(t, out, "\nwaiting for approval of v2.0/a (look at the canary), v2.0/b; approve with: hopdag approve --state "+state+" v2.0/a; hopdag approve --state "+state+" v2.0/b, then run again\n")
+	assert.Contains(t, stderr, "hopdag run: waiting for approval of v2.0/a (look at the canary), v2.0/b; approve with: hopdag approve --state "+state+" v2.0/a; hopdag approve --state "+state+" v2.0/b, then run again\n")
 
 	code, _, stderr = invoke("approve", "--state", state, "--by", "bob", "v2.0/a")
 	require.Equal(t, 0, code, "approve: stderr:\n%s", stderr)

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -119,7 +121,54 @@ func (a *auditLog) close() error {
 
 func (a *auditLog) command(args []string) {
 	host, _ := os.Hostname()
-	a.write(auditRecord{Kind: "command", Args: append([]string{"hopdag"}, args...), Host: host})
+	a.write(auditRecord{Kind: "command", Args: append([]string{"hopdag"}, redactArgs(args)...), Host: host})
+}
+
+// secretKey matches the --set keys whose values the audit log leaves out.
+var secretKey = regexp.MustCompile(`(?i)password|passwd|token|secret|credential|apikey|api_key`)
+
+// redacted stands for a secret value in the audit log.
+const redacted = "REDACTED"
+
+// redactArgs is the command line as the audit log records it: the values
+// of --set-secret, and of --set keys that look secret (secretKey),
+// replaced by REDACTED.
+func redactArgs(args []string) []string {
+	out := slices.Clone(args)
+	for i := 0; i < len(out); i++ {
+		name, value, inline := strings.Cut(out[i], "=")
+		if name != "--set" && name != "--set-secret" {
+			continue
+		}
+		if !inline {
+			if i+1 >= len(out) {
+				break
+			}
+			i++
+			value = out[i]
+		}
+		value = redactPairs(value, name == "--set-secret")
+		if inline {
+			out[i] = name + "=" + value
+		} else {
+			out[i] = value
+		}
+	}
+	return out
+}
+
+// redactPairs redacts the values of KEY=VALUE,... (all of them, or those
+// of secret-looking keys).
+func redactPairs(s string, all bool) string {
+	pairs := splitPairs(s)
+	for i, p := range pairs {
+		if k, _, ok := strings.Cut(p, "="); ok && (all || secretKey.MatchString(k)) {
+			pairs[i] = k + "=" + redacted
+		} else {
+			pairs[i] = strings.ReplaceAll(p, ",", `\,`)
+		}
+	}
+	return strings.Join(pairs, ",")
 }
 
 func (a *auditLog) exit(code int) { a.write(auditRecord{Kind: "exit", Status: &code}) }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,11 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stalledPipe is stdout on a pipe nobody reads for a while (a paused
+// stalledPipe is stderr on a pipe nobody reads for a while (a paused
 // terminal, a pager): it takes capacity bytes, as a pipe's buffer does,
-// then every write waits for the reader. The reader comes back once two
-// writes wait at once: the progress display's, and the run's own report
-// after Execute returned.
+// then every write waits for the reader. The reader comes back when
+// anything but the progress display writes (a log record: the drain
+// timeout's warning) or the run writes its report on stdout (release),
+// after Execute returned: the progress display must not hold the run up
+// meanwhile.
 type stalledPipe struct {
 	mu       sync.Mutex
 	capacity int
@@ -26,11 +30,38 @@ type stalledPipe struct {
 	stalled  bool // some write waited
 }
 
+// release brings the reader back.
+func (p *stalledPipe) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.reading:
+	default:
+		close(p.reading)
+	}
+}
+
+// releasing is stdout: its first write releases the stalled stderr.
+type releasing struct {
+	w       io.Writer
+	stalled *stalledPipe
+}
+
+func (r releasing) Write(b []byte) (int, error) {
+	r.stalled.release()
+	return r.w.Write(b)
+}
+
 func newStalledPipe(capacity int) *stalledPipe {
 	return &stalledPipe{capacity: capacity, reading: make(chan struct{})}
 }
 
 func (p *stalledPipe) Write(b []byte) (int, error) {
+	if p.stalled && !bytes.HasPrefix(b, []byte("[")) {
+		// Not the progress display's line (a log record, the run's
+		// notes): the reader is back.
+		p.release()
+	}
 	p.mu.Lock()
 	select {
 	case <-p.reading:
@@ -38,9 +69,6 @@ func (p *stalledPipe) Write(b []byte) (int, error) {
 		if p.buf.Len()+len(b) > p.capacity {
 			p.stalled = true
 			p.waiting++
-			if p.waiting == 2 {
-				close(p.reading)
-			}
 			p.mu.Unlock()
 			<-p.reading
 			p.mu.Lock()
@@ -74,7 +102,7 @@ func manyCatalog(t *testing.T, n int) string {
 	return dir
 }
 
-// The audit log is complete whatever stdout does: with stdout on a pipe
+// The audit log is complete whatever stderr (the progress) does: with stderr on a pipe
 // nobody reads until the run ends, a 600-component run's --log-file
 // holds every ComponentSucceeded and PlanFinished, in order, before the
 // exit record; the progress display's events dropped at the drain
@@ -83,12 +111,14 @@ func TestAuditCompleteWhenStdoutStalls(t *testing.T) {
 	const n = 600
 	d := t.TempDir()
 	log := filepath.Join(d, "audit.log")
-	stdout := newStalledPipe(16 << 10) // the plan fits, the progress lines do not
-	var stderr strings.Builder
+	stderr := newStalledPipe(16 << 10) // the plan fits, the progress lines do not
+	var stdout strings.Builder
 	code := run(t.Context(), []string{"run", manyCatalog(t, n), "--from", "v1.0", "--to", "v2.0", "--simulate", "--speed", "1000000",
-		"--state", filepath.Join(d, "state"), "--log-file", log}, stdout, &lockedWriter{w: &stderr})
-	require.Equal(t, exitOK, code, "stderr:\n%s", stderr.String())
-	require.True(t, stdout.stalled, "stdout never filled up: the test shows nothing; stdout:\n%s", stdout.buf.String())
+		"--state", filepath.Join(d, "state"), "--log-file", log}, releasing{&lockedWriter{w: &stdout}, stderr}, stderr)
+	stderr.mu.Lock()
+	defer stderr.mu.Unlock()
+	require.Equal(t, exitOK, code, "stderr:\n%s", stderr.buf.String())
+	require.True(t, stderr.stalled, "stderr never filled up: the test shows nothing; stderr:\n%s", stderr.buf.String())
 
 	recs := auditLines(t, log)
 	succeeded := map[string]int{}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,6 +15,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hopdag/hopdag/bundle"
 	"github.com/hopdag/hopdag/record"
@@ -47,7 +49,7 @@ const (
 	dockerConfigUsage = "Docker config file with registry credentials (default ~/.docker/config.json)"
 )
 
-func addBundleFlags(fs *flag.FlagSet) *bundleFlags {
+func addBundleFlags(fs *pflag.FlagSet) *bundleFlags {
 	cache := ""
 	if d, err := os.UserCacheDir(); err == nil {
 		cache = filepath.Join(d, "hopdag", "bundles")
@@ -175,17 +177,9 @@ var bundleCommands = map[string]bundleCommand{
 // bundle (addBundleFlags), keygen none. The flags a subcommand does not
 // take are nil in bf (keygen) or point at their zero value (push's
 // --verify-key, --cache), so that bf.client works for each.
-func bundleFlagSet(sub string, stderr io.Writer) (fs *flag.FlagSet, bf *bundleFlags, signKey, signCert *string) {
-	bc := bundleCommands[sub]
-	fs = flag.NewFlagSet("hopdag bundle "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "hopdag bundle %s %s: %s\n\nExample:\n  %s\n", sub, bc.args, bc.summary, bc.example)
-		if sub != "keygen" {
-			fmt.Fprint(stderr, "\nFlags:\n")
-			fs.PrintDefaults()
-		}
-	}
+func bundleFlagSet(sub string) (fs *pflag.FlagSet, bf *bundleFlags, signKey, signCert *string) {
+	fs = pflag.NewFlagSet("hopdag bundle "+sub, pflag.ContinueOnError)
+	fs.SortFlags = false
 	signKey, signCert = new(string), new(string)
 	switch sub {
 	case "push":
@@ -201,51 +195,60 @@ func bundleFlagSet(sub string, stderr io.Writer) (fs *flag.FlagSet, bf *bundleFl
 	return fs, bf, signKey, signCert
 }
 
-// runBundle runs `hopdag bundle SUBCOMMAND ...`.
-func runBundle(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stderr, bundleUsage)
-		if len(args) == 0 {
-			return exitUsage
+// newBundleCommand is hopdag bundle and its subcommands.
+func newBundleCommand(e env, code *int) *cobra.Command {
+	parent := &cobra.Command{
+		Use:   "bundle",
+		Short: "catalogs as OCI artifacts: push, pull, export, copy, keygen",
+		Long:  "hopdag bundle: catalogs as OCI artifacts.\n\n" + bundleUsage,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SetOut(e.stderr)
+			cmd.Help()
+			*code = exitUsage
+			return nil
+		},
+	}
+	for _, sub := range []string{"push", "pull", "export", "copy", "keygen"} {
+		bc := bundleCommands[sub]
+		fs, bf, signKey, signCert := bundleFlagSet(sub)
+		cmd := &cobra.Command{
+			Use:     sub + " " + bc.args,
+			Short:   bc.summary,
+			Long:    "hopdag bundle " + sub + ": " + bc.summary,
+			Example: "  " + bc.example,
+			Args:    cobra.ArbitraryArgs,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				*code = runBundle(cmd.Context(), sub, args, bf, signKey, signCert, e.stdout, e.stderr)
+				return nil
+			},
 		}
-		return exitOK
+		cmd.Flags().AddFlagSet(fs)
+		cmd.ValidArgsFunction = func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return nil, cobra.ShellCompDirectiveDefault
+		}
+		parent.AddCommand(cmd)
 	}
-	sub, rest := args[0], args[1:]
-	bc, ok := bundleCommands[sub]
-	if !ok {
-		fmt.Fprintf(stderr, "hopdag bundle: unknown command %q\n\n%s", sub, bundleUsage)
-		return exitUsage
-	}
-	fs, bf, signKey, signCert := bundleFlagSet(sub, stderr)
+	return parent
+}
+
+// runBundle runs `hopdag bundle SUB POS...` with the flags parsed.
+func runBundle(ctx context.Context, sub string, pos []string, bf *bundleFlags, signKey, signCert *string, stdout, stderr io.Writer) int {
+	bc := bundleCommands[sub]
 	nargs := strings.Count(bc.args, " ") + 1
-	// Positional arguments may come before, between or after the flags.
-	var pos []string
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return exitOK
-			}
-			return exitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos, rest = append(pos, fs.Arg(0)), fs.Args()[1:]
-	}
 	fail := func(err error) int {
 		// In the command line's terms, as every command's errors (message).
 		fmt.Fprintf(stderr, "hopdag bundle %s: %s\n", sub, message(err))
 		return exitInvalid
 	}
 	if len(pos) != nargs {
-		fmt.Fprintf(stderr, "hopdag bundle %s: want %d arguments (%s), got %d\n", sub, nargs, bc.args, len(pos))
-		fs.Usage()
+		fmt.Fprintf(stderr, "hopdag bundle %s: want %d arguments (%s), got %d\n%s", sub, nargs, bc.args, len(pos), usageHint("hopdag bundle "+sub))
 		return exitUsage
 	}
 	var extra []bundle.Option
 	if *signKey != "" || *signCert != "" {
 		if *signKey == "" || *signCert == "" {
-			fmt.Fprintf(stderr, "hopdag bundle %s: --sign-key and --sign-cert go together, with push\n", sub)
+			fmt.Fprintf(stderr, "hopdag bundle %s: --sign-key and --sign-cert go together, with push\n%s", sub, usageHint("hopdag bundle "+sub))
 			return exitUsage
 		}
 		key, certs, err := bundle.ReadKeyFiles(*signKey, *signCert)

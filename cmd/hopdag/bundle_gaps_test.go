@@ -1,12 +1,13 @@
 package main
 
 import (
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/spf13/pflag"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -213,7 +214,7 @@ func TestBundleVerifyFlagsCheckDir(t *testing.T) {
 		{"a layout", "oci-layout://lay:v1", []string{"--verify-key", "k.crt", "--verify", "optional"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 			bf := addBundleFlags(fs)
 			require.NoError(t, fs.Parse(tc.flags))
 			err := bf.checkDir(tc.catalog)

@@ -98,9 +98,9 @@ func TestChannelAndPrereleases(t *testing.T) {
 	assert.Equal(t, len(def), len(pre), "the rc route is no longer: only --prereleases decides between them")
 
 	// run follows the channel's route too.
-	code, out, stderr := invoke("run", channelsCatalog, "--from", "v1.0", "--to", "v1.3", "--channel", "stable", "--simulate", "--speed", "100000")
+	code, _, stderr := invoke("run", channelsCatalog, "--from", "v1.0", "--to", "v1.3", "--channel", "stable", "--simulate", "--speed", "100000")
 	require.Equal(t, exitOK, code, "run --channel stable: %s", stderr)
-	assert.Equal(t, []string{"v1.0", "v1.1", "v1.3"}, planRoute(t, out), "run --channel stable's plan")
+	assert.Equal(t, []string{"v1.0", "v1.1", "v1.3"}, planRoute(t, stderr), "run --channel stable's plan (on stderr: what the run does)")
 
 	// Outside the channel there is no route, and the error says why.
 	code, _, stderr = invoke("plan", channelsCatalog, "--from", "v1.0", "--to", "v1.3-rc.1", "--channel", "stable")

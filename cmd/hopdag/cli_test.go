@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,12 +22,13 @@ import (
 func TestHelpOfEveryCommand(t *testing.T) {
 	for name, cmd := range commands {
 		t.Run(name, func(t *testing.T) {
-			code, _, stderr := invoke(name, "-h")
+			code, stdout, stderr := invoke(name, "-h")
 			assert.Equal(t, 0, code)
-			assert.Contains(t, stderr, cmd.summary)
-			assert.Contains(t, stderr, "Example:\n  "+cmd.example)
-			newCLI(env{}, name, cmd).fs.VisitAll(func(f *flag.Flag) {
-				assert.Regexp(t, `(?m)^  -`+f.Name+`( |$)`, stderr, "hopdag %s -h lists -%s", name, f.Name)
+			assert.Empty(t, stderr, "help goes to stdout")
+			assert.Contains(t, stdout, cmd.summary)
+			assert.Contains(t, stdout, "Examples:\n  "+cmd.example)
+			newCLI(env{}, name, cmd).fs.VisitAll(func(f *pflag.Flag) {
+				assert.Regexp(t, `(?m)^  (-., )?\s*--`+f.Name+`( |$)`, stdout, "hopdag %s -h lists --%s", name, f.Name)
 			})
 		})
 	}
@@ -149,114 +149,6 @@ func TestLogFormatJSONEveryLine(t *testing.T) {
 	assert.Contains(t, recs[0]["msg"], "--mode must be eager or batch")
 }
 
-func TestCompletionVersions(t *testing.T) {
-	code, out, _ := invoke("completion", "versions", execCatalog)
-	assert.Equal(t, 0, code)
-	assert.Equal(t, "v1.0\nv1.1\nv2.0\n", out)
-	code, out, _ = invoke("completion", "versions", "testdata/nope")
-	assert.Equal(t, 0, code, "a catalog that does not load completes to nothing")
-	assert.Empty(t, out)
-}
-
-// The bash script completes commands, flags and versions, run by bash.
-func TestCompletionBash(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
-	bin := binary(t)
-	script := filepath.Join(t.TempDir(), "hopdag.bash")
-	code, out, _ := invoke("completion", "bash")
-	require.Equal(t, 0, code)
-	require.NoError(t, os.WriteFile(script, []byte(out), 0o644))
-	complete := func(words ...string) string {
-		t.Helper()
-		line := "source " + script + "; COMP_WORDS=(" + bin
-		for _, w := range words {
-			line += " '" + w + "'"
-		}
-		line += "); COMP_CWORD=" + strconv.Itoa(len(words)) + "; _hopdag; echo \"${COMPREPLY[*]}\""
-		got, err := exec.Command(bash, "-c", line).CombinedOutput()
-		require.NoError(t, err, "%s", got)
-		return strings.TrimSpace(string(got))
-	}
-	assert.Equal(t, "status", complete("st"))
-	assert.Equal(t, "--set --simulate --speed --state", complete("run", execCatalog, "--s"))
-	assert.Equal(t, "v1.0 v1.1", complete("plan", execCatalog, "--from", "v1"))
-	assert.Equal(t, "bash", complete("completion", "b"))
-	// The values of -o, per command, and of the other flags that take one
-	// of a few words.
-	assert.Equal(t, "table json yaml", complete("status", "--state", "x", "-o", ""))
-	assert.Equal(t, "text json yaml", complete("plan", execCatalog, "-o", ""))
-	assert.Equal(t, "json", complete("graph", execCatalog, "-o", "j"))
-	assert.Equal(t, "eager batch", complete("run", execCatalog, "--mode", ""))
-	assert.Equal(t, "rollback rollback-run", complete("run", execCatalog, "--on-failure", "r"))
-	assert.Equal(t, "text json", complete("run", execCatalog, "--log-format", ""))
-	assert.Equal(t, "bundle", complete("bun"))
-	assert.Equal(t, "pull push", complete("bundle", "pu"))
-	// A catalog of several tracks: TRACK=VERSION, as --from takes it there.
-	two := complete("plan", "../../testdata/two-track", "--from", "kubernetes=v1.3")
-	assert.Contains(t, two, "kubernetes=v1.32.0")
-	assert.NotContains(t, two, "platform=")
-	// bash splits a word at "=" (COMP_WORDBREAKS): what it completes is
-	// what follows the last "=", so the versions come without TRACK=.
-	assert.Equal(t, "13.01.0 13.01.1 13.01.2", complete("plan", "../../testdata/two-track", "--from", "platform", "=", "13"))
-	assert.Equal(t, "13.01.0 13.01.1 13.01.2 27.03.0 27.03.1", complete("run", "../../testdata/two-track", "--to", "platform", "="))
-	assert.Equal(t, "v1.33.0 v1.33.1", complete("plan", "../../testdata/two-track", "--from", "platform", "=", "13.01.0,kubernetes", "=", "v1.33"))
-	// bundle's subcommands complete their own flags.
-	assert.Equal(t, "--docker-config --plain-http --sign-cert --sign-key", complete("bundle", "push", "--"))
-	assert.Equal(t, "--verify --verify-key", complete("bundle", "pull", "--ver"))
-	assert.Empty(t, complete("bundle", "keygen", "--"))
-
-	// The words are those the flags' help lists.
-	for name, words := range outputFormats {
-		usage := newCLI(env{}, name, commands[name]).fs.Lookup("o").Usage
-		for _, w := range words {
-			assert.Contains(t, usage, w, "hopdag %s -o's help lists %s", name, w)
-		}
-	}
-	for _, name := range []string{"run", "plan"} {
-		fs := newCLI(env{}, name, commands[name]).fs
-		for flag, words := range wordFlags {
-			if f := fs.Lookup(flag); f != nil {
-				for _, w := range words {
-					assert.Contains(t, f.Usage, w, "hopdag %s --%s's help lists %s", name, flag, w)
-				}
-			}
-		}
-	}
-
-	code, out, _ = invoke("completion", "zsh")
-	require.Equal(t, 0, code)
-	assert.Contains(t, out, "bashcompinit")
-	assert.Contains(t, out, "complete -F _hopdag hopdag")
-}
-
-// The zsh script works from $fpath, as completion -h shows
-// (hopdag completion zsh > "${fpath[1]}/_hopdag"): its first line is
-// #compdef hopdag, so compinit binds hopdag to it; and sourced.
-func TestCompletionZsh(t *testing.T) {
-	code, out, _ := invoke("completion", "zsh")
-	require.Equal(t, 0, code)
-	assert.True(t, strings.HasPrefix(out, "#compdef hopdag\n"), "the first line is #compdef hopdag:\n%s", out)
-	zsh, err := exec.LookPath("zsh")
-	if err != nil {
-		t.Skip("no zsh")
-	}
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "_hopdag"), []byte(out), 0o644))
-	for _, tt := range []struct{ name, script, want string }{
-		{"fpath", "fpath=(" + dir + " $fpath); autoload -U compinit; compinit -u -d " + dir + "/zcompdump; print -r -- $_comps[hopdag]", "_hopdag"},
-		{"sourced", "autoload -U compinit; compinit -u -d " + dir + "/zcompdump2; source " + dir + "/_hopdag; print -r -- $_comps[hopdag]", "_bash_complete -F _hopdag"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := exec.Command(zsh, "-f", "-c", tt.script).CombinedOutput()
-			require.NoError(t, err, "%s", got)
-			assert.Equal(t, tt.want, strings.TrimSpace(string(got)))
-		})
-	}
-}
-
 // The bundle flags (--verify-key, --cache, ...) are those of the commands
 // that take a catalog, which may be a bundle; the others neither list nor
 // take them.
@@ -264,12 +156,12 @@ func TestBundleFlagsOnlyWithACatalog(t *testing.T) {
 	bundleFlags := []string{"verify-key", "verify", "cache", "cache-fallback", "plain-http", "docker-config"}
 	for name, cmd := range commands {
 		t.Run(name, func(t *testing.T) {
-			_, _, help := invoke(name, "-h")
+			_, help, _ := invoke(name, "-h")
 			fs := newCLI(env{}, name, cmd).fs
 			for _, f := range bundleFlags {
 				if cmd.noDir {
 					assert.Nil(t, fs.Lookup(f), "hopdag %s takes no catalog, so no --%s", name, f)
-					assert.NotRegexp(t, `(?m)^  -`+f+`( |$)`, help, "hopdag %s -h lists -%s", name, f)
+					assert.NotRegexp(t, `(?m)^\s+--`+f+`( |$)`, help, "hopdag %s -h lists --%s", name, f)
 				} else {
 					assert.NotNil(t, fs.Lookup(f), "hopdag %s takes a catalog, which may be a bundle: --%s", name, f)
 				}
@@ -278,5 +170,5 @@ func TestBundleFlagsOnlyWithACatalog(t *testing.T) {
 	}
 	code, _, stderr := invoke("status", "--state", t.TempDir(), "--cache", "x")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, "flag provided but not defined: -cache")
+	assert.Contains(t, stderr, "hopdag status: unknown flag: --cache\nRun 'hopdag status --help' for usage.\n")
 }

@@ -264,7 +264,7 @@ func TestExecRunKilledAndResumed(t *testing.T) {
 	assert.Regexp(t, `hopdag run: .* is locked by \S+/`+strconv.Itoa(p.cmd.Process.Pid)+` \(run\) \(lease \d+\) until \S+; waiting until \S+ `, stderr)
 	assert.Regexp(t, `hopdag run: the lease of \S+/`+strconv.Itoa(p.cmd.Process.Pid)+` \(run\) expired; took the lock over`, stderr)
 	assert.NotContains(t, stderr, "released the lock")
-	assert.Contains(t, out, fmt.Sprintf("resuming from %s (Running, %d/6 done, run 1)", u.state, done))
+	assert.Contains(t, stderr, fmt.Sprintf("resuming from %s (Running, %d/6 done, run 1)", u.state, done))
 	checkFinal(t, u.out)
 
 	st := statusJSON(t, u.state)
@@ -451,7 +451,7 @@ func TestEtcdState(t *testing.T) {
 
 	code, out, stderr = hopdagRun(t, "", u.runArgs()...)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
-	assert.Contains(t, out, "resuming from "+u.state+" (Cancelled")
+	assert.Contains(t, stderr, "resuming from "+u.state+" (Cancelled")
 	checkFinal(t, u.out)
 	code, out, _ = hopdagRun(t, "", "status", "--state", u.state)
 	assert.Equal(t, 0, code)
@@ -472,7 +472,7 @@ func TestEtcdKilledAndResumed(t *testing.T) {
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 	assert.Regexp(t, `is locked by \S+/`+strconv.Itoa(p.cmd.Process.Pid)+` \(run\) \(lease \d+\) until \S+; waiting until `, stderr)
 	assert.Contains(t, stderr, "took the lock over")
-	assert.Contains(t, out, "resuming from "+u.state+" (Running")
+	assert.Contains(t, stderr, "resuming from "+u.state+" (Running")
 	checkFinal(t, u.out)
 }
 

@@ -330,7 +330,7 @@ func TestKubeRun(t *testing.T) {
 			}
 		}
 		require.Equal(t, 0, code, "resumed run; stdout:\n%s\nstderr:\n%s", stdout, stderr)
-		assert.Contains(t, stdout, "resuming from")
+		assert.Contains(t, stderr, "resuming from")
 		assert.Contains(t, stdout, "web: Deployment.apps "+kubeNS+"/web unchanged", "the resumed web applies again, and finds its objects in place")
 		assert.NotContains(t, stdout, "config: ", "config succeeded before the kill and does not run again")
 
@@ -364,7 +364,7 @@ func TestKubeRun(t *testing.T) {
 		// A second run finds everything done and runs nothing again.
 		code, out, stderr = hopdagEnv(t, nil, args...)
 		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
-		assert.Contains(t, out, "resuming from kube://default/exec-upgrade")
+		assert.Contains(t, stderr, "resuming from kube://default/exec-upgrade")
 	})
 
 	t.Run("helm", func(t *testing.T) {

@@ -27,9 +27,18 @@ func (c *cli) setLogFormat() {
 		c.log = slog.New(cliTermsHandler{slog.NewTextHandler(c.stderr, nil)})
 		return
 	}
-	c.log = slog.New(cliTermsHandler{slog.NewJSONHandler(c.stderr, nil)})
+	c.log = slog.New(cliTermsHandler{slog.NewJSONHandler(c.stderr, &slog.HandlerOptions{ReplaceAttr: durationText})})
 	c.json = true
 	c.stderr = &logLines{log: c.log, prefix: "hopdag " + c.name + ": "}
+}
+
+// durationText writes a duration as a Go duration string ("1.5s"), as
+// every document and the status do, where slog's JSON writes nanoseconds.
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
 
 // cliTermsHandler is a slog.Handler that puts what the library logs (a lost

@@ -67,12 +67,17 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"no command", nil, 2, "Usage"},
 		{"help", []string{"help"}, 0, "Usage"},
-		{"command help", []string{"plan", "-h"}, 0, "-o string"},
+		{"command help", []string{"plan", "-h"}, 0, "-o, --output string"},
+		{"help of a command", []string{"help", "plan"}, 0, "hopdag plan DIR --from V --to W [flags]"},
+		{"version", []string{"version"}, 0, "hopdag "},
+		{"--version", []string{"--version"}, 0, "hopdag "},
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
-		{"bad flag", []string{"plan", catalog, "--frm", "v26.06"}, 2, "flag provided but not defined: -frm"},
+		{"bad flag", []string{"plan", catalog, "--frm", "v26.06"}, 2, "hopdag plan: unknown flag: --frm\nRun 'hopdag plan --help' for usage.\n"},
+		{"Go-style flag", []string{"plan", catalog, "-from", "v26.06"}, 2, "hopdag plan: unknown flag -from: long flags take two dashes, --from\n"},
+		{"mistyped command", []string{"pln"}, 2, "hopdag: unknown command \"pln\" (did you mean plan or run?)\nRun 'hopdag --help' for usage.\n"},
 		{"missing from", []string{"targets", catalog}, 2, "--from is required"},
 		{"missing dir", []string{"validate"}, 2, "want exactly one catalog directory"},
-		{"bad output", []string{"plan", catalog, "--from", "v26.06", "--to", "v26.09", "-o", "xml"}, 2, "-o must be text, json or yaml"},
+		{"bad output", []string{"plan", catalog, "--from", "v26.06", "--to", "v26.09", "-o", "xml"}, 2, "hopdag plan: -o xml: want text, json or yaml\nRun 'hopdag plan --help' for usage.\n"},
 		{"run with inline components", []string{"run", catalog, "--from", "v26.06", "--to", "v26.09"}, 1, "inline components bkeagent v1.5.0, containerd v2.1.3"},
 		{"simulate with apply-dir", []string{"run", catalog, "--from", "v26.06", "--to", "v26.09", "--simulate", "--apply-dir", "x"}, 2, "--apply-dir applies for real"},
 		{"fail without simulate", []string{"run", catalog, "--from", "v26.06", "--to", "v26.09", "--fail", "etcd"}, 2, "only go with --simulate"},
@@ -84,7 +89,8 @@ func TestExitCodes(t *testing.T) {
 		{"status without state", []string{"status"}, 2, "--state is required"},
 		{"status of nothing", []string{"status", "--state", "testdata/nope"}, 1, "no status in testdata/nope"},
 		{"abandon without state", []string{"abandon"}, 2, "--state is required"},
-		{"completion without shell", []string{"completion"}, 2, "want bash or zsh"},
+		{"completion without shell", []string{"completion"}, 2, "hopdag completion: want bash, zsh, fish or powershell\n"},
+		{"completion of another shell", []string{"completion", "tcsh"}, 2, "hopdag completion: want bash, zsh, fish or powershell, got \"tcsh\"\n"},
 		{"unknown state scheme", []string{"status", "--state", "s3://bucket/x"}, 1, `unknown scheme "s3"`},
 		{"etcd without prefix", []string{"status", "--state", "etcd://127.0.0.1:2379"}, 1, "want etcd://host:port/prefix"},
 		{"kube state without a cluster", []string{"status", "--state", "kube://ns/name", "--kubeconfig", "testdata/no-such-kubeconfig"}, 1, "no such file"},
@@ -98,8 +104,13 @@ func TestExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := invoke(tt.args...)
+			code, stdout, stderr := invoke(tt.args...)
 			assert.Equal(t, tt.code, code, "hopdag %s exit code; stderr:\n%s", strings.Join(tt.args, " "), stderr)
+			if code == exitOK || tt.name == "invalid catalog" {
+				// Help, versions and reports are data: stdout.
+				assert.Contains(t, stdout, tt.inStderr)
+				return
+			}
 			assert.Contains(t, stderr, tt.inStderr)
 		})
 	}
@@ -113,7 +124,7 @@ func TestRunSimulated(t *testing.T) {
 
 	code, out, stderr = invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state)
 	assert.Equal(t, 0, code, "the resumed run succeeds; stderr:\n%s\nstdout:\n%s", stderr, out)
-	assert.Contains(t, out, "resuming from "+state+" (")
+	assert.Contains(t, stderr, "resuming from "+state+" (")
 	assert.Contains(t, out, "status v26.06-rc.2 -> v26.09: Succeeded")
 }
 

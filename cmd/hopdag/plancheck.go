@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hopdag/hopdag/components"
+	"github.com/hopdag/hopdag/internal/english"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -51,7 +52,12 @@ func (c *cli) runRefusal(p *runner.Plan) error {
 	var kept []error
 	for _, e := range problems {
 		byValues := errors.Is(e, components.ErrTemplate) || errors.Is(e, components.ErrSharedObject)
-		if _, ok := errors.AsType[*components.NotRegisteredError](e); ok || withValues && byValues ||
+		nr, ok := errors.AsType[*components.NotRegisteredError](e)
+		if ok && nr.Kind == "type" && nr.Name == release.TypeInline {
+			// Said once, in the plan's header (inlineNote).
+			continue
+		}
+		if ok || withValues && byValues ||
 			errors.Is(e, runner.ErrCannotRollBack) && (withValues || !readsMissingValue(e)) {
 			kept = append(kept, e)
 		}
@@ -103,4 +109,25 @@ func (c *cli) warnRun(p *runner.Plan) {
 	}
 	msg := strings.ReplaceAll(message(err), "\n", "\n  ")
 	fmt.Fprintf(c.stderr, "hopdag plan: warning: hopdag run would refuse this plan (a Go program with runners of its own can run it):\n  %s\n", msg)
+}
+
+// inlineNote is the plan's first line when it has inline components: they
+// are Go functions, run by a Go program that registers them or simulated
+// by hopdag run --simulate; "" otherwise.
+func inlineNote(p *runner.Plan) string {
+	var names []string
+	for _, h := range p.Hops {
+		for i := 0; i < h.Graph.Len(); i++ {
+			if n := h.Graph.Node(i); n.To != nil && n.To.Type == release.TypeInline && !slices.Contains(names, n.Name) {
+				names = append(names, n.Name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	return fmt.Sprintf("note: inline %s %s %s Go: a program that registers %s runs %s, hopdag run --simulate simulates %s\n",
+		plural(len(names), "component"), andList(names), english.Choose(len(names), "is", "are"), english.Choose(len(names), "its handler", "their handlers"),
+		english.Choose(len(names), "it", "them"), english.Choose(len(names), "it", "them"))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -72,20 +73,68 @@ func TestReadmeGoRunLines(t *testing.T) {
 // Every --state flag and the top-level help name kube:// with etcd://.
 func TestStateFormsInHelp(t *testing.T) {
 	for _, name := range []string{"run", "status", "abandon", "approve"} {
-		_, _, stderr := invoke(name, "-h")
-		assert.Contains(t, stderr, "kube://namespace/name", "hopdag %s -h", name)
+		_, stdout, _ := invoke(name, "-h")
+		assert.Contains(t, stdout, "kube://namespace/name", "hopdag %s -h", name)
 	}
-	_, _, stderr := invoke("-h")
-	assert.Contains(t, stderr, "kube://namespace/name")
+	_, stdout, _ := invoke("-h")
+	assert.Contains(t, stdout, "kube://namespace/name")
 }
 
 // The README's exit statuses of the command line are hopdag help's.
 func TestReadmeExitStatus(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
-	i := strings.Index(usage, "Exit status:")
+	i := strings.Index(rootLong, "Exit status:")
 	require.GreaterOrEqual(t, i, 0, "hopdag help has an exit status paragraph")
-	want := strings.Join(strings.Fields(usage[i:]), " ")
+	want := strings.Join(strings.Fields(rootLong[i:]), " ")
 	assert.True(t, strings.Contains(strings.Join(strings.Fields(string(readme)), " "), want),
-		"README.md's exit status of the command line differs from hopdag help's: paste it:\n%s", usage[i:])
+		"README.md's exit status of the command line differs from hopdag help's: paste it:\n%s", rootLong[i:])
+}
+
+// The README's bin/hopdag command lines of the quick tour run as written,
+// from the repository root (paths relative to it, /tmp in a temporary
+// directory), each exiting 0, with data only on stdout: the plan's YAML is
+// a Plan document, the run's final table is on stdout and its progress on
+// stderr.
+func TestReadmeCLIBlock(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	n := 0
+	for line := range strings.Lines(string(readme)) {
+		line, _, _ = strings.Cut(strings.TrimSpace(line), "#")
+		rest, ok := strings.CutPrefix(line, "bin/hopdag ")
+		if !ok || strings.HasSuffix(line, "\\") || strings.Contains(line, "kube-catalog") || strings.Contains(line, "hopdag-demo") {
+			// The exec run and the cluster run have tests of their own
+			// (TestReadmeExecRunIsCurrent, TestKubeRun).
+			continue
+		}
+		var args []string
+		for _, f := range strings.Fields(rest) {
+			switch {
+			case strings.HasPrefix(f, "testdata/"):
+				f = "../../" + f
+			case strings.HasPrefix(f, "cmd/hopdag/"):
+				f = strings.TrimPrefix(f, "cmd/hopdag/")
+			case strings.HasPrefix(f, "/tmp/"):
+				f = filepath.Join(tmp, strings.TrimPrefix(f, "/tmp/"))
+			}
+			args = append(args, f)
+		}
+		n++
+		code, out, stderr := invoke(args...)
+		require.Equal(t, 0, code, "README: %s\n%s", line, stderr)
+		assert.NotEmpty(t, out, "README: %s prints its data on stdout", line)
+		assert.NotContains(t, out, "\r", "README: %s", line)
+		switch args[0] {
+		case "plan":
+			assert.True(t, strings.HasPrefix(out, "apiVersion: hopdag.io/v1alpha1\nkind: Plan\n"), out)
+			assert.NotContains(t, stderr, "warning", "plan - needs no warning")
+		case "run":
+			assert.True(t, strings.HasPrefix(out, "status v26.06-rc.2 -> v26.09: Succeeded"), "run's stdout is the final status:\n%s", out)
+			assert.Contains(t, stderr, "plan v26.06-rc.2 -> v26.09", "the plan and the progress are on stderr")
+			assert.Contains(t, stderr, "plan succeeded")
+		}
+	}
+	assert.Equal(t, 5, n, "the README's quick tour has five bin/hopdag lines")
 }

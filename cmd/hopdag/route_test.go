@@ -83,7 +83,7 @@ func TestRouteErrors(t *testing.T) {
 func TestRunTwoTrackSimulated(t *testing.T) {
 	code, out, stderr := invoke("run", twoTrack, "--from", "platform=13.01.0,kubernetes=v1.33.0", "--to", "platform=27.03.0,kubernetes=v1.35.0", "--simulate", "--speed", "100000")
 	assert.Equal(t, 0, code, "stderr:\n%s\nstdout:\n%s", stderr, out)
-	assert.Contains(t, out, "hop 4/4 kubernetes v1.34.1 -> v1.35.0")
+	assert.Contains(t, stderr, "hop 4/4 kubernetes v1.34.1 -> v1.35.0", "the plan a run executes is on stderr")
 	assert.Contains(t, out, "Succeeded")
 }
 

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"regexp"
 	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/report"
@@ -46,16 +43,11 @@ type statusFlags struct {
 func (c *cli) statusFlags() {
 	c.state = c.fs.String("state", "", "where the run's status lives: a directory, etcd://host:port/prefix or kube://namespace/name (required)")
 	c.sf = &statusFlags{
-		output:   c.fs.String("o", "table", "output format: table, json or yaml"),
+		output:   c.fs.StringP("output", "o", "table", "output format: table, json or yaml"),
 		watch:    c.fs.Bool("watch", false, "follow the run: print the status each time it changes, until it ends"),
 		interval: c.fs.Duration("interval", time.Second, "with --watch: how often to read the status"),
 	}
 	c.kubeFlags()
-	usage := c.fs.Usage
-	c.fs.Usage = func() {
-		usage()
-		fmt.Fprint(c.fs.Output(), statusExit)
-	}
 }
 
 // status prints the run's status and exits with what it says: 0
@@ -68,10 +60,9 @@ func (c *cli) statusFlags() {
 // only reads: it takes no lock, reads the lock's lease without taking it
 // (state.LeaseReader), and opens a directory read-only (openState).
 func (c *cli) status(ctx context.Context) int {
-	switch *c.sf.output {
-	case "table", "json", "yaml":
-	default:
-		return c.usageError(fmt.Sprintf("-o must be table, json or yaml, got %q", *c.sf.output))
+	c.output = c.sf.output
+	if code := c.outputIn("table", "json", "yaml"); code != exitOK {
+		return code
 	}
 	if *c.state == "" {
 		return c.usageError("--state is required")
@@ -128,22 +119,8 @@ func (c *cli) status(ctx context.Context) int {
 				c.stdout.Write(out)
 				last = out
 			}
-			if inFlight(st.Phase) && lr != nil {
-				after, aerr := readLease(ctx, lr)
-				// Both reads fail alike as a rule: the first error says it.
-				if err := cmp.Or(berr, aerr); err != nil && !warned && interruptedBy(ctx) == nil {
-					fmt.Fprintf(c.stderr, "hopdag status: cannot read the lease on the lock of %s, so cannot tell whether the run's coordinator is alive: %s\n", b.where, message(err))
-					warned = true
-				}
-				if berr == nil && aerr == nil && !before.held && !after.held && before.l.Token == after.l.Token {
-					fmt.Fprintf(c.stderr, "hopdag status: %s\n", gone(st, after.l, *c.state))
-					return exitGone
-				}
-				if aerr == nil && after.held && after.l.Expires.IsZero() && !warned {
-					// File: the lease record is gone, and so is its expiry.
-					fmt.Fprintf(c.stderr, "hopdag status: the record of the lease on the lock of %s is missing (deleted?), so whether lease %d's coordinator is alive cannot be told: it is taken as alive; if it is, its next refresh writes the record again, else the next hopdag run waits one lease TTL for it, then takes over\n", b.where, after.l.Token)
-					warned = true
-				}
+			if inFlight(st.Phase) && lr != nil && c.coordinatorGone(ctx, b, lr, st, before, berr, &warned) {
+				return exitGone
 			}
 			if code := statusCode(st); !*c.sf.watch || !inFlight(st.Phase) {
 				return code
@@ -157,37 +134,42 @@ func (c *cli) status(ctx context.Context) int {
 	}
 }
 
+// coordinatorGone reads the lease of a run in flight again (before, berr:
+// the read before its status) and reports whether its coordinator is gone,
+// saying so on stderr; it warns once (*warned) when the lease cannot tell.
+func (c *cli) coordinatorGone(ctx context.Context, b *backend, lr state.LeaseReader, st *record.Status, before leaseView, berr error, warned *bool) bool {
+	after, aerr := readLease(ctx, lr)
+	// Both reads fail alike as a rule: the first error says it.
+	if err := cmp.Or(berr, aerr); err != nil && !*warned && interruptedBy(ctx) == nil {
+		fmt.Fprintf(c.stderr, "hopdag status: cannot read the lease on the lock of %s, so cannot tell whether the run's coordinator is alive: %s\n", b.where, message(err))
+		*warned = true
+	}
+	if berr == nil && aerr == nil && !before.held && !after.held && before.l.Token == after.l.Token {
+		fmt.Fprintf(c.stderr, "hopdag status: %s\n", gone(st, after.l, *c.state))
+		return true
+	}
+	if aerr == nil && after.held && after.l.Expires.IsZero() && !*warned {
+		// File: the lease record is gone, and so is its expiry.
+		fmt.Fprintf(c.stderr, "hopdag status: the record of the lease on the lock of %s is missing (deleted?), so whether lease %d's coordinator is alive cannot be told: it is taken as alive; if it is, its next refresh writes the record again, else the next hopdag run waits one lease TTL for it, then takes over\n", b.where, after.l.Token)
+		*warned = true
+	}
+	return false
+}
+
 // formatStatus renders st as -o says. JSON is one line per status under
 // --watch (a stream of documents), indented otherwise.
 func (c *cli) formatStatus(st *record.Status) ([]byte, error) {
 	st = c.shown(st)
 	var b bytes.Buffer
 	switch *c.sf.output {
-	case "json":
-		var (
-			data []byte
-			err  error
-		)
-		if *c.sf.watch {
-			data, err = json.Marshal(st)
-		} else {
-			data, err = json.MarshalIndent(st, "", "  ")
-		}
+	case "json", "yaml":
+		// Under --watch, a stream: one JSON document a line, YAML
+		// documents after "---".
+		out, err := printer{format: *c.sf.output, compact: *c.sf.watch}.document(kindStatus, st)
 		if err != nil {
 			return nil, err
 		}
-		b.Write(data)
-		b.WriteByte('\n')
-	case "yaml":
-		if *c.sf.watch {
-			b.WriteString("---\n")
-		}
-		enc := yaml.NewEncoder(&b)
-		enc.SetIndent(2)
-		if err := enc.Encode(st); err != nil {
-			return nil, err
-		}
-		enc.Close()
+		b.Write(out)
 	default:
 		report.Table(&b, st, nil)
 	}

@@ -118,10 +118,10 @@ func TestStatusDeadCoordinator(t *testing.T) {
 
 // status -h documents the exit statuses, exitGone among them.
 func TestStatusHelpExitStatus(t *testing.T) {
-	code, _, stderr := invoke("status", "-h")
+	code, stdout, _ := invoke("status", "-h")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, stderr, "Exit status: 0 the run succeeded;")
-	assert.Contains(t, stderr, strconv.Itoa(exitGone)+" it says Pending or Running, but its\ncoordinator is gone")
+	assert.Contains(t, stdout, "Exit status: 0 the run succeeded;")
+	assert.Contains(t, stdout, strconv.Itoa(exitGone)+" it says Pending or Running, but its\ncoordinator is gone")
 }
 
 // The case for real: a run SIGKILLed mid-command says Running, and

@@ -29,7 +29,8 @@ const setUsage = "; pairs are comma-separated, and the flag may be repeated (a l
 // addSetFlag defines --set, what comes first in its help being what the
 // command does with the values.
 func (c *cli) addSetFlag(what string) {
-	c.fs.Var(&c.set, "set", "`KEY=VALUE`: "+what+setUsage)
+	c.fs.Var(&c.set, "set", what+setUsage+"; the audit log (--log-file) leaves out the values of keys matching password, token, secret, credential or apikey")
+	c.fs.Var(&c.set, "set-secret", "as --set, and the audit log (--log-file) leaves its values out")
 }
 
 func (f *setFlag) String() string {
@@ -42,6 +43,9 @@ func (f *setFlag) String() string {
 	}
 	return strings.Join(kvs, ",")
 }
+
+// Type is the value's name in --help.
+func (f *setFlag) Type() string { return "KEY=VALUE" }
 
 // Set adds one --set's pairs.
 func (f *setFlag) Set(s string) error {
@@ -66,7 +70,11 @@ func parseValues(s string) (map[string]any, error) {
 	for _, kv := range splitPairs(s) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("--set %s: want KEY=VALUE", kv)
+			if kv != s {
+				// pflag names the whole argument; this is the pair of it.
+				return nil, fmt.Errorf("%s: want KEY=VALUE", kv)
+			}
+			return nil, errors.New("want KEY=VALUE")
 		}
 		if values == nil {
 			values = map[string]any{}

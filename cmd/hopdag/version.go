@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime/debug"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // buildVersion is what `hopdag version` prints: the version of the module
@@ -72,31 +69,23 @@ func (v buildVersion) text() string {
 
 // version prints the binary's version (hopdag version, hopdag --version).
 func (c *cli) version(context.Context) int {
-	if c.fs.NArg() > 0 {
-		return c.usageError(fmt.Sprintf("version takes no arguments, got %q", c.fs.Arg(0)))
+	if len(c.pos) > 0 {
+		return c.usageError(fmt.Sprintf("version takes no arguments, got %q", c.pos[0]))
 	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		bi = nil
 	}
 	v := versionOf(bi)
-	switch *c.output {
-	case "text":
+	if code := c.outputIn("text", "json", "yaml"); code != exitOK {
+		return code
+	}
+	if *c.output == "text" {
 		fmt.Fprintln(c.stdout, v.text())
-	case "json":
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return c.fail1(err)
-		}
-		fmt.Fprintf(c.stdout, "%s\n", b)
-	case "yaml":
-		b, err := yaml.Marshal(v)
-		if err != nil {
-			return c.fail1(err)
-		}
-		c.stdout.Write(b)
-	default:
-		return c.usageError(fmt.Sprintf("-o %q: want text, json or yaml", *c.output))
+		return exitOK
+	}
+	if err := c.print(kindVersion, v); err != nil {
+		return c.fail1(err)
 	}
 	return exitOK
 }

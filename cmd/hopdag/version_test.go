@@ -45,9 +45,9 @@ func TestVersionCommand(t *testing.T) {
 	}{
 		{"version", []string{"version"}, exitOK, "hopdag (devel)", ""},
 		{"--version", []string{"--version"}, exitOK, "hopdag (devel)", ""},
-		{"json", []string{"version", "-o", "json"}, exitOK, "{\n  \"version\": \"(devel)\"", ""},
-		{"yaml", []string{"version", "-o", "yaml"}, exitOK, "version: (devel)\n", ""},
-		{"bad format", []string{"version", "-o", "xml"}, exitUsage, "", `-o "xml": want text, json or yaml`},
+		{"json", []string{"version", "-o", "json"}, exitOK, "{\n  \"apiVersion\": \"hopdag.io/v1alpha1\",\n  \"kind\": \"Version\",\n  \"version\": \"(devel)\"", ""},
+		{"yaml", []string{"version", "-o", "yaml"}, exitOK, "apiVersion: hopdag.io/v1alpha1\nkind: Version\nversion: (devel)\n", ""},
+		{"bad format", []string{"version", "-o", "xml"}, exitUsage, "", "hopdag version: -o xml: want text, json or yaml\nRun 'hopdag version --help' for usage.\n"},
 		{"argument", []string{"version", "extra"}, exitUsage, "", `version takes no arguments, got "extra"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,8 +13,7 @@
 //
 //	go run ./examples/cluster-upgrade --state /tmp/u --until v26.06-rc.3   # stops after the first hop
 //	go run ./examples/cluster-upgrade --state /tmp/u --gate v26.09         # waits before the last hop
-//	bin/hopdag approve --state /tmp/u v26.09                                 # bin/hopdag: see the README
-//	go run ./examples/cluster-upgrade --state /tmp/u --gate v26.09         # finishes
+//	go run ./examples/cluster-upgrade --state /tmp/u --gate v26.09 --approve v26.09  # approves, finishes
 //
 // --on-failure rollback undoes a failed hop, dependents first
 // (rollback-run: the whole run, hop by hop):
@@ -34,6 +33,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/hopdag/hopdag"
 	"github.com/hopdag/hopdag/path"
@@ -49,6 +49,14 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// approver is who approves by default: $USER, else "operator".
+func approver() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "operator"
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cluster-upgrade", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -62,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	accept := fs.String("accept", "", "comma-separated risks to accept")
 	until := fs.String("until", "", "stop after this step, HOP[/COMPONENT[/PHASE]]; the next run continues")
 	gates := fs.String("gate", "", "comma-separated hops (target versions) that wait for approval (hopdag approve)")
+	approve := fs.String("approve", "", "with --state: comma-separated steps waiting for approval to approve (as --by) before the run continues, as hopdag approve does")
+	by := fs.String("by", approver(), "who approves (--approve)")
 	onFailure := fs.String("on-failure", "", "rollback: undo a failed hop; rollback-run: undo the whole run")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -98,6 +108,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	st, err := simulate.Run(ctx, simulate.Upgrade{
 		Catalog: c, From: fv, To: tv, Accept: simulate.List(*accept), StateDir: *state, Until: *until, Gates: simulate.List(*gates),
+		Approve: simulate.List(*approve), ApproveBy: *by,
+		Text:   strings.NewReplacer("approve it (Status.Approve) and run again", "approve it: run again with --approve STEP").Replace,
 		Config: simulate.Config{Speed: *speed, Fail: simulate.List(*fail), Mode: m, Policy: policy, Terminal: simulate.IsTerminal(stdout)},
 	}, stdout)
 	switch {
@@ -105,7 +117,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "\n"+st.Message)
 		return 0
 	case errors.Is(err, runner.ErrWaitingForApproval):
-		fmt.Fprintln(stdout, "\n"+st.Message)
+		// The command that approves, rather than the Go API the
+		// runner's message names.
+		fmt.Fprintf(stderr, "\nwaiting for approval of %s; approve and continue with:\n  go run ./examples/cluster-upgrade %s --approve %s\n",
+			strings.Join(st.Waiting, ", "), strings.Join(args, " "), strings.Join(st.Waiting, ","))
 		return 3
 	}
 	if err != nil {

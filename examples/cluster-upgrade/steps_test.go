@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,4 +62,36 @@ func TestDemoRollback(t *testing.T) {
 	}
 	code, out = demo(t, "--on-failure", "sideways")
 	assert.Equal(t, 2, code, out)
+}
+
+// The README's demo lines run as written (in a temporary directory for
+// /tmp/u): the gated run exits 3 and prints the command that approves,
+// which is the README's next line; that one approves as --by and finishes.
+func TestReadmeDemoLines(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	const prefix = "go run ./examples/cluster-upgrade --state /tmp/u "
+	dir := t.TempDir()
+	var lines [][]string
+	for line := range strings.Lines(string(readme)) {
+		line, _, _ = strings.Cut(strings.TrimSpace(line), "#")
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			lines = append(lines, append([]string{"--state", dir, "--by", "alice"}, strings.Fields(rest)...))
+		}
+	}
+	require.Len(t, lines, 3, "the README's demo: --until, --gate, --approve")
+	want := []int{0, 3, 0}
+	for i, args := range lines {
+		code, out := demo(t, args...)
+		require.Equal(t, want[i], code, "README line %d: %v\n%s", i+1, args, out)
+		if i == 1 {
+			assert.Contains(t, out, "waiting for approval of v26.09; approve and continue with:\n  go run ./examples/cluster-upgrade --speed 20000 --state "+dir+" --by alice --gate v26.09 --approve v26.09\n")
+			assert.NotContains(t, out, "Status.Approve", "the demo names the command, not the Go API")
+		}
+	}
+	st := readStatus(t, dir)
+	assert.Equal(t, record.Succeeded, st.Phase)
+	require.Len(t, st.Approvals, 1)
+	assert.Equal(t, "alice", st.Approvals[0].By)
+	assert.Equal(t, "v26.09", st.Approvals[0].Step)
 }

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopdag/hopdag/runner"
+)
+
+// run with stdout and stderr on pipes: no escape sequence and no \r
+// anywhere, only the final status on stdout, the plan and the progress on
+// stderr.
+func TestRunOnPipes(t *testing.T) {
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	errR, errW, err := os.Pipe()
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	var wg sync.WaitGroup
+	wg.Go(func() { io.Copy(&out, outR) })
+	wg.Go(func() { io.Copy(&errOut, errR) })
+	code := runWith(context.Background(), env{stdin: strings.NewReader(""), stdout: outW, stderr: errW,
+		getenv: func(string) string { return "xterm-256color" }},
+		[]string{"run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000"})
+	outW.Close()
+	errW.Close()
+	wg.Wait()
+	require.Equal(t, exitOK, code, errOut.String())
+	for name, s := range map[string]string{"stdout": out.String(), "stderr": errOut.String()} {
+		assert.NotContains(t, s, "\x1b", "%s holds an escape sequence", name)
+		assert.NotContains(t, s, "\r", "%s holds a carriage return", name)
+	}
+	assert.True(t, strings.HasPrefix(out.String(), "status v26.06-rc.2 -> v26.09: Succeeded, 19/19 components done"), "stdout is the final status:\n%s", out.String())
+	assert.NotContains(t, out.String(), "plan v26.06-rc.2", "the plan is not data of run")
+	assert.NotContains(t, out.String(), "[ ", "the progress is not data of run")
+	assert.True(t, strings.HasPrefix(errOut.String(), "plan v26.06-rc.2 -> v26.09: 3 hops"), errOut.String())
+	assert.Contains(t, errOut.String(), "] plan succeeded")
+}
+
+// The progress bar and its \r are for a terminal whose TERM is not dumb.
+func TestProgressOnlyOnASmartTerminal(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		terminal bool
+		term     string
+		bar      bool
+	}{
+		{"terminal", true, "xterm", true},
+		{"dumb terminal", true, "dumb", false},
+		{"pipe", false, "xterm", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			c := &cli{env: env{stderr: &stderr, terminal: func() bool { return tt.terminal }, getenv: func(string) string { return tt.term }}}
+			assert.Equal(t, tt.bar, c.stderrTerminal())
+		})
+	}
+}
+
+// Off a terminal, a run silent for 30s while components run says which
+// and for how long, once per 30s of silence ("still running: etcd,
+// 2m0s"); the clock is the test's.
+func TestHeartbeat(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	h := newHeartbeat(&b, func() time.Time { return now })
+	h.Observe(runner.Event{Type: runner.ComponentStarted, Component: "etcd"})
+	now = now.Add(29 * time.Second)
+	h.beat()
+	assert.Empty(t, b.String(), "29s of silence is not yet worth a line")
+	now = now.Add(91 * time.Second)
+	h.beat()
+	assert.Equal(t, "still running: etcd, 2m0s\n", b.String())
+	now = now.Add(10 * time.Second)
+	h.beat()
+	assert.Equal(t, "still running: etcd, 2m0s\n", b.String(), "the heartbeat itself counts as output")
+	h.Observe(runner.Event{Type: runner.ComponentStarted, Component: "db"})
+	now = now.Add(30 * time.Second)
+	h.beat()
+	assert.Equal(t, "still running: etcd, 2m0s\nstill running: etcd, 2m40s; db, 30s\n", b.String(), "the longest running first")
+	h.Observe(runner.Event{Type: runner.ComponentSucceeded, Component: "etcd"})
+	h.Observe(runner.Event{Type: runner.ComponentFailed, Component: "db"})
+	now = now.Add(time.Hour)
+	b.Reset()
+	h.beat()
+	assert.Empty(t, b.String(), "nothing runs: nothing to say")
+
+	// every beats on each tick until done.
+	tick, done := make(chan time.Time), make(chan struct{})
+	h.Observe(runner.Event{Type: runner.ComponentStarted, Component: "etcd"})
+	now = now.Add(time.Minute)
+	finished := make(chan struct{})
+	go func() { h.every(tick, done); close(finished) }()
+	tick <- now
+	close(done)
+	<-finished
+	assert.Equal(t, "still running: etcd, 1m0s\n", b.String())
+}
+
+// --log-format json writes durations as Go duration strings, as the
+// documents do, not as nanoseconds.
+func TestJSONLogDurations(t *testing.T) {
+	code, _, stderr := invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "--simulate", "--speed", "20000", "--log-format", "json")
+	require.Equal(t, exitOK, code, stderr)
+	n := 0
+	for line := range strings.Lines(stderr) {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+		if d, ok := rec["duration"]; ok {
+			n++
+			s, isString := d.(string)
+			require.True(t, isString, "duration %v is a string: %s", d, line)
+			_, err := time.ParseDuration(s)
+			assert.NoError(t, err, line)
+		}
+	}
+	assert.NotZero(t, n, "some record has a duration")
+}
