@@ -26,6 +26,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -196,7 +197,11 @@ func TestReadmeWalkthrough(t *testing.T) {
 	cfg.Wrap(counter.wrap)
 	cat, err := release.LoadDir(sampleCatalog)
 	require.NoError(t, err)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	// Another test of this process (TestDemo) may have registered the
+	// controllers' names: skip the check that they are unique.
+	skip := true
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Controller: config.Controller{SkipNameValidation: &skip}})
 	require.NoError(t, err)
 	applier, err := apply.New(cfg, apply.WithFieldManager("hopdag-operator"))
 	require.NoError(t, err)
