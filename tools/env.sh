@@ -64,7 +64,7 @@ etcd_bin() {
 }
 
 # The biggest build first: .ci/run builds them all before any test compiles.
-all=(kube kubecp kwok etcd registry oras controller-gen)
+all=(kube kubecp kwok etcd registry oras controller-gen ko)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for tool in "$@"; do
   case "$tool" in
@@ -120,6 +120,14 @@ for tool in "$@"; do
   controller-gen)
     p="$(build controller-gen controllergen sigs.k8s.io/controller-tools/cmd/controller-gen)"
     echo "export HOPDAG_CONTROLLER_GEN=$p"
+    ;;
+  ko)
+    # ko (github.com/google/ko) builds kube/examples/operator's image
+    # without Docker, onto a base image kube/examples/operator's image test
+    # assembles and pushes to the local registry (no base is pulled from
+    # the internet). Small: after the Kubernetes builds.
+    p="$(build ko ko github.com/google/ko)"
+    echo "export HOPDAG_KO=$p"
     ;;
   *)
     echo "tools/env.sh: unknown tool $tool (known: ${all[*]})" >&2

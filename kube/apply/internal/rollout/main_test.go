@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/apply"
@@ -28,7 +30,12 @@ const nodes = 5
 // cp is the control plane the tests share.
 var cp *controlplane.ControlPlane
 
-func TestMain(m *testing.M) { os.Exit(controlplane.Main(m, &cp, controlplane.WithNodes(nodes))) }
+func TestMain(m *testing.M) {
+	// kube/store's controller-runtime client logs through
+	// controller-runtime's global logger, which complains when unset.
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(controlplane.Main(m, &cp, controlplane.WithNodes(nodes)))
+}
 
 var nsSeq atomic.Int64
 
