@@ -24,12 +24,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/apply"
 	"github.com/hopdag/hopdag/kube/catalog"
@@ -206,7 +208,8 @@ func TestReadmeWalkthrough(t *testing.T) {
 	applier, err := apply.New(cfg, apply.WithFieldManager("hopdag-operator"))
 	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	require.NoError(t, wire(mgr, applier, os.DirFS(sampleCatalog), handlers(cat), checks(cat), log, false))
+	applierFor := func(*rest.Config) (components.Applier, error) { return applier, nil }
+	require.NoError(t, wire(mgr, applierFor, os.DirFS(sampleCatalog), handlers(cat), checks(cat), log, false))
 	mctx, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- mgr.Start(mctx) }()

@@ -20,6 +20,8 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/store"
+	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/state"
@@ -117,14 +119,14 @@ type deadCheckpointer struct {
 
 var errDead = errors.New("the process is dead")
 
-func (c deadCheckpointer) Checkpoint(ctx context.Context, s *runner.Status) error {
+func (c deadCheckpointer) Checkpoint(ctx context.Context, s *record.Status) error {
 	if c.d.dead.Load() {
 		return errDead
 	}
 	return c.cp.Checkpoint(ctx, s)
 }
 
-func (c deadCheckpointer) CheckpointChanges(ctx context.Context, s *runner.Status, changed []runner.Ref) error {
+func (c deadCheckpointer) CheckpointChanges(ctx context.Context, s *record.Status, changed []record.Ref) error {
 	if c.d.dead.Load() {
 		return errDead
 	}
@@ -203,7 +205,7 @@ func TestSelfUpgradeHandover(t *testing.T) {
 	cat := handoverCatalog(t, ns)
 	ctx := context.Background()
 	m := manifest(t, ns)
-	v1, v2 := release.MustParseVersion("v1.0"), release.MustParseVersion("v2.0")
+	v1 := release.MustParseVersion("v1.0")
 	for _, name := range []string{"crds", "operator", "addon"} {
 		cv, ok := cat.Component(name, v1)
 		require.True(t, ok, "%s v1.0 in the catalog", name)
@@ -244,7 +246,7 @@ func TestSelfUpgradeHandover(t *testing.T) {
 		return ctx.Err()
 	})
 	e1 := runner.New(components.NewRouter().Register(release.TypeManifest, dying))
-	plan, err := runner.NewPlan(cat, v1, v2, runner.ForExecutor(e1))
+	plan, err := runner.NewPlan(cat, path.MustParseState("v1.0"), path.MustParseState("v2.0"), runner.ForExecutor(e1))
 	require.NoError(t, err)
 	s1 := newRunStore(t, ns)
 	_, err = state.Run(runCtx, s1, deadLock{d, s1}, e1, plan, state.WithHolder("operator-v1"), state.WithTTL(ttl), state.WithCheckpoints(d.checkpoints))
@@ -259,14 +261,14 @@ func TestSelfUpgradeHandover(t *testing.T) {
 	left, err := newRunStore(t, ns).Load(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, left, "the first process recorded its run")
-	phases := func(st *runner.Status) map[string]runner.Phase {
-		out := map[string]runner.Phase{}
+	phases := func(st *record.Status) map[string]record.Phase {
+		out := map[string]record.Phase{}
 		for _, c := range st.Hops[0].Components {
 			out[c.Name] = c.Phase
 		}
 		return out
 	}
-	assert.Equal(t, map[string]runner.Phase{"crds": runner.Succeeded, "operator": runner.Running, "addon": runner.Pending}, phases(left), "components' phases as the dead process left them")
+	assert.Equal(t, map[string]record.Phase{"crds": record.Succeeded, "operator": record.Running, "addon": record.Pending}, phases(left), "components' phases as the dead process left them")
 
 	// The next process: a new Store and a new Executor on the same
 	// catalog; it waits for the dead one's lease to expire.
@@ -286,10 +288,10 @@ func TestSelfUpgradeHandover(t *testing.T) {
 	})
 	rsw := watchReplicaSets(t, cs, ns)
 	e2 := runner.New(components.NewRouter().Register(release.TypeManifest, resumed))
-	plan2, err := runner.NewPlan(cat, v1, v2, runner.ForExecutor(e2))
+	plan2, err := runner.NewPlan(cat, path.MustParseState("v1.0"), path.MustParseState("v2.0"), runner.ForExecutor(e2))
 	require.NoError(t, err)
 	s2 := newRunStore(t, ns)
-	var st *runner.Status
+	var st *record.Status
 	locked := 0
 	for {
 		st, err = state.Run(ctx, s2, s2, e2, plan2, state.WithHolder("operator-v2"), state.WithTTL(ttl))
@@ -305,7 +307,7 @@ func TestSelfUpgradeHandover(t *testing.T) {
 	require.NoError(t, err, "the resumed run")
 	t.Logf("the next process finished the run %s after the first died (it found the lock held %d time(s) and waited for the lease to expire)", time.Since(diedAt).Round(time.Millisecond), locked)
 	assert.Positive(t, locked, "the dead process's lease held the lock until it expired")
-	assert.Equal(t, runner.Succeeded, st.Phase, "run phase (%s)", st.Message)
+	assert.Equal(t, record.Succeeded, st.Phase, "run phase (%s)", st.Message)
 	assert.Equal(t, []string{"operator v2.0 attempt 2", "addon v2.0 attempt 1"}, second.list(), "what the next process ran: the interrupted operator again, then addon; not crds")
 
 	// The operator component succeeded only once the handover was done:
@@ -333,8 +335,8 @@ func TestSelfUpgradeHandover(t *testing.T) {
 	// The store holds the run's end, for whichever process reads it next.
 	final, err := newRunStore(t, ns).Load(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, runner.Succeeded, final.Phase, "the stored run's phase")
-	assert.Equal(t, map[string]runner.Phase{"crds": runner.Succeeded, "operator": runner.Succeeded, "addon": runner.Succeeded}, phases(final), "the stored components' phases")
+	assert.Equal(t, record.Succeeded, final.Phase, "the stored run's phase")
+	assert.Equal(t, map[string]record.Phase{"crds": record.Succeeded, "operator": record.Succeeded, "addon": record.Succeeded}, phases(final), "the stored components' phases")
 	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "addon", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "v2.0", cm.Data["version"], "addon's ConfigMap")

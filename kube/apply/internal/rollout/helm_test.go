@@ -15,6 +15,8 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/kube/helm"
+	"github.com/hopdag/hopdag/path"
+	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -97,7 +99,7 @@ func TestHelmWaitNeverCompletes(t *testing.T) {
 		[]release.UpgradePath{{Rules: []release.Rule{{From: release.MustParseConstraint("v1.0"), To: release.MustParseVersion("v2.0")}}}})
 	require.NoError(t, err)
 	e := runner.New(components.NewRouter().Register(release.TypeHelm, r), runner.WithFailurePolicy(runner.Rollback))
-	plan, err := runner.NewPlan(cat, release.MustParseVersion("v1.0"), release.MustParseVersion("v2.0"), runner.ForExecutor(e))
+	plan, err := runner.NewPlan(cat, path.MustParseState("v1.0"), path.MustParseState("v2.0"), runner.ForExecutor(e))
 	require.NoError(t, err)
 
 	// What kstatus says of the Deployment while v2.0's pod stays unready,
@@ -114,7 +116,7 @@ func TestHelmWaitNeverCompletes(t *testing.T) {
 	require.ErrorIs(t, err, runner.ErrRunFailed)
 	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
 	assert.GreaterOrEqual(t, took, timeout, "the upgrade waited until its timeout")
-	assert.Equal(t, runner.RolledBack, st.Phase, "run phase (%s)", st.Message)
+	assert.Equal(t, record.RolledBack, st.Phase, "run phase (%s)", st.Message)
 	msg := st.Hops[0].Components[0].Error
 	stuck := <-during
 	require.NotNil(t, stuck, "the Deployment read during the wait")
