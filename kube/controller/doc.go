@@ -173,9 +173,13 @@
 // TestShippedRoleSuffices upgrades a manifest component under the role
 // alone). A prune of a Namespace lists what the Namespace holds, every
 // kind of it, and leaves a Namespace it may not list: grant list on those
-// kinds for such prunes to go through. Secrets: get only, for the
-// kubeconfigs spec.clusterRef names (read when a run starts, never listed
-// nor watched, so the operator holds no other Secret).
+// kinds for such prunes to go through. Secrets are not in the
+// ClusterRole: an operator whose ClusterVersions name a kubeconfig
+// (spec.clusterRef) needs get on Secrets in their namespaces only, a
+// Role and RoleBinding per namespace (the reconciler reads the Secret
+// when a run starts, never lists nor watches Secrets), so that it holds
+// no Secret of another namespace (kube/examples/operator's
+// TestConfigDefaultApplies checks it may not read kube-system's).
 //
 // +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions/finalizers,verbs=update
@@ -184,7 +188,6 @@
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=create;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 package controller
