@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -62,11 +63,19 @@ func Table(w io.Writer, s *record.Status, order [][]string) {
 		}
 		for _, c := range rows(h.Components, names) {
 			note := c.Error
-			if note == "" || c.Phase == record.Succeeded {
+			if note == "" || c.Phase == record.Succeeded || c.Phase == record.RolledBack && strings.HasSuffix(note, context.Canceled.Error()) {
+				// A component cancelled by the failure, then rolled back:
+				// what happened to it is the rollback, not the cancel.
 				note = c.Reason
 			}
+			code := c.Code
+			if f := s.LastFailure; code == "" && f != nil && f.Hop == i && f.Component == c.Name {
+				// The failed component, rolled back since, keeps the code
+				// of its failure, as the last line says.
+				code = f.Code
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", hopName(i, h), c.Name,
-				dash(c.FromVersion), c.ToVersion, c.Phase, c.Attempts, duration(c.Duration.Duration), dash(string(c.Code)), oneLine(note))
+				dash(c.FromVersion), c.ToVersion, c.Phase, c.Attempts, duration(c.Duration.Duration), dash(string(code)), oneLine(note))
 		}
 	}
 	tw.Flush()

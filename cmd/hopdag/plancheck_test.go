@@ -145,3 +145,38 @@ func TestPlanChecksTemplatesWithValues(t *testing.T) {
 		})
 	}
 }
+
+// A plan whose components declare no expected duration says no duration
+// (no "expected 0s", "(serial 0s)" or "critical path ... (0s)").
+func TestPlanWithoutDurations(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(`apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: x-1}
+spec: {name: x, version: "1.0", type: exec, command: {args: ["true"]}}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: ComponentVersion
+metadata: {name: x-2}
+spec: {name: x, version: "2.0", type: exec, command: {args: ["true"]}}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: Release
+metadata: {name: v1}
+spec: {version: v1.0, components: [{name: x, version: "1.0"}]}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: Release
+metadata: {name: v2}
+spec: {version: v2.0, components: [{name: x, version: "2.0"}]}
+---
+apiVersion: hopdag.io/v1alpha1
+kind: UpgradePath
+metadata: {name: paths}
+spec: {rules: [{from: v1.0, to: v2.0}]}
+`), 0o644))
+	code, out, stderr := invoke("plan", dir, "--from", "v1.0", "--to", "v2.0")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "plan v1.0 -> v2.0: 1 hop, 1 component\nhop 1/1 v1.0 -> v2.0: 1 component\n  batch 1: x\n  critical path: x\n", out)
+	assert.NotContains(t, out, "0s")
+}

@@ -126,3 +126,18 @@ func TestJSONLogDurations(t *testing.T) {
 	}
 	assert.NotZero(t, n, "some record has a duration")
 }
+
+// The issue's error texts, each said once, as the command line shows them.
+func TestErrorsSaidOnce(t *testing.T) {
+	// A scripted failure rolled back: the failed row's CODE is the
+	// failure's, calico (cancelled by it, then rolled back) says so, and
+	// the component is named once on the progress line.
+	code, out, stderr := invoke("run", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "--simulate", "--speed", "20000",
+		"--fail", "kubernetes-worker", "--on-failure", "rollback")
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Contains(t, stderr, "FAILED  kubernetes-worker v1.33.3: simulate: scripted failure (--fail)\n")
+	assert.Regexp(t, `kubernetes-worker +v1\.33\.2 +v1\.33\.3 +RolledBack +1 +\S+ +COMPONENT_FAILED +simulate: scripted failure \(--fail\)\n`, out)
+	assert.Regexp(t, `calico +v3\.29\.3 +v3\.29\.4 +RolledBack +1 +\S+ +- +rolled back to v3\.29\.3\n`, out)
+	assert.NotContains(t, out+stderr, "context canceled")
+	assert.NotContains(t, out+stderr, "kubernetes-worker v1.33.3: kubernetes-worker")
+}
