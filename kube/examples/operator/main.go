@@ -134,17 +134,23 @@ func run(ctx context.Context, dir string, demo, leaderElect bool, leaderNS, cert
 	if err != nil {
 		return err
 	}
-	// Live while the process runs; ready once the manager's caches have
-	// synced (and, when it serves the webhook, once that listens).
-	ready := healthz.Checker(func(req *http.Request) error {
-		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
-			return errors.New("the caches have not synced")
-		}
-		return nil
-	})
+	// Live while the process runs; ready once the informers of every kind
+	// the controllers watch have synced (GetInformer blocks until then: a
+	// cache with no informer yet would count as synced), and, when it
+	// serves the webhook, once that listens.
+	// (GetWebhookServer adds the server to the manager: only when it serves.)
+	webhookStarted := healthz.Ping
 	if serve {
-		ready = mgr.GetWebhookServer().StartedChecker()
+		webhookStarted = mgr.GetWebhookServer().StartedChecker()
 	}
+	ready := healthz.Checker(func(req *http.Request) error {
+		for _, obj := range []client.Object{&v1alpha1.ClusterVersion{}, &v1alpha1.Release{}, &v1alpha1.ComponentVersion{}, &v1alpha1.UpgradePath{}, &v1alpha1.UpgradeRollout{}} {
+			if _, err := mgr.GetCache().GetInformer(req.Context(), obj); err != nil {
+				return fmt.Errorf("the cache of %T has not synced: %w", obj, err)
+			}
+		}
+		return webhookStarted(req)
+	})
 	if err := errors.Join(mgr.AddHealthzCheck("ping", healthz.Ping), mgr.AddReadyzCheck("ready", ready)); err != nil {
 		return err
 	}
