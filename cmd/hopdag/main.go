@@ -175,9 +175,19 @@ func (c *cli) pathOptions() []path.Option {
 	return append([]path.Option{path.AcceptRisks(simulate.List(*c.accept)...)}, c.routeOptions()...)
 }
 
+// plural is word when n is 1, word+"s" otherwise, and choose is one or
+// many: the module's one copy of the root module's internal/english (a
+// module may not import another's internal packages).
 func plural(n int, word string) string {
 	if n == 1 {
 		return word
 	}
 	return word + "s"
+}
+
+func choose(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

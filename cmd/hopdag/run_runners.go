@@ -52,8 +52,8 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 	var problems []string
 	if names := byType[release.TypeInline]; len(names) > 0 {
 		problems = append(problems, fmt.Sprintf("inline %s %s %s Go %s: a Go program must register %s (%s); see below",
-			plural(len(names), "component"), list(names), plural2(len(names), "is a", "are"), plural(len(names), "function"),
-			plural2(len(handlers), "its handler", "their handlers"), list(slices.Sorted(maps.Keys(handlers)))))
+			plural(len(names), "component"), list(names), choose(len(names), "is a", "are"), plural(len(names), "function"),
+			choose(len(handlers), "its handler", "their handlers"), list(slices.Sorted(maps.Keys(handlers)))))
 	}
 	if names := byType[release.TypeExec]; len(names) > 0 && *c.rf.dryRun {
 		problems = append(problems, fmt.Sprintf("exec %s %s: a command has no dry run, and --dry-run must change nothing; use hopdag plan to see what would run",
@@ -90,7 +90,7 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 	if len(checks) > 0 {
 		names := slices.Sorted(maps.Keys(checks))
 		problems = append(problems, fmt.Sprintf("hop %s %s %s no implementation: give %s as a command (--check NAME=COMMAND), or run the plan from a Go program that registers %s (runner.WithCheck)",
-			plural(len(names), "check"), list(names), plural2(len(names), "has", "have"), plural2(len(names), "it", "each"), plural2(len(names), "it", "them")))
+			plural(len(names), "check"), list(names), choose(len(names), "has", "have"), choose(len(names), "it", "each"), choose(len(names), "it", "them")))
 	}
 	if len(problems) == 0 {
 		return router, nil
@@ -182,13 +182,6 @@ func list(names []string) string {
 		return strings.Join(names[:most], ", ") + fmt.Sprintf(" and %d more", len(names)-most)
 	}
 	return strings.Join(names, ", ")
-}
-
-func plural2(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // checkFuncs runs each --check command through the exec runner (under the

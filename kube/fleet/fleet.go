@@ -409,7 +409,7 @@ func fill(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, d roll
 
 // announce sends the Events of what changed since the status st (as
 // last written): a wave started or completed, a canary failed, the
-// budget exceeded.
+// budget exceeded, the rollout paused, resumed, aborted or waiting.
 func (r *Reconciler) announce(ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeRolloutStatus, d rollout.Decision) {
 	if r.recorder == nil {
 		return
@@ -420,6 +420,20 @@ func (r *Reconciler) announce(ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeR
 			before[c.Name] = c.State
 		}
 	}
+	r.announceWaves(ur, before, d)
+	for _, m := range d.Members {
+		if m.State == rollout.Failed && before[m.Key] != string(rollout.Failed) && m.Wave == 0 && len(d.Waves) > 0 && d.Waves[0].Name == "canary" {
+			r.recorder.Eventf(ur, nil, "Warning", "CanaryFailed", "Rollout", "canary %s failed (%s)", m.Key, m.Reason)
+		}
+	}
+	if string(d.Phase) != st.Phase {
+		r.announcePhase(ur, st.Phase, d)
+	}
+}
+
+// announceWaves sends WaveStarted and WaveCompleted for the waves that
+// started or completed since the cluster states before.
+func (r *Reconciler) announceWaves(ur *v1alpha1.UpgradeRollout, before map[string]string, d rollout.Decision) {
 	waveDone := func(i int) bool {
 		for _, m := range d.Members {
 			if m.Wave == i && m.State != rollout.Succeeded && m.State != rollout.Failed {
@@ -445,14 +459,11 @@ func (r *Reconciler) announce(ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeR
 			r.recorder.Eventf(ur, nil, "Normal", "WaveCompleted", "Rollout", "wave %s completed", w.Name)
 		}
 	}
-	for _, m := range d.Members {
-		if m.State == rollout.Failed && before[m.Key] != string(rollout.Failed) && m.Wave == 0 && len(d.Waves) > 0 && d.Waves[0].Name == "canary" {
-			r.recorder.Eventf(ur, nil, "Warning", "CanaryFailed", "Rollout", "canary %s failed (%s)", m.Key, m.Reason)
-		}
-	}
-	if string(d.Phase) == st.Phase {
-		return
-	}
+}
+
+// announcePhase sends the Event of the rollout's move from phase was to
+// d's.
+func (r *Reconciler) announcePhase(ur *v1alpha1.UpgradeRollout, was string, d rollout.Decision) {
 	switch d.Phase {
 	case rollout.PhaseFailed:
 		r.recorder.Eventf(ur, nil, "Warning", d.Reason, "Rollout", "%s", d.Message)
@@ -463,7 +474,7 @@ func (r *Reconciler) announce(ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeR
 	case rollout.WaitingForApproval:
 		r.recorder.Eventf(ur, nil, "Normal", "WaveWaitingForApproval", "Approve", "%s", d.Message)
 	case rollout.Progressing:
-		if st.Phase == string(rollout.PhasePaused) {
+		if was == string(rollout.PhasePaused) {
 			r.recorder.Eventf(ur, nil, "Normal", "RolloutResumed", "Resume", "%s", d.Message)
 		}
 	}
