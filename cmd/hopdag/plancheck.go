@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/hopdag/hopdag/components"
-	"github.com/hopdag/hopdag/internal/english"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -128,6 +127,6 @@ func inlineNote(p *runner.Plan) string {
 	}
 	slices.Sort(names)
 	return fmt.Sprintf("note: inline %s %s %s Go: a program that registers %s runs %s, hopdag run --simulate simulates %s\n",
-		plural(len(names), "component"), andList(names), english.Choose(len(names), "is", "are"), english.Choose(len(names), "its handler", "their handlers"),
-		english.Choose(len(names), "it", "them"), english.Choose(len(names), "it", "them"))
+		plural(len(names), "component"), andList(names), choose(len(names), "is", "are"), choose(len(names), "its handler", "their handlers"),
+		choose(len(names), "it", "them"), choose(len(names), "it", "them"))
 }
