@@ -41,34 +41,24 @@ func (r *Reconciler) dryRun(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv
 	routes := map[string]*v1alpha1.PlannedRoute{}
 	for i := range cvs {
 		cv := &cvs[i]
-		current := cmp.Or(cv.Status.CurrentVersion, string(cmp.Or(cv.Spec.InstalledVersion, cv.Spec.DesiredVersion)))
-		block := func(reason, msg string, risks []string) {
+		var p ClusterRoute
+		if err != nil {
+			p = ClusterRoute{Current: currentOf(cv), Reason: "CatalogInvalid", Message: err.Error()}
+		} else {
+			p = RouteOf(cat, ur, cv)
+		}
+		switch {
+		case p.Reason != "":
 			dr.BlockedCount++
 			if len(dr.Blocked) < maxBlocked {
-				dr.Blocked = append(dr.Blocked, v1alpha1.BlockedCluster{Name: cv.Name, Wave: waveOf[cv.Name], Current: current, Reason: reason, Risks: risks, Message: truncate(msg, 1024)})
+				dr.Blocked = append(dr.Blocked, v1alpha1.BlockedCluster{Name: cv.Name, Wave: waveOf[cv.Name], Current: p.Current, Reason: p.Reason, Risks: p.Risks, Message: truncate(p.Message, 1024)})
 			}
-		}
-		if err != nil {
-			block("CatalogInvalid", err.Error(), nil)
-			continue
-		}
-		spec := targetSpec(ur, cv)
-		route, rerr := controller.Route(cat, &spec, current)
-		var nr *path.NoRouteError
-		switch {
-		case errors.As(rerr, &nr) && len(nr.Risks) > 0 && nr.Relaxed != nil && len(nr.Overrides) == 0:
-			block("BehindRisks", fmt.Sprintf("%v; add %s to the rollout's spec.acceptRisks to take it", rerr, strings.Join(nr.Risks, ", ")), nr.Risks)
-		case errors.Is(rerr, path.ErrUnknownVersion):
-			block("UnknownVersion", rerr.Error(), nil)
-		case rerr != nil:
-			block("NoRoute", rerr.Error(), nil)
-		case len(route.Hops) == 0:
+		case len(p.Hops) == 0:
 			dr.AtTarget++
 		default:
-			hops := controller.HopNames(route)
-			k := current + "\x00" + strings.Join(hops, "\x00")
+			k := p.Current + "\x00" + strings.Join(p.Hops, "\x00")
 			if routes[k] == nil {
-				routes[k] = &v1alpha1.PlannedRoute{From: current, Hops: hops}
+				routes[k] = &v1alpha1.PlannedRoute{From: p.Current, Hops: p.Hops}
 			}
 			routes[k].Clusters = append(routes[k].Clusters, cv.Name+" ("+waveOf[cv.Name]+")")
 		}
@@ -82,6 +72,69 @@ func (r *Reconciler) dryRun(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv
 	})
 	slices.SortFunc(dr.Blocked, func(a, b v1alpha1.BlockedCluster) int { return cmp.Compare(a.Name, b.Name) })
 	return dr, nil
+}
+
+// ClusterRoute is one ClusterVersion's part of a rollout's dry run:
+// the version it runs and its route to the rollout's target, or why it
+// cannot go.
+type ClusterRoute struct {
+	// Current is the version the ClusterVersion runs (its status's, else
+	// its spec's).
+	Current string
+	// Hops are the route's hops, by their target versions; none when it
+	// runs the target already.
+	Hops []string
+	// Reason is empty when the ClusterVersion can go, else why not:
+	// BehindRisks (Risks name the risks to accept), UnknownVersion or
+	// NoRoute; Message is the resolver's diagnostic.
+	Reason  string
+	Risks   []string
+	Message string
+}
+
+// RouteOf is cv's route to ur's target in cat, resolved as cv's
+// reconciler resolves it once the rollout has set its desiredVersion,
+// acceptRisks and channel: the dry run's part for cv. It reads nothing
+// but its arguments; the UpgradeRollout controller's dry run and hopdag
+// rollout plan both call it.
+func RouteOf(cat *release.Catalog, ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) ClusterRoute {
+	p := ClusterRoute{Current: currentOf(cv)}
+	spec := targetSpec(ur, cv)
+	route, err := controller.Route(cat, &spec, p.Current)
+	var nr *path.NoRouteError
+	switch {
+	case errors.As(err, &nr) && len(nr.Risks) > 0 && nr.Relaxed != nil && len(nr.Overrides) == 0:
+		p.Reason, p.Risks = "BehindRisks", nr.Risks
+		p.Message = fmt.Sprintf("%v; add %s to the rollout's spec.acceptRisks to take it", err, strings.Join(nr.Risks, ", "))
+	case errors.Is(err, path.ErrUnknownVersion):
+		p.Reason, p.Message = "UnknownVersion", err.Error()
+	case err != nil:
+		p.Reason, p.Message = "NoRoute", err.Error()
+	default:
+		p.Hops = controller.HopNames(route)
+	}
+	return p
+}
+
+// Decide is the rollout's decision over the ClusterVersions it selects,
+// cvs, at now, as the controller takes it: its waves (canaries first),
+// each ClusterVersion's state, what starts next. The error says which
+// field of ur's spec is invalid.
+func Decide(ur *v1alpha1.UpgradeRollout, cvs []v1alpha1.ClusterVersion, now time.Time) (rollout.Decision, error) {
+	spec, err := specOf(ur)
+	if err != nil {
+		return rollout.Decision{}, fmt.Errorf("UpgradeRollout %s/%s: %w", ur.Namespace, ur.Name, err)
+	}
+	members := make([]rollout.Member, len(cvs))
+	for i := range cvs {
+		members[i] = memberOf(ur, &cvs[i])
+	}
+	return rollout.Decide(spec, members, now), nil
+}
+
+// currentOf is the version cv runs: its status's, else its spec's.
+func currentOf(cv *v1alpha1.ClusterVersion) string {
+	return cmp.Or(cv.Status.CurrentVersion, string(cmp.Or(cv.Spec.InstalledVersion, cv.Spec.DesiredVersion)))
 }
 
 // targetSpec is cv's spec as the rollout sets it when cv starts.
