@@ -49,13 +49,14 @@ func addCompletion(root *cobra.Command) {
 
 // outputFormats are the values of -o, by command, as its help lists them.
 var outputFormats = map[string][]string{
-	"validate": {"text", "json", "yaml"},
-	"targets":  {"text", "json", "yaml"},
-	"plan":     {"text", "json", "yaml"},
-	"graph":    {"mermaid", "dot", "json", "yaml"},
-	"run":      {"text", "json", "yaml"},
-	"status":   {"table", "json", "yaml"},
-	"version":  {"text", "json", "yaml"},
+	"validate":     {"text", "json", "yaml"},
+	"targets":      {"text", "json", "yaml"},
+	"plan":         {"text", "json", "yaml"},
+	"graph":        {"mermaid", "dot", "json", "yaml"},
+	"run":          {"text", "json", "yaml"},
+	"status":       {"table", "json", "yaml"},
+	"version":      {"text", "json", "yaml"},
+	"rollout plan": {"text", "json", "yaml"},
 }
 
 // wordFlags take one of a few words, whatever the command.

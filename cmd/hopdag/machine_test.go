@@ -38,6 +38,7 @@ func machineCases(t *testing.T) []machineCase {
 		{"run", kindStatus, []string{"run", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "--simulate", "--speed", "20000", "--fail", "kubernetes-worker"}, exitInvalid},
 		{"status", kindStatus, []string{"status", "--state", state}, exitInvalid},
 		{"version", kindVersion, []string{"version"}, exitOK},
+		{"rollout-plan", kindRolloutPlan, rolloutPlanArgs, exitOK},
 	}
 }
 
@@ -59,7 +60,7 @@ func mask(kind, s string) string {
 func TestMachineOutput(t *testing.T) {
 	c := jsonschema.NewCompiler()
 	schemas := map[string]*jsonschema.Schema{}
-	for _, kind := range []string{kindPlan, kindStatus, kindTargets, kindValidationReport, kindGraph, kindVersion} {
+	for _, kind := range []string{kindPlan, kindStatus, kindTargets, kindValidationReport, kindGraph, kindVersion, kindRolloutPlan} {
 		s, err := c.Compile(filepath.Join("schema", strings.ToLower(kind)+".json"))
 		require.NoError(t, err, "schema of %s", kind)
 		schemas[kind] = s
@@ -103,6 +104,7 @@ func TestSchemasReject(t *testing.T) {
 		{kindStatus, `{"apiVersion":"hopdag.io/v1alpha1","kind":"Status","phase":"Running","from":"a","to":"b","currentHop":0,"hops":[],"progress":{"done":0,"total":1},"runs":1}`},
 		{kindGraph, `{"apiVersion":"hopdag.io/v1alpha1","kind":"Graph","nodes":[{"name":"x","deps":[],"dependencies":[],"level":0}]}`},
 		{kindPlan, `{"apiVersion":"hopdag.io/v1alpha1","kind":"Plan","from":"a","to":"b","expectedDuration":5376457,"hops":[]}`},
+		{kindRolloutPlan, `{"apiVersion":"hopdag.io/v1alpha1","kind":"RolloutPlan","rollout":"ns/r","target":"v2","clusters":1,"waves":[{"name":"canary","clusters":[{"name":"a","current":"v1","hops":[]}]}],"atTarget":[],"blocked":[]}`},
 	} {
 		s, err := c.Compile(filepath.Join("schema", strings.ToLower(tt.kind)+".json"))
 		require.NoError(t, err)
@@ -115,7 +117,7 @@ func TestSchemasReject(t *testing.T) {
 // Every command's help (on stdout) and a usage error of each (one line and
 // the hint, on stderr) are golden files (go test -update).
 func TestHelpAndUsageGolden(t *testing.T) {
-	names := append(append([]string(nil), commandNames...), "completion", "bundle push")
+	names := append(append([]string(nil), commandNames...), "completion", "bundle push", "rollout plan")
 	for _, name := range names {
 		args := strings.Fields(name)
 		t.Run(strings.ReplaceAll(name, " ", "-"), func(t *testing.T) {

@@ -120,6 +120,7 @@ type cli struct {
 	af     *abandonFlags
 	kf     *kubeFlags
 	pf     *planFlags
+	ro     rolloutFlags // rolloutplan.go
 	kube   kubeWiring
 	bundle *bundleFlags // bundle.go; nil for a command without a catalog
 	rtf    routeFlags   // route.go

@@ -49,6 +49,7 @@ func TestGolden(t *testing.T) {
 		{"graph-mermaid.golden", []string{"graph", catalog, "--from", "v26.06-rc.2", "--to", "v26.09", "--hop", "3"}},
 		{"graph-dot.golden", []string{"graph", "-", "--from", "v26.06-rc.2", "--to", "v26.06-rc.3", "-o", "dot"}},
 		{"validate-invalid.golden", []string{"validate", "testdata/bad-catalog"}},
+		{"rollout-plan.golden", rolloutPlanArgs},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -125,6 +125,8 @@ func newCLI(e env, name string, cmd command) *cli {
 		c.approveFlags()
 	case "version":
 		c.addOutput("text", "output format: text, json or yaml")
+	case "rollout plan":
+		c.rolloutPlanFlags()
 	}
 	return c
 }
@@ -203,6 +205,7 @@ func newRoot(e env, args []string, code *int) *cobra.Command {
 		root.AddCommand(newCommand(e, name, commands[name], args, code))
 	}
 	root.AddCommand(newBundleCommand(e, code))
+	root.AddCommand(newRolloutCommand(e, args, code))
 	addCompletion(root)
 	return root
 }
@@ -220,7 +223,7 @@ func buildInfo() *debug.BuildInfo {
 func newCommand(e env, name string, spec command, args []string, code *int) *cobra.Command {
 	c := newCLI(e, name, spec)
 	c.args = args
-	use := name
+	use := name[strings.LastIndex(name, " ")+1:] // rollout plan: plan
 	if spec.args != "" {
 		use += " " + spec.args
 	}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// rolloutPlanArgs plan testdata/rollout: the canary alpha, wave a (bravo
+// two hops, charlie two), wave b (delta at the target, echo behind the
+// risk containerd-v2-config), foxtrot not selected.
+var rolloutPlanArgs = []string{"rollout", "plan", catalog, "-f", "testdata/rollout/rollout.yaml", "--clusters", "testdata/rollout/clusters"}
+
+// rollout plan refuses, with what and where, a rollout or a ClusterVersion
+// it cannot read and a selector that selects nothing.
+func TestRolloutPlanErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	badCV := write("bad/cv.yaml", "apiVersion: hopdag.io/v1alpha1\nkind: ClusterVersion\nmetadata: {name: a, namespace: clusters}\nspec: {desiredVersion: v26.06}\n---\n"+
+		"apiVersion: hopdag.io/v1alpha1\nkind: ClusterVersion\nmetadata: {name: b}\nspec: {desiredVersoin: v26.06}\n")
+	notYAML := write("broken/cv.yaml", "kind: ClusterVersion\nmetadata: {name: [\n")
+	noneRollout := write("none.yaml", "apiVersion: hopdag.io/v1alpha1\nkind: UpgradeRollout\nmetadata: {name: r, namespace: clusters}\nspec:\n  selector: {matchLabels: {env: nowhere}}\n  desiredVersion: v26.09\n")
+	wrongKind := write("wrong.yaml", "apiVersion: hopdag.io/v1alpha1\nkind: ClusterVersion\nmetadata: {name: r}\n")
+	unknownField := write("unknown.yaml", "apiVersion: hopdag.io/v1alpha1\nkind: UpgradeRollout\nmetadata: {name: r}\nspec:\n  desiredVersion: v26.09\n  maxConcurency: 2\n")
+	const rollout, clusters = "testdata/rollout/rollout.yaml", "testdata/rollout/clusters"
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no -f", []string{"rollout", "plan", catalog, "--clusters", clusters}, exitUsage, "-f is required"},
+		{"no --clusters", []string{"rollout", "plan", catalog, "-f", rollout}, exitUsage, "--clusters is required"},
+		{"kube", []string{"rollout", "plan", catalog, "-f", rollout, "--clusters", "kube://clusters"}, exitUsage, "reading ClusterVersions from a cluster is not supported"},
+		{"missing rollout", []string{"rollout", "plan", catalog, "-f", filepath.Join(dir, "nope.yaml"), "--clusters", clusters}, exitInvalid, "reading the UpgradeRollout: open " + filepath.Join(dir, "nope.yaml")},
+		{"not a rollout", []string{"rollout", "plan", catalog, "-f", wrongKind, "--clusters", clusters}, exitInvalid, wrongKind + ":1: a ClusterVersion document; -f takes a file of one UpgradeRollout"},
+		{"unknown field", []string{"rollout", "plan", catalog, "-f", unknownField, "--clusters", clusters}, exitInvalid, unknownField + `:1: json: unknown field "maxConcurency"`},
+		{"selects nothing", []string{"rollout", "plan", catalog, "-f", noneRollout, "--clusters", clusters}, exitInvalid, "UpgradeRollout clusters/r (" + noneRollout + "): its spec.selector selects none of the 6 ClusterVersions of --clusters " + clusters + " in namespace clusters"},
+		{"bad ClusterVersion", []string{"rollout", "plan", catalog, "-f", rollout, "--clusters", filepath.Dir(badCV)}, exitInvalid, badCV + `:6: json: unknown field "desiredVersoin"`},
+		{"ClusterVersion not YAML", []string{"rollout", "plan", catalog, "-f", rollout, "--clusters", filepath.Dir(notYAML)}, exitInvalid, notYAML + ": yaml: line 2"},
+		{"clusters not a directory", []string{"rollout", "plan", catalog, "-f", rollout, "--clusters", rollout}, exitInvalid, "--clusters " + rollout + ": not a directory"},
+		{"bad output", append(append([]string(nil), rolloutPlanArgs...), "-o", "xml"), exitUsage, "hopdag rollout plan: -o xml: want text, json or yaml\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := invoke(tt.args...)
+			assert.Equal(t, tt.code, code, "stderr:\n%s", stderr)
+			assert.Empty(t, out)
+			assert.Contains(t, stderr, tt.stderr)
+		})
+	}
+}
