@@ -31,6 +31,10 @@
 // BudgetExceeded, RolloutPaused, RolloutResumed, RolloutAborted,
 // RollbackStarted.
 //
+// The dry run's pure parts are exported: Decide (the waves) and RouteOf
+// (a ClusterVersion's route, or why it cannot go) read nothing but their
+// arguments, so hopdag rollout plan shows the same plan without a cluster.
+//
 // The ClusterRole kube/config/rbac/role.yaml covers it (generated from
 // these markers and kube/controller's):
 //
