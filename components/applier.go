@@ -89,7 +89,11 @@ type Applier interface {
 // Manifest polls it after Apply, every check.Interval until check.Timeout.
 // Return (false, nil) while the component is on its way, or (false, err)
 // with err matching ErrPending to say why (the timeout error then shows it);
-// any other error stops the polling and fails the component.
+// any other error stops the polling and fails the component. After each
+// pending poll Manifest reports a one-line summary through
+// runner.Task.Waiting: the error's Waiting() string method's result when
+// it has one (e.g. "waiting for DaemonSet kube-system/calico-node: 3 of 5
+// updated"), else "waiting for health check NAME: " and the error.
 type ReadyChecker interface {
 	Ready(ctx context.Context, check release.HealthCheck, objs []Object) (bool, error)
 }

@@ -378,7 +378,7 @@ func (m *Manifest) apply(ctx context.Context, t runner.Task, objs, final []Objec
 		return nil
 	}
 	if len(cv.HealthChecks) > 0 {
-		if err := waitReady(ctx, rc, cv.HealthChecks, final); err != nil {
+		if err := waitReady(ctx, rc, cv.HealthChecks, final, t.Waiting); err != nil {
 			return fail("ready", err)
 		}
 		log.Debug("component ready", "checks", len(cv.HealthChecks))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hopdag/hopdag/components"
 	"github.com/hopdag/hopdag/dag"
+	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -485,6 +487,65 @@ func TestManifestInstance(t *testing.T) {
 			inst, comp, ok := components.Owner(live[0])
 			assert.True(t, ok)
 			assert.Equal(t, [2]string{tc.want, "web"}, [2]string{inst, comp}, "owner labels")
+		})
+	}
+}
+
+// waitingErr is a pending reason with a one-line summary.
+type waitingErr struct{ n int }
+
+func (e waitingErr) Error() string        { return fmt.Sprintf("not ready: %d of 3", e.n) }
+func (e waitingErr) Is(target error) bool { return target == components.ErrPending }
+func (e waitingErr) Waiting() string {
+	return fmt.Sprintf("waiting for Deployment ns/web: %d of 3 available", e.n)
+}
+
+// TestManifestWaiting: each pending poll is reported through
+// Task.Waiting, the executor emitting a ComponentWaiting event per change:
+// the reason's Waiting() when it has one, else the check's name and the
+// reason's first line, else the check's name.
+func TestManifestWaiting(t *testing.T) {
+	tests := []struct {
+		name    string
+		reasons []error // per poll, then ready
+		want    []string
+	}{
+		{name: "summary", reasons: []error{waitingErr{0}, waitingErr{1}, waitingErr{1}, waitingErr{2}},
+			want: []string{"waiting for Deployment ns/web: 0 of 3 available", "waiting for Deployment ns/web: 1 of 3 available", "waiting for Deployment ns/web: 2 of 3 available"}},
+		{name: "plain error", reasons: []error{fmt.Errorf("%w: Job ns/migrate\nline two", components.ErrPending)},
+			want: []string{"waiting for health check pods: components: not ready yet: Job ns/migrate"}},
+		{name: "no reason", reasons: []error{nil, nil},
+			want: []string{"waiting for health check pods"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var polls atomic.Int32
+			a := checkingApplier{components.NewRecorder(), func(context.Context, release.HealthCheck) (bool, error) {
+				n := int(polls.Add(1)) - 1
+				if n < len(tt.reasons) {
+					return false, tt.reasons[n]
+				}
+				return true, nil
+			}}
+			cv := withChecks("v1.1.0", check("pods", 30*time.Second, time.Millisecond))
+			g, err := dag.New([]dag.Node{{Name: "app", To: cv}})
+			require.NoError(t, err)
+			h := path.Hop{From: release.MustParseVersion("v1.0.0"), To: cv.Version}
+			p := &runner.Plan{Route: &path.Route{From: h.From, To: h.To, Hops: []path.Hop{h}}, Hops: []*runner.HopPlan{{Hop: h, Graph: g}}}
+			var mu sync.Mutex
+			var got []string
+			obs := runner.ObserverFunc(func(ev runner.Event) {
+				if ev.Type == runner.ComponentWaiting {
+					mu.Lock()
+					got = append(got, ev.Reason)
+					mu.Unlock()
+				}
+			})
+			_, err = runner.New(components.NewManifest(a), runner.WithBlockingObserver(obs)).Execute(context.Background(), p, nil)
+			require.NoError(t, err)
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Equal(t, tt.want, got)
 		})
 	}
 }

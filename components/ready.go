@@ -3,6 +3,7 @@ package components
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/hopdag/hopdag/release"
@@ -17,17 +18,18 @@ const (
 // waitReady polls each health check in turn until it reports ready. A check
 // that is not ready within its timeout fails with a *NotReadyError (it
 // matches context.DeadlineExceeded); when ctx ends first, the error wraps
-// ctx.Err().
-func waitReady(ctx context.Context, rc ReadyChecker, checks []release.HealthCheck, objs []Object) error {
+// ctx.Err(). After each poll that is still pending it calls report (when
+// not nil) with a one-line summary of why (see waitingOf).
+func waitReady(ctx context.Context, rc ReadyChecker, checks []release.HealthCheck, objs []Object, report func(string)) error {
 	for _, hc := range checks {
-		if err := pollReady(ctx, rc, hc, objs); err != nil {
+		if err := pollReady(ctx, rc, hc, objs, report); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func pollReady(ctx context.Context, rc ReadyChecker, hc release.HealthCheck, objs []Object) error {
+func pollReady(ctx context.Context, rc ReadyChecker, hc release.HealthCheck, objs []Object, report func(string)) error {
 	timeout := hc.Timeout.Duration
 	if timeout <= 0 {
 		timeout = defaultReadyTimeout
@@ -63,6 +65,27 @@ func pollReady(ctx context.Context, rc ReadyChecker, hc release.HealthCheck, obj
 		case err != nil && pctx.Err() == nil:
 			return annotate(err, "health check %s", hc.Name)
 		}
+		if report != nil && pctx.Err() == nil {
+			report(waitingOf(hc.Name, err))
+		}
 		timer.Reset(interval)
 	}
+}
+
+// waitingOf is the one-line summary of a pending poll of health check
+// name: the error's Waiting() when it has one (apply.UnreadyError: "waiting
+// for DaemonSet kube-system/calico-node: 3 of 5 updated"), else its first
+// line, else the check's name.
+func waitingOf(name string, err error) string {
+	var w interface{ Waiting() string }
+	if errors.As(err, &w) {
+		if s := w.Waiting(); s != "" {
+			return s
+		}
+	}
+	if err == nil {
+		return "waiting for health check " + name
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return "waiting for health check " + name + ": " + msg
 }

@@ -32,7 +32,8 @@
 //     checkpoints (rollback.go).
 //   - Steps: a runner with phases calls Task.Enter before each; the step
 //     is recorded (record.ComponentStatus.Step) before it runs, and a retry or a
-//     resumed run continues there (step.go).
+//     resumed run continues there (step.go). Task.Waiting says what a
+//     running attempt waits for: a ComponentWaiting event per change.
 //   - Gates and run to a step: a gated hop, component or declared phase
 //     stops the run WaitingForApproval until record.Status.Approve (gate.go);
 //     WithUntil stops it Paused after a named step (until.go).

@@ -18,11 +18,17 @@ type EventType string
 // that runs to its end emits CheckSucceeded or CheckFailed (a check the
 // caller cancelled while it ran emits neither: the hop ends Cancelled).
 const (
-	PlanStarted        EventType = "PlanStarted"
-	HopStarted         EventType = "HopStarted"
-	CheckSucceeded     EventType = "CheckSucceeded"
-	CheckFailed        EventType = "CheckFailed"
-	ComponentStarted   EventType = "ComponentStarted"
+	PlanStarted      EventType = "PlanStarted"
+	HopStarted       EventType = "HopStarted"
+	CheckSucceeded   EventType = "CheckSucceeded"
+	CheckFailed      EventType = "CheckFailed"
+	ComponentStarted EventType = "ComponentStarted"
+	// ComponentWaiting says what a running attempt waits for (Reason,
+	// e.g. "waiting for DaemonSet kube-system/calico-node: 3 of 5
+	// updated"), as the runner reports it through Task.Waiting: once per
+	// change of the message, between ComponentStarted and the attempt's
+	// end. It is not recorded in the status.
+	ComponentWaiting   EventType = "ComponentWaiting"
 	ComponentRetrying  EventType = "ComponentRetrying"
 	ComponentSucceeded EventType = "ComponentSucceeded"
 	ComponentFailed    EventType = "ComponentFailed"
@@ -48,7 +54,8 @@ type Event struct {
 	Check     string
 	// Err is the error of a failed attempt, component, check or run.
 	Err error
-	// Code and Reason explain failures, skips and cancellations; the Code
+	// Code and Reason explain failures, skips and cancellations (Reason
+	// alone is what a ComponentWaiting attempt waits for); the Code
 	// of ComponentRetrying is the failed attempt's (COMPONENT_FAILED, or
 	// COMPONENT_TIMEOUT when its timeout stopped it; ROLLBACK_FAILED for
 	// a rollback's).

@@ -369,3 +369,54 @@ func TestEventDurationAfterResume(t *testing.T) {
 	assert.Equal(t, t0, st2.StartedAt, "Status.StartedAt: the first run's")
 	assert.Equal(t, time.Hour+3*time.Second, st2.FinishedAt.Sub(st2.StartedAt), "Status spans both runs and the time between")
 }
+
+// TestEventWaiting: Task.Waiting emits ComponentWaiting once per change of
+// its message, between the attempt's ComponentStarted and its end, with
+// the message as Reason; a retry's first report is emitted again, and a
+// Task built by hand ignores it.
+func TestEventWaiting(t *testing.T) {
+	tests := []struct {
+		name    string
+		reports [][]string // per attempt
+		want    []string   // event types and reasons, in order
+	}{
+		{name: "once per change", reports: [][]string{{"1 of 5", "1 of 5", "3 of 5", "3 of 5", "5 of 5"}},
+			want: []string{"ComponentStarted", "ComponentWaiting 1 of 5", "ComponentWaiting 3 of 5", "ComponentWaiting 5 of 5", "ComponentSucceeded"}},
+		{name: "empty ignored", reports: [][]string{{"", "x", ""}},
+			want: []string{"ComponentStarted", "ComponentWaiting x", "ComponentSucceeded"}},
+		{name: "retry reports again", reports: [][]string{{"x"}, {"x", "y"}},
+			want: []string{"ComponentStarted", "ComponentWaiting x", "ComponentRetrying", "ComponentStarted", "ComponentWaiting x", "ComponentWaiting y", "ComponentSucceeded"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			rn := runner.RunnerFunc(func(_ context.Context, task runner.Task) error {
+				for _, m := range tt.reports[task.Attempt-1] {
+					task.Waiting(m)
+				}
+				if task.Attempt < len(tt.reports) {
+					return errors.New("not yet")
+				}
+				return nil
+			})
+			e := runner.New(rn, runner.WithObserver(rec), runner.WithDefaultRetries(releaseRetries(len(tt.reports))))
+			_, err := e.Execute(context.Background(), plan1(t, c("a")), nil)
+			require.NoError(t, err)
+			var got []string
+			for _, ev := range rec.all() {
+				if ev.Component == "" {
+					continue
+				}
+				s := string(ev.Type)
+				if ev.Type == runner.ComponentWaiting {
+					s += " " + ev.Reason
+					assert.Equal(t, "a", ev.Component, "ComponentWaiting.Component")
+					assert.Positive(t, ev.Attempt, "ComponentWaiting.Attempt")
+				}
+				got = append(got, s)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	runner.Task{Component: "by hand"}.Waiting("nothing happens") // no executor: a no-op, no panic
+}

@@ -114,3 +114,29 @@ func ExampleStatus_Approve() {
 	// upgrade workers
 	// Succeeded <nil> alice
 }
+
+// A runner says what it waits for with Task.Waiting; an observer gets a
+// ComponentWaiting event each time the message changes.
+func ExampleTask_Waiting() {
+	rn := runner.RunnerFunc(func(_ context.Context, t runner.Task) error {
+		if t.Component == "workers" {
+			for _, ready := range []int{1, 1, 2, 3} {
+				t.Waiting(fmt.Sprintf("waiting for DaemonSet kube-system/kubelet: %d of 3 updated", ready))
+			}
+		}
+		return nil
+	})
+	show := runner.ObserverFunc(func(ev runner.Event) {
+		if ev.Type == runner.ComponentWaiting {
+			fmt.Println(ev.Component+":", ev.Reason)
+		}
+	})
+	e := runner.New(rn, runner.WithBlockingObserver(show))
+	if _, err := e.Execute(context.Background(), examplePlan(nil), nil); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// workers: waiting for DaemonSet kube-system/kubelet: 1 of 3 updated
+	// workers: waiting for DaemonSet kube-system/kubelet: 2 of 3 updated
+	// workers: waiting for DaemonSet kube-system/kubelet: 3 of 3 updated
+}

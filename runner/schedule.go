@@ -87,8 +87,9 @@ type scheduler struct {
 	spare []outcome     // the coordinator's other results buffer
 	wake  chan struct{} // one slot: results may be non-empty
 
-	remaining []int // components this one waits for, in the walk's direction, not yet done
-	tries     []int // attempts in this walk
+	remaining []int    // components this one waits for, in the walk's direction, not yet done
+	tries     []int    // attempts in this walk
+	waitMsg   []string // the last Task.Waiting message of each component's attempt
 	ready     readySet
 	waiting   map[string][]int // ready, held back by their group's limit
 	groupRun  map[string]int   // running components of limited groups
@@ -130,7 +131,7 @@ func newScheduler(ctx context.Context, r *run, hop int, dir direction) *schedule
 	wctx, stop := context.WithCancelCause(ctx)
 	sc := &scheduler{
 		r: r, hop: hop, h: h, dir: dir, ctx: wctx, attemptCtx: wctx, stop: stop, wake: make(chan struct{}, 1),
-		remaining: make([]int, n), tries: make([]int, n), slot: make([]bool, n), now: r.e.clock.Now(),
+		remaining: make([]int, n), tries: make([]int, n), waitMsg: make([]string, n), slot: make([]bool, n), now: r.e.clock.Now(),
 	}
 	if dir == reverse {
 		sc.attemptCtx = ctx
@@ -365,6 +366,7 @@ func (sc *scheduler) launch(i int) {
 	cs := &sc.r.s.Hops[sc.hop].Components[i]
 	sc.launched = append(sc.launched, launch{node: i, before: *cs})
 	sc.tries[i]++
+	sc.waitMsg[i] = ""
 	attempt := sc.tries[i]
 	if sc.dir == reverse {
 		sc.recordRollingBack(i)
@@ -380,6 +382,10 @@ func (sc *scheduler) handle(o outcome) {
 	i := o.node
 	if o.reply != nil {
 		sc.enterStep(o)
+		return
+	}
+	if o.waiting != "" {
+		sc.waitingReported(o)
 		return
 	}
 	if o.attempt {

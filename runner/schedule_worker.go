@@ -38,6 +38,7 @@ type outcome struct {
 	stopped  bool          // the attempt ended because the walk was stopped (a stop, not a failure)
 	step     string        // a step entry (Task.Enter): the step
 	reply    chan<- error  // a step entry: where to answer
+	waiting  string        // a Task.Waiting report: the message
 }
 
 // flush queues the attempts launched since the last flush, in one go, and

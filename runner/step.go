@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"errors"
+
+	"github.com/hopdag/hopdag/record"
 )
 
 // Steps: a runner with phases (an inline handler's NeedsUpgrade,
@@ -21,6 +23,7 @@ import (
 // stepper records a step entry for one attempt.
 type stepper interface {
 	enter(ctx context.Context, step string) error
+	waiting(msg string)
 }
 
 // Enter records that the attempt enters step and returns once the record
@@ -43,6 +46,18 @@ func (t Task) Enter(ctx context.Context, step string) error {
 	return t.steps.enter(ctx, step)
 }
 
+// Waiting reports what the attempt waits for (e.g. "waiting for
+// DaemonSet kube-system/calico-node: 3 of 5 updated"): the executor emits
+// a ComponentWaiting event with msg as its Reason when msg differs from
+// the attempt's last one. It never blocks and is not checkpointed. Call it
+// only from the Run call the Task was given to; on a Task built by hand,
+// or in a Rollback, it does nothing.
+func (t Task) Waiting(msg string) {
+	if t.steps != nil && msg != "" {
+		t.steps.waiting(msg)
+	}
+}
+
 // stepHook is the stepper of one attempt of component node.
 type stepHook struct {
 	sc   *scheduler
@@ -63,6 +78,22 @@ func (h *stepHook) enter(ctx context.Context, step string) error {
 		// buffered and dropped.
 		return ctx.Err()
 	}
+}
+
+func (h *stepHook) waiting(msg string) {
+	h.sc.report(outcome{node: h.node, waiting: msg})
+}
+
+// waitingReported handles a Task.Waiting report on the coordinator: it
+// emits ComponentWaiting when the component is still running and the
+// message changed since its attempt's last one.
+func (sc *scheduler) waitingReported(o outcome) {
+	cs := &sc.r.s.Hops[sc.hop].Components[o.node]
+	if cs.Phase != record.Running || sc.waitMsg[o.node] == o.waiting {
+		return
+	}
+	sc.waitMsg[o.node] = o.waiting
+	sc.r.emit(Event{Type: ComponentWaiting, Hop: sc.hop, Component: cs.Name, Version: cs.ToVersion, Attempt: cs.Attempts, Reason: o.waiting})
 }
 
 // stepAck is a step entry waiting for the round's checkpoint.

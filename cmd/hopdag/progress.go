@@ -68,6 +68,11 @@ func newHeartbeat(w io.Writer, now func() time.Time) *heartbeat {
 
 // Observe implements runner.Observer.
 func (h *heartbeat) Observe(ev runner.Event) {
+	if ev.Type == runner.ComponentWaiting {
+		// The progress printer writes no line for it: the run is still
+		// silent.
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.now()

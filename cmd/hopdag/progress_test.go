@@ -141,3 +141,17 @@ func TestErrorsSaidOnce(t *testing.T) {
 	assert.NotContains(t, out+stderr, "context canceled")
 	assert.NotContains(t, out+stderr, "kubernetes-worker v1.33.3: kubernetes-worker")
 }
+
+// A ComponentWaiting event prints no line, so it does not break the
+// silence the heartbeat measures.
+func TestHeartbeatWaiting(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	h := newHeartbeat(&b, func() time.Time { return now })
+	h.Observe(runner.Event{Type: runner.ComponentStarted, Component: "etcd"})
+	now = now.Add(20 * time.Second)
+	h.Observe(runner.Event{Type: runner.ComponentWaiting, Component: "etcd", Reason: "waiting for StatefulSet kube-system/etcd: 1 of 3 ready"})
+	now = now.Add(11 * time.Second)
+	h.beat()
+	assert.Equal(t, "still running: etcd, 31s\n", b.String(), "31s without a line, a ComponentWaiting event in between")
+}

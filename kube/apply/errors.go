@@ -3,6 +3,7 @@ package apply
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -176,6 +177,46 @@ func (e *UnreadyError) Error() string {
 		what = "failed"
 	}
 	return fmt.Sprintf("apply: %s %s: %s", english.Count(len(e.Objects), "object"), what, strings.Join(lines, "; "))
+}
+
+// Waiting is the one-line summary Manifest reports while it polls (see
+// components.ReadyChecker): the first object not ready and its kstatus
+// message, "N of M word" when kstatus says "Word: N/M" ("waiting for
+// DaemonSet kube-system/calico-node: 3 of 5 updated"), and "and N more"
+// when others are not ready either.
+func (e *UnreadyError) Waiting() string {
+	if len(e.Objects) == 0 {
+		return ""
+	}
+	u := e.Objects[0]
+	// The kind without its group, as kubectl names it: the summary is short.
+	s := "waiting for " + u.Object.Kind + " " + u.Object.Name
+	if u.Object.Namespace != "" {
+		s = "waiting for " + u.Object.Kind + " " + u.Object.Namespace + "/" + u.Object.Name
+	}
+	if msg := countMessage(u.Message); msg != "" {
+		s += ": " + msg
+	} else {
+		s += ": " + u.Status
+	}
+	if more := len(e.Objects) - 1; more > 0 {
+		s += fmt.Sprintf(" and %d more %s", more, english.Plural(more, "object"))
+	}
+	return s
+}
+
+// kstatusCount matches kstatus's counting messages: "Updated: 3/5",
+// "Ready: 1/2", "updated: 2/3".
+var kstatusCount = regexp.MustCompile(`^([A-Za-z][A-Za-z ]*): (\d+)/(\d+)$`)
+
+// countMessage says kstatus's message "Word: N/M" as "N of M word", and
+// any other as it is.
+func countMessage(msg string) string {
+	m := kstatusCount.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	return m[2] + " of " + m[3] + " " + strings.ToLower(m[1])
 }
 
 // Is matches components.ErrPending, or ErrFailed when an object failed.

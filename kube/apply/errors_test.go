@@ -49,3 +49,36 @@ func TestOwnerErrorIsComponents(t *testing.T) {
 	err = &apply.OwnerError{Object: ref, Component: "x", Instance: "ib", OwnerComponent: "x", OwnerInstance: "ia", TakeOver: "--take-over"}
 	assert.Contains(t, err.Error(), "or take it over with --take-over (the old owner's prune then leaves it)", "a set TakeOver is kept")
 }
+
+// TestUnreadyWaiting: the summary names the first object not ready and
+// says kstatus's counts as "N of M word", other messages as they are,
+// the status when there is no message, and how many more are not ready.
+func TestUnreadyWaiting(t *testing.T) {
+	ds := components.Ref{Group: "apps", Version: "v1", Kind: "DaemonSet", Namespace: "kube-system", Name: "calico-node"}
+	dep := components.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "kube-system", Name: "coredns"}
+	tests := []struct {
+		name    string
+		objects []apply.Unready
+		want    string
+	}{
+		{"count", []apply.Unready{{Object: ds, Status: "InProgress", Message: "Updated: 3/5"}},
+			"waiting for DaemonSet kube-system/calico-node: 3 of 5 updated"},
+		{"lowercase count", []apply.Unready{{Object: ds, Status: "InProgress", Message: "updated: 2/3"}},
+			"waiting for DaemonSet kube-system/calico-node: 2 of 3 updated"},
+		{"other message", []apply.Unready{{Object: dep, Status: "InProgress", Message: "Progress deadline exceeded"}},
+			"waiting for Deployment kube-system/coredns: Progress deadline exceeded"},
+		{"no message", []apply.Unready{{Object: dep, Status: "NotFound"}},
+			"waiting for Deployment kube-system/coredns: NotFound"},
+		{"more", []apply.Unready{{Object: ds, Status: "InProgress", Message: "Ready: 4/5"}, {Object: dep, Status: "InProgress"}},
+			"waiting for DaemonSet kube-system/calico-node: 4 of 5 ready and 1 more object"},
+		{"cluster-scoped", []apply.Unready{{Object: components.Ref{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "x.example.com"}, Status: "InProgress", Message: "CRD is not established"}},
+			"waiting for CustomResourceDefinition x.example.com: CRD is not established"},
+		{"none", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := &apply.UnreadyError{Check: "c", Objects: tt.objects}
+			assert.Equal(t, tt.want, err.Waiting())
+		})
+	}
+}

@@ -82,3 +82,15 @@ func ExampleOwnerError() {
 	// Output:
 	// apply ConfigMap default/shared-cm: refused: it belongs to component "x" of instance "ia" (its hopdag.io/component and hopdag.io/instance labels), not to "x" of "ib", and the prune of either would delete it from under the other; give both installations the same instance (components.WithInstance; hopdag run --instance), or remove the object from one of the two components, or take it over with apply.WithTakeOver (the old owner's prune then leaves it)
 }
+
+// The summary a manifest component reports while its health check waits
+// (runner.Task.Waiting): the first object not ready and kstatus's count.
+func ExampleUnreadyError_Waiting() {
+	err := &apply.UnreadyError{Check: "calico-ready", Objects: []apply.Unready{
+		{Object: components.Ref{Group: "apps", Version: "v1", Kind: "DaemonSet", Namespace: "kube-system", Name: "calico-node"}, Status: "InProgress", Message: "Updated: 3/5"},
+		{Object: components.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "kube-system", Name: "calico-kube-controllers"}, Status: "InProgress", Message: "Available: 0/1"},
+	}}
+	fmt.Println(err.Waiting())
+	// Output:
+	// waiting for DaemonSet kube-system/calico-node: 3 of 5 updated and 1 more object
+}

@@ -46,6 +46,15 @@
 // the Progressing message names the first of them: a run whose component
 // waits for its backoff does not look hung.
 //
+// While a running component waits (its runner reports it through
+// runner.Task.Waiting: a manifest component's readiness wait, "waiting
+// for DaemonSet kube-system/calico-node: 3 of 5 updated"),
+// status.plan.waitingFor says for what — the first two components by
+// name, each message cut to 200 bytes, and "and N more" — and the
+// Progressing message ends with it; `kubectl get cv -o wide` shows it
+// (WAITING). It is written with the progress, at most once per status
+// interval, and cleared when the component's attempt ends.
+//
 // How a run ends, in the status:
 //   - at a gate (a rule's, a ComponentVersion's or a phase's gate):
 //     phase WaitingForApproval, status.plan.waiting naming each step and

@@ -28,6 +28,8 @@ type brief struct {
 	// status.plan.retrying lists them, and how many there are.
 	retrying []v1alpha1.Retry
 	retries  int
+	// waitingFor is status.plan.waitingFor (waits.text).
+	waitingFor string
 }
 
 // note keeps the latest durable transition for the status writer.
@@ -51,6 +53,7 @@ func (ru *run) note(s *record.Status) {
 func (ru *run) observe(ev runner.Event) {
 	r, cv := ru.r, ru.p.cv
 	ru.observeRetry(ev)
+	ru.observeWaiting(ev)
 	switch ev.Type {
 	case runner.HopSucceeded:
 		ru.failedSummary(ev)
@@ -90,6 +93,7 @@ func (ru *run) writeLoop(ctx context.Context, done <-chan struct{}) {
 		ru.mu.Lock()
 		s, dirty := ru.status, ru.dirty
 		s.retrying, s.retries = ru.retrying.list()
+		s.waitingFor = ru.waiting.text()
 		ru.dirty = false
 		ru.mu.Unlock()
 		if dirty {
@@ -103,6 +107,7 @@ func (ru *run) writeProgress(ctx context.Context, b brief) {
 	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
 		st.Plan = summary(ru.p.plan, &b.s, ru.p.target)
 		st.Plan.Retrying, st.Plan.Progress.Retrying = b.retrying, b.retries
+		st.Plan.WaitingFor = b.waitingFor
 		st.CurrentVersion = b.reached
 		setCondition(st, ru.p.cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
 		if f := b.s.LastFailure; f != nil {

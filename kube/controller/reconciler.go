@@ -547,7 +547,11 @@ func endedFor(cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus, ty
 // progressing is the Progressing message of a run of ps: where it is,
 // and the components it retries.
 func progressing(ps *v1alpha1.PlanSummary) string {
-	return fmt.Sprintf("working towards %s: %s components, hop %d of %d (%s)", ps.To, ps.Progress.Summary, ps.CurrentHop+1, len(ps.Hops), ps.Hop) + retryingText(ps)
+	s := fmt.Sprintf("working towards %s: %s components, hop %d of %d (%s)", ps.To, ps.Progress.Summary, ps.CurrentHop+1, len(ps.Hops), ps.Hop) + retryingText(ps)
+	if ps.WaitingFor != "" {
+		s += "; " + ps.WaitingFor
+	}
+	return s
 }
 
 // writeStatus writes st as cv's status unless nothing changed. st was

@@ -62,6 +62,8 @@ type run struct {
 	// (observeRetry); retryEvents bounds their Events.
 	retrying    retries
 	retryEvents eventBudget
+	// waiting are the running components' latest waits (observeWaiting).
+	waiting waits
 	// failEvents bounds the ComponentFailed Events as retryEvents does
 	// ComponentRetrying's; failHeld are the components of the hop in
 	// progress whose Event it held back (componentFailed).

@@ -139,13 +139,14 @@ func TestUpgradeEndToEnd(t *testing.T) {
 	out := kubectl(t, "get", "clusterversion", "-n", ns, "-o", "wide")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2, "kubectl get clusterversion -o wide:\n%s", out)
-	assert.Equal(t, []string{"NAME", "DESIRED", "CURRENT", "PHASE", "PROGRESS", "AGE", "HOP"}, strings.Fields(lines[0]))
+	assert.Equal(t, []string{"NAME", "DESIRED", "CURRENT", "PHASE", "PROGRESS", "AGE", "HOP", "WAITING"}, strings.Fields(lines[0]))
 	row := strings.Fields(lines[1])
 	require.GreaterOrEqual(t, len(row), 7, "row %q", lines[1])
 	assert.Equal(t, []string{"cluster", "v26.09", "v26.09", "Idle", st.Plan.Progress.Summary}, row[:5])
-	assert.Equal(t, "v26.06 -> v26.09", strings.Join(row[6:], " "), "the Hop column names the last hop: %q", lines[1])
+	// The Waiting column of a finished upgrade is empty.
+	assert.Equal(t, "v26.06 -> v26.09", strings.Join(row[6:], " "), "the Hop column names the last hop, and nothing waits: %q", lines[1])
 	out = kubectl(t, "get", "clusterversion", "-n", ns)
-	assert.Equal(t, []string{"NAME", "DESIRED", "CURRENT", "PHASE", "PROGRESS", "AGE"}, strings.Fields(strings.Split(out, "\n")[0]), "Hop only with -o wide")
+	assert.Equal(t, []string{"NAME", "DESIRED", "CURRENT", "PHASE", "PROGRESS", "AGE"}, strings.Fields(strings.Split(out, "\n")[0]), "Hop and Waiting only with -o wide")
 }
 
 func countOf(xs []string, x string) int {

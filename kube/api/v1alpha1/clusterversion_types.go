@@ -15,6 +15,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.plan.progress.summary`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Hop",type=string,JSONPath=`.status.plan.hop`,priority=1
+// +kubebuilder:printcolumn:name="Waiting",type=string,JSONPath=`.status.plan.waitingFor`,priority=1
 type ClusterVersion struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -406,6 +407,14 @@ type PlanSummary struct {
 	// +optional
 	// +listType=atomic
 	Retrying []Retry `json:"retrying,omitempty"`
+	// WaitingFor says what the running components of the hop in progress
+	// wait for, as their runners last reported it ("waiting for DaemonSet
+	// kube-system/calico-node: 3 of 5 updated"): the first two, by name,
+	// each cut to 200 characters, and "and N more". The Progressing
+	// condition's message ends with it; `kubectl get cv -o wide` shows it
+	// (WAITING). Empty when no component reports a wait.
+	// +optional
+	WaitingFor string `json:"waitingFor,omitempty"`
 	// Waiting are the steps waiting for approval, by step; add an entry
 	// naming one to spec.approvals to approve it.
 	// +optional

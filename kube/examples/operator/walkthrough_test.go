@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"regexp"
 	"runtime/metrics"
 	"slices"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -234,6 +236,9 @@ func TestReadmeWalkthrough(t *testing.T) {
 	require.NoError(t, err)
 	var completed time.Time
 	lastSummary := ""
+	// The Progressing messages seen while a hop waited for a workload
+	// (status.plan.waitingFor set), in order, without repeats.
+	var waited []string
 	for completed.IsZero() {
 		select {
 		case <-ctx.Done():
@@ -249,6 +254,15 @@ func TestReadmeWalkthrough(t *testing.T) {
 		if err := c.Get(ctx, key, cv); err == nil && cv.Status.Plan != nil && cv.Status.Plan.Progress.Summary != lastSummary {
 			lastSummary = cv.Status.Plan.Progress.Summary
 			t.Logf("%6.1fs %s %s hop %s", time.Since(patched).Seconds(), cv.Status.Phase, lastSummary, cv.Status.Plan.Hop)
+		}
+		if cv.Status.Plan != nil && cv.Status.Plan.WaitingFor != "" {
+			p := meta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionProgressing)
+			require.NotNil(t, p, "a Progressing condition while status.plan.waitingFor is %q", cv.Status.Plan.WaitingFor)
+			assert.True(t, strings.HasSuffix(p.Message, "; "+cv.Status.Plan.WaitingFor), "the Progressing message %q ends with status.plan.waitingFor %q", p.Message, cv.Status.Plan.WaitingFor)
+			if len(waited) == 0 || waited[len(waited)-1] != p.Message {
+				waited = append(waited, p.Message)
+				t.Logf("%6.1fs Progressing: %s", time.Since(patched).Seconds(), p.Message)
+			}
 		}
 	}
 	counter.on.Store(false)
@@ -269,6 +283,12 @@ func TestReadmeWalkthrough(t *testing.T) {
 		total, verbs, float64(total)/float64(components), float64(total)/float64(transitions), transitions)
 	t.Logf("peak memory of the test process, which runs the operator: Go runtime (runtime/metrics /memory/classes/total:bytes less heap released, sampled every 50ms) %.1f MiB; VmHWM (/proc/self/status, peak RSS) %.1f MiB",
 		float64(peak)/(1<<20), float64(vmHWM())/(1<<20))
+
+	// While the hops waited, the status said for what: a DaemonSet or a
+	// Deployment of the catalog and kstatus's count; once done, nothing.
+	waitedFor := regexp.MustCompile(`waiting for (DaemonSet|Deployment) (kube-system|cluster-system)/[a-z-]+: \d+ of \d+ [a-z]+`)
+	assert.True(t, slices.ContainsFunc(waited, waitedFor.MatchString), "no Progressing message named a DaemonSet or a Deployment and its count while a hop waited: %q", waited)
+	assert.Empty(t, cv.Status.Plan.WaitingFor, "status.plan.waitingFor once the upgrade completed")
 
 	checkRolledOut(ctx, t, cs)
 }
