@@ -36,7 +36,7 @@ import (
 func (c *cli) execRunner(values map[string]any) (runner.Runner, error) {
 	opts := []components.ExecOption{components.WithGracePeriod(c.grace()), components.WithExecValues(values),
 		components.WithGuard(c.commandsLock())}
-	sink := &outputSink{w: c.stderr}
+	sink := &outputSink{w: c.lines()}
 	if c.json {
 		sink.w, sink.log = nil, c.log
 	}

@@ -133,6 +133,8 @@ type cli struct {
 	// executing is set once run hands the plan to the executor: from
 	// then on an interrupt stops running components (interrupt.go).
 	executing atomic.Bool
+	// sharedErr is stderr for writers on other goroutines (lines, root.go).
+	sharedErr io.Writer
 }
 
 // run is runWith without input or signals, as tests call it.

@@ -131,11 +131,11 @@ func (h *heartbeat) every(tick <-chan time.Time, done <-chan struct{}) {
 // heartbeat, which ticks until stop is called.
 func (c *cli) progressObservers() (obs []runner.Option, stop func()) {
 	term := c.stderrTerminal()
-	obs = []runner.Option{runner.WithObserver(simulate.NewProgress(c.stderr, term).WithText(c.cliMessage))}
+	obs = []runner.Option{runner.WithObserver(simulate.NewProgress(c.lines(), term).WithText(c.cliMessage))}
 	if term {
 		return obs, func() {}
 	}
-	h := newHeartbeat(c.stderr, c.clock)
+	h := newHeartbeat(c.lines(), c.clock)
 	done := make(chan struct{})
 	ticker := time.NewTicker(time.Second)
 	go h.every(ticker.C, done)

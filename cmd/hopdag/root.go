@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -288,4 +291,31 @@ func orList(words []string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// lines is stderr as the progress display, the heartbeat and the lines of
+// commands share it: they write from their own goroutines (an observer's,
+// a command's output copier), so through one lock unless stderr is an
+// *os.File (each write one system call). Set up on the command's goroutine
+// before the run starts.
+func (c *cli) lines() io.Writer {
+	if c.sharedErr == nil {
+		c.sharedErr = c.stderr
+		if _, ok := c.stderr.(*os.File); !ok && c.stderr != nil {
+			c.sharedErr = &serialWriter{w: c.stderr}
+		}
+	}
+	return c.sharedErr
+}
+
+// serialWriter writes to w under mu.
+type serialWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *serialWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
