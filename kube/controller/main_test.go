@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	goruntime "runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -183,7 +184,9 @@ func watched(t *testing.T, opts *ctrl.Options) {
 	defer testNamespaces.Unlock()
 	nss := testNamespaces.m[t.Name()]
 	if len(nss) == 0 {
-		return
+		// Every namespace would be watched, the ClusterVersions and
+		// catalogs earlier tests left too.
+		t.Fatalf("startOperator: %s created no namespace before starting the operator; create them first (newNamespace), so the operator watches only those", t.Name())
 	}
 	opts.Cache.DefaultNamespaces = map[string]cache.Config{}
 	for _, ns := range nss {
@@ -312,7 +315,9 @@ func startOperator(t *testing.T, oc opConfig) *operator {
 	go func() {
 		defer close(o.done)
 		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
+			// A runnable that did not stop in time: which one, and where.
+			buf := make([]byte, 4<<20)
+			t.Errorf("manager: %v\ngoroutines:\n%s", err, buf[:goruntime.Stack(buf, true)])
 		}
 	}()
 	t.Cleanup(o.stop)

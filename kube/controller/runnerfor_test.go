@@ -35,12 +35,15 @@ func TestRunnerFor(t *testing.T) {
 		assert.Nil(t, cluster, "a ClusterVersion without spec.clusterRef has no cluster of its own")
 		return made[cv], nil
 	}
+	// The namespaces come first: an operator started before them would
+	// watch every namespace, the ClusterVersions earlier tests left too
+	// (a 4,000-version catalog among them).
+	nss := []string{newNamespace(t, c), newNamespace(t, c)}
 	op := startOperator(t, opConfig{opts: []controller.Option{controller.WithRunnerFor(runnerFor)}})
 	ctx := context.Background()
 
 	var keys []types.NamespacedName
-	for range 2 {
-		ns := newNamespace(t, c)
+	for _, ns := range nss {
 		applyCatalog(t, c, ns, catalogDir)
 		cv := newCV(ns, "v26.06", "v26.09")
 		require.NoError(t, c.Create(ctx, cv))
