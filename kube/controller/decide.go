@@ -46,6 +46,8 @@ type decision struct {
 	// wait: decide again after it, when nothing changes before (a
 	// maintenance window opens).
 	wait time.Duration
+	// window is spec.maintenanceWindows, compiled (nil: none).
+	window *rollout.Calendar
 }
 
 // step is one step of a decision: done says the decision is taken, with
@@ -68,41 +70,47 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 	return d.start(), 0, nil
 }
 
-// outsideWindow holds an upgrade that has not started while
-// spec.maintenanceWindows are closed, saying when the next opens, and
-// decides again then.
+// outsideWindow holds an upgrade while spec.maintenanceWindows are
+// closed, saying when the next opens, and decides again then: one that
+// has not started (Idle, the plan that waits shown), and one whose run
+// stopped partway (Paused, at the end of a window or by a restart),
+// which resumes in the next window.
 func (d *decision) outsideWindow() (bool, *plan, error) {
 	cv, st := d.cv, d.st
-	if d.inFlight || len(cv.Spec.MaintenanceWindows) == 0 {
-		return false, nil, nil
-	}
-	ws := make([]rollout.Window, len(cv.Spec.MaintenanceWindows))
-	for i, w := range cv.Spec.MaintenanceWindows {
-		ws[i] = rollout.Window{Schedule: w.Schedule, Duration: w.Duration.Duration, TimeZone: w.TimeZone}
-	}
-	cal, err := rollout.Compile(ws)
+	cal, err := calendarOf(cv)
 	if err != nil {
 		d.r.failing(cv, st, "InvalidMaintenanceWindow", fmt.Sprintf("ClusterVersion %s/%s: spec.maintenanceWindows: %v", cv.Namespace, cv.Name, err))
-		st.Phase = v1alpha1.PhaseIdle
+		if !d.inFlight {
+			st.Phase = v1alpha1.PhaseIdle
+		}
 		return decided()
 	}
+	d.window = cal
 	now := d.now.Time
-	if open, _ := cal.Open(now); open {
+	if open, _ := cal.Open(now); open || cal.Always() {
 		return false, nil, nil
 	}
 	next := cal.NextOpen(now)
-	msg := "the upgrade to " + d.to.String() + " waits for a maintenance window (spec.maintenanceWindows): none is open now, and none ever opens; change spec.maintenanceWindows"
 	if !next.IsZero() {
-		msg = fmt.Sprintf("the upgrade to %s waits for a maintenance window (spec.maintenanceWindows): the next opens at %s", d.to, next.UTC().Format(time.RFC3339))
 		d.wait = max(next.Sub(now), time.Second)
+	}
+	setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+	if d.inFlight {
+		// The plan keeps its progress; a run that was Upgrading when
+		// its process stopped is Paused like one the window stopped.
+		if st.Phase == v1alpha1.PhaseUpgrading {
+			st.Phase = v1alpha1.PhasePaused
+		}
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForMaintenanceWindow", windowStopMessage(st, d.to.String(), next))
+		return decided()
 	}
 	// Show the upgrade that waits to start; the hop a stopped run left
 	// partway stays named.
 	st.Phase = v1alpha1.PhaseIdle
 	st.Plan = summary(d.p, nil, d.target)
 	st.Plan.Partial = d.ph
-	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForMaintenanceWindow", msg)
-	setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForMaintenanceWindow",
+		"the upgrade to "+d.to.String()+" waits for a maintenance window (spec.maintenanceWindows): "+nextOpening(next))
 	return decided()
 }
 
@@ -389,5 +397,5 @@ func (d *decision) start() *plan {
 	if !storeFailing(st) { // cleared once the run has its record (run.execute)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 	}
-	return &plan{key: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}, cv: cv.DeepCopy(), plan: d.p, runner: d.rn, target: d.target, fresh: !d.inFlight, retry: d.retry}
+	return &plan{key: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}, cv: cv.DeepCopy(), plan: d.p, runner: d.rn, target: d.target, fresh: !d.inFlight, retry: d.retry, window: d.window}
 }

@@ -117,6 +117,8 @@ func (e *ending) write() {
 		e.rollbackFailed()
 	case cancelled && e.why == stopPause:
 		e.paused()
+	case cancelled && e.why == stopWindow && !e.deleted:
+		e.windowClosed()
 	case cancelled && e.deleted:
 		e.stoppedForDeletion()
 	case cancelled && e.why == stopAbort && !setsBack(e.ru.from, string(e.latest.Spec.DesiredVersion)):
@@ -214,6 +216,18 @@ func (e *ending) paused() {
 	st.Phase = v1alpha1.PhasePaused
 	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st, e.ru.to))
 	e.r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
+}
+
+// windowClosed: the maintenance window closed during a hop, which
+// finished; the next hop waits for the next window, and the reconcile
+// the run's end wakes says when it opens (decision.outsideWindow).
+func (e *ending) windowClosed() {
+	st, cv := e.st, e.cv
+	st.Phase = v1alpha1.PhasePaused
+	msg := windowStopMessage(st, e.ru.to, e.ru.p.window.NextOpen(e.ru.r.now()))
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForMaintenanceWindow", msg)
+	setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
+	e.r.event(cv, "Normal", "UpgradePaused", "MaintenanceWindow", msg)
 }
 
 // stoppedForDeletion: the ClusterVersion is being deleted.

@@ -27,6 +27,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/catalog"
+	"github.com/hopdag/hopdag/kube/rollout"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -297,6 +298,9 @@ type plan struct {
 	// retry: the resumption of a Failed upgrade that spec.retry asked
 	// for. Only then does the run resume a record that ended failed.
 	retry bool
+	// window is spec.maintenanceWindows (nil: none, always open): a hop
+	// starts only while one is open (run.Run).
+	window *rollout.Calendar
 }
 
 const maxHistory = 50

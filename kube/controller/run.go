@@ -22,8 +22,13 @@ import (
 // stop says why a run stops at its next safe point.
 type stop int
 
+// The stops, weakest first: a later reconcile may ask a stronger one,
+// never take one back.
 const (
 	noStop stop = iota
+	// stopWindow: the maintenance window closed; the hop in progress
+	// finishes, the next waits for the next window.
+	stopWindow
 	stopPause
 	stopAbort
 	stopAbandon
@@ -45,6 +50,10 @@ type run struct {
 	// components of stopHop (the hop the abort came during) go on, so
 	// that the system ends at a release of the catalog, not between two.
 	hop, stopHop int
+	// windowHop is the furthest hop a component entered while a
+	// maintenance window was open (-1: none yet): its other components
+	// go on after the window closes.
+	windowHop int
 	// paused: spec.paused was seen, which stops every hop at once (also
 	// after an abort).
 	paused bool
@@ -103,7 +112,7 @@ func (ru *run) stops(hop int) bool {
 	switch {
 	case ru.why == noStop:
 		return false
-	case ru.why == stopAbort && !ru.paused:
+	case (ru.why == stopAbort || ru.why == stopWindow) && !ru.paused:
 		return hop > ru.stopHop
 	}
 	return true
@@ -111,14 +120,14 @@ func (ru *run) stops(hop int) bool {
 
 // cancelNow reports whether the run is at its safe point (ru.mu held):
 // a stop is asked and no component is inside the inner runner; an abort
-// also waits until a component of a later hop is at the gate, so that
-// the hop it came during finishes (its last components, its post-checks)
-// rather than stopping partway.
+// (and the window's end) also waits until a component of a later hop is
+// at the gate, so that the hop it came during finishes (its last
+// components, its post-checks) rather than stopping partway.
 func (ru *run) cancelNow() bool {
 	if ru.why == noStop || ru.running > 0 {
 		return false
 	}
-	return ru.why != stopAbort || ru.paused || ru.blocked > 0
+	return ru.why != stopAbort && ru.why != stopWindow || ru.paused || ru.blocked > 0
 }
 
 // Run is the gate in front of the embedder's runner: once a stop is
@@ -127,7 +136,31 @@ func (ru *run) cancelNow() bool {
 // cancelled when the last running component returns (see cancelNow).
 // That is the safe point: nothing is interrupted inside a runner.
 func (ru *run) Run(ctx context.Context, t runner.Task) error {
+	ru.inWindow(t.HopIndex)
 	return ru.through(ctx, t.HopIndex, func() error { return ru.p.runner.Run(ctx, t) })
+}
+
+// inWindow lets a component of hop start only while a maintenance window
+// is open, or when its hop started inside one: the first component of a
+// later hop that comes once the windows have closed stops the run there
+// (stopWindow), at the safe point after the hop in progress. A rollback
+// is not held: it restores what the run changed.
+func (ru *run) inWindow(hop int) {
+	if ru.p.window.Always() {
+		return
+	}
+	ru.mu.Lock()
+	defer ru.mu.Unlock()
+	if hop <= ru.windowHop {
+		return
+	}
+	if open, _ := ru.p.window.Open(ru.r.now()); open {
+		ru.windowHop = hop
+		return
+	}
+	if ru.why < stopWindow {
+		ru.why, ru.stopHop = stopWindow, ru.windowHop
+	}
 }
 
 // Rollback passes the same gate as Run: a stop asked during a rollback
@@ -169,7 +202,7 @@ func (ru *run) through(ctx context.Context, hop int, fn func() error) error {
 
 // start launches p in the background.
 func (r *Reconciler) start(p *plan) {
-	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1),
+	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1), windowHop: -1,
 		retryEvents: eventBudget{n: retryEventsPerWindow, window: retryEventWindow},
 		failEvents:  eventBudget{n: retryEventsPerWindow, window: retryEventWindow}}
 	ru.control(&p.cv.Spec)
