@@ -201,10 +201,16 @@ func TestClusterUnreachable(t *testing.T) {
 		}, v1alpha1.ClusterRef{Name: "work"}, `Secret NS/work-kubeconfig key "value" is not a kubeconfig`},
 		{"secret name and key overridden, missing", nil, v1alpha1.ClusterRef{Name: "work", SecretName: "creds", Key: "cfg"}, "(kubeconfig Secret NS/creds[cfg]): Secret NS/creds not found"},
 	}
+	// A namespace per case, made before the operator starts, which
+	// watches only those.
+	nss := make([]string, len(tests))
+	for i := range nss {
+		nss[i] = newNamespace(t, c)
+	}
 	asked := clusterOperator(t, c)
-	for _, tt := range tests {
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ns := newNamespace(t, c)
+			ns := nss[i]
 			applyCatalog(t, c, ns, catalogDir)
 			if tt.secret != nil {
 				require.NoError(t, c.Create(ctx, tt.secret(ns)))
