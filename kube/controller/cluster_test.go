@@ -203,7 +203,7 @@ func TestClusterUnreachable(t *testing.T) {
 	}
 	// A namespace per case, made before the operator starts, which
 	// watches only those.
-	nss := make([]string, len(tests))
+	nss := make([]string, len(tests)+1) // and the last for "API server stopped"
 	for i := range nss {
 		nss[i] = newNamespace(t, c)
 	}
@@ -252,7 +252,7 @@ func TestClusterUnreachable(t *testing.T) {
 	require.Equal(t, len(tests), asked()[strings.TrimSuffix(env.Config.Host, "/")], "one runner per ClusterVersion, made once its Secret was right")
 
 	t.Run("API server stopped", func(t *testing.T) {
-		ns := newNamespace(t, c)
+		ns := nss[len(tests)]
 		applyCatalog(t, c, ns, catalogDir)
 		require.NoError(t, c.Create(ctx, kubeconfigSecret(ns, "work", env.KubeConfig)))
 		require.NoError(t, env.Stop())
