@@ -124,8 +124,15 @@ func (f *flight) now() (inFlight, done int) {
 	return len(f.in), done
 }
 
+// seen is how many changes f saw, and the most in flight at once.
+func (f *flight) seen() (changes, peak int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.changes, f.peak
+}
+
 // follow feeds f every change of the ClusterVersions of ns from now
-// until ctx ends: a List, then a watch from its resourceVersion (the
+// until ctx ends or the test does: a List, then a watch from its resourceVersion (the
 // API server sends each change of each object once, in resourceVersion
 // order); a watch the server closes resumes where it stopped. A watch
 // error (its history compacted) fails t: the count would have a hole.
@@ -137,8 +144,9 @@ func (f *flight) follow(ctx context.Context, t *testing.T, c client.WithWatch, n
 		f.observe(l.ResourceVersion, &l.Items[i])
 	}
 	rv := l.ResourceVersion
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	t.Cleanup(func() { <-done })
+	t.Cleanup(func() { cancel(); <-done })
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
@@ -160,6 +168,9 @@ func (f *flight) follow(ctx context.Context, t *testing.T, c client.WithWatch, n
 					rv = cv.ResourceVersion
 					f.gone(cv.Name)
 				case watch.Error:
+					if ctx.Err() != nil {
+						continue // the test is over: the watch ends
+					}
 					t.Errorf("watching the ClusterVersions of %s after resourceVersion %s: %v: the count of those in flight has a hole", ns, rv, ev.Object)
 					w.Stop()
 					return

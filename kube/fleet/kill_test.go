@@ -46,9 +46,10 @@ const envKillSeed = "HOPDAG_KILL_SEED"
 // last runs to the end. The controller runs as a separate process (the
 // child of killchild_test.go, this test binary re-executed) and alone:
 // the ClusterVersions' reconciler runs here, in the test, with simulated
-// components of 100 to 300 ms that it records. Twelve ClusterVersions go
-// from v26.06-rc.2 to v26.06 (two hops) in a canary and three waves of
-// four, maxConcurrency 2.
+// components of 100 to 300 ms that it records. Sixteen ClusterVersions
+// go from v26.06-rc.2 to v26.06 (two hops) in a canary and three waves
+// of five, maxConcurrency 2: ten batches one after another, about 20 s,
+// that the ten kills (one every second or two) cover.
 //
 // At no moment are more than maxConcurrency ClusterVersions in flight:
 // counted after each change the API server made to them, in its order
@@ -69,7 +70,7 @@ const envKillSeed = "HOPDAG_KILL_SEED"
 func TestFleetControllerSIGKILLed(t *testing.T) {
 	needAPIServer(t)
 	const (
-		clusters = 12
+		clusters = 16
 		limit    = 2
 		kills    = 10
 		target   = "v26.06"
@@ -93,13 +94,14 @@ func TestFleetControllerSIGKILLed(t *testing.T) {
 	fl := newFlight(target, "to-v26.06", limit)
 	fl.follow(ctx, t, wc, ns)
 	kids := newFleetChildren(t, ns)
-	four := intstr.FromInt32(4)
-	require.NoError(t, c.Create(ctx, newRollout(ns, func(s *v1alpha1.UpgradeRolloutSpec) { s.Waves.Size = &four })))
+	five := intstr.FromInt32(5)
+	require.NoError(t, c.Create(ctx, newRollout(ns, func(s *v1alpha1.UpgradeRolloutSpec) { s.Waves.Size = &five })))
 
 	t0 := time.Now()
 	for i := range kills {
 		p := kids.start()
 		kids.waitReady(p, 60*time.Second)
+		up := p.lived()
 		// A random moment of the 1.7 s after the child is up (0.3 s to
 		// 2 s of its life on this machine): mid-reconcile, mid-start,
 		// or idle while the ClusterVersions run.
@@ -108,8 +110,8 @@ func TestFleetControllerSIGKILLed(t *testing.T) {
 		require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
 		<-p.exited
 		inFlight, done := fl.now()
-		t.Logf("kill %d at %v: pid %s lived %v and started %v; %d in flight, %d of %d at %s",
-			i+1, time.Since(t0).Round(time.Millisecond), p.pid, p.lived().Round(time.Millisecond), kids.startsOf(p.pid), inFlight, done, clusters, target)
+		t.Logf("kill %d at %v: pid %s ready after %v, killed after %v, started %v; %d in flight, %d of %d at %s",
+			i+1, time.Since(t0).Round(time.Millisecond), p.pid, up.Round(time.Millisecond), p.lived().Round(time.Millisecond), kids.startsOf(p.pid), inFlight, done, clusters, target)
 	}
 	_, doneAtLastKill := fl.now()
 	last := kids.start()
@@ -124,8 +126,9 @@ func TestFleetControllerSIGKILLed(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "UpgradeRollout %s/to-v26.06 not Completed 90s after the last kill: %+v", ns, ur.Status)
 		time.Sleep(50 * time.Millisecond)
 	}
+	changes, peak := fl.seen()
 	t.Logf("completed %v after the first child started; %d changes of the ClusterVersions seen, at most %d in flight; the last controller started %v",
-		time.Since(t0).Round(time.Millisecond), fl.changes, fl.peak, kids.startsOf(last.pid))
+		time.Since(t0).Round(time.Millisecond), changes, peak, kids.startsOf(last.pid))
 
 	// (1) never more than maxConcurrency in flight.
 	fl.mu.Lock()
@@ -396,7 +399,9 @@ func (k *fleetChildren) waitReady(p *fleetProc, timeout time.Duration) {
 	k.t.Fatalf("fleet controller %s not ready within %v", p.pid, timeout)
 }
 
-// startsOf names the ClusterVersions the process pid started, in order.
+// startsOf names the ClusterVersions the process pid logged as started,
+// in order: one killed between a start's patch and its log line started
+// one more.
 func (k *fleetChildren) startsOf(pid string) []string {
 	out := []string{}
 	for _, l := range k.lines() {
