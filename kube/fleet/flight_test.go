@@ -49,7 +49,7 @@ type flight struct {
 	mu      sync.Mutex
 	in      map[string]bool   // in flight now
 	done    map[string]bool   // reached the target
-	started map[string]string // the Started annotation first seen
+	started map[string]string // the Started annotation last seen
 	changes int               // changes seen
 	peak    int
 	// over, restarted and split are the moments that broke a rule: more
@@ -82,10 +82,9 @@ func (f *flight) observe(rv string, cv *v1alpha1.ClusterVersion) {
 	}
 	if at := cv.Annotations[fleet.Started]; at != "" {
 		if was, ok := f.started[name]; ok && was != at {
-			f.restarted = append(f.restarted, fmt.Sprintf("rv %s: %s started again at %s (first at %s)", rv, name, at, was))
-		} else if !ok {
-			f.started[name] = at
+			f.restarted = append(f.restarted, fmt.Sprintf("rv %s: %s started again at %s (before at %s)", rv, name, at, was))
 		}
+		f.started[name] = at
 	}
 	f.peak = max(f.peak, len(f.in))
 	if len(f.in) > f.limit {
