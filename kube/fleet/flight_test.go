@@ -123,6 +123,13 @@ func (f *flight) now() (inFlight, done int) {
 	return len(f.in), done
 }
 
+// startedCount is how many ClusterVersions were started.
+func (f *flight) startedCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.started)
+}
+
 // seen is how many changes f saw, and the most in flight at once.
 func (f *flight) seen() (changes, peak int) {
 	f.mu.Lock()
