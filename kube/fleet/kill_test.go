@@ -43,7 +43,9 @@ const envKillSeed = "HOPDAG_KILL_SEED"
 
 // TestFleetControllerSIGKILLed kills the fleet controller with SIGKILL at
 // ten random moments of a rollout and starts a new one each time; the
-// last runs to the end. The controller runs as a separate process (the
+// last runs to the end. Every other kill comes shortly after the
+// controller started a ClusterVersion, so that its successor comes up
+// with starts of its predecessor in flight. The controller runs as a separate process (the
 // child of killchild_test.go, this test binary re-executed) and alone:
 // the ClusterVersions' reconciler runs here, in the test, with simulated
 // components of 100 to 300 ms that it records. Sixteen ClusterVersions
@@ -104,10 +106,20 @@ func TestFleetControllerSIGKILLed(t *testing.T) {
 		p := kids.start()
 		kids.waitReady(p, 60*time.Second)
 		up := p.lived()
-		// A random moment of the 1.7 s after the child is up (up after
-		// 0.3 to 2 s here, killed after 0.3 to 3.7 s): mid-reconcile,
-		// mid-start, or idle while the ClusterVersions run.
-		time.Sleep(time.Duration(rnd.IntN(1700)) * time.Millisecond) // a random kill time, not a wait for an event
+		if i%2 == 0 {
+			// A random moment of the 1.7 s after the child is up (up
+			// after 0.3 to 2 s here, killed after 0.3 to 3.7 s):
+			// mid-reconcile, mid-start, or idle while the
+			// ClusterVersions run.
+			time.Sleep(time.Duration(rnd.IntN(1700)) * time.Millisecond) // a random kill time, not a wait for an event
+		} else {
+			// A random moment of the 300 ms after the child logged a
+			// start (or 3 s after it is up, if it starts none): what it
+			// started is in flight when its successor comes up, which
+			// must count it.
+			kids.waitStart(p, 3*time.Second)
+			time.Sleep(time.Duration(rnd.IntN(300)) * time.Millisecond) // a random kill time
+		}
 		require.False(t, p.gone(), "fleet controller %d (pid %s) ended by itself before its kill: %v", i+1, p.pid, p.err)
 		require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
 		<-p.exited
@@ -400,6 +412,16 @@ func (k *fleetChildren) waitReady(p *fleetProc, timeout time.Duration) {
 		require.False(k.t, p.gone(), "fleet controller %s ended before it was ready: %v", p.pid, p.err)
 	}
 	k.t.Fatalf("fleet controller %s not ready within %v", p.pid, timeout)
+}
+
+// waitStart waits until p logs a start, or for timeout: it may start
+// none.
+func (k *fleetChildren) waitStart(p *fleetProc, timeout time.Duration) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline) && !p.gone(); time.Sleep(10 * time.Millisecond) {
+		if len(k.startsOf(p.pid)) > 0 {
+			return
+		}
+	}
 }
 
 // startsOf names the ClusterVersions the process pid logged as started,
