@@ -34,8 +34,16 @@ import (
 // annotations; it holds every component run of the ClusterVersion, and
 // more: the time between the start and the reconciler's first component,
 // and between the last component and the status that says done. Counted
-// between two changes of the API server's history, nothing is missed
-// that a poll would.
+// after every change of the API server's history, it misses no moment (a
+// poll could miss a ClusterVersion started and done between two polls).
+//
+// A correct controller keeps this count within maxConcurrency at every
+// change: it decides from its cache, an earlier point of the same
+// history, and only starts ClusterVersions, which leave flight by
+// themselves; so it is enough that its cache shows every start made
+// before its decision: its own (the expectations of expect.go) and,
+// after a restart, its predecessor's (the new cache's first List is
+// consistent with the API server).
 //
 // It also checks what a start is: the patch that sets desiredVersion
 // writes the rollout's annotations (fleet.Rollout, fleet.Started) with
