@@ -48,10 +48,11 @@ const envKillSeed = "HOPDAG_KILL_SEED"
 // with starts of its predecessor in flight. The controller runs as a separate process (the
 // child of killchild_test.go, this test binary re-executed) and alone:
 // the ClusterVersions' reconciler runs here, in the test, with simulated
-// components of 100 to 300 ms that it records. Sixteen ClusterVersions
-// go from v26.06-rc.2 to v26.06 (two hops) in a canary and three waves
-// of five, maxConcurrency 2: ten batches one after another, about 20 s,
-// that the ten kills (one every second or two) cover.
+// components of 100 to 300 ms that it records. Twenty ClusterVersions
+// go from v26.06-rc.2 to v26.06 (two hops) in a canary and four waves of
+// five (the last of four), maxConcurrency 2: twelve batches one after
+// another, 20 to 30 s here, longer than the ten kills (one every second
+// or two) take, so that they all hit a moving rollout.
 //
 // At no moment are more than maxConcurrency ClusterVersions in flight:
 // counted after each change the API server made to them, in its order
@@ -74,7 +75,7 @@ const envKillSeed = "HOPDAG_KILL_SEED"
 func TestFleetControllerSIGKILLed(t *testing.T) {
 	needAPIServer(t)
 	const (
-		clusters = 16
+		clusters = 20
 		limit    = 2
 		kills    = 10
 		target   = "v26.06"
