@@ -53,6 +53,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	ctrl.SetLogger(logr.Discard())
+	if os.Getenv(envFleetChild) != "" {
+		fleetChildMain() // a fleet controller process of the kill test
+	}
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		os.Exit(m.Run()) // the tests skip, or fail with CI=true
 	}
