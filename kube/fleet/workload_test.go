@@ -98,10 +98,10 @@ func TestFleetOfWorkloadClusters(t *testing.T) {
 	}
 
 	// The real cluster runs what its ClusterVersion says: v26.06.
-	real := workloads[realCluster]
+	rc := workloads[realCluster]
 	instance := instanceOf(types.NamespacedName{Namespace: ns, Name: realCluster})
 	installed := time.Now()
-	install(t, cp.Config(), real, instance, "v26.06")
+	installRelease(t, cp.Config(), rc, instance, "v26.06")
 	t.Logf("v26.06's workloads installed in %s and rolled out in %s", realCluster, time.Since(installed).Round(time.Millisecond))
 
 	notes := &rolloutNotes{}
@@ -173,7 +173,7 @@ func TestFleetOfWorkloadClusters(t *testing.T) {
 	for _, cm := range inManagement.Items {
 		assert.False(t, strings.HasPrefix(cm.Name, "hopdag-"), "component object %s in the management cluster", cm.Name)
 	}
-	managed, err := rollouts(ctx, c, client.HasLabels{components.LabelComponent}, realNodes)
+	managed, err := workloadRollouts(ctx, c, client.HasLabels{components.LabelComponent}, realNodes)
 	require.NoError(t, err)
 	assert.Empty(t, managed, "component workloads in the management cluster")
 	assert.Contains(t, reasons(t, c, ns), "WaveCompleted", "the rollout's Events are in the management cluster")
@@ -196,7 +196,7 @@ func TestFleetOfWorkloadClusters(t *testing.T) {
 	assert.True(t, slices.ContainsFunc(waited, waitedFor.MatchString), "the canary's status.plan.waitingFor never named a Deployment or a DaemonSet of its cluster: %q", waited)
 	assert.Empty(t, getCV(t, c, ns, realCluster).Status.Plan.WaitingFor, "the canary's status.plan.waitingFor once it completed")
 
-	checkRolledOut(t, real, cp.Nodes(), instance)
+	checkRolledOut(t, rc, cp.Nodes(), instance)
 	t.Logf("test took %s", time.Since(began).Round(time.Millisecond))
 }
 
@@ -254,7 +254,7 @@ func checkRolledOut(t *testing.T, c client.Client, nodes []string, instance stri
 			}
 			on = append(on, p.Spec.NodeName)
 			assert.Equal(t, w.image, p.Spec.Containers[0].Image, "%s: pod %s's image", w.what, p.Name)
-			assert.True(t, podReady(&p), "%s: pod %s Ready", w.what, p.Name)
+			assert.True(t, isPodReady(&p), "%s: pod %s Ready", w.what, p.Name)
 			assert.Contains(t, nodes, p.Spec.NodeName, "%s: pod %s bound to a kwok node", w.what, p.Name)
 		}
 		assert.Len(t, on, w.want, "%s: live pods (on nodes %q)", w.what, on)
@@ -265,7 +265,7 @@ func checkRolledOut(t *testing.T, c client.Client, nodes []string, instance stri
 	}
 }
 
-func podReady(p *corev1.Pod) bool {
+func isPodReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
@@ -360,7 +360,7 @@ func (m *notingManifest) Run(ctx context.Context, t runner.Task) error {
 	if err := m.Manifest.Run(ctx, t); err != nil {
 		return err
 	}
-	ws, err := rollouts(ctx, m.c, client.MatchingLabels(components.OwnerLabels(m.instance, t.Component)), realNodes)
+	ws, err := workloadRollouts(ctx, m.c, client.MatchingLabels(components.OwnerLabels(m.instance, t.Component)), realNodes)
 	if err != nil {
 		ws = []string{"reading its workloads: " + err.Error()}
 	}
@@ -394,12 +394,12 @@ func (n *rolloutNotes) all() map[string][]string {
 	return out
 }
 
-// rollouts says of each Deployment and DaemonSet that sel selects, sorted,
+// workloadRollouts says of each Deployment and DaemonSet that sel selects, sorted,
 // "KIND NAMESPACE/NAME IMAGE: rolled out", or what is left of its rollout:
 // rolled out is its controller having observed its last generation and
 // every replica (a DaemonSet: one on each of nodes) updated, ready and
 // available, no old one left. nil when there is none.
-func rollouts(ctx context.Context, c client.Client, sel client.ListOption, nodes int) ([]string, error) {
+func workloadRollouts(ctx context.Context, c client.Client, sel client.ListOption, nodes int) ([]string, error) {
 	var out []string
 	var ds appsv1.DeploymentList
 	if err := c.List(ctx, &ds, sel); err != nil {
@@ -412,7 +412,7 @@ func rollouts(ctx context.Context, c client.Client, sel client.ListOption, nodes
 			left = fmt.Sprintf("generation %d observed %d, %d replicas of %d, %d updated, %d ready, %d available",
 				d.Generation, st.ObservedGeneration, st.Replicas, want, st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas)
 		}
-		out = append(out, rollout("Deployment", &d.ObjectMeta, d.Spec.Template.Spec, left))
+		out = append(out, rolloutLine("Deployment", &d.ObjectMeta, d.Spec.Template.Spec, left))
 	}
 	var dss appsv1.DaemonSetList
 	if err := c.List(ctx, &dss, sel); err != nil {
@@ -425,13 +425,15 @@ func rollouts(ctx context.Context, c client.Client, sel client.ListOption, nodes
 			left = fmt.Sprintf("generation %d observed %d, %d desired of %d nodes, %d scheduled, %d updated, %d ready, %d available",
 				d.Generation, st.ObservedGeneration, st.DesiredNumberScheduled, want, st.CurrentNumberScheduled, st.UpdatedNumberScheduled, st.NumberReady, st.NumberAvailable)
 		}
-		out = append(out, rollout("DaemonSet", &d.ObjectMeta, d.Spec.Template.Spec, left))
+		out = append(out, rolloutLine("DaemonSet", &d.ObjectMeta, d.Spec.Template.Spec, left))
 	}
 	slices.Sort(out)
 	return out, nil
 }
 
-func rollout(kind string, m *metav1.ObjectMeta, pod corev1.PodSpec, left string) string {
+// rolloutLine is workloadRollouts' line of one workload; left is what
+// is left of its rollout, "" when none.
+func rolloutLine(kind string, m *metav1.ObjectMeta, pod corev1.PodSpec, left string) string {
 	s := fmt.Sprintf("%s %s/%s %s: ", kind, m.Namespace, m.Name, pod.Containers[0].Image)
 	if left == "" {
 		return s + "rolled out"
@@ -439,13 +441,13 @@ func rollout(kind string, m *metav1.ObjectMeta, pod corev1.PodSpec, left string)
 	return s + left
 }
 
-// install puts the manifest components of release version of the sample
+// installRelease puts the manifest components of release version of the sample
 // catalog into the cluster of cfg as instance's, as an earlier upgrade
 // would have left them, and waits until their workloads have rolled out:
 // the cluster then runs what its ClusterVersion says. The readiness waits
 // are the test's, all at once (polled every 100ms), not each component's
 // health checks one after another at their intervals of 5 to 10 seconds.
-func install(t *testing.T, cfg *rest.Config, c client.Client, instance, version string) {
+func installRelease(t *testing.T, cfg *rest.Config, c client.Client, instance, version string) {
 	t.Helper()
 	ctx := context.Background()
 	// The provider's namespace, which the README has an administrator
@@ -468,7 +470,7 @@ func install(t *testing.T, cfg *rest.Config, c client.Client, instance, version 
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		ws, err := rollouts(ctx, c, client.MatchingLabels{components.LabelInstance: instance}, realNodes)
+		ws, err := workloadRollouts(ctx, c, client.MatchingLabels{components.LabelInstance: instance}, realNodes)
 		require.NoError(t, err)
 		left := slices.DeleteFunc(slices.Clone(ws), func(w string) bool { return strings.HasSuffix(w, ": rolled out") })
 		if len(ws) == 5 && len(left) == 0 {
