@@ -22,22 +22,14 @@ import (
 // runs before the command (and its signal watcher) starts, so that every
 // goroutine sees the same c.stderr. A --log-format that is neither text
 // nor json logs as text; run refuses it.
-//
-// The handler writes through c.lines(), under the lock the progress
-// display, the heartbeat and the lines of commands take: the executor logs
-// from its goroutines while they write.
 func (c *cli) setLogFormat() {
-	out := c.lines()
 	if c.rf == nil || *c.rf.logFormat != "json" {
-		c.log = slog.New(cliTermsHandler{slog.NewTextHandler(out, nil)})
+		c.log = slog.New(cliTermsHandler{slog.NewTextHandler(c.stderr, nil)})
 		return
 	}
-	c.log = slog.New(cliTermsHandler{slog.NewJSONHandler(out, &slog.HandlerOptions{ReplaceAttr: durationText})})
+	c.log = slog.New(cliTermsHandler{slog.NewJSONHandler(c.stderr, &slog.HandlerOptions{ReplaceAttr: durationText})})
 	c.json = true
 	c.stderr = &logLines{log: c.log, prefix: "hopdag " + c.name + ": "}
-	// What other goroutines write goes through the records too (lines
-	// wraps the new c.stderr), and reaches out under the same lock.
-	c.sharedErr = nil
 }
 
 // durationText writes a duration as a Go duration string ("1.5s"), as
