@@ -62,15 +62,111 @@ func benchCatalog(tb testing.TB, c client.Client, ns string) {
 		Spec: v1alpha1.UpgradePathSpec{Rules: []v1alpha1.Rule{{From: "v1.0.0", To: "v2.0.0"}}}}))
 }
 
-// counting counts the requests through its transport.
+// counting counts the requests through its transport, and tells tl of
+// the ClusterVersions' spec patches (the rollout starting them).
 type counting struct {
 	rt http.RoundTripper
 	n  *atomic.Int64
+	tl *timeline
 }
 
 func (c counting) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
-	return c.rt.RoundTrip(r)
+	resp, err := c.rt.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPatch {
+		if _, name, ok := strings.Cut(r.URL.Path, "/clusterversions/"); ok && !strings.Contains(name, "/") {
+			c.tl.at(c.tl.patched, name, false)
+		}
+	}
+	return resp, err
+}
+
+// timeline is when each cluster of a benchmark's fleet was patched by
+// the rollout (started), entered its first component, and left its last
+// one, as the operator's process saw them (to the microsecond, where the
+// objects' timestamps have seconds).
+type timeline struct {
+	mu                   sync.Mutex
+	patched, first, last map[string]time.Time
+}
+
+func newTimeline() *timeline {
+	return &timeline{patched: map[string]time.Time{}, first: map[string]time.Time{}, last: map[string]time.Time{}}
+}
+
+// at records now in m for name: the first time, or (latest) every time.
+func (tl *timeline) at(m map[string]time.Time, name string, latest bool) {
+	now := time.Now()
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if _, ok := m[name]; !ok || latest {
+		m[name] = now
+	}
+}
+
+// runner is the simulated runner of cluster name: each component takes d.
+func (tl *timeline) runner(name string, d time.Duration) runner.Runner {
+	return runner.RunnerFunc(func(ctx context.Context, _ runner.Task) error {
+		tl.at(tl.first, name, false)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+		tl.at(tl.last, name, true)
+		return nil
+	})
+}
+
+// report logs, per wave, where its time went: from its release (its
+// first patch) to its patches' end, to its clusters' first components
+// (the first and the last to begin), to its last component's end, and
+// to the next wave's release; and the means over the fleet of the time
+// from a cluster's patch to its first component, and of its run's
+// overhead over levels component times.
+func (tl *timeline) report(b *testing.B, start time.Time, waves []v1alpha1.WaveStatus, levels int, component time.Duration) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	var toFirst, overhead time.Duration
+	n := 0
+	var prevEnd time.Time
+	for _, w := range waves {
+		var released, patchedAll, firstMin, firstMax, end time.Time
+		for _, cl := range w.Clusters {
+			p, f, l := tl.patched[cl.Name], tl.first[cl.Name], tl.last[cl.Name]
+			if released.IsZero() || p.Before(released) {
+				released = p
+			}
+			patchedAll = later(patchedAll, p)
+			if firstMin.IsZero() || f.Before(firstMin) {
+				firstMin = f
+			}
+			firstMax, end = later(firstMax, f), later(end, l)
+			if !p.IsZero() && !f.IsZero() && !l.IsZero() {
+				toFirst += f.Sub(p)
+				overhead += l.Sub(f) - time.Duration(levels)*component
+				n++
+			}
+		}
+		gap := released.Sub(start)
+		if !prevEnd.IsZero() {
+			gap = released.Sub(prevEnd)
+		}
+		b.Logf("wave %s (%d clusters): released %s after the last wave's end (the rollout's creation for the first); patched in %s; first components %s to %s after its release; its last component done %s after its release",
+			w.Name, len(w.Clusters), ms(gap), ms(patchedAll.Sub(released)), ms(firstMin.Sub(released)), ms(firstMax.Sub(released)), ms(end.Sub(released)))
+		prevEnd = end
+	}
+	if n > 0 {
+		b.Logf("mean over %d clusters: patch to first component %s, run overhead over %d component times %s", n, ms(toFirst/time.Duration(n)), levels, ms(overhead/time.Duration(n)))
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // peakRSS is the process's peak resident set since the last
@@ -181,18 +277,13 @@ func benchRollout(b *testing.B, n int, component time.Duration) {
 	wg.Wait()
 
 	var requests atomic.Int64
+	tl := newTimeline()
 	op := rest.CopyConfig(cfg)
 	op.QPS, op.Burst = 1000, 2000 // client-go's 5/s is made for one controller of a few objects
-	op.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return counting{rt, &requests} }
-	sim := runner.RunnerFunc(func(ctx context.Context, _ runner.Task) error {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(component):
-			return nil
-		}
-	})
-	operateOn(b, op, ns, func(types.NamespacedName, *rest.Config) (runner.Runner, error) { return sim, nil },
+	op.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return counting{rt, &requests, tl} }
+	operateOn(b, op, ns, func(k types.NamespacedName, _ *rest.Config) (runner.Runner, error) {
+		return tl.runner(k.Name, component), nil
+	},
 		controller.WithExecutorOptions(runner.WithMaxParallel(benchColumns)), controller.WithStatusInterval(2*time.Second))
 	// The reconciler's first pass over the fleet (finalizers, status) is
 	// not the rollout's: wait for every ClusterVersion to be observed.
@@ -244,30 +335,5 @@ func benchRollout(b *testing.B, n int, component time.Duration) {
 	b.ReportMetric(peakRSS(), "peak-rss-MiB")
 	b.ReportMetric(makespan.Seconds(), "makespan-s")
 	b.Logf("%d clusters, component %v: makespan %v, ideal %v (%d rounds of %d levels), %d requests", n, component, makespan.Round(time.Millisecond), ideal, rounds, benchLevels, requests.Load()-before)
-	var cvs v1alpha1.ClusterVersionList
-	require.NoError(b, c.List(ctx, &cvs, client.InNamespace(ns)))
-	ends := map[string]time.Time{}
-	var toRun, running time.Duration
-	for _, cv := range cvs.Items {
-		at, _ := time.Parse(time.RFC3339, cv.Annotations["hopdag.io/rollout-started"])
-		if len(cv.Status.History) > 0 && cv.Status.History[0].CompletionTime != nil {
-			toRun += cv.Status.History[0].StartedTime.Sub(at)
-			running += cv.Status.History[0].CompletionTime.Sub(cv.Status.History[0].StartedTime.Time)
-		}
-	}
-	b.Logf("mean: from the rollout's start to the run's %v, the run %v (second precision)", toRun/time.Duration(n), running/time.Duration(n))
-	for _, cv := range cvs.Items {
-		if len(cv.Status.History) > 0 && cv.Status.History[0].CompletionTime != nil {
-			ends[cv.Name] = cv.Status.History[0].CompletionTime.Time
-		}
-	}
-	for _, w := range got.Status.Waves {
-		var last time.Time
-		for _, cl := range w.Clusters {
-			if ends[cl.Name].After(last) {
-				last = ends[cl.Name]
-			}
-		}
-		b.Logf("wave %s (%d clusters): its last cluster done at %v", w.Name, len(w.Clusters), last.Sub(start).Round(time.Second))
-	}
+	tl.report(b, start, got.Status.Waves, benchLevels, component)
 }
