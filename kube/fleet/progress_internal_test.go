@@ -17,8 +17,8 @@ func TestProgressOnly(t *testing.T) {
 	was := func() *v1alpha1.UpgradeRolloutStatus {
 		return &v1alpha1.UpgradeRolloutStatus{
 			ObservedGeneration: 1, Phase: "Progressing", Wave: "wave-1",
-			Counts: v1alpha1.RolloutCounts{Pending: 2, Upgrading: 1},
-			Waves:  []v1alpha1.WaveStatus{{Name: "wave-1", Clusters: []v1alpha1.ClusterStatus{{Name: "a", State: "Upgrading"}, {Name: "b", State: "Pending"}, {Name: "c", State: "Pending"}}}},
+			Counts:     v1alpha1.RolloutCounts{Pending: 2, Upgrading: 1},
+			Waves:      []v1alpha1.WaveStatus{{Name: "wave-1", Clusters: []v1alpha1.ClusterStatus{{Name: "a", State: "Upgrading"}, {Name: "b", State: "Pending"}, {Name: "c", State: "Pending"}}}},
 			Conditions: []metav1.Condition{{Type: "Progressing", Status: metav1.ConditionTrue, Reason: "Progressing", Message: "wave 1 of 1: 1 upgrading"}},
 		}
 	}
