@@ -256,7 +256,8 @@ func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) 
 //
 // Run it with -benchtime=1x: one rollout is one iteration. The sizes are
 // HOPDAG_BENCH_CLUSTERS (default 1000, e.g. 1000,10000) and the
-// component time HOPDAG_BENCH_COMPONENT (default 1s).
+// component time HOPDAG_BENCH_COMPONENT (default 1s); HOPDAG_BENCH_WORKERS
+// sets MaxConcurrentReconciles for both controllers (default: theirs).
 func BenchmarkRollout(b *testing.B) {
 	if cfg == nil {
 		b.Skip(`no API server: set KUBEBUILDER_ASSETS (eval "$(tools/env.sh kube)")`)
@@ -270,11 +271,14 @@ func BenchmarkRollout(b *testing.B) {
 			sizes = append(sizes, n)
 		}
 	}
+	// Without HOPDAG_BENCH_WORKERS, each controller's own default (the
+	// ClusterVersion reconciler's DefaultMaxConcurrentReconciles).
+	workers = 0
+	b.Cleanup(func() { workers = 1 })
 	if s := os.Getenv("HOPDAG_BENCH_WORKERS"); s != "" {
 		n, err := strconv.Atoi(s)
 		require.NoError(b, err, "HOPDAG_BENCH_WORKERS=%s: a count", s)
 		workers = n
-		b.Cleanup(func() { workers = 1 })
 	}
 	component := time.Second
 	if s := os.Getenv("HOPDAG_BENCH_COMPONENT"); s != "" {
