@@ -8,6 +8,8 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -257,7 +259,9 @@ func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) 
 // Run it with -benchtime=1x: one rollout is one iteration. The sizes are
 // HOPDAG_BENCH_CLUSTERS (default 1000, e.g. 1000,10000) and the
 // component time HOPDAG_BENCH_COMPONENT (default 1s); HOPDAG_BENCH_WORKERS
-// sets MaxConcurrentReconciles for both controllers (default: theirs).
+// sets MaxConcurrentReconciles for both controllers (default: theirs);
+// HOPDAG_BENCH_HEAPPROFILE names a file for a heap profile taken when the
+// rollout ends, the controllers still running.
 func BenchmarkRollout(b *testing.B) {
 	if cfg == nil {
 		b.Skip(`no API server: set KUBEBUILDER_ASSETS (eval "$(tools/env.sh kube)")`)
@@ -366,6 +370,15 @@ func benchRollout(b *testing.B, n int, component time.Duration) {
 	got := awaitEnd(b, setup, ur, start, 30*time.Minute)
 	b.StopTimer()
 	makespan := time.Since(start)
+	if path := os.Getenv("HOPDAG_BENCH_HEAPPROFILE"); path != "" {
+		// What the process holds at the rollout's end, its managers still
+		// running (-memprofile is written after they stopped).
+		f, err := os.Create(path)
+		require.NoError(b, err)
+		runtime.GC()
+		require.NoError(b, pprof.WriteHeapProfile(f))
+		require.NoError(b, f.Close())
+	}
 	require.Equal(b, "Completed", got.Status.Phase, "%s", got.Status.Conditions)
 	require.Equal(b, n, got.Status.Counts.Succeeded)
 	waveSize := (n + 9) / 10
