@@ -85,3 +85,22 @@ func WithLogger(l *slog.Logger) Option {
 // WithClock sets the clock the reconciler reads for maintenance windows
 // (spec.maintenanceWindows); tests inject one. Default time.Now.
 func WithClock(now func() time.Time) Option { return func(r *Reconciler) { r.now = now } }
+
+// DefaultMaxConcurrentReconciles is how many ClusterVersions the
+// reconciler reconciles at once when neither WithMaxConcurrentReconciles
+// nor the manager's Controller.MaxConcurrentReconciles says.
+// controller-runtime's own default, one, starts the clusters of a
+// rollout's wave one after the other, each waiting for its read and its
+// status write (docs/fleet.md, Scale).
+const DefaultMaxConcurrentReconciles = 8
+
+// WithMaxConcurrentReconciles sets how many ClusterVersions the
+// reconciler reconciles at once (default: the manager's
+// Controller.MaxConcurrentReconciles when it is set, else
+// DefaultMaxConcurrentReconciles). One ClusterVersion is never
+// reconciled by two workers at once (controller-runtime's queue), and
+// runs go in the background whatever the number: it bounds how many
+// upgrades start, and how many statuses are written, at once. Raise it
+// for fleets that start hundreds of ClusterVersions together, as far as
+// the API server keeps up.
+func WithMaxConcurrentReconciles(n int) Option { return func(r *Reconciler) { r.workers = n } }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -50,6 +51,7 @@ type Reconciler struct {
 	catalogs     *catalog.Cache // built in New, with manifests
 	updates      updatesCache
 	interval     time.Duration
+	workers      int // WithMaxConcurrentReconciles
 	holder       string
 	ttl          time.Duration
 	logger       *slog.Logger
@@ -149,8 +151,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		return out
 	})
+	workers := r.workers
+	if workers <= 0 && mgr.GetControllerOptions().MaxConcurrentReconciles <= 0 {
+		workers = DefaultMaxConcurrentReconciles
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("clusterversion").
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: workers}).
 		For(&v1alpha1.ClusterVersion{}).
 		Watches(&v1alpha1.Release{}, byNamespace).
 		Watches(&v1alpha1.ComponentVersion{}, byNamespace).
@@ -178,8 +185,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// ends has written its last status first, so a read after this look
 	// sees it (a decision on a read taken before would write over it).
 	ru := r.active(req.NamespacedName)
+	// A decision reads past the cache (see SetupWithManager). A run in
+	// flight takes only the spec from this read, and what it keeps up in
+	// the status (observedGeneration, the updates, the cluster's answer)
+	// it reads again itself before it writes: the cache's copy, as new as
+	// the event that queued this reconcile, serves, and spares the API
+	// server a GET for each event of the run (its own status writes). A
+	// ClusterVersion the cache does not have is looked for past it: the
+	// run stops only for one deleted, not for one that left a cache's
+	// label selector (a shard, docs/fleet.md).
 	var cv v1alpha1.ClusterVersion
-	if err := r.reader.Get(ctx, req.NamespacedName, &cv); err != nil {
+	var err error
+	if ru != nil {
+		err = r.client.Get(ctx, req.NamespacedName, &cv)
+	}
+	if ru == nil || apierrors.IsNotFound(err) {
+		err = r.reader.Get(ctx, req.NamespacedName, &cv)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) && ru == nil {
 			r.forgetRunner(req.NamespacedName)
 		}

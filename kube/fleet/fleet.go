@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -79,11 +80,20 @@ const (
 type Reconciler struct {
 	client    client.Client
 	reader    client.Reader
+	cached    bool // client reads a cache, reader past it (SetupWithManager)
 	recorder  events.EventRecorder
 	now       func() time.Time
 	logger    *slog.Logger
 	manifests fs.FS // WithManifests
 	expect    expectations
+	interval  time.Duration // WithStatusInterval
+	// written is when this process last wrote each rollout's status
+	// (holdProgress), seen the resourceVersion it last read past the
+	// cache or wrote (readRollout): caches, which a new process starts
+	// empty.
+	mu      sync.Mutex
+	written map[types.NamespacedName]time.Time
+	seen    map[types.NamespacedName]string
 }
 
 // Option configures a Reconciler.
@@ -98,12 +108,22 @@ func WithClock(now func() time.Time) Option { return func(r *Reconciler) { r.now
 // ClusterVersions' reconciler does.
 func WithManifests(fsys fs.FS) Option { return func(r *Reconciler) { r.manifests = fsys } }
 
+// WithStatusInterval sets how often, at most, a rollout's status is
+// written for progress alone (default 1s): clusters that start or finish
+// within a wave, the counts, the Progressing message. A change of phase
+// or wave, a failure, an approval, a dry run, or anything announced by
+// an Event is written at once. The status lists every cluster of the
+// fleet (some 100 bytes each), so a fleet of thousands, whose clusters
+// finish many times a second, would otherwise write it as often.
+func WithStatusInterval(d time.Duration) Option { return func(r *Reconciler) { r.interval = d } }
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(r *Reconciler) { r.logger = l } }
 
 // New returns a Reconciler that reads and writes through c.
 func New(c client.Client, opts ...Option) *Reconciler {
-	r := &Reconciler{client: c, reader: c, now: time.Now, logger: slog.Default()}
+	r := &Reconciler{client: c, reader: c, now: time.Now, logger: slog.Default(), interval: time.Second,
+		written: map[types.NamespacedName]time.Time{}, seen: map[types.NamespacedName]string{}}
 	for _, o := range opts {
 		o(r)
 	}
@@ -115,13 +135,17 @@ func New(c client.Client, opts ...Option) *Reconciler {
 // namespace changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.recorder = mgr.GetEventRecorder("hopdag-upgraderollout")
-	// The rollout is read past the cache (its status is written from
-	// it); the ClusterVersions from the cache, once it shows this
-	// process's starts (expectations).
-	r.reader = mgr.GetAPIReader()
+	// The rollout is read past the cache unless the cache shows the
+	// version last read or written (readRollout); the ClusterVersions
+	// from the cache, once it shows this process's starts
+	// (expectations).
+	r.reader, r.cached = mgr.GetAPIReader(), true
 	byNamespace := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+		// Not copied: only the names are read, and a rollout's status
+		// lists its whole fleet (a copy for each ClusterVersion event of
+		// a fleet of 10,000 is some 2 MB).
 		var l v1alpha1.UpgradeRolloutList
-		if err := r.client.List(ctx, &l, client.InNamespace(o.GetNamespace())); err != nil {
+		if err := r.client.List(ctx, &l, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		out := make([]ctrl.Request, 0, len(l.Items))
@@ -139,7 +163,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile decides one rollout's next step and takes it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var ur v1alpha1.UpgradeRollout
-	if err := r.reader.Get(ctx, req.NamespacedName, &ur); err != nil {
+	if err := r.readRollout(ctx, req.NamespacedName, &ur); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.mu.Lock()
+			delete(r.written, req.NamespacedName)
+			delete(r.seen, req.NamespacedName)
+			r.mu.Unlock()
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	st := ur.Status.DeepCopy()
@@ -190,16 +220,86 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.rollBack(ctx, &ur, cvs.Items); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.announce(&ur, st, d)
+	told := r.announce(&ur, st, d)
+	approvals := len(st.Approvals)
 	r.recordApprovals(&ur, st, d, now)
+	told = told || len(st.Approvals) > approvals
 	fill(st, &ur, d, byName)
+	var res ctrl.Result
+	if !d.Next.IsZero() {
+		res.RequeueAfter = max(d.Next.Sub(now), time.Second)
+	}
+	if wait := r.holdProgress(req.NamespacedName, &ur.Status, st, told); wait > 0 {
+		// Written by the reconcile after wait, if none comes before.
+		if res.RequeueAfter == 0 || wait < res.RequeueAfter {
+			res.RequeueAfter = wait
+		}
+		return res, nil
+	}
 	if err := r.writeStatus(ctx, &ur, st); err != nil {
 		return ctrl.Result{}, err
 	}
-	if !d.Next.IsZero() {
-		return ctrl.Result{RequeueAfter: max(d.Next.Sub(now), time.Second)}, nil
+	return res, nil
+}
+
+// holdProgress says how long the write of st over was waits, or zero
+// to write it now: a change of progress alone (progressOnly) waits until
+// WithStatusInterval has passed since this process last wrote key's
+// status; a reconcile that told something in an Event (told) writes at
+// once, for the next one to see that it was told (announce compares
+// with the status as written).
+func (r *Reconciler) holdProgress(key types.NamespacedName, was, st *v1alpha1.UpgradeRolloutStatus, told bool) time.Duration {
+	if told || r.interval <= 0 || !progressOnly(was, st) {
+		return 0
 	}
-	return ctrl.Result{}, nil
+	r.mu.Lock()
+	last := r.written[key]
+	r.mu.Unlock()
+	return r.interval - time.Since(last) // the API server's time, not the decisions' clock (WithClock)
+}
+
+// progressOnly reports whether st differs from was in progress alone:
+// the clusters' states, the counts but the failed, the next decision,
+// and the conditions' messages.
+func progressOnly(was, st *v1alpha1.UpgradeRolloutStatus) bool {
+	if st.Counts.Failed != was.Counts.Failed {
+		return false
+	}
+	c := *st // a shallow copy: the waves are not changed, only put aside
+	c.Counts, c.Waves, c.NextDecision = was.Counts, was.Waves, was.NextDecision
+	c.Conditions = slices.Clone(st.Conditions)
+	for i := range c.Conditions {
+		n := &c.Conditions[i]
+		if o := meta.FindStatusCondition(was.Conditions, n.Type); o != nil && o.Status == n.Status && o.Reason == n.Reason {
+			n.Message = o.Message
+		}
+	}
+	return equality.Semantic.DeepEqual(was, &c)
+}
+
+// readRollout reads the rollout key into ur: from the cache when the
+// cache shows the resourceVersion this process last read past it or
+// wrote (the same object, so the status announce compares with is the
+// one written last), else past the cache. Its status lists every
+// cluster of the fleet: read past the cache at every reconcile, that is
+// 1 MB at 10,000 clusters for the API server to send and this process
+// to decode, several times a second.
+func (r *Reconciler) readRollout(ctx context.Context, key types.NamespacedName, ur *v1alpha1.UpgradeRollout) error {
+	r.mu.Lock()
+	rv := r.seen[key]
+	r.mu.Unlock()
+	if rv != "" && r.cached {
+		if err := r.client.Get(ctx, key, ur); err == nil && ur.ResourceVersion == rv {
+			return nil
+		}
+	}
+	if err := r.reader.Get(ctx, key, ur); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.seen[key] = ur.ResourceVersion
+	r.mu.Unlock()
+	return nil
 }
 
 // startParallel is how many ClusterVersions a reconcile patches at once:
@@ -413,31 +513,34 @@ func fill(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, d roll
 
 // announce sends the Events of what changed since the status st (as
 // last written): a wave started or completed, a canary failed, the
-// budget exceeded, the rollout paused, resumed, aborted or waiting.
-func (r *Reconciler) announce(ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeRolloutStatus, d rollout.Decision) {
-	if r.recorder == nil {
-		return
-	}
+// budget exceeded, the rollout paused, resumed, aborted or waiting. It
+// reports whether it had anything to tell (also without a recorder).
+func (r *Reconciler) announce(ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeRolloutStatus, d rollout.Decision) bool {
 	before := map[string]string{}
 	for _, w := range st.Waves {
 		for _, c := range w.Clusters {
 			before[c.Name] = c.State
 		}
 	}
-	r.announceWaves(ur, before, d)
+	told := r.announceWaves(ur, before, d)
 	for _, m := range d.Members {
 		if m.State == rollout.Failed && before[m.Key] != string(rollout.Failed) && m.Wave == 0 && len(d.Waves) > 0 && d.Waves[0].Name == "canary" {
-			r.recorder.Eventf(ur, nil, "Warning", "CanaryFailed", "Rollout", "canary %s failed (%s)", m.Key, m.Reason)
+			r.eventf(ur, "Warning", "CanaryFailed", "Rollout", "canary %s failed (%s)", m.Key, m.Reason)
+			told = true
 		}
 	}
 	if string(d.Phase) != st.Phase {
 		r.announcePhase(ur, st.Phase, d)
+		told = true
 	}
+	return told
 }
 
 // announceWaves sends WaveStarted and WaveCompleted for the waves that
-// started or completed since the cluster states before.
-func (r *Reconciler) announceWaves(ur *v1alpha1.UpgradeRollout, before map[string]string, d rollout.Decision) {
+// started or completed since the cluster states before, and reports
+// whether it sent any.
+func (r *Reconciler) announceWaves(ur *v1alpha1.UpgradeRollout, before map[string]string, d rollout.Decision) bool {
+	told := false
 	waveDone := func(i int) bool {
 		for _, m := range d.Members {
 			if m.Wave == i && m.State != rollout.Succeeded && m.State != rollout.Failed {
@@ -457,17 +560,23 @@ func (r *Reconciler) announceWaves(ur *v1alpha1.UpgradeRollout, before map[strin
 			}
 		}
 		if !wasStarted && slices.ContainsFunc(d.Start, func(k string) bool { return slices.Contains(w.Members, k) }) {
-			r.recorder.Eventf(ur, nil, "Normal", "WaveStarted", "Rollout", "wave %s (%d clusters) started: %s", w.Name, len(w.Members), joinMax(d.Start, 10))
+			r.eventf(ur, "Normal", "WaveStarted", "Rollout", "wave %s (%d clusters) started: %s", w.Name, len(w.Members), joinMax(d.Start, 10))
+			told = true
 		}
 		if !wasDone && waveDone(i) {
-			r.recorder.Eventf(ur, nil, "Normal", "WaveCompleted", "Rollout", "wave %s completed", w.Name)
+			r.eventf(ur, "Normal", "WaveCompleted", "Rollout", "wave %s completed", w.Name)
+			told = true
 		}
 	}
+	return told
 }
 
 // announcePhase sends the Event of the rollout's move from phase was to
 // d's.
 func (r *Reconciler) announcePhase(ur *v1alpha1.UpgradeRollout, was string, d rollout.Decision) {
+	if r.recorder == nil {
+		return
+	}
 	switch d.Phase {
 	case rollout.PhaseFailed:
 		r.recorder.Eventf(ur, nil, "Warning", d.Reason, "Rollout", "%s", d.Message)
@@ -486,8 +595,13 @@ func (r *Reconciler) announcePhase(ur *v1alpha1.UpgradeRollout, was string, d ro
 
 // event records an Event about ur.
 func (r *Reconciler) event(ur *v1alpha1.UpgradeRollout, typ, reason, note string) {
+	r.eventf(ur, typ, reason, "Rollout", "%s", note)
+}
+
+// eventf records an Event about ur, when the reconciler has a recorder.
+func (r *Reconciler) eventf(ur *v1alpha1.UpgradeRollout, typ, reason, action, format string, args ...any) {
 	if r.recorder != nil {
-		r.recorder.Eventf(ur, nil, typ, reason, "Rollout", "%s", note)
+		r.recorder.Eventf(ur, nil, typ, reason, action, format, args...)
 	}
 }
 
@@ -511,5 +625,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, ur *v1alpha1.UpgradeRollou
 	if err := r.client.Status().Update(ctx, obj); err != nil {
 		return fmt.Errorf("fleet: writing the status of UpgradeRollout %s/%s: %w", ur.Namespace, ur.Name, err)
 	}
+	r.mu.Lock()
+	r.written[client.ObjectKeyFromObject(ur)] = time.Now()
+	r.seen[client.ObjectKeyFromObject(ur)] = obj.ResourceVersion
+	r.mu.Unlock()
 	return nil
 }
