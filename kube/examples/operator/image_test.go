@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -259,7 +260,7 @@ func runImageBinary(ctx context.Context, t *testing.T, bin string) {
 	require.NoError(t, err)
 	probes := l.Addr().String()
 	require.NoError(t, l.Close())
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	cmd := exec.Command(bin, "--kubeconfig="+kubeconfig, "--catalog=../../../testdata/catalog", "--health-probe-bind-address="+probes, "--metrics-bind-address=0")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	require.NoError(t, cmd.Start())
@@ -291,6 +292,12 @@ func runImageBinary(ctx context.Context, t *testing.T, bin string) {
 			return
 		}
 	}
+	// Ready says the caches synced; each controller starts its workers
+	// once its own event handlers have seen them, a moment later. A stop
+	// before that is not a clean start and stop: controller-runtime logs
+	// the sources' wait cut short as an ERROR.
+	assert.Eventually(t, func() bool { return strings.Count(logs.String(), `msg="Starting workers"`) == 2 }, time.Minute, 50*time.Millisecond,
+		"both controllers (clusterversion, upgraderollout) start their workers")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-exited:
@@ -301,4 +308,22 @@ func runImageBinary(ctx context.Context, t *testing.T, bin string) {
 	for _, line := range strings.Split(logs.String(), "\n") {
 		assert.NotContains(t, line, "level=ERROR", "no ERROR on a clean start and stop")
 	}
+}
+
+// lockedBuffer is a process's output, read while it writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
