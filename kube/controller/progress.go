@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -124,37 +125,51 @@ func failedNow(f *record.Failure) string {
 		cmpStr(f.Component, f.Check), f.Hop+1, f.Code, firstLine(f.Error))
 }
 
-// update re-reads the ClusterVersion and writes fn's change of its status.
-// A conflict (another writer in between: the run's progress writer, a
-// reconcile, finish) reads it again and applies fn again, so that no
-// writer puts back what another wrote since its read.
+// update writes fn's change of the ClusterVersion's status. It starts
+// from the object this run last wrote (its resourceVersion included), not
+// a new read: a conflict (another writer in between: a reconcile, a spec
+// change) reads it again and applies fn again, so that no writer puts
+// back what another wrote since; a change that writes nothing on the
+// object last written is looked at again on a new read, which may differ.
 func (ru *run) update(ctx context.Context, fn func(*v1alpha1.ClusterVersionStatus)) {
 	ru.updateFor(ctx, func(_ *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) { fn(st) })
 }
 
 // updateFor is update for a change that depends on the ClusterVersion as
-// read (its spec): the status written goes with the spec fn saw. It
-// reports whether it wrote fn's change (false: nothing changed, or the
+// read (its spec): the status written goes with the spec fn saw (a spec
+// changed since the object last written fails the write with a conflict).
+// It reports whether it wrote fn's change (false: nothing changed, or the
 // write failed).
 func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, *v1alpha1.ClusterVersionStatus)) bool {
 	r := ru.r
 	wrote := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var cv v1alpha1.ClusterVersion
-		if err := r.reader.Get(ctx, ru.p.key, &cv); err != nil {
+		cv := ru.written.take()
+		for {
+			cached := cv != nil
+			if !cached {
+				cv = &v1alpha1.ClusterVersion{}
+				if err := r.reader.Get(ctx, ru.p.key, cv); err != nil {
+					return err
+				}
+			}
+			st := cv.Status.DeepCopy()
+			fn(cv, st)
+			fitStatus(cv, st)
+			if !equalStatus(&cv.Status, st) {
+				cv.Status = *st
+				break
+			}
+			if !cached {
+				return nil
+			}
+			cv = nil // nothing to write on the object last written: read
+		}
+		if err := r.client.Status().Update(ctx, cv); err != nil {
 			return err
 		}
-		st := cv.Status.DeepCopy()
-		fn(&cv, st)
-		fitStatus(&cv, st)
-		if equalStatus(&cv.Status, st) {
-			return nil
-		}
-		cv.Status = *st
-		if err := r.client.Status().Update(ctx, &cv); err != nil {
-			return err
-		}
-		notePhase(&cv, &cv.Status)
+		ru.written.keep(cv)
+		notePhase(cv, &cv.Status)
 		r.writes.Add(1)
 		wrote = true
 		return nil
@@ -163,6 +178,31 @@ func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, 
 		r.logger.Warn("controller: status write", "clusterversion", ru.p.key, "error", err)
 	}
 	return wrote
+}
+
+// lastWritten is the ClusterVersion as a run last wrote it, which its
+// next status write starts from.
+type lastWritten struct {
+	mu sync.Mutex
+	cv *v1alpha1.ClusterVersion
+}
+
+// take returns the object last written (nil: none) for one write
+// attempt, and forgets it: a conflict's retry, and a write on another
+// goroutine meanwhile, read (take returns nil until the next keep).
+func (w *lastWritten) take() *v1alpha1.ClusterVersion {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cv := w.cv
+	w.cv = nil
+	return cv
+}
+
+// keep records cv, just written.
+func (w *lastWritten) keep(cv *v1alpha1.ClusterVersion) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cv = cv.DeepCopy()
 }
 
 // held is the reconciler as finish's status change sees it: its Events

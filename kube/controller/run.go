@@ -78,6 +78,9 @@ type run struct {
 	// progress whose Event it held back (componentFailed).
 	failEvents eventBudget
 	failHeld   []string
+	// written is the ClusterVersion as the run last wrote its status
+	// (update).
+	written lastWritten
 }
 
 // control reads the spec at a reconcile while the run goes.
