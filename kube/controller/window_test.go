@@ -19,6 +19,18 @@ import (
 	"github.com/hopdag/hopdag/runner/runnertest"
 )
 
+// settableClock is a clock for controller.WithClock, and set, which sets
+// it to an RFC 3339 time (set it before the first read).
+func settableClock(t *testing.T) (set func(string), now func() time.Time) {
+	var clock atomic.Pointer[time.Time]
+	set = func(s string) {
+		tm, err := time.Parse(time.RFC3339, s)
+		require.NoError(t, err)
+		clock.Store(&tm)
+	}
+	return set, func() time.Time { return *clock.Load() }
+}
+
 // TestMaintenanceWindow: an upgrade set while the ClusterVersion's
 // maintenance window is closed waits, saying when the window opens, and
 // runs nothing; once the clock is inside the window it starts and
@@ -28,14 +40,9 @@ func TestMaintenanceWindow(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	applyCatalog(t, c, ns, catalogDir)
-	var clock atomic.Pointer[time.Time]
-	set := func(s string) {
-		tm, err := time.Parse(time.RFC3339, s)
-		require.NoError(t, err)
-		clock.Store(&tm)
-	}
+	set, now := settableClock(t)
 	set("2026-12-07T10:00:00Z")
-	op := startOperator(t, opConfig{opts: []controller.Option{controller.WithClock(func() time.Time { return *clock.Load() })}})
+	op := startOperator(t, opConfig{opts: []controller.Option{controller.WithClock(now)}})
 	ctx := context.Background()
 	cv := newCV(ns, "v26.06-rc.2", "v26.06-rc.3")
 	// New Year's night, 00:00-02:00 in Paris.
@@ -83,12 +90,7 @@ func TestMaintenanceWindowEnds(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	applyCatalog(t, c, ns, catalogDir)
-	var clock atomic.Pointer[time.Time]
-	set := func(s string) {
-		tm, err := time.Parse(time.RFC3339, s)
-		require.NoError(t, err)
-		clock.Store(&tm)
-	}
+	set, now := settableClock(t)
 	// Saturdays 02:00-06:00 in Paris: 01:00-05:00 UTC in December.
 	set("2026-12-12T04:59:00Z")
 	rn := runnertest.New()
@@ -97,7 +99,7 @@ func TestMaintenanceWindowEnds(t *testing.T) {
 			set("2026-12-12T05:00:00Z") // the window closes while hop 1 runs
 		}
 	}
-	startOperator(t, opConfig{rn: rn, opts: []controller.Option{controller.WithClock(func() time.Time { return *clock.Load() })}})
+	startOperator(t, opConfig{rn: rn, opts: []controller.Option{controller.WithClock(now)}})
 	ctx := context.Background()
 	cv := newCV(ns, "v26.06-rc.2", "v26.09")
 	cv.Spec.MaintenanceWindows = []v1alpha1.MaintenanceWindow{{Schedule: "0 2 * * SAT", Duration: metav1.Duration{Duration: 4 * time.Hour}, TimeZone: "Europe/Paris"}}

@@ -115,6 +115,13 @@ var workers = 1
 // operateOn is operate through the API server of rcfg.
 func operateOn(t testing.TB, rcfg *rest.Config, ns string, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
 	t.Helper()
+	manage(t, rcfg, ns, true, runnerFor, extra...)
+}
+
+// manage is operateOn, with the rollout controller only when withFleet
+// (the kill test runs it in another process).
+func manage(t testing.TB, rcfg *rest.Config, ns string, withFleet bool, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
+	t.Helper()
 	mgr, err := ctrl.NewManager(rcfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: new(true), MaxConcurrentReconciles: workers},
 		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}})
@@ -137,7 +144,9 @@ func operateOn(t testing.TB, rcfg *rest.Config, ns string, runnerFor func(types.
 	r := controller.New(mgr.GetClient(), nil, storeFor, append([]controller.Option{controller.WithExecutorOptions(opts...),
 		controller.WithManifests(os.DirFS(catalogDir)), controller.WithRunnerFor(runnerFor), controller.WithStatusInterval(100 * time.Millisecond)}, extra...)...)
 	require.NoError(t, r.SetupWithManager(mgr))
-	require.NoError(t, fleet.New(mgr.GetClient(), fleet.WithManifests(os.DirFS(catalogDir)), fleet.WithLogger(slog.New(slog.DiscardHandler))).SetupWithManager(mgr))
+	if withFleet {
+		require.NoError(t, fleet.New(mgr.GetClient(), fleet.WithManifests(os.DirFS(catalogDir)), fleet.WithLogger(slog.New(slog.DiscardHandler))).SetupWithManager(mgr))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -25,16 +25,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
-	"github.com/hopdag/hopdag/kube/controller"
 	"github.com/hopdag/hopdag/runner"
-	"github.com/hopdag/hopdag/state"
 )
 
 // envKillSeed replays a run of TestFleetControllerSIGKILLed: its kill
@@ -93,7 +87,7 @@ func TestFleetControllerSIGKILLed(t *testing.T) {
 	c := newClient(t)
 	ns := newFleet(t, c, clusters)
 	runs := newRuns(seed)
-	reconcileClusterVersions(t, ns, runs.runnerFor)
+	manage(t, cfg, ns, false, runs.runnerFor) // the ClusterVersion reconciler; the fleet controller is the child
 	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	require.NoError(t, err)
 	fl := newFlight(target, "to-v26.06", limit)
@@ -170,43 +164,6 @@ func TestFleetControllerSIGKILLed(t *testing.T) {
 	// The kills hit a moving rollout.
 	assert.Less(t, doneAtLastKill, clusters, "the rollout was over before the last kill: the kills proved nothing (lengthen the components)")
 	assert.GreaterOrEqual(t, startedAtLastKill, 3, "ClusterVersions the killed controllers started")
-}
-
-// reconcileClusterVersions runs the ClusterVersion reconciler of
-// namespace ns in this process, with runnerFor's runners (the catalog's
-// hop checks passing, the records in memory), until the test ends: the
-// management cluster's operator without its fleet controller.
-func reconcileClusterVersions(t *testing.T, ns string, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error)) {
-	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: new(true)},
-		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}})
-	require.NoError(t, err)
-	var mu sync.Mutex
-	stores := map[types.NamespacedName]*state.Memory{}
-	storeFor := func(k types.NamespacedName) (state.Store, state.Lock, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if stores[k] == nil {
-			stores[k] = state.NewMemory()
-		}
-		return stores[k], stores[k], nil
-	}
-	ok := func(context.Context, runner.CheckTask) error { return nil }
-	var opts []runner.Option
-	for _, n := range []string{"cluster-healthy", "etcd-backup", "nodes-ready", "registry-mirror-reachable", "conformance-smoke"} {
-		opts = append(opts, runner.WithCheck(n, ok))
-	}
-	r := controller.New(mgr.GetClient(), nil, storeFor, controller.WithExecutorOptions(opts...),
-		controller.WithManifests(os.DirFS(catalogDir)), controller.WithRunnerFor(runnerFor), controller.WithStatusInterval(100*time.Millisecond))
-	require.NoError(t, r.SetupWithManager(mgr))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		assert.NoError(t, mgr.Start(ctx))
-	}()
-	t.Cleanup(func() { cancel(); <-done })
 }
 
 // runs is the simulated runner of every ClusterVersion: a component
