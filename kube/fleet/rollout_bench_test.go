@@ -1,7 +1,6 @@
 package fleet_test
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"fmt"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/kube/internal/procstat"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -218,27 +218,6 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// peakRSS is the process's peak resident set since the last
-// resetPeakRSS, in MiB (Linux: VmHWM); 0 where it cannot be read.
-func peakRSS() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
-// resetPeakRSS starts peakRSS afresh (Linux: clear_refs 5).
-func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
-
 // BenchmarkRollout upgrades fleets of simulated clusters on one real
 // API server, with the ClusterVersion reconciler and the rollout
 // controller of one process: each ClusterVersion runs the bench plan
@@ -361,7 +340,7 @@ func benchRollout(b *testing.B, n int, component time.Duration) {
 			Selector:       metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "bench"}},
 			DesiredVersion: "v2.0.0", Waves: &v1alpha1.Waves{Size: &tenth}, MaxConcurrency: &hundred,
 		}}
-	resetPeakRSS()
+	procstat.ResetPeakRSS()
 	tl.reset()
 	before := requests.Load()
 	start := time.Now()
@@ -389,7 +368,7 @@ func benchRollout(b *testing.B, n int, component time.Duration) {
 	ideal := time.Duration(rounds*benchLevels) * component
 	b.ReportMetric(makespan.Seconds()/ideal.Seconds(), "makespan/ideal")
 	b.ReportMetric(float64(requests.Load()-before)/float64(n), "requests/cluster")
-	b.ReportMetric(peakRSS(), "peak-rss-MiB")
+	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-rss-MiB")
 	b.ReportMetric(makespan.Seconds(), "makespan-s")
 	b.Logf("%d clusters, component %v: makespan %v, ideal %v (%d rounds of %d levels), %d requests", n, component, makespan.Round(time.Millisecond), ideal, rounds, benchLevels, requests.Load()-before)
 	tl.report(b, start, got.Status.Waves, benchLevels, component)

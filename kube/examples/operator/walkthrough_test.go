@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"regexp"
 	"runtime/metrics"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +35,7 @@ import (
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/apply"
 	"github.com/hopdag/hopdag/kube/catalog"
+	"github.com/hopdag/hopdag/kube/internal/procstat"
 	"github.com/hopdag/hopdag/release"
 )
 
@@ -119,24 +118,6 @@ func (p *peakMemory) end() uint64 {
 	close(p.stop)
 	<-p.done
 	return p.peak
-}
-
-// vmHWM is the peak resident set size of this process, from
-// /proc/self/status (Linux); 0 elsewhere.
-func vmHWM() uint64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // TestReadmeWalkthrough is the README's "Use it in an operator"
@@ -282,7 +263,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	t.Logf("operator API requests during the upgrade: %d (%v): %.1f a component, %.1f a component transition (%d transitions)",
 		total, verbs, float64(total)/float64(components), float64(total)/float64(transitions), transitions)
 	t.Logf("peak memory of the test process, which runs the operator: Go runtime (runtime/metrics /memory/classes/total:bytes less heap released, sampled every 50ms) %.1f MiB; VmHWM (/proc/self/status, peak RSS) %.1f MiB",
-		float64(peak)/(1<<20), float64(vmHWM())/(1<<20))
+		float64(peak)/(1<<20), float64(procstat.PeakRSS())/(1<<20))
 
 	// While the hops waited, the status said for what: a DaemonSet or a
 	// Deployment of the catalog and kstatus's reason (a count such as "3 of
