@@ -84,11 +84,15 @@ const (
 	// CodeRollbackBlocked: not rolled back because a component that
 	// depends on it stays at its target.
 	CodeRollbackBlocked Code = "ROLLBACK_BLOCKED"
+	// CodeRollbackRequested: the run was rolled back because it was
+	// asked to be (runner.Revert), not because something failed; it is
+	// the code of the status's LastFailure, which says who asked and why.
+	CodeRollbackRequested Code = "ROLLBACK_REQUESTED"
 )
 
 // Codes lists every Code, for documentation and exhaustive tests.
 func Codes() []Code {
 	return []Code{CodeComponentFailed, CodeComponentTimeout, CodeDependencyFailed, CodeCheckFailed,
 		CodePanic, CodeCancelled, CodeCheckpointFailed, CodeAbandoned, CodeWaitingForApproval, CodeUntilReached,
-		CodeRollbackFailed, CodeIrreversible, CodeRollbackBlocked}
+		CodeRollbackFailed, CodeIrreversible, CodeRollbackBlocked, CodeRollbackRequested}
 }

@@ -179,7 +179,7 @@ func TestPhasesAndCodesDistinct(t *testing.T) {
 		assert.False(t, seen[string(c)], "code %s listed twice", c)
 		seen[string(c)] = true
 	}
-	assert.Len(t, seen, 13, "Codes()")
+	assert.Len(t, seen, 14, "Codes()")
 }
 
 func TestStatusComponent(t *testing.T) {

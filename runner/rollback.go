@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
@@ -82,6 +83,10 @@ import (
 // retried component's Error is the upgrade's failure again when it is
 // the status's LastFailure, and empty otherwise. A status RolledBack is
 // final (ErrRolledBack: start a new run for another upgrade).
+//
+// A run that succeeded, or failed or stopped without a rollback policy,
+// is rolled back on request with Revert: the next Execute rolls back
+// the last hop that began, then the hops before it, as above.
 //
 // NewPlan with ForExecutor (and Execute) refuses a plan that may roll
 // back a component its runner cannot roll back, naming it: the runner
@@ -163,7 +168,10 @@ func (r *run) rollback(ctx context.Context, i int) {
 	if f := r.s.LastFailure; f != nil {
 		r.s.Message += " after: " + f.Error
 	}
-	if len(r.errs) == 0 {
+	if f := r.s.LastFailure; f != nil && f.Code == record.CodeRollbackRequested {
+		// Asked for (Revert): nothing failed.
+		r.requested = fmt.Errorf("%w on request: %s -> %s (%s)", ErrRolledBack, r.s.From, r.s.To, f.Error)
+	} else if len(r.errs) == 0 {
 		// A resumed rollback: the failure that started it is the
 		// status's (see the package's note on rollback).
 		r.errs = append(r.errs, recordedFailure(r.s, i, r.plan.Hops[i].Name()))
@@ -307,19 +315,91 @@ func (r *run) beginRollback(i int) {
 	if hs.Phase == record.RollingBack {
 		return
 	}
-	cause := hs.Message
+	openRollback(hs, hs.Message, func(j int) { r.mark(i, j) })
+}
+
+// openRollback records hop record hs RollingBack after cause (its
+// message, or why a rollback was asked), calling mark with the index of
+// each component record it changes: what never started (held at its gate
+// or behind one) waits for nothing once its hop is undone, and what a
+// stopped process left Running is Cancelled, to be rolled back as a
+// component that started.
+func openRollback(hs *record.HopStatus, cause string, mark func(j int)) {
 	hs.Phase, hs.Code, hs.Message = record.RollingBack, "", "rolling back"
 	if cause != "" {
 		hs.Message += " after: " + cause
 	}
 	// The run's status is final once rolled back: nothing waits.
 	for j := range hs.Components {
-		if c := &hs.Components[j]; !c.Started() && (c.Phase == record.Pending || c.Phase == record.WaitingForApproval || c.Phase == record.Paused) {
-			c.Phase, c.Code, c.Reason = record.Cancelled, record.CodeCancelled, "not started: hop "+r.plan.Hops[i].Name()+" was rolled back"
-			r.mark(i, j)
+		switch c := &hs.Components[j]; {
+		case !c.Started() && (c.Phase == record.Pending || c.Phase == record.WaitingForApproval || c.Phase == record.Paused):
+			c.Phase, c.Code, c.Reason = record.Cancelled, record.CodeCancelled, "not started: hop "+hs.From+" -> "+hs.To+" was rolled back"
+			mark(j)
+		case c.Phase == record.Running:
+			c.Phase, c.Code, c.Reason = record.Cancelled, record.CodeCancelled, "interrupted: hop "+hs.From+" -> "+hs.To+" is rolled back"
+			mark(j)
 		}
 	}
 }
+
+// Revert readies the status s of a run for the next Execute to roll it
+// back, as a rollback after a failure would be, to the release the run
+// started from: the last hop that started is rolled back (its components
+// that started, dependents first), then every hop completed before it,
+// last first. It is how an upgrade that succeeded, failed or was stopped
+// partway is undone on request (a fleet's abort, an operator's change of
+// mind); reason says who asked and why, and is kept in the status:
+// s.LastFailure has code ROLLBACK_REQUESTED and the message "rollback
+// requested: REASON", and the run's final message is "rolled back
+// after: rollback requested: REASON".
+//
+// Revert sets s.FailurePolicy to RollbackRun: Execute resumes with it
+// unless the executor was given another (WithFailurePolicy), so do not
+// give one to the executor that resumes a reverted status. The plan given
+// to Execute must be the status's (as for any resume), and the runner
+// must be able to roll its components back (Rollbacker). Execute's error
+// then matches ErrRolledBack when the rollback finished (the status
+// RolledBack), ErrRollbackFailed when it did not.
+//
+// Revert refuses a status that is RolledBack or Abandoned (there is
+// nothing to undo, or an operator took the run over), and one whose run
+// never started a component. A status already rolling back (RollingBack,
+// RollbackFailed) keeps its rollback and its failure; Revert only makes
+// the rollback go on to the run's start. Call it with the run's lock
+// held, as any write of a run's status, and save s before Execute.
+func Revert(s *record.Status, reason string, now time.Time) error {
+	switch s.Phase {
+	case record.RolledBack:
+		return fmt.Errorf("%w: %s -> %s was rolled back already (%s)", ErrRolledBack, s.From, s.To, s.Message)
+	case record.Abandoned:
+		return fmt.Errorf("%w: %s -> %s was abandoned (%s): an abandoned run is not rolled back; undo what it changed by hand, or start a new run", ErrAbandoned, s.From, s.To, s.Message)
+	}
+	s.FailurePolicy = RollbackRun.String()
+	if resumesRollback(s) {
+		return nil
+	}
+	// The last hop that began: one a run never reached is Pending, or
+	// Cancelled with nothing started.
+	i := len(s.Hops) - 1
+	for ; i >= 0; i-- {
+		if h := &s.Hops[i]; h.Phase != record.Pending && h.Phase != record.Cancelled || slices.ContainsFunc(h.Components, startedComponent) {
+			break
+		}
+	}
+	if i < 0 {
+		return fmt.Errorf("runner: cannot revert %s -> %s: no component of it has started, so there is nothing to roll back", s.From, s.To)
+	}
+	why := "rollback requested"
+	if reason != "" {
+		why += ": " + reason
+	}
+	s.LastFailure = &record.Failure{Hop: i, Code: record.CodeRollbackRequested, Error: why, Time: now}
+	s.Phase, s.Code, s.Message, s.Waiting = record.RollingBack, "", "rolling back after: "+why, nil
+	openRollback(&s.Hops[i], why, func(int) {})
+	return nil
+}
+
+func startedComponent(c record.ComponentStatus) bool { return c.Started() }
 
 // endRollback records the outcome of hop i's rollback, pending saying
 // what is still to roll back, and reports whether the hop is RolledBack.

@@ -38,6 +38,9 @@ type run struct {
 	// rollbackErrs say what a failed or stopped one left.
 	rolled       record.Phase
 	rollbackErrs []string
+	// requested is the error of a rollback asked for (Revert), which
+	// follows no failure.
+	requested error
 }
 
 // newRun is the run of pr, not yet started.
@@ -142,9 +145,13 @@ func (r *run) err(ctx context.Context, allDone, hadFailed bool) error {
 			parts = append(parts, fmt.Errorf("runner: run cancelled: %w", ctx.Err()))
 		}
 	}
+	if r.requested != nil {
+		// A rollback asked for, which no failure in r.errs started.
+		parts = append(parts, r.requested)
+	}
 	if r.rolled == record.RollbackFailed || r.rolled == record.RollingBack {
 		// A rollback that did not finish: it failed, or was interrupted.
-		// (A rollback always follows a failure, in r.errs: part 1.)
+		// (A rollback follows a failure, in r.errs, or a request: part 1.)
 		parts = append(parts, &RollbackError{Hops: r.rollbackErrs})
 	}
 	if held := r.heldErr(); len(parts) == 0 && !allDone && held != nil {
