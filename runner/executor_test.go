@@ -479,7 +479,7 @@ func TestCodes(t *testing.T) {
 	want := []record.Code{record.CodeComponentFailed, record.CodeComponentTimeout, record.CodeDependencyFailed,
 		record.CodeCheckFailed, record.CodePanic, record.CodeCancelled, record.CodeCheckpointFailed, record.CodeAbandoned,
 		record.CodeWaitingForApproval, record.CodeUntilReached,
-		record.CodeRollbackFailed, record.CodeIrreversible, record.CodeRollbackBlocked}
+		record.CodeRollbackFailed, record.CodeIrreversible, record.CodeRollbackBlocked, record.CodeRollbackRequested}
 	assert.ElementsMatch(t, want, codes, "Codes()")
 	seen := map[record.Code]bool{}
 	for _, c := range codes {
