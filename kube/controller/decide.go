@@ -48,6 +48,9 @@ type decision struct {
 	wait time.Duration
 	// window is spec.maintenanceWindows, compiled (nil: none).
 	window *rollout.Calendar
+	// revert: spec.rollback asks to roll back the upgrade from -> to
+	// (reverting).
+	revert bool
 }
 
 // step is one step of a decision: done says the decision is taken, with
@@ -57,12 +60,12 @@ type step func() (done bool, next *plan, err error)
 // decide sets the status for what it sees, and returns the run to start,
 // if any. Its steps, in order: observe (the catalog, the versions, the
 // updates), stopped (an upgrade in flight that was abandoned, aborted or
-// redirected), settled (nothing to do), cluster (the runner, and the
+// redirected), reverting (spec.rollback), settled (nothing to do), cluster (the runner, and the
 // cluster of spec.clusterRef answers), planRoute (the route and its
 // plan), held (abandon, retry, pause, approvals, until) and start.
 func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) (*plan, time.Duration, error) {
 	d := &decision{r: r, ctx: ctx, cv: cv, st: st, now: metav1.NewTime(r.now())}
-	for _, s := range []step{d.observe, d.stopped, d.settled, d.cluster, d.planRoute, d.held, d.outsideWindow} {
+	for _, s := range []step{d.observe, d.stopped, d.reverting, d.settled, d.cluster, d.planRoute, d.held, d.outsideWindow} {
 		if done, next, err := s(); done {
 			return next, d.wait, err
 		}
@@ -77,6 +80,9 @@ func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st
 // which resumes in the next window.
 func (d *decision) outsideWindow() (bool, *plan, error) {
 	cv, st := d.cv, d.st
+	if d.revert {
+		return false, nil, nil // a rollback restores what was changed: not held
+	}
 	cal, err := calendarOf(cv)
 	if err != nil {
 		d.r.failing(cv, st, "InvalidMaintenanceWindow", fmt.Sprintf("ClusterVersion %s/%s: spec.maintenanceWindows: %v", cv.Namespace, cv.Name, err))
@@ -316,7 +322,7 @@ func (d *decision) held() (bool, *plan, error) {
 		}
 		return decided()
 	}
-	if d.inFlight && st.Phase == v1alpha1.PhaseFailed {
+	if d.inFlight && st.Phase == v1alpha1.PhaseFailed && !d.revert {
 		if cv.Spec.Retry == st.ObservedRetry {
 			return decided() // until spec.retry changes (the Failing message says so)
 		}
@@ -343,14 +349,14 @@ func (d *decision) held() (bool, *plan, error) {
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 		return decided()
 	}
-	if d.inFlight && st.Phase == v1alpha1.PhaseWaitingForApproval {
+	if d.inFlight && st.Phase == v1alpha1.PhaseWaitingForApproval && !d.revert {
 		dropGoneStale(cv, st.Plan)
 		if !approvable(cv, st.Plan) {
 			d.waitForApproval()
 			return decided()
 		}
 	}
-	if d.inFlight && st.Phase == v1alpha1.PhasePaused && endedFor(cv, st, v1alpha1.ConditionProgressing, "UntilReached") {
+	if d.inFlight && st.Phase == v1alpha1.PhasePaused && !d.revert && endedFor(cv, st, v1alpha1.ConditionProgressing, "UntilReached") {
 		return decided() // stopped at the until step: resumed by the next spec change (spec.until cleared or moved)
 	}
 	return false, nil, nil
@@ -382,7 +388,9 @@ func (d *decision) waitForApproval() {
 // returns its run.
 func (d *decision) start() *plan {
 	cv, st := d.cv, d.st
-	if !d.inFlight {
+	if d.revert {
+		d.startRevert()
+	} else if !d.inFlight {
 		st.Plan = summary(d.p, nil, d.target)
 		st.History = append([]v1alpha1.UpdateHistory{{From: d.from.String(), To: d.to.String(), State: v1alpha1.HistoryPartial, StartedTime: d.now}}, st.History...)
 		if len(st.History) > maxHistory {
@@ -397,5 +405,5 @@ func (d *decision) start() *plan {
 	if !storeFailing(st) { // cleared once the run has its record (run.execute)
 		setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 	}
-	return &plan{key: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}, cv: cv.DeepCopy(), plan: d.p, runner: d.rn, target: d.target, fresh: !d.inFlight, retry: d.retry, window: d.window}
+	return &plan{key: types.NamespacedName{Namespace: cv.Namespace, Name: cv.Name}, cv: cv.DeepCopy(), plan: d.p, runner: d.rn, target: d.target, fresh: !d.inFlight, retry: d.retry, window: d.window, revert: d.revert}
 }

@@ -83,8 +83,23 @@
 //     components not yet started too, and its checks), so that the system
 //     is at a release of the catalog, and nothing of the hops after it
 //     starts; the history entry is Partial (Completed when the abort came
-//     during the last hop). hopdag does not roll back: hops that
-//     completed stay (status.currentVersion says where the system is).
+//     during the last hop). An abort does not roll back: hops that
+//     completed stay (status.currentVersion says where the system is);
+//     spec.rollback does (below).
+//   - rollback rolls the last upgrade (status.history[0]) back to the
+//     version it started from, through each hop's DAG, last hop first
+//     (runner.Revert on its record), whether it completed, failed or
+//     stopped partway; a run in progress stops at its safe point first
+//     (phase Paused, Progressing reason RollbackRequested). While it
+//     runs: phase Upgrading, Progressing reason Upgrading saying
+//     "rolling back", an UpgradeRollingBack Event. Then: phase and
+//     history RolledBack, Failing False (it was asked for), Progressing
+//     False reason RollbackRequested, an UpgradeRolledBack Event
+//     (Normal). Nothing starts while spec.rollback is set; clearing it
+//     starts the upgrade to desiredVersion again. spec.onFailure,
+//     spec.until and maintenance windows do not apply to it; spec.paused
+//     holds it. A record that cannot be rolled back (gone, abandoned,
+//     nothing started): phase Failed, Failing RollbackRefused saying why.
 //   - a run that stopped partway through a hop (paused, failed, waiting,
 //     at the until step) and then ended (an abort, a new target) leaves
 //     the system between two releases: status.plan.partial names the hop

@@ -111,12 +111,16 @@ func (e *ending) write() {
 		e.waiting()
 	case s.Phase == record.Paused: // at the until step (spec.until, or runner.WithUntil in the operator's executor options)
 		e.untilReached()
+	case s.Phase == record.RolledBack && requested(s):
+		e.revertedOnRequest()
 	case s.Phase == record.RolledBack:
 		e.rolledBack()
 	case s.Phase == record.RollbackFailed:
 		e.rollbackFailed()
 	case cancelled && e.why == stopPause:
 		e.paused()
+	case cancelled && e.why == stopRollback:
+		e.stoppedForRollback()
 	case cancelled && e.why == stopWindow && !e.deleted:
 		e.windowClosed()
 	case cancelled && e.deleted:
@@ -197,7 +201,9 @@ func (e *ending) rollbackFailed() {
 	ru, st, cv, s := e.ru, e.st, e.cv, e.s
 	st.Phase = v1alpha1.PhaseFailed
 	msg := fmt.Sprintf("%s: the upgrade %s -> %s failed and its rollback did not finish: the system is between versions", s.Code, ru.from, ru.to)
-	if f := s.LastFailure; f != nil {
+	if requested(s) {
+		msg = fmt.Sprintf("%s: the rollback of the upgrade %s -> %s (%s) did not finish: the system is between versions", s.Code, ru.from, ru.to, s.LastFailure.Error)
+	} else if f := s.LastFailure; f != nil {
 		msg += fmt.Sprintf(" (the upgrade failed at component %s on hop %d: %s)", cmpStr(f.Component, f.Check), f.Hop+1, f.Code)
 	}
 	if e.err != nil {

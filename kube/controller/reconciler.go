@@ -294,6 +294,11 @@ func (r *Reconciler) observe(ctx context.Context, cv *v1alpha1.ClusterVersion, s
 // among them.
 func (r *Reconciler) executorOptions(cv *v1alpha1.ClusterVersion) []runner.Option {
 	opts := slices.Clone(r.execOpts)
+	if cv.Spec.Rollback != nil {
+		// The rollback spec.rollback asks goes back to the start, with
+		// the policy runner.Revert records; until does not apply.
+		return opts
+	}
 	switch cv.Spec.OnFailure {
 	case "Rollback":
 		opts = append(opts, runner.WithFailurePolicy(runner.Rollback))
@@ -324,6 +329,9 @@ type plan struct {
 	// window is spec.maintenanceWindows (nil: none, always open): a hop
 	// starts only while one is open (run.Run).
 	window *rollout.Calendar
+	// revert: the run rolls the upgrade back, as spec.rollback asks
+	// (runner.Revert on its record).
+	revert bool
 }
 
 const maxHistory = 50
@@ -574,6 +582,9 @@ func endedFor(cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus, ty
 // progressing is the Progressing message of a run of ps: where it is,
 // and the components it retries.
 func progressing(ps *v1alpha1.PlanSummary) string {
+	if ps.Phase == string(record.RollingBack) {
+		return fmt.Sprintf("rolling back %s -> %s to %s, hop %d of %d (%s)", ps.From, ps.To, ps.From, ps.CurrentHop+1, len(ps.Hops), ps.Hop)
+	}
 	s := fmt.Sprintf("working towards %s: %s components, hop %d of %d (%s)", ps.To, ps.Progress.Summary, ps.CurrentHop+1, len(ps.Hops), ps.Hop) + retryingText(ps)
 	if ps.WaitingFor != "" {
 		s += "; " + ps.WaitingFor

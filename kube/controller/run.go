@@ -31,6 +31,9 @@ const (
 	stopWindow
 	stopPause
 	stopAbort
+	// stopRollback: spec.rollback asks to roll the upgrade back; the run
+	// stops at once, as a pause stops it, and the rollback runs next.
+	stopRollback
 	stopAbandon
 )
 
@@ -89,6 +92,10 @@ func (ru *run) control(spec *v1alpha1.ClusterVersionSpec) {
 	switch {
 	case spec.Abandon != nil:
 		why, reason = stopAbandon, spec.Abandon.Reason
+	case ru.p.revert:
+		// Rolling back: only a pause or an abandon stops it.
+	case spec.Rollback != nil:
+		why = stopRollback
 	case !samePosition(ru.p.target, string(spec.DesiredVersion)):
 		why = stopAbort
 	case spec.Paused:
@@ -299,6 +306,12 @@ func (ru *run) session(ctx, kctx context.Context, s *state.Session) (*record.Sta
 	r, key := ru.r, ru.p.key
 	ru.storeError(kctx, "", nil)
 	prev := s.Prev
+	if ru.p.revert {
+		var done bool
+		if prev, done = ru.revert(kctx, s); done {
+			return prev, nil
+		}
+	}
 	if prev != nil && (!recordOf(prev, ru.from, ru.to) || prev.Phase == record.Abandoned || prev.Phase == record.RolledBack || ru.p.fresh && prev.Phase == record.Succeeded) {
 		// Another upgrade's record, or one that ended for good (a new
 		// upgrade finds one that completed only when its ClusterVersion
@@ -306,7 +319,7 @@ func (ru *run) session(ctx, kctx context.Context, s *state.Session) (*record.Sta
 		// this one starts afresh.
 		prev = nil
 	}
-	if prev != nil && !ru.p.fresh && !ru.p.retry && (prev.Phase == record.Failed || prev.Phase == record.RollbackFailed) {
+	if prev != nil && !ru.p.fresh && !ru.p.retry && !ru.p.revert && (prev.Phase == record.Failed || prev.Phase == record.RollbackFailed) {
 		// The record ended failed but the status does not say so yet:
 		// the operator stopped between the two (a restart, a new
 		// leader). Nothing asked for a retry: record the failure, and

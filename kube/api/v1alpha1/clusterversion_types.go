@@ -79,6 +79,18 @@ type ClusterVersionSpec struct {
 	// (Progressing reason NothingToAbandon).
 	// +optional
 	Abandon *AbandonRequest `json:"abandon,omitempty"`
+	// Rollback, when set, rolls the last upgrade (status.history[0]) back
+	// to the version it started from, through each hop's component DAG,
+	// dependents first, last hop first (runner.Revert): whether it
+	// completed, failed or stopped partway. A run in progress stops at
+	// its next safe point first, as a pause stops it. The ClusterVersion
+	// is then RolledBack (history RolledBack), and while Rollback is set
+	// no upgrade starts: clear it to start the upgrade to desiredVersion
+	// again. spec.onFailure and maintenance windows do not apply to the
+	// rollback, and spec.paused holds it. An UpgradeRollout aborted with
+	// rollback Failed or Moved sets it.
+	// +optional
+	Rollback *RollbackRequest `json:"rollback,omitempty"`
 	// Approvals approve the steps the upgrade waits at
 	// (status.plan.waiting, phase WaitingForApproval): a gate of the
 	// catalog (an UpgradePath rule's, a ComponentVersion's, a lifecycle
@@ -180,6 +192,13 @@ type ApprovalRequest struct {
 // AbandonRequest asks to abandon the upgrade in progress.
 type AbandonRequest struct {
 	// Reason is recorded in the status and history.
+	// +kubebuilder:validation:MinLength=1
+	Reason string `json:"reason"`
+}
+
+// RollbackRequest asks to roll back the last upgrade.
+type RollbackRequest struct {
+	// Reason is recorded in the run's record, the status and the history.
 	// +kubebuilder:validation:MinLength=1
 	Reason string `json:"reason"`
 }
