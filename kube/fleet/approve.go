@@ -30,6 +30,6 @@ func (r *Reconciler) recordApprovals(ur *v1alpha1.UpgradeRollout, st *v1alpha1.U
 		}
 		by := ur.Spec.Approvals[at].By
 		st.Approvals = append(st.Approvals, v1alpha1.RecordedWaveApproval{Wave: w.Name, By: by, At: metav1.NewTime(now)})
-		r.event(ur, "Normal", "WaveApproved", "wave "+w.Name+" approved by "+by+": it starts")
+		r.eventf(ur, "", "Normal", "WaveApproved", "Wave "+w.Name, "wave %s approved by %s: it starts", w.Name, by)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,12 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/fleet"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/runner/runnertest"
 )
 
 // setRollout changes the spec of the rollout to-v26.06 of ns.
@@ -98,7 +103,7 @@ func TestRollback(t *testing.T) {
 			if tt.abort {
 				assert.Equal(t, v1alpha1.PhaseFailed, getCV(t, c, ns, "c1").Status.Phase, "the canary failed and waits")
 				setRollout(t, c, ns, func(s *v1alpha1.UpgradeRolloutSpec) { s.Abort, s.Rollback = true, "Failed" })
-				assert.Equal(t, []string{"aborted: rolling back c1 to v26.06-rc.2 (its upgrade to v26.06 failed; resumed with onFailure RollbackRun)"}, waitEvent(t, c, ns, "RollbackStarted"))
+				assert.Equal(t, []string{"aborted: rolling back c1 to v26.06-rc.2 through its DAG (its upgrade to v26.06 failed)"}, waitEvent(t, c, ns, "RollbackStarted"))
 			}
 			ur := watchFleet(t, c, ns, 2, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool {
 				return clusterOf(ur, "c1").Reason == tt.reason
@@ -117,6 +122,81 @@ func TestRollback(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRollbackMoved: the canary completes, a cluster of the first wave
+// fails with a budget of 0, and the rollout, aborted with rollback
+// Moved, rolls back every cluster it started, whether its upgrade
+// completed, failed or was in progress, through its DAG, to the version
+// it started from, each observed there (RolledBack, the components of
+// its completed hops rolled back); the cluster of the wave it never
+// started is not touched.
+func TestRollbackMoved(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newFleet(t, c, 4)
+	var mu sync.Mutex
+	rolled := map[string][]string{} // cluster -> hop/component rolled back
+	runnerFor := func(k types.NamespacedName, _ *rest.Config) (runner.Runner, error) {
+		rn := runnertest.New()
+		for _, name := range []string{"bkeagent", "provider", "calico"} {
+			rn.Script(name, runnertest.Script{Delay: 100 * time.Millisecond})
+		}
+		if k.Name == "c2" {
+			rn.Script("provider", runnertest.Script{FailAlways: true, Permanent: true})
+		}
+		return recordingRollbacker{rn, func(t runner.Task) {
+			mu.Lock()
+			defer mu.Unlock()
+			rolled[k.Name] = append(rolled[k.Name], fmt.Sprintf("%d/%s", t.HopIndex, t.Component))
+		}}, nil
+	}
+	operate(t, ns, runnerFor)
+	require.NoError(t, c.Create(context.Background(), newRollout(ns, nil)))
+	watchFleet(t, c, ns, 2, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool { return ur.Status.Phase == "Failed" })
+	assert.Equal(t, v1alpha1.PhaseIdle, getCV(t, c, ns, "c1").Status.Phase, "the canary completed")
+	assert.Equal(t, "v26.06", getCV(t, c, ns, "c1").Status.CurrentVersion)
+
+	setRollout(t, c, ns, func(s *v1alpha1.UpgradeRolloutSpec) { s.Abort, s.Rollback = true, "Moved" })
+	ur := watchFleet(t, c, ns, 2, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool {
+		return clusterOf(ur, "c1").Reason == "UpgradeRolledBack" && clusterOf(ur, "c2").Reason == "UpgradeRolledBack" && clusterOf(ur, "c3").Reason == "UpgradeRolledBack"
+	})
+	started := notes(t, c, ns, "RollbackStarted")
+	assert.Contains(t, started, "aborted: rolling back c1 to v26.06-rc.2 through its DAG (its upgrade to v26.06 is completed)")
+	assert.Contains(t, started, "aborted: rolling back c2 to v26.06-rc.2 through its DAG (its upgrade to v26.06 failed)")
+	assert.Len(t, started, 3, "c1, c2 and c3, each once: %v", started)
+	for _, name := range []string{"c1", "c2", "c3"} {
+		cv := getCV(t, c, ns, name)
+		assert.Equal(t, v1alpha1.PhaseRolledBack, cv.Status.Phase, name)
+		assert.Equal(t, "v26.06-rc.2", cv.Status.CurrentVersion, "%s is observed back at the version it started from", name)
+		assert.Equal(t, v1alpha1.HistoryRolledBack, cv.Status.History[0].State, name)
+		assert.Equal(t, "to-v26.06", cv.Annotations[fleet.RollbackBy], name)
+		require.NotNil(t, cv.Spec.Rollback, name)
+		assert.Equal(t, "UpgradeRollout to-v26.06 aborted with rollback Moved", cv.Spec.Rollback.Reason)
+		assert.Equal(t, "Failed", clusterOf(ur, name).State, "%s did not end at the target", name)
+	}
+	mu.Lock()
+	c1 := slices.Clone(rolled["c1"])
+	mu.Unlock()
+	assert.Contains(t, c1, "1/provider", "the canary's last hop is rolled back: %v", c1)
+	assert.Contains(t, c1, "0/kubernetes-master", "and the hop before it: %v", c1)
+	assert.Less(t, slices.Index(c1, "1/provider"), slices.Index(c1, "0/kubernetes-master"), "last hop first")
+	c4 := getCV(t, c, ns, "c4")
+	assert.Empty(t, c4.Annotations[fleet.Started], "c4's wave never started")
+	assert.Nil(t, c4.Spec.Rollback)
+	assert.Equal(t, "v26.06-rc.2", c4.Status.CurrentVersion)
+}
+
+// recordingRollbacker is the simulated runner with the Rollback ability,
+// telling each rollback to rolled.
+type recordingRollbacker struct {
+	*runnertest.Runner
+	rolled func(runner.Task)
+}
+
+func (r recordingRollbacker) Rollback(_ context.Context, t runner.Task) error {
+	r.rolled(t)
+	return nil
 }
 
 // TestPauseResumeAndGate: a paused rollout starts nothing (Paused,

@@ -141,6 +141,9 @@ func currentOf(cv *v1alpha1.ClusterVersion) string {
 func targetSpec(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) v1alpha1.ClusterVersionSpec {
 	spec := *cv.Spec.DeepCopy()
 	spec.DesiredVersion = ur.Spec.DesiredVersion
+	// The rollout upgrades it: a rollback asked before (by another
+	// rollout, or by hand) ends, as a new target would end it.
+	spec.Rollback = nil
 	if ur.Spec.AcceptRisks != nil {
 		spec.AcceptRisks = slices.Clone(ur.Spec.AcceptRisks)
 	}

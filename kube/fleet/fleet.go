@@ -56,6 +56,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/events"
@@ -64,6 +65,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/internal/english"
 	"github.com/hopdag/hopdag/kube/rollout"
 )
 
@@ -525,7 +527,7 @@ func (r *Reconciler) announce(ur *v1alpha1.UpgradeRollout, st *v1alpha1.UpgradeR
 	told := r.announceWaves(ur, before, d)
 	for _, m := range d.Members {
 		if m.State == rollout.Failed && before[m.Key] != string(rollout.Failed) && m.Wave == 0 && len(d.Waves) > 0 && d.Waves[0].Name == "canary" {
-			r.eventf(ur, "Warning", "CanaryFailed", "Rollout", "canary %s failed (%s)", m.Key, m.Reason)
+			r.eventf(ur, m.Key, "Warning", "CanaryFailed", "Rollout", "canary %s failed (%s)", m.Key, m.Reason)
 			told = true
 		}
 	}
@@ -560,11 +562,11 @@ func (r *Reconciler) announceWaves(ur *v1alpha1.UpgradeRollout, before map[strin
 			}
 		}
 		if !wasStarted && slices.ContainsFunc(d.Start, func(k string) bool { return slices.Contains(w.Members, k) }) {
-			r.eventf(ur, "Normal", "WaveStarted", "Rollout", "wave %s (%d clusters) started: %s", w.Name, len(w.Members), joinMax(d.Start, 10))
+			r.eventf(ur, "", "Normal", "WaveStarted", "Wave "+w.Name, "wave %s (%s) started: %s", w.Name, english.Count(len(w.Members), "cluster"), joinMax(d.Start, 10))
 			told = true
 		}
 		if !wasDone && waveDone(i) {
-			r.eventf(ur, "Normal", "WaveCompleted", "Rollout", "wave %s completed", w.Name)
+			r.eventf(ur, "", "Normal", "WaveCompleted", "Wave "+w.Name, "wave %s completed", w.Name)
 			told = true
 		}
 	}
@@ -595,14 +597,25 @@ func (r *Reconciler) announcePhase(ur *v1alpha1.UpgradeRollout, was string, d ro
 
 // event records an Event about ur.
 func (r *Reconciler) event(ur *v1alpha1.UpgradeRollout, typ, reason, note string) {
-	r.eventf(ur, typ, reason, "Rollout", "%s", note)
+	r.eventf(ur, "", typ, reason, "Rollout", "%s", note)
 }
 
 // eventf records an Event about ur, when the reconciler has a recorder.
-func (r *Reconciler) eventf(ur *v1alpha1.UpgradeRollout, typ, reason, action, format string, args ...any) {
-	if r.recorder != nil {
-		r.recorder.Eventf(ur, nil, typ, reason, action, format, args...)
+// Events of one reason, action and related object are one series (the
+// events recorder counts repeats and keeps the first note): an Event
+// about a wave has the wave in its action, one about a cluster has the
+// cluster's ClusterVersion (named by cluster, in ur's namespace) as its
+// related object, so that each keeps its own note.
+func (r *Reconciler) eventf(ur *v1alpha1.UpgradeRollout, cluster, typ, reason, action, format string, args ...any) {
+	if r.recorder == nil {
+		return
 	}
+	var related runtime.Object
+	if cluster != "" {
+		related = &v1alpha1.ClusterVersion{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ClusterVersion"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ur.Namespace, Name: cluster}}
+	}
+	r.recorder.Eventf(ur, related, typ, reason, action, format, args...)
 }
 
 func joinMax(ks []string, n int) string {

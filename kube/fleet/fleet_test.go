@@ -296,10 +296,13 @@ func TestRolloutInWaves(t *testing.T) {
 		assert.False(t, started[k].Before(completed["c2"].Truncate(time.Second)) || started[k].Before(completed["c3"].Truncate(time.Second)), "%s (wave 2) started before wave 1 completed", k)
 	}
 	assert.True(t, meta.IsStatusConditionTrue(ur.Status.Conditions, "Completed"))
-	r := reasons(t, c, ns)
-	for _, want := range []string{"WaveStarted", "WaveCompleted"} {
-		assert.Contains(t, r, want)
-	}
+	// One Event per wave, each with its own note (Events of one reason
+	// and action about one object would be one series, the first note
+	// kept).
+	require.Eventually(t, func() bool { return len(notes(t, c, ns, "WaveCompleted")) == 3 }, 10*time.Second, 100*time.Millisecond,
+		"a WaveCompleted Event per wave: %v", notes(t, c, ns, "WaveCompleted"))
+	assert.Equal(t, []string{"wave canary completed", "wave wave-1 completed", "wave wave-2 completed"}, notes(t, c, ns, "WaveCompleted"))
+	assert.Equal(t, []string{"wave canary (1 cluster) started: [c1]", "wave wave-1 (2 clusters) started: [c2 c3]", "wave wave-2 (2 clusters) started: [c4 c5]"}, notes(t, c, ns, "WaveStarted"))
 }
 
 // TestCanaryFailureStopsTheRollout: the canary's upgrade fails; with a

@@ -10,39 +10,67 @@ import (
 )
 
 // RollbackBy names the UpgradeRollout that asked a ClusterVersion to
-// roll back (spec.abort with spec.rollback Failed); it is written with
-// the request, in one patch, so that each is asked once.
+// roll back (spec.abort with spec.rollback); it is written with the
+// request, in one patch, so that each is asked once.
 const RollbackBy = "hopdag.io/rollout-rollback"
 
-// rollBack asks, when ur is aborted with spec.rollback Failed, every
-// ClusterVersion ur started whose upgrade to ur's target failed (phase
-// Failed) to roll back: its run is resumed (spec.retry) with
-// spec.onFailure RollbackRun, so that once its failed component fails
-// again the run rolls back through its DAG, hop by hop, to the version
-// it started from. A RollbackStarted Event names each.
+// rollBack asks, when ur is aborted with spec.rollback, the
+// ClusterVersions ur started to roll their upgrade to ur's target back
+// (the ClusterVersion's spec.rollback: through each hop's DAG, last hop
+// first, to the version it started from): with Failed, those whose
+// upgrade failed (phase Failed); with Moved, every one whose upgrade
+// started, whether it completed, failed or is in progress. A
+// RollbackStarted Event names each.
 func (r *Reconciler) rollBack(ctx context.Context, ur *v1alpha1.UpgradeRollout, cvs []v1alpha1.ClusterVersion) error {
-	if !ur.Spec.Abort || ur.Spec.Rollback != "Failed" {
+	if !ur.Spec.Abort || ur.Spec.Rollback == "" {
 		return nil
 	}
 	for i := range cvs {
 		cv := &cvs[i]
-		if cv.Annotations[Rollout] != ur.Name || cv.Annotations[RollbackBy] != "" ||
-			cv.Status.Phase != v1alpha1.PhaseFailed || cv.Spec.DesiredVersion != ur.Spec.DesiredVersion {
+		if !toRollBack(ur, cv) {
 			continue
 		}
 		cv = cv.DeepCopy() // the cache's
 		orig := cv.DeepCopy()
-		cv.Spec.OnFailure = "RollbackRun"
-		cv.Spec.Retry = max(cv.Spec.Retry, cv.Status.ObservedRetry) + 1
+		cv.Spec.Rollback = &v1alpha1.RollbackRequest{Reason: fmt.Sprintf("UpgradeRollout %s aborted with rollback %s", ur.Name, ur.Spec.Rollback)}
 		cv.Annotations[RollbackBy] = ur.Name
 		if err := r.client.Patch(ctx, cv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 			return fmt.Errorf("fleet: UpgradeRollout %s/%s: rolling back ClusterVersion %s: %w", ur.Namespace, ur.Name, cv.Name, err)
 		}
-		from := ""
-		if len(cv.Status.History) > 0 {
-			from = " to " + cv.Status.History[0].From
+		h := cv.Status.History[0]
+		how := "its upgrade to " + h.To + " failed"
+		if cv.Status.Phase != v1alpha1.PhaseFailed {
+			how = fmt.Sprintf("its upgrade to %s is %s", h.To, phaseWords(cv.Status.Phase))
 		}
-		r.event(ur, "Warning", "RollbackStarted", fmt.Sprintf("aborted: rolling back %s%s (its upgrade to %s failed; resumed with onFailure RollbackRun)", cv.Name, from, ur.Spec.DesiredVersion))
+		r.eventf(ur, cv.Name, "Warning", "RollbackStarted", "Rollback", "aborted: rolling back %s to %s through its DAG (%s)", cv.Name, h.From, how)
 	}
 	return nil
+}
+
+// toRollBack reports whether cv is one ur, aborted with spec.rollback,
+// rolls back and has not asked yet: ur started its upgrade to ur's
+// target (its newest history entry), which is not rolled back or
+// abandoned, and, with rollback Failed, failed.
+func toRollBack(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) bool {
+	st := &cv.Status
+	if cv.Annotations[Rollout] != ur.Name || cv.Annotations[Started] == "" || cv.Annotations[RollbackBy] != "" ||
+		string(cv.Spec.DesiredVersion) != string(ur.Spec.DesiredVersion) || len(st.History) == 0 ||
+		st.History[0].To != string(ur.Spec.DesiredVersion) {
+		return false
+	}
+	switch st.Phase {
+	case v1alpha1.PhaseRolledBack, v1alpha1.PhaseAbandoned:
+		return false
+	case v1alpha1.PhaseFailed:
+		return true
+	}
+	return ur.Spec.Rollback == "Moved"
+}
+
+// phaseWords is how a phase reads in an Event: completed, or in progress.
+func phaseWords(p v1alpha1.Phase) string {
+	if p == v1alpha1.PhaseIdle {
+		return "completed"
+	}
+	return "in progress (" + string(p) + ")"
 }

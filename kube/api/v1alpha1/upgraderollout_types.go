@@ -83,15 +83,16 @@ type UpgradeRolloutSpec struct {
 	// finish their hop.
 	// +optional
 	Abort bool `json:"abort,omitempty"`
-	// Rollback, with Abort, rolls back clusters: Failed, every
-	// ClusterVersion this rollout started whose upgrade failed (phase
-	// Failed): its run is resumed with spec.onFailure RollbackRun, so
-	// that its failed component is tried once more and, failing again,
-	// the run rolls back through its DAG, hop by hop, to the version it
-	// started from (RolledBack). Each is asked once (the annotation
-	// hopdag.io/rollout-rollback says so).
+	// Rollback, with Abort, rolls back the clusters this rollout
+	// started: Failed, every ClusterVersion whose upgrade failed (phase
+	// Failed); Moved, every one whose upgrade started, whether it
+	// completed, failed or is in progress. Each is asked through its
+	// spec.rollback: its last upgrade rolls back through each hop's DAG,
+	// last hop first, to the version it started from (RolledBack); one
+	// in progress stops at its safe point first. Each is asked once (the
+	// annotation hopdag.io/rollout-rollback says so).
 	// +optional
-	// +kubebuilder:validation:Enum=Failed
+	// +kubebuilder:validation:Enum=Failed;Moved
 	Rollback string `json:"rollback,omitempty"`
 	// OnFailure is set on each ClusterVersion with its target (see
 	// ClusterVersionSpec.OnFailure): Rollback or RollbackRun make a
