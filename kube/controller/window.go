@@ -5,19 +5,13 @@ import (
 	"time"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/internal/windows"
 	"github.com/hopdag/hopdag/kube/rollout"
 )
 
 // calendarOf compiles spec.maintenanceWindows (nil: none, always open).
 func calendarOf(cv *v1alpha1.ClusterVersion) (*rollout.Calendar, error) {
-	if len(cv.Spec.MaintenanceWindows) == 0 {
-		return nil, nil
-	}
-	ws := make([]rollout.Window, len(cv.Spec.MaintenanceWindows))
-	for i, w := range cv.Spec.MaintenanceWindows {
-		ws[i] = rollout.Window{Schedule: w.Schedule, Duration: w.Duration.Duration, TimeZone: w.TimeZone}
-	}
-	return rollout.Compile(ws)
+	return windows.Calendar(cv.Spec.MaintenanceWindows)
 }
 
 // nextOpening says when the next window opens, as "opens at T" (UTC), or

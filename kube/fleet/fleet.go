@@ -66,6 +66,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/internal/english"
+	"github.com/hopdag/hopdag/kube/internal/windows"
 	"github.com/hopdag/hopdag/kube/rollout"
 )
 
@@ -358,6 +359,10 @@ func (r *Reconciler) start(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv 
 func memberOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) rollout.Member {
 	target := string(ur.Spec.DesiredVersion)
 	m := rollout.Member{Key: cv.Name, Labels: cv.Labels}
+	// Its own windows: it starts only while they are open too. Ones that
+	// do not compile leave it to its reconciler, which refuses them and
+	// says so (InvalidMaintenanceWindow).
+	m.Windows, _ = windows.Calendar(cv.Spec.MaintenanceWindows)
 	if cv.Annotations[Rollout] == ur.Name {
 		if t, err := time.Parse(time.RFC3339, cv.Annotations[Started]); err == nil {
 			m.Started = t
@@ -430,14 +435,8 @@ func specOf(ur *v1alpha1.UpgradeRollout) (rollout.Spec, error) {
 		out.Approved = append(out.Approved, a.Wave)
 	}
 	out.Paused, out.Aborted = s.Paused, s.Abort
-	if len(s.MaintenanceWindows) > 0 {
-		ws := make([]rollout.Window, len(s.MaintenanceWindows))
-		for i, w := range s.MaintenanceWindows {
-			ws[i] = rollout.Window{Schedule: w.Schedule, Duration: w.Duration.Duration, TimeZone: w.TimeZone}
-		}
-		if out.Windows, err = rollout.Compile(ws); err != nil {
-			return out, fmt.Errorf("spec.maintenanceWindows: %w", err)
-		}
+	if out.Windows, err = windows.Calendar(s.MaintenanceWindows); err != nil {
+		return out, fmt.Errorf("spec.maintenanceWindows: %w", err)
 	}
 	return out, nil
 }
