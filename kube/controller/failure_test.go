@@ -58,7 +58,7 @@ func TestComponentFailure(t *testing.T) {
 	require.NoError(t, c.Create(ctx, cv))
 	key := client.ObjectKeyFromObject(cv)
 	got := waitFor(t, c, key, 60*time.Second, "failed", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseFailed })
-	next := "increment spec.retry to retry the failed component(s), set desiredVersion back to v26.06-rc.2 to abort, or abandon (spec.abandon)"
+	next := "increment spec.retry to retry the failed component(s), set desiredVersion back to v26.06-rc.2 to abort, spec.rollback to roll back what the upgrade changed, or abandon (spec.abandon)"
 
 	f := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing)
 	require.NotNil(t, f)
@@ -219,7 +219,7 @@ func TestRestartDoesNotRetry(t *testing.T) {
 	assert.Equal(t, "UpgradeFailed", f.Reason)
 	assert.Contains(t, f.Message, "component etcd on hop 3")
 	assert.Contains(t, f.Message, runnertest.ErrScripted.Error())
-	assert.True(t, strings.HasSuffix(f.Message, "increment spec.retry to retry the failed component(s), set desiredVersion back to v26.06-rc.2 to abort, or abandon (spec.abandon)"), "%q", f.Message)
+	assert.True(t, strings.HasSuffix(f.Message, "increment spec.retry to retry the failed component(s), set desiredVersion back to v26.06-rc.2 to abort, spec.rollback to roll back what the upgrade changed, or abandon (spec.abandon)"), "%q", f.Message)
 	assert.Equal(t, v1alpha1.HistoryFailed, got.Status.History[0].State)
 	time.Sleep(500 * time.Millisecond) // a run started by mistake would have run components by now
 	assert.Len(t, rn.Records(), n, "the restarted operator ran nothing")
@@ -254,7 +254,7 @@ func TestPlanRefusedAtRun(t *testing.T) {
 	require.NotNil(t, f)
 	assert.Equal(t, "PlanInvalid", f.Reason)
 	assert.Contains(t, f.Message, "gate v99.0: the plan has no hop to v99.0")
-	assert.True(t, strings.HasSuffix(f.Message, "; increment spec.retry to retry the failed component(s), set desiredVersion back to v26.06-rc.2 to abort, or abandon (spec.abandon)"), "%q", f.Message)
+	assert.True(t, strings.HasSuffix(f.Message, "; increment spec.retry to retry the failed component(s), set desiredVersion back to v26.06-rc.2 to abort, spec.rollback to roll back what the upgrade changed, or abandon (spec.abandon)"), "%q", f.Message)
 	require.Len(t, got.Status.History, 1)
 	h := got.Status.History[0]
 	assert.Equal(t, v1alpha1.HistoryFailed, h.State, "history: %+v", h)

@@ -366,7 +366,7 @@ func withNext(msg, next string) string {
 // failedNext says what the user may do about a Failed upgrade that
 // started from from; the Failing condition and the Event end with it.
 func failedNext(from string) string {
-	return "increment spec.retry to retry the failed component(s), set desiredVersion back to " + from + " to abort, or abandon (spec.abandon)"
+	return "increment spec.retry to retry the failed component(s), set desiredVersion back to " + from + " to abort, spec.rollback to roll back what the upgrade changed, or abandon (spec.abandon)"
 }
 
 // waitingMessage says what waits for approval and what to set.

@@ -160,7 +160,7 @@ func started(cv *v1alpha1.ClusterVersion) (where, next string, ok bool) {
 	case v1alpha1.PhaseWaitingForApproval:
 		state, next = "waits for approval", "approve it (spec.approvals, see status.plan.waiting), or abandon it (spec.abandon)"
 	case v1alpha1.PhaseFailed:
-		state, next = "failed", "fix the failure and increment spec.retry to retry it, or abandon it (spec.abandon)"
+		state, next = "failed", "fix the failure and increment spec.retry to retry it, roll it back (spec.rollback), or abandon it (spec.abandon)"
 	}
 	if state == "" || ps.Progress.Done == 0 && cv.Status.Phase != v1alpha1.PhaseUpgrading {
 		return "", "", false
