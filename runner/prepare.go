@@ -51,9 +51,11 @@ type prepared struct {
 // It returns the prepared form by value, for the run to embed: one
 // allocation per Execute fewer (BenchmarkRollback counts them).
 func (e *Executor) prepare(p *Plan, prev *record.Status) (prepared, error) {
-	if prev != nil && !e.policySet {
+	if prev != nil && (!e.policySet || requestedRollback(prev)) {
 		// A resumed run keeps the policy it started with: a rollback
-		// stopped halfway goes on as far as that policy says.
+		// stopped halfway goes on as far as that policy says. A
+		// rollback asked for (Revert) goes back to the run's start
+		// whatever the executor's policy, which is about failures.
 		pol, err := recordedPolicy(prev.FailurePolicy)
 		if err != nil {
 			return prepared{}, err

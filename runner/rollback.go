@@ -168,9 +168,9 @@ func (r *run) rollback(ctx context.Context, i int) {
 	if f := r.s.LastFailure; f != nil {
 		r.s.Message += " after: " + f.Error
 	}
-	if f := r.s.LastFailure; f != nil && f.Code == record.CodeRollbackRequested {
+	if requestedRollback(r.s) {
 		// Asked for (Revert): nothing failed.
-		r.requested = fmt.Errorf("%w on request: %s -> %s (%s)", ErrRolledBack, r.s.From, r.s.To, f.Error)
+		r.requested = fmt.Errorf("%w on request: %s -> %s (%s)", ErrRolledBack, r.s.From, r.s.To, r.s.LastFailure.Error)
 	} else if len(r.errs) == 0 {
 		// A resumed rollback: the failure that started it is the
 		// status's (see the package's note on rollback).
@@ -211,10 +211,16 @@ func (r *run) rollback(ctx context.Context, i int) {
 
 // resumesRollback reports whether s is a rollback to resume: one of its
 // hops is being, or was, rolled back.
-func resumesRollback(s *record.Status) bool {
-	return slices.ContainsFunc(s.Hops, func(h record.HopStatus) bool {
-		return h.Phase == record.RollingBack || h.Phase == record.RolledBack || h.Phase == record.RollbackFailed
-	})
+func resumesRollback(s *record.Status) bool { return slices.ContainsFunc(s.Hops, inRollback) }
+
+// inRollback reports whether hop record h is being, or was, rolled back.
+func inRollback(h record.HopStatus) bool {
+	return h.Phase == record.RollingBack || h.Phase == record.RolledBack || h.Phase == record.RollbackFailed
+}
+
+// requestedRollback reports whether s is a rollback asked for (Revert).
+func requestedRollback(s *record.Status) bool {
+	return s.LastFailure != nil && s.LastFailure.Code == record.CodeRollbackRequested
 }
 
 // reopenable reports whether a resume has something of hop record hs,
@@ -353,48 +359,65 @@ func openRollback(hs *record.HopStatus, cause string, mark func(j int)) {
 // requested: REASON", and the run's final message is "rolled back
 // after: rollback requested: REASON".
 //
-// Revert sets s.FailurePolicy to RollbackRun: Execute resumes with it
-// unless the executor was given another (WithFailurePolicy), so do not
-// give one to the executor that resumes a reverted status. The plan given
-// to Execute must be the status's (as for any resume), and the runner
-// must be able to roll its components back (Rollbacker). Execute's error
-// then matches ErrRolledBack when the rollback finished (the status
-// RolledBack), ErrRollbackFailed when it did not.
+// Revert sets s.FailurePolicy to RollbackRun, and Execute rolls a
+// reverted run back to its start whatever the executor's failure policy
+// (WithFailurePolicy is about failures) or until step (WithUntil stops
+// an upgrade going forward, not a rollback). The plan given to Execute
+// must be the status's (as for any resume), and the runner must be able
+// to roll its components back (Rollbacker). Execute's error then matches
+// ErrRolledBack when the rollback finished (the status RolledBack),
+// ErrRollbackFailed when it did not.
 //
-// Revert refuses a status that is RolledBack or Abandoned (there is
-// nothing to undo, or an operator took the run over), and one whose run
-// never started a component. A status already rolling back (RollingBack,
-// RollbackFailed) keeps its rollback and its failure; Revert only makes
-// the rollback go on to the run's start. Call it with the run's lock
-// held, as any write of a run's status, and save s before Execute.
+// Revert refuses a status that is Abandoned (an operator took the run
+// over), one rolled back to its start already (ErrRolledBack), and one
+// whose run never started a component (nothing to roll back). A run
+// whose failed hop the Rollback policy rolled back, the hops before it
+// completed, is rolled back from there. A status already rolling back
+// (RollingBack, RollbackFailed) keeps its rollback and its failure;
+// Revert only makes the rollback go on to the run's start. Call it with
+// the run's lock held, as any write of a run's status; Execute's first
+// checkpoint saves what it changed.
 func Revert(s *record.Status, reason string, now time.Time) error {
 	switch s.Phase {
-	case record.RolledBack:
-		return fmt.Errorf("%w: %s -> %s was rolled back already (%s)", ErrRolledBack, s.From, s.To, s.Message)
 	case record.Abandoned:
 		return fmt.Errorf("%w: %s -> %s was abandoned (%s): an abandoned run is not rolled back; undo what it changed by hand, or start a new run", ErrAbandoned, s.From, s.To, s.Message)
 	}
-	s.FailurePolicy = RollbackRun.String()
-	if resumesRollback(s) {
-		return nil
-	}
-	// The last hop that began: one a run never reached is Pending, or
-	// Cancelled with nothing started.
-	i := len(s.Hops) - 1
-	for ; i >= 0; i-- {
-		if h := &s.Hops[i]; h.Phase != record.Pending && h.Phase != record.Cancelled || slices.ContainsFunc(h.Components, startedComponent) {
-			break
-		}
-	}
-	if i < 0 {
+	if !slices.ContainsFunc(s.Hops, func(h record.HopStatus) bool { return slices.ContainsFunc(h.Components, startedComponent) }) {
 		return fmt.Errorf("runner: cannot revert %s -> %s: no component of it has started, so there is nothing to roll back", s.From, s.To)
 	}
 	why := "rollback requested"
 	if reason != "" {
 		why += ": " + reason
 	}
-	s.LastFailure = &record.Failure{Hop: i, Code: record.CodeRollbackRequested, Error: why, Time: now}
-	s.Phase, s.Code, s.Message, s.Waiting = record.RollingBack, "", "rolling back after: "+why, nil
+	request := func(i int) {
+		s.FailurePolicy = RollbackRun.String()
+		s.LastFailure = &record.Failure{Hop: i, Code: record.CodeRollbackRequested, Error: why, Time: now}
+		s.Phase, s.Code, s.Message, s.Waiting = record.RollingBack, "", "rolling back after: "+why, nil
+	}
+	if k := slices.IndexFunc(s.Hops, inRollback); k >= 0 {
+		switch h := s.Hops[k]; {
+		case h.Phase != record.RolledBack:
+			// Being rolled back, or its rollback failed: it goes on, and
+			// then to the run's start; its failure stays why.
+			s.FailurePolicy = RollbackRun.String()
+		case k == 0 || s.Hops[k-1].Phase != record.Succeeded:
+			return fmt.Errorf("%w: %s -> %s was rolled back already (%s)", ErrRolledBack, s.From, s.To, s.Message)
+		default:
+			// A hop rolled back by its policy, the hops before it still
+			// completed: they are rolled back too.
+			request(k)
+		}
+		return nil
+	}
+	// The last hop that began: one a run never reached is Pending, or
+	// Cancelled with nothing started.
+	i := len(s.Hops) - 1
+	for ; i > 0; i-- {
+		if h := &s.Hops[i]; h.Phase != record.Pending && h.Phase != record.Cancelled || slices.ContainsFunc(h.Components, startedComponent) {
+			break
+		}
+	}
+	request(i)
 	openRollback(&s.Hops[i], why, func(int) {})
 	return nil
 }

@@ -58,11 +58,14 @@ func (r *run) execute(ctx context.Context) (*record.Status, error) {
 	r.checkpoint(ctx)
 	r.emit(Event{Type: PlanStarted, Hop: -1})
 
+	if i := slices.IndexFunc(r.s.Hops, inRollback); i >= 0 {
+		// A rollback to resume (rollback.go): the hops before it are
+		// completed, and nothing runs forward (not even to an until
+		// step).
+		r.rollback(ctx, i)
+		return r.finish(ctx)
+	}
 	for i, h := range r.plan.Hops {
-		if p := r.s.Hops[i].Phase; p == record.RollingBack || p == record.RolledBack || p == record.RollbackFailed {
-			r.rollback(ctx, i) // a rollback to resume (rollback.go)
-			break
-		}
 		if r.s.Hops[i].Phase != record.Succeeded {
 			if r.checkpointErr != nil || ctx.Err() != nil {
 				break
