@@ -121,7 +121,7 @@ func TestRevertResumes(t *testing.T) {
 	var cps snapshots
 	stopped, err := runner.New(u, runner.WithMaxParallel(1), runner.WithCheckpointer(&cps)).Execute(ctx, p, st)
 	require.ErrorIs(t, err, runner.ErrRollbackFailed)
-	require.ErrorIs(t, err, runner.ErrRolledBack, "the run was asked to roll back")
+	require.NotErrorIs(t, err, runner.ErrRolledBack, "not rolled back: interrupted")
 	assert.Equal(t, record.Cancelled, stopped.Phase)
 	assert.Equal(t, record.RollingBack, stopped.Hops[0].Phase)
 

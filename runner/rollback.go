@@ -365,8 +365,8 @@ func openRollback(hs *record.HopStatus, cause string, mark func(j int)) {
 // an upgrade going forward, not a rollback). The plan given to Execute
 // must be the status's (as for any resume), and the runner must be able
 // to roll its components back (Rollbacker). Execute's error then matches
-// ErrRolledBack when the rollback finished (the status RolledBack),
-// ErrRollbackFailed when it did not.
+// ErrRolledBack when the rollback finished (the status RolledBack), and
+// ErrRollbackFailed (only) when it did not.
 //
 // Revert refuses a status that is Abandoned (an operator took the run
 // over), one rolled back to its start already (ErrRolledBack), and one

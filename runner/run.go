@@ -148,8 +148,9 @@ func (r *run) err(ctx context.Context, allDone, hadFailed bool) error {
 			parts = append(parts, fmt.Errorf("runner: run cancelled: %w", ctx.Err()))
 		}
 	}
-	if r.requested != nil {
-		// A rollback asked for, which no failure in r.errs started.
+	if r.requested != nil && r.rolled == record.RolledBack {
+		// A rollback asked for, which no failure in r.errs started, and
+		// which finished (one that did not is the RollbackError below).
 		parts = append(parts, r.requested)
 	}
 	if r.rolled == record.RollbackFailed || r.rolled == record.RollingBack {

@@ -337,9 +337,11 @@ func (d *decision) held() (bool, *plan, error) {
 	if cv.Spec.Paused {
 		st.Phase = v1alpha1.PhasePaused
 		msg := "paused before the upgrade to " + to.String() + " started; clear spec.paused to start it"
-		if d.inFlight {
+		if d.revert {
+			msg = revertPausedMessage(cv, st, d.from.String(), to.String())
+		} else if d.inFlight {
 			msg = pausedMessage(st, to.String())
-		} else {
+		} else if !d.revert {
 			// Show the upgrade that waits to start, not the last one;
 			// the hop a stopped run left partway stays named.
 			st.Plan = summary(d.p, nil, d.target)

@@ -220,7 +220,11 @@ func (e *ending) rollbackFailed() {
 func (e *ending) paused() {
 	st, cv := e.st, e.cv
 	st.Phase = v1alpha1.PhasePaused
-	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", pausedMessage(st, e.ru.to))
+	msg := pausedMessage(st, e.ru.to)
+	if e.ru.p.revert && e.latest.Spec.Rollback != nil {
+		msg = revertPausedMessage(e.latest, st, e.ru.from, e.ru.to)
+	}
+	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "Paused", msg)
 	e.r.event(cv, "Normal", "UpgradePaused", "Pause", "paused at "+st.Plan.Progress.Summary)
 }
 

@@ -111,7 +111,7 @@ func (ru *run) writeProgress(ctx context.Context, b brief) {
 		st.Plan.WaitingFor = b.waitingFor
 		st.CurrentVersion = b.reached
 		setCondition(st, ru.p.cv, v1alpha1.ConditionProgressing, metav1.ConditionTrue, "Upgrading", progressing(st.Plan))
-		if f := b.s.LastFailure; f != nil {
+		if f := b.s.LastFailure; f != nil && f.Code != record.CodeRollbackRequested {
 			// Failing from the moment a component fails for good, while
 			// the hop finishes what its failure policy lets it.
 			setCondition(st, ru.p.cv, v1alpha1.ConditionFailing, metav1.ConditionTrue, "ComponentFailed", failedNow(f))

@@ -2,8 +2,10 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
@@ -31,7 +33,10 @@ func (d *decision) reverting() (bool, *plan, error) {
 		held = "no upgrade ran, so there is nothing to roll back"
 	case st.Phase == v1alpha1.PhaseAbandoned:
 		held = "the last upgrade was abandoned, and an abandoned run is not rolled back"
-	case st.Phase == v1alpha1.PhaseRolledBack || st.History[0].State == v1alpha1.HistoryRolledBack:
+	case (st.Phase == v1alpha1.PhaseRolledBack || st.History[0].State == v1alpha1.HistoryRolledBack) && samePosition(st.CurrentVersion, st.History[0].From):
+		// Back where the upgrade started. (A rule's onFailure: rollback
+		// leaves the hops before the failed one completed: those are
+		// rolled back now.)
 		held = "rolled back to " + st.CurrentVersion
 	}
 	if held != "" {
@@ -41,6 +46,15 @@ func (d *decision) reverting() (bool, *plan, error) {
 		}
 		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "RollbackRequested", msg)
 		return decided()
+	}
+	if f := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionFailing); st.Phase == v1alpha1.PhaseFailed && f != nil && f.Reason == "RollbackFailed" {
+		// Its rollback failed: like any failure, it is tried again when
+		// spec.retry changes (the Failing message says so).
+		if cv.Spec.Retry == st.ObservedRetry {
+			return decided()
+		}
+		st.ObservedRetry = cv.Spec.Retry
+		r.event(cv, "Normal", "UpgradeRetried", "Retry", fmt.Sprintf("spec.retry %d: retrying the rollback of %s -> %s", cv.Spec.Retry, st.History[0].From, st.History[0].To))
 	}
 	h := st.History[0]
 	from, err := parsePosition(h.From)
@@ -74,33 +88,50 @@ func (d *decision) startRevert() {
 // now), or it cannot be rolled back (Failing, reason RollbackRefused).
 func (ru *run) revert(ctx context.Context, s *state.Session) (prev *record.Status, done bool) {
 	prev = s.Prev
-	switch {
-	case prev == nil || !recordOf(prev, ru.from, ru.to):
+	if prev == nil || !recordOf(prev, ru.from, ru.to) {
 		ru.revertRefused(ctx, fmt.Errorf("the run's record of %s -> %s is not in the store", ru.from, ru.to))
 		return prev, true
-	case prev.Phase == record.RolledBack:
-		// Rolled back before the operator stopped, not yet said.
-		ru.finish(ctx, s.Store, s.Lease(), prev, runner.ErrRolledBack)
-		return prev, true
 	}
-	if err := runner.Revert(prev, ru.p.cv.Spec.Rollback.Reason, ru.r.now()); err != nil {
+	err := runner.Revert(prev, ru.p.cv.Spec.Rollback.Reason, ru.r.now())
+	switch {
+	case errors.Is(err, runner.ErrRolledBack):
+		// Rolled back to its start before the operator stopped, not
+		// yet said.
+		ru.finish(ctx, s.Store, s.Lease(), prev, err)
+		return prev, true
+	case err != nil:
 		ru.revertRefused(ctx, err)
 		return prev, true
 	}
 	return prev, false
 }
 
-// revertRefused records that the upgrade cannot be rolled back, and why.
+// revertRefused records that the upgrade cannot be rolled back, and why:
+// the status is put back as it was before the rollback started (the
+// upgrade's own outcome stands: what failed is the request), Failing
+// reason RollbackRefused saying why, until spec.rollback changes.
 func (ru *run) revertRefused(ctx context.Context, err error) {
 	r, cv := ru.r, ru.p.cv
-	now := metav1.Now()
+	was := cv.Status.DeepCopy() // as the reconcile that started the rollback read it
 	msg := fmt.Sprintf("spec.rollback: cannot roll back %s -> %s: %v; clear spec.rollback", ru.from, ru.to, err)
 	ru.updateFor(ctx, func(_ *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
-		endHistory(st, v1alpha1.HistoryFailed, msg, now)
+		st.Phase, st.Plan, st.CurrentVersion = was.Phase, was.Plan, was.CurrentVersion
+		if len(was.History) > 0 && len(st.History) > 0 {
+			st.History[0] = was.History[0]
+		}
 		r.failing(cv, st, "RollbackRefused", msg)
-		st.Phase = v1alpha1.PhaseFailed
 	})
 	r.event(cv, "Warning", "RollbackRefused", "Rollback", msg)
+}
+
+// revertPausedMessage says that spec.paused holds the rollback of the
+// upgrade from -> to.
+func revertPausedMessage(cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus, from, to string) string {
+	msg := fmt.Sprintf("paused: the rollback of the upgrade %s -> %s to %s (spec.rollback: %s) waits; clear spec.paused to go on", from, to, from, cv.Spec.Rollback.Reason)
+	if ps := st.Plan; ps != nil && ps.Phase == string(record.RollingBack) {
+		msg = fmt.Sprintf("paused while rolling back the upgrade %s -> %s to %s (spec.rollback: %s), at %s components; clear spec.paused to go on", from, to, from, cv.Spec.Rollback.Reason, ps.Progress.Summary)
+	}
+	return msg
 }
 
 // revertedOnRequest: spec.rollback rolled the upgrade back; the system is

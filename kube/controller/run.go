@@ -93,7 +93,10 @@ func (ru *run) control(spec *v1alpha1.ClusterVersionSpec) {
 	case spec.Abandon != nil:
 		why, reason = stopAbandon, spec.Abandon.Reason
 	case ru.p.revert:
-		// Rolling back: only a pause or an abandon stops it.
+		// Rolling back: only a pause (below) or an abandon stops it.
+		if spec.Paused {
+			why = stopPause
+		}
 	case spec.Rollback != nil:
 		why = stopRollback
 	case !samePosition(ru.p.target, string(spec.DesiredVersion)):
