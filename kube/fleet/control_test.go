@@ -129,8 +129,9 @@ func TestRollback(t *testing.T) {
 // Moved, rolls back every cluster it started, whether its upgrade
 // completed, failed or was in progress, through its DAG, to the version
 // it started from, each observed there (RolledBack, the components of
-// its completed hops rolled back); the cluster of the wave it never
-// started is not touched.
+// its completed hops rolled back); in the rollout's status the ones that
+// had not failed are RolledBack, not Failed; the cluster of the wave it
+// never started is not touched.
 func TestRollbackMoved(t *testing.T) {
 	needAPIServer(t)
 	c := newClient(t)
@@ -173,8 +174,14 @@ func TestRollbackMoved(t *testing.T) {
 		assert.Equal(t, "to-v26.06", cv.Annotations[fleet.RollbackBy], name)
 		require.NotNil(t, cv.Spec.Rollback, name)
 		assert.Equal(t, "UpgradeRollout to-v26.06 aborted with rollback Moved", cv.Spec.Rollback.Reason)
-		assert.Equal(t, "Failed", clusterOf(ur, name).State, "%s did not end at the target", name)
 	}
+	// The canary and c3 had not failed: rolled back on request, not a
+	// failure; c2 failed, and failed it stays.
+	assert.Equal(t, "RolledBack", clusterOf(ur, "c1").State)
+	assert.Equal(t, "RolledBack", clusterOf(ur, "c3").State)
+	assert.Equal(t, "Failed", clusterOf(ur, "c2").State)
+	assert.Equal(t, v1alpha1.RolloutCounts{Pending: 1, Failed: 1, RolledBack: 2}, ur.Status.Counts)
+	assert.Equal(t, "Failed", ur.Status.Phase, "c2's failure exceeded the budget before the abort")
 	mu.Lock()
 	c1 := slices.Clone(rolled["c1"])
 	mu.Unlock()

@@ -382,12 +382,15 @@ func memberOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) rollout.
 		m.Running = true
 	}
 	if cv.Annotations[RollbackBy] == ur.Name && !m.Started.IsZero() {
-		// Failed, and asked to roll back: failed it stays, rolling back
-		// until its run has ended.
-		m.Failed, m.Why = true, "RollingBack"
+		// Asked to roll back: RollingBack until its run has ended. One
+		// whose upgrade had failed stays failed; the others are rolled
+		// back on request, which is not a failure.
+		m.Why = "RollingBack"
 		if st.Phase == v1alpha1.PhaseRolledBack {
 			m.Why = "UpgradeRolledBack"
 		}
+		m.Failed = cv.Annotations[RollbackOfFailed] == "true"
+		m.RolledBack = !m.Failed
 	}
 	return m
 }
@@ -471,7 +474,7 @@ func fill(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, d roll
 	for _, k := range d.Start {
 		started[k] = true
 	}
-	st.Counts = v1alpha1.RolloutCounts{Pending: d.Counts.Pending - len(d.Start), Upgrading: d.Counts.Upgrading + len(d.Start), Soaking: d.Counts.Soaking, Succeeded: d.Counts.Succeeded, Failed: d.Counts.Failed}
+	st.Counts = v1alpha1.RolloutCounts{Pending: d.Counts.Pending - len(d.Start), Upgrading: d.Counts.Upgrading + len(d.Start), Soaking: d.Counts.Soaking, Succeeded: d.Counts.Succeeded, Failed: d.Counts.Failed, RolledBack: d.Counts.RolledBack}
 	st.FailureBudget = d.Budget
 	st.Waves = make([]v1alpha1.WaveStatus, len(d.Waves))
 	for i, w := range d.Waves {
@@ -544,7 +547,7 @@ func (r *Reconciler) announceWaves(ur *v1alpha1.UpgradeRollout, before map[strin
 	told := false
 	waveDone := func(i int) bool {
 		for _, m := range d.Members {
-			if m.Wave == i && m.State != rollout.Succeeded && m.State != rollout.Failed {
+			if m.Wave == i && !m.State.Settled() {
 				return false
 			}
 		}
@@ -556,7 +559,7 @@ func (r *Reconciler) announceWaves(ur *v1alpha1.UpgradeRollout, before map[strin
 			if s := before[k]; s != "" && s != string(rollout.Pending) {
 				wasStarted = true
 			}
-			if s := before[k]; s != string(rollout.Succeeded) && s != string(rollout.Failed) {
+			if s := before[k]; !rollout.State(s).Settled() {
 				wasDone = false
 			}
 		}

@@ -14,6 +14,11 @@ import (
 // request, in one patch, so that each is asked once.
 const RollbackBy = "hopdag.io/rollout-rollback"
 
+// RollbackOfFailed, "true", says that the upgrade a rollout asked to roll
+// back (RollbackBy) had failed: the cluster counts as failed; one whose
+// upgrade had not failed counts as RolledBack, which is not a failure.
+const RollbackOfFailed = "hopdag.io/rollout-rollback-failed"
+
 // rollBack asks, when ur is aborted with spec.rollback, the
 // ClusterVersions ur started to roll their upgrade to ur's target back
 // (the ClusterVersion's spec.rollback: through each hop's DAG, last hop
@@ -34,12 +39,15 @@ func (r *Reconciler) rollBack(ctx context.Context, ur *v1alpha1.UpgradeRollout, 
 		orig := cv.DeepCopy()
 		cv.Spec.Rollback = &v1alpha1.RollbackRequest{Reason: fmt.Sprintf("UpgradeRollout %s aborted with rollback %s", ur.Name, ur.Spec.Rollback)}
 		cv.Annotations[RollbackBy] = ur.Name
+		if failedUpgrade(cv) {
+			cv.Annotations[RollbackOfFailed] = "true"
+		}
 		if err := r.client.Patch(ctx, cv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 			return fmt.Errorf("fleet: UpgradeRollout %s/%s: rolling back ClusterVersion %s: %w", ur.Namespace, ur.Name, cv.Name, err)
 		}
 		h := cv.Status.History[0]
 		how := "its upgrade to " + h.To + " failed"
-		if cv.Status.Phase != v1alpha1.PhaseFailed {
+		if !failedUpgrade(cv) {
 			how = fmt.Sprintf("its upgrade to %s is %s", h.To, phaseWords(cv.Status.Phase))
 		}
 		r.eventf(ur, cv.Name, "Warning", "RollbackStarted", "Rollback", "aborted: rolling back %s to %s through its DAG (%s)", cv.Name, h.From, how)
@@ -58,13 +66,23 @@ func toRollBack(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) bool {
 		st.History[0].To != string(ur.Spec.DesiredVersion) {
 		return false
 	}
-	switch st.Phase {
-	case v1alpha1.PhaseRolledBack, v1alpha1.PhaseAbandoned:
+	switch {
+	case st.Phase == v1alpha1.PhaseAbandoned:
 		return false
-	case v1alpha1.PhaseFailed:
+	case st.Phase == v1alpha1.PhaseRolledBack && st.CurrentVersion == st.History[0].From:
+		return false // back where it started
+	case failedUpgrade(cv):
 		return true
 	}
 	return ur.Spec.Rollback == "Moved"
+}
+
+// failedUpgrade reports whether cv's last upgrade failed: Failed, or
+// RolledBack by its failure policy short of where it started (a rule's
+// or spec.onFailure Rollback leaves the hops before the failed one).
+func failedUpgrade(cv *v1alpha1.ClusterVersion) bool {
+	st := &cv.Status
+	return st.Phase == v1alpha1.PhaseFailed || st.Phase == v1alpha1.PhaseRolledBack
 }
 
 // phaseWords is how a phase reads in an Event: completed, or in progress.

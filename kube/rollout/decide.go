@@ -63,6 +63,10 @@ type Member struct {
 	// how.
 	Failed bool
 	Why    string
+	// RolledBack: the rollout, aborted, asked it to roll back an upgrade
+	// that had not failed (completed, or in progress); Why says how far.
+	// It is not a failure: it does not count against the budget.
+	RolledBack bool
 	// Running: its upgrade runs (phase Upgrading, or a run stopping): it
 	// counts against the concurrency even when the rollout has given up
 	// on it (its deadline passed), until it stops.
@@ -81,7 +85,13 @@ const (
 	Soaking   State = "Soaking"
 	Succeeded State = "Succeeded"
 	Failed    State = "Failed"
+	// RolledBack: rolled back on the rollout's request (Member.RolledBack).
+	RolledBack State = "RolledBack"
 )
+
+// Settled reports whether a member in state s is done with the rollout:
+// Succeeded, Failed or RolledBack.
+func (s State) Settled() bool { return s == Succeeded || s == Failed || s == RolledBack }
 
 // Phase is where the rollout is.
 type Phase string
@@ -116,7 +126,7 @@ type MemberStatus struct {
 
 // Counts are the members by state.
 type Counts struct {
-	Pending, Upgrading, Soaking, Succeeded, Failed int
+	Pending, Upgrading, Soaking, Succeeded, Failed, RolledBack int
 }
 
 // Decision is what Decide concludes.
@@ -175,6 +185,11 @@ func Decide(spec Spec, members []Member, now time.Time) Decision {
 			if m.Running {
 				inFlight++
 			}
+		case RolledBack:
+			d.Counts.RolledBack++
+			if m.Running {
+				inFlight++
+			}
 		}
 	}
 	d.Failures = d.Counts.Failed
@@ -183,6 +198,10 @@ func Decide(spec Spec, members []Member, now time.Time) Decision {
 	case d.Failures > d.Budget:
 		d.Phase, d.Reason = PhaseFailed, "BudgetExceeded"
 		d.Message = fmt.Sprintf("%d of %d clusters failed, more than the failure budget of %d (maxFailures %s): no cluster starts; the clusters in flight finish their hop", d.Failures, len(ms), d.Budget, spec.MaxFailures)
+		return d
+	case spec.Aborted && d.Counts.RolledBack > 0:
+		d.Phase, d.Reason = PhaseAborted, "Aborted"
+		d.Message = fmt.Sprintf("aborted: no cluster starts; %d rolled back on the rollout's request (spec.rollback), %d upgraded, %d failed of %d clusters", d.Counts.RolledBack, d.Counts.Succeeded, d.Failures, len(ms))
 		return d
 	case d.Wave == len(d.Waves):
 		d.Phase, d.Reason = Completed, "Completed"
@@ -238,6 +257,8 @@ func (d *Decision) state(spec Spec, m Member, now time.Time) MemberStatus {
 		s.State = Pending
 	case m.Failed:
 		s.State, s.Reason = Failed, cmp.Or(m.Why, "UpgradeFailed")
+	case m.RolledBack:
+		s.State, s.Reason = RolledBack, m.Why
 	case spec.ProgressDeadline > 0 && m.AtTarget && m.Since.After(m.Started.Add(spec.ProgressDeadline)):
 		s.State, s.Reason = Failed, "DeadlineExceeded" // it got there, too late: failed it stays
 	case m.AtTarget && now.Before(m.Since.Add(spec.MinSuccessTime)):
@@ -263,12 +284,12 @@ func (d *Decision) wake(t time.Time) {
 	}
 }
 
-// current is the first wave with a member not yet settled (Succeeded or
-// Failed): the waves after it wait.
+// current is the first wave with a member not yet settled: the waves
+// after it wait.
 func (d *Decision) current() int {
 	open := len(d.Waves)
 	for _, s := range d.Members {
-		if s.State != Succeeded && s.State != Failed {
+		if !s.State.Settled() {
 			open = min(open, s.Wave)
 		}
 	}

@@ -246,6 +246,10 @@ type RolloutCounts struct {
 	Soaking   int `json:"soaking"`
 	Succeeded int `json:"succeeded"`
 	Failed    int `json:"failed"`
+	// RolledBack counts those rolled back on the rollout's request
+	// (spec.abort with spec.rollback Moved) whose upgrade had not failed.
+	// +optional
+	RolledBack int `json:"rolledBack,omitempty"`
 }
 
 // WaveStatus is one wave.
