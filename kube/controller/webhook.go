@@ -155,6 +155,9 @@ func started(cv *v1alpha1.ClusterVersion) (where, next string, ok bool) {
 	switch cv.Status.Phase {
 	case v1alpha1.PhaseUpgrading:
 		state, next = "is in progress", "wait for the upgrade to end, or abandon it (spec.abandon)"
+		if cv.Spec.Rollback != nil {
+			state, next = "is being rolled back (spec.rollback)", "wait for the rollback to end, or abandon it (spec.abandon)"
+		}
 	case v1alpha1.PhasePaused:
 		state, next = "is paused", "resume it (spec.paused: false), or abandon it (spec.abandon)"
 	case v1alpha1.PhaseWaitingForApproval:
