@@ -99,7 +99,7 @@ func (ru *run) shown(hop int) bool {
 }
 
 // writeLoop writes the latest transition at most once per interval, and
-// at once after a hop event; it returns when done closes. Its writes are
+// at once after a hop event that observe flushes; it returns when done closes. Its writes are
 // under ctx, the store lease's (state.Keep): once the lease is lost (or
 // about to expire, on this holder's clock), no progress of this run is
 // written over the status another holder may be writing.
