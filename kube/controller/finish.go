@@ -52,12 +52,32 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 		}
 		e := &ending{ru: ru, r: held{ru.r, &events}, cv: ru.p.cv, latest: latest, st: st, s: s, err: err, why: why, reason: reason, deleted: deleted, now: now}
 		e.write()
+		ru.updatesReached(ctx, latest, st)
 	})
 	if wrote {
 		for _, tell := range events {
 			tell()
 		}
 	}
+}
+
+// updatesReached sets in st the updates of the version the run
+// reached (st.currentVersion), as the reconcile after the run's end
+// would (decision.observe): the end's write carries them, rather than
+// that reconcile writing them after. A catalog that does not load
+// leaves them to that reconcile, which says why.
+func (ru *run) updatesReached(ctx context.Context, latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
+	r := ru.r
+	cat, err := r.catalogs.Load(ctx, r.client, latest.Namespace)
+	if err != nil {
+		return
+	}
+	current, err := parsePosition(st.CurrentVersion)
+	if err != nil {
+		return
+	}
+	l, _ := r.updates.get(latest, cat, current)
+	l.setIn(st)
 }
 
 // refused records a plan that was refused before it ran: the upgrade

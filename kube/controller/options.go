@@ -62,7 +62,9 @@ func WithManifests(fsys fs.FS) Option { return func(r *Reconciler) { r.manifests
 
 // WithStatusInterval sets how often, at most, progress inside a hop is
 // written to the status (default 2s). Hop starts and ends and the end of
-// the run are written when they happen.
+// the run are written when they happen (the first hop's start with the
+// Upgrading status that starts the run, the last hop's end with the
+// run's end).
 func WithStatusInterval(d time.Duration) Option { return func(r *Reconciler) { r.interval = d } }
 
 // WithHolder names this process in the store's lock (default: the pod's

@@ -62,11 +62,19 @@ func (ru *run) observe(ev runner.Event) {
 		// action and reason into a series, which would hide all but the
 		// first hop.
 		r.event(cv, "Normal", "HopCompleted", "Hop "+ev.HopName, fmt.Sprintf("hop %d of %d %s completed in %s", ev.Hop+1, len(ru.p.plan.Hops), ev.HopName, ev.Duration.Round(time.Millisecond)))
+		if ev.Hop == len(ru.p.plan.Hops)-1 {
+			// The run ends now (nothing runs after its last hop), and
+			// its end's write (finish) says the hop completed.
+			return
+		}
 	case runner.ComponentFailed:
 		ru.componentFailed(ev)
 	case runner.HopFailed:
 		ru.failedSummary(ev)
 	case runner.HopStarted:
+		if ru.shown(ev.Hop) {
+			return
+		}
 	default:
 		return
 	}
@@ -76,8 +84,22 @@ func (ru *run) observe(ev runner.Event) {
 	}
 }
 
+// shown reports whether the status already names hop as the one in
+// progress, as the reconcile that started the run wrote it
+// (status.plan.currentHop, phase Upgrading): the start of the run's
+// first hop has nothing new to say at once, and the next interval's
+// write carries its plan phase (Running). Only the first hop the run
+// starts is looked at.
+func (ru *run) shown(hop int) bool {
+	ru.mu.Lock()
+	defer ru.mu.Unlock()
+	first := ru.startHop
+	ru.startHop = -1
+	return hop == first
+}
+
 // writeLoop writes the latest transition at most once per interval, and
-// at once after a hop event; it returns when done closes. Its writes are
+// at once after a hop event that observe flushes; it returns when done closes. Its writes are
 // under ctx, the store lease's (state.Keep): once the lease is lost (or
 // about to expire, on this holder's clock), no progress of this run is
 // written over the status another holder may be writing.
@@ -198,6 +220,14 @@ func (w *lastWritten) take() *v1alpha1.ClusterVersion {
 	return cv
 }
 
+// shows reports whether there is an object last written and it
+// satisfies ok (which must not keep it or change it).
+func (w *lastWritten) shows(ok func(*v1alpha1.ClusterVersion) bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cv != nil && ok(w.cv)
+}
+
 // keep records cv, just written.
 func (w *lastWritten) keep(cv *v1alpha1.ClusterVersion) {
 	w.mu.Lock()
@@ -222,10 +252,15 @@ func (h held) event(cv *v1alpha1.ClusterVersion, typ, reason, action, note strin
 // lock or the record of its state store failed (RBAC, an unreachable
 // backend, a damaged record). A lock held by another holder is not a
 // failure: Progressing says whom the run waits for. A nil err clears a
-// store failure shown before.
+// store failure shown before; when the object the run last wrote (for
+// a run that starts: the one its reconcile wrote) shows none, there is
+// none to clear, and nothing is read.
 func (ru *run) storeError(ctx context.Context, doing string, err error) {
 	r, cv := ru.r, ru.p.cv
 	if err == nil {
+		if ru.written.shows(func(cv *v1alpha1.ClusterVersion) bool { return !storeFailing(&cv.Status) }) {
+			return
+		}
 		ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
 			if storeFailing(st) {
 				setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")

@@ -232,7 +232,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, werr
 	}
 	if next != nil {
-		r.start(next)
+		// cv is the object as written (or, when nothing changed, as
+		// read): the run's first status write starts from it.
+		r.start(next, &cv)
 	}
 	return ctrl.Result{RequeueAfter: wait}, err
 }
@@ -598,7 +600,8 @@ func progressing(ps *v1alpha1.PlanSummary) string {
 // returned, not answered by writing st over what that writer wrote, and
 // the reconcile that follows decides again from the object as it is
 // then. (A run's writes go through run.update, which re-applies its
-// change to the object read again.)
+// change to the object read again.) Once written, cv is the object the
+// API server returned (its new resourceVersion included).
 func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) error {
 	fitStatus(cv, st)
 	if equalStatus(&cv.Status, st) {
@@ -610,7 +613,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersio
 		return fmt.Errorf("controller: writing the status of ClusterVersion %s/%s: %w", cv.Namespace, cv.Name, err)
 	}
 	r.writes.Add(1)
-	cv.Status = obj.Status
+	*cv = *obj
 	notePhase(cv, &cv.Status)
 	return nil
 }

@@ -84,6 +84,10 @@ type run struct {
 	// written is the ClusterVersion as the run last wrote its status
 	// (update).
 	written lastWritten
+	// startHop is the hop the status named in progress when the run
+	// started (-1: none, or the run's first hop has started; see
+	// shown).
+	startHop int
 }
 
 // control reads the spec at a reconcile while the run goes.
@@ -213,12 +217,20 @@ func (ru *run) through(ctx context.Context, hop int, fn func() error) error {
 	return fn()
 }
 
-// start launches p in the background.
-func (r *Reconciler) start(p *plan) {
+// start launches p in the background. written is the ClusterVersion as
+// the reconcile that decided p wrote its status (or read it, when it
+// wrote nothing): the run's first status write starts from it, without
+// a read (update).
+func (r *Reconciler) start(p *plan, written *v1alpha1.ClusterVersion) {
 	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1), windowHop: -1,
 		retryEvents: eventBudget{n: retryEventsPerWindow, window: retryEventWindow},
 		failEvents:  eventBudget{n: retryEventsPerWindow, window: retryEventWindow}}
 	ru.control(&p.cv.Spec)
+	ru.written.keep(written)
+	ru.startHop = -1
+	if ps := written.Status.Plan; ps != nil && written.Status.Phase == v1alpha1.PhaseUpgrading {
+		ru.startHop = ps.CurrentHop
+	}
 	r.mu.Lock()
 	base := r.base
 	if r.runs[p.key] != nil || base == nil || base.Err() != nil {

@@ -112,6 +112,24 @@ func operate(t testing.TB, ns string, runnerFor func(types.NamespacedName, *rest
 // (controller-runtime's default is 1; the benchmark sets more).
 var workers = 1
 
+// stores makes the run records of a manager's reconciler: in memory,
+// unless the benchmark keeps them on disk (fileStores).
+var stores = memoryStores
+
+// memoryStores keeps each ClusterVersion's run record in a state.Memory.
+func memoryStores() controller.StoreFunc {
+	var mu sync.Mutex
+	m := map[types.NamespacedName]*state.Memory{}
+	return func(k types.NamespacedName) (state.Store, state.Lock, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if m[k] == nil {
+			m[k] = state.NewMemory()
+		}
+		return m[k], m[k], nil
+	}
+}
+
 // operateOn is operate through the API server of rcfg.
 func operateOn(t testing.TB, rcfg *rest.Config, ns string, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
 	t.Helper()
@@ -126,16 +144,7 @@ func manage(t testing.TB, rcfg *rest.Config, ns string, withFleet bool, runnerFo
 		Controller: config.Controller{SkipNameValidation: new(true), MaxConcurrentReconciles: workers},
 		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}})
 	require.NoError(t, err)
-	var mu sync.Mutex
-	stores := map[types.NamespacedName]*state.Memory{}
-	storeFor := func(k types.NamespacedName) (state.Store, state.Lock, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if stores[k] == nil {
-			stores[k] = state.NewMemory()
-		}
-		return stores[k], stores[k], nil
-	}
+	storeFor := stores()
 	ok := func(context.Context, runner.CheckTask) error { return nil }
 	var opts []runner.Option
 	for _, n := range []string{"cluster-healthy", "etcd-backup", "nodes-ready", "registry-mirror-reachable", "conformance-smoke"} {
