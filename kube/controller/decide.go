@@ -60,9 +60,10 @@ type step func() (done bool, next *plan, err error)
 // decide sets the status for what it sees, and returns the run to start,
 // if any. Its steps, in order: observe (the catalog, the versions, the
 // updates), stopped (an upgrade in flight that was abandoned, aborted or
-// redirected), reverting (spec.rollback), settled (nothing to do), cluster (the runner, and the
-// cluster of spec.clusterRef answers), planRoute (the route and its
-// plan), held (abandon, retry, pause, approvals, until) and start.
+// redirected), reverting (spec.rollback), settled (nothing to do),
+// cluster (the runner, and the cluster of spec.clusterRef answers),
+// planRoute (the route and its plan), held (abandon, retry, pause,
+// approvals, until), outsideWindow and start.
 func (r *Reconciler) decide(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) (*plan, time.Duration, error) {
 	d := &decision{r: r, ctx: ctx, cv: cv, st: st, now: metav1.NewTime(r.now())}
 	for _, s := range []step{d.observe, d.stopped, d.reverting, d.settled, d.cluster, d.planRoute, d.held, d.outsideWindow} {
@@ -341,7 +342,7 @@ func (d *decision) held() (bool, *plan, error) {
 			msg = revertPausedMessage(cv, st, d.from.String(), to.String())
 		} else if d.inFlight {
 			msg = pausedMessage(st, to.String())
-		} else if !d.revert {
+		} else {
 			// Show the upgrade that waits to start, not the last one;
 			// the hop a stopped run left partway stays named.
 			st.Plan = summary(d.p, nil, d.target)
