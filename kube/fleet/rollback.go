@@ -23,7 +23,7 @@ const RollbackOfFailed = "hopdag.io/rollout-rollback-failed"
 // ClusterVersions ur started to roll their upgrade to ur's target back
 // (the ClusterVersion's spec.rollback: through each hop's DAG, last hop
 // first, to the version it started from): with Failed, those whose
-// upgrade failed (phase Failed); with Moved, every one whose upgrade
+// upgrade failed (failedUpgrade); with Moved, every one whose upgrade
 // started, whether it completed, failed or is in progress. A
 // RollbackStarted Event names each.
 func (r *Reconciler) rollBack(ctx context.Context, ur *v1alpha1.UpgradeRollout, cvs []v1alpha1.ClusterVersion) error {
@@ -57,8 +57,8 @@ func (r *Reconciler) rollBack(ctx context.Context, ur *v1alpha1.UpgradeRollout, 
 
 // toRollBack reports whether cv is one ur, aborted with spec.rollback,
 // rolls back and has not asked yet: ur started its upgrade to ur's
-// target (its newest history entry), which is not rolled back or
-// abandoned, and, with rollback Failed, failed.
+// target (its newest history entry), which is neither abandoned nor
+// rolled back to where it started, and, with rollback Failed, failed.
 func toRollBack(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) bool {
 	st := &cv.Status
 	if cv.Annotations[Rollout] != ur.Name || cv.Annotations[Started] == "" || cv.Annotations[RollbackBy] != "" ||
