@@ -8,37 +8,45 @@ import (
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 )
 
-// expectations are the starts this process made that its cache may not
-// show yet: by rollout, the ClusterVersions it started and the Started
-// annotation it wrote on each. The decisions read the ClusterVersions
+// expectations are the starts and rollback requests this process made
+// that its cache may not show yet: by rollout, the ClusterVersions it
+// patched and the annotation it wrote on each (Started, RollbackBy). The decisions read the ClusterVersions
 // from the cache (a fleet of thousands read past it at every reconcile
 // costs the API server and the controller more than the upgrades do), and
 // the cache lags the controller's own writes: a decision taken on a
 // cache that does not show a start would count one upgrade fewer in
-// flight and could exceed maxConcurrency. So a reconcile waits until the
-// cache shows every start of the one before (as the ReplicaSet
+// flight and could exceed maxConcurrency (a rollback request too). So a
+// reconcile waits until the cache shows every patch of the one before (as the ReplicaSet
 // controller's expectations do). A new process has none, and its cache
 // is filled by a List: it decides from what the API server has.
 type expectations struct {
 	mu sync.Mutex
-	m  map[types.NamespacedName]map[string]string
+	m  map[types.NamespacedName]map[string]annotation
 }
 
-// expect records that the ClusterVersions of started (name to Started
-// annotation) were started for rollout ur.
-func (e *expectations) expect(ur types.NamespacedName, started map[string]string) {
-	if len(started) == 0 {
+// annotation is one annotation written: its key and value.
+type annotation struct{ key, value string }
+
+// expect records that the ClusterVersions of written (name to value)
+// were patched for rollout ur with annotation key set to that value.
+func (e *expectations) expect(ur types.NamespacedName, key string, written map[string]string) {
+	if len(written) == 0 {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.m == nil {
-		e.m = map[types.NamespacedName]map[string]string{}
+		e.m = map[types.NamespacedName]map[string]annotation{}
 	}
-	e.m[ur] = started
+	if e.m[ur] == nil {
+		e.m[ur] = map[string]annotation{}
+	}
+	for name, v := range written {
+		e.m[ur][name] = annotation{key, v}
+	}
 }
 
-// caughtUp reports whether cvs, as the cache has them, show every start
+// caughtUp reports whether cvs, as the cache has them, show every patch
 // recorded for ur (a ClusterVersion gone from the cache counts as
 // shown); it forgets them once they do.
 func (e *expectations) caughtUp(ur types.NamespacedName, cvs []v1alpha1.ClusterVersion) bool {
@@ -49,7 +57,7 @@ func (e *expectations) caughtUp(ur types.NamespacedName, cvs []v1alpha1.ClusterV
 		return true
 	}
 	for i := range cvs {
-		if at, ok := want[cvs[i].Name]; ok && cvs[i].Annotations[Started] != at {
+		if a, ok := want[cvs[i].Name]; ok && cvs[i].Annotations[a.key] != a.value {
 			return false
 		}
 	}

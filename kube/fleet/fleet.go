@@ -220,8 +220,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.startAll(ctx, req.NamespacedName, &ur, d.Start, byName, now); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.rollBack(ctx, &ur, cvs.Items); err != nil {
+	waiting, err := r.rollBack(ctx, req.NamespacedName, &ur, cvs.Items, spec.Concurrency(len(members))-d.InFlight)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if len(waiting) > 0 {
+		d.Message += fmt.Sprintf("; %d waiting to roll back, at most %d in flight at once (maxConcurrency %s)", len(waiting), spec.Concurrency(len(members)), spec.MaxConcurrency)
+		wait := map[string]bool{}
+		for _, k := range waiting {
+			wait[k] = true
+		}
+		for i := range d.Members {
+			if wait[d.Members[i].Key] {
+				d.Members[i].Reason = "WaitingToRollBack"
+			}
+		}
 	}
 	told := r.announce(&ur, st, d)
 	approvals := len(st.Approvals)
@@ -333,7 +346,7 @@ func (r *Reconciler) startAll(ctx context.Context, key types.NamespacedName, ur 
 		})
 	}
 	wg.Wait()
-	r.expect.expect(key, started)
+	r.expect.expect(key, Started, started)
 	return errors.Join(errs...)
 }
 
@@ -391,6 +404,9 @@ func memberOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) rollout.
 		}
 		m.Failed = cv.Annotations[RollbackOfFailed] == "true"
 		m.RolledBack = !m.Failed
+		// Asked, and its reconciler has not yet seen the request: its
+		// rollback is about to run, and counts against maxConcurrency.
+		m.Running = m.Running || st.ObservedGeneration < cv.Generation
 	}
 	return m
 }

@@ -1,9 +1,12 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
@@ -24,34 +27,74 @@ const RollbackOfFailed = "hopdag.io/rollout-rollback-failed"
 // (the ClusterVersion's spec.rollback: through each hop's DAG, last hop
 // first, to the version it started from): with Failed, those whose
 // upgrade failed (failedUpgrade); with Moved, every one whose upgrade
-// started, whether it completed, failed or is in progress. A
-// RollbackStarted Event names each.
-func (r *Reconciler) rollBack(ctx context.Context, ur *v1alpha1.UpgradeRollout, cvs []v1alpha1.ClusterVersion) error {
+// started, whether it completed, failed or is in progress. A rollback
+// is a run like an upgrade, and maxConcurrency bounds both: of the
+// fleet's limit, free is what the members in flight leave. Those in
+// flight are asked first (their run turns into the rollback, taking no
+// new place), then those whose upgrade failed, then the others, each in
+// name order, as long as places are free; the rest wait for the next
+// reconcile (waiting, in that order). A RollbackStarted Event names
+// each one asked.
+func (r *Reconciler) rollBack(ctx context.Context, key types.NamespacedName, ur *v1alpha1.UpgradeRollout, cvs []v1alpha1.ClusterVersion, free int) (waiting []string, err error) {
 	if !ur.Spec.Abort || ur.Spec.Rollback == "" {
-		return nil
+		return nil, nil
 	}
+	var ask []*v1alpha1.ClusterVersion
 	for i := range cvs {
-		cv := &cvs[i]
-		if !toRollBack(ur, cv) {
-			continue
+		if toRollBack(ur, &cvs[i]) {
+			ask = append(ask, &cvs[i])
 		}
-		cv = cv.DeepCopy() // the cache's
-		orig := cv.DeepCopy()
-		cv.Spec.Rollback = &v1alpha1.RollbackRequest{Reason: fmt.Sprintf("UpgradeRollout %s aborted with rollback %s", ur.Name, ur.Spec.Rollback)}
-		cv.Annotations[RollbackBy] = ur.Name
-		if failedUpgrade(cv) {
-			cv.Annotations[RollbackOfFailed] = "true"
-		}
-		if err := r.client.Patch(ctx, cv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-			return fmt.Errorf("fleet: UpgradeRollout %s/%s: rolling back ClusterVersion %s: %w", ur.Namespace, ur.Name, cv.Name, err)
-		}
-		h := cv.Status.History[0]
-		how := "its upgrade to " + h.To + " failed"
-		if !failedUpgrade(cv) {
-			how = fmt.Sprintf("its upgrade to %s is %s", h.To, phaseWords(cv.Status.Phase))
-		}
-		r.eventf(ur, cv.Name, "Warning", "RollbackStarted", "Rollback", "aborted: rolling back %s to %s through its DAG (%s)", cv.Name, h.From, how)
 	}
+	rank := func(cv *v1alpha1.ClusterVersion) int {
+		switch {
+		case memberOf(ur, cv).Running:
+			return 0
+		case failedUpgrade(cv):
+			return 1
+		}
+		return 2
+	}
+	slices.SortFunc(ask, func(a, b *v1alpha1.ClusterVersion) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a.Name, b.Name))
+	})
+	asked := map[string]string{}
+	defer func() { r.expect.expect(key, RollbackBy, asked) }()
+	for _, cv := range ask {
+		if rank(cv) > 0 {
+			if free <= 0 {
+				waiting = append(waiting, cv.Name)
+				continue
+			}
+			free--
+		}
+		if err := r.askRollback(ctx, ur, cv); err != nil {
+			return waiting, err
+		}
+		asked[cv.Name] = ur.Name
+	}
+	return waiting, nil
+}
+
+// askRollback sets cv's spec.rollback, with the annotations that say
+// who asked and whether its upgrade had failed, in one patch conditioned
+// on cv as read, and tells it in a RollbackStarted Event.
+func (r *Reconciler) askRollback(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) error {
+	cv = cv.DeepCopy() // the cache's
+	orig := cv.DeepCopy()
+	cv.Spec.Rollback = &v1alpha1.RollbackRequest{Reason: fmt.Sprintf("UpgradeRollout %s aborted with rollback %s", ur.Name, ur.Spec.Rollback)}
+	cv.Annotations[RollbackBy] = ur.Name
+	if failedUpgrade(cv) {
+		cv.Annotations[RollbackOfFailed] = "true"
+	}
+	if err := r.client.Patch(ctx, cv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("fleet: UpgradeRollout %s/%s: rolling back ClusterVersion %s: %w", ur.Namespace, ur.Name, cv.Name, err)
+	}
+	h := cv.Status.History[0]
+	how := "its upgrade to " + h.To + " failed"
+	if !failedUpgrade(cv) {
+		how = fmt.Sprintf("its upgrade to %s is %s", h.To, phaseWords(cv.Status.Phase))
+	}
+	r.eventf(ur, cv.Name, "Warning", "RollbackStarted", "Rollback", "aborted: rolling back %s to %s through its DAG (%s)", cv.Name, h.From, how)
 	return nil
 }
 

@@ -3,12 +3,14 @@ package fleet_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
@@ -99,4 +101,43 @@ func TestRollbackMovedAfterPolicyRollback(t *testing.T) {
 	assert.Eventually(t, func() bool {
 		return getCV(t, c, ns, "c2").Status.CurrentVersion == "v26.06-rc.2"
 	}, 30*time.Second, 200*time.Millisecond, "c2 back at v26.06-rc.2; it is at %s, RollbackStarted %v", c2.Status.CurrentVersion, notes(t, c, ns, "RollbackStarted"))
+}
+
+// A rollback is a run like an upgrade: maxConcurrency bounds both. A
+// completed rollout of four clusters, one at a time, aborted with
+// rollback Moved, asks them one at a time too, in name order (none in
+// flight, none failed), the others WaitingToRollBack in its status
+// meanwhile; all four end back at v26.06-rc.2.
+func TestRollbackMovedConcurrency(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newFleet(t, c, 4)
+	management(t, c, ns)
+	one := intstr.FromInt32(1)
+	require.NoError(t, c.Create(context.Background(), newRollout(ns, func(s *v1alpha1.UpgradeRolloutSpec) {
+		s.Canaries, s.Waves, s.MaxConcurrency = nil, nil, &one
+	})))
+	watchFleet(t, c, ns, 1, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool { return ur.Status.Phase == "Completed" })
+
+	setRollout(t, c, ns, func(s *v1alpha1.UpgradeRolloutSpec) { s.Abort, s.Rollback = true, "Moved" })
+	waited := false
+	ur := watchFleet(t, c, ns, 1, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool {
+		waited = waited || clusterOf(ur, "c4").Reason == "WaitingToRollBack"
+		for _, name := range []string{"c1", "c2", "c3", "c4"} {
+			if clusterOf(ur, name).Reason != "UpgradeRolledBack" {
+				return false
+			}
+		}
+		return true
+	})
+	assert.True(t, waited, "c4 was seen WaitingToRollBack while the others rolled back")
+	var asked []string
+	for _, n := range notes(t, c, ns, "RollbackStarted") {
+		asked = append(asked, strings.Fields(n)[3])
+	}
+	assert.Equal(t, []string{"c1", "c2", "c3", "c4"}, asked, "one at a time, in name order")
+	for _, name := range []string{"c1", "c2", "c3", "c4"} {
+		assert.Equal(t, "v26.06-rc.2", getCV(t, c, ns, name).Status.CurrentVersion, name)
+	}
+	assert.Equal(t, v1alpha1.RolloutCounts{RolledBack: 4}, ur.Status.Counts)
 }

@@ -48,6 +48,10 @@ type Spec struct {
 	Windows *Calendar
 }
 
+// Concurrency is how many of a fleet of n members may be in flight at
+// once: MaxConcurrency of n, rounded up, at least 1.
+func (s Spec) Concurrency(n int) int { return max(s.MaxConcurrency.Of(n, true), 1) }
+
 // Member is a cluster of the fleet as observed.
 type Member struct {
 	Key    string
@@ -142,7 +146,11 @@ type Decision struct {
 	Wave int
 	// Failures and Budget: failed members and how many may fail.
 	Failures, Budget int
-	Phase            Phase
+	// InFlight counts the members whose run counts against
+	// MaxConcurrency now (upgrading, soaking, or running still after the
+	// rollout gave up on them), those of Start not included.
+	InFlight int
+	Phase    Phase
 	// Reason and Message explain the phase (BudgetExceeded, ...).
 	Reason, Message string
 	// Next is when to decide again if nothing changes before (a soak
@@ -164,7 +172,6 @@ func Decide(spec Spec, members []Member, now time.Time) Decision {
 		}
 	}
 	d.Budget = spec.MaxFailures.Of(len(ms), false)
-	inFlight := 0
 	for _, m := range ms {
 		s := d.state(spec, m, now)
 		s.Wave = waveOf[m.Key]
@@ -174,21 +181,21 @@ func Decide(spec Spec, members []Member, now time.Time) Decision {
 			d.Counts.Pending++
 		case Upgrading:
 			d.Counts.Upgrading++
-			inFlight++
+			d.InFlight++
 		case Soaking:
 			d.Counts.Soaking++
-			inFlight++
+			d.InFlight++
 		case Succeeded:
 			d.Counts.Succeeded++
 		case Failed:
 			d.Counts.Failed++
 			if m.Running {
-				inFlight++
+				d.InFlight++
 			}
 		case RolledBack:
 			d.Counts.RolledBack++
 			if m.Running {
-				inFlight++
+				d.InFlight++
 			}
 		}
 	}
@@ -221,7 +228,7 @@ func Decide(spec Spec, members []Member, now time.Time) Decision {
 		return d
 	}
 	d.Phase, d.Reason = Progressing, "Progressing"
-	slots := max(spec.MaxConcurrency.Of(len(ms), true), 1) - inFlight
+	slots := spec.Concurrency(len(ms)) - d.InFlight
 	waiting := 0
 	for i := range d.Members {
 		s := &d.Members[i]
@@ -239,7 +246,7 @@ func Decide(spec Spec, members []Member, now time.Time) Decision {
 	}
 	d.Message = fmt.Sprintf("wave %d of %d (%s): %d upgrading, %d soaking, %d succeeded, %d failed of %d clusters", d.Wave+1, len(d.Waves), w.Name,
 		d.Counts.Upgrading+len(d.Start), d.Counts.Soaking, d.Counts.Succeeded, d.Failures, len(ms))
-	if len(d.Start) == 0 && inFlight == 0 && waiting > 0 {
+	if len(d.Start) == 0 && d.InFlight == 0 && waiting > 0 {
 		d.Phase, d.Reason = WaitingForWindow, "WaitingForWindow"
 		d.Message += fmt.Sprintf("; %d waiting for a maintenance window, the next opening %s", waiting, d.Next.UTC().Format(time.RFC3339))
 	}

@@ -190,7 +190,8 @@ func TestPropertyRollout(t *testing.T) {
 					inFlight++
 				}
 			}
-			require.LessOrEqual(t, inFlight, max(spec.MaxConcurrency.N, 1), "trial %d step %d: in flight; spec %+v decision %+v", trial, step, spec, d)
+			require.Equal(t, inFlight-len(d.Start), d.InFlight, "trial %d step %d: Decision.InFlight", trial, step)
+			require.LessOrEqual(t, inFlight, spec.Concurrency(n), "trial %d step %d: in flight; spec %+v decision %+v", trial, step, spec, d)
 			for _, k := range d.Start {
 				i := slices.IndexFunc(ms, func(m rollout.Member) bool { return m.Key == k })
 				require.True(t, ms[i].Started.IsZero(), "trial %d: %s started twice", trial, k)
