@@ -1,8 +1,8 @@
 # hopdag — see README.md. `make ci` is what .ci/run runs.
 #
 # MODULES lists every published Go module of the repository (nested modules
-# keep heavy dependencies out of the core module's graph; see README
-# "Modules"); test and lint run in each. go.work makes them one workspace, so
+# keep heavy dependencies out of the core module's graph; see
+# docs/packages.md); test and lint run in each. go.work makes them one workspace, so
 # `cd $m && go test ./...` tests the working tree, not a published version.
 # tools/ (in go.work, not published) builds the test servers (tools/env.sh)
 # and holds the release check and the API lister; lint covers it too.

@@ -58,7 +58,7 @@
 // wrapper passes on the ctx and the status Execute gave it, where
 // Execute puts what changed (runner.Changes); a wrapper that passes a
 // copy makes every checkpoint whole. Measured (BenchmarkDurableRun,
-// README): a File store adds about 20 to 50 µs per component to a
+// docs/state.md): a File store adds about 20 to 50 µs per component to a
 // 10,000-component run, flat from 1,000 components up.
 //
 // # Record format

@@ -41,7 +41,7 @@ func targetVersions(out string) []string {
 	return vs
 }
 
-// The README's routing rules on the command line: with --channel a route
+// docs/catalog.md's routing rules on the command line: with --channel a route
 // enters only versions of that channel; without one, the highest route
 // between two GA versions enters no prerelease unless --prereleases is
 // given; a channel that lists the prerelease lets the route enter it.

@@ -12,15 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README's real run is what the command does: its command lines run,
+// docs/cli.md's real run is what the command does: its command lines run,
 // and its status table is the status they leave (durations aside; rows
 // of components that start together may come in either order).
 func TestReadmeExecRunIsCurrent(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/cli.md")
 	require.NoError(t, err)
 	const start, end = "<!-- exec-run:start -->\n", "<!-- exec-run:end -->"
 	i, j := strings.Index(string(readme), start), strings.Index(string(readme), end)
-	require.True(t, i >= 0 && j > i, "README.md must hold the real run between %q and %q", start, end)
+	require.True(t, i >= 0 && j > i, "docs/cli.md must hold the real run between %q and %q", start, end)
 	block := string(readme)[i+len(start) : j]
 	assert.Contains(t, block, "bin/hopdag run cmd/hopdag/testdata/exec-catalog --from v1.0 --to v2.0 \\\n      --state /tmp/hopdag-demo/state --set out=/tmp/hopdag-demo/out --log-file /tmp/hopdag-demo/audit.log\n")
 	assert.Contains(t, block, "bin/hopdag status --state /tmp/hopdag-demo/state\n")
@@ -32,7 +32,7 @@ func TestReadmeExecRunIsCurrent(t *testing.T) {
 	code, got, stderr := invoke("status", "--state", u.state)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, rowsOf(got), rowsOf(strings.ReplaceAll(want, "\n    ", "\n")[4:]),
-		"README.md's status table is stale: paste the output of the commands above it (-want +got)")
+		"docs/cli.md's status table is stale: paste the output of the commands above it (-want +got)")
 }
 
 var durationColumn = regexp.MustCompile(`\s+\d+(\.\d+)?(ms|s)\s+`)
@@ -47,27 +47,34 @@ func rowsOf(table string) []string {
 	return rows
 }
 
-// The README's go run command lines work from the repository root:
-// cmd/hopdag is its own module, so they run in it (go run -C cmd/hopdag .)
-// with paths relative to it, as this test (whose directory is
-// cmd/hopdag) runs them; --state forms name kube:// with etcd://.
+// The go run command lines of the README and docs/ work from the
+// repository root: cmd/hopdag is its own module, so they run in it (go run
+// -C cmd/hopdag .) with paths relative to it, as this test (whose
+// directory is cmd/hopdag) runs them; --state forms name kube:// with
+// etcd://.
 func TestReadmeGoRunLines(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	docs, err := filepath.Glob("../../docs/*.md")
 	require.NoError(t, err)
-	assert.NotContains(t, string(readme), "go run ./cmd/hopdag", "cmd/hopdag is a module of its own: use go run -C cmd/hopdag .")
 	const prefix = "go run -C cmd/hopdag . "
 	n := 0
-	for line := range strings.Lines(string(readme)) {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, prefix) {
-			continue
+	for _, name := range append([]string{"../../README.md"}, docs...) {
+		text, err := os.ReadFile(name)
+		require.NoError(t, err)
+		assert.NotContains(t, string(text), "go run ./cmd/hopdag", "%s: cmd/hopdag is a module of its own: use go run -C cmd/hopdag .", name)
+		for line := range strings.Lines(string(text)) {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, prefix) {
+				continue
+			}
+			n++
+			code, _, stderr := invoke(strings.Fields(strings.TrimPrefix(line, prefix))...)
+			assert.Equal(t, 0, code, "%s: %s\n%s", name, line, stderr)
 		}
-		n++
-		code, _, stderr := invoke(strings.Fields(strings.TrimPrefix(line, prefix))...)
-		assert.Equal(t, 0, code, "README: %s\n%s", line, stderr)
 	}
-	assert.NotZero(t, n, "README has a go run -C cmd/hopdag line")
-	assert.Contains(t, string(readme), "`--state` is a directory, `etcd://host:port/prefix` or `kube://namespace/name`")
+	assert.NotZero(t, n, "the README or docs/ have a go run -C cmd/hopdag line")
+	cli, err := os.ReadFile("../../docs/cli.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(cli), "`--state` is a directory, `etcd://host:port/prefix` or `kube://namespace/name`")
 }
 
 // Every --state flag and the top-level help name kube:// with etcd://.
@@ -80,15 +87,15 @@ func TestStateFormsInHelp(t *testing.T) {
 	assert.Contains(t, stdout, "kube://namespace/name")
 }
 
-// The README's exit statuses of the command line are hopdag help's.
+// docs/cli.md's exit statuses of the command line are hopdag help's.
 func TestReadmeExitStatus(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/cli.md")
 	require.NoError(t, err)
 	i := strings.Index(rootLong, "Exit status:")
 	require.GreaterOrEqual(t, i, 0, "hopdag help has an exit status paragraph")
 	want := strings.Join(strings.Fields(rootLong[i:]), " ")
 	assert.True(t, strings.Contains(strings.Join(strings.Fields(string(readme)), " "), want),
-		"README.md's exit status of the command line differs from hopdag help's: paste it:\n%s", rootLong[i:])
+		"docs/cli.md's exit status of the command line differs from hopdag help's: paste it:\n%s", rootLong[i:])
 }
 
 // The README's bin/hopdag command lines of the quick tour run as written,
@@ -105,8 +112,8 @@ func TestReadmeCLIBlock(t *testing.T) {
 		line, _, _ = strings.Cut(strings.TrimSpace(line), "#")
 		rest, ok := strings.CutPrefix(line, "bin/hopdag ")
 		if !ok || strings.HasSuffix(line, "\\") || strings.Contains(line, "kube-catalog") || strings.Contains(line, "hopdag-demo") {
-			// The exec run and the cluster run have tests of their own
-			// (TestReadmeExecRunIsCurrent, TestKubeRun).
+			// The exec run and the cluster run (docs/cli.md) have tests
+			// of their own (TestReadmeExecRunIsCurrent, TestKubeRun).
 			continue
 		}
 		var args []string

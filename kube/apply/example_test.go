@@ -12,7 +12,7 @@ import (
 	"github.com/hopdag/hopdag/runner"
 )
 
-// operator is the README's wiring snippet (section "Kubernetes: the
+// operator is docs/operator.md's wiring snippet (section "The
 // applier"), verbatim between the markers; TestReadmeSnippet checks it. It
 // compiles here and needs a cluster to run.
 //

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestReadmeSnippet checks that the README's controller-runtime wiring is
+// TestReadmeSnippet checks that docs/operator.md's controller-runtime wiring is
 // the operator function of example_test.go, which the compiler checks.
 func TestReadmeSnippet(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/operator.md")
 	require.NoError(t, err)
 	src, err := os.ReadFile("example_test.go")
 	require.NoError(t, err)
@@ -24,5 +24,5 @@ func TestReadmeSnippet(t *testing.T) {
 	}
 	code := between(string(src), "// snippet:start\n", "\n// snippet:end")
 	doc := between(string(readme), "<!-- kube-apply:start -->\n```go\n", "```\n<!-- kube-apply:end -->")
-	assert.Equal(t, code, doc, "README.md's applier snippet and operator() in kube/apply/example_test.go differ: copy the function into the README")
+	assert.Equal(t, code, doc, "docs/operator.md's applier snippet and operator() in kube/apply/example_test.go differ: copy the function into docs/operator.md")
 }

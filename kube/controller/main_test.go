@@ -382,7 +382,7 @@ func newKubeStore(t *testing.T, c client.Client, ns, name string) *store.Store {
 }
 
 // noWebhook is the label of namespaces the webhook does not see: the
-// README says the reconciler does not need it, and these tests show what
+// docs/operator.md says the reconciler does not need it, and these tests show what
 // the reconciler does alone.
 const noWebhook = "hopdag.io/test-webhook"
 

@@ -450,7 +450,7 @@ func rolloutLine(kind string, m *metav1.ObjectMeta, pod corev1.PodSpec, left str
 func installRelease(t *testing.T, cfg *rest.Config, c client.Client, instance, version string) {
 	t.Helper()
 	ctx := context.Background()
-	// The provider's namespace, which the README has an administrator
+	// The provider's namespace, which docs/operator.md has an administrator
 	// create: the catalog does not.
 	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cluster-system"}}))
 	cat, err := release.LoadDir(catalogDir)

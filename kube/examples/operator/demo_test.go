@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestDemo runs the demo as the README gives it: an API server calling
+// TestDemo runs the demo as docs/operator.md gives it: an API server calling
 // the webhook this operator serves, the sample catalog, and an upgrade
 // v26.06-rc.2 -> v26.09 that completes, of a ClusterVersion whose name is
 // too long for "hopdag-"+NAME to be a label value (it failed

@@ -16,7 +16,7 @@ import (
 const walkNodes = 5
 
 // cp is the control plane (kube/internal/controlplane) of the tests in
-// which workloads really roll out: the README walk-through and the image
+// which workloads really roll out: the walk-through of docs/operator.md and the image
 // test. The other tests start their own API server, or none.
 var cp *controlplane.ControlPlane
 

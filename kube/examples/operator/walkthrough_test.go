@@ -39,7 +39,7 @@ import (
 	"github.com/hopdag/hopdag/release"
 )
 
-// sampleCatalog is the catalog of the README walk-through.
+// sampleCatalog is the catalog of docs/operator.md's walk-through.
 const sampleCatalog = "../../../testdata/catalog"
 
 // requestCounter is a rest.Config transport wrapper that counts the
@@ -120,9 +120,9 @@ func (p *peakMemory) end() uint64 {
 	return p.peak
 }
 
-// TestReadmeWalkthrough is the README's "Use it in an operator"
+// TestReadmeWalkthrough is docs/operator.md's "Use it in an operator"
 // walk-through on a control plane whose workloads really roll out: the
-// CRDs, the namespaces the README creates (demo, and cluster-system, which
+// CRDs, the namespaces the walk-through creates (demo, and cluster-system, which
 // the sample catalog's provider needs), the sample catalog in demo, a
 // ClusterVersion at v26.06-rc.2, and the operator (in this process, as
 // main runs it against a cluster: kube/apply's server-side apply, the
@@ -138,12 +138,12 @@ func TestReadmeWalkthrough(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
-	// The README's steps.
-	readme, err := os.ReadFile("../../../README.md")
+	// The walk-through's steps.
+	readme, err := os.ReadFile("../../../docs/operator.md")
 	require.NoError(t, err)
 	for _, step := range []string{"kubectl apply -k kube/config/crd", "kubectl create namespace demo", "kubectl create namespace cluster-system",
 		"kubectl apply -n demo -f testdata/catalog -f testdata/catalog/components", "installedVersion: v26.06-rc.2", "desiredVersion: v26.09"} {
-		require.Contains(t, string(readme), step, "the README walk-through's step")
+		require.Contains(t, string(readme), step, "docs/operator.md walk-through's step")
 	}
 	admin := cp.Config()
 	_, err = envtest.InstallCRDs(admin, envtest.CRDInstallOptions{Paths: []string{configDir("crd")}, ErrorIfPathMissing: true})
