@@ -94,11 +94,15 @@ func Table(w io.Writer, s *record.Status, order [][]string) {
 		fmt.Fprintf(w, "warnings: hop %s: %s\n", hopName(i, h), strings.Join(ws, "; "))
 	}
 	if f := s.LastFailure; f != nil {
-		what := f.Component + " " + f.Version
+		what := strings.TrimSpace(f.Component + " " + f.Version)
 		if f.Check != "" {
 			what = "check " + f.Check
 		}
-		fmt.Fprintf(w, "last failure: hop %d %s: %s: %s\n", f.Hop+1, what, f.Code, lines(f.Error))
+		where := fmt.Sprintf("hop %d", f.Hop+1)
+		if what != "" {
+			where += " " + what // a request (ROLLBACK_REQUESTED) names no component
+		}
+		fmt.Fprintf(w, "last failure: %s: %s: %s\n", where, f.Code, lines(f.Error))
 	}
 }
 

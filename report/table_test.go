@@ -215,3 +215,13 @@ func TestTableWarningsAndCatalog(t *testing.T) {
 		})
 	}
 }
+
+// A failure that names no component (a rollback requested of the run)
+// reads "hop N: CODE: ...", without the blanks of a missing name.
+func TestTableRequestedRollback(t *testing.T) {
+	s := status()
+	s.LastFailure = &record.Failure{Hop: 1, Code: record.CodeRollbackRequested, Error: "rollback requested: v1.1 breaks billing"}
+	var b bytes.Buffer
+	report.Table(&b, s, nil)
+	assert.Contains(t, b.String(), "\nlast failure: hop 2: ROLLBACK_REQUESTED: rollback requested: v1.1 breaks billing\n")
+}

@@ -68,9 +68,18 @@ func checkUntil(until string) string {
 }
 
 // until and gates are run's step flags for simulate.Upgrade.
-func (c *cli) until() string { return *c.steps.until }
+func (c *cli) until() string { return optional(c.steps.until) }
 
-func (c *cli) gates() []string { return simulate.List(*c.steps.gate) }
+func (c *cli) gates() []string { return simulate.List(optional(c.steps.gate)) }
+
+// optional is the value of a string flag the command may not have: ""
+// when it has none.
+func optional(f *string) string {
+	if f == nil {
+		return ""
+	}
+	return *f
+}
 
 // held reports a run that stopped at its --until step or at a gate: the
 // exit status, and ok.

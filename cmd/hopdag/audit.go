@@ -35,7 +35,8 @@ type auditLog struct {
 }
 
 // auditRecord is one line of the audit log. Kind is "command", "event",
-// "lock", "signal", "abandon", "approve" (Step and By), "new-upgrade" (the previous upgrade of the
+// "lock", "signal", "abandon", "rollback" (Phase is the upgrade's phase
+// when asked, Reason the --reason), "approve" (Step and By), "new-upgrade" (the previous upgrade of the
 // store was finished: Phase is its phase, Reason the line printed),
 // "output" (a line a command wrote: Event is stdout or stderr, Reason the
 // line), "log" (a warning or error the run logged on stderr, such as

@@ -54,6 +54,7 @@ var outputFormats = map[string][]string{
 	"plan":         {"text", "json", "yaml"},
 	"graph":        {"mermaid", "dot", "json", "yaml"},
 	"run":          {"text", "json", "yaml"},
+	"rollback":     {"text", "json", "yaml"},
 	"status":       {"table", "json", "yaml"},
 	"version":      {"text", "json", "yaml"},
 	"rollout plan": {"text", "json", "yaml"},

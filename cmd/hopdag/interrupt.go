@@ -71,6 +71,9 @@ func (c *cli) grace() time.Duration {
 	return defaultGrace
 }
 
+// executes reports whether the command runs a plan: run, rollback.
+func (c *cli) executes() bool { return c.name == "run" || c.name == "rollback" }
+
 // stopping says what the first interrupt does, at the moment it arrives:
 // only a run whose plan the executor has (c.executing) has components to
 // stop and a status to save; before that a run stops before it starts
@@ -78,9 +81,9 @@ func (c *cli) grace() time.Duration {
 // just stop. A second interrupt still ends any of them at once.
 func (c *cli) stopping(limit time.Duration) string {
 	switch {
-	case c.name == "run" && c.executing.Load():
+	case c.executes() && c.executing.Load():
 		return fmt.Sprintf("stopping; running components are told to stop and the status is saved; interrupt again within %s to kill at once", limit)
-	case c.name == "run":
+	case c.executes():
 		return "stopping before the run starts: nothing runs yet, and the status is as it was"
 	}
 	return "stopping"

@@ -118,6 +118,7 @@ type cli struct {
 	rf     *runFlags
 	sf     *statusFlags
 	af     *abandonFlags
+	rb     *rollbackFlags // rollback.go
 	kf     *kubeFlags
 	pf     *planFlags
 	ro     rolloutFlags // rolloutplan.go

@@ -68,6 +68,10 @@ var commands = map[string]command{
 	"abandon": {args: "--state S", short: "abandon a run: it will not resume",
 		summary: "abandon a run so that it never resumes (asks first; --yes for scripts)", run: (*cli).abandon, noDir: true,
 		example: "hopdag abandon --state /var/lib/hopdag --yes"},
+	"rollback": {args: "DIR --from V --to W --state S --reason WHY", short: "roll the upgrade in --state back through its DAGs to where it started",
+		summary: "roll the upgrade saved in --state back, whether it succeeded, failed or stopped partway: the components of each hop it changed are rolled back through the hop's DAG, dependents first, last hop first, to the version it started from (asks first; --yes for scripts). Give the catalog, --from and --to of the run, and the flags its components need (--kubeconfig, --set, ...): the rollback runs through the same runners. Exit 0 once rolled back, 1 when the rollback failed (run it again to retry)",
+		run:     (*cli).rollback,
+		example: "hopdag rollback my-catalog --from v1.0 --to v1.1 --state /var/lib/hopdag --reason \"v1.1 breaks the billing job\""},
 	"approve": {args: "--state S STEP", short: "approve a gated step (HOP[/COMPONENT[/PHASE]]) of a run",
 		summary: "approve a gated step (HOP[/COMPONENT[/PHASE]]) of the run saved in --state; run again to continue", run: (*cli).approve, noDir: true,
 		example: "hopdag approve --state /var/lib/hopdag --by alice v26.09"},
@@ -77,7 +81,7 @@ var commands = map[string]command{
 }
 
 // commandNames are the commands in the order of hopdag --help.
-var commandNames = []string{"validate", "targets", "plan", "graph", "run", "status", "abandon", "approve", "version"}
+var commandNames = []string{"validate", "targets", "plan", "graph", "run", "status", "abandon", "rollback", "approve", "version"}
 
 // newCLI returns the cli of the command name with its flags defined in
 // c.fs, which the command's cobra.Command parses.
@@ -90,13 +94,13 @@ func newCLI(e env, name string, cmd command) *cli {
 		c.bundle = addBundleFlags(c.fs)
 	}
 	switch c.name {
-	case "targets", "plan", "graph", "run":
+	case "targets", "plan", "graph", "run", "rollback":
 		c.from = c.fs.String("from", "", "version the system runs (required); on a catalog of several tracks, the state: TRACK=VERSION,... e.g. platform=13.01.0,kubernetes=v1.33.0")
 		c.accept = c.fs.String("accept", "", "comma-separated risks to accept")
 		c.addRouteFlags()
 	}
 	switch c.name {
-	case "plan", "graph", "run":
+	case "plan", "graph", "run", "rollback":
 		c.to = c.fs.String("to", "", "version to upgrade to (required); on a catalog of several tracks, TRACK=VERSION,... (the tracks it names)")
 	}
 	switch c.name {
@@ -120,6 +124,14 @@ func newCLI(e env, name string, cmd command) *cli {
 		c.mode = c.fs.String("mode", "eager", "scheduling: eager or batch")
 		c.runFlags()
 		c.runStepFlags()
+	case "rollback":
+		c.addOutput("text", "output format of the final status on stdout: text, json or yaml (progress goes to stderr)")
+		c.simulate = c.fs.Bool("simulate", false, "simulate the runners (the run in --state was simulated too)")
+		c.state = c.fs.String("state", "", "where the status of the upgrade to roll back lives: a directory, etcd://host:port/prefix or kube://namespace/name (required)")
+		c.speed = c.fs.Float64("speed", simulate.DefaultSpeed, "with --simulate: simulated seconds per real second")
+		c.mode = c.fs.String("mode", "eager", "scheduling: eager or batch")
+		c.rollbackFlags()
+		c.runFlags()
 	case "status":
 		c.statusFlags()
 	case "abandon":

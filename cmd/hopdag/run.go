@@ -56,8 +56,11 @@ func (c *cli) runFlags() {
 		logFile:        c.fs.String("log-file", "", "append an audit log here: one JSON object per line for the command, every event and every lock transition"),
 		logFormat:      c.fs.String("log-format", "text", "format of the log on stderr: text or json (json also logs every event there)"),
 		maxParallel:    c.fs.Int("max-parallel", 0, "most components running at once (0: no limit)"),
-		onFailure:      c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback); recorded with --state, so a resumed run keeps it unless given again"),
 		quiet:          c.fs.Bool("quiet", false, "do not print the output of commands on stderr (each line is \"  COMPONENT | line\"); --log-file records it all the same"),
+	}
+	if c.name == "run" {
+		// rollback rolls the whole run back, whatever its policy.
+		c.rf.onFailure = c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback); recorded with --state, so a resumed run keeps it unless given again")
 	}
 	c.addSetFlag("template values (.Values.KEY) for commands and manifests; .Values.catalog is the catalog directory unless set")
 	c.rf.checks = map[string]string{}
@@ -81,7 +84,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 	if err != nil {
 		return c.usageError(err.Error())
 	}
-	policy, err := simulate.ParsePolicy(*rf.onFailure)
+	policy, err := simulate.ParsePolicy(optional(rf.onFailure))
 	if err != nil {
 		return c.usageError(err.Error())
 	}
@@ -131,7 +134,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 	progress, stop := c.progressObservers()
 	defer stop()
 	opts := append([]runner.Option{runner.WithMode(mode), runner.WithMaxParallel(*rf.maxParallel), runner.WithLogger(logger), runner.WithUntil(c.until())}, progress...)
-	if *rf.onFailure != "" {
+	if optional(rf.onFailure) != "" {
 		// Without the flag, a resumed run keeps the policy its status
 		// records.
 		opts = append(opts, runner.WithFailurePolicy(policy))
@@ -158,7 +161,7 @@ func (c *cli) run(ctx context.Context) (code int) {
 	// --state.
 	var e *runner.Executor
 	if *c.simulate {
-		e = simulate.Executor(cat, simulate.Config{Speed: *c.speed, Fail: simulate.List(*c.fail), Mode: mode, Policy: policy, Values: values}, opts...)
+		e = simulate.Executor(cat, simulate.Config{Speed: *c.speed, Fail: simulate.List(optional(c.fail)), Mode: mode, Policy: policy, Values: values}, opts...)
 	} else {
 		router, err := c.router(plan, values)
 		if err != nil {
@@ -203,10 +206,24 @@ func (c *cli) runState(ctx context.Context, e *runner.Executor, plan *runner.Pla
 		early  = -1 // the exit code of a run that stopped before Execute
 	)
 	st, err := state.Run(ctx, located{b: b}, lock, e, plan,
-		state.WithHolder(holder("run")), state.WithTTL(*rf.leaseTTL), state.WithLogger(logger),
+		state.WithHolder(holder(c.name)), state.WithTTL(*rf.leaseTTL), state.WithLogger(logger),
 		state.WithSession(func(ctx context.Context, s *state.Session) (*record.Status, error) {
 			loaded, prev = true, s.Prev
 			resume := ""
+			if c.rb != nil {
+				// hopdag rollback: the upgrade loaded, reverted, runs
+				// back to its start.
+				resume, code, ok := c.revertSession(prev, plan, b.where)
+				if !ok {
+					early = code
+					return nil, errNotStarted
+				}
+				if code, ok := c.begin(ctx, plan, resume); !ok {
+					early = code
+					return nil, errNotStarted
+				}
+				return s.Execute(ctx, prev)
+			}
 			if prev != nil {
 				next, err := nextUpgrade(prev, runner.NewStatus(plan), b.where)
 				if err != nil {
@@ -294,6 +311,9 @@ func (c *cli) outcome(ctx context.Context, plan *runner.Plan, prev, st *record.S
 		}
 	}
 	if code, ok := c.held(st, err); ok {
+		return code
+	}
+	if code, ok := c.rolledBack(st, err); ok {
 		return code
 	}
 	if sig := interruptedBy(ctx); sig != nil {
@@ -497,7 +517,7 @@ func (c *cli) checkRunFlags() string {
 	if *rf.grace <= 0 {
 		return fmt.Sprintf("--grace %s: want more than 0 (how long running commands have between SIGTERM and SIGKILL after an interrupt; %s when not given)", *rf.grace, defaultGrace)
 	}
-	if msg := checkUntil(*c.steps.until); msg != "" {
+	if msg := checkUntil(c.until()); msg != "" {
 		return msg
 	}
 	if state.CheckTTL(*rf.leaseTTL) != nil {
@@ -511,7 +531,7 @@ func (c *cli) checkRunFlags() string {
 		}
 		return ""
 	}
-	if *c.fail != "" || *c.speed != simulate.DefaultSpeed {
+	if optional(c.fail) != "" || *c.speed != simulate.DefaultSpeed {
 		return "--fail and --speed only go with --simulate"
 	}
 	if *rf.applyDir != "" && (*c.kf.kubeconfig != "" || *c.kf.context != "") {

@@ -115,12 +115,12 @@ func (c *cli) openState(ctx context.Context, spec string) (*backend, error) {
 	return nil, fmt.Errorf("--state %s: unknown scheme %q: want a directory, etcd://host:port/prefix or kube://namespace/name", spec, scheme)
 }
 
-// writesState reports whether the command writes --state: run, abandon
-// and approve take its lock and save the status; the others (status)
+// writesState reports whether the command writes --state: run,
+// rollback, abandon and approve take its lock and save the status; the others (status)
 // only read it, and open a directory read-only.
 func (c *cli) writesState() bool {
 	switch c.name {
-	case "run", "abandon", "approve":
+	case "run", "rollback", "abandon", "approve":
 		return true
 	}
 	return false
