@@ -68,7 +68,9 @@ type Event struct {
 	// before the next attempt (ComponentRetrying).
 	Duration time.Duration
 	Backoff  time.Duration
-	// Phase is the final phase on HopSucceeded, HopFailed and PlanFinished.
+	// Phase is the final phase on HopSucceeded, HopFailed and PlanFinished;
+	// a hop's rollback ends with a HopFailed of Phase RolledBack or
+	// RollbackFailed, its Duration the rollback's.
 	Phase    record.Phase
 	Progress record.Progress
 }

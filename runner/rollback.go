@@ -302,12 +302,13 @@ func toRollBack(c *record.ComponentStatus) bool {
 // returns when every rollback started has returned; a stop (ctx, a
 // failed checkpoint) leaves the hop RollingBack, to resume.
 func (r *run) rollbackHop(ctx context.Context, i int) bool {
+	start := r.e.clock.Now()
 	r.beginRollback(i)
 	sc := newScheduler(ctx, r, i, reverse)
 	sc.initReverse()
 	sc.loop(ctx)
 	sc.close()
-	return r.endRollback(ctx, i, sc.pending)
+	return r.endRollback(ctx, i, sc.pending, start)
 }
 
 // beginRollback records hop i RollingBack: what never started (held at
@@ -424,12 +425,13 @@ func Revert(s *record.Status, reason string, now time.Time) error {
 
 func startedComponent(c record.ComponentStatus) bool { return c.Started() }
 
-// endRollback records the outcome of hop i's rollback, pending saying
-// what is still to roll back, and reports whether the hop is RolledBack.
+// endRollback records the outcome of hop i's rollback, begun at start,
+// pending saying what is still to roll back, and reports whether the hop
+// is RolledBack.
 // A rollback stopped before its end leaves the hop RollingBack; one that
 // ended leaves it RolledBack, or RollbackFailed when a component stays
 // at its target.
-func (r *run) endRollback(ctx context.Context, i int, pending []bool) bool {
+func (r *run) endRollback(ctx context.Context, i int, pending []bool, start time.Time) bool {
 	hs := &r.s.Hops[i]
 	cs := hs.Components
 	if !slices.Contains(pending, true) && !slices.ContainsFunc(cs, func(c record.ComponentStatus) bool { return c.Phase == record.RollingBack }) {
@@ -479,7 +481,7 @@ func (r *run) endRollback(ctx context.Context, i int, pending []bool) bool {
 	hs.FinishedAt = r.e.clock.Now()
 	r.s.Progress = progressOf(r.s)
 	r.checkpoint(ctx)
-	r.emit(Event{Type: HopFailed, Hop: i, Phase: hs.Phase, Code: hs.Code, Reason: hs.Message})
+	r.emit(Event{Type: HopFailed, Hop: i, Phase: hs.Phase, Code: hs.Code, Reason: hs.Message, Duration: hs.FinishedAt.Sub(start)})
 	return ok
 }
 

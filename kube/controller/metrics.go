@@ -24,7 +24,7 @@ var (
 		[]string{"namespace", "name", "phase"}, nil)}
 	hopDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "hopdag_hop_duration_seconds",
-		Help:    "How long each hop took, by outcome (succeeded, failed), in the run that ended it.",
+		Help:    "How long each hop took, by outcome (succeeded, failed), in the run that ended it; and how long each hop's rollback took (rolled_back, rollback_failed).",
 		Buckets: prometheus.ExponentialBuckets(1, 2, 14), // 1 s to 2.3 h
 	}, []string{"outcome"})
 	componentDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -40,6 +40,10 @@ var (
 		Name: "hopdag_component_failures_total",
 		Help: "Failed attempts to upgrade a component (retried or final), by code of runner's code catalog (COMPONENT_FAILED, COMPONENT_TIMEOUT, ...).",
 	}, []string{"code"})
+	componentRollbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hopdag_component_rollbacks_total",
+		Help: "Components rolled back, by component type and outcome (rolled_back, rollback_failed), whether a failure policy or a request (spec.rollback) asked.",
+	}, []string{"type", "outcome"})
 	checkpointDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "hopdag_checkpoint_duration_seconds",
 		Help:    "How long each durable checkpoint of a run's record took (a write to its state store).",
@@ -48,7 +52,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(upgradePhase, hopDuration, componentDuration, componentAttempts, componentFailures, checkpointDuration)
+	metrics.Registry.MustRegister(upgradePhase, hopDuration, componentDuration, componentAttempts, componentFailures, componentRollbacks, checkpointDuration)
 }
 
 // phases are the values of status.phase, each a series of
@@ -166,11 +170,28 @@ func (o metricsObserver) Observe(e runner.Event) {
 		componentDuration.WithLabelValues(o.typeOf(e), "skipped").Observe(e.Duration.Seconds())
 	case runner.ComponentCancelled:
 		componentDuration.WithLabelValues(o.typeOf(e), "cancelled").Observe(e.Duration.Seconds())
+	case runner.ComponentRolledBack:
+		componentRollbacks.WithLabelValues(o.typeOf(e), "rolled_back").Inc()
+	case runner.ComponentRollbackFailed:
+		componentRollbacks.WithLabelValues(o.typeOf(e), "rollback_failed").Inc()
 	case runner.HopSucceeded:
 		hopDuration.WithLabelValues("succeeded").Observe(e.Duration.Seconds())
 	case runner.HopFailed:
-		hopDuration.WithLabelValues("failed").Observe(e.Duration.Seconds())
+		hopDuration.WithLabelValues(hopOutcome(e.Phase)).Observe(e.Duration.Seconds())
 	}
+}
+
+// hopOutcome is the outcome label of a hop that ended in phase p: a
+// hop's rollback ends RolledBack or RollbackFailed (runner.HopFailed of
+// that phase), and is not counted as a failure of the hop's upgrade.
+func hopOutcome(p record.Phase) string {
+	switch p {
+	case record.RolledBack:
+		return "rolled_back"
+	case record.RollbackFailed:
+		return "rollback_failed"
+	}
+	return "failed"
 }
 
 // timedCheckpointer times each checkpoint of cp into
