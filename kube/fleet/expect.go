@@ -2,26 +2,38 @@ package fleet
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 )
 
+// expectTimeout is how long a reconcile waits for the cache to show the
+// patches of the one before: past it, the expectations are dropped and
+// the decision is taken on the cache as it is (an annotation changed by
+// someone else meanwhile would otherwise be waited for forever). The
+// ReplicaSet controller's expectations expire the same way.
+const expectTimeout = 30 * time.Second
+
 // expectations are the starts and rollback requests this process made
 // that its cache may not show yet: by rollout, the ClusterVersions it
-// patched and the annotation it wrote on each (Started, RollbackBy). The decisions read the ClusterVersions
-// from the cache (a fleet of thousands read past it at every reconcile
-// costs the API server and the controller more than the upgrades do), and
-// the cache lags the controller's own writes: a decision taken on a
-// cache that does not show a start would count one upgrade fewer in
-// flight and could exceed maxConcurrency (a rollback request too). So a
-// reconcile waits until the cache shows every patch of the one before (as the ReplicaSet
-// controller's expectations do). A new process has none, and its cache
-// is filled by a List: it decides from what the API server has.
+// patched and the annotation it wrote on each (Started, RollbackBy). The
+// decisions read the ClusterVersions from the cache (a fleet of
+// thousands read past it at every reconcile costs the API server and the
+// controller more than the upgrades do), and the cache lags the
+// controller's own writes: a decision taken on a cache that does not
+// show a start would count one upgrade fewer in flight and could exceed
+// maxConcurrency (a rollback request too). So a reconcile waits until
+// the cache shows every patch of the one before (as the ReplicaSet
+// controller's expectations do), for expectTimeout at most. A new
+// process has none, and its cache is filled by a List: it decides from
+// what the API server has.
 type expectations struct {
-	mu sync.Mutex
-	m  map[types.NamespacedName]map[string]annotation
+	mu  sync.Mutex
+	m   map[types.NamespacedName]map[string]annotation
+	at  map[types.NamespacedName]time.Time // of the last expect, by rollout
+	now func() time.Time                   // time.Now unless a test sets it
 }
 
 // annotation is one annotation written: its key and value.
@@ -36,7 +48,7 @@ func (e *expectations) expect(ur types.NamespacedName, key string, written map[s
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.m == nil {
-		e.m = map[types.NamespacedName]map[string]annotation{}
+		e.m, e.at = map[types.NamespacedName]map[string]annotation{}, map[types.NamespacedName]time.Time{}
 	}
 	if e.m[ur] == nil {
 		e.m[ur] = map[string]annotation{}
@@ -44,11 +56,13 @@ func (e *expectations) expect(ur types.NamespacedName, key string, written map[s
 	for name, v := range written {
 		e.m[ur][name] = annotation{key, v}
 	}
+	e.at[ur] = e.clock()
 }
 
 // caughtUp reports whether cvs, as the cache has them, show every patch
 // recorded for ur (a ClusterVersion gone from the cache counts as
-// shown); it forgets them once they do.
+// shown), or the patches were made expectTimeout ago or more; it forgets
+// them then.
 func (e *expectations) caughtUp(ur types.NamespacedName, cvs []v1alpha1.ClusterVersion) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -56,11 +70,29 @@ func (e *expectations) caughtUp(ur types.NamespacedName, cvs []v1alpha1.ClusterV
 	if len(want) == 0 {
 		return true
 	}
-	for i := range cvs {
-		if a, ok := want[cvs[i].Name]; ok && cvs[i].Annotations[a.key] != a.value {
-			return false
+	if e.clock().Sub(e.at[ur]) < expectTimeout {
+		for i := range cvs {
+			if a, ok := want[cvs[i].Name]; ok && cvs[i].Annotations[a.key] != a.value {
+				return false
+			}
 		}
 	}
 	delete(e.m, ur)
+	delete(e.at, ur)
 	return true
+}
+
+// forget drops what was expected for ur (deleted).
+func (e *expectations) forget(ur types.NamespacedName) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.m, ur)
+	delete(e.at, ur)
+}
+
+func (e *expectations) clock() time.Time {
+	if e.now != nil {
+		return e.now()
+	}
+	return time.Now()
 }

@@ -172,6 +172,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			delete(r.written, req.NamespacedName)
 			delete(r.seen, req.NamespacedName)
 			r.mu.Unlock()
+			r.expect.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -220,12 +221,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.startAll(ctx, req.NamespacedName, &ur, d.Start, byName, now); err != nil {
 		return ctrl.Result{}, err
 	}
-	waiting, err := r.rollBack(ctx, req.NamespacedName, &ur, cvs.Items, spec.Concurrency(len(members))-d.InFlight)
+	limit := spec.Concurrency(len(members))
+	waiting, err := r.rollBack(ctx, req.NamespacedName, &ur, cvs.Items, d, limit)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if len(waiting) > 0 {
-		d.Message += fmt.Sprintf("; %d waiting to roll back, at most %d in flight at once (maxConcurrency %s)", len(waiting), spec.Concurrency(len(members)), spec.MaxConcurrency)
+		d.Message += waitingNote(waiting, d, limit, spec)
 		wait := map[string]bool{}
 		for _, k := range waiting {
 			wait[k] = true

@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/rollout"
 )
 
 // RollbackBy names the UpgradeRollout that asked a ClusterVersion to
@@ -29,50 +31,78 @@ const RollbackOfFailed = "hopdag.io/rollout-rollback-failed"
 // upgrade failed (failedUpgrade); with Moved, every one whose upgrade
 // started, whether it completed, failed or is in progress. A rollback
 // is a run like an upgrade, and maxConcurrency bounds both: of the
-// fleet's limit, free is what the members in flight leave. Those in
-// flight are asked first (their run turns into the rollback, taking no
-// new place), then those whose upgrade failed, then the others, each in
-// name order, as long as places are free; the rest wait for the next
-// reconcile (waiting, in that order). A RollbackStarted Event names
-// each one asked.
-func (r *Reconciler) rollBack(ctx context.Context, key types.NamespacedName, ur *v1alpha1.UpgradeRollout, cvs []v1alpha1.ClusterVersion, free int) (waiting []string, err error) {
+// fleet's limit (limit), the members d counts in flight take their
+// place. Those in flight are asked first (their run turns into the
+// rollback, or their soak ends in it: no new place), then those whose
+// upgrade failed, then the others, each in name order, as long as places
+// are free; the rest wait for a later reconcile (waiting, in that
+// order). A RollbackStarted Event names each one asked.
+func (r *Reconciler) rollBack(ctx context.Context, key types.NamespacedName, ur *v1alpha1.UpgradeRollout, cvs []v1alpha1.ClusterVersion, d rollout.Decision, limit int) (waiting []string, err error) {
 	if !ur.Spec.Abort || ur.Spec.Rollback == "" {
 		return nil, nil
 	}
-	var ask []*v1alpha1.ClusterVersion
+	inFlight := map[string]bool{}
+	for _, m := range d.Members {
+		inFlight[m.Key] = m.InFlight
+	}
+	type ask struct {
+		cv   *v1alpha1.ClusterVersion
+		rank int // 0 in flight, 1 failed, 2 the others
+	}
+	var asks []ask
 	for i := range cvs {
-		if toRollBack(ur, &cvs[i]) {
-			ask = append(ask, &cvs[i])
-		}
-	}
-	rank := func(cv *v1alpha1.ClusterVersion) int {
+		cv := &cvs[i]
 		switch {
-		case memberOf(ur, cv).Running:
-			return 0
+		case !toRollBack(ur, cv):
+		case inFlight[cv.Name]:
+			asks = append(asks, ask{cv, 0})
 		case failedUpgrade(cv):
-			return 1
+			asks = append(asks, ask{cv, 1})
+		default:
+			asks = append(asks, ask{cv, 2})
 		}
-		return 2
 	}
-	slices.SortFunc(ask, func(a, b *v1alpha1.ClusterVersion) int {
-		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a.Name, b.Name))
-	})
+	slices.SortFunc(asks, func(a, b ask) int { return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.cv.Name, b.cv.Name)) })
+	free := limit - d.InFlight
 	asked := map[string]string{}
 	defer func() { r.expect.expect(key, RollbackBy, asked) }()
-	for _, cv := range ask {
-		if rank(cv) > 0 {
+	for _, a := range asks {
+		if a.rank > 0 {
 			if free <= 0 {
-				waiting = append(waiting, cv.Name)
+				waiting = append(waiting, a.cv.Name)
 				continue
 			}
 			free--
 		}
-		if err := r.askRollback(ctx, ur, cv); err != nil {
+		if err := r.askRollback(ctx, ur, a.cv); err != nil {
 			return waiting, err
 		}
-		asked[cv.Name] = ur.Name
+		asked[a.cv.Name] = ur.Name
 	}
 	return waiting, nil
+}
+
+// waitingNote is what the rollout's condition says of the clusters
+// waiting to roll back: how many, the limit, and the first ones in
+// flight that hold the places (a rollback that does not end, such as one
+// whose cluster does not answer, holds its place as an upgrade does).
+func waitingNote(waiting []string, d rollout.Decision, limit int, spec rollout.Spec) string {
+	var holding []string
+	for _, m := range d.Members {
+		if m.InFlight {
+			holding = append(holding, m.Key)
+		}
+	}
+	note := fmt.Sprintf("; %d waiting to roll back, at most %d in flight at once (maxConcurrency %s)", len(waiting), limit, spec.MaxConcurrency)
+	if len(holding) > 0 {
+		const show = 5
+		names := strings.Join(holding[:min(len(holding), show)], ", ")
+		if len(holding) > show {
+			names += fmt.Sprintf(" and %d more", len(holding)-show)
+		}
+		note += ": in flight " + names
+	}
+	return note
 }
 
 // askRollback sets cv's spec.rollback, with the annotations that say

@@ -9,12 +9,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/fleet"
 	"github.com/hopdag/hopdag/runner"
 	"github.com/hopdag/hopdag/runner/runnertest"
 )
@@ -140,4 +142,28 @@ func TestRollbackMovedConcurrency(t *testing.T) {
 		assert.Equal(t, "v26.06-rc.2", getCV(t, c, ns, name).Status.CurrentVersion, name)
 	}
 	assert.Equal(t, v1alpha1.RolloutCounts{RolledBack: 4}, ur.Status.Counts)
+}
+
+// A soaking cluster counts against maxConcurrency already: an abort with
+// rollback Moved asks it at once, taking no second place (with
+// maxConcurrency 1 and a 30-minute soak it would otherwise wait for the
+// soak to end).
+func TestRollbackMovedSoaking(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newFleet(t, c, 2)
+	management(t, c, ns)
+	one := intstr.FromInt32(1)
+	require.NoError(t, c.Create(context.Background(), newRollout(ns, func(s *v1alpha1.UpgradeRolloutSpec) {
+		s.MaxConcurrency, s.MinSuccessTime = &one, &metav1.Duration{Duration: 30 * time.Minute}
+	})))
+	watchFleet(t, c, ns, 1, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool { return clusterOf(ur, "c1").State == "Soaking" })
+
+	setRollout(t, c, ns, func(s *v1alpha1.UpgradeRolloutSpec) { s.Abort, s.Rollback = true, "Moved" })
+	ur := watchFleet(t, c, ns, 1, time.Minute, func(ur *v1alpha1.UpgradeRollout) bool {
+		return clusterOf(ur, "c1").Reason == "UpgradeRolledBack"
+	})
+	assert.Equal(t, "RolledBack", clusterOf(ur, "c1").State)
+	assert.Equal(t, "v26.06-rc.2", getCV(t, c, ns, "c1").Status.CurrentVersion)
+	assert.Empty(t, getCV(t, c, ns, "c2").Annotations[fleet.Started], "c2 never started")
 }

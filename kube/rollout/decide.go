@@ -126,6 +126,9 @@ type MemberStatus struct {
 	// or waits (its window: NextWindow says when it opens).
 	Reason     string
 	NextWindow time.Time
+	// InFlight: the member counts against MaxConcurrency now
+	// (Decision.InFlight counts these).
+	InFlight bool
 }
 
 // Counts are the members by state.
@@ -175,29 +178,28 @@ func Decide(spec Spec, members []Member, now time.Time) Decision {
 	for _, m := range ms {
 		s := d.state(spec, m, now)
 		s.Wave = waveOf[m.Key]
-		d.Members = append(d.Members, s)
 		switch s.State {
 		case Pending:
 			d.Counts.Pending++
 		case Upgrading:
 			d.Counts.Upgrading++
-			d.InFlight++
+			s.InFlight = true
 		case Soaking:
 			d.Counts.Soaking++
-			d.InFlight++
+			s.InFlight = true
 		case Succeeded:
 			d.Counts.Succeeded++
 		case Failed:
 			d.Counts.Failed++
-			if m.Running {
-				d.InFlight++
-			}
+			s.InFlight = m.Running
 		case RolledBack:
 			d.Counts.RolledBack++
-			if m.Running {
-				d.InFlight++
-			}
+			s.InFlight = m.Running
 		}
+		if s.InFlight {
+			d.InFlight++
+		}
+		d.Members = append(d.Members, s)
 	}
 	d.Failures = d.Counts.Failed
 	d.Wave = d.current()

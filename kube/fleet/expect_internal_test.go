@@ -1,0 +1,52 @@
+package fleet
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+)
+
+// The expectations of a rollout hold its reconciles until the cache
+// shows each annotation written (Started and RollbackBy alike, merged),
+// for expectTimeout at most, and go when the rollout is forgotten.
+func TestExpectations(t *testing.T) {
+	cv := func(name string, ann map[string]string) v1alpha1.ClusterVersion {
+		return v1alpha1.ClusterVersion{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann}}
+	}
+	ur := types.NamespacedName{Namespace: "fleet", Name: "to-v2"}
+	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name  string
+		cache []v1alpha1.ClusterVersion
+		after time.Duration
+		want  bool
+	}{
+		{"the cache shows neither", []v1alpha1.ClusterVersion{cv("a", nil), cv("b", nil)}, 0, false},
+		{"the start only", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "t"}), cv("b", nil)}, 0, false},
+		{"both", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "t"}), cv("b", map[string]string{RollbackBy: "to-v2"})}, 0, true},
+		{"one gone from the cache counts as shown", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "t"})}, 0, true},
+		{"another value", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "u"}), cv("b", map[string]string{RollbackBy: "to-v2"})}, 0, false},
+		{"not shown, but waited for long enough", []v1alpha1.ClusterVersion{cv("a", nil), cv("b", nil)}, expectTimeout, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := t0
+			e := &expectations{now: func() time.Time { return now }}
+			e.expect(ur, Started, map[string]string{"a": "t"})
+			e.expect(ur, RollbackBy, map[string]string{"b": "to-v2"})
+			now = now.Add(tt.after)
+			assert.Equal(t, tt.want, e.caughtUp(ur, tt.cache))
+			assert.True(t, e.caughtUp(types.NamespacedName{Namespace: "fleet", Name: "other"}, tt.cache), "another rollout expects nothing")
+			if tt.want {
+				assert.True(t, e.caughtUp(ur, nil), "forgotten once caught up")
+			}
+			e.forget(ur)
+			assert.True(t, e.caughtUp(ur, tt.cache), "forgotten with the rollout")
+		})
+	}
+}
