@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hopdag/hopdag/record"
@@ -83,11 +81,12 @@ func (c *cli) abandon(ctx context.Context) (code int) {
 		return code
 	}
 	if !*af.yes {
-		fmt.Fprintf(c.stderr, "Abandon %s -> %s (%s, %d/%d components done) in %s? It will never resume. [y/N] ",
-			st.From, st.To, st.Phase, st.Progress.Done, st.Progress.Total, b.where)
-		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			fmt.Fprintln(c.stderr)
+		switch c.confirm(ctx, fmt.Sprintf("Abandon %s -> %s (%s, %d/%d components done) in %s? It will never resume. [y/N] ",
+			st.From, st.To, st.Phase, st.Progress.Done, st.Progress.Total, b.where)) {
+		case answerInterrupted:
+			c.errorf("interrupted by %s while asking: nothing changed\n", signame(interruptedBy(ctx)))
+			return exitInterrupted
+		case answerNo:
 			return c.fail1(errors.New("not confirmed: nothing changed (pass --yes to skip the question)"))
 		}
 	}

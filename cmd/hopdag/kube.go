@@ -59,7 +59,7 @@ func (c *cli) kubeFlags() {
 func (c *cli) kubeConfig() kubeConfig {
 	cfg := kubeConfig{Kubeconfig: *c.kf.kubeconfig, Context: *c.kf.context}
 	if c.rf != nil {
-		cfg.DryRun, cfg.TakeOver = *c.rf.dryRun, *c.rf.takeOver
+		cfg.DryRun, cfg.TakeOver = c.rf.isDryRun(), *c.rf.takeOver
 		cfg.Report = c.stdout
 	}
 	return cfg

@@ -26,9 +26,11 @@ func (c *cli) rollbackFlags() {
 }
 
 // rollback rolls the upgrade saved in --state back to where it started
-// (runner.Revert, then Execute): run's flow, under the state's lock,
-// whose session asks first and reverts the status it loaded instead of
-// resuming it (runState, revertSession).
+// (runner.Revert, then Execute): run's flow, in which runState reads the
+// status and asks (confirmRollback) before it takes the state's lock, as
+// abandon does, and the run's session reverts the status it loads,
+// provided it is the one confirmed (revertSession), instead of resuming
+// it.
 func (c *cli) rollback(ctx context.Context) int {
 	if *c.state == "" {
 		return c.usageError("--state is required: the rollback undoes the upgrade saved there")
@@ -36,56 +38,111 @@ func (c *cli) rollback(ctx context.Context) int {
 	if strings.TrimSpace(*c.rb.reason) == "" {
 		return c.usageError(`--reason is required: say why, for the status and the audit log (--reason "v1.1 breaks the billing job")`)
 	}
+	if *c.rf.logFormat == "json" && !*c.rb.yes {
+		return c.usageError("--log-format json writes only JSON records, so it cannot ask for confirmation: add --yes")
+	}
 	return c.run(ctx)
 }
 
-// revertSession is what rollback does with the status prev it loaded
-// from where, the lock held: it checks that prev is the upgrade of plan
-// and can be rolled back, asks (unless --yes), and reverts it
-// (runner.Revert). It returns false, and the exit code, when the rollback
-// must not run: nothing to roll back, another upgrade, already rolled
-// back (exit 0), refused, or not confirmed; what to say is said.
-// Otherwise resume is the line that says what the run does.
-func (c *cli) revertSession(prev *record.Status, plan *runner.Plan, where string) (resume string, code int, ok bool) {
+// confirmRollback checks, before the lock is taken, that st, the status
+// read from where, is the upgrade of plan and can be rolled back, and
+// asks (unless --yes). It returns false, and the exit code, when the
+// rollback must not run: nothing to roll back, another upgrade, already
+// rolled back (exit 0), refused, not confirmed, or interrupted; what to
+// say is said.
+func (c *cli) confirmRollback(ctx context.Context, st *record.Status, plan *runner.Plan, where string) (int, bool) {
 	fresh := runner.NewStatus(plan)
 	switch {
-	case prev == nil:
-		return "", c.fail1(fmt.Errorf("no status in %s: there is no upgrade to roll back", where)), false
-	case prev.Track != fresh.Track || prev.From != fresh.From || prev.To != fresh.To:
-		return "", c.fail1(fmt.Errorf("%s holds the upgrade %s -> %s (%s), not %s -> %s: give its --from %s and --to %s to roll it back",
-			where, prev.From, prev.To, prev.Phase, fresh.From, fresh.To, prev.From, prev.To)), false
+	case st == nil:
+		return c.fail1(fmt.Errorf("no status in %s: there is no upgrade to roll back", where)), false
+	case st.Track != fresh.Track || st.From != fresh.From || st.To != fresh.To:
+		return c.fail1(fmt.Errorf("%s holds the upgrade %s -> %s (%s), not %s -> %s: give its --from %s and --to %s to roll it back",
+			where, st.From, st.To, st.Phase, fresh.From, fresh.To, st.From, st.To)), false
 	}
-	reason, now := *c.rb.reason, time.Now()
-	// Revert on a copy first: what it refuses is said before asking.
-	switch err := runner.Revert(prev.DeepCopy(), reason, now); {
+	// Revert on a copy: what it refuses is said before asking.
+	switch err := runner.Revert(st.DeepCopy(), *c.rb.reason, time.Now()); {
 	case errors.Is(err, runner.ErrRolledBack):
-		fmt.Fprintf(c.stderr, "%s -> %s in %s is rolled back to %s already: nothing to do\n", prev.From, prev.To, where, prev.From)
-		return "", exitOK, false
+		fmt.Fprintf(c.stderr, "%s -> %s in %s is rolled back to %s already: nothing to do\n", st.From, st.To, where, st.From)
+		return exitOK, false
 	case err != nil:
-		return "", c.fail1(fmt.Errorf("%s: cannot roll back %s -> %s: %w", where, prev.From, prev.To, err)), false
+		return c.fail1(fmt.Errorf("%s: cannot roll back %s -> %s: %w", where, st.From, st.To, err)), false
 	}
-	if !*c.rb.yes {
-		fmt.Fprintf(c.stderr, "Roll back %s -> %s (%s, %d/%d components done) in %s to %s, through each hop's DAG, last hop first? [y/N] ",
-			prev.From, prev.To, prev.Phase, prev.Progress.Done, prev.Progress.Total, where, prev.From)
-		answer, _ := bufio.NewReader(c.stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			fmt.Fprintln(c.stderr)
-			return "", c.fail1(errors.New("not confirmed: nothing changed (pass --yes to skip the question)")), false
+	if *c.rb.yes {
+		return 0, true
+	}
+	question := fmt.Sprintf("Roll back %s -> %s (%s, %d/%d components done) in %s to %s, through each hop's DAG, last hop first? [y/N] ",
+		st.From, st.To, st.Phase, st.Progress.Done, st.Progress.Total, where, st.From)
+	switch c.confirm(ctx, question) {
+	case answerInterrupted:
+		c.errorf("interrupted by %s while asking: nothing changed\n", signame(interruptedBy(ctx)))
+		return exitInterrupted, false
+	case answerNo:
+		return c.fail1(errors.New("not confirmed: nothing changed (pass --yes to skip the question)")), false
+	}
+	return 0, true
+}
+
+// answer is what a question on the terminal got.
+type answer int
+
+const (
+	answerNo answer = iota
+	answerYes
+	answerInterrupted
+)
+
+// confirm writes question on stderr and reads the answer from stdin: y
+// or yes (any case) is yes, anything else (an empty line, the end of the
+// input) no. An interrupt while it waits is answerInterrupted: the read
+// is left behind, so the command ends without waiting for a line.
+func (c *cli) confirm(ctx context.Context, question string) answer {
+	fmt.Fprint(c.stderr, question)
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(c.stdin).ReadString('\n')
+		line <- s
+	}()
+	select {
+	case s := <-line:
+		if a := strings.ToLower(strings.TrimSpace(s)); a == "y" || a == "yes" {
+			return answerYes
 		}
+		fmt.Fprintln(c.stderr)
+		return answerNo
+	case <-ctx.Done():
+		fmt.Fprintln(c.stderr)
+		return answerInterrupted
 	}
+}
+
+// revertSession is what rollback does, the lock held, with the status
+// prev it loaded from where: it reverts it (runner.Revert) if it is
+// still asked, the one confirmRollback read. It returns false, and the
+// exit code, when the rollback must not run (what to say is said);
+// otherwise resume is the line that says what the run does.
+func (c *cli) revertSession(prev, asked *record.Status, where string) (resume string, code int, ok bool) {
+	if !sameStatus(prev, asked) {
+		how := "you confirmed"
+		if *c.rb.yes {
+			how = "it was read"
+		}
+		return "", c.fail1(fmt.Errorf("the status in %s changed since %s (a run wrote it meanwhile)%s: nothing was rolled back; run hopdag rollback again to see what it holds now",
+			where, how, statusNow(prev))), false
+	}
+	reason := *c.rb.reason
 	resume = fmt.Sprintf("rolling back from %s (%s, %d/%d done, run %d): %s\n", where, prev.Phase, prev.Progress.Done, prev.Progress.Total, prev.Runs, reason)
-	was := prev.Phase
-	if err := runner.Revert(prev, reason, now); err != nil {
+	if err := runner.Revert(prev, reason, time.Now()); err != nil {
 		return "", c.fail1(fmt.Errorf("%s: cannot roll back %s -> %s: %w", where, prev.From, prev.To, err)), false
 	}
-	c.rf.audit.write(auditRecord{Kind: "rollback", Phase: string(was), Reason: reason})
 	return resume, 0, true
 }
 
 // rolledBack reports the end of a rollback: exit 0 once the status is
 // RolledBack to where the upgrade started, as asked; 1 when the rollback
-// failed, saying how to retry it. ok is false for any other end (an
-// interrupt, a lost lease), which outcome reports as a run's.
+// failed, saying what to do (resumeHint: retry it with the same command,
+// or, when it stopped at irreversible components, what then). ok is
+// false for any other end (an interrupt, a lost lease), which outcome
+// reports as a run's.
 func (c *cli) rolledBack(st *record.Status, err error) (int, bool) {
 	switch {
 	case c.name != "rollback" || st == nil:
@@ -94,7 +151,7 @@ func (c *cli) rolledBack(st *record.Status, err error) (int, bool) {
 		fmt.Fprintf(c.stderr, "rolled back %s -> %s to %s\n", st.From, st.To, st.From)
 		return exitOK, true
 	case st.Phase == record.RollbackFailed && errors.Is(err, runner.ErrRollbackFailed):
-		c.errorf("%v; fix what failed, then run this hopdag rollback again to retry the rollback (what rolled back stays so), or abandon it with hopdag abandon --state %s\n", message(err), *c.state)
+		c.errorf("%v: %s", message(err), c.resumeHint(st))
 		return exitInvalid, true
 	}
 	return 0, false

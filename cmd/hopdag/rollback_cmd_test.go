@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hopdag/hopdag/record"
+	"github.com/hopdag/hopdag/state"
 )
 
 // simulated is a simulated run of the embedded catalog v26.06-rc.2 ->
@@ -194,9 +197,89 @@ spec: {rules: [{from: v1.0, to: v2.0}]}
 	assert.Equal(t, record.RollbackFailed, loadStatus(t, st).Phase)
 	assert.Contains(t, stderr, "cannot restore")
 	assert.Contains(t, stderr, "rolling back from "+st+" (Succeeded, 1/1 done, run 1): undo\n")
-	assert.Contains(t, stderr, "a@2.0 (rollback failed); fix what failed, then run this hopdag rollback again to retry the rollback")
+	assert.Contains(t, stderr, "a@2.0 (rollback failed): the status is saved in "+st+"; run the same command again to retry the rollback of a on hop 1\n")
 	code, stdout, stderr := invoke(args...)
 	require.Equal(t, exitOK, code, "the same command retries the rollback:\n%s", stderr)
 	assert.True(t, strings.HasPrefix(stdout, "status v1.0 -> v2.0: RolledBack"), stdout)
 	assert.Equal(t, record.RolledBack, loadStatus(t, st).Phase)
+}
+
+// hopdag rollback asks before it takes the state's lock: while the
+// question waits, another process may take the lock (and release it);
+// once answered, the rollback runs only if the status is still the one
+// confirmed, and otherwise says so and changes nothing.
+func TestRollbackAsksBeforeLocking(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		meanwhile func(t *testing.T, f *state.File)
+		code      int
+		says      string
+		phase     record.Phase
+	}{
+		{"a run takes the lock and releases it", func(t *testing.T, f *state.File) {
+			l, err := f.Acquire(context.Background(), "node-b/7 (run)", time.Minute)
+			require.NoError(t, err, "the lock is free while rollback asks")
+			require.NoError(t, f.Release(context.Background(), l))
+		}, exitOK, "rolled back v26.06-rc.2 -> v26.06 to v26.06-rc.2", record.RolledBack},
+		{"a run changes the status", func(t *testing.T, f *state.File) {
+			ctx := context.Background()
+			l, err := f.Acquire(ctx, "node-b/7 (run)", time.Minute)
+			require.NoError(t, err, "the lock is free while rollback asks")
+			st, err := f.Load(ctx)
+			require.NoError(t, err)
+			st.Runs++ // another run of it (its status as a run would save it)
+			require.NoError(t, f.Save(ctx, l.Token, st))
+			require.NoError(t, f.Release(ctx, l))
+		}, exitInvalid, "changed since you confirmed (a run wrote it meanwhile): it now says v26.06-rc.2 -> v26.06 Succeeded, 8/8 components done, run 2: nothing was rolled back", record.Succeeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			simulated(t, dir)
+			other, err := state.OpenFile(dir)
+			require.NoError(t, err)
+			defer other.Close()
+
+			answer, answerW := io.Pipe()
+			t.Cleanup(func() { answerW.Close() })
+			stderr := &promptWatch{asked: make(chan struct{})}
+			var stdout lockedWriter
+			stdout.w = &strings.Builder{}
+			done := make(chan int, 1)
+			go func() {
+				done <- runWith(context.Background(), env{stdin: answer, stdout: &stdout, stderr: stderr},
+					[]string{"rollback", "-", "--from", "v26.06-rc.2", "--to", "v26.06", "--simulate", "--speed", "100000", "--state", dir, "--reason", "undo"})
+			}()
+			select {
+			case <-stderr.asked:
+			case code := <-done:
+				t.Fatalf("rollback ended (exit %d) without asking; stderr:\n%s", code, stderr.String())
+			}
+			tc.meanwhile(t, other)
+			_, err = io.WriteString(answerW, "y\n")
+			require.NoError(t, err)
+			code := <-done
+			assert.Equal(t, tc.code, code, "stderr:\n%s", stderr.String())
+			assert.Contains(t, stderr.String(), tc.says)
+			st, err := other.Load(context.Background())
+			require.NoError(t, err)
+			assert.Equal(t, tc.phase, st.Phase)
+		})
+	}
+}
+
+// With --log-format json every line on stderr is a JSON record, so a
+// question cannot be asked: --yes is required.
+func TestRollbackJSONLogNeedsYes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	simulated(t, dir)
+	code, _, stderr := rollbackCmd(dir, "y\n", "--reason", "undo", "--log-format", "json")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "cannot ask for confirmation: add --yes")
+	assert.Equal(t, record.Succeeded, loadStatus(t, dir).Phase)
+	code, _, stderr = rollbackCmd(dir, "", "--reason", "undo", "--log-format", "json", "--yes")
+	assert.Equal(t, exitOK, code, stderr)
+	for line := range strings.Lines(stderr) {
+		assert.True(t, json.Valid([]byte(line)), "a JSON record: %q", line)
+	}
+	assert.Equal(t, record.RolledBack, loadStatus(t, dir).Phase)
 }

@@ -47,7 +47,6 @@ type runFlags struct {
 func (c *cli) runFlags() {
 	c.rf = &runFlags{
 		applyDir:       c.fs.String("apply-dir", "", "apply manifest components by writing their objects under this directory (the Dir applier)"),
-		dryRun:         c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)"),
 		forceConflicts: c.fs.Bool("force-conflicts", false, forceConflictsUsage),
 		takeOver:       c.fs.Bool("take-over", false, "manifest components take over the objects they render that are labelled as another installation's (--instance) or another component's; without it applying such an object fails the component, naming its owner (the old owner's prune then leaves the object)"),
 		instance:       c.fs.String("instance", components.DefaultInstance, "the installation the manifest components belong to: their objects are labelled hopdag.io/instance=NAME and their inventories kept per NAME, so a prune only ever deletes this installation's objects; give each catalog that shares a cluster (or an --apply-dir) its own"),
@@ -59,6 +58,8 @@ func (c *cli) runFlags() {
 		quiet:          c.fs.Bool("quiet", false, "do not print the output of commands on stderr (each line is \"  COMPONENT | line\"); --log-file records it all the same"),
 	}
 	if c.name == "run" {
+		// A rollback needs --state, which a dry run cannot have.
+		c.rf.dryRun = c.fs.Bool("dry-run", false, "apply manifests as a server-side dry run (needs a cluster)")
 		// rollback rolls the whole run back, whatever its policy.
 		c.rf.onFailure = c.fs.String("on-failure", "", "what a failed component does to the run: \"\" (independent branches go on), rollback (undo the failed hop, dependents first) or rollback-run (undo the whole run); every component must be able to roll back (exec: spec.rollback); recorded with --state, so a resumed run keeps it unless given again")
 	}
@@ -187,6 +188,9 @@ func (c *cli) run(ctx context.Context) (code int) {
 	return c.outcome(ctx, plan, nil, st, err)
 }
 
+// isDryRun reports --dry-run, which only run has.
+func (rf *runFlags) isDryRun() bool { return rf.dryRun != nil && *rf.dryRun }
+
 // runState runs plan with --state through state.Run, which takes the
 // state's lock (waiting for a dead holder's lease: stateLock), keeps its
 // lease, loads the status there, saves every transition under the lease,
@@ -199,6 +203,17 @@ func (c *cli) runState(ctx context.Context, e *runner.Executor, plan *runner.Pla
 		return c.fail1(err)
 	}
 	defer b.close()
+	var asked *record.Status // rollback: the status confirmed
+	if c.rb != nil {
+		// Asked before the lock is taken (an answer may take a while),
+		// and checked again once it is held (revertSession).
+		if asked, err = b.load(ctx); err != nil {
+			return c.fail1(err)
+		}
+		if code, ok := c.confirmRollback(ctx, asked, plan, b.where); !ok {
+			return code
+		}
+	}
 	lock := &stateLock{auditedLock: auditedLock{b.lock, rf.audit}, c: c, b: b, wait: true}
 	var (
 		prev   *record.Status
@@ -213,7 +228,8 @@ func (c *cli) runState(ctx context.Context, e *runner.Executor, plan *runner.Pla
 			if c.rb != nil {
 				// hopdag rollback: the upgrade loaded, reverted, runs
 				// back to its start.
-				resume, code, ok := c.revertSession(prev, plan, b.where)
+				was := prev.Phase
+				resume, code, ok := c.revertSession(prev, asked, b.where)
 				if !ok {
 					early = code
 					return nil, errNotStarted
@@ -222,6 +238,7 @@ func (c *cli) runState(ctx context.Context, e *runner.Executor, plan *runner.Pla
 					early = code
 					return nil, errNotStarted
 				}
+				rf.audit.write(auditRecord{Kind: "rollback", Phase: string(was), Reason: *c.rb.reason})
 				return s.Execute(ctx, prev)
 			}
 			if prev != nil {
@@ -524,7 +541,7 @@ func (c *cli) checkRunFlags() string {
 		return fmt.Sprintf("--lease-ttl %s: want at least %s (the lease is refreshed every third of it; a shorter one is lost whenever a refresh is late on a busy machine)", *rf.leaseTTL, state.MinTTL)
 	}
 	if *c.simulate {
-		for name, set := range map[string]bool{"--apply-dir": *rf.applyDir != "", "--kubeconfig": *c.kf.kubeconfig != "", "--context": *c.kf.context != "", "--dry-run": *rf.dryRun, "--force-conflicts": *rf.forceConflicts} {
+		for name, set := range map[string]bool{"--apply-dir": *rf.applyDir != "", "--kubeconfig": *c.kf.kubeconfig != "", "--context": *c.kf.context != "", "--dry-run": rf.isDryRun(), "--force-conflicts": *rf.forceConflicts} {
 			if set {
 				return name + " applies for real: it cannot go with --simulate"
 			}
@@ -537,7 +554,7 @@ func (c *cli) checkRunFlags() string {
 	if *rf.applyDir != "" && (*c.kf.kubeconfig != "" || *c.kf.context != "") {
 		return "--apply-dir writes files; it cannot go with --kubeconfig or --context"
 	}
-	if *rf.dryRun && *c.state != "" {
+	if rf.isDryRun() && *c.state != "" {
 		// A dry run's components would be recorded Succeeded, and a real
 		// run from that status would skip them.
 		return "--dry-run changes nothing, so it saves no status: drop --state"
@@ -545,7 +562,7 @@ func (c *cli) checkRunFlags() string {
 	if *rf.forceConflicts && *rf.applyDir != "" {
 		return "--force-conflicts is server-side apply's: it needs a cluster, not --apply-dir (files have no field managers)"
 	}
-	if *rf.dryRun && *rf.applyDir != "" {
+	if rf.isDryRun() && *rf.applyDir != "" {
 		return "--dry-run is a server-side dry run: it needs a cluster, not --apply-dir (hopdag plan shows what would run)"
 	}
 	return ""

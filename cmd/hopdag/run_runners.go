@@ -55,7 +55,7 @@ func (c *cli) router(plan *runner.Plan, values map[string]any) (*components.Rout
 			plural(len(names), "component"), list(names), choose(len(names), "is a", "are"), plural(len(names), "function"),
 			choose(len(handlers), "its handler", "their handlers"), list(slices.Sorted(maps.Keys(handlers)))))
 	}
-	if names := byType[release.TypeExec]; len(names) > 0 && *c.rf.dryRun {
+	if names := byType[release.TypeExec]; len(names) > 0 && c.rf.isDryRun() {
 		problems = append(problems, fmt.Sprintf("exec %s %s: a command has no dry run, and --dry-run must change nothing; use hopdag plan to see what would run",
 			plural(len(names), "component"), list(names)))
 	}
@@ -155,7 +155,7 @@ func (c *cli) helmProblem(helms []*release.ComponentVersion, names []string) str
 	switch {
 	case c.kube.Helm == nil:
 		return what + ": this hopdag has no Helm runner (kube/helm); run them from a Go program that registers one"
-	case *c.rf.dryRun:
+	case c.rf.isDryRun():
 		return what + ": Helm releases have no server-side dry run here, and --dry-run must change nothing; use hopdag plan to see what would run"
 	case *c.rf.applyDir != "":
 		return what + ": a Helm release needs a cluster (--kubeconfig, --context), not --apply-dir"
