@@ -13,12 +13,16 @@ import (
 )
 
 // Progress prints one line per event, and on a terminal keeps a progress bar
-// on the last line.
+// on the last line. It is an io.Writer too, for the other lines that go to
+// the same terminal (a command's output, a log): Write puts them above the
+// bar.
 type Progress struct {
 	mu       sync.Mutex
 	w        io.Writer
 	terminal bool
 	text     func(string) string
+	// bar is the bar on the last line, "" when none is drawn.
+	bar string
 }
 
 // NewProgress returns a progress printer writing to w.
@@ -41,13 +45,31 @@ func (p *Progress) Observe(ev runner.Event) {
 	defer p.mu.Unlock()
 	if p.terminal {
 		fmt.Fprint(p.w, "\r\033[K")
+		p.bar = ""
 	}
 	if line != "" {
 		fmt.Fprintf(p.w, "[%3d/%d] %s\n", ev.Progress.Done, ev.Progress.Total, line)
 	}
 	if p.terminal && ev.Type != runner.PlanFinished {
-		fmt.Fprint(p.w, bar(ev.Progress, 30))
+		p.bar = bar(ev.Progress, 30)
+		fmt.Fprint(p.w, p.bar)
 	}
+}
+
+// Write writes b, whole lines, where p writes: on a terminal the bar is
+// cleared first and drawn again after, so that the lines do not land on
+// the bar's line. It returns len(b) once written.
+func (p *Progress) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != "" {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	n, err := p.w.Write(b)
+	if p.bar != "" {
+		fmt.Fprint(p.w, p.bar)
+	}
+	return n, err
 }
 
 func bar(pr record.Progress, width int) string {

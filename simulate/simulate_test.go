@@ -59,6 +59,41 @@ func TestProgressLines(t *testing.T) {
 	assert.True(t, strings.HasSuffix(b.String(), "[####..........................] 3/19"), "terminal output ends with the bar: %q", b.String())
 }
 
+// Other lines written through the Progress (a command's output, a log)
+// go above the bar on a terminal: the bar is cleared, the line written,
+// the bar drawn again; elsewhere, and once the plan has finished, they are
+// written as they are.
+func TestProgressWrite(t *testing.T) {
+	pr := record.Progress{Done: 3, Total: 19}
+	const clear, bar = "\r\033[K", "[####..........................] 3/19"
+	tests := []struct {
+		name     string
+		terminal bool
+		events   []runner.EventType
+		want     string
+	}{
+		{"a terminal, the bar drawn", true, []runner.EventType{runner.HopStarted},
+			clear + "[  3/19] hop 1 a -> b started\n" + bar + clear + "  web | hello\n" + bar},
+		{"a terminal, the plan finished", true, []runner.EventType{runner.HopStarted, runner.PlanFinished},
+			clear + "[  3/19] hop 1 a -> b started\n" + bar + clear + "[  3/19] plan succeeded (0s)\n" + "  web | hello\n"},
+		{"not a terminal", false, []runner.EventType{runner.HopStarted},
+			"[  3/19] hop 1 a -> b started\n  web | hello\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			p := NewProgress(&b, tt.terminal)
+			for _, typ := range tt.events {
+				p.Observe(runner.Event{Type: typ, Hop: 0, HopName: "a -> b", Phase: record.Succeeded, Progress: pr})
+			}
+			n, err := p.Write([]byte("  web | hello\n"))
+			require.NoError(t, err)
+			assert.Equal(t, len("  web | hello\n"), n)
+			assert.Equal(t, tt.want, b.String())
+		})
+	}
+}
+
 // The lines of a hop and a plan that end otherwise than they started
 // say their phase in words: "rolled back", not "rolledback".
 func TestProgressPhaseWords(t *testing.T) {

@@ -24,7 +24,8 @@ import (
 // nor json logs as text; run refuses it.
 func (c *cli) setLogFormat() {
 	if c.rf == nil || *c.rf.logFormat != "json" {
-		c.log = slog.New(cliTermsHandler{slog.NewTextHandler(c.stderr, nil)})
+		// Straight to stderr, or above the progress bar once there is one.
+		c.log = slog.New(cliTermsHandler{slog.NewTextHandler(&aboveBar{w: c.stderr, bar: &c.bar}, nil)})
 		return
 	}
 	c.log = slog.New(cliTermsHandler{slog.NewJSONHandler(c.stderr, &slog.HandlerOptions{ReplaceAttr: durationText})})

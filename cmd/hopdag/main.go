@@ -135,7 +135,10 @@ type cli struct {
 	// then on an interrupt stops running components (interrupt.go).
 	executing atomic.Bool
 	// sharedErr is stderr for writers on other goroutines (lines, root.go).
-	sharedErr io.Writer
+	sharedErr *aboveBar
+	// bar is the progress display drawing a bar on the terminal, once
+	// there is one (progressObservers): lines go above it (aboveBar).
+	bar atomic.Pointer[simulate.Progress]
 }
 
 // run is runWith without input or signals, as tests call it.

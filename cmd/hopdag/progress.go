@@ -40,9 +40,10 @@ func (e env) clock() time.Time {
 }
 
 // stderrTerminal reports whether the progress may rewrite its line: stderr
-// is a terminal and TERM is not dumb.
+// is a terminal, TERM is not dumb, and the log is not JSON.
 func (c *cli) stderrTerminal() bool {
-	if c.getenvOr("TERM") == "dumb" {
+	if c.json || c.getenvOr("TERM") == "dumb" {
+		// --log-format json: every line is a record, none a bar.
 		return false
 	}
 	if c.terminal != nil {
@@ -131,8 +132,12 @@ func (h *heartbeat) every(tick <-chan time.Time, done <-chan struct{}) {
 // heartbeat, which ticks until stop is called.
 func (c *cli) progressObservers() (obs []runner.Option, stop func()) {
 	term := c.stderrTerminal()
-	obs = []runner.Option{runner.WithObserver(simulate.NewProgress(c.lines(), term).WithText(c.cliMessage))}
+	c.lines()
+	p := simulate.NewProgress(c.sharedErr.w, term).WithText(c.cliMessage)
+	obs = []runner.Option{runner.WithObserver(p)}
 	if term {
+		// The other lines on stderr go above its bar.
+		c.bar.Store(p)
 		return obs, func() {}
 	}
 	h := newHeartbeat(c.lines(), c.clock)

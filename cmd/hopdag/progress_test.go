@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -154,4 +156,47 @@ func TestHeartbeatWaiting(t *testing.T) {
 	now = now.Add(11 * time.Second)
 	h.beat()
 	assert.Equal(t, "still running: etcd, 31s\n", b.String(), "31s without a line, a ComponentWaiting event in between")
+}
+
+// On a terminal the progress bar is the last line, and every other line
+// of the run (a command's output, a log line) is written above it: no
+// line of stderr starts after the bar, whatever the order in which the
+// components' output and the events come. With --log-format json there is
+// no bar: every line is a record.
+func TestOutputAboveTheBar(t *testing.T) {
+	dir := t.TempDir()
+	var cat strings.Builder
+	for _, v := range []string{"1.0", "2.0"} {
+		fmt.Fprintf(&cat, "apiVersion: hopdag.io/v1alpha1\nkind: Release\nmetadata: {name: r%s}\nspec: {version: v%s, components: [{name: a, version: %q}, {name: b, version: %q}]}\n---\n", v, v, v, v)
+		for _, name := range []string{"a", "b"} {
+			fmt.Fprintf(&cat, "apiVersion: hopdag.io/v1alpha1\nkind: ComponentVersion\nmetadata: {name: %s-%s}\nspec: {name: %s, version: %q, type: exec, command: {args: [sh, -c, 'echo one; sleep 0.1; echo two >&2; sleep 0.1; echo three']}}\n---\n", name, v, name, v)
+		}
+	}
+	cat.WriteString("apiVersion: hopdag.io/v1alpha1\nkind: UpgradePath\nmetadata: {name: p}\nspec: {rules: [{from: v1.0, to: v2.0}]}\n")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(cat.String()), 0o644))
+	args := func(extra ...string) []string {
+		return append([]string{"run", dir, "--from", "v1.0", "--to", "v2.0"}, extra...)
+	}
+	var out, errOut bytes.Buffer
+	e := env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, terminal: func() bool { return true }, getenv: func(string) string { return "xterm" }}
+	code := runWith(context.Background(), e, args())
+	require.Equal(t, exitOK, code, errOut.String())
+	s := errOut.String()
+	require.Contains(t, s, " | ", "the commands' output is on stderr")
+	require.Contains(t, s, "] ", "and the bar")
+	for _, line := range strings.Split(s, "\n") {
+		// What a terminal shows of a line: what follows its last \r\033[K.
+		if i := strings.LastIndex(line, "\r\x1b[K"); i >= 0 {
+			line = line[i+len("\r\x1b[K"):]
+		}
+		assert.False(t, strings.HasPrefix(line, "[#") || strings.HasPrefix(line, "[."), "a line written after the bar, on its line: %q", line)
+	}
+
+	errOut.Reset()
+	code = runWith(context.Background(), e, args("--log-format", "json"))
+	require.Equal(t, exitOK, code, errOut.String())
+	for line := range strings.Lines(errOut.String()) {
+		assert.True(t, json.Valid([]byte(line)), "a JSON record: %q", line)
+		assert.NotContains(t, line, `\r`, "no bar in a record")
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -305,19 +306,37 @@ func orList(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
-// lines is stderr as the progress display, the heartbeat and the lines of
-// commands share it: they write from their own goroutines (an observer's,
-// a command's output copier), so through one lock unless stderr is an
-// *os.File (each write one system call). Set up on the command's goroutine
-// before the run starts.
+// lines is stderr as the progress display, the heartbeat, the lines of
+// commands and the text log share it: they write from their own
+// goroutines (an observer's, a command's output copier), so through one
+// lock unless stderr is an *os.File (each write one system call), and,
+// once the progress bar is drawn on a terminal, above it (aboveBar). Set
+// up on the command's goroutine before the run starts (setLogFormat).
 func (c *cli) lines() io.Writer {
 	if c.sharedErr == nil {
-		c.sharedErr = c.stderr
+		var w io.Writer = c.stderr
 		if _, ok := c.stderr.(*os.File); !ok && c.stderr != nil {
-			c.sharedErr = &serialWriter{w: c.stderr}
+			w = &serialWriter{w: c.stderr}
 		}
+		c.sharedErr = &aboveBar{w: w, bar: &c.bar}
 	}
 	return c.sharedErr
+}
+
+// aboveBar is a writer of stderr's lines: written to w as they come, or,
+// once a progress bar is on the terminal's last line (c.bar, set by
+// progressObservers), through the Progress that draws it, which writes
+// them above the bar rather than after it.
+type aboveBar struct {
+	w   io.Writer
+	bar *atomic.Pointer[simulate.Progress]
+}
+
+func (a *aboveBar) Write(p []byte) (int, error) {
+	if bar := a.bar.Load(); bar != nil {
+		return bar.Write(p)
+	}
+	return a.w.Write(p)
 }
 
 // serialWriter writes to w under mu.
