@@ -1,6 +1,7 @@
 package hopdag_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -62,9 +63,11 @@ func TestDocLinksResolve(t *testing.T) {
 }
 
 // anchors are the anchors GitHub gives the headings of a Markdown text:
-// lower case, spaces to hyphens, punctuation dropped.
+// lower case, spaces to hyphens, punctuation dropped; a heading met again
+// gets -1, -2, ...
 func anchors(text string) []string {
 	var out []string
+	seen := map[string]int{}
 	fenced := false
 	for line := range strings.Lines(text) {
 		if strings.HasPrefix(line, "```") {
@@ -74,7 +77,7 @@ func anchors(text string) []string {
 			continue
 		}
 		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
-		out = append(out, strings.Map(func(r rune) rune {
+		a := strings.Map(func(r rune) rune {
 			switch {
 			case r == ' ':
 				return '-'
@@ -82,7 +85,14 @@ func anchors(text string) []string {
 				return r
 			}
 			return -1
-		}, h))
+		}, h)
+		if n := seen[a]; n > 0 {
+			seen[a]++
+			a = fmt.Sprintf("%s-%d", a, n)
+		} else {
+			seen[a] = 1
+		}
+		out = append(out, a)
 	}
 	return out
 }
@@ -93,6 +103,7 @@ func TestAnchors(t *testing.T) {
 		{"## Kubernetes: the applier\n", "kubernetes-the-applier"},
 		{"### `hopdag run`, resumed\n", "hopdag-run-resumed"},
 		{"```\n# not a heading\n```\n## Scale\n", "scale"},
+		{"## Tests\n## Tests\n## Tests\n", "tests-2"},
 	}
 	for _, tt := range tests {
 		got := anchors(tt.heading)
