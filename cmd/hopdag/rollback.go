@@ -116,25 +116,29 @@ func (c *cli) confirm(ctx context.Context, question string) answer {
 }
 
 // revertSession is what rollback does, the lock held, with the status
-// prev it loaded from where: it reverts it (runner.Revert) if it is
-// still asked, the one confirmRollback read. It returns false, and the
-// exit code, when the rollback must not run (what to say is said);
-// otherwise resume is the line that says what the run does.
-func (c *cli) revertSession(prev, asked *record.Status, where string) (resume string, code int, ok bool) {
-	if !sameStatus(prev, asked) {
-		how := "you confirmed"
-		if *c.rb.yes {
-			how = "it was read"
+// prev it loaded from where: it reverts it (runner.Revert) if it is still
+// asked, the one the user confirmed; with --yes, nobody confirmed
+// anything, and prev is checked as confirmRollback checked what it read
+// (a run that ended while the lock was waited for has written its end,
+// which is what is rolled back). It returns false, and the exit code,
+// when the rollback must not run (what to say is said); otherwise resume
+// is the line that says what the run does, and was the phase prev had.
+func (c *cli) revertSession(ctx context.Context, prev, asked *record.Status, plan *runner.Plan, where string) (resume string, was record.Phase, code int, ok bool) {
+	if *c.rb.yes {
+		if code, ok := c.confirmRollback(ctx, prev, plan, where); !ok {
+			return "", "", code, false
 		}
-		return "", c.fail1(fmt.Errorf("the status in %s changed since %s (a run wrote it meanwhile)%s: nothing was rolled back; run hopdag rollback again to see what it holds now",
-			where, how, statusNow(prev))), false
+	} else if !sameStatus(prev, asked) {
+		return "", "", c.fail1(fmt.Errorf("the status in %s changed since you confirmed (a run wrote it meanwhile)%s: nothing was rolled back; run hopdag rollback again to see what it holds now",
+			where, statusNow(prev))), false
 	}
+	was = prev.Phase
 	reason := *c.rb.reason
 	resume = fmt.Sprintf("rolling back from %s (%s, %d/%d done, run %d): %s\n", where, prev.Phase, prev.Progress.Done, prev.Progress.Total, prev.Runs, reason)
 	if err := runner.Revert(prev, reason, time.Now()); err != nil {
-		return "", c.fail1(fmt.Errorf("%s: cannot roll back %s -> %s: %w", where, prev.From, prev.To, err)), false
+		return "", "", c.fail1(fmt.Errorf("%s: cannot roll back %s -> %s: %w", where, prev.From, prev.To, err)), false
 	}
-	return resume, 0, true
+	return resume, was, 0, true
 }
 
 // rolledBack reports the end of a rollback: exit 0 once the status is

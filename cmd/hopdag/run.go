@@ -208,6 +208,10 @@ func (c *cli) runState(ctx context.Context, e *runner.Executor, plan *runner.Pla
 		// Asked before the lock is taken (an answer may take a while),
 		// and checked again once it is held (revertSession).
 		if asked, err = b.load(ctx); err != nil {
+			if sig := interruptedBy(ctx); sig != nil {
+				c.errorf("interrupted by %s while reading %s: nothing changed\n", signame(sig), *c.state)
+				return exitInterrupted
+			}
 			return c.fail1(err)
 		}
 		if code, ok := c.confirmRollback(ctx, asked, plan, b.where); !ok {
@@ -228,8 +232,7 @@ func (c *cli) runState(ctx context.Context, e *runner.Executor, plan *runner.Pla
 			if c.rb != nil {
 				// hopdag rollback: the upgrade loaded, reverted, runs
 				// back to its start.
-				was := prev.Phase
-				resume, code, ok := c.revertSession(prev, asked, b.where)
+				resume, was, code, ok := c.revertSession(ctx, prev, asked, plan, b.where)
 				if !ok {
 					early = code
 					return nil, errNotStarted

@@ -10,11 +10,13 @@ import (
 )
 
 // expectTimeout is how long a reconcile waits for the cache to show the
-// patches of the one before: past it, the expectations are dropped and
-// the decision is taken on the cache as it is (an annotation changed by
-// someone else meanwhile would otherwise be waited for forever). The
-// ReplicaSet controller's expectations expire the same way.
-const expectTimeout = 30 * time.Second
+// patches of the one before: past it, the expectations are dropped (and
+// the controller logs it) and the decision is taken on the cache as it
+// is, for an annotation changed by someone else meanwhile would otherwise
+// be waited for forever. The ReplicaSet controller's expectations expire
+// after the same five minutes; a cache that lags that much has bigger
+// problems than a rollout.
+const expectTimeout = 5 * time.Minute
 
 // expectations are the starts and rollback requests this process made
 // that its cache may not show yet: by rollout, the ClusterVersions it
@@ -61,25 +63,27 @@ func (e *expectations) expect(ur types.NamespacedName, key string, written map[s
 
 // caughtUp reports whether cvs, as the cache has them, show every patch
 // recorded for ur (a ClusterVersion gone from the cache counts as
-// shown), or the patches were made expectTimeout ago or more; it forgets
-// them then.
-func (e *expectations) caughtUp(ur types.NamespacedName, cvs []v1alpha1.ClusterVersion) bool {
+// shown), or the patches were made expectTimeout ago or more (expired
+// names the ClusterVersions still not shown then); it forgets them then.
+func (e *expectations) caughtUp(ur types.NamespacedName, cvs []v1alpha1.ClusterVersion) (ok bool, expired []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	want := e.m[ur]
 	if len(want) == 0 {
-		return true
+		return true, nil
 	}
-	if e.clock().Sub(e.at[ur]) < expectTimeout {
-		for i := range cvs {
-			if a, ok := want[cvs[i].Name]; ok && cvs[i].Annotations[a.key] != a.value {
-				return false
+	old := e.clock().Sub(e.at[ur]) >= expectTimeout
+	for i := range cvs {
+		if a, ok := want[cvs[i].Name]; ok && cvs[i].Annotations[a.key] != a.value {
+			if !old {
+				return false, nil
 			}
+			expired = append(expired, cvs[i].Name)
 		}
 	}
 	delete(e.m, ur)
 	delete(e.at, ur)
-	return true
+	return true, expired
 }
 
 // forget drops what was expected for ur (deleted).

@@ -21,17 +21,19 @@ func TestExpectations(t *testing.T) {
 	ur := types.NamespacedName{Namespace: "fleet", Name: "to-v2"}
 	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
-		name  string
-		cache []v1alpha1.ClusterVersion
-		after time.Duration
-		want  bool
+		name    string
+		cache   []v1alpha1.ClusterVersion
+		after   time.Duration
+		want    bool
+		expired []string
 	}{
-		{"the cache shows neither", []v1alpha1.ClusterVersion{cv("a", nil), cv("b", nil)}, 0, false},
-		{"the start only", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "t"}), cv("b", nil)}, 0, false},
-		{"both", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "t"}), cv("b", map[string]string{RollbackBy: "to-v2"})}, 0, true},
-		{"one gone from the cache counts as shown", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "t"})}, 0, true},
-		{"another value", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "u"}), cv("b", map[string]string{RollbackBy: "to-v2"})}, 0, false},
-		{"not shown, but waited for long enough", []v1alpha1.ClusterVersion{cv("a", nil), cv("b", nil)}, expectTimeout, true},
+		{"the cache shows neither", []v1alpha1.ClusterVersion{cv("a", nil), cv("b", nil)}, 0, false, nil},
+		{"the start only", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "t"}), cv("b", nil)}, 0, false, nil},
+		{"both", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "t"}), cv("b", map[string]string{RollbackBy: "to-v2"})}, 0, true, nil},
+		{"one gone from the cache counts as shown", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "t"})}, 0, true, nil},
+		{"another value", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "u"}), cv("b", map[string]string{RollbackBy: "to-v2"})}, 0, false, nil},
+		{"not shown, but waited for long enough", []v1alpha1.ClusterVersion{cv("a", nil), cv("b", nil)}, expectTimeout, true, []string{"a", "b"}},
+		{"shown, after long enough", []v1alpha1.ClusterVersion{cv("a", map[string]string{Started: "t"}), cv("b", map[string]string{RollbackBy: "to-v2"})}, expectTimeout, true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,13 +42,18 @@ func TestExpectations(t *testing.T) {
 			e.expect(ur, Started, map[string]string{"a": "t"})
 			e.expect(ur, RollbackBy, map[string]string{"b": "to-v2"})
 			now = now.Add(tt.after)
-			assert.Equal(t, tt.want, e.caughtUp(ur, tt.cache))
-			assert.True(t, e.caughtUp(types.NamespacedName{Namespace: "fleet", Name: "other"}, tt.cache), "another rollout expects nothing")
+			ok, expired := e.caughtUp(ur, tt.cache)
+			assert.Equal(t, tt.want, ok)
+			assert.Equal(t, tt.expired, expired)
+			ok, _ = e.caughtUp(types.NamespacedName{Namespace: "fleet", Name: "other"}, tt.cache)
+			assert.True(t, ok, "another rollout expects nothing")
 			if tt.want {
-				assert.True(t, e.caughtUp(ur, nil), "forgotten once caught up")
+				ok, _ = e.caughtUp(ur, nil)
+				assert.True(t, ok, "forgotten once caught up")
 			}
 			e.forget(ur)
-			assert.True(t, e.caughtUp(ur, tt.cache), "forgotten with the rollout")
+			ok, _ = e.caughtUp(ur, tt.cache)
+			assert.True(t, ok, "forgotten with the rollout")
 		})
 	}
 }

@@ -196,8 +196,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.List(ctx, &cvs, client.InNamespace(ur.Namespace), client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("fleet: listing the ClusterVersions of UpgradeRollout %s/%s: %w", ur.Namespace, ur.Name, err)
 	}
-	if !r.expect.caughtUp(req.NamespacedName, cvs.Items) {
+	caught, expired := r.expect.caughtUp(req.NamespacedName, cvs.Items)
+	if !caught {
 		return ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil // the cache does not show this process's last starts yet
+	}
+	if len(expired) > 0 {
+		r.logger.Warn("fleet: the cache still does not show this controller's patches; deciding on it as it is",
+			"upgraderollout", req.String(), "clusterversions", expired, "after", expectTimeout)
 	}
 	now := r.now()
 	members := make([]rollout.Member, 0, len(cvs.Items))
