@@ -67,17 +67,25 @@ func (ru *run) finish(ctx context.Context, store state.Store, lease state.Lease,
 // that reconcile writing them after. A catalog that does not load
 // leaves them to that reconcile, which says why.
 func (ru *run) updatesReached(ctx context.Context, latest *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
-	r := ru.r
-	cat, err := r.catalogs.Load(ctx, r.client, latest.Namespace)
-	if err != nil {
-		return
+	if l, ok := ru.r.updatesAt(ctx, latest, st.CurrentVersion); ok {
+		l.setIn(st)
 	}
-	current, err := parsePosition(st.CurrentVersion)
+}
+
+// updatesAt lists the updates of cv from version, from its namespace's
+// catalog; ok is false when the catalog does not load or version does
+// not parse (the reconcile's decision says why).
+func (r *Reconciler) updatesAt(ctx context.Context, cv *v1alpha1.ClusterVersion, version string) (l listed, ok bool) {
+	cat, err := r.catalogs.Load(ctx, r.client, cv.Namespace)
 	if err != nil {
-		return
+		return l, false
 	}
-	l, _ := r.updates.get(latest, cat, current)
-	l.setIn(st)
+	current, err := parsePosition(version)
+	if err != nil {
+		return l, false
+	}
+	l, _ = r.updates.get(cv, cat, current)
+	return l, true
 }
 
 // refused records a plan that was refused before it ran: the upgrade

@@ -258,17 +258,9 @@ func (r *Reconciler) observed(ctx context.Context, ru *run, cv *v1alpha1.Cluster
 // only between upgrades. The status write is ru's, so that it does not
 // race the run's own.
 func (r *Reconciler) refreshUpdates(ctx context.Context, ru *run, cv *v1alpha1.ClusterVersion) {
-	cat, err := r.catalogs.Load(ctx, r.client, cv.Namespace)
-	if err != nil {
-		return // the run goes on with the catalog it started with; decide reports it after
-	}
-	current, err := parsePosition(cv.Status.CurrentVersion)
-	if err != nil {
-		return
-	}
-	l, _ := r.updates.get(cv, cat, current)
-	if l.shownIn(&cv.Status) {
-		return
+	l, ok := r.updatesAt(ctx, cv, cv.Status.CurrentVersion)
+	if !ok || l.shownIn(&cv.Status) {
+		return // a catalog that does not load: the run goes on with the one it started with; decide reports it after
 	}
 	ru.update(ctx, func(st *v1alpha1.ClusterVersionStatus) {
 		if st.CurrentVersion == cv.Status.CurrentVersion {

@@ -231,14 +231,10 @@ func TestRollbackOperatorPolicy(t *testing.T) {
 	startOperator(t, opConfig{rn: rn, inner: rb, opts: []controller.Option{controller.WithExecutorOptions(runner.WithFailurePolicy(runner.Rollback))}})
 	key, _ := completedCV(t, c, ns)
 
-	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Rollback = &v1alpha1.RollbackRequest{Reason: "canary"} })
-	got := waitFor(t, c, key, 60*time.Second, "rollback ended", func(cv *v1alpha1.ClusterVersion) bool {
-		return cv.Status.Phase == v1alpha1.PhaseRolledBack || cv.Status.Phase == v1alpha1.PhaseFailed
-	})
-	if got.Status.Phase == v1alpha1.PhaseRolledBack {
-		rolled := fmt.Sprint(rb.rolledBack())
-		assert.Contains(t, rolled, "0/", "a ClusterVersion RolledBack on request has hop 0 rolled back too: %s; history %q", rolled, got.Status.History[0].Message)
-	}
+	got := rollBack(t, c, key, "canary")
+	require.Equal(t, v1alpha1.PhaseRolledBack, got.Status.Phase, "Progressing %s", progressing(got))
+	rolled := fmt.Sprint(rb.rolledBack())
+	assert.Contains(t, rolled, "0/", "a ClusterVersion RolledBack on request has hop 0 rolled back too: %s; history %q", rolled, got.Status.History[0].Message)
 }
 
 // spec.rollback set while the upgrade waits for approval at the gate of
@@ -263,10 +259,7 @@ func TestRollbackWhileWaitingForApproval(t *testing.T) {
 	})
 	ran := len(rn.Records())
 
-	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Rollback = &v1alpha1.RollbackRequest{Reason: "canary"} })
-	got := waitFor(t, c, key, 60*time.Second, "rollback ended", func(cv *v1alpha1.ClusterVersion) bool {
-		return cv.Status.Phase == v1alpha1.PhaseRolledBack || cv.Status.Phase == v1alpha1.PhaseFailed
-	})
+	got := rollBack(t, c, key, "canary")
 	require.Equal(t, v1alpha1.PhaseRolledBack, got.Status.Phase, "Progressing %s", progressing(got))
 	assert.Equal(t, "v26.06-rc.2", got.Status.CurrentVersion)
 	assert.Empty(t, got.Status.Plan.Waiting, "nothing waits once rolled back")
@@ -305,9 +298,7 @@ func TestRollbackRestart(t *testing.T) {
 
 	rb := &rollbackRunner{Runner: rn}
 	startOperator(t, opConfig{rn: rn, inner: rb, stores: stores})
-	got := waitFor(t, c, key, 60*time.Second, "rollback ended", func(cv *v1alpha1.ClusterVersion) bool {
-		return cv.Status.Phase == v1alpha1.PhaseRolledBack || cv.Status.Phase == v1alpha1.PhaseFailed
-	})
+	got := rollbackEnded(t, c, key)
 	require.Equal(t, v1alpha1.PhaseRolledBack, got.Status.Phase, "Progressing %s", progressing(got))
 	assert.Equal(t, "v26.06-rc.2", got.Status.CurrentVersion)
 	require.Len(t, got.Status.History, 1)
@@ -380,10 +371,7 @@ func TestRollbackMultiTrack(t *testing.T) {
 		return cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.CurrentVersion == "kubernetes=v1.33.1,platform=27.03.0"
 	})
 
-	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Rollback = &v1alpha1.RollbackRequest{Reason: "canary"} })
-	got := waitFor(t, c, key, 60*time.Second, "rollback ended", func(cv *v1alpha1.ClusterVersion) bool {
-		return cv.Status.Phase == v1alpha1.PhaseRolledBack || cv.Status.Phase == v1alpha1.PhaseFailed
-	})
+	got := rollBack(t, c, key, "canary")
 	require.Equal(t, v1alpha1.PhaseRolledBack, got.Status.Phase, "Progressing %s; conditions %+v", progressing(got), got.Status.Conditions)
 	assert.Equal(t, "kubernetes=v1.32.0,platform=13.01.0", got.Status.CurrentVersion)
 	require.Len(t, got.Status.History, 1)
@@ -420,10 +408,7 @@ func TestRollbackAtUntil(t *testing.T) {
 	})
 	ran := len(rn.Records())
 
-	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Rollback = &v1alpha1.RollbackRequest{Reason: "canary"} })
-	got := waitFor(t, c, key, 60*time.Second, "rollback ended", func(cv *v1alpha1.ClusterVersion) bool {
-		return cv.Status.Phase == v1alpha1.PhaseRolledBack || cv.Status.Phase == v1alpha1.PhaseFailed
-	})
+	got := rollBack(t, c, key, "canary")
 	require.Equal(t, v1alpha1.PhaseRolledBack, got.Status.Phase, "Progressing %s", progressing(got))
 	assert.Equal(t, "v26.06-rc.2", got.Status.CurrentVersion)
 	assert.Len(t, rn.Records(), ran, "nothing ran forward")
@@ -548,4 +533,21 @@ func TestRollbackRefusedKeepsHistory(t *testing.T) {
 func endedFor(cv *v1alpha1.ClusterVersion, typ, reason string) bool {
 	c := meta.FindStatusCondition(cv.Status.Conditions, typ)
 	return c != nil && c.Reason == reason && c.ObservedGeneration == cv.Generation
+}
+
+// rollBack sets key's spec.rollback with reason and returns the
+// ClusterVersion once its rollback has ended (rollbackEnded).
+func rollBack(t *testing.T, c client.Client, key client.ObjectKey, reason string) *v1alpha1.ClusterVersion {
+	t.Helper()
+	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Rollback = &v1alpha1.RollbackRequest{Reason: reason} })
+	return rollbackEnded(t, c, key)
+}
+
+// rollbackEnded waits until key's rollback has ended, RolledBack or
+// Failed, and returns the ClusterVersion.
+func rollbackEnded(t *testing.T, c client.Client, key client.ObjectKey) *v1alpha1.ClusterVersion {
+	t.Helper()
+	return waitFor(t, c, key, 60*time.Second, "rollback ended", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.Phase == v1alpha1.PhaseRolledBack || cv.Status.Phase == v1alpha1.PhaseFailed
+	})
 }
