@@ -90,15 +90,22 @@ func TestMetrics(t *testing.T) {
 	require.Eventually(t, func() bool { return phase(scrape(t), v1alpha1.PhaseUpgrading) == 1 }, 30*time.Second, 50*time.Millisecond,
 		"hopdag_upgrade_phase{phase=Upgrading} 1 during the upgrade")
 	waitFor(t, c, key, 60*time.Second, "failed", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseFailed })
-	failed := scrape(t)
-	assert.Equal(t, 1.0, phase(failed, v1alpha1.PhaseFailed))
+	// The gauge is set once the status write has returned, a moment
+	// after watchers (this test) may already see the new status.
+	settled := func(p v1alpha1.Phase) map[string]*dto.MetricFamily {
+		t.Helper()
+		var fams map[string]*dto.MetricFamily
+		require.Eventually(t, func() bool { fams = scrape(t); return phase(fams, p) == 1 }, 5*time.Second, 20*time.Millisecond,
+			"hopdag_upgrade_phase{phase=%s} 1 once status.phase is %s", p, p)
+		return fams
+	}
+	failed := settled(v1alpha1.PhaseFailed)
 	assert.Equal(t, 0.0, phase(failed, v1alpha1.PhaseUpgrading))
 	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Retry++ })
 	waitFor(t, c, key, 90*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
 		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
 	})
-	after := scrape(t)
-	assert.Equal(t, 1.0, phase(after, v1alpha1.PhaseIdle))
+	after := settled(v1alpha1.PhaseIdle)
 	assert.Equal(t, 0.0, phase(after, v1alpha1.PhaseUpgrading))
 	delta := func(name string, labels map[string]string) float64 {
 		return sample(after, name, labels) - sample(before, name, labels)
