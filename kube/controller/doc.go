@@ -16,7 +16,13 @@
 // plan in the background with the runner the embedding operator provides
 // (a components.Router: inline handlers, the kube applier), checkpointing
 // into the state.Store and under the state.Lock that New's StoreFunc gives
-// for that ClusterVersion, and returns.
+// for that ClusterVersion, and returns: the run writes the status the
+// reconcile decided (phase Upgrading) before its first component, and
+// does not start when that write conflicts (the ClusterVersion is
+// reconciled again), so that the upgrades of a wave start together, not
+// one per reconcile worker at a time. A decision is taken on the cache's
+// copy of the ClusterVersion when it shows this process's last write,
+// and on a read past the cache otherwise.
 //
 // While a run goes, its transitions reach the ClusterVersion's status
 // coalesced: at most one write per WithStatusInterval, plus one at each hop

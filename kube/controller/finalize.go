@@ -42,6 +42,7 @@ func (r *Reconciler) addFinalizer(ctx context.Context, cv *v1alpha1.ClusterVersi
 	if err := r.client.Patch(ctx, cv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("controller: adding the finalizer %s to ClusterVersion %s/%s (the operator needs patch on clusterversions): %w", Finalizer, cv.Namespace, cv.Name, err)
 	}
+	r.wrote(cv)
 	return nil
 }
 
@@ -79,7 +80,7 @@ func (r *Reconciler) finalize(ctx context.Context, cv *v1alpha1.ClusterVersion, 
 	if err := r.client.Patch(ctx, cv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("controller: removing the finalizer %s from ClusterVersion %s/%s: %w", Finalizer, cv.Namespace, cv.Name, err)
 	}
-	r.forgetRunner(keyOf(cv))
+	r.forget(keyOf(cv))
 	forgetPhase(cv)
 	return nil
 }

@@ -191,6 +191,7 @@ func (ru *run) updateFor(ctx context.Context, fn func(*v1alpha1.ClusterVersion, 
 			return err
 		}
 		ru.written.keep(cv)
+		r.wrote(cv)
 		notePhase(cv, &cv.Status)
 		r.writes.Add(1)
 		wrote = true

@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
@@ -61,6 +63,12 @@ type Reconciler struct {
 	// runners are the ClusterVersions' conns (connect), by
 	// ClusterVersion.
 	runners map[types.NamespacedName]conn
+	// written is the resourceVersion of each ClusterVersion as this
+	// process last wrote it (caughtUp).
+	written map[types.NamespacedName]string
+	// backoff spaces the retries of a run whose first status write failed
+	// (announce) as controller-runtime spaces a failed Reconcile's.
+	backoff workqueue.TypedRateLimiter[types.NamespacedName]
 	// wake re-queues a ClusterVersion when its run ends.
 	wake   chan event.GenericEvent
 	writes atomic.Int64
@@ -90,6 +98,8 @@ func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *R
 		logger:  slog.New(slog.DiscardHandler),
 		runs:    map[types.NamespacedName]*run{},
 		runners: map[types.NamespacedName]conn{},
+		written: map[types.NamespacedName]string{},
+		backoff: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 1000*time.Second),
 		wake:    make(chan event.GenericEvent, 64),
 	}
 	for _, o := range opts {
@@ -99,14 +109,49 @@ func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *R
 	return r
 }
 
-// forgetRunner drops the runner WithRunnerFor gave cv, deleted, so that
-// an operator whose ClusterVersions come and go does not keep them all
-// (one created again under the name gets a new one either way: connect
-// compares UIDs).
-func (r *Reconciler) forgetRunner(cv types.NamespacedName) {
+// forget drops what the reconciler keeps of cv, deleted: the runner
+// WithRunnerFor gave it, so that an operator whose ClusterVersions come
+// and go does not keep them all (one created again under the name gets a
+// new one either way: connect compares UIDs), and its last write's
+// resourceVersion (caughtUp).
+func (r *Reconciler) forget(cv types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.runners, cv)
+	delete(r.written, cv)
+}
+
+// wrote records cv's resourceVersion as this process wrote it (the object
+// the API server returned).
+func (r *Reconciler) wrote(cv *v1alpha1.ClusterVersion) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.written[keyOf(cv)] = cv.ResourceVersion
+}
+
+// stale forgets cv's last write: another writer wrote since, and the
+// next decision reads past the cache (caughtUp).
+func (r *Reconciler) stale(cv types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.written, cv)
+}
+
+// caughtUp reports whether cv, read from the cache, shows this process's
+// last write of it or a later state: its resourceVersion is not older
+// (resource versions of one resource compare as integers, as
+// k8s.io/apimachinery/pkg/util/resourceversion says; one that does not
+// parse is not trusted). A ClusterVersion this process has not written
+// since it started (a new leader's first look) is not trusted either.
+func (r *Reconciler) caughtUp(cv *v1alpha1.ClusterVersion) bool {
+	r.mu.Lock()
+	last, ok := r.written[keyOf(cv)]
+	r.mu.Unlock()
+	if !ok {
+		return false
+	}
+	c, err := resourceversion.CompareResourceVersion(cv.ResourceVersion, last)
+	return err == nil && c >= 0
 }
 
 // StatusWrites is the number of ClusterVersion status writes this
@@ -119,7 +164,8 @@ func (r *Reconciler) StatusWrites() int64 { return r.writes.Load() }
 // "hopdag-clusterversion".
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.recorder = limited{mgr.GetEventRecorder("hopdag-clusterversion")}
-	// The ClusterVersion is read past the cache: a decision taken on a
+	// The ClusterVersion is read past the cache unless the cache shows
+	// this process's last write of it (caughtUp): a decision taken on a
 	// status the cache has not caught up with (a run that just ended)
 	// would start what is done.
 	r.reader = mgr.GetAPIReader()
@@ -185,7 +231,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// ends has written its last status first, so a read after this look
 	// sees it (a decision on a read taken before would write over it).
 	ru := r.active(req.NamespacedName)
-	// A decision reads past the cache (see SetupWithManager). A run in
+	// A decision is taken on the cache's copy when it shows this process's
+	// last write (caughtUp), and on a read past the cache otherwise (see
+	// SetupWithManager): a run's last write, not yet in the cache, must be
+	// seen, or the decision would start what is done. A run in
 	// flight takes only the spec from this read, and what it keeps up in
 	// the status (observedGeneration, the updates, the cluster's answer)
 	// it reads again itself before it writes: the cache's copy, as new as
@@ -195,16 +244,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// run stops only for one deleted, not for one that left a cache's
 	// label selector (a shard, docs/fleet.md).
 	var cv v1alpha1.ClusterVersion
-	var err error
-	if ru != nil {
-		err = r.client.Get(ctx, req.NamespacedName, &cv)
-	}
-	if ru == nil || apierrors.IsNotFound(err) {
+	err := r.client.Get(ctx, req.NamespacedName, &cv)
+	if apierrors.IsNotFound(err) || ru == nil && (err != nil || !r.caughtUp(&cv)) {
+		cv = v1alpha1.ClusterVersion{} // a read into an object merges its maps
 		err = r.reader.Get(ctx, req.NamespacedName, &cv)
 	}
 	if err != nil {
 		if apierrors.IsNotFound(err) && ru == nil {
-			r.forgetRunner(req.NamespacedName)
+			r.forget(req.NamespacedName)
 		}
 		if apierrors.IsNotFound(err) && ru != nil {
 			ru.deleting() // gone without the finalizer (removed by hand): stop all the same
@@ -228,13 +275,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	st := cv.Status.DeepCopy()
 	r.observe(ctx, &cv, st)
 	next, wait, err := r.decide(ctx, &cv, st)
+	if next != nil && r.start(next, &cv, st) {
+		// The run writes st, then runs (execute): the writes of the
+		// upgrades a wave starts go at once, not one after the other
+		// behind this reconcile's workers.
+		return ctrl.Result{RequeueAfter: wait}, err
+	}
 	if werr := r.writeStatus(ctx, &cv, st); werr != nil {
 		return ctrl.Result{}, werr
-	}
-	if next != nil {
-		// cv is the object as written (or, when nothing changed, as
-		// read): the run's first status write starts from it.
-		r.start(next, &cv)
 	}
 	return ctrl.Result{RequeueAfter: wait}, err
 }
@@ -602,10 +650,14 @@ func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersio
 	obj := cv.DeepCopy()
 	obj.Status = *st.DeepCopy()
 	if err := r.client.Status().Update(ctx, obj); err != nil {
+		if apierrors.IsConflict(err) {
+			r.stale(keyOf(cv)) // the next decision reads past the cache
+		}
 		return fmt.Errorf("controller: writing the status of ClusterVersion %s/%s: %w", cv.Namespace, cv.Name, err)
 	}
 	r.writes.Add(1)
 	*cv = *obj
+	r.wrote(cv)
 	notePhase(cv, &cv.Status)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
@@ -217,36 +218,61 @@ func (ru *run) through(ctx context.Context, hop int, fn func() error) error {
 	return fn()
 }
 
-// start launches p in the background. written is the ClusterVersion as
-// the reconcile that decided p wrote its status (or read it, when it
-// wrote nothing): the run's first status write starts from it, without
-// a read (update).
-func (r *Reconciler) start(p *plan, written *v1alpha1.ClusterVersion) {
+// start launches p in the background, and reports whether it did (not
+// once the runs' context has ended, or before it is set). read is the
+// ClusterVersion as the reconcile that decided p read it, and st the
+// status it decided: the run writes st first, and starts only once
+// that write went through (a conflict, another writer in between,
+// re-queues the ClusterVersion, whose reconcile decides again from the
+// object as it is then). The run's later writes start from the object
+// that write returned, without a read (update).
+func (r *Reconciler) start(p *plan, read *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) bool {
 	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1), windowHop: -1,
 		retryEvents: eventBudget{n: retryEventsPerWindow, window: retryEventWindow},
 		failEvents:  eventBudget{n: retryEventsPerWindow, window: retryEventWindow}}
 	ru.control(&p.cv.Spec)
-	ru.written.keep(written)
 	ru.startHop = -1
-	if ps := written.Status.Plan; ps != nil && written.Status.Phase == v1alpha1.PhaseUpgrading {
-		ru.startHop = ps.CurrentHop
-	}
 	r.mu.Lock()
 	base := r.base
 	if r.runs[p.key] != nil || base == nil || base.Err() != nil {
 		r.mu.Unlock()
-		return
+		return false
 	}
 	r.runs[p.key] = ru
 	r.runsWG.Add(1)
 	r.mu.Unlock()
+	go ru.execute(base, read, st)
+	return true
+}
+
+// announce writes the status the reconcile decided (see start) and
+// records the upgrade's start; it reports whether the run may go on.
+func (ru *run) announce(ctx context.Context, read *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) bool {
+	r, p := ru.r, ru.p
+	if err := r.writeStatus(ctx, read, st); err != nil {
+		r.logger.Warn("controller: the status write that starts an upgrade failed; deciding again", "clusterversion", p.key, "error", err)
+		if !apierrors.IsConflict(err) {
+			select { // backing off, as after a Reconcile's error
+			case <-time.After(r.backoff.When(p.key)):
+			case <-ctx.Done():
+			}
+		}
+		return false
+	}
+	r.backoff.Forget(p.key)
+	ru.written.keep(read)
+	ru.mu.Lock()
+	if ps := read.Status.Plan; ps != nil && read.Status.Phase == v1alpha1.PhaseUpgrading {
+		ru.startHop = ps.CurrentHop
+	}
+	ru.mu.Unlock()
 	if p.fresh {
 		r.event(p.cv, "Normal", "UpgradeStarted", "Upgrade", fmt.Sprintf("upgrading %s -> %s in %s", ru.from, ru.to, english.Count(len(p.plan.Hops), "hop")))
 	}
-	go ru.execute(base)
+	return true
 }
 
-func (ru *run) execute(ctx context.Context) {
+func (ru *run) execute(ctx context.Context, read *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
 	r, key := ru.r, ru.p.key
 	defer func() {
 		r.mu.Lock()
@@ -258,6 +284,9 @@ func (ru *run) execute(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}()
+	if !ru.announce(ctx, read, st) {
+		return
+	}
 	// wait lets the wake that re-queues a run that could not start come
 	// not at once (for a lock, after the holder's lease had time to run
 	// out).

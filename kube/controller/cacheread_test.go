@@ -1,0 +1,83 @@
+package controller_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/runner"
+	"github.com/hopdag/hopdag/runner/runnertest"
+)
+
+// getCounter counts the GETs of one ClusterVersion (not lists, not
+// watches) through its transport.
+type getCounter struct {
+	rt   http.RoundTripper
+	path string
+	n    *atomic.Int64
+}
+
+func (g getCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, g.path) && r.URL.Query().Get("watch") == "" {
+		g.n.Add(1)
+	}
+	return g.rt.RoundTrip(r)
+}
+
+// firstRun calls at when the first component starts.
+type firstRun struct {
+	runner.Runner
+	once sync.Once
+	at   func()
+}
+
+func (f *firstRun) Run(ctx context.Context, t runner.Task) error {
+	f.once.Do(f.at)
+	return f.Runner.Run(ctx, t)
+}
+
+// TestDecisionReadsTheCache: the reconcile that starts an upgrade takes
+// its decision on the cache's copy of the ClusterVersion when that copy
+// shows the operator's last write of it (the spec change that queued the
+// reconcile is newer): no GET of the ClusterVersion past the cache
+// between the spec change and the first component. The operator's first
+// decision on a ClusterVersion it has not written reads past the cache.
+func TestDecisionReadsTheCache(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	applyCatalog(t, c, ns, catalogDir)
+	var gets, atFirst atomic.Int64
+	atFirst.Store(-1)
+	ocfg := rest.CopyConfig(cfg)
+	ocfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return getCounter{rt: rt, path: "/namespaces/" + ns + "/clusterversions/cluster", n: &gets}
+	}
+	rn := runnertest.New()
+	startOperator(t, opConfig{rn: rn, inner: &firstRun{Runner: rn, at: func() { atFirst.Store(gets.Load()) }}, cfg: ocfg})
+	ctx := context.Background()
+	cv := newCV(ns, "v26.06-rc.2", "v26.06-rc.2")
+	require.NoError(t, c.Create(ctx, cv))
+	key := client.ObjectKeyFromObject(cv)
+	waitFor(t, c, key, 30*time.Second, "idle, its generation observed", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.ObservedGeneration == cv.Generation
+	})
+	require.Positive(t, gets.Load(), "GETs past the cache: the first decision on a ClusterVersion the operator has not written reads past it")
+	before := gets.Load()
+	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.DesiredVersion = "v26.09" })
+	waitFor(t, c, key, 60*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
+	})
+	require.GreaterOrEqual(t, atFirst.Load(), int64(0), "a component ran")
+	assert.Equal(t, before, atFirst.Load(), "GETs of the ClusterVersion past the cache, counted when the spec changed and when the first component started")
+}
