@@ -42,7 +42,7 @@ func TestCatalogEditedWhilePaused(t *testing.T) {
 			<-release
 		}
 	}
-	startOperator(t, opConfig{rn: rn})
+	op := startOperator(t, opConfig{rn: rn})
 	t.Cleanup(free) // before the operator stops (cleanups run last first)
 	ctx := context.Background()
 
@@ -73,6 +73,7 @@ func TestCatalogEditedWhilePaused(t *testing.T) {
 		}
 	}
 	require.NoError(t, c.Update(ctx, &rel))
+	op.sees(t, &rel)
 	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Paused = false })
 	got := waitFor(t, c, key, 30*time.Second, "failed", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseFailed })
 	f := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing)
@@ -98,6 +99,7 @@ func TestCatalogEditedWhilePaused(t *testing.T) {
 	require.NoError(t, c.Get(ctx, rkey, &rel))
 	rel.Spec = orig.Spec
 	require.NoError(t, c.Update(ctx, &rel))
+	op.sees(t, &rel)
 	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Retry++ })
 	waitFor(t, c, key, 60*time.Second, "at v26.06-rc.3", func(cv *v1alpha1.ClusterVersion) bool {
 		return cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.CurrentVersion == "v26.06-rc.3"

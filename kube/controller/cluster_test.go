@@ -151,7 +151,7 @@ func TestClusterRef(t *testing.T) {
 	var leases corev1.ConfigMapList
 	require.NoError(t, wc.List(ctx, &leases, client.InNamespace(ns)))
 	assert.Empty(t, leases.Items, "nothing of the run record is in the workload cluster")
-	assert.Contains(t, eventReasons(t, c, ns), "UpgradeCompleted", "the Events are in the management cluster")
+	waitReason(t, c, ns, "UpgradeCompleted") // the Events are in the management cluster
 	host := strings.TrimSuffix(env.Config.Host, "/")
 	assert.Equal(t, map[string]int{host: 1}, asked(), "one runner made for the cluster")
 
@@ -230,7 +230,7 @@ func TestClusterUnreachable(t *testing.T) {
 			assert.Contains(t, f.Message, "nothing is applied until it answers")
 			assert.Equal(t, v1alpha1.PhaseIdle, got.Status.Phase)
 			assert.Empty(t, got.Status.History, "no upgrade started")
-			assert.Contains(t, eventReasons(t, c, ns), controller.ReasonClusterUnreachable)
+			waitReason(t, c, ns, controller.ReasonClusterUnreachable)
 
 			// Made right, the upgrade starts with no other change.
 			name, k := "work-kubeconfig", "value"

@@ -51,6 +51,7 @@ func TestUnreachableTargetFails(t *testing.T) {
 		}
 	}
 	require.NoError(t, c.Update(ctx, &up))
+	op.sees(t, &up)
 	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Paused = false })
 	got := waitFor(t, c, key, 30*time.Second, "failing", func(cv *v1alpha1.ClusterVersion) bool {
 		return meta.IsStatusConditionTrue(cv.Status.Conditions, v1alpha1.ConditionFailing) && !cv.Spec.Paused

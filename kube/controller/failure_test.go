@@ -129,7 +129,7 @@ func TestComponentFailure(t *testing.T) {
 	assert.Equal(t, v1alpha1.HistoryCompleted, done.Status.History[0].State, "history: %+v", done.Status.History[0])
 	assert.Len(t, done.Status.History, 1, "the retry resumed the upgrade, it did not start another")
 	assert.Equal(t, int64(1), done.Status.ObservedRetry, "the retry acted on")
-	assert.Contains(t, eventReasons(t, c, ns), "UpgradeRetried")
+	waitReason(t, c, ns, "UpgradeRetried")
 }
 
 func eventType(t *testing.T, c client.Client, ns, reason string) string {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -245,9 +247,26 @@ func memStores() controller.StoreFunc {
 // operator is one replica: a manager running a Reconciler.
 type operator struct {
 	r      *controller.Reconciler
+	cache  client.Reader // the manager's client, which reads its cache
 	runner *runnertest.Runner
 	cancel context.CancelFunc
 	done   chan struct{}
+}
+
+// sees waits until the operator's cache holds obj as written (its
+// resourceVersion or a later one): a catalog change the test makes
+// before a spec change must be in the cache the decision reads the
+// catalog from, or the decision may plan with the catalog before it.
+func (o *operator) sees(t *testing.T, obj client.Object) {
+	t.Helper()
+	cached := obj.DeepCopyObject().(client.Object)
+	require.Eventually(t, func() bool {
+		if err := o.cache.Get(context.Background(), client.ObjectKeyFromObject(obj), cached); err != nil {
+			return false
+		}
+		c, err := resourceversion.CompareResourceVersion(cached.GetResourceVersion(), obj.GetResourceVersion())
+		return err == nil && c >= 0
+	}, 10*time.Second, 10*time.Millisecond, "the operator's cache holds %T %s at resourceVersion %s", obj, obj.GetName(), obj.GetResourceVersion())
 }
 
 // stop stops the manager and waits for it.
@@ -311,7 +330,7 @@ func startOperator(t *testing.T, oc opConfig) *operator {
 	r := controller.New(mgr.GetClient(), inner, oc.stores, all...)
 	require.NoError(t, r.SetupWithManager(mgr))
 	ctx, cancel := context.WithCancel(context.Background())
-	o := &operator{r: r, runner: oc.rn, cancel: cancel, done: make(chan struct{})}
+	o := &operator{r: r, cache: mgr.GetClient(), runner: oc.rn, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(o.done)
 		if err := mgr.Start(ctx); err != nil {
@@ -362,6 +381,15 @@ func eventReasons(t *testing.T, c client.Client, ns string) []string {
 		}
 	}
 	return out
+}
+
+// waitReason waits for an Event of that reason about a ClusterVersion in
+// ns: client-go's broadcaster sends Events in the background, after the
+// status write a test may have waited for.
+func waitReason(t *testing.T, c client.Client, ns, reason string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return slices.Contains(eventReasons(t, c, ns), reason) }, 20*time.Second, 50*time.Millisecond,
+		"a %s Event about a ClusterVersion in %s", reason, ns)
 }
 
 func newCV(ns, installed, desired string) *v1alpha1.ClusterVersion {

@@ -27,7 +27,7 @@ func TestRouteChangedWhileStopped(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	applyCatalog(t, c, ns, catalogDir)
-	startOperator(t, opConfig{})
+	op := startOperator(t, opConfig{})
 	ctx := context.Background()
 
 	cv := newCV(ns, "v26.06-rc.2", "v26.09")
@@ -49,6 +49,7 @@ func TestRouteChangedWhileStopped(t *testing.T) {
 	}
 	require.True(t, found, "the rule to v26.09 in %+v", up.Spec.Rules)
 	require.NoError(t, c.Update(ctx, &up))
+	op.sees(t, &up)
 	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.Until = "" })
 	got := waitFor(t, c, key, 30*time.Second, "failed", func(cv *v1alpha1.ClusterVersion) bool { return cv.Status.Phase == v1alpha1.PhaseFailed })
 	f := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionFailing)

@@ -158,6 +158,9 @@ func TestTwoReplicasAnnounceOnce(t *testing.T) {
 	for k, n := range ran {
 		assert.Equal(t, 1, n, "%s succeeded %d times", k, n)
 	}
+	for _, reason := range []string{"UpgradeStarted", "UpgradeCompleted"} {
+		waitReason(t, c, ns, reason)
+	}
 	time.Sleep(time.Second) // an Event sent twice would be sent by now
 	for _, reason := range []string{"UpgradeStarted", "UpgradeCompleted"} {
 		assert.Equal(t, 1, eventCount(t, c, ns, reason), "%s Events", reason)

@@ -53,8 +53,17 @@ func notes(t *testing.T, c client.Client, ns, reason string) []string {
 
 func waitEvent(t *testing.T, c client.Client, ns, reason string) []string {
 	t.Helper()
+	return waitNotes(t, c, ns, reason, 1)
+}
+
+// waitNotes waits for at least n Events of that reason about an
+// UpgradeRollout (client-go sends them in the background, after the
+// status a test waited for) and returns their notes.
+func waitNotes(t *testing.T, c client.Client, ns, reason string, n int) []string {
+	t.Helper()
 	var got []string
-	require.Eventually(t, func() bool { got = notes(t, c, ns, reason); return len(got) > 0 }, 20*time.Second, 100*time.Millisecond, "a %s Event", reason)
+	require.Eventually(t, func() bool { got = notes(t, c, ns, reason); return len(got) >= n }, 20*time.Second, 100*time.Millisecond,
+		"%d %s Events; got %d", n, reason, len(got))
 	return got
 }
 
@@ -162,7 +171,7 @@ func TestRollbackMoved(t *testing.T) {
 	ur := watchFleet(t, c, ns, 2, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool {
 		return clusterOf(ur, "c1").Reason == "UpgradeRolledBack" && clusterOf(ur, "c2").Reason == "UpgradeRolledBack" && clusterOf(ur, "c3").Reason == "UpgradeRolledBack"
 	})
-	started := notes(t, c, ns, "RollbackStarted")
+	started := waitNotes(t, c, ns, "RollbackStarted", 3)
 	assert.Contains(t, started, "aborted: rolling back c1 to v26.06-rc.2 through its DAG (its upgrade to v26.06 is completed)")
 	assert.Contains(t, started, "aborted: rolling back c2 to v26.06-rc.2 through its DAG (its upgrade to v26.06 failed)")
 	assert.Len(t, started, 3, "c1, c2 and c3, each once: %v", started)
@@ -249,17 +258,28 @@ func TestPauseResumeAndGate(t *testing.T) {
 
 // TestAbort: an abort stops starting clusters for good: the cluster
 // upgrading finishes, the others never start; Aborted, RolloutAborted.
+// The upgrading cluster's components wait until the abort is seen, so
+// that it cannot finish (and the next start) before.
 func TestAbort(t *testing.T) {
 	needAPIServer(t)
 	c := newClient(t)
 	ns := newFleet(t, c, 3)
-	management(t, c, ns)
+	hold := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(release)
+	operate(t, ns, func(types.NamespacedName, *rest.Config) (runner.Runner, error) {
+		rn := runnertest.New()
+		rn.OnStart = func(runner.Task) { <-hold }
+		return rollbacker{rn}, nil
+	})
 	one := intstr.FromInt32(1)
 	require.NoError(t, c.Create(context.Background(), newRollout(ns, func(s *v1alpha1.UpgradeRolloutSpec) {
 		s.Canaries, s.Waves, s.MaxConcurrency = nil, nil, &one
 	})))
 	watchFleet(t, c, ns, 1, 30*time.Second, func(ur *v1alpha1.UpgradeRollout) bool { return ur.Status.Counts.Upgrading == 1 })
 	setRollout(t, c, ns, func(s *v1alpha1.UpgradeRolloutSpec) { s.Abort = true })
+	watchFleet(t, c, ns, 1, time.Minute, func(ur *v1alpha1.UpgradeRollout) bool { return ur.Status.Phase == "Aborted" })
+	release()
 	ur := watchFleet(t, c, ns, 1, time.Minute, func(ur *v1alpha1.UpgradeRollout) bool {
 		return ur.Status.Phase == "Aborted" && ur.Status.Counts.Upgrading == 0
 	})

@@ -57,9 +57,9 @@ func TestRollbackMovedCompleted(t *testing.T) {
 		assert.Equal(t, "v26.06-rc.2", getCV(t, c, ns, name).Status.CurrentVersion, name)
 	}
 	assert.Equal(t, "Aborted", string(ur.Status.Phase), "the rollout was aborted and rolled back; status %+v", ur.Status.Conditions)
-	assert.NotEmpty(t, notes(t, c, ns, "RolloutAborted"), "a RolloutAborted Event; reasons %v", reasons(t, c, ns))
+	waitEvent(t, c, ns, "RolloutAborted")
 	assert.NotContains(t, reasons(t, c, ns), "BudgetExceeded", "a rollback asked for is not a failure")
-	assert.Len(t, notes(t, c, ns, "RollbackStarted"), 2, "one per cluster")
+	assert.Len(t, waitNotes(t, c, ns, "RollbackStarted", 2), 2, "one per cluster")
 }
 
 // A cluster whose own failure policy (spec.onFailure Rollback) rolled
@@ -134,7 +134,7 @@ func TestRollbackMovedConcurrency(t *testing.T) {
 	})
 	assert.True(t, waited, "c4 was seen WaitingToRollBack while the others rolled back")
 	var asked []string
-	for _, n := range notes(t, c, ns, "RollbackStarted") {
+	for _, n := range waitNotes(t, c, ns, "RollbackStarted", 4) {
 		asked = append(asked, strings.Fields(n)[3])
 	}
 	assert.Equal(t, []string{"c1", "c2", "c3", "c4"}, asked, "one at a time, in name order")

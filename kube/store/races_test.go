@@ -141,7 +141,9 @@ func TestAcquireWaitsForSkewAllowance(t *testing.T) {
 	ns := newNamespace(t, c)
 	ctx := context.Background()
 	s := newStore(t, newClient(t), ns, "run")
-	l, err := s.Acquire(ctx, "a", 20*time.Second)
+	// A long lease (allowance 20s) leaves the test's requests 10s
+	// between the aged renewal and the Acquire that must be refused.
+	l, err := s.Acquire(ctx, "a", 200*time.Second)
 	require.NoError(t, err)
 	age := func(d time.Duration) {
 		var lease coordinationv1.Lease
@@ -150,12 +152,12 @@ func TestAcquireWaitsForSkewAllowance(t *testing.T) {
 		lease.Spec.RenewTime = &renew
 		require.NoError(t, c.Update(ctx, &lease))
 	}
-	age(21 * time.Second) // expired 1s ago; the allowance is 2s
+	age(210 * time.Second) // expired 10s ago; the allowance is 20s
 	require.ErrorIs(t, s.Save(ctx, l.Token, statetest.Sample(1)), state.ErrFenced, "the expired holder is fenced")
-	_, err = newStore(t, newClient(t), ns, "run").Acquire(ctx, "b", 20*time.Second)
+	_, err = newStore(t, newClient(t), ns, "run").Acquire(ctx, "b", 200*time.Second)
 	require.ErrorIs(t, err, state.ErrLocked, "within the allowance after the expiry")
-	age(23 * time.Second) // expired 3s ago
-	lb, err := newStore(t, newClient(t), ns, "run").Acquire(ctx, "b", 20*time.Second)
+	age(230 * time.Second) // expired 30s ago
+	lb, err := newStore(t, newClient(t), ns, "run").Acquire(ctx, "b", 200*time.Second)
 	require.NoError(t, err, "after the allowance")
 	assert.Greater(t, lb.Token, l.Token)
 }

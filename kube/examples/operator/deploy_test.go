@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -208,7 +209,10 @@ func TestConfigDefaultApplies(t *testing.T) {
 		{"demo", "create", "events.k8s.io", "events", ""},
 		{"hopdag-system", "update", "coordination.k8s.io", "leases", ""},
 	} {
-		assert.True(t, can(r.ns, r.verb, r.group, r.resource, r.sub), "the operator may %s %s %s/%s in %q", r.verb, r.group, r.resource, r.sub, r.ns)
+		// The API server answers from its RBAC cache, a moment behind
+		// the roles and bindings just applied.
+		assert.Eventually(t, func() bool { return can(r.ns, r.verb, r.group, r.resource, r.sub) }, 10*time.Second, 50*time.Millisecond,
+			"the operator may %s %s %s/%s in %q", r.verb, r.group, r.resource, r.sub, r.ns)
 	}
 	for _, r := range []struct{ ns, verb, group, resource, sub string }{
 		{"", "list", "", "secrets", ""},
