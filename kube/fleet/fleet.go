@@ -227,12 +227,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	limit := spec.Concurrency(len(members))
-	waiting, err := r.rollBack(ctx, req.NamespacedName, &ur, cvs.Items, d, limit)
+	waiting, holding, err := r.rollBack(ctx, req.NamespacedName, &ur, cvs.Items, d, limit)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if len(waiting) > 0 {
-		d.Message += waitingNote(waiting, d, limit, spec)
+		d.Message += waitingNote(waiting, holding, limit, spec)
 		wait := map[string]bool{}
 		for _, k := range waiting {
 			wait[k] = true

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/rollout"
 )
 
 // TestProgressOnly: a rollout status that changed in its clusters'
@@ -55,6 +56,28 @@ func TestProgressOnly(t *testing.T) {
 			st := was()
 			tc.change(st)
 			assert.Equal(t, tc.want, progressOnly(was(), st), "progressOnly after %s", tc.name)
+		})
+	}
+}
+
+// TestWaitingNote: the note of the clusters waiting to roll back names
+// the first five that hold the places and counts the others.
+func TestWaitingNote(t *testing.T) {
+	two, five := rollout.Amount{N: 2}, rollout.Amount{N: 5, Percent: true}
+	tests := []struct {
+		name             string
+		waiting, holding []string
+		limit            int
+		max              rollout.Amount
+		want             string
+	}{
+		{"none holding", []string{"c3"}, nil, 2, two, "; 1 waiting to roll back, at most 2 in flight at once (maxConcurrency 2)"},
+		{"two holding", []string{"c3", "c4"}, []string{"c1", "c2"}, 2, two, "; 2 waiting to roll back, at most 2 in flight at once (maxConcurrency 2): in flight c1, c2"},
+		{"more than five holding", []string{"z"}, []string{"a", "b", "c", "d", "e", "f", "g"}, 7, five, "; 1 waiting to roll back, at most 7 in flight at once (maxConcurrency 5%): in flight a, b, c, d, e and 2 more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, waitingNote(tt.waiting, tt.holding, tt.limit, rollout.Spec{MaxConcurrency: tt.max}))
 		})
 	}
 }

@@ -36,14 +36,19 @@ const RollbackOfFailed = "hopdag.io/rollout-rollback-failed"
 // rollback, or their soak ends in it: no new place), then those whose
 // upgrade failed, then the others, each in name order, as long as places
 // are free; the rest wait for a later reconcile (waiting, in that
-// order). A RollbackStarted Event names each one asked.
-func (r *Reconciler) rollBack(ctx context.Context, key types.NamespacedName, ur *v1alpha1.UpgradeRollout, cvs []v1alpha1.ClusterVersion, d rollout.Decision, limit int) (waiting []string, err error) {
+// order), behind the ones that hold the places (holding: those d counts
+// in flight, then those asked now). A RollbackStarted Event names each
+// one asked.
+func (r *Reconciler) rollBack(ctx context.Context, key types.NamespacedName, ur *v1alpha1.UpgradeRollout, cvs []v1alpha1.ClusterVersion, d rollout.Decision, limit int) (waiting, holding []string, err error) {
 	if !ur.Spec.Abort || ur.Spec.Rollback == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	inFlight := map[string]bool{}
 	for _, m := range d.Members {
 		inFlight[m.Key] = m.InFlight
+		if m.InFlight {
+			holding = append(holding, m.Key)
+		}
 	}
 	type ask struct {
 		cv   *v1alpha1.ClusterVersion
@@ -75,24 +80,21 @@ func (r *Reconciler) rollBack(ctx context.Context, key types.NamespacedName, ur 
 			free--
 		}
 		if err := r.askRollback(ctx, ur, a.cv); err != nil {
-			return waiting, err
+			return waiting, holding, err
 		}
 		asked[a.cv.Name] = ur.Name
+		if a.rank > 0 {
+			holding = append(holding, a.cv.Name)
+		}
 	}
-	return waiting, nil
+	return waiting, holding, nil
 }
 
 // waitingNote is what the rollout's condition says of the clusters
 // waiting to roll back: how many, the limit, and the first ones in
 // flight that hold the places (a rollback that does not end, such as one
 // whose cluster does not answer, holds its place as an upgrade does).
-func waitingNote(waiting []string, d rollout.Decision, limit int, spec rollout.Spec) string {
-	var holding []string
-	for _, m := range d.Members {
-		if m.InFlight {
-			holding = append(holding, m.Key)
-		}
-	}
+func waitingNote(waiting, holding []string, limit int, spec rollout.Spec) string {
 	note := fmt.Sprintf("; %d waiting to roll back, at most %d in flight at once (maxConcurrency %s)", len(waiting), limit, spec.MaxConcurrency)
 	if len(holding) > 0 {
 		const show = 5

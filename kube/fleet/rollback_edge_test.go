@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +110,8 @@ func TestRollbackMovedAfterPolicyRollback(t *testing.T) {
 // completed rollout of four clusters, one at a time, aborted with
 // rollback Moved, asks them one at a time too, in name order (none in
 // flight, none failed), the others WaitingToRollBack in its status
-// meanwhile; all four end back at v26.06-rc.2.
+// meanwhile, its conditions naming the one that holds the place; all
+// four end back at v26.06-rc.2.
 func TestRollbackMovedConcurrency(t *testing.T) {
 	needAPIServer(t)
 	c := newClient(t)
@@ -122,9 +124,14 @@ func TestRollbackMovedConcurrency(t *testing.T) {
 	watchFleet(t, c, ns, 1, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool { return ur.Status.Phase == "Completed" })
 
 	setRollout(t, c, ns, func(s *v1alpha1.UpgradeRolloutSpec) { s.Abort, s.Rollback = true, "Moved" })
-	waited := false
+	waited, notes := false, map[string]bool{}
 	ur := watchFleet(t, c, ns, 1, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool {
-		waited = waited || clusterOf(ur, "c4").Reason == "WaitingToRollBack"
+		if clusterOf(ur, "c4").Reason == "WaitingToRollBack" {
+			waited = true
+			if p := meta.FindStatusCondition(ur.Status.Conditions, "Progressing"); p != nil {
+				notes[p.Message] = true
+			}
+		}
 		for _, name := range []string{"c1", "c2", "c3", "c4"} {
 			if clusterOf(ur, name).Reason != "UpgradeRolledBack" {
 				return false
@@ -133,6 +140,13 @@ func TestRollbackMovedConcurrency(t *testing.T) {
 		return true
 	})
 	assert.True(t, waited, "c4 was seen WaitingToRollBack while the others rolled back")
+	// The clusters asked hold the places, and are named.
+	aborted := waitEvent(t, c, ns, "RolloutAborted")
+	require.Len(t, aborted, 1)
+	assert.Regexp(t, `^aborted: no cluster starts; .*; 3 waiting to roll back, at most 1 in flight at once \(maxConcurrency 1\): in flight c1$`, aborted[0])
+	for n := range notes {
+		assert.Regexp(t, `; [1-3] waiting to roll back, at most 1 in flight at once \(maxConcurrency 1\): in flight c[1-3]$`, n)
+	}
 	var asked []string
 	for _, n := range waitNotes(t, c, ns, "RollbackStarted", 4) {
 		asked = append(asked, strings.Fields(n)[3])
