@@ -101,7 +101,7 @@ func (c *cli) watchSignals(cancel context.CancelCauseFunc, done <-chan struct{})
 	}
 	limit := c.grace() + killMargin
 	c.auditSignal(sig, "stopping")
-	fmt.Fprintf(c.stderr, "hopdag %s: %s: %s\n", c.name, signame(sig), c.stopping(limit))
+	c.say("hopdag %s: %s: %s\n", c.name, signame(sig), c.stopping(limit))
 	cancel(&interrupted{sig})
 	t := time.NewTimer(limit)
 	defer t.Stop()
@@ -119,7 +119,7 @@ func (c *cli) watchSignals(cancel context.CancelCauseFunc, done <-chan struct{})
 	if c.executing.Load() {
 		then = "; components recorded as Running run again on resume"
 	}
-	fmt.Fprintf(c.stderr, "hopdag %s: %s: exiting now%s\n", c.name, why, then)
+	c.say("hopdag %s: %s: exiting now%s\n", c.name, why, then)
 	if c.rf != nil {
 		// The exit the command's own return would have logged.
 		c.rf.audit.exit(exitInterrupted)

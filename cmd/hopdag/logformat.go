@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -91,7 +92,17 @@ func (c *cli) errorf(format string, args ...any) {
 		c.log.Error(strings.TrimSpace(text))
 		return
 	}
-	fmt.Fprintf(c.stderr, "hopdag %s: %s", c.name, text)
+	c.say("hopdag %s: %s", c.name, text)
+}
+
+// say writes a line to stderr, above the progress bar when one is drawn
+// (an interrupt's notice comes while the run goes).
+func (c *cli) say(format string, args ...any) {
+	var w io.Writer = c.stderr
+	if bar := c.bar.Load(); bar != nil {
+		w = bar
+	}
+	fmt.Fprintf(w, format, args...)
 }
 
 // logLines is stderr with --log-format json: each line written to it is a

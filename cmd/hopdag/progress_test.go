@@ -184,13 +184,20 @@ func TestOutputAboveTheBar(t *testing.T) {
 	s := errOut.String()
 	require.Contains(t, s, " | ", "the commands' output is on stderr")
 	require.Contains(t, s, "] ", "and the bar")
-	for _, line := range strings.Split(s, "\n") {
-		// What a terminal shows of a line: what follows its last \r\033[K.
-		if i := strings.LastIndex(line, "\r\x1b[K"); i >= 0 {
-			line = line[i+len("\r\x1b[K"):]
-		}
-		assert.False(t, strings.HasPrefix(line, "[#") || strings.HasPrefix(line, "[."), "a line written after the bar, on its line: %q", line)
-	}
+	nothingOnTheBar(t, s)
+
+	// An interrupt while the bar is drawn: its notice goes above the bar
+	// too.
+	errOut.Reset()
+	signals := make(chan os.Signal, 1)
+	ie := e
+	ie.signals = signals
+	ie.stderr = &onFirst{w: &errOut, want: " | ", do: func() { signals <- os.Interrupt }}
+	code = runWith(context.Background(), ie, args())
+	require.Equal(t, exitInterrupted, code, errOut.String())
+	s = errOut.String()
+	require.Contains(t, s, "hopdag run: SIGINT: ")
+	nothingOnTheBar(t, s)
 
 	errOut.Reset()
 	code = runWith(context.Background(), e, args("--log-format", "json"))
@@ -198,5 +205,40 @@ func TestOutputAboveTheBar(t *testing.T) {
 	for line := range strings.Lines(errOut.String()) {
 		assert.True(t, json.Valid([]byte(line)), "a JSON record: %q", line)
 		assert.NotContains(t, line, `\r`, "no bar in a record")
+	}
+}
+
+// onFirst is a writer that calls do once, after the first write that
+// contains want.
+type onFirst struct {
+	mu   sync.Mutex
+	w    io.Writer
+	want string
+	do   func()
+	done bool
+}
+
+func (o *onFirst) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	n, err := o.w.Write(p)
+	fire := !o.done && strings.Contains(string(p), o.want)
+	o.done = o.done || fire
+	o.mu.Unlock()
+	if fire {
+		o.do()
+	}
+	return n, err
+}
+
+// nothingOnTheBar checks that no line of s, as a terminal shows it (what
+// follows its last \r\033[K), was written after the progress bar, on its
+// line.
+func nothingOnTheBar(t *testing.T, s string) {
+	t.Helper()
+	for _, line := range strings.Split(s, "\n") {
+		if i := strings.LastIndex(line, "\r\x1b[K"); i >= 0 {
+			line = line[i+len("\r\x1b[K"):]
+		}
+		assert.False(t, strings.HasPrefix(line, "[#") || strings.HasPrefix(line, "[."), "a line written after the bar, on its line: %q", line)
 	}
 }
