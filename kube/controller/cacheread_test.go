@@ -2,6 +2,8 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -80,4 +82,70 @@ func TestDecisionReadsTheCache(t *testing.T) {
 	})
 	require.GreaterOrEqual(t, atFirst.Load(), int64(0), "a component ran")
 	assert.Equal(t, before, atFirst.Load(), "GETs of the ClusterVersion past the cache, counted when the spec changed and when the first component started")
+}
+
+// failOnce fails the first status write of one ClusterVersion once armed,
+// as an API server in trouble would (500), and counts what it failed.
+type failOnce struct {
+	rt     http.RoundTripper
+	path   string
+	armed  *atomic.Bool
+	failed *atomic.Int64
+	body   *atomic.Value // the failed write's body
+}
+
+func (f failOnce) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, f.path) && f.armed.CompareAndSwap(true, false) {
+		f.failed.Add(1)
+		if r.Body != nil {
+			b, _ := io.ReadAll(r.Body)
+			f.body.Store(string(b))
+		}
+		body := `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"injected by the test","reason":"InternalError","code":500}`
+		return &http.Response{StatusCode: http.StatusInternalServerError, Header: http.Header{"Content-Type": []string{"application/json"}},
+			Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+	}
+	return f.rt.RoundTrip(r)
+}
+
+// TestStartWriteFails: the status write that starts an upgrade fails
+// (the API server answers 500): nothing runs, and the ClusterVersion is
+// reconciled again after a backoff, decided again, and upgraded, each
+// component once.
+func TestStartWriteFails(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	applyCatalog(t, c, ns, catalogDir)
+	var armed atomic.Bool
+	var failed atomic.Int64
+	var body atomic.Value
+	ocfg := rest.CopyConfig(cfg)
+	ocfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return failOnce{rt: rt, path: "/namespaces/" + ns + "/clusterversions/cluster/status", armed: &armed, failed: &failed, body: &body}
+	}
+	rn := runnertest.New()
+	startOperator(t, opConfig{rn: rn, cfg: ocfg})
+	ctx := context.Background()
+	cv := newCV(ns, "v26.06-rc.2", "v26.06-rc.2")
+	require.NoError(t, c.Create(ctx, cv))
+	key := client.ObjectKeyFromObject(cv)
+	waitFor(t, c, key, 30*time.Second, "idle, its generation observed", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.ObservedGeneration == cv.Generation
+	})
+	armed.Store(true)
+	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.DesiredVersion = "v26.09" })
+	waitFor(t, c, key, 60*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
+	})
+	require.Equal(t, int64(1), failed.Load(), "status writes failed by the test")
+	assert.Contains(t, body.Load(), `"phase":"Upgrading"`, "the write failed is the one that starts the upgrade")
+	ran := map[string]int{}
+	for _, r := range rn.Records() {
+		ran[fmt.Sprintf("hop %d %s", r.Hop+1, r.Component)]++
+	}
+	assert.Len(t, ran, 19, "the components of the three hops")
+	for k, n := range ran {
+		assert.Equal(t, 1, n, "%s ran %d times", k, n)
+	}
 }

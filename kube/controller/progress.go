@@ -85,8 +85,8 @@ func (ru *run) observe(ev runner.Event) {
 }
 
 // shown reports whether the status already names hop as the one in
-// progress, as the reconcile that started the run wrote it
-// (status.plan.currentHop, phase Upgrading): the start of the run's
+// progress, as the run's first write (announce) wrote what the reconcile
+// that started it decided (status.plan.currentHop, phase Upgrading): the start of the run's
 // first hop has nothing new to say at once, and the next interval's
 // write carries its plan phase (Running). Only the first hop the run
 // starts is looked at.
@@ -254,7 +254,7 @@ func (h held) event(cv *v1alpha1.ClusterVersion, typ, reason, action, note strin
 // backend, a damaged record). A lock held by another holder is not a
 // failure: Progressing says whom the run waits for. A nil err clears a
 // store failure shown before; when the object the run last wrote (for
-// a run that starts: the one its reconcile wrote) shows none, there is
+// a run that starts: its first write, announce) shows none, there is
 // none to clear, and nothing is read.
 func (ru *run) storeError(ctx context.Context, doing string, err error) {
 	r, cv := ru.r, ru.p.cv

@@ -66,8 +66,9 @@ type Reconciler struct {
 	// written is the resourceVersion of each ClusterVersion as this
 	// process last wrote it (caughtUp).
 	written map[types.NamespacedName]string
-	// backoff spaces the retries of a run whose first status write failed
-	// (announce) as controller-runtime spaces a failed Reconcile's.
+	// backoff spaces the wakes of a run whose first status write failed
+	// (announce), exponentially as controller-runtime spaces a failed
+	// Reconcile's requeues (an event in between reconciles at once).
 	backoff workqueue.TypedRateLimiter[types.NamespacedName]
 	// wake re-queues a ClusterVersion when its run ends.
 	wake   chan event.GenericEvent
@@ -119,14 +120,22 @@ func (r *Reconciler) forget(cv types.NamespacedName) {
 	defer r.mu.Unlock()
 	delete(r.runners, cv)
 	delete(r.written, cv)
+	r.backoff.Forget(cv)
 }
 
 // wrote records cv's resourceVersion as this process wrote it (the object
-// the API server returned).
+// the API server returned), unless it recorded a later one (two writes of
+// a run and a reconcile may return in either order).
 func (r *Reconciler) wrote(cv *v1alpha1.ClusterVersion) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.written[keyOf(cv)] = cv.ResourceVersion
+	key := keyOf(cv)
+	if last, ok := r.written[key]; ok {
+		if c, err := resourceversion.CompareResourceVersion(cv.ResourceVersion, last); err == nil && c < 0 {
+			return
+		}
+	}
+	r.written[key] = cv.ResourceVersion
 }
 
 // stale forgets cv's last write: another writer wrote since, and the
@@ -231,6 +240,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// ends has written its last status first, so a read after this look
 	// sees it (a decision on a read taken before would write over it).
 	ru := r.active(req.NamespacedName)
+	if ru != nil {
+		// A run whose first status write is on its way (announce): this
+		// reconcile acts on the run once it has started, or, when that
+		// write failed, on no run.
+		select {
+		case <-ru.announced:
+		case <-ctx.Done():
+			return ctrl.Result{}, ctx.Err()
+		}
+		if r.active(req.NamespacedName) != ru {
+			ru = nil
+		}
+	}
 	// A decision is taken on the cache's copy when it shows this process's
 	// last write (caughtUp), and on a read past the cache otherwise (see
 	// SetupWithManager): a run's last write, not yet in the cache, must be
@@ -284,6 +306,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if werr := r.writeStatus(ctx, &cv, st); werr != nil {
 		return ctrl.Result{}, werr
 	}
+	r.backoff.Forget(req.NamespacedName)
 	return ctrl.Result{RequeueAfter: wait}, err
 }
 
@@ -647,6 +670,13 @@ func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersio
 	if equalStatus(&cv.Status, st) {
 		return nil
 	}
+	return r.putStatus(ctx, cv, st)
+}
+
+// putStatus is writeStatus's write, made even when st changes nothing:
+// the API server checks cv's resourceVersion all the same (a conflict
+// says cv is not the object as it is), and writes nothing new to etcd.
+func (r *Reconciler) putStatus(ctx context.Context, cv *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) error {
 	obj := cv.DeepCopy()
 	obj.Status = *st.DeepCopy()
 	if err := r.client.Status().Update(ctx, obj); err != nil {
@@ -655,7 +685,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, cv *v1alpha1.ClusterVersio
 		}
 		return fmt.Errorf("controller: writing the status of ClusterVersion %s/%s: %w", cv.Namespace, cv.Name, err)
 	}
-	r.writes.Add(1)
+	if obj.ResourceVersion != cv.ResourceVersion {
+		r.writes.Add(1)
+	}
 	*cv = *obj
 	r.wrote(cv)
 	notePhase(cv, &cv.Status)

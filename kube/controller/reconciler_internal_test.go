@@ -34,6 +34,8 @@ func TestCaughtUp(t *testing.T) {
 		{name: "a malformed written version", wrote: "x1", cached: "100"},
 		{name: "a conflict since", wrote: "100", cached: "101", then: func(r *Reconciler) { r.stale(keyOf(at(""))) }},
 		{name: "deleted since", wrote: "100", cached: "101", then: func(r *Reconciler) { r.forget(keyOf(at(""))) }},
+		{name: "two writes returned out of order", wrote: "101", cached: "100", then: func(r *Reconciler) { r.wrote(at("100")) }},
+		{name: "two writes returned in order", wrote: "100", cached: "100", then: func(r *Reconciler) { r.wrote(at("101")) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

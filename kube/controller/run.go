@@ -85,6 +85,9 @@ type run struct {
 	// written is the ClusterVersion as the run last wrote its status
 	// (update).
 	written lastWritten
+	// announced is closed once the run's first status write (announce)
+	// is done, whether it went through or not.
+	announced chan struct{}
 	// startHop is the hop the status named in progress when the run
 	// started (-1: none, or the run's first hop has started; see
 	// shown).
@@ -221,17 +224,19 @@ func (ru *run) through(ctx context.Context, hop int, fn func() error) error {
 // start launches p in the background, and reports whether it did (not
 // once the runs' context has ended, or before it is set). read is the
 // ClusterVersion as the reconcile that decided p read it, and st the
-// status it decided: the run writes st first, and starts only once
-// that write went through (a conflict, another writer in between,
-// re-queues the ClusterVersion, whose reconcile decides again from the
-// object as it is then). The run's later writes start from the object
-// that write returned, without a read (update).
+// status it decided: the run writes st first, even when it changes
+// nothing (the API server checks read's resourceVersion), and starts
+// only once that write went through; otherwise (a conflict: another
+// writer in between) the ClusterVersion is reconciled again and decided
+// from the object as it is then. The run's later writes start from the
+// object that write returned, without a read (update).
 func (r *Reconciler) start(p *plan, read *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) bool {
 	ru := &run{r: r, p: p, from: routeFrom(p.plan.Route).String(), to: routeTo(p.plan.Route).String(), flush: make(chan struct{}, 1), windowHop: -1,
 		retryEvents: eventBudget{n: retryEventsPerWindow, window: retryEventWindow},
 		failEvents:  eventBudget{n: retryEventsPerWindow, window: retryEventWindow}}
 	ru.control(&p.cv.Spec)
 	ru.startHop = -1
+	ru.announced = make(chan struct{})
 	r.mu.Lock()
 	base := r.base
 	if r.runs[p.key] != nil || base == nil || base.Err() != nil {
@@ -246,18 +251,18 @@ func (r *Reconciler) start(p *plan, read *v1alpha1.ClusterVersion, st *v1alpha1.
 }
 
 // announce writes the status the reconcile decided (see start) and
-// records the upgrade's start; it reports whether the run may go on.
-func (ru *run) announce(ctx context.Context, read *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) bool {
+// records the upgrade's start; it reports whether the run may go on, and
+// when not, how long to wait before the ClusterVersion is reconciled
+// again (none after a conflict).
+func (ru *run) announce(ctx context.Context, read *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) (bool, time.Duration) {
 	r, p := ru.r, ru.p
-	if err := r.writeStatus(ctx, read, st); err != nil {
+	fitStatus(read, st)
+	if err := r.putStatus(ctx, read, st); err != nil {
 		r.logger.Warn("controller: the status write that starts an upgrade failed; deciding again", "clusterversion", p.key, "error", err)
-		if !apierrors.IsConflict(err) {
-			select { // backing off, as after a Reconcile's error
-			case <-time.After(r.backoff.When(p.key)):
-			case <-ctx.Done():
-			}
+		if apierrors.IsConflict(err) {
+			return false, 0
 		}
-		return false
+		return false, r.backoff.When(p.key)
 	}
 	r.backoff.Forget(p.key)
 	ru.written.keep(read)
@@ -269,11 +274,33 @@ func (ru *run) announce(ctx context.Context, read *v1alpha1.ClusterVersion, st *
 	if p.fresh {
 		r.event(p.cv, "Normal", "UpgradeStarted", "Upgrade", fmt.Sprintf("upgrading %s -> %s in %s", ru.from, ru.to, english.Count(len(p.plan.Hops), "hop")))
 	}
-	return true
+	return true, 0
 }
 
 func (ru *run) execute(ctx context.Context, read *v1alpha1.ClusterVersion, st *v1alpha1.ClusterVersionStatus) {
 	r, key := ru.r, ru.p.key
+	if ok, after := ru.announce(ctx, read, st); !ok {
+		// Not started: gone from the runs before the reconciles waiting
+		// on announced look, and reconciled again after the backoff.
+		r.mu.Lock()
+		delete(r.runs, key)
+		r.mu.Unlock()
+		close(ru.announced)
+		r.runsWG.Done()
+		go func() {
+			select {
+			case <-time.After(after):
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case r.wake <- event.GenericEvent{Object: ru.p.cv}:
+			case <-ctx.Done():
+			}
+		}()
+		return
+	}
+	close(ru.announced)
 	defer func() {
 		r.mu.Lock()
 		delete(r.runs, key)
@@ -284,9 +311,6 @@ func (ru *run) execute(ctx context.Context, read *v1alpha1.ClusterVersion, st *v
 		case <-ctx.Done():
 		}
 	}()
-	if !ru.announce(ctx, read, st) {
-		return
-	}
 	// wait lets the wake that re-queues a run that could not start come
 	// not at once (for a lock, after the holder's lease had time to run
 	// out).
