@@ -67,19 +67,10 @@ func TestDecisionReadsTheCache(t *testing.T) {
 	}
 	rn := runnertest.New()
 	startOperator(t, opConfig{rn: rn, inner: &firstRun{Runner: rn, at: func() { atFirst.Store(gets.Load()) }}, cfg: ocfg})
-	ctx := context.Background()
-	cv := newCV(ns, "v26.06-rc.2", "v26.06-rc.2")
-	require.NoError(t, c.Create(ctx, cv))
-	key := client.ObjectKeyFromObject(cv)
-	waitFor(t, c, key, 30*time.Second, "idle, its generation observed", func(cv *v1alpha1.ClusterVersion) bool {
-		return cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.ObservedGeneration == cv.Generation
-	})
+	key := idleAt(t, c, ns, "v26.06-rc.2")
 	require.Positive(t, gets.Load(), "GETs past the cache: the first decision on a ClusterVersion the operator has not written reads past it")
 	before := gets.Load()
-	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.DesiredVersion = "v26.09" })
-	waitFor(t, c, key, 60*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
-		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
-	})
+	upgradeTo(t, c, key, "v26.09")
 	require.GreaterOrEqual(t, atFirst.Load(), int64(0), "a component ran")
 	assert.Equal(t, before, atFirst.Load(), "GETs of the ClusterVersion past the cache, counted when the spec changed and when the first component started")
 }
@@ -126,18 +117,9 @@ func TestStartWriteFails(t *testing.T) {
 	}
 	rn := runnertest.New()
 	startOperator(t, opConfig{rn: rn, cfg: ocfg})
-	ctx := context.Background()
-	cv := newCV(ns, "v26.06-rc.2", "v26.06-rc.2")
-	require.NoError(t, c.Create(ctx, cv))
-	key := client.ObjectKeyFromObject(cv)
-	waitFor(t, c, key, 30*time.Second, "idle, its generation observed", func(cv *v1alpha1.ClusterVersion) bool {
-		return cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.ObservedGeneration == cv.Generation
-	})
+	key := idleAt(t, c, ns, "v26.06-rc.2")
 	armed.Store(true)
-	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.DesiredVersion = "v26.09" })
-	waitFor(t, c, key, 60*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
-		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
-	})
+	upgradeTo(t, c, key, "v26.09")
 	require.Equal(t, int64(1), failed.Load(), "status writes failed by the test")
 	assert.Contains(t, body.Load(), `"phase":"Upgrading"`, "the write failed is the one that starts the upgrade")
 	ran := map[string]int{}
@@ -148,4 +130,27 @@ func TestStartWriteFails(t *testing.T) {
 	for k, n := range ran {
 		assert.Equal(t, 1, n, "%s ran %d times", k, n)
 	}
+}
+
+// idleAt creates the ClusterVersion "cluster" at version in ns and waits
+// for the operator to have written it (Idle, its generation observed).
+func idleAt(t *testing.T, c client.Client, ns, version string) client.ObjectKey {
+	t.Helper()
+	cv := newCV(ns, version, version)
+	require.NoError(t, c.Create(context.Background(), cv))
+	key := client.ObjectKeyFromObject(cv)
+	waitFor(t, c, key, 30*time.Second, "idle, its generation observed", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.Phase == v1alpha1.PhaseIdle && cv.Status.ObservedGeneration == cv.Generation
+	})
+	return key
+}
+
+// upgradeTo sets the ClusterVersion's desiredVersion to version and waits
+// for the upgrade to have completed.
+func upgradeTo(t *testing.T, c client.Client, key client.ObjectKey, version string) {
+	t.Helper()
+	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.DesiredVersion = v1alpha1.Target(version) })
+	waitFor(t, c, key, 60*time.Second, "at "+version, func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == version && cv.Status.Phase == v1alpha1.PhaseIdle
+	})
 }
