@@ -292,7 +292,7 @@ func (a *Applier) awaitDeletion(ctx context.Context, res dynamic.ResourceInterfa
 		case apierrors.IsNotFound(err):
 			a.cfg.log.InfoContext(ctx, "the object being deleted is gone; applying it", "object", r.String(), "waited", time.Since(start))
 			return nil, nil
-		case err != nil && ctx.Err() != nil:
+		case err != nil && ending(ctx):
 			return nil, terminatingError(r, old, time.Since(start), context.Cause(ctx))
 		case err != nil:
 			return nil, &ObjectError{Object: r, Op: "get", Err: err}
@@ -309,6 +309,18 @@ func (a *Applier) awaitDeletion(ctx context.Context, res dynamic.ResourceInterfa
 		interval = min(2*interval, deletionPollMax)
 		timer.Reset(interval)
 	}
+}
+
+// ending reports whether ctx has ended, after a read failed: a read
+// refused because ctx's deadline is near (client-go's rate limiter does
+// not wait past it, and its error is not context.DeadlineExceeded) is
+// the deadline's doing, said as such once it is reached; a deadline within
+// the next poll is waited for.
+func ending(ctx context.Context) bool {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= deletionPollMax {
+		<-ctx.Done()
+	}
+	return ctx.Err() != nil
 }
 
 func terminatingError(r components.Ref, u *unstructured.Unstructured, waited time.Duration, err error) *TerminatingError {

@@ -275,3 +275,36 @@ func changeStrings(cs apply.ChangeSet) []string {
 	}
 	return out
 }
+
+// TestApplyTerminatingRateLimited: a client whose rate limiter is at its
+// limit (one request a second) applies over an object held being
+// deleted until past its context's deadline. client-go's limiter refuses
+// a wait that would pass the deadline, with an error that is not
+// context.DeadlineExceeded; the apply still fails as the deadline's
+// doing: a *TerminatingError naming the object, matching
+// context.DeadlineExceeded.
+func TestApplyTerminatingRateLimited(t *testing.T) {
+	ns := namespace(t)
+	name := "held-rate-limited"
+	holdDeleting(t, ns, name)
+	slow := rest.CopyConfig(cfg)
+	slow.QPS, slow.Burst = 1, 1
+	a, err := apply.New(slow, apply.WithInventoryNamespace(ns))
+	require.NoError(t, err)
+	object := func(name string) components.Object {
+		return components.Object{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: name,
+			Content: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"name": name, "namespace": ns}, "data": map[string]any{"k": "new"}}}
+	}
+	// The client's discovery first, and its tokens spent.
+	_, err = a.ApplyAll(context.Background(), []components.Object{object("warm-up")}, components.ApplyOptions{Force: true})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+	defer cancel()
+	_, err = a.ApplyAll(ctx, []components.Object{object(name)}, components.ApplyOptions{Force: true})
+	require.Error(t, err)
+	var te *apply.TerminatingError
+	require.ErrorAs(t, err, &te, "ApplyAll: %v", err)
+	assert.Equal(t, name, te.Object.Name)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
