@@ -81,13 +81,9 @@ func (c *cli) abandon(ctx context.Context) (code int) {
 		return code
 	}
 	if !*af.yes {
-		switch c.confirm(ctx, fmt.Sprintf("Abandon %s -> %s (%s, %d/%d components done) in %s? It will never resume. [y/N] ",
-			st.From, st.To, st.Phase, st.Progress.Done, st.Progress.Total, b.where)) {
-		case answerInterrupted:
-			c.errorf("interrupted by %s while asking: nothing changed\n", signame(interruptedBy(ctx)))
-			return exitInterrupted
-		case answerNo:
-			return c.fail1(errors.New("not confirmed: nothing changed (pass --yes to skip the question)"))
+		if code, ok := c.ask(ctx, fmt.Sprintf("Abandon %s -> %s (%s, %d/%d components done) in %s? It will never resume. [y/N] ",
+			st.From, st.To, st.Phase, st.Progress.Done, st.Progress.Total, b.where)); !ok {
+			return code
 		}
 	}
 	lock := auditedLock{b.lock, audit}

@@ -25,8 +25,7 @@ import (
 // nor json logs as text; run refuses it.
 func (c *cli) setLogFormat() {
 	if c.rf == nil || *c.rf.logFormat != "json" {
-		// Straight to stderr, or above the progress bar once there is one.
-		c.log = slog.New(cliTermsHandler{slog.NewTextHandler(&aboveBar{w: c.stderr, bar: &c.bar}, nil)})
+		c.log = slog.New(cliTermsHandler{slog.NewTextHandler(c.aboveBar(), nil)})
 		return
 	}
 	c.log = slog.New(cliTermsHandler{slog.NewJSONHandler(c.stderr, &slog.HandlerOptions{ReplaceAttr: durationText})})
@@ -97,13 +96,11 @@ func (c *cli) errorf(format string, args ...any) {
 
 // say writes a line to stderr, above the progress bar when one is drawn
 // (an interrupt's notice comes while the run goes).
-func (c *cli) say(format string, args ...any) {
-	var w io.Writer = c.stderr
-	if bar := c.bar.Load(); bar != nil {
-		w = bar
-	}
-	fmt.Fprintf(w, format, args...)
-}
+func (c *cli) say(format string, args ...any) { fmt.Fprintf(c.aboveBar(), format, args...) }
+
+// aboveBar is stderr, straight, or above the progress bar once there is
+// one.
+func (c *cli) aboveBar() io.Writer { return &aboveBar{w: c.stderr, bar: &c.bar} }
 
 // logLines is stderr with --log-format json: each line written to it is a
 // record of log, without prefix. Writes may come from several goroutines

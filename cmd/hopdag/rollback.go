@@ -72,6 +72,13 @@ func (c *cli) confirmRollback(ctx context.Context, st *record.Status, plan *runn
 	}
 	question := fmt.Sprintf("Roll back %s -> %s (%s, %d/%d components done) in %s to %s, through each hop's DAG, last hop first? [y/N] ",
 		st.From, st.To, st.Phase, st.Progress.Done, st.Progress.Total, where, st.From)
+	return c.ask(ctx, question)
+}
+
+// ask asks question (confirm) and reports whether the answer is yes;
+// when it is not, it says so and code is the exit: interrupted, or not
+// confirmed.
+func (c *cli) ask(ctx context.Context, question string) (code int, ok bool) {
 	switch c.confirm(ctx, question) {
 	case answerInterrupted:
 		c.errorf("interrupted by %s while asking: nothing changed\n", signame(interruptedBy(ctx)))
