@@ -46,7 +46,11 @@ func NewCache(opts ...Option) *Cache {
 // catalog they declare (see Load), built again only when they changed. An
 // invalid catalog's error is kept as its catalog would be.
 func (c *Cache) Load(ctx context.Context, r client.Reader, namespace string) (*release.Catalog, error) {
-	objs, err := List(ctx, r, namespace)
+	// Not copied from an informer cache: the objects are only read (their
+	// identities, and their specs marshalled into the documents the
+	// catalog is built from), and a reconcile of every ClusterVersion
+	// loads them.
+	objs, err := list(ctx, r, namespace, client.UnsafeDisableDeepCopy)
 	if err != nil {
 		return nil, err
 	}

@@ -41,13 +41,19 @@ type Objects struct {
 
 // List reads the catalog objects of namespace through c.
 func List(ctx context.Context, c client.Reader, namespace string) (*Objects, error) {
+	return list(ctx, c, namespace)
+}
+
+// list is List, with opts added to each list (UnsafeDisableDeepCopy for
+// a reader whose objects are only read).
+func list(ctx context.Context, c client.Reader, namespace string, opts ...client.ListOption) (*Objects, error) {
 	var (
 		rs  v1alpha1.ReleaseList
 		cvs v1alpha1.ComponentVersionList
 		ps  v1alpha1.UpgradePathList
 	)
 	for _, l := range []client.ObjectList{&rs, &cvs, &ps} {
-		if err := c.List(ctx, l, client.InNamespace(namespace)); err != nil {
+		if err := c.List(ctx, l, append(opts, client.InNamespace(namespace))...); err != nil {
 			return nil, fmt.Errorf("catalog: listing %T in namespace %s: %w", l, namespace, err)
 		}
 	}

@@ -60,6 +60,10 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run()) // the tests skip, or fail with CI=true
 	}
 	env := &envtest.Environment{CRDDirectoryPaths: []string{"../config/crd"}, ErrorIfCRDPathMissing: true}
+	if os.Getenv("HOPDAG_BENCH_APIPROFILE") != "" {
+		// BenchmarkRollout's API server profile (apiProfile).
+		env.ControlPlane.GetAPIServer().Configure().Set("debug-socket-path", apiDebugSocket)
+	}
 	var err error
 	if cfg, err = env.Start(); err != nil {
 		panic(err)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -266,14 +268,19 @@ func (c closing) Release(ctx context.Context, l state.Lease) error {
 //     and writes, the Events) per ClusterVersion upgraded;
 //   - peak-rss-MiB: the process's peak resident set during the rollout
 //     (the test's own client included; the API server is another
-//     process; the run records are files, see fileStores).
+//     process; the run records are files, see fileStores);
+//   - cpu-ms/cluster: the process's CPU time (user and system) during
+//     the rollout per cluster upgraded (the simulated components take
+//     none: it is the controllers', their clients' and the stores').
 //
 // Run it with -benchtime=1x: one rollout is one iteration. The sizes are
 // HOPDAG_BENCH_CLUSTERS (default 1000, e.g. 1000,10000) and the
 // component time HOPDAG_BENCH_COMPONENT (default 1s); HOPDAG_BENCH_WORKERS
 // sets MaxConcurrentReconciles for both controllers (default: theirs);
 // HOPDAG_BENCH_HEAPPROFILE names a file for a heap profile taken when the
-// rollout ends, the controllers still running.
+// rollout ends, the controllers still running; HOPDAG_BENCH_APIPROFILE
+// one for a 30 s CPU profile of the API server from the rollout's start
+// (go tool pprof "$KUBEBUILDER_ASSETS/kube-apiserver" FILE).
 func BenchmarkRollout(b *testing.B) {
 	if cfg == nil {
 		b.Skip(`no API server: set KUBEBUILDER_ASSETS (eval "$(tools/env.sh kube)")`)
@@ -379,14 +386,19 @@ func benchRollout(b *testing.B, n int, component time.Duration) {
 			DesiredVersion: "v2.0.0", Waves: &v1alpha1.Waves{Size: &tenth}, MaxConcurrency: &hundred,
 		}}
 	procstat.ResetPeakRSS()
+	cpu := procstat.CPU()
 	tl.reset()
 	before := requests.Load()
 	start := time.Now()
+	if path := os.Getenv("HOPDAG_BENCH_APIPROFILE"); path != "" {
+		go apiProfile(b, path)
+	}
 	b.StartTimer()
 	require.NoError(b, c.Create(ctx, ur))
 	got := awaitEnd(b, setup, ur, start, 30*time.Minute)
 	b.StopTimer()
 	makespan := time.Since(start)
+	cpu = procstat.CPU() - cpu
 	if path := os.Getenv("HOPDAG_BENCH_HEAPPROFILE"); path != "" {
 		// What the process holds at the rollout's end, its managers still
 		// running (-memprofile is written after they stopped).
@@ -408,6 +420,7 @@ func benchRollout(b *testing.B, n int, component time.Duration) {
 	b.ReportMetric(float64(requests.Load()-before)/float64(n), "requests/cluster")
 	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-rss-MiB")
 	b.ReportMetric(makespan.Seconds(), "makespan-s")
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(n), "cpu-ms/cluster")
 	b.Logf("%d clusters, component %v: makespan %v, ideal %v (%d rounds of %d levels), %d requests", n, component, makespan.Round(time.Millisecond), ideal, rounds, benchLevels, requests.Load()-before)
 	tl.report(b, start, got.Status.Waves, benchLevels, component)
 }
@@ -445,5 +458,31 @@ func awaitEnd(b *testing.B, rcfg *rest.Config, ur *v1alpha1.UpgradeRollout, star
 		}
 		w.Stop()
 		require.NoError(b, ctx.Err(), "the rollout did not end in %v: %s", limit, got.Status.Conditions)
+	}
+}
+
+// apiDebugSocket is where the API server of the tests answers profile
+// requests when HOPDAG_BENCH_APIPROFILE is set.
+var apiDebugSocket = filepath.Join(os.TempDir(), fmt.Sprintf("hopdag-apiserver-%d.sock", os.Getpid()))
+
+// apiProfile writes to path a 30 s CPU profile of the API server, from
+// the rollout's start.
+func apiProfile(b *testing.B, path string) {
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", apiDebugSocket)
+	}}}
+	resp, err := hc.Get("http://apiserver/debug/pprof/profile?seconds=30")
+	if err != nil {
+		b.Logf("API server profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err == nil {
+		_, err = io.Copy(f, resp.Body)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		b.Logf("API server profile: %v", err)
 	}
 }

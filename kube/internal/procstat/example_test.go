@@ -14,3 +14,14 @@ func ExamplePeakRSS() {
 	fmt.Println(procstat.PeakRSS() > 0)
 	// Output: true
 }
+
+// A benchmark reports the CPU time of what it measured.
+func ExampleCPU() {
+	before := procstat.CPU()
+	sum := 0
+	for i := range 50_000_000 {
+		sum += i
+	}
+	fmt.Println(sum > 0, procstat.CPU() > before)
+	// Output: true true
+}

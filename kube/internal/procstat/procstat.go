@@ -1,6 +1,6 @@
-// Package procstat reads this process's peak resident set, for the
-// benchmarks and tests of the kube module that report memory (the
-// operator's walk-through, the fleet rollout benchmark).
+// Package procstat reads this process's peak resident set and CPU time,
+// for the benchmarks and tests of the kube module that report memory or
+// CPU (the operator's walk-through, the fleet rollout benchmark).
 package procstat
 
 import (
@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // PeakRSS is the process's peak resident set in bytes (Linux: VmHWM of
@@ -39,3 +41,13 @@ func vmHWM(sc *bufio.Scanner) uint64 {
 // ResetPeakRSS starts PeakRSS afresh (Linux: clear_refs 5); elsewhere it
 // does nothing.
 func ResetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// CPU is the CPU time this process has used so far, user and system,
+// all its threads; 0 where it cannot be read.
+func CPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestVmHWM(t *testing.T) {
@@ -32,5 +33,15 @@ func TestPeakRSS(t *testing.T) {
 	}
 	if got := PeakRSS(); got < 1<<20 {
 		t.Errorf("PeakRSS() = %d bytes: a Go test process holds more than 1 MiB", got)
+	}
+}
+
+func TestCPU(t *testing.T) {
+	before := CPU()
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+		// busy: CPU time, not sleep
+	}
+	if used := CPU() - before; used < 10*time.Millisecond {
+		t.Errorf("CPU() grew by %v over 50 ms of busy loop: want at least 10 ms", used)
 	}
 }
