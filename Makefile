@@ -14,8 +14,14 @@ NESTED      = bundle state/etcdstore kube cmd/hopdag
 
 .PHONY: test cover bench fuzz lint demo ci tidy release-check api api-check
 
+# TOOLS_TESTED are the tools module's packages with tests of their own
+# (the release check's and the API lister's); its other packages are the
+# test servers' builds, which tools/env.sh makes.
+TOOLS_TESTED = ./releasecheck ./apilist
+
 test:
 	@for m in $(MODULES); do echo "== test $$m"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+	@echo "== test tools"; cd tools && $(GO) test -race -count=1 $(TOOLS_TESTED)
 
 cover:
 	$(GO) test -count=1 -coverprofile=coverage.out ./...
