@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -35,13 +34,23 @@ func (c *cli) runStepFlags() {
 // approveFlags adds approve's --state and --by.
 func (c *cli) approveFlags() {
 	c.state = c.fs.String("state", "", "where the run's status lives: a directory, etcd://host:port/prefix or kube://namespace/name (required)")
-	user := os.Getenv("USER")
-	if user == "" {
-		user = "operator"
-	}
-	c.steps.by = c.fs.String("by", user, "who approves (recorded with the time)")
+	// Resolved when the command runs (approver), not here: the help
+	// says the same whoever reads it.
+	c.steps.by = c.fs.String("by", "", "who approves, recorded with the time (default: $USER, else operator)")
 	c.steps.logFile = c.fs.String("log-file", "", "append the approval to this audit log (see hopdag run --log-file)")
 	c.kubeFlags()
+}
+
+// approver is who an approval is recorded as: --by, else $USER (user),
+// else "operator".
+func approver(by, user string) string {
+	switch {
+	case by != "":
+		return by
+	case user != "":
+		return user
+	}
+	return "operator"
 }
 
 // checkUntil says what is wrong with the form of an --until, or "": each
@@ -204,7 +213,7 @@ func (c *cli) approve(ctx context.Context) (code int) {
 	}
 	defer b.close()
 	lock := &stateLock{auditedLock: auditedLock{b.lock, audit}, c: c, b: b}
-	st, err := state.Approve(ctx, located{b: b}, lock, step, *c.steps.by, time.Now().UTC(),
+	st, err := state.Approve(ctx, located{b: b}, lock, step, approver(*c.steps.by, c.getenvOr("USER")), time.Now().UTC(),
 		state.WithHolder(holder("approve")), state.WithTTL(leaseTTL))
 	switch {
 	case lock.err != nil:

@@ -202,3 +202,33 @@ func TestGateReasonAndApproved(t *testing.T) {
 	_, table, _ = invoke("status", "--state", state)
 	assert.Contains(t, table, "message: waiting for approval of v2.0/b; approve with: hopdag approve --state "+state+" v2.0/b, then run again (v2.0/a approved by bob)\n")
 }
+
+func TestApprover(t *testing.T) {
+	tests := []struct{ by, user, want string }{
+		{"alice", "bob", "alice"},
+		{"", "bob", "bob"},
+		{"", "", "operator"},
+		{"alice", "", "alice"},
+	}
+	for _, tt := range tests {
+		if got := approver(tt.by, tt.user); got != tt.want {
+			t.Errorf("approver(%q, %q) = %q, want %q", tt.by, tt.user, got, tt.want)
+		}
+	}
+}
+
+// Without --by, the approval is recorded as $USER; the help says so
+// whoever reads it (TestHelpAndUsageGolden runs with USER set, too).
+func TestApproveByDefaultsToUser(t *testing.T) {
+	t.Setenv("USER", "carol")
+	state := t.TempDir()
+	base := []string{"run", "-", "--from", "v26.06-rc.2", "--to", "v26.09", "--simulate", "--speed", "20000", "--state", state}
+	code, out, stderr := invoke(append(base, "--gate", "v26.09")...)
+	require.Equal(t, exitWaiting, code, "--gate: stderr:\n%s\nstdout:\n%s", stderr, out)
+	code, out, stderr = invoke("approve", "--state", state, "v26.09")
+	require.Equal(t, 0, code, "approve: stderr:\n%s", stderr)
+	assert.Contains(t, out, "approved v26.09 (by carol at ")
+	_, help, _ := invoke("approve", "--help")
+	assert.Contains(t, help, "(default: $USER, else operator)")
+	assert.NotContains(t, help, "carol")
+}
