@@ -16,8 +16,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/fleet"
@@ -33,13 +37,13 @@ const kindRolloutPlan = "RolloutPlan"
 
 // rolloutPlanCommand is hopdag rollout plan.
 var rolloutPlanCommand = command{
-	args:  "DIR -f ROLLOUT --clusters CVDIR",
+	args:  "DIR -f ROLLOUT --clusters CVDIR|kube://[NAMESPACE]",
 	short: "an UpgradeRollout's dry run: waves, routes, blocked clusters",
-	summary: "print the dry run of the UpgradeRollout in -f, without a cluster: the ClusterVersions it selects among the documents of --clusters (YAML files of ClusterVersions, or of Lists of them, as kubectl get -o yaml writes them), " +
+	summary: "print the dry run of the UpgradeRollout in -f, before it is applied: the ClusterVersions it selects among the documents of --clusters (YAML files of ClusterVersions, or of Lists of them, as kubectl get -o yaml writes them) or, with --clusters kube://NAMESPACE, among the ClusterVersions of that namespace in the cluster of --kubeconfig and --context (kube:// alone: the rollout's namespace), " +
 		"per wave (canaries first) each with its current version, the target and the route's hops, as the UpgradeRollout controller computes them into status.dryRun; then the clusters at the target, then the blocked ones with the resolver's diagnostics (the risks to accept, no route). " +
-		"Exit 0 when it could plan (blocked clusters included), 1 when the rollout or a ClusterVersion does not parse or the selector selects none. Reading the ClusterVersions from a cluster (kube://) is not supported: export them with kubectl get clusterversions -n NS -o yaml > DIR/clusters.yaml",
+		"Nothing is written, to the cluster or elsewhere. Exit 0 when it could plan (blocked clusters included), 1 when the rollout or a ClusterVersion does not parse, the cluster cannot be read, or the selector selects none.",
 	run:     (*cli).rolloutPlan,
-	example: "hopdag rollout plan testdata/catalog -f rollout.yaml --clusters clusters/",
+	example: "hopdag rollout plan testdata/catalog -f rollout.yaml --clusters clusters/\n  hopdag rollout plan testdata/catalog -f rollout.yaml --clusters kube://fleet --context mgmt",
 }
 
 // rolloutFlags are the flags of rollout plan.
@@ -49,8 +53,10 @@ type rolloutFlags struct {
 
 func (c *cli) rolloutPlanFlags() {
 	c.ro.file = c.fs.StringP("filename", "f", "", "the UpgradeRollout YAML file (required)")
-	c.ro.clusters = c.fs.String("clusters", "", "directory of ClusterVersion YAML documents, read recursively (required)")
+	c.ro.clusters = c.fs.String("clusters", "", "directory of ClusterVersion YAML documents, read recursively, or kube://NAMESPACE: the cluster's (required)")
 	c.addOutput("text", "output format: text, json or yaml")
+	c.kubeFlags()
+	c.fs.Lookup("kubeconfig").Usage = "kubeconfig of the cluster of --clusters kube:// (default: $KUBECONFIG, then ~/.kube/config)"
 }
 
 // newRolloutCommand is hopdag rollout, whose one subcommand is plan.
@@ -102,7 +108,7 @@ type plannedBlocked struct {
 	Message string   `json:"message"`
 }
 
-func (c *cli) rolloutPlan(_ context.Context) int {
+func (c *cli) rolloutPlan(ctx context.Context) int {
 	if code := c.outputIn("text", "json", "yaml"); code != exitOK {
 		return code
 	}
@@ -110,11 +116,12 @@ func (c *cli) rolloutPlan(_ context.Context) int {
 	case *c.ro.file == "":
 		return c.usageError("-f is required: the UpgradeRollout YAML file")
 	case *c.ro.clusters == "":
-		return c.usageError("--clusters is required: a directory of ClusterVersion YAML documents")
-	case strings.HasPrefix(*c.ro.clusters, "kube://"):
-		return c.usageError("--clusters " + *c.ro.clusters + ": reading ClusterVersions from a cluster is not supported; export them (kubectl get clusterversions -n NS -o yaml > DIR/clusters.yaml) and give --clusters DIR")
+		return c.usageError("--clusters is required: a directory of ClusterVersion YAML documents, or kube://NAMESPACE")
 	}
-	p, err := c.newRolloutPlan()
+	if ns, ok := strings.CutPrefix(*c.ro.clusters, "kube://"); ok && strings.Contains(ns, "/") {
+		return c.usageError("--clusters " + *c.ro.clusters + ": want kube://NAMESPACE (or kube:// for the rollout's namespace)")
+	}
+	p, err := c.newRolloutPlan(ctx)
 	if err != nil {
 		return c.fail1(err)
 	}
@@ -130,12 +137,21 @@ func (c *cli) rolloutPlan(_ context.Context) int {
 
 // newRolloutPlan reads the rollout, its ClusterVersions and the catalog,
 // and computes the dry run.
-func (c *cli) newRolloutPlan() (*rolloutPlan, error) {
-	ur, err := readRollout(*c.ro.file)
+func (c *cli) newRolloutPlan(ctx context.Context) (*rolloutPlan, error) {
+	ns, inCluster := strings.CutPrefix(*c.ro.clusters, "kube://")
+	if !inCluster {
+		ns = ""
+	}
+	ur, err := readRollout(*c.ro.file, ns)
 	if err != nil {
 		return nil, err
 	}
-	all, err := readClusterVersions(*c.ro.clusters)
+	var all []v1alpha1.ClusterVersion
+	if inCluster {
+		all, err = c.clusterVersionsIn(ctx, ur)
+	} else {
+		all, err = readClusterVersions(*c.ro.clusters)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -243,8 +259,10 @@ func selected(ur *v1alpha1.UpgradeRollout, all []v1alpha1.ClusterVersion) ([]v1a
 	return out, nil
 }
 
-// readRollout reads the one UpgradeRollout of file.
-func readRollout(file string) (*v1alpha1.UpgradeRollout, error) {
+// readRollout reads the one UpgradeRollout of file. Without a
+// metadata.namespace it is in ns (that of --clusters kube://NS), else in
+// default; with one, ns must be it or "".
+func readRollout(file, ns string) (*v1alpha1.UpgradeRollout, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading the UpgradeRollout: %w", err)
@@ -263,7 +281,10 @@ func readRollout(file string) (*v1alpha1.UpgradeRollout, error) {
 	if ur == nil {
 		return nil, fmt.Errorf("%s: no UpgradeRollout document in it", file)
 	}
-	ur.Namespace = cmp.Or(ur.Namespace, "default")
+	if ur.Namespace != "" && ns != "" && ns != ur.Namespace {
+		return nil, fmt.Errorf("%s: UpgradeRollout %s/%s selects the ClusterVersions of its own namespace, %s, not of --clusters kube://%s: give --clusters kube://%s (or kube://)", file, ur.Namespace, ur.Name, ur.Namespace, ns, ur.Namespace)
+	}
+	ur.Namespace = cmp.Or(ur.Namespace, ns, "default")
 	if ur.Spec.DesiredVersion == "" {
 		return nil, fmt.Errorf("%s: UpgradeRollout %s/%s has no spec.desiredVersion: set the version to roll out", file, ur.Namespace, ur.Name)
 	}
@@ -366,4 +387,38 @@ func strictJSON(at string, doc []byte, v any) error {
 		return fmt.Errorf("%s: %w", at, err)
 	}
 	return nil
+}
+
+// clusterVersionsIn lists the ClusterVersions that ur selects in its
+// namespace of the cluster of --kubeconfig and --context (rollout plan
+// --clusters kube://). It only reads.
+func (c *cli) clusterVersionsIn(ctx context.Context, ur *v1alpha1.UpgradeRollout) ([]v1alpha1.ClusterVersion, error) {
+	where := "--clusters kube://" + ur.Namespace
+	sel, err := metav1.LabelSelectorAsSelector(&ur.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("UpgradeRollout %s/%s: spec.selector: %w", ur.Namespace, ur.Name, err)
+	}
+	rc, err := restConfig(c.kubeConfig(), "--clusters DIR, a directory of ClusterVersion YAML documents (kubectl get clusterversions -n NS -o yaml > DIR/clusters.yaml)")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	kc, err := client.New(rc, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	var l v1alpha1.ClusterVersionList
+	err = kc.List(ctx, &l, client.InNamespace(ur.Namespace), client.MatchingLabelsSelector{Selector: sel})
+	switch {
+	case meta.IsNoMatchError(err):
+		return nil, fmt.Errorf("%s: the cluster %s has no ClusterVersion kind: install hopdag's CRDs (kubectl apply -k kube/config/crd), or give --clusters DIR", where, rc.Host)
+	case apierrors.IsForbidden(err):
+		return nil, fmt.Errorf("%s: %w: this command needs list on clusterversions.hopdag.io in namespace %s (kubectl auth can-i list clusterversions.hopdag.io -n %s)", where, err, ur.Namespace, ur.Namespace)
+	case err != nil:
+		return nil, fmt.Errorf("%s: listing the ClusterVersions: %w", where, err)
+	}
+	return l.Items, nil
 }

@@ -39,7 +39,8 @@ func TestRolloutPlanErrors(t *testing.T) {
 	}{
 		{"no -f", []string{"rollout", "plan", catalog, "--clusters", clusters}, exitUsage, "-f is required"},
 		{"no --clusters", []string{"rollout", "plan", catalog, "-f", rollout}, exitUsage, "--clusters is required"},
-		{"kube", []string{"rollout", "plan", catalog, "-f", rollout, "--clusters", "kube://clusters"}, exitUsage, "reading ClusterVersions from a cluster is not supported"},
+		{"kube with a name", []string{"rollout", "plan", catalog, "-f", rollout, "--clusters", "kube://clusters/x"}, exitUsage, "want kube://NAMESPACE"},
+		{"kube without a cluster", []string{"rollout", "plan", catalog, "-f", rollout, "--clusters", "kube://clusters", "--kubeconfig", filepath.Join(dir, "none")}, exitInvalid, "--clusters kube://clusters: kubeconfig --kubeconfig " + filepath.Join(dir, "none")},
 		{"missing rollout", []string{"rollout", "plan", catalog, "-f", filepath.Join(dir, "nope.yaml"), "--clusters", clusters}, exitInvalid, "reading the UpgradeRollout: open " + filepath.Join(dir, "nope.yaml")},
 		{"not a rollout", []string{"rollout", "plan", catalog, "-f", wrongKind, "--clusters", clusters}, exitInvalid, wrongKind + ":1: a ClusterVersion document; -f takes a file of one UpgradeRollout"},
 		{"unknown field", []string{"rollout", "plan", catalog, "-f", unknownField, "--clusters", clusters}, exitInvalid, unknownField + `:1: json: unknown field "maxConcurency"`},
