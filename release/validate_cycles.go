@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/hopdag/hopdag/internal/cycles"
-	"github.com/hopdag/hopdag/release/internal/yamldoc"
+	"github.com/hopdag/hopdag/internal/english"
 )
 
 // validateCycles reports the dependency cycles among the components each
@@ -109,7 +109,7 @@ func validateCycles(c *Catalog, sn *specNodes, ps *problems) {
 		}
 		more := ""
 		if f.releases > 1 {
-			more = fmt.Sprintf(" and %d more %s", f.releases-1, yamldoc.Plural(f.releases-1, "release"))
+			more = fmt.Sprintf(" and %d more %s", f.releases-1, english.Plural(f.releases-1, "release"))
 		}
 		// The problem is at the first dependency of the cycle.
 		first, next := f.walk[0], f.walk[1]

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/hopdag/hopdag/internal/english"
 )
 
 // Problem is one thing wrong with a document: where, what, and how to fix
@@ -165,12 +167,12 @@ func (ps *Problems) Sorted() (list []Problem, omitted int) {
 		o := ps.over[file]
 		omitted += o.n
 		list = append(list, Problem{File: file, Line: o.line, Omits: true,
-			Message: fmt.Sprintf("and %d more %s in this file, not listed (at most %d per file are)", o.n, Plural(o.n, "problem"), MaxPerFile),
+			Message: fmt.Sprintf("and %d more %s in this file, not listed (at most %d per file are)", o.n, english.Plural(o.n, "problem"), MaxPerFile),
 			Fix:     "fix the problems listed and load again"})
 	}
 	if ps.rest.n > 0 {
 		list = append(list, Problem{File: ps.restFile, Line: ps.rest.line, Omits: true,
-			Message: fmt.Sprintf("and %d more %s from here on, not listed (at most %d in all are)", ps.rest.n, Plural(ps.rest.n, "problem"), MaxProblems),
+			Message: fmt.Sprintf("and %d more %s from here on, not listed (at most %d in all are)", ps.rest.n, english.Plural(ps.rest.n, "problem"), MaxProblems),
 			Fix:     "fix the problems listed and load again"})
 	}
 	slices.SortStableFunc(list, func(a, b Problem) int {
@@ -178,12 +180,4 @@ func (ps *Problems) Sorted() (list []Problem, omitted int) {
 			cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
 	})
 	return slices.Compact(list), omitted
-}
-
-// Plural is word, or word+"s" unless n is 1.
-func Plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }

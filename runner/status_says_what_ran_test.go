@@ -15,8 +15,8 @@ import (
 	"github.com/hopdag/hopdag/runner"
 )
 
-// The status says exactly what ran, whatever stopped the run. These cases
-// came from an independent review.
+// The status says exactly what ran, whatever stopped the run: a lost
+// checkpoint, fail-fast, a cancel or a failed check.
 
 // The checkpoint that would record the last success fails: the store still
 // says Running, so the run must not report success.
