@@ -35,7 +35,7 @@ func readOnlyDir(t *testing.T, dir string) {
 		return
 	}
 	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
-		t.Skipf("running as root, and a read-only bind mount of %s is not allowed here (%v): nothing to test", dir, err)
+		cannot(t, "running as root, and a read-only bind mount of %s is not allowed here (%v): nothing to test", dir, err)
 	}
 	t.Cleanup(func() {
 		if err := syscall.Unmount(dir, 0); err != nil {
@@ -43,7 +43,7 @@ func readOnlyDir(t *testing.T, dir string) {
 		}
 	})
 	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
-		t.Skipf("running as root, and remounting %s read-only is not allowed here (%v): nothing to test", dir, err)
+		cannot(t, "running as root, and remounting %s read-only is not allowed here (%v): nothing to test", dir, err)
 	}
 }
 

@@ -98,7 +98,8 @@ func TestUntilUnknownPhase(t *testing.T) {
 
 // --gate takes hops only: a component or phase in it is refused saying
 // that those gates are declared in the catalog; an --until with an empty
-// part says so; --grace must be positive. Each before anything runs.
+// part says so; --grace must be positive, --lease-ttl at least
+// state.MinTTL. Each before anything runs.
 func TestStepFlagMistakes(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -112,6 +113,8 @@ func TestStepFlagMistakes(t *testing.T) {
 		{"until with an empty phase", []string{"--until", "v26.09/calico/"}, exitUsage, "--until v26.09/calico/: the phase after \"v26.09/calico/\" is empty"},
 		{"until with an empty hop", []string{"--until", "/calico"}, exitUsage, "--until /calico: the hop before \"/calico\" is empty"},
 		{"grace of zero", []string{"--grace", "0s"}, exitUsage, "--grace 0s: want more than 0"},
+		{"lease of a second", []string{"--lease-ttl", "1s"}, exitUsage, "--lease-ttl 1s: want at least 5s (the lease is refreshed every third of it"},
+		{"lease of zero", []string{"--lease-ttl", "0s"}, exitUsage, "--lease-ttl 0s: want at least 5s"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state")
