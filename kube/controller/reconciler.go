@@ -30,6 +30,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/catalog"
+	"github.com/hopdag/hopdag/kube/internal/eventlimit"
 	"github.com/hopdag/hopdag/kube/rollout"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
@@ -172,7 +173,7 @@ func (r *Reconciler) StatusWrites() int64 { return r.writes.Load() }
 // ClusterVersion of its namespace), and records Events as
 // "hopdag-clusterversion".
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.recorder = limited{mgr.GetEventRecorder("hopdag-clusterversion")}
+	r.recorder = eventlimit.New(mgr.GetEventRecorder("hopdag-clusterversion"))
 	// The ClusterVersion is read past the cache unless the cache shows
 	// this process's last write of it (caughtUp): a decision taken on a
 	// status the cache has not caught up with (a run that just ended)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/internal/english"
+	"github.com/hopdag/hopdag/kube/internal/eventlimit"
 	"github.com/hopdag/hopdag/runner"
 )
 
@@ -45,9 +46,9 @@ func retryOf(ev runner.Event) v1alpha1.Retry {
 	}
 }
 
-// cutLine is the first line of s, cut to at most n bytes (cutBytes).
+// cutLine is the first line of s, cut to at most n bytes (eventlimit.Cut).
 func cutLine(s string, n int) string {
-	return cutBytes(firstLine(s), n)
+	return eventlimit.Cut(firstLine(s), n)
 }
 
 // retryNext says what comes after the failed attempt of rt: when the

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
+	"github.com/hopdag/hopdag/kube/internal/eventlimit"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
 )
@@ -173,7 +174,7 @@ func listUpdates(av []v1alpha1.Update, cu []v1alpha1.ConditionalUpdate) listed {
 		u.Risks = slices.Clone(u.Risks[:min(len(u.Risks), maxRisksListed)])
 		u.RisksOmitted += len(cu[i].Risks) - len(u.Risks)
 		for j := range u.Risks {
-			u.Risks[j].Message = cutBytes(u.Risks[j].Message, riskMessageBytes)
+			u.Risks[j].Message = eventlimit.Cut(u.Risks[j].Message, riskMessageBytes)
 		}
 		l.conditional = append(l.conditional, u)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -344,4 +345,28 @@ func TestDryRun(t *testing.T) {
 	}, dr.Routes)
 	assert.Equal(t, 1, dr.BlockedCount)
 	assert.Equal(t, "c", dr.Blocked[0].Name)
+}
+
+// An UpgradeRollout's Event whose note is longer than the events API
+// accepts (a dry run naming ten blocked clusters of 200-character names)
+// arrives cut to 1,024 bytes, saying how much was left out: client-go's
+// recorder would send it whole and the API server refuse it, unseen.
+func TestLongRolloutEventNoteKept(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newFleet(t, c, 0)
+	ctx := context.Background()
+	for i := range 12 {
+		name := fmt.Sprintf("c%02d-%s", i, strings.Repeat("x", 196))
+		require.NoError(t, c.Create(ctx, &v1alpha1.ClusterVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"fleet": "prod"}},
+			Spec: v1alpha1.ClusterVersionSpec{InstalledVersion: "v9.9.9", DesiredVersion: "v9.9.9"}}))
+	}
+	management(t, c, ns)
+	require.NoError(t, c.Create(ctx, newRollout(ns, func(s *v1alpha1.UpgradeRolloutSpec) {
+		s.DesiredVersion, s.Paused, s.Canaries = "v26.09-rc.1", true, nil
+	})))
+	note := waitEvent(t, c, ns, "DryRunComputed")[0]
+	assert.LessOrEqual(t, len(note), 1024)
+	assert.True(t, strings.HasPrefix(note, "dry run: 12 clusters in "), "the note's start is kept: %q", note)
+	assert.Regexp(t, `\.\.\. and [0-9]+ more bytes$`, note)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/catalog"
 	"github.com/hopdag/hopdag/kube/controller"
+	"github.com/hopdag/hopdag/kube/internal/eventlimit"
 	"github.com/hopdag/hopdag/kube/rollout"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/release"
@@ -51,7 +52,7 @@ func (r *Reconciler) dryRun(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv
 		case p.Reason != "":
 			dr.BlockedCount++
 			if len(dr.Blocked) < maxBlocked {
-				dr.Blocked = append(dr.Blocked, v1alpha1.BlockedCluster{Name: cv.Name, Wave: waveOf[cv.Name], Current: p.Current, Reason: p.Reason, Risks: p.Risks, Message: truncate(p.Message, 1024)})
+				dr.Blocked = append(dr.Blocked, v1alpha1.BlockedCluster{Name: cv.Name, Wave: waveOf[cv.Name], Current: p.Current, Reason: p.Reason, Risks: p.Risks, Message: eventlimit.Cut(p.Message, 1024)})
 			}
 		case len(p.Hops) == 0:
 			dr.AtTarget++
@@ -171,12 +172,4 @@ func dryRunNote(dr *v1alpha1.DryRun, clusters, waves int) string {
 		note += ": " + joinMax(names, 10)
 	}
 	return note
-}
-
-// truncate keeps s within n bytes.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

@@ -66,6 +66,7 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/internal/english"
+	"github.com/hopdag/hopdag/kube/internal/eventlimit"
 	"github.com/hopdag/hopdag/kube/internal/windows"
 	"github.com/hopdag/hopdag/kube/rollout"
 )
@@ -137,7 +138,7 @@ func New(c client.Client, opts ...Option) *Reconciler {
 // UpgradeRollouts, and each of them again when a ClusterVersion of its
 // namespace changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.recorder = mgr.GetEventRecorder("hopdag-upgraderollout")
+	r.recorder = eventlimit.New(mgr.GetEventRecorder("hopdag-upgraderollout"))
 	// The rollout is read past the cache unless the cache shows the
 	// version last read or written (readRollout); the ClusterVersions
 	// from the cache, once it shows this process's starts
@@ -510,7 +511,7 @@ func fill(st *v1alpha1.UpgradeRolloutStatus, ur *v1alpha1.UpgradeRollout, d roll
 			cs.State = string(rollout.Upgrading)
 		}
 		if f := meta.FindStatusCondition(cvs[m.Key].Status.Conditions, v1alpha1.ConditionFailing); f != nil && f.Status == metav1.ConditionTrue && m.State != rollout.Pending && m.State != rollout.Succeeded {
-			cs.Message = truncate(f.Reason+": "+f.Message, 512)
+			cs.Message = eventlimit.Cut(f.Reason+": "+f.Message, 512)
 			if cs.Reason == "" {
 				cs.Reason = f.Reason // upgrading, but failing: ClusterUnreachable
 			}
