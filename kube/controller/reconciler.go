@@ -67,6 +67,9 @@ type Reconciler struct {
 	// written is the resourceVersion of each ClusterVersion as this
 	// process last wrote it (caughtUp).
 	written map[types.NamespacedName]string
+	// conflicts counts each ClusterVersion's status writes in a row that
+	// met a newer object (stale), until one goes through (wrote).
+	conflicts map[types.NamespacedName]int
 	// backoff spaces the wakes of a run whose first status write failed
 	// (announce), exponentially as controller-runtime spaces a failed
 	// Reconcile's requeues (an event in between reconciles at once).
@@ -95,14 +98,15 @@ func New(c client.Client, rn runner.Runner, stores StoreFunc, opts ...Option) *R
 	r := &Reconciler{
 		client: c, reader: c, runner: rn, stores: stores, now: time.Now,
 		interval: 2 * time.Second, clusterCheck: 30 * time.Second,
-		holder:  fmt.Sprintf("%s/%d", host, os.Getpid()),
-		ttl:     15 * time.Second,
-		logger:  slog.New(slog.DiscardHandler),
-		runs:    map[types.NamespacedName]*run{},
-		runners: map[types.NamespacedName]conn{},
-		written: map[types.NamespacedName]string{},
-		backoff: workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 1000*time.Second),
-		wake:    make(chan event.GenericEvent, 64),
+		holder:    fmt.Sprintf("%s/%d", host, os.Getpid()),
+		ttl:       15 * time.Second,
+		logger:    slog.New(slog.DiscardHandler),
+		runs:      map[types.NamespacedName]*run{},
+		runners:   map[types.NamespacedName]conn{},
+		written:   map[types.NamespacedName]string{},
+		conflicts: map[types.NamespacedName]int{},
+		backoff:   workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 1000*time.Second),
+		wake:      make(chan event.GenericEvent, 64),
 	}
 	for _, o := range opts {
 		o(r)
@@ -121,6 +125,7 @@ func (r *Reconciler) forget(cv types.NamespacedName) {
 	defer r.mu.Unlock()
 	delete(r.runners, cv)
 	delete(r.written, cv)
+	delete(r.conflicts, cv)
 	r.backoff.Forget(cv)
 }
 
@@ -131,6 +136,7 @@ func (r *Reconciler) wrote(cv *v1alpha1.ClusterVersion) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	key := keyOf(cv)
+	delete(r.conflicts, key)
 	if last, ok := r.written[key]; ok {
 		if c, err := resourceversion.CompareResourceVersion(cv.ResourceVersion, last); err == nil && c < 0 {
 			return
@@ -140,11 +146,31 @@ func (r *Reconciler) wrote(cv *v1alpha1.ClusterVersion) {
 }
 
 // stale forgets cv's last write: another writer wrote since, and the
-// next decision reads past the cache (caughtUp).
+// next decision reads past the cache (caughtUp). It counts the conflict
+// (conflictLevel).
 func (r *Reconciler) stale(cv types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.written, cv)
+	r.conflicts[cv]++
+}
+
+// conflictsToWarn is how many status writes of one ClusterVersion in a
+// row may meet a newer object before it is logged as a warning: one is
+// the ordinary race of two writers (a run and a reconcile, a client's
+// spec change), decided again at once.
+const conflictsToWarn = 5
+
+// conflictLevel is the level at which to log a status write of cv that
+// met a newer object: Debug, unless conflictsToWarn of them came in a
+// row.
+func (r *Reconciler) conflictLevel(cv types.NamespacedName) slog.Level {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conflicts[cv] >= conflictsToWarn {
+		return slog.LevelWarn
+	}
+	return slog.LevelDebug
 }
 
 // caughtUp reports whether cv, read from the cache, shows this process's
@@ -305,6 +331,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	if werr := r.writeStatus(ctx, &cv, st); werr != nil {
+		if apierrors.IsConflict(werr) {
+			// Another writer came in between: decided again from the
+			// object as it is (its watch event, or this requeue), not
+			// an error for controller-runtime to log.
+			r.logger.Log(ctx, r.conflictLevel(req.NamespacedName), "controller: the ClusterVersion changed while the reconcile decided; deciding again",
+				"clusterversion", req.String(), "error", werr)
+			return ctrl.Result{RequeueAfter: r.backoff.When(req.NamespacedName)}, nil
+		}
 		return ctrl.Result{}, werr
 	}
 	r.backoff.Forget(req.NamespacedName)

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,4 +50,31 @@ func TestCaughtUp(t *testing.T) {
 			assert.Equal(t, tt.trusted, r.caughtUp(at(tt.cached)), "caughtUp(%s) after a write at %q", tt.cached, tt.wrote)
 		})
 	}
+}
+
+// TestConflictLevel: a status write that meets a newer ClusterVersion is
+// the ordinary race of two writers, logged at Debug; only
+// conflictsToWarn of them in a row, without a write going through, are
+// a warning. A write that goes through, or the ClusterVersion's
+// deletion, starts the count again.
+func TestConflictLevel(t *testing.T) {
+	r := New(nil, nil, nil)
+	cv := &v1alpha1.ClusterVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cluster", ResourceVersion: "7"}}
+	key := keyOf(cv)
+	assert.Equal(t, slog.LevelDebug, r.conflictLevel(key), "no conflict yet")
+	for i := 1; i < conflictsToWarn; i++ {
+		r.stale(key)
+		assert.Equal(t, slog.LevelDebug, r.conflictLevel(key), "after %d conflicts", i)
+	}
+	r.stale(key)
+	assert.Equal(t, slog.LevelWarn, r.conflictLevel(key), "after %d conflicts in a row", conflictsToWarn)
+	assert.Equal(t, slog.LevelDebug, r.conflictLevel(keyOf(&v1alpha1.ClusterVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "other"}})), "counted per ClusterVersion")
+
+	r.wrote(cv)
+	assert.Equal(t, slog.LevelDebug, r.conflictLevel(key), "a write went through")
+	for range conflictsToWarn {
+		r.stale(key)
+	}
+	r.forget(key)
+	assert.Equal(t, slog.LevelDebug, r.conflictLevel(key), "deleted")
 }

@@ -258,10 +258,13 @@ func (ru *run) announce(ctx context.Context, read *v1alpha1.ClusterVersion, st *
 	r, p := ru.r, ru.p
 	fitStatus(read, st)
 	if err := r.putStatus(ctx, read, st); err != nil {
-		r.logger.Warn("controller: the status write that starts an upgrade failed; deciding again", "clusterversion", p.key, "error", err)
 		if apierrors.IsConflict(err) {
+			// Another writer came in between: the ordinary race,
+			// decided again at once; a warning only when it persists.
+			r.logger.Log(ctx, r.conflictLevel(p.key), "controller: the ClusterVersion changed before the upgrade started; deciding again", "clusterversion", p.key, "error", err)
 			return false, 0
 		}
+		r.logger.Warn("controller: the status write that starts an upgrade failed; deciding again", "clusterversion", p.key, "error", err)
 		return false, r.backoff.When(p.key)
 	}
 	r.backoff.Forget(p.key)
