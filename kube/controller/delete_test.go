@@ -187,3 +187,53 @@ func TestRecreatedClusterVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletedMidUpgradeRecorded: a ClusterVersion whose upgrade failed
+// partway (its status the only record of where the components are),
+// deleted with no run in flight, leaves a DeletedMidUpgrade Warning
+// Event with the reason the escape hatch gave; without the webhook,
+// which would have asked for one, it says that none was given.
+func TestDeletedMidUpgradeRecorded(t *testing.T) {
+	needAPIServer(t)
+	for _, webhook := range []bool{false, true} {
+		name := "without the webhook"
+		if webhook {
+			name = "with the webhook, allowed by " + controller.AllowDelete
+		}
+		t.Run(name, func(t *testing.T) {
+			c := newClient(t)
+			ns := newNamespace(t, c)
+			if !webhook {
+				ns = namespaceWithoutWebhook(t, c)
+			}
+			applyCatalog(t, c, ns, catalogDir)
+			rn := runnertest.New().Script("etcd", runnertest.Script{FailAlways: true, Permanent: true})
+			startOperator(t, opConfig{rn: rn, stores: kubeStores(t)})
+			ctx := context.Background()
+			cv := newCV(ns, "v26.06-rc.2", "v26.09")
+			require.NoError(t, c.Create(ctx, cv))
+			key := client.ObjectKeyFromObject(cv)
+			got := waitFor(t, c, key, 60*time.Second, "failed", func(cv *v1alpha1.ClusterVersion) bool {
+				return cv.Status.Phase == v1alpha1.PhaseFailed && slices.Contains(cv.Finalizers, controller.Finalizer)
+			})
+			why := "no reason given (" + controller.AllowDelete + " not set: the webhook is not in use)"
+			if webhook {
+				require.Error(t, c.Delete(ctx, got.DeepCopy(), client.DryRunAll), "the webhook refuses deleting a failed upgrade")
+				deleteAllowed(t, c, got)
+				why = "test: done"
+			} else {
+				require.NoError(t, c.Delete(ctx, got))
+			}
+			waitGone(t, c, key, 60*time.Second)
+			var notes []string
+			require.Eventually(t, func() bool {
+				notes = eventNotes(t, c, ns, "DeletedMidUpgrade")
+				return len(notes) > 0
+			}, 10*time.Second, 100*time.Millisecond, "a DeletedMidUpgrade Event")
+			require.Len(t, notes, 1, "DeletedMidUpgrade Events")
+			assert.Contains(t, notes[0], "ClusterVersion "+ns+"/cluster deleted mid-upgrade ("+why+"): hop ")
+			assert.Contains(t, notes[0], "failed")
+			assert.Contains(t, notes[0], "its status and its run's record, which said where the components are, are gone with it")
+		})
+	}
+}
