@@ -14,7 +14,6 @@ import (
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/internal/english"
-	"github.com/hopdag/hopdag/kube/rollout"
 	"github.com/hopdag/hopdag/path"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/release"
@@ -46,8 +45,8 @@ type decision struct {
 	// wait: decide again after it, when nothing changes before (a
 	// maintenance window opens).
 	wait time.Duration
-	// window is spec.maintenanceWindows, compiled (nil: none).
-	window *rollout.Calendar
+	// window is spec.maintenanceWindows and the rollout's, compiled.
+	window runWindows
 	// revert: spec.rollback asks to roll back the upgrade from -> to
 	// (reverting).
 	revert bool
@@ -84,9 +83,9 @@ func (d *decision) outsideWindow() (bool, *plan, error) {
 	if d.revert {
 		return false, nil, nil // a rollback restores what was changed: not held
 	}
-	cal, err := calendarOf(cv)
+	cal, err := d.r.windowsOf(d.ctx, cv)
 	if err != nil {
-		d.r.failing(cv, st, "InvalidMaintenanceWindow", fmt.Sprintf("ClusterVersion %s/%s: spec.maintenanceWindows: %v", cv.Namespace, cv.Name, err))
+		d.r.failing(cv, st, "InvalidMaintenanceWindow", err.Error())
 		if !d.inFlight {
 			st.Phase = v1alpha1.PhaseIdle
 		}
@@ -108,7 +107,7 @@ func (d *decision) outsideWindow() (bool, *plan, error) {
 		if st.Phase == v1alpha1.PhaseUpgrading {
 			st.Phase = v1alpha1.PhasePaused
 		}
-		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForMaintenanceWindow", windowStopMessage(st, d.to.String(), next))
+		setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForMaintenanceWindow", cal.windowStopMessage(st, d.to.String(), next))
 		return decided()
 	}
 	// Show the upgrade that waits to start; the hop a stopped run left
@@ -117,7 +116,7 @@ func (d *decision) outsideWindow() (bool, *plan, error) {
 	st.Plan = summary(d.p, nil, d.target)
 	st.Plan.Partial = d.ph
 	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForMaintenanceWindow",
-		"the upgrade to "+d.to.String()+" waits for a maintenance window (spec.maintenanceWindows): "+nextOpening(next))
+		"the upgrade to "+d.to.String()+" waits for a maintenance window ("+cal.named+"): "+cal.nextOpening(next))
 	return decided()
 }
 

@@ -215,6 +215,7 @@
 // +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions/finalizers,verbs=update
 // +kubebuilder:rbac:groups=hopdag.io,resources=clusterversions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=hopdag.io,resources=releases;componentversions;upgradepaths,verbs=get;list;watch
+// +kubebuilder:rbac:groups=hopdag.io,resources=upgraderollouts,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=create;patch

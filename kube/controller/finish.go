@@ -262,7 +262,7 @@ func (e *ending) paused() {
 func (e *ending) windowClosed() {
 	st, cv := e.st, e.cv
 	st.Phase = v1alpha1.PhasePaused
-	msg := windowStopMessage(st, e.ru.to, e.ru.p.window.NextOpen(e.ru.r.now()))
+	msg := e.ru.p.window.windowStopMessage(st, e.ru.to, e.ru.p.window.NextOpen(e.ru.r.now()))
 	setCondition(st, cv, v1alpha1.ConditionProgressing, metav1.ConditionFalse, "WaitingForMaintenanceWindow", msg)
 	setCondition(st, cv, v1alpha1.ConditionFailing, metav1.ConditionFalse, "AsExpected", "")
 	e.r.event(cv, "Normal", "UpgradePaused", "MaintenanceWindow", msg)

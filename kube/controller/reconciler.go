@@ -31,7 +31,6 @@ import (
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/catalog"
 	"github.com/hopdag/hopdag/kube/internal/eventlimit"
-	"github.com/hopdag/hopdag/kube/rollout"
 	"github.com/hopdag/hopdag/record"
 	"github.com/hopdag/hopdag/runner"
 )
@@ -426,9 +425,10 @@ type plan struct {
 	// retry: the resumption of a Failed upgrade that spec.retry asked
 	// for. Only then does the run resume a record that ended failed.
 	retry bool
-	// window is spec.maintenanceWindows (nil: none, always open): a hop
-	// starts only while one is open (run.Run).
-	window *rollout.Calendar
+	// window is spec.maintenanceWindows and those of the rollout that
+	// started the upgrade (none: always open): a hop starts only while
+	// they are (run.Run).
+	window runWindows
 	// revert: the run rolls the upgrade back, as spec.rollback asks
 	// (runner.Revert on its record).
 	revert bool

@@ -149,3 +149,64 @@ func TestMaintenanceWindowEnds(t *testing.T) {
 		seen[k] = true
 	}
 }
+
+// TestRolloutWindowsBoundEachHop: the maintenance windows of the
+// UpgradeRollout that set a ClusterVersion's desiredVersion bound each
+// hop of its upgrade, as the ClusterVersion's own do: the window closes
+// during hop 1, hop 1 finishes, the ClusterVersion is Paused between
+// releases naming the rollout's windows, and it resumes in the rollout's
+// next window, running no component twice. (The rollout's windows only
+// held clusters' starts: a cluster started in them ran every hop after
+// they closed.)
+func TestRolloutWindowsBoundEachHop(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newNamespace(t, c)
+	applyCatalog(t, c, ns, catalogDir)
+	set, now := settableClock(t)
+	// Saturdays 02:00-06:00 in Paris: 01:00-05:00 UTC in December.
+	set("2026-12-12T04:59:00Z")
+	rn := runnertest.New()
+	rn.OnStart = func(tk runner.Task) {
+		if tk.HopIndex == 0 && tk.Component == "provider" {
+			set("2026-12-12T05:00:00Z") // the window closes while hop 1 runs
+		}
+	}
+	ctx := context.Background()
+	// The rollout, as the fleet controller would have it (no fleet
+	// controller runs here: the ClusterVersion reconciler reads it).
+	require.NoError(t, c.Create(ctx, &v1alpha1.UpgradeRollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fleet"},
+		Spec: v1alpha1.UpgradeRolloutSpec{DesiredVersion: "v26.09", Selector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
+			MaintenanceWindows: []v1alpha1.MaintenanceWindow{{Schedule: "0 2 * * SAT", Duration: metav1.Duration{Duration: 4 * time.Hour}, TimeZone: "Europe/Paris"}}}}))
+	startOperator(t, opConfig{rn: rn, opts: []controller.Option{controller.WithClock(now)}})
+	cv := newCV(ns, "v26.06-rc.2", "v26.09")
+	cv.Annotations = map[string]string{v1alpha1.RolloutAnnotation: "fleet"}
+	require.NoError(t, c.Create(ctx, cv))
+	key := client.ObjectKeyFromObject(cv)
+
+	got := waitFor(t, c, key, 60*time.Second, "paused after hop 1", func(cv *v1alpha1.ClusterVersion) bool {
+		p := meta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionProgressing)
+		return cv.Status.Phase == v1alpha1.PhasePaused && p != nil && p.Reason == "WaitingForMaintenanceWindow"
+	})
+	assert.Equal(t, "v26.06-rc.3", got.Status.CurrentVersion, "hop 1, in progress when the window closed, finished")
+	p := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionProgressing)
+	assert.Equal(t, "stopped at 7/19 components toward v26.09: the maintenance window (UpgradeRollout fleet's spec.maintenanceWindows) closed, the hop in progress finished and the next starts in the next window: the next opens at 2026-12-19T01:00:00Z", p.Message)
+	for _, r := range rn.Records() {
+		assert.Equal(t, 0, r.Hop, "%s ran on hop %d, after the rollout's window closed", r.Component, r.Hop+1)
+	}
+
+	// A rollout's window that opens resumes it; a ClusterVersion's own
+	// window, closed then, would still hold it (both must be open).
+	set("2026-12-19T01:30:00Z")
+	setSpec(t, c, key, func(s *v1alpha1.ClusterVersionSpec) { s.AcceptRisks = []string{"none"} })
+	got = waitFor(t, c, key, 60*time.Second, "at v26.09", func(cv *v1alpha1.ClusterVersion) bool {
+		return cv.Status.CurrentVersion == "v26.09" && cv.Status.Phase == v1alpha1.PhaseIdle
+	})
+	assert.Equal(t, "v26.06-rc.2", got.Status.History[0].From, "one upgrade, from where it started")
+	seen := map[string]bool{}
+	for _, r := range rn.Records() {
+		k := fmt.Sprintf("hop %d %s", r.Hop+1, r.Component)
+		assert.False(t, seen[k], "%s ran twice", k)
+		seen[k] = true
+	}
+}

@@ -74,8 +74,8 @@ import (
 // The annotations a rollout puts on the ClusterVersions it starts.
 const (
 	// Rollout names the UpgradeRollout that set the ClusterVersion's
-	// desiredVersion.
-	Rollout = "hopdag.io/rollout"
+	// desiredVersion (v1alpha1.RolloutAnnotation).
+	Rollout = v1alpha1.RolloutAnnotation
 	// Started is when it did (RFC 3339).
 	Started = "hopdag.io/rollout-started"
 )

@@ -237,7 +237,7 @@ func Decide(spec Spec, members []Member, now time.Time) Decision {
 		if s.Wave != d.Wave || s.State != Pending || slots <= 0 {
 			continue
 		}
-		if next := openAt(spec.Windows, ms[i].Windows, now); !next.Equal(now) {
+		if next := (Windows{spec.Windows, ms[i].Windows}).NextOpen(now); !next.Equal(now) {
 			s.Reason, s.NextWindow = "WaitingForWindow", next
 			waiting++
 			d.wake(next)
@@ -313,27 +313,6 @@ func (d *Decision) waveUntouched(i int) bool {
 		}
 	}
 	return true
-}
-
-// openAt returns now when both calendars are open at now, else when both
-// next are (zero if never, within a year of looking).
-func openAt(a, b *Calendar, now time.Time) time.Time {
-	t := now
-	for range 1000 {
-		ta := a.NextOpen(t)
-		if ta.IsZero() {
-			return time.Time{}
-		}
-		tb := b.NextOpen(ta)
-		if tb.IsZero() {
-			return time.Time{}
-		}
-		if tb.Equal(ta) {
-			return ta
-		}
-		t = tb
-	}
-	return time.Time{}
 }
 
 // waves groups ms (in key order) as spec says.

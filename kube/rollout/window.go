@@ -155,3 +155,56 @@ func (c *Calendar) NextOpen(t time.Time) time.Time {
 	}
 	return next
 }
+
+// Windows are calendars that must all be open at once: a cluster's own
+// maintenance windows and those of the rollout that started it. Nil
+// entries, and calendars without windows, are always open.
+type Windows []*Calendar
+
+// Always reports whether every calendar is always open.
+func (ws Windows) Always() bool {
+	for _, c := range ws {
+		if !c.Always() {
+			return false
+		}
+	}
+	return true
+}
+
+// Open reports whether every calendar is open at t and, if so, when the
+// first of their open stretches closes (zero when all are always open).
+func (ws Windows) Open(t time.Time) (bool, time.Time) {
+	var closes time.Time
+	for _, c := range ws {
+		open, end := c.Open(t)
+		if !open {
+			return false, time.Time{}
+		}
+		if !end.IsZero() && (closes.IsZero() || end.Before(closes)) {
+			closes = end
+		}
+	}
+	return true, closes
+}
+
+// NextOpen returns t if every calendar is open at t, else the first time
+// after t when they all are (zero if that is not found within 1,000
+// openings of one of them, or one never opens again).
+func (ws Windows) NextOpen(t time.Time) time.Time {
+	for range 1000 {
+		moved := false
+		for _, c := range ws {
+			n := c.NextOpen(t)
+			if n.IsZero() {
+				return time.Time{}
+			}
+			if n.After(t) {
+				t, moved = n, true
+			}
+		}
+		if !moved {
+			return t
+		}
+	}
+	return time.Time{}
+}

@@ -154,3 +154,63 @@ func ExampleCalendar_Open() {
 	// opens: Sat 12 Dec 02:00 CET
 	// closes: Sat 12 Dec 06:00 CET
 }
+
+// TestPropertyWindowsMatchMinuteByMinute: Windows of two calendars are
+// open exactly where both are, minute by minute over a week, and
+// NextOpen is the first minute at or after now where both are (for
+// random weekly windows, as the calendar's own property test).
+func TestPropertyWindowsMatchMinuteByMinute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	start := at("2026-12-07T00:00:00Z")
+	const minutes = 7 * 24 * 60
+	calendar := func() (*rollout.Calendar, []rollout.Window) {
+		var ws []rollout.Window
+		for range 1 + rng.IntN(3) {
+			ws = append(ws, rollout.Window{Schedule: fmt.Sprintf("%d %d * * %d", rng.IntN(4)*15, rng.IntN(24), rng.IntN(7)), Duration: time.Duration(1+rng.IntN(3000)) * time.Minute})
+		}
+		c, err := rollout.Compile(ws)
+		require.NoError(t, err)
+		return c, ws
+	}
+	for trial := range 40 {
+		a, wa := calendar()
+		b, wb := calendar()
+		ws := rollout.Windows{a, nil, b}
+		both := make([]bool, minutes)
+		for i := range minutes {
+			now := start.Add(time.Duration(i) * time.Minute)
+			oa, _ := a.Open(now)
+			ob, _ := b.Open(now)
+			both[i] = oa && ob
+		}
+		require.False(t, ws.Always())
+		for i := 0; i < minutes; i += 11 {
+			now := start.Add(time.Duration(i) * time.Minute)
+			got, closes := ws.Open(now)
+			require.Equal(t, both[i], got, "trial %d windows %+v and %+v at %v", trial, wa, wb, now)
+			if got {
+				end := i
+				for end < minutes && both[end] {
+					end++
+				}
+				if end < minutes {
+					require.Equal(t, start.Add(time.Duration(end)*time.Minute), closes, "trial %d: close of the stretch at %v", trial, now)
+				}
+			}
+			first := -1
+			for k := i; k < minutes; k++ {
+				if both[k] {
+					first = k
+					break
+				}
+			}
+			if first >= 0 {
+				require.Equal(t, start.Add(time.Duration(first)*time.Minute), ws.NextOpen(now), "trial %d windows %+v and %+v: next opening from %v", trial, wa, wb, now)
+			}
+		}
+	}
+	assert.True(t, rollout.Windows{nil, {}}.Always(), "no windows: always open")
+	open, closes := rollout.Windows{}.Open(start)
+	assert.True(t, open)
+	assert.True(t, closes.IsZero())
+}

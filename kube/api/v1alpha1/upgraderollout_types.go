@@ -100,11 +100,19 @@ type UpgradeRolloutSpec struct {
 	// +optional
 	// +kubebuilder:validation:Enum=Rollback;RollbackRun
 	OnFailure string `json:"onFailure,omitempty"`
-	// MaintenanceWindows, when set, are when ClusterVersions may start.
+	// MaintenanceWindows, when set, are when the ClusterVersions it
+	// starts may run: a cluster starts only while these and its own
+	// windows are both open, and each hop of its upgrade too (a hop in
+	// progress when one closes finishes; the next waits, Paused).
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	MaintenanceWindows []MaintenanceWindow `json:"maintenanceWindows,omitempty"`
 }
+
+// RolloutAnnotation names, on a ClusterVersion, the UpgradeRollout (of
+// its namespace) that set its desiredVersion; the ClusterVersion's
+// upgrade to that version keeps within the rollout's maintenance windows.
+const RolloutAnnotation = "hopdag.io/rollout"
 
 // Canaries are the ClusterVersions that go first: Names, or the first
 // Count in name order.
