@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -147,15 +148,16 @@ func (c *cli) newRolloutPlan(ctx context.Context) (*rolloutPlan, error) {
 		return nil, err
 	}
 	var all []v1alpha1.ClusterVersion
+	var nss map[string]labels.Set
 	if inCluster {
-		all, err = c.clusterVersionsIn(ctx, ur)
+		all, nss, err = c.clusterVersionsIn(ctx, ur)
 	} else {
-		all, err = readClusterVersions(*c.ro.clusters)
+		all, nss, err = readClusterVersions(*c.ro.clusters)
 	}
 	if err != nil {
 		return nil, err
 	}
-	cvs, err := selected(ur, all)
+	cvs, err := selected(ur, all, nss)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +175,7 @@ func (c *cli) newRolloutPlan(ctx context.Context) (*rolloutPlan, error) {
 	}
 	byName := map[string]*v1alpha1.ClusterVersion{}
 	for i := range cvs {
-		byName[cvs[i].Name] = &cvs[i]
+		byName[fleet.MemberKey(ur, &cvs[i])] = &cvs[i]
 	}
 	p := &rolloutPlan{Rollout: ur.Namespace + "/" + ur.Name, Target: string(ur.Spec.DesiredVersion), Clusters: len(cvs),
 		Waves: make([]plannedWave, len(d.Waves)), AtTarget: []string{}, Blocked: []plannedBlocked{}}
@@ -242,20 +244,39 @@ func (p *rolloutPlan) text() string {
 	return b.String()
 }
 
-// selected are the ClusterVersions of all that ur selects: in its
-// namespace, matching its spec.selector, as the controller lists them.
-func selected(ur *v1alpha1.UpgradeRollout, all []v1alpha1.ClusterVersion) ([]v1alpha1.ClusterVersion, error) {
+// selected are the ClusterVersions of all that ur selects, as the
+// controller lists them: matching its spec.selector, in its namespace
+// or, with spec.namespaceSelector, in the namespaces whose labels (nss;
+// a namespace without an entry has only its kubernetes.io/metadata.name,
+// as the API server sets it) match.
+func selected(ur *v1alpha1.UpgradeRollout, all []v1alpha1.ClusterVersion, nss map[string]labels.Set) ([]v1alpha1.ClusterVersion, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&ur.Spec.Selector)
 	if err != nil {
 		return nil, fmt.Errorf("UpgradeRollout %s/%s: spec.selector: %w", ur.Namespace, ur.Name, err)
 	}
+	in := func(ns string) bool { return ns == ur.Namespace }
+	if ur.Spec.NamespaceSelector != nil {
+		nsSel, err := metav1.LabelSelectorAsSelector(ur.Spec.NamespaceSelector)
+		if err != nil {
+			return nil, fmt.Errorf("UpgradeRollout %s/%s: spec.namespaceSelector: %w", ur.Namespace, ur.Name, err)
+		}
+		in = func(ns string) bool {
+			set, ok := nss[ns]
+			if !ok {
+				set = labels.Set{corev1.LabelMetadataName: ns}
+			}
+			return nsSel.Matches(set)
+		}
+	}
 	var out []v1alpha1.ClusterVersion
 	for _, cv := range all {
-		if cv.Namespace == ur.Namespace && sel.Matches(labels.Set(cv.Labels)) {
+		if in(cv.Namespace) && sel.Matches(labels.Set(cv.Labels)) {
 			out = append(out, cv)
 		}
 	}
-	slices.SortFunc(out, func(a, b v1alpha1.ClusterVersion) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b v1alpha1.ClusterVersion) int {
+		return cmp.Compare(fleet.MemberKey(ur, &a), fleet.MemberKey(ur, &b))
+	})
 	return out, nil
 }
 
@@ -292,14 +313,31 @@ func readRollout(file, ns string) (*v1alpha1.UpgradeRollout, error) {
 }
 
 // readClusterVersions reads the ClusterVersion documents (and Lists of
-// them) of the YAML files under dir.
-func readClusterVersions(dir string) ([]v1alpha1.ClusterVersion, error) {
+// them) of the YAML files under dir, and the labels of the Namespace
+// documents there (for a rollout's spec.namespaceSelector).
+func readClusterVersions(dir string) ([]v1alpha1.ClusterVersion, map[string]labels.Set, error) {
 	if fi, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("--clusters: %w", err)
+		return nil, nil, fmt.Errorf("--clusters: %w", err)
 	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("--clusters %s: not a directory; give the directory of the ClusterVersion YAML files", dir)
+		return nil, nil, fmt.Errorf("--clusters %s: not a directory; give the directory of the ClusterVersion YAML files", dir)
 	}
 	var out []v1alpha1.ClusterVersion
+	nss := map[string]labels.Set{}
+	addNamespace := func(at string, doc []byte) error {
+		var ns corev1.Namespace
+		if err := json.Unmarshal(doc, &ns); err != nil {
+			return fmt.Errorf("%s: Namespace: %w", at, err)
+		}
+		if ns.Name == "" {
+			return fmt.Errorf("%s: Namespace without metadata.name: name it", at)
+		}
+		set := labels.Set{corev1.LabelMetadataName: ns.Name}
+		for k, v := range ns.Labels {
+			set[k] = v
+		}
+		nss[ns.Name] = set
+		return nil
+	}
 	add := func(at string, doc []byte) error {
 		var cv v1alpha1.ClusterVersion
 		if err := strictJSON(at, doc, &cv); err != nil {
@@ -324,7 +362,9 @@ func readClusterVersions(dir string) ([]v1alpha1.ClusterVersion, error) {
 			switch kind {
 			case "ClusterVersion":
 				return add(at, doc)
-			case "List", "ClusterVersionList":
+			case "Namespace":
+				return addNamespace(at, doc)
+			case "List", "ClusterVersionList", "NamespaceList":
 				var l struct {
 					Items []json.RawMessage `json:"items"`
 				}
@@ -332,16 +372,28 @@ func readClusterVersions(dir string) ([]v1alpha1.ClusterVersion, error) {
 					return fmt.Errorf("%s: %s: %w", at, kind, err)
 				}
 				for i, item := range l.Items {
-					if err := add(fmt.Sprintf("%s (items[%d])", at, i), item); err != nil {
+					itemAt := fmt.Sprintf("%s (items[%d])", at, i)
+					var k struct {
+						Kind string `json:"kind"`
+					}
+					_ = json.Unmarshal(item, &k)
+					var err error
+					switch {
+					case k.Kind == "Namespace" || kind == "NamespaceList":
+						err = addNamespace(itemAt, item)
+					default:
+						err = add(itemAt, item)
+					}
+					if err != nil {
 						return err
 					}
 				}
 				return nil
 			}
-			return fmt.Errorf("%s: a %s document; --clusters takes ClusterVersions (and Lists of them) only", at, cmp.Or(kind, "kindless"))
+			return fmt.Errorf("%s: a %s document; --clusters takes ClusterVersions and Namespaces (and Lists of them) only", at, cmp.Or(kind, "kindless"))
 		})
 	})
-	return out, err
+	return out, nss, err
 }
 
 // eachDocument calls f with each non-empty YAML document of data as
@@ -389,36 +441,58 @@ func strictJSON(at string, doc []byte, v any) error {
 	return nil
 }
 
-// clusterVersionsIn lists the ClusterVersions that ur selects in its
-// namespace of the cluster of --kubeconfig and --context (rollout plan
-// --clusters kube://). It only reads.
-func (c *cli) clusterVersionsIn(ctx context.Context, ur *v1alpha1.UpgradeRollout) ([]v1alpha1.ClusterVersion, error) {
+// clusterVersionsIn lists the ClusterVersions that ur selects in the
+// cluster of --kubeconfig and --context (rollout plan --clusters
+// kube://): in its namespace or, with spec.namespaceSelector, in every
+// namespace, with the namespaces' labels. It only reads.
+func (c *cli) clusterVersionsIn(ctx context.Context, ur *v1alpha1.UpgradeRollout) ([]v1alpha1.ClusterVersion, map[string]labels.Set, error) {
 	where := "--clusters kube://" + ur.Namespace
 	sel, err := metav1.LabelSelectorAsSelector(&ur.Spec.Selector)
 	if err != nil {
-		return nil, fmt.Errorf("UpgradeRollout %s/%s: spec.selector: %w", ur.Namespace, ur.Name, err)
+		return nil, nil, fmt.Errorf("UpgradeRollout %s/%s: spec.selector: %w", ur.Namespace, ur.Name, err)
 	}
 	rc, err := restConfig(c.kubeConfig(), "--clusters DIR, a directory of ClusterVersion YAML documents (kubectl get clusterversions -n NS -o yaml > DIR/clusters.yaml)")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, nil, err
 	}
 	kc, err := client.New(rc, client.Options{Scheme: scheme})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, nil, fmt.Errorf("%s: %w", where, err)
+	}
+	opts := []client.ListOption{client.MatchingLabelsSelector{Selector: sel}}
+	scope := "namespace " + ur.Namespace
+	if ur.Spec.NamespaceSelector == nil {
+		opts = append(opts, client.InNamespace(ur.Namespace))
+	} else {
+		scope = "every namespace (spec.namespaceSelector)"
 	}
 	var l v1alpha1.ClusterVersionList
-	err = kc.List(ctx, &l, client.InNamespace(ur.Namespace), client.MatchingLabelsSelector{Selector: sel})
+	err = kc.List(ctx, &l, opts...)
 	switch {
 	case meta.IsNoMatchError(err):
-		return nil, fmt.Errorf("%s: the cluster %s has no ClusterVersion kind: install hopdag's CRDs (kubectl apply -k kube/config/crd), or give --clusters DIR", where, rc.Host)
+		return nil, nil, fmt.Errorf("%s: the cluster %s has no ClusterVersion kind: install hopdag's CRDs (kubectl apply -k kube/config/crd), or give --clusters DIR", where, rc.Host)
 	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("%s: %w: this command needs list on clusterversions.hopdag.io in namespace %s (kubectl auth can-i list clusterversions.hopdag.io -n %s)", where, err, ur.Namespace, ur.Namespace)
+		return nil, nil, fmt.Errorf("%s: %w: this command needs list on clusterversions.hopdag.io in %s (kubectl auth can-i list clusterversions.hopdag.io -n %s)", where, err, scope, ur.Namespace)
 	case err != nil:
-		return nil, fmt.Errorf("%s: listing the ClusterVersions: %w", where, err)
+		return nil, nil, fmt.Errorf("%s: listing the ClusterVersions: %w", where, err)
 	}
-	return l.Items, nil
+	if ur.Spec.NamespaceSelector == nil {
+		return l.Items, nil, nil
+	}
+	var nl corev1.NamespaceList
+	if err := kc.List(ctx, &nl); err != nil {
+		return nil, nil, fmt.Errorf("%s: listing the namespaces, for spec.namespaceSelector: %w", where, err)
+	}
+	nss := map[string]labels.Set{}
+	for _, ns := range nl.Items {
+		nss[ns.Name] = labels.Set(ns.Labels)
+	}
+	return l.Items, nss, nil
 }

@@ -40,7 +40,7 @@ func TestRolloutPlanFromCluster(t *testing.T) {
 	kc, err := client.New(cl.cfg, client.Options{Scheme: scheme})
 	require.NoError(t, err)
 	require.NoError(t, kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "clusters"}}))
-	cvs, err := readClusterVersions(dir)
+	cvs, _, err := readClusterVersions(dir)
 	require.NoError(t, err)
 	require.NotEmpty(t, cvs)
 	for i := range cvs {

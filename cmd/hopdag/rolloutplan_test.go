@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,4 +59,45 @@ func TestRolloutPlanErrors(t *testing.T) {
 			assert.Contains(t, stderr, tt.stderr)
 		})
 	}
+}
+
+// rollout plan of a rollout with spec.namespaceSelector plans the
+// ClusterVersions of the namespaces whose labels (from the Namespace
+// documents of --clusters; kubernetes.io/metadata.name alone for the
+// others) match, named NAMESPACE/NAME.
+func TestRolloutPlanNamespaceSelector(t *testing.T) {
+	dir := t.TempDir()
+	cv := func(ns, name string) string {
+		return "apiVersion: hopdag.io/v1alpha1\nkind: ClusterVersion\nmetadata: {name: " + name + ", namespace: " + ns + ", labels: {env: prod}}\nspec: {desiredVersion: v26.06}\n---\n"
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "clusters.yaml"), []byte(
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: east, labels: {region: eu}}\n---\n"+
+			"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Namespace, metadata: {name: north, labels: {region: eu}}}\n---\n"+
+			cv("east", "e1")+cv("north", "n1")+cv("west", "w1")+cv("clusters", "home")), 0o644))
+	rollout := filepath.Join(t.TempDir(), "rollout.yaml")
+	require.NoError(t, os.WriteFile(rollout, []byte("apiVersion: hopdag.io/v1alpha1\nkind: UpgradeRollout\nmetadata: {name: eu, namespace: clusters}\n"+
+		"spec:\n  selector: {matchLabels: {env: prod}}\n  namespaceSelector: {matchLabels: {region: eu}}\n  desiredVersion: v26.09-rc.1\n  acceptRisks: [containerd-v2-config]\n  canaries: {names: [north/n1]}\n"), 0o644))
+	code, out, stderr := invoke("rollout", "plan", catalog, "-f", rollout, "--clusters", dir, "-o", "json")
+	require.Equal(t, exitOK, code, "stderr:\n%s", stderr)
+	var p rolloutPlan
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	var got []string
+	for _, w := range p.Waves {
+		for _, c := range w.Clusters {
+			got = append(got, w.Name+":"+c.Name)
+		}
+	}
+	assert.Equal(t, []string{"canary:north/n1", "fleet:east/e1"}, got, "the ClusterVersions of the namespaces labelled region=eu")
+	assert.Equal(t, 2, p.Clusters)
+
+	// A selector on the name the API server labels every namespace with.
+	require.NoError(t, os.WriteFile(rollout, []byte("apiVersion: hopdag.io/v1alpha1\nkind: UpgradeRollout\nmetadata: {name: eu, namespace: clusters}\n"+
+		"spec:\n  selector: {matchLabels: {env: prod}}\n  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: west}}\n  desiredVersion: v26.09-rc.1\n  acceptRisks: [containerd-v2-config]\n"), 0o644))
+	code, out, stderr = invoke("rollout", "plan", catalog, "-f", rollout, "--clusters", dir, "-o", "json")
+	require.Equal(t, exitOK, code, "stderr:\n%s", stderr)
+	p = rolloutPlan{}
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	require.Len(t, p.Waves, 1)
+	require.Len(t, p.Waves[0].Clusters, 1)
+	assert.Equal(t, "west/w1", p.Waves[0].Clusters[0].Name)
 }

@@ -35,24 +35,36 @@ func (r *Reconciler) dryRun(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv
 	for _, m := range d.Members {
 		waveOf[m.Key] = d.Waves[m.Wave].Name
 	}
-	cat, err := catalog.Load(ctx, r.reader, ur.Namespace, catalog.WithManifests(r.manifests))
-	if err != nil && !errors.Is(err, release.ErrInvalidCatalog) {
-		return nil, fmt.Errorf("fleet: UpgradeRollout %s/%s: loading the catalog for its dry run: %w", ur.Namespace, ur.Name, err)
+	// Each ClusterVersion's route in the catalog of its namespace, as its
+	// reconciler resolves it.
+	type loaded struct {
+		cat *release.Catalog
+		err error
 	}
+	catalogs := map[string]loaded{}
 	routes := map[string]*v1alpha1.PlannedRoute{}
 	for i := range cvs {
 		cv := &cvs[i]
-		var p ClusterRoute
-		if err != nil {
-			p = ClusterRoute{Current: currentOf(cv), Reason: "CatalogInvalid", Message: err.Error()}
-		} else {
-			p = RouteOf(cat, ur, cv)
+		l, ok := catalogs[cv.Namespace]
+		if !ok {
+			l.cat, l.err = catalog.Load(ctx, r.reader, cv.Namespace, catalog.WithManifests(r.manifests))
+			if l.err != nil && !errors.Is(l.err, release.ErrInvalidCatalog) {
+				return nil, fmt.Errorf("fleet: UpgradeRollout %s/%s: loading the catalog of namespace %s for its dry run: %w", ur.Namespace, ur.Name, cv.Namespace, l.err)
+			}
+			catalogs[cv.Namespace] = l
 		}
+		var p ClusterRoute
+		if l.err != nil {
+			p = ClusterRoute{Current: currentOf(cv), Reason: "CatalogInvalid", Message: l.err.Error()}
+		} else {
+			p = RouteOf(l.cat, ur, cv)
+		}
+		key := MemberKey(ur, cv)
 		switch {
 		case p.Reason != "":
 			dr.BlockedCount++
 			if len(dr.Blocked) < maxBlocked {
-				dr.Blocked = append(dr.Blocked, v1alpha1.BlockedCluster{Name: cv.Name, Wave: waveOf[cv.Name], Current: p.Current, Reason: p.Reason, Risks: p.Risks, Message: eventlimit.Cut(p.Message, 1024)})
+				dr.Blocked = append(dr.Blocked, v1alpha1.BlockedCluster{Name: key, Wave: waveOf[key], Current: p.Current, Reason: p.Reason, Risks: p.Risks, Message: eventlimit.Cut(p.Message, 1024)})
 			}
 		case len(p.Hops) == 0:
 			dr.AtTarget++
@@ -61,7 +73,7 @@ func (r *Reconciler) dryRun(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv
 			if routes[k] == nil {
 				routes[k] = &v1alpha1.PlannedRoute{From: p.Current, Hops: p.Hops}
 			}
-			routes[k].Clusters = append(routes[k].Clusters, cv.Name+" ("+waveOf[cv.Name]+")")
+			routes[k].Clusters = append(routes[k].Clusters, key+" ("+waveOf[key]+")")
 		}
 	}
 	for _, rt := range routes {

@@ -65,7 +65,8 @@ func (e *expectations) expect(ur types.NamespacedName, key string, written map[s
 // recorded for ur (a ClusterVersion gone from the cache counts as
 // shown), or the patches were made expectTimeout ago or more (expired
 // names the ClusterVersions still not shown then); it forgets them then.
-func (e *expectations) caughtUp(ur types.NamespacedName, cvs []v1alpha1.ClusterVersion) (ok bool, expired []string) {
+// Each ClusterVersion is named by key (its member key in ur's fleet).
+func (e *expectations) caughtUp(ur types.NamespacedName, cvs []v1alpha1.ClusterVersion, key func(*v1alpha1.ClusterVersion) string) (ok bool, expired []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	want := e.m[ur]
@@ -74,11 +75,12 @@ func (e *expectations) caughtUp(ur types.NamespacedName, cvs []v1alpha1.ClusterV
 	}
 	old := e.clock().Sub(e.at[ur]) >= expectTimeout
 	for i := range cvs {
-		if a, ok := want[cvs[i].Name]; ok && cvs[i].Annotations[a.key] != a.value {
+		k := key(&cvs[i])
+		if a, ok := want[k]; ok && cvs[i].Annotations[a.key] != a.value {
 			if !old {
 				return false, nil
 			}
-			expired = append(expired, cvs[i].Name)
+			expired = append(expired, k)
 		}
 	}
 	delete(e.m, ur)

@@ -42,18 +42,22 @@ func TestExpectations(t *testing.T) {
 			e.expect(ur, Started, map[string]string{"a": "t"})
 			e.expect(ur, RollbackBy, map[string]string{"b": "to-v2"})
 			now = now.Add(tt.after)
-			ok, expired := e.caughtUp(ur, tt.cache)
+			ok, expired := e.caughtUp(ur, tt.cache, byName)
 			assert.Equal(t, tt.want, ok)
 			assert.Equal(t, tt.expired, expired)
-			ok, _ = e.caughtUp(types.NamespacedName{Namespace: "fleet", Name: "other"}, tt.cache)
+			ok, _ = e.caughtUp(types.NamespacedName{Namespace: "fleet", Name: "other"}, tt.cache, byName)
 			assert.True(t, ok, "another rollout expects nothing")
 			if tt.want {
-				ok, _ = e.caughtUp(ur, nil)
+				ok, _ = e.caughtUp(ur, nil, byName)
 				assert.True(t, ok, "forgotten once caught up")
 			}
 			e.forget(ur)
-			ok, _ = e.caughtUp(ur, tt.cache)
+			ok, _ = e.caughtUp(ur, tt.cache, byName)
 			assert.True(t, ok, "forgotten with the rollout")
 		})
 	}
 }
+
+// byName keys a ClusterVersion by its name, as a rollout of its own
+// namespace does.
+func byName(cv *v1alpha1.ClusterVersion) string { return cv.Name }

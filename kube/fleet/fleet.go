@@ -40,6 +40,7 @@
 //
 // +kubebuilder:rbac:groups=hopdag.io,resources=upgraderollouts,verbs=get;list;watch
 // +kubebuilder:rbac:groups=hopdag.io,resources=upgraderollouts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 package fleet
 
 import (
@@ -49,13 +50,16 @@ import (
 	"io/fs"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -144,23 +148,33 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// from the cache, once it shows this process's starts
 	// (expectations).
 	r.reader, r.cached = mgr.GetAPIReader(), true
-	byNamespace := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
-		// Not copied: only the names are read, and a rollout's status
-		// lists its whole fleet (a copy for each ClusterVersion event of
-		// a fleet of 10,000 is some 2 MB).
-		var l v1alpha1.UpgradeRolloutList
-		if err := r.client.List(ctx, &l, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
-			return nil
+	// A ClusterVersion's change concerns the rollouts of its namespace
+	// and those that select namespaces; a namespace's (its labels), the
+	// latter.
+	concerned := func(namespace string) handler.MapFunc {
+		return func(ctx context.Context, o client.Object) []ctrl.Request {
+			// Not copied: only the names are read, and a rollout's status
+			// lists its whole fleet (a copy for each ClusterVersion event
+			// of a fleet of 10,000 is some 2 MB).
+			var l v1alpha1.UpgradeRolloutList
+			if err := r.client.List(ctx, &l, client.UnsafeDisableDeepCopy); err != nil {
+				return nil
+			}
+			out := make([]ctrl.Request, 0, len(l.Items))
+			for _, ur := range l.Items {
+				if ur.Spec.NamespaceSelector != nil || ur.Namespace == namespace {
+					out = append(out, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ur.Namespace, Name: ur.Name}})
+				}
+			}
+			return out
 		}
-		out := make([]ctrl.Request, 0, len(l.Items))
-		for _, ur := range l.Items {
-			out = append(out, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ur.Namespace, Name: ur.Name}})
-		}
-		return out
-	})
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named("upgraderollout").
 		For(&v1alpha1.UpgradeRollout{}).
-		Watches(&v1alpha1.ClusterVersion{}, byNamespace).
+		Watches(&v1alpha1.ClusterVersion{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
+			return concerned(o.GetNamespace())(ctx, o)
+		})).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(concerned(""))).
 		Complete(r)
 }
 
@@ -191,13 +205,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		setCondition(st, &ur, "Failed", metav1.ConditionTrue, "InvalidSpec", fmt.Sprintf("UpgradeRollout %s/%s: spec.selector: %v", ur.Namespace, ur.Name, err))
 		return ctrl.Result{}, r.writeStatus(ctx, &ur, st)
 	}
-	// From the cache, not copied: nothing below changes them (start and
-	// rollBack patch copies).
-	var cvs v1alpha1.ClusterVersionList
-	if err := r.client.List(ctx, &cvs, client.InNamespace(ur.Namespace), client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
-		return ctrl.Result{}, fmt.Errorf("fleet: listing the ClusterVersions of UpgradeRollout %s/%s: %w", ur.Namespace, ur.Name, err)
+	if ns := ur.Spec.NamespaceSelector; ns != nil {
+		if _, err := metav1.LabelSelectorAsSelector(ns); err != nil {
+			st.Phase = string(rollout.PhaseFailed)
+			setCondition(st, &ur, "Failed", metav1.ConditionTrue, "InvalidSpec", fmt.Sprintf("UpgradeRollout %s/%s: spec.namespaceSelector: %v", ur.Namespace, ur.Name, err))
+			return ctrl.Result{}, r.writeStatus(ctx, &ur, st)
+		}
 	}
-	caught, expired := r.expect.caughtUp(req.NamespacedName, cvs.Items)
+	cvs, err := r.fleetOf(ctx, &ur, sel)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	caught, expired := r.expect.caughtUp(req.NamespacedName, cvs.Items, func(cv *v1alpha1.ClusterVersion) string { return MemberKey(&ur, cv) })
 	if !caught {
 		return ctrl.Result{RequeueAfter: 50 * time.Millisecond}, nil // the cache does not show this process's last starts yet
 	}
@@ -210,7 +229,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	byName := map[string]*v1alpha1.ClusterVersion{}
 	for i := range cvs.Items {
 		cv := &cvs.Items[i]
-		byName[cv.Name] = cv
+		byName[MemberKey(&ur, cv)] = cv
 		members = append(members, memberOf(&ur, cv))
 	}
 	d := rollout.Decide(spec, members, now)
@@ -370,16 +389,16 @@ func (r *Reconciler) start(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv 
 	cv.Annotations[Rollout] = ur.Name
 	cv.Annotations[Started] = now.UTC().Format(time.RFC3339)
 	if err := r.client.Patch(ctx, cv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("fleet: UpgradeRollout %s/%s: starting ClusterVersion %s (desiredVersion %s): %w", ur.Namespace, ur.Name, cv.Name, ur.Spec.DesiredVersion, err)
+		return fmt.Errorf("fleet: UpgradeRollout %s/%s: starting ClusterVersion %s (desiredVersion %s): %w", ur.Namespace, ur.Name, MemberKey(ur, cv), ur.Spec.DesiredVersion, err)
 	}
-	r.logger.Info("fleet: started", "upgraderollout", ur.Namespace+"/"+ur.Name, "clusterversion", cv.Name, "to", ur.Spec.DesiredVersion)
+	r.logger.Info("fleet: started", "upgraderollout", ur.Namespace+"/"+ur.Name, "clusterversion", cv.Namespace+"/"+cv.Name, "to", ur.Spec.DesiredVersion)
 	return nil
 }
 
 // memberOf is cv as a member of ur's fleet.
 func memberOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) rollout.Member {
 	target := string(ur.Spec.DesiredVersion)
-	m := rollout.Member{Key: cv.Name, Labels: cv.Labels}
+	m := rollout.Member{Key: MemberKey(ur, cv), Labels: cv.Labels}
 	// Its own windows: it starts only while they are open too. Ones that
 	// do not compile leave it to its reconciler, which refuses them and
 	// says so (InvalidMaintenanceWindow).
@@ -417,6 +436,48 @@ func memberOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) rollout.
 		m.Running = m.Running || st.ObservedGeneration < cv.Generation
 	}
 	return m
+}
+
+// MemberKey names cv in ur's fleet, as the rollout's status, dry run,
+// Events and spec.canaries.names do: its name in ur's namespace,
+// NAMESPACE/NAME in another (spec.namespaceSelector). One without a
+// namespace is taken to be in ur's.
+func MemberKey(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) string {
+	if cv.Namespace == ur.Namespace || cv.Namespace == "" {
+		return cv.Name
+	}
+	return cv.Namespace + "/" + cv.Name
+}
+
+// fleetOf lists the ClusterVersions ur selects (sel, its spec.selector):
+// in its namespace, or in the namespaces its spec.namespaceSelector
+// matches. From the cache, not copied: nothing changes them (start and
+// rollBack patch copies).
+func (r *Reconciler) fleetOf(ctx context.Context, ur *v1alpha1.UpgradeRollout, sel labels.Selector) (*v1alpha1.ClusterVersionList, error) {
+	var cvs v1alpha1.ClusterVersionList
+	if ur.Spec.NamespaceSelector == nil {
+		if err := r.client.List(ctx, &cvs, client.InNamespace(ur.Namespace), client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("fleet: listing the ClusterVersions of UpgradeRollout %s/%s: %w", ur.Namespace, ur.Name, err)
+		}
+		return &cvs, nil
+	}
+	nsSel, err := metav1.LabelSelectorAsSelector(ur.Spec.NamespaceSelector)
+	if err != nil { // specOf refused it before
+		return nil, fmt.Errorf("fleet: UpgradeRollout %s/%s: spec.namespaceSelector: %w", ur.Namespace, ur.Name, err)
+	}
+	var nss corev1.NamespaceList
+	if err := r.client.List(ctx, &nss, client.MatchingLabelsSelector{Selector: nsSel}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("fleet: listing the namespaces of UpgradeRollout %s/%s (spec.namespaceSelector): %w", ur.Namespace, ur.Name, err)
+	}
+	in := map[string]bool{}
+	for _, ns := range nss.Items {
+		in[ns.Name] = true
+	}
+	if err := r.client.List(ctx, &cvs, client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("fleet: listing the ClusterVersions of UpgradeRollout %s/%s: %w", ur.Namespace, ur.Name, err)
+	}
+	cvs.Items = slices.DeleteFunc(cvs.Items, func(cv v1alpha1.ClusterVersion) bool { return !in[cv.Namespace] })
+	return &cvs, nil
 }
 
 // sinceAt is when cv's status reached target: its history's completion,
@@ -638,8 +699,12 @@ func (r *Reconciler) eventf(ur *v1alpha1.UpgradeRollout, cluster, typ, reason, a
 	}
 	var related runtime.Object
 	if cluster != "" {
+		ns, name, ok := strings.Cut(cluster, "/")
+		if !ok {
+			ns, name = ur.Namespace, cluster
+		}
 		related = &v1alpha1.ClusterVersion{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ClusterVersion"},
-			ObjectMeta: metav1.ObjectMeta{Namespace: ur.Namespace, Name: cluster}}
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	}
 	r.recorder.Eventf(ur, related, typ, reason, action, format, args...)
 }

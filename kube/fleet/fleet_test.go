@@ -90,7 +90,15 @@ func needAPIServer(t *testing.T) {
 // namespace ns.
 func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 	t.Helper()
-	runnerFor := func(k types.NamespacedName, _ *rest.Config) (runner.Runner, error) {
+	operate(t, ns, simulated(failIn...))
+	_ = c
+}
+
+// simulated gives each ClusterVersion its simulated runner: bkeagent,
+// provider and calico take 100 ms; provider fails for good in the
+// ClusterVersions named in failIn.
+func simulated(failIn ...string) func(types.NamespacedName, *rest.Config) (runner.Runner, error) {
+	return func(k types.NamespacedName, _ *rest.Config) (runner.Runner, error) {
 		rn := runnertest.New()
 		for _, name := range []string{"bkeagent", "provider", "calico"} {
 			rn.Script(name, runnertest.Script{Delay: 100 * time.Millisecond})
@@ -100,8 +108,6 @@ func management(t *testing.T, c client.Client, ns string, failIn ...string) {
 		}
 		return rollbacker{rn}, nil
 	}
-	operate(t, ns, runnerFor)
-	_ = c
 }
 
 // operate starts the management cluster's operator on namespace ns: the
@@ -137,16 +143,21 @@ func memoryStores() controller.StoreFunc {
 // operateOn is operate through the API server of rcfg.
 func operateOn(t testing.TB, rcfg *rest.Config, ns string, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
 	t.Helper()
-	manage(t, rcfg, ns, true, runnerFor, extra...)
+	manage(t, rcfg, []string{ns}, true, runnerFor, extra...)
 }
 
-// manage is operateOn, with the rollout controller only when withFleet
-// (the kill test runs it in another process).
-func manage(t testing.TB, rcfg *rest.Config, ns string, withFleet bool, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
+// manage is operateOn, on the namespaces given, with the rollout
+// controller only when withFleet (the kill test runs it in another
+// process).
+func manage(t testing.TB, rcfg *rest.Config, namespaces []string, withFleet bool, runnerFor func(types.NamespacedName, *rest.Config) (runner.Runner, error), extra ...controller.Option) {
 	t.Helper()
+	watched := map[string]cache.Config{}
+	for _, ns := range namespaces {
+		watched[ns] = cache.Config{}
+	}
 	mgr, err := ctrl.NewManager(rcfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: new(true), MaxConcurrentReconciles: workers},
-		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}})
+		Cache:      cache.Options{DefaultNamespaces: watched}})
 	require.NoError(t, err)
 	storeFor := stores()
 	ok := func(context.Context, runner.CheckTask) error { return nil }
@@ -374,4 +385,67 @@ func TestFailureBudget(t *testing.T) {
 			assert.Equal(t, 1, ur.Status.FailureBudget)
 		})
 	}
+}
+
+// TestNamespaceSelector: a rollout with spec.namespaceSelector upgrades
+// the ClusterVersions its selector selects in the namespaces whose labels
+// match, each along its own namespace's catalog, named NAMESPACE/NAME
+// (canaries.names too); those
+// of its own namespace (not labelled) and of a namespace that does not
+// match are left alone. Relabelling a namespace adds its ClusterVersions
+// to the fleet.
+func TestNamespaceSelector(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ctx := context.Background()
+	home, b, cc, other := newFleet(t, c, 1), newFleet(t, c, 2), newFleet(t, c, 1), newFleet(t, c, 1)
+	label := func(ns string) {
+		var o corev1.Namespace
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Name: ns}, &o))
+		o.Labels["hopdag.io/fleet-of"] = home
+		require.NoError(t, c.Update(ctx, &o))
+	}
+	label(b)
+	manage(t, cfg, []string{home, b, cc, other}, true, simulated())
+	require.NoError(t, c.Create(ctx, newRollout(home, func(s *v1alpha1.UpgradeRolloutSpec) {
+		s.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"hopdag.io/fleet-of": home}}
+		s.Canaries = &v1alpha1.Canaries{Names: []string{b + "/c2"}}
+		s.Paused = true
+	})))
+	ur := watchFleet(t, c, home, 2, 30*time.Second, func(ur *v1alpha1.UpgradeRollout) bool {
+		return ur.Status.DryRun != nil && len(ur.Status.Waves) > 0
+	})
+	var names []string
+	for _, w := range ur.Status.Waves {
+		for _, cl := range w.Clusters {
+			names = append(names, w.Name+":"+cl.Name)
+		}
+	}
+	assert.Equal(t, []string{"canary:" + b + "/c2", "wave-1:" + b + "/c1"}, names, "the fleet of the labelled namespace")
+
+	label(cc) // a namespace labelled later joins the fleet
+	ur = watchFleet(t, c, home, 2, 30*time.Second, func(ur *v1alpha1.UpgradeRollout) bool {
+		n := 0
+		for _, w := range ur.Status.Waves {
+			n += len(w.Clusters)
+		}
+		return n == 3
+	})
+	setRollout(t, c, home, func(s *v1alpha1.UpgradeRolloutSpec) { s.Paused = false })
+	ur = watchFleet(t, c, home, 2, 3*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool { return ur.Status.Phase == "Completed" })
+	assert.Equal(t, 3, ur.Status.Counts.Succeeded)
+	for _, k := range []client.ObjectKey{{Namespace: b, Name: "c1"}, {Namespace: b, Name: "c2"}, {Namespace: cc, Name: "c1"}} {
+		var cv v1alpha1.ClusterVersion
+		require.NoError(t, c.Get(ctx, k, &cv))
+		assert.Equal(t, "v26.06", cv.Status.CurrentVersion, "%s upgraded", k)
+		assert.Equal(t, "to-v26.06", cv.Annotations[fleet.Rollout], "%s started by the rollout", k)
+	}
+	for _, k := range []client.ObjectKey{{Namespace: home, Name: "c1"}, {Namespace: other, Name: "c1"}} {
+		var cv v1alpha1.ClusterVersion
+		require.NoError(t, c.Get(ctx, k, &cv))
+		assert.Equal(t, v1alpha1.Target("v26.06-rc.2"), cv.Spec.DesiredVersion, "%s is not of the fleet", k)
+		assert.Empty(t, cv.Annotations[fleet.Rollout], "%s is not of the fleet", k)
+	}
+	require.Eventually(t, func() bool { return len(notes(t, c, home, "WaveStarted")) == 2 }, 10*time.Second, 100*time.Millisecond)
+	assert.Equal(t, "wave canary (1 cluster) started: ["+b+"/c2]", notes(t, c, home, "WaveStarted")[0])
 }

@@ -87,7 +87,7 @@ func TestFleetControllerSIGKILLed(t *testing.T) {
 	c := newClient(t)
 	ns := newFleet(t, c, clusters)
 	runs := newRuns(seed)
-	manage(t, cfg, ns, false, runs.runnerFor) // the ClusterVersion reconciler; the fleet controller is the child
+	manage(t, cfg, []string{ns}, false, runs.runnerFor) // the ClusterVersion reconciler; the fleet controller is the child
 	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	require.NoError(t, err)
 	fl := newFlight(target, "to-v26.06", limit)

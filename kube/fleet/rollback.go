@@ -59,7 +59,7 @@ func (r *Reconciler) rollBack(ctx context.Context, key types.NamespacedName, ur 
 		cv := &cvs[i]
 		switch {
 		case !toRollBack(ur, cv):
-		case inFlight[cv.Name]:
+		case inFlight[MemberKey(ur, cv)]:
 			asks = append(asks, ask{cv, 0})
 		case failedUpgrade(cv):
 			asks = append(asks, ask{cv, 1})
@@ -67,14 +67,16 @@ func (r *Reconciler) rollBack(ctx context.Context, key types.NamespacedName, ur 
 			asks = append(asks, ask{cv, 2})
 		}
 	}
-	slices.SortFunc(asks, func(a, b ask) int { return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.cv.Name, b.cv.Name)) })
+	slices.SortFunc(asks, func(a, b ask) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(MemberKey(ur, a.cv), MemberKey(ur, b.cv)))
+	})
 	free := limit - d.InFlight
 	asked := map[string]string{}
 	defer func() { r.expect.expect(key, RollbackBy, asked) }()
 	for _, a := range asks {
 		if a.rank > 0 {
 			if free <= 0 {
-				waiting = append(waiting, a.cv.Name)
+				waiting = append(waiting, MemberKey(ur, a.cv))
 				continue
 			}
 			free--
@@ -82,9 +84,9 @@ func (r *Reconciler) rollBack(ctx context.Context, key types.NamespacedName, ur 
 		if err := r.askRollback(ctx, ur, a.cv); err != nil {
 			return waiting, holding, err
 		}
-		asked[a.cv.Name] = ur.Name
+		asked[MemberKey(ur, a.cv)] = ur.Name
 		if a.rank > 0 {
-			holding = append(holding, a.cv.Name)
+			holding = append(holding, MemberKey(ur, a.cv))
 		}
 	}
 	return waiting, holding, nil
@@ -119,14 +121,14 @@ func (r *Reconciler) askRollback(ctx context.Context, ur *v1alpha1.UpgradeRollou
 		cv.Annotations[RollbackOfFailed] = "true"
 	}
 	if err := r.client.Patch(ctx, cv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("fleet: UpgradeRollout %s/%s: rolling back ClusterVersion %s: %w", ur.Namespace, ur.Name, cv.Name, err)
+		return fmt.Errorf("fleet: UpgradeRollout %s/%s: rolling back ClusterVersion %s: %w", ur.Namespace, ur.Name, MemberKey(ur, cv), err)
 	}
 	h := cv.Status.History[0]
 	how := "its upgrade to " + h.To + " failed"
 	if !failedUpgrade(cv) {
 		how = fmt.Sprintf("its upgrade to %s is %s", h.To, phaseWords(cv.Status.Phase))
 	}
-	r.eventf(ur, cv.Name, "Warning", "RollbackStarted", "Rollback", "aborted: rolling back %s to %s through its DAG (%s)", cv.Name, h.From, how)
+	r.eventf(ur, MemberKey(ur, cv), "Warning", "RollbackStarted", "Rollback", "aborted: rolling back %s to %s through its DAG (%s)", MemberKey(ur, cv), h.From, how)
 	return nil
 }
 

@@ -34,9 +34,18 @@ type UpgradeRollout struct {
 
 // UpgradeRolloutSpec is the fleet's target and how to get there.
 type UpgradeRolloutSpec struct {
-	// Selector selects the ClusterVersions of the fleet, in the
-	// rollout's namespace.
+	// Selector selects the ClusterVersions of the fleet: in the
+	// rollout's namespace, or in those of NamespaceSelector.
 	Selector metav1.LabelSelector `json:"selector"`
+	// NamespaceSelector, when set, makes the fleet the ClusterVersions
+	// that Selector selects in every namespace whose labels it matches
+	// (an empty one: every namespace), the rollout's own only if it
+	// matches too, rather than in the rollout's namespace. A
+	// ClusterVersion of another namespace than the rollout's is named
+	// NAMESPACE/NAME in the status, the dry run, the Events and
+	// canaries.names.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 	// DesiredVersion is the target every selected ClusterVersion is set
 	// to, when its turn comes.
 	DesiredVersion Target `json:"desiredVersion"`

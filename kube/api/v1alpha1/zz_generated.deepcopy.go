@@ -1221,6 +1221,11 @@ func (in *UpgradeRolloutList) DeepCopyObject() runtime.Object {
 func (in *UpgradeRolloutSpec) DeepCopyInto(out *UpgradeRolloutSpec) {
 	*out = *in
 	in.Selector.DeepCopyInto(&out.Selector)
+	if in.NamespaceSelector != nil {
+		in, out := &in.NamespaceSelector, &out.NamespaceSelector
+		*out = new(v1.LabelSelector)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.AcceptRisks != nil {
 		in, out := &in.AcceptRisks, &out.AcceptRisks
 		*out = make([]string, len(*in))
