@@ -359,30 +359,48 @@ func TestCanaryFailureStopsTheRollout(t *testing.T) {
 }
 
 // TestFailureBudget: with maxFailures 1 of 4 (no canary, two at a time),
-// one failure is tolerated and the rollout goes on; the second stops it.
+// one failure is tolerated and the rollout goes on; the second stops it,
+// and nothing starts after it (one at a time, the cluster after the
+// second failure never starts).
 func TestFailureBudget(t *testing.T) {
 	needAPIServer(t)
 	tests := []struct {
 		name   string
 		failIn []string
+		limit  int32 // maxConcurrency
 		phase  string
+		// never: ClusterVersions that never start (one at a time, c4
+		// comes after c3's failure, the second).
+		never []string
 	}{
-		{"one failure tolerated", []string{"c2"}, "Completed"},
-		{"the second stops it", []string{"c1", "c3"}, "Failed"},
+		{"one failure tolerated", []string{"c2"}, 2, "Completed", nil},
+		{"the second stops it", []string{"c1", "c3"}, 2, "Failed", nil},
+		{"the second stops it, one at a time", []string{"c1", "c3"}, 1, "Failed", []string{"c4"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient(t)
 			ns := newFleet(t, c, 4)
 			management(t, c, ns, tt.failIn...)
-			one := intstr.FromInt32(1)
-			require.NoError(t, c.Create(context.Background(), newRollout(ns, func(s *v1alpha1.UpgradeRolloutSpec) { s.Canaries, s.Waves, s.MaxFailures = nil, nil, &one })))
-			ur := watchFleet(t, c, ns, 2, 3*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool {
+			one, limit := intstr.FromInt32(1), intstr.FromInt32(tt.limit)
+			require.NoError(t, c.Create(context.Background(), newRollout(ns, func(s *v1alpha1.UpgradeRolloutSpec) {
+				s.Canaries, s.Waves, s.MaxFailures, s.MaxConcurrency = nil, nil, &one, &limit
+			})))
+			ur := watchFleet(t, c, ns, int(tt.limit), 3*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool {
 				return ur.Status.Phase == "Completed" || ur.Status.Phase == "Failed"
 			})
 			assert.Equal(t, tt.phase, ur.Status.Phase)
 			assert.Equal(t, len(tt.failIn), ur.Status.Counts.Failed)
 			assert.Equal(t, 1, ur.Status.FailureBudget)
+			if tt.phase == "Failed" {
+				// Past the budget nothing more starts.
+				before := startedIn(t, c, ns)
+				time.Sleep(1500 * time.Millisecond)
+				assert.Equal(t, before, startedIn(t, c, ns), "ClusterVersions started after the budget was exceeded")
+				for _, name := range tt.never {
+					assert.NotContains(t, before, name, "%s started after the second failure", name)
+				}
+			}
 		})
 	}
 }
@@ -448,4 +466,19 @@ func TestNamespaceSelector(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return len(notes(t, c, home, "WaveStarted")) == 2 }, 10*time.Second, 100*time.Millisecond)
 	assert.Equal(t, "wave canary (1 cluster) started: ["+b+"/c2]", notes(t, c, home, "WaveStarted")[0])
+}
+
+// startedIn are the ClusterVersions of ns a rollout started.
+func startedIn(t *testing.T, c client.Client, ns string) []string {
+	t.Helper()
+	var cvs v1alpha1.ClusterVersionList
+	require.NoError(t, c.List(context.Background(), &cvs, client.InNamespace(ns)))
+	var out []string
+	for _, cv := range cvs.Items {
+		if cv.Annotations[fleet.Started] != "" {
+			out = append(out, cv.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
