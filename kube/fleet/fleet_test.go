@@ -482,3 +482,36 @@ func startedIn(t *testing.T, c client.Client, ns string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestSoak: with minSuccessTime a ClusterVersion at the target counts as
+// done only once it has stayed there, idle, that long: the canary is
+// Soaking in the rollout's status, the next wave starts only after its
+// soak, and the rollout completes once the last wave's soak ends.
+func TestSoak(t *testing.T) {
+	needAPIServer(t)
+	c := newClient(t)
+	ns := newFleet(t, c, 3)
+	management(t, c, ns)
+	const soak = 3 * time.Second
+	require.NoError(t, c.Create(context.Background(), newRollout(ns, func(s *v1alpha1.UpgradeRolloutSpec) {
+		s.MinSuccessTime = &metav1.Duration{Duration: soak}
+	})))
+	ur := watchFleet(t, c, ns, 2, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool {
+		return clusterOf(ur, "c1").State == "Soaking"
+	})
+	assert.Equal(t, 1, ur.Status.Counts.Soaking, "the canary soaks")
+	assert.Equal(t, []string{"c1"}, startedIn(t, c, ns), "nothing starts while the canary soaks")
+	ur = watchFleet(t, c, ns, 2, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool { return ur.Status.Phase == "Completed" })
+	assert.Equal(t, 3, ur.Status.Counts.Succeeded)
+	var cvs v1alpha1.ClusterVersionList
+	require.NoError(t, c.List(context.Background(), &cvs, client.InNamespace(ns)))
+	started, completed := map[string]time.Time{}, map[string]time.Time{}
+	for _, cv := range cvs.Items {
+		started[cv.Name], _ = time.Parse(time.RFC3339, cv.Annotations[fleet.Started])
+		completed[cv.Name] = cv.Status.History[0].CompletionTime.Time
+	}
+	// The annotations and the history have seconds: a second of slack.
+	for _, k := range []string{"c2", "c3"} {
+		assert.False(t, started[k].Before(completed["c1"].Add(soak-time.Second)), "%s started at %v, before the canary's soak ended (completed %v, soak %v)", k, started[k], completed["c1"], soak)
+	}
+}
