@@ -162,6 +162,13 @@
 // completed. What the deleted one knew of a hop left partway is lost,
 // which is why the webhook refuses that deletion (see Validator); a
 // deletion mid-upgrade is recorded in a DeletedMidUpgrade Warning Event.
+// The objects the components applied, and kube/apply's inventories of
+// them (ConfigMaps labelled hopdag.io/inventory=true and
+// hopdag.io/instance=INSTANCE in the inventory namespace), are kept: they
+// describe what still runs in the cluster, and a ClusterVersion created
+// again for the same instance upgrades and prunes from them. Remove
+// them, once the components are removed, with kubectl delete configmap
+// -n NAMESPACE -l hopdag.io/inventory=true,hopdag.io/instance=INSTANCE.
 //
 // A ClusterVersion may upgrade another cluster than the one it lives in:
 // spec.clusterRef names a kubeconfig Secret of its namespace (Cluster
