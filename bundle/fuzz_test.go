@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io/fs"
 	"os"
 	"strconv"
@@ -56,6 +57,18 @@ func FuzzManifest(f *testing.F) {
 	f.Add([]byte(`{"schemaVersion":2,"layers":[{"mediaType":"application/vnd.hopdag.catalog.v1.tar+gzip","digest":"sha256:x","size":-1}]}`))
 	f.Add([]byte(`{} {}`))
 	f.Add([]byte(`null`))
+	// Issue 25, point 6: what the manifest alone shows is refused before
+	// anything else is fetched: four layers of 40 MiB, a layer or a
+	// config declared over its limit.
+	head := `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.hopdag.catalog.v1",` +
+		`"config":{"mediaType":"application/vnd.oci.empty.v1+json","digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a","size":2},`
+	declared := func(size int) string {
+		return fmt.Sprintf(`{"mediaType":"application/vnd.hopdag.catalog.v1.tar+gzip","digest":"sha256:%064d","size":%d}`, 0, size)
+	}
+	four := []string{declared(40 << 20), declared(40 << 20), declared(40 << 20), declared(40 << 20)}
+	f.Add([]byte(head + `"layers":[` + strings.Join(four, ",") + `]}`))
+	f.Add([]byte(head + `"layers":[` + declared(maxLayerSize+1) + `]}`))
+	f.Add([]byte(strings.Replace(head, `"size":2}`, fmt.Sprintf(`"size":%d}`, maxConfigSize+1), 1) + `"layers":[` + declared(100) + `]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, l, err := parseManifest(data)
 		if err != nil {
