@@ -3,14 +3,16 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hopdag/hopdag/kube/api/v1alpha1"
 	"github.com/hopdag/hopdag/kube/internal/windows"
 	"github.com/hopdag/hopdag/kube/rollout"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // runWindows are the maintenance windows an upgrade keeps within: the
@@ -32,16 +34,20 @@ func (r *Reconciler) windowsOf(ctx context.Context, cv *v1alpha1.ClusterVersion)
 		return runWindows{}, fmt.Errorf("ClusterVersion %s/%s: spec.maintenanceWindows: %w", cv.Namespace, cv.Name, err)
 	}
 	w := runWindows{Windows: rollout.Windows{own}, named: "spec.maintenanceWindows"}
-	name := cv.Annotations[v1alpha1.RolloutAnnotation]
-	if name == "" {
+	ref := cv.Annotations[v1alpha1.RolloutAnnotation]
+	if ref == "" {
 		return w, nil
 	}
+	key := types.NamespacedName{Namespace: cv.Namespace, Name: ref}
+	if ns, name, ok := strings.Cut(ref, "/"); ok {
+		key = types.NamespacedName{Namespace: ns, Name: name}
+	}
 	var ur v1alpha1.UpgradeRollout
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cv.Namespace, Name: name}, &ur); err != nil {
+	if err := r.client.Get(ctx, key, &ur); err != nil {
 		// Gone, or no UpgradeRollout kind: it bounds nothing.
 		if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
 			r.logger.Warn("controller: reading the UpgradeRollout that started the ClusterVersion, for its maintenance windows; going by the ClusterVersion's own",
-				"clusterversion", keyOf(cv), "upgraderollout", name, "error", err)
+				"clusterversion", keyOf(cv), "upgraderollout", key, "error", err)
 		}
 		return w, nil
 	}
@@ -53,7 +59,7 @@ func (r *Reconciler) windowsOf(ctx context.Context, cv *v1alpha1.ClusterVersion)
 		return runWindows{}, fmt.Errorf("UpgradeRollout %s/%s (which started ClusterVersion %s): spec.maintenanceWindows: %w", ur.Namespace, ur.Name, cv.Name, err)
 	}
 	w.Windows = append(w.Windows, theirs)
-	w.named = "UpgradeRollout " + ur.Name + "'s spec.maintenanceWindows"
+	w.named = "UpgradeRollout " + ref + "'s spec.maintenanceWindows"
 	if !own.Always() {
 		w.named = "spec.maintenanceWindows and " + w.named
 	}

@@ -386,7 +386,7 @@ func (r *Reconciler) start(ctx context.Context, ur *v1alpha1.UpgradeRollout, cv 
 	if cv.Annotations == nil {
 		cv.Annotations = map[string]string{}
 	}
-	cv.Annotations[Rollout] = ur.Name
+	cv.Annotations[Rollout] = refOf(ur, cv)
 	cv.Annotations[Started] = now.UTC().Format(time.RFC3339)
 	if err := r.client.Patch(ctx, cv, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("fleet: UpgradeRollout %s/%s: starting ClusterVersion %s (desiredVersion %s): %w", ur.Namespace, ur.Name, MemberKey(ur, cv), ur.Spec.DesiredVersion, err)
@@ -403,7 +403,7 @@ func memberOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) rollout.
 	// do not compile leave it to its reconciler, which refuses them and
 	// says so (InvalidMaintenanceWindow).
 	m.Windows, _ = windows.Calendar(cv.Spec.MaintenanceWindows)
-	if cv.Annotations[Rollout] == ur.Name {
+	if cv.Annotations[Rollout] == refOf(ur, cv) {
 		if t, err := time.Parse(time.RFC3339, cv.Annotations[Started]); err == nil {
 			m.Started = t
 		}
@@ -421,7 +421,7 @@ func memberOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) rollout.
 	case v1alpha1.PhaseUpgrading, v1alpha1.PhasePaused, v1alpha1.PhaseWaitingForApproval:
 		m.Running = true
 	}
-	if cv.Annotations[RollbackBy] == ur.Name && !m.Started.IsZero() {
+	if cv.Annotations[RollbackBy] == refOf(ur, cv) && !m.Started.IsZero() {
 		// Asked to roll back: RollingBack until its run has ended. One
 		// whose upgrade had failed stays failed; the others are rolled
 		// back on request, which is not a failure.
@@ -447,6 +447,16 @@ func MemberKey(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) string 
 		return cv.Name
 	}
 	return cv.Namespace + "/" + cv.Name
+}
+
+// refOf is how cv's annotations (Rollout, RollbackBy) name ur: its name
+// in ur's namespace, NAMESPACE/NAME in another (as
+// v1alpha1.RolloutAnnotation reads).
+func refOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) string {
+	if cv.Namespace == ur.Namespace || cv.Namespace == "" {
+		return ur.Name
+	}
+	return ur.Namespace + "/" + ur.Name
 }
 
 // fleetOf lists the ClusterVersions ur selects (sel, its spec.selector):

@@ -456,7 +456,7 @@ func TestNamespaceSelector(t *testing.T) {
 		var cv v1alpha1.ClusterVersion
 		require.NoError(t, c.Get(ctx, k, &cv))
 		assert.Equal(t, "v26.06", cv.Status.CurrentVersion, "%s upgraded", k)
-		assert.Equal(t, "to-v26.06", cv.Annotations[fleet.Rollout], "%s started by the rollout", k)
+		assert.Equal(t, home+"/to-v26.06", cv.Annotations[fleet.Rollout], "%s started by the rollout, named with its namespace", k)
 	}
 	for _, k := range []client.ObjectKey{{Namespace: home, Name: "c1"}, {Namespace: other, Name: "c1"}} {
 		var cv v1alpha1.ClusterVersion

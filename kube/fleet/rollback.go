@@ -84,7 +84,7 @@ func (r *Reconciler) rollBack(ctx context.Context, key types.NamespacedName, ur 
 		if err := r.askRollback(ctx, ur, a.cv); err != nil {
 			return waiting, holding, err
 		}
-		asked[MemberKey(ur, a.cv)] = ur.Name
+		asked[MemberKey(ur, a.cv)] = refOf(ur, a.cv)
 		if a.rank > 0 {
 			holding = append(holding, MemberKey(ur, a.cv))
 		}
@@ -116,7 +116,7 @@ func (r *Reconciler) askRollback(ctx context.Context, ur *v1alpha1.UpgradeRollou
 	cv = cv.DeepCopy() // the cache's
 	orig := cv.DeepCopy()
 	cv.Spec.Rollback = &v1alpha1.RollbackRequest{Reason: fmt.Sprintf("UpgradeRollout %s aborted with rollback %s", ur.Name, ur.Spec.Rollback)}
-	cv.Annotations[RollbackBy] = ur.Name
+	cv.Annotations[RollbackBy] = refOf(ur, cv)
 	if failedUpgrade(cv) {
 		cv.Annotations[RollbackOfFailed] = "true"
 	}
@@ -138,7 +138,7 @@ func (r *Reconciler) askRollback(ctx context.Context, ur *v1alpha1.UpgradeRollou
 // rolled back to where it started, and, with rollback Failed, failed.
 func toRollBack(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) bool {
 	st := &cv.Status
-	if cv.Annotations[Rollout] != ur.Name || cv.Annotations[Started] == "" || cv.Annotations[RollbackBy] != "" ||
+	if cv.Annotations[Rollout] != refOf(ur, cv) || cv.Annotations[Started] == "" || cv.Annotations[RollbackBy] != "" ||
 		string(cv.Spec.DesiredVersion) != string(ur.Spec.DesiredVersion) || len(st.History) == 0 ||
 		st.History[0].To != string(ur.Spec.DesiredVersion) {
 		return false

@@ -118,9 +118,11 @@ type UpgradeRolloutSpec struct {
 	MaintenanceWindows []MaintenanceWindow `json:"maintenanceWindows,omitempty"`
 }
 
-// RolloutAnnotation names, on a ClusterVersion, the UpgradeRollout (of
-// its namespace) that set its desiredVersion; the ClusterVersion's
-// upgrade to that version keeps within the rollout's maintenance windows.
+// RolloutAnnotation names, on a ClusterVersion, the UpgradeRollout that
+// set its desiredVersion: NAME in the ClusterVersion's namespace,
+// NAMESPACE/NAME in another (spec.namespaceSelector). The
+// ClusterVersion's upgrade to that version keeps within the rollout's
+// maintenance windows.
 const RolloutAnnotation = "hopdag.io/rollout"
 
 // Canaries are the ClusterVersions that go first: Names, or the first
