@@ -449,6 +449,7 @@ func TestNamespaceSelector(t *testing.T) {
 		}
 		return n == 3
 	})
+	assert.Equal(t, cc+"/c1", clusterOf(ur, cc+"/c1").Name, "the namespace labelled later")
 	setRollout(t, c, home, func(s *v1alpha1.UpgradeRolloutSpec) { s.Paused = false })
 	ur = watchFleet(t, c, home, 2, 3*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool { return ur.Status.Phase == "Completed" })
 	assert.Equal(t, 3, ur.Status.Counts.Succeeded)
