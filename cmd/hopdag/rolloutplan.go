@@ -162,8 +162,12 @@ func (c *cli) newRolloutPlan(ctx context.Context) (*rolloutPlan, error) {
 		return nil, err
 	}
 	if len(cvs) == 0 {
-		return nil, fmt.Errorf("UpgradeRollout %s/%s (%s): its spec.selector selects none of the %d ClusterVersions of --clusters %s in namespace %s: check the selector's labels and the ClusterVersions' namespace",
-			ur.Namespace, ur.Name, *c.ro.file, len(all), *c.ro.clusters, ur.Namespace)
+		where, check := "in namespace "+ur.Namespace, "the ClusterVersions' namespace"
+		if ur.Spec.NamespaceSelector != nil {
+			where, check = "in the namespaces its spec.namespaceSelector matches", "the namespaces' labels (Namespace documents in --clusters DIR)"
+		}
+		return nil, fmt.Errorf("UpgradeRollout %s/%s (%s): its spec.selector selects none of the %d ClusterVersions of --clusters %s %s: check the selector's labels and %s",
+			ur.Namespace, ur.Name, *c.ro.file, len(all), *c.ro.clusters, where, check)
 	}
 	cat, err := c.catalog()
 	if err != nil {

@@ -100,4 +100,11 @@ func TestRolloutPlanNamespaceSelector(t *testing.T) {
 	require.Len(t, p.Waves, 1)
 	require.Len(t, p.Waves[0].Clusters, 1)
 	assert.Equal(t, "west/w1", p.Waves[0].Clusters[0].Name)
+
+	// A namespace selector that matches none says where it looked.
+	require.NoError(t, os.WriteFile(rollout, []byte("apiVersion: hopdag.io/v1alpha1\nkind: UpgradeRollout\nmetadata: {name: eu, namespace: clusters}\n"+
+		"spec:\n  selector: {matchLabels: {env: prod}}\n  namespaceSelector: {matchLabels: {region: mars}}\n  desiredVersion: v26.09-rc.1\n"), 0o644))
+	code, _, stderr = invoke("rollout", "plan", catalog, "-f", rollout, "--clusters", dir)
+	assert.Equal(t, exitInvalid, code)
+	assert.Contains(t, stderr, "its spec.selector selects none of the 4 ClusterVersions of --clusters "+dir+" in the namespaces its spec.namespaceSelector matches: check the selector's labels and the namespaces' labels (Namespace documents in --clusters DIR)")
 }
