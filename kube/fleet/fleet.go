@@ -443,20 +443,23 @@ func memberOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) rollout.
 // NAMESPACE/NAME in another (spec.namespaceSelector). One without a
 // namespace is taken to be in ur's.
 func MemberKey(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) string {
-	if cv.Namespace == ur.Namespace || cv.Namespace == "" {
-		return cv.Name
-	}
-	return cv.Namespace + "/" + cv.Name
+	return qualified(ur, cv, cv.Namespace, cv.Name)
 }
 
 // refOf is how cv's annotations (Rollout, RollbackBy) name ur: its name
 // in ur's namespace, NAMESPACE/NAME in another (as
 // v1alpha1.RolloutAnnotation reads).
 func refOf(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion) string {
+	return qualified(ur, cv, ur.Namespace, ur.Name)
+}
+
+// qualified is name, of namespace, as ur and cv name each other: bare
+// when they share a namespace (or cv has none), NAMESPACE/NAME when not.
+func qualified(ur *v1alpha1.UpgradeRollout, cv *v1alpha1.ClusterVersion, namespace, name string) string {
 	if cv.Namespace == ur.Namespace || cv.Namespace == "" {
-		return ur.Name
+		return name
 	}
-	return ur.Namespace + "/" + ur.Name
+	return namespace + "/" + name
 }
 
 // fleetOf lists the ClusterVersions ur selects (sel, its spec.selector):

@@ -304,14 +304,10 @@ func TestRolloutInWaves(t *testing.T) {
 		names = append(names, fmt.Sprintf("%s%v", w.Name, cs))
 	}
 	assert.Equal(t, []string{"canary[c1=Succeeded]", "wave-1[c2=Succeeded c3=Succeeded]", "wave-2[c4=Succeeded c5=Succeeded]"}, names)
-	var cvs v1alpha1.ClusterVersionList
-	require.NoError(t, c.List(context.Background(), &cvs, client.InNamespace(ns)))
-	started, completed := map[string]time.Time{}, map[string]time.Time{}
-	for _, cv := range cvs.Items {
+	cvs, started, completed := startsAndEnds(t, c, ns)
+	for _, cv := range cvs {
 		assert.Equal(t, "v26.06", cv.Status.CurrentVersion, cv.Name)
 		assert.Equal(t, "to-v26.06", cv.Annotations[fleet.Rollout])
-		started[cv.Name], _ = time.Parse(time.RFC3339, cv.Annotations[fleet.Started])
-		completed[cv.Name] = cv.Status.History[0].CompletionTime.Time
 	}
 	for _, k := range []string{"c2", "c3", "c4", "c5"} {
 		assert.False(t, started[k].Before(completed["c1"].Truncate(time.Second)), "%s started before the canary completed", k)
@@ -504,15 +500,26 @@ func TestSoak(t *testing.T) {
 	assert.Equal(t, []string{"c1"}, startedIn(t, c, ns), "nothing starts while the canary soaks")
 	ur = watchFleet(t, c, ns, 2, 2*time.Minute, func(ur *v1alpha1.UpgradeRollout) bool { return ur.Status.Phase == "Completed" })
 	assert.Equal(t, 3, ur.Status.Counts.Succeeded)
-	var cvs v1alpha1.ClusterVersionList
-	require.NoError(t, c.List(context.Background(), &cvs, client.InNamespace(ns)))
-	started, completed := map[string]time.Time{}, map[string]time.Time{}
-	for _, cv := range cvs.Items {
-		started[cv.Name], _ = time.Parse(time.RFC3339, cv.Annotations[fleet.Started])
-		completed[cv.Name] = cv.Status.History[0].CompletionTime.Time
-	}
+	_, started, completed := startsAndEnds(t, c, ns)
 	// The annotations and the history have seconds: a second of slack.
 	for _, k := range []string{"c2", "c3"} {
 		assert.False(t, started[k].Before(completed["c1"].Add(soak-time.Second)), "%s started at %v, before the canary's soak ended (completed %v, soak %v)", k, started[k], completed["c1"], soak)
 	}
+}
+
+// startsAndEnds reads the ClusterVersions of ns, each of which
+// completed an upgrade, with when the rollout started each (its
+// annotation) and when its upgrade completed (its newest history entry).
+func startsAndEnds(t *testing.T, c client.Client, ns string) (cvs []v1alpha1.ClusterVersion, started, completed map[string]time.Time) {
+	t.Helper()
+	var l v1alpha1.ClusterVersionList
+	require.NoError(t, c.List(context.Background(), &l, client.InNamespace(ns)))
+	started, completed = map[string]time.Time{}, map[string]time.Time{}
+	for _, cv := range l.Items {
+		started[cv.Name], _ = time.Parse(time.RFC3339, cv.Annotations[fleet.Started])
+		require.NotEmpty(t, cv.Status.History, "%s has no history entry", cv.Name)
+		require.NotNil(t, cv.Status.History[0].CompletionTime, "%s's upgrade did not complete", cv.Name)
+		completed[cv.Name] = cv.Status.History[0].CompletionTime.Time
+	}
+	return l.Items, started, completed
 }
